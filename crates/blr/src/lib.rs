@@ -1,0 +1,1 @@
+//! Differentially private Bayesian linear regression by sufficient-statistics perturbation, trusted or distributed (DCA)

@@ -1,0 +1,1 @@
+//! Calibrated DP noise: Gaussian (classic, analytic, distributed), Laplace, exact integer samplers, objective perturbation, accountant

@@ -1,0 +1,1 @@
+//! DCA secure summation: fixed-point ring codec, SIMD wrapping-add kernels, additive shares, wire format

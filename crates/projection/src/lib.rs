@@ -1,0 +1,1 @@
+//! Clipping, row normalisation, DP marginal std over DCA and threshold search for robust private regression
