@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs every test of dpdist: the Rust workspace, the C and C++ host tests over the C ABI, and the
+# R package's tests when R is installed. This is the README's test command; .ci/run calls it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "Rust workspace tests (release: the statistical tests draw many samples)"
+cargo test --workspace --release
+
+step "C host tests over the C ABI"
+scripts/test-c.sh
+
+step "C++ host tests over the RAII wrapper"
+scripts/test-cpp.sh
+
+if command -v R >/dev/null 2>&1; then
+  step "R package tests"
+  scripts/test-r.sh
+else
+  step "R not installed: skipping the R package tests (apt-get install -y r-base-core)"
+fi
+
+step "all tests passed"
