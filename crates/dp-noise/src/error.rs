@@ -1,0 +1,111 @@
+use std::fmt;
+
+use crate::PrivacyLoss;
+
+/// Everything that can go wrong in `dp_noise`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A parameter is NaN, infinite or outside its domain.
+    InvalidParameter {
+        /// The parameter's name as in the function signature.
+        name: &'static str,
+        /// The value that was passed (integers converted to `f64`).
+        value: f64,
+        /// What the value must satisfy.
+        requirement: &'static str,
+    },
+    /// The classic Gaussian mechanism is proven only for ε < 1.
+    ClassicGaussianNeedsEpsilonBelowOne {
+        /// The ε that was passed.
+        epsilon: f64,
+    },
+    /// Distributed noise needs at least one honest client besides the one observed:
+    /// N − T − 1 ≥ 1.
+    TooFewHonestClients {
+        /// N, the number of clients.
+        n_clients: usize,
+        /// T, the number of clients that may drop out or collude.
+        max_dropped_or_colluding: usize,
+    },
+    /// The round would take the total privacy loss past the budget; nothing was spent.
+    BudgetExceeded {
+        /// The total loss the round would have led to.
+        would_spend: PrivacyLoss,
+        /// The budget.
+        budget: PrivacyLoss,
+    },
+    /// A numerical search found no answer in the range of `f64`.
+    CalibrationFailed {
+        /// Why.
+        reason: &'static str,
+    },
+    /// The operating system's random number generator failed.
+    OsRng(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidParameter {
+                name,
+                value,
+                requirement,
+            } => write!(
+                f,
+                "invalid parameter {name} = {value}: must be {requirement}"
+            ),
+            Error::ClassicGaussianNeedsEpsilonBelowOne { epsilon } => write!(
+                f,
+                "the classic Gaussian mechanism is proven only for epsilon < 1 (got {epsilon}); \
+                 use calibrate::gaussian_sigma_analytic (Balle & Wang 2018), valid for every epsilon > 0"
+            ),
+            Error::TooFewHonestClients {
+                n_clients,
+                max_dropped_or_colluding,
+            } => write!(
+                f,
+                "distributed noise needs N - T - 1 >= 1, got N = {n_clients}, T = {max_dropped_or_colluding}"
+            ),
+            Error::BudgetExceeded {
+                would_spend,
+                budget,
+            } => write!(
+                f,
+                "privacy budget exceeded: the round would bring the total to (epsilon = {}, delta = {}) \
+                 but the budget is (epsilon = {}, delta = {}); nothing was spent",
+                would_spend.epsilon, would_spend.delta, budget.epsilon, budget.delta
+            ),
+            Error::CalibrationFailed { reason } => write!(f, "calibration failed: {reason}"),
+            Error::OsRng(msg) => write!(f, "the OS random number generator failed: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Checks `value` is finite and > 0.
+pub(crate) fn positive_finite(name: &'static str, value: f64) -> crate::Result<f64> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(Error::InvalidParameter {
+            name,
+            value,
+            requirement: "finite and > 0",
+        })
+    }
+}
+
+/// Checks `value` is in the open interval (0, 1).
+pub(crate) fn open_unit(name: &'static str, value: f64) -> crate::Result<f64> {
+    if value > 0.0 && value < 1.0 {
+        Ok(value)
+    } else {
+        Err(Error::InvalidParameter {
+            name,
+            value,
+            requirement: "in the open interval (0, 1)",
+        })
+    }
+}
