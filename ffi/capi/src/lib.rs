@@ -1,1 +1,26 @@
-//! The C ABI of dpdist.
+//! The C ABI of dpdist: the only crate of the workspace with `unsafe`.
+//!
+//! Conventions (modelled on rustls-ffi; repeated in `include/dpdist.h`):
+//! - every symbol starts with `dpd_`; every fallible function returns a [`dpd_status`] and
+//!   writes its results through out-pointers only on success;
+//! - the message of the most recent failure on a thread is read with
+//!   `dpd_last_error_message`;
+//! - a panic never crosses the ABI: each entry point runs inside [`guard::ffi_entry`] and a
+//!   caught panic becomes `DPD_ERR_PANIC`;
+//! - numeric arrays are allocated by the caller (see [`ptr`] for the NULL/length rules and
+//!   the query-size pattern of outputs);
+//! - stateful objects are opaque handles with a `_new` and a NULL-safe `_free`;
+//! - nothing calls back into the host.
+//!
+//! Each module holds one idea: infrastructure first, then one module per wrapped crate.
+
+mod error;
+mod guard;
+mod handle;
+mod ptr;
+mod status;
+mod threads;
+mod version;
+
+pub use status::dpd_status;
+pub use version::DPD_ABI_VERSION;
