@@ -1,0 +1,194 @@
+//! Validated training data: a design matrix and ±1 labels.
+//!
+//! Rows are given row-major (the layout C, R and Julia callers hold); they are stored as a faer
+//! matrix. Labels may be given as 0/1 or as −1/+1 and are stored as −1/+1.
+
+use faer::Mat;
+
+use crate::error::{Error, Result};
+
+/// A validated labelled data set: `n_rows` rows of `n_features` finite values, labels ±1.
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    pub(crate) x: Mat<f64>,
+    pub(crate) y: Vec<f64>,
+}
+
+impl Dataset {
+    /// Builds a data set from row-major features (`x.len() == labels.len() * n_features`) and
+    /// labels in {0, 1} or {−1, +1}. Refuses empty data, NaN/inf, wrong lengths and other labels.
+    pub fn from_rows(x: &[f64], n_features: usize, labels: &[f64]) -> Result<Self> {
+        let n_rows = labels.len();
+        check_rows(x, n_rows, n_features, "features")?;
+        let y = signed_labels(labels)?;
+        let x = Mat::from_fn(n_rows, n_features, |i, j| x[i * n_features + j]);
+        Ok(Dataset { x, y })
+    }
+
+    /// Number of rows (records).
+    pub fn n_rows(&self) -> usize {
+        self.y.len()
+    }
+
+    /// Number of features per row.
+    pub fn n_features(&self) -> usize {
+        self.x.ncols()
+    }
+
+    /// The labels as −1/+1.
+    pub fn labels(&self) -> &[f64] {
+        &self.y
+    }
+
+    /// The rows whose indices are listed (indices come from this crate, always in range).
+    pub(crate) fn subset(&self, rows: &[usize]) -> Dataset {
+        Dataset {
+            x: Mat::from_fn(rows.len(), self.n_features(), |i, j| self.x[(rows[i], j)]),
+            y: rows.iter().map(|&i| self.y[i]).collect(),
+        }
+    }
+}
+
+/// Checks that `x` holds `n_rows` finite rows of `n_features` values.
+pub(crate) fn check_rows(x: &[f64], n_rows: usize, n_features: usize, what: &str) -> Result<()> {
+    if n_rows == 0 {
+        return Err(Error::Empty {
+            what: format!("{what} (no rows)"),
+        });
+    }
+    if n_features == 0 {
+        return Err(Error::Empty {
+            what: format!("{what} (no features)"),
+        });
+    }
+    let expected = n_rows
+        .checked_mul(n_features)
+        .ok_or(Error::InvalidParameter {
+            name: "n_features",
+            reason: "rows × features overflows".into(),
+        })?;
+    if x.len() != expected {
+        return Err(Error::DimensionMismatch {
+            what: format!("{what} length (rows × features)"),
+            expected,
+            got: x.len(),
+        });
+    }
+    check_finite(x, what)
+}
+
+/// Refuses NaN and ±inf.
+pub(crate) fn check_finite(values: &[f64], what: &str) -> Result<()> {
+    match values.iter().position(|v| !v.is_finite()) {
+        Some(index) => Err(Error::NonFinite {
+            what: what.to_string(),
+            index,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Maps labels in {0, 1} or {−1, +1} to ±1; anything else (including a mix of 0 and −1) is an
+/// error.
+pub(crate) fn signed_labels(labels: &[f64]) -> Result<Vec<f64>> {
+    if labels.is_empty() {
+        return Err(Error::Empty {
+            what: "labels".into(),
+        });
+    }
+    let mut seen_zero = false;
+    let mut seen_minus_one = false;
+    let mut y = Vec::with_capacity(labels.len());
+    for (index, &value) in labels.iter().enumerate() {
+        if value == 1.0 {
+            y.push(1.0);
+        } else if value == 0.0 {
+            seen_zero = true;
+            y.push(-1.0);
+        } else if value == -1.0 {
+            seen_minus_one = true;
+            y.push(-1.0);
+        } else {
+            return Err(Error::BadLabel { index, value });
+        }
+    }
+    if seen_zero && seen_minus_one {
+        return Err(Error::MixedLabelEncodings);
+    }
+    Ok(y)
+}
+
+/// Projects `row` onto the ball of radius `radius`: x ↦ radius · x / max(1, ‖x‖).
+///
+/// This is a fixed per-record map (it never looks at other records), so applying it before a
+/// DP mechanism costs no privacy; it is what makes the sensitivity bound ‖x‖ ≤ radius hold.
+pub(crate) fn project_row(row: &mut [f64], radius: f64) {
+    let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let factor = radius / norm.max(1.0);
+    row.iter_mut().for_each(|v| *v *= factor);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_accept_both_encodings() {
+        assert_eq!(signed_labels(&[0.0, 1.0, 1.0]).unwrap(), [-1.0, 1.0, 1.0]);
+        assert_eq!(signed_labels(&[-1.0, 1.0]).unwrap(), [-1.0, 1.0]);
+    }
+
+    #[test]
+    fn bad_labels_are_refused() {
+        assert_eq!(
+            signed_labels(&[0.0, 2.0]),
+            Err(Error::BadLabel {
+                index: 1,
+                value: 2.0
+            })
+        );
+        assert!(matches!(
+            signed_labels(&[0.0, f64::NAN]),
+            Err(Error::BadLabel { index: 1, .. })
+        ));
+        assert_eq!(
+            signed_labels(&[0.0, -1.0, 1.0]),
+            Err(Error::MixedLabelEncodings)
+        );
+        assert!(matches!(signed_labels(&[]), Err(Error::Empty { .. })));
+    }
+
+    #[test]
+    fn nan_and_wrong_lengths_are_refused() {
+        let err = Dataset::from_rows(&[1.0, f64::NAN, 0.0, 0.0], 2, &[0.0, 1.0]).unwrap_err();
+        assert_eq!(
+            err,
+            Error::NonFinite {
+                what: "features".into(),
+                index: 1
+            }
+        );
+        assert!(matches!(
+            Dataset::from_rows(&[1.0, 2.0, 3.0], 2, &[0.0, 1.0]),
+            Err(Error::DimensionMismatch { .. })
+        ));
+        assert!(matches!(
+            Dataset::from_rows(&[f64::INFINITY, 0.0], 1, &[0.0, 1.0]),
+            Err(Error::NonFinite { .. })
+        ));
+        assert!(matches!(
+            Dataset::from_rows(&[], 0, &[0.0]),
+            Err(Error::Empty { .. })
+        ));
+    }
+
+    #[test]
+    fn projection_bounds_the_norm_and_keeps_short_rows() {
+        let mut long = [3.0, 4.0];
+        project_row(&mut long, 0.5);
+        assert!((long[0] - 0.3).abs() < 1e-15 && (long[1] - 0.4).abs() < 1e-15);
+        let mut short = [0.3, 0.4];
+        project_row(&mut short, 1.0);
+        assert_eq!(short, [0.3, 0.4]);
+    }
+}
