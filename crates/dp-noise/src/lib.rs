@@ -21,6 +21,8 @@ pub mod objective;
 mod privacy_loss;
 pub mod rng;
 mod special;
+#[cfg(test)]
+mod test_stats;
 
 pub use error::Error;
 pub use privacy_loss::PrivacyLoss;

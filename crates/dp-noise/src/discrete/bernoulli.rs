@@ -116,3 +116,151 @@ pub(crate) fn bernoulli_exp_wide<R: RngCore + ?Sized>(rng: &mut R, num: U512, de
     }
     k % 2 == 1
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_stats::{ALPHA, chi_square_p_value, hoeffding_radius};
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::SeedableRng;
+
+    /// A range where `x % n` would be badly biased: n = 3·2^62. Modulo reduction of a 64-bit
+    /// word would give the thirds [0, 2^62), [2^62, 2^63), [2^63, 3·2^62) probabilities
+    /// 1/2, 1/4, 1/4 instead of 1/3 each.
+    #[test]
+    fn uniform_below_has_no_modulo_bias() {
+        let mut rng = ChaCha20Rng::seed_from_u64(11);
+        let n = 3u64 << 62;
+        let mut counts = [0u64; 3];
+        for _ in 0..30_000 {
+            let x = uniform_below_u64(&mut rng, n);
+            assert!(x < n);
+            counts[(x >> 62) as usize] += 1;
+        }
+        let (_, p) = chi_square_p_value(&counts, &[1.0 / 3.0; 3]);
+        assert!(p > ALPHA, "{counts:?}");
+    }
+
+    #[test]
+    fn uniform_below_small_and_wide_ranges_are_uniform() {
+        let mut rng = ChaCha20Rng::seed_from_u64(12);
+        let mut counts = [0u64; 7];
+        for _ in 0..70_000 {
+            counts[uniform_below_u64(&mut rng, 7) as usize] += 1;
+        }
+        let (_, p) = chi_square_p_value(&counts, &[1.0 / 7.0; 7]);
+        assert!(p > ALPHA, "{counts:?}");
+        // A 128-bit bound n = 5·2^100: fifths of the range must be equally likely.
+        let n: u128 = 5 << 100;
+        let mut counts = [0u64; 5];
+        for _ in 0..50_000 {
+            let x = uniform_below_u128(&mut rng, n);
+            assert!(x < n);
+            counts[(x >> 100) as usize] += 1;
+        }
+        let (_, p) = chi_square_p_value(&counts, &[0.2; 5]);
+        assert!(p > ALPHA, "{counts:?}");
+        assert_eq!(uniform_below_u64(&mut rng, 1), 0);
+        assert_eq!(uniform_below_u128(&mut rng, 1), 0);
+    }
+
+    fn frequency(n: usize, mut trial: impl FnMut() -> bool) -> f64 {
+        (0..n).filter(|_| trial()).count() as f64 / n as f64
+    }
+
+    #[test]
+    fn bernoulli_exp_ratio_has_probability_exp_minus_gamma() {
+        let mut rng = ChaCha20Rng::seed_from_u64(13);
+        let n = 200_000;
+        let radius = hoeffding_radius(n);
+        for (num, den) in [
+            (0u128, 1u64),
+            (3, 10),
+            (1, 1),
+            (5, 2),
+            (7, 1),
+            (999_999, 1_000_000),
+        ] {
+            let want = (-(num as f64) / den as f64).exp();
+            let got = frequency(n, || bernoulli_exp_ratio(&mut rng, num, den));
+            assert!((got - want).abs() < radius, "{num}/{den}: {got} vs {want}");
+        }
+        let got = frequency(n, || bernoulli_exp_minus_one(&mut rng));
+        assert!((got - (-1f64).exp()).abs() < radius);
+    }
+
+    #[test]
+    fn wide_bernoullis_match_their_probabilities() {
+        let mut rng = ChaCha20Rng::seed_from_u64(14);
+        let n = 200_000;
+        let radius = hoeffding_radius(n);
+        // Ratios of numbers far beyond 128 bits: (k·2^300 + 12345)/(m·2^300).
+        let big = |k: u64| {
+            let mut x = U512::from_u128(u128::from(k));
+            for _ in 0..5 {
+                x = x.shl_word();
+            }
+            x.shl_word().add(U512::from_u128(12_345)) // k·2^384 + 12345
+        };
+        for (k, m) in [(1u64, 3u64), (2, 3), (5, 7), (0, 1)] {
+            let (num, den) = (big(k), big(m));
+            let want = k as f64 / m as f64;
+            let got = frequency(n, || bernoulli_ratio_wide(&mut rng, num, den));
+            assert!((got - want).abs() < radius, "ratio {k}/{m}: {got}");
+            let want = (-want).exp();
+            let got = frequency(n, || bernoulli_exp_wide(&mut rng, num, den));
+            assert!(
+                (got - want).abs() < radius,
+                "exp(-{k}/{m}): {got} vs {want}"
+            );
+        }
+        // γ = 5/2 with an integer part.
+        let (num, den) = (U512::from_u128(5 << 100), U512::from_u128(2 << 100));
+        let got = frequency(n, || bernoulli_exp_wide(&mut rng, num, den));
+        assert!((got - (-2.5f64).exp()).abs() < radius);
+    }
+
+    /// Replays fixed words, to drive the lazy comparison down a chosen path.
+    struct Scripted(Vec<u64>);
+
+    impl RngCore for Scripted {
+        fn next_u32(&mut self) -> u32 {
+            self.next_u64() as u32
+        }
+        fn next_u64(&mut self) -> u64 {
+            self.0.remove(0)
+        }
+        fn fill_bytes(&mut self, _: &mut [u8]) {
+            unreachable!()
+        }
+    }
+
+    /// num/den = (2^127 + 1)/2^128 = 1/2 + 2^−128. A first word of exactly 2^63 leaves the
+    /// decision open (x ∈ [1/2, 1/2 + 2^−64)); the second word then decides: x < 1/2 + 2^−128
+    /// iff it is 0.
+    #[test]
+    fn wide_ratio_refines_past_the_first_word() {
+        let den = U512::from_u128(1).shl_word().shl_word(); // 2^128
+        let num = U512::from_u128((1u128 << 127) + 1);
+        assert!(bernoulli_ratio_wide(
+            &mut Scripted(vec![1 << 63, 0]),
+            num,
+            den
+        ));
+        assert!(!bernoulli_ratio_wide(
+            &mut Scripted(vec![1 << 63, 1]),
+            num,
+            den
+        ));
+        assert!(bernoulli_ratio_wide(
+            &mut Scripted(vec![(1 << 63) - 1]),
+            num,
+            den
+        ));
+        assert!(!bernoulli_ratio_wide(
+            &mut Scripted(vec![(1 << 63) + 1]),
+            num,
+            den
+        ));
+    }
+}

@@ -25,3 +25,263 @@ fn dyadic_decomposition_is_exact() {
     assert_eq!(m % 2, 1);
     assert_eq!(m as f64 * 2f64.powi(e), x);
 }
+
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
+
+use crate::special::normal_cdf;
+use crate::test_stats::{ALPHA, chi_square_p_value};
+
+/// Bins (−∞, e₀), [e₀, e₁), …, [e_last, ∞) given by their sorted, distinct edges.
+fn bin_counts(samples: &[i64], edges: &[i64]) -> Vec<u64> {
+    let mut counts = vec![0u64; edges.len() + 1];
+    for &x in samples {
+        counts[edges.partition_point(|&e| e <= x)] += 1;
+    }
+    counts
+}
+
+/// Merges neighbouring bins until each expects at least `min_expected` samples.
+fn merge_small_bins(
+    edges: &[i64],
+    probs: &[f64],
+    n: usize,
+    min_expected: f64,
+) -> (Vec<i64>, Vec<f64>) {
+    let mut out_edges = Vec::new();
+    let mut out_probs = Vec::new();
+    let mut acc = 0.0;
+    for (i, &p) in probs.iter().enumerate() {
+        acc += p;
+        if acc * n as f64 >= min_expected && i < edges.len() {
+            out_probs.push(acc);
+            out_edges.push(edges[i]);
+            acc = 0.0;
+        }
+    }
+    // The remainder (including the last open bin) joins the last closed one if it is too small.
+    if acc * (n as f64) < min_expected && !out_probs.is_empty() {
+        out_edges.pop();
+        *out_probs.last_mut().unwrap() += acc;
+    } else {
+        out_probs.push(acc);
+    }
+    (out_edges, out_probs)
+}
+
+/// Edges at round(scale·z) for z on an even grid in [−z_max, z_max], deduplicated.
+fn grid_edges(scale: f64, z_max: f64, count: usize) -> Vec<i64> {
+    let mut edges: Vec<i64> = (0..count)
+        .map(|j| (scale * (-z_max + 2.0 * z_max * j as f64 / (count - 1) as f64)).round() as i64)
+        .collect();
+    edges.dedup();
+    edges
+}
+
+/// Bin probabilities of N_ℤ(0, σ²), by direct floating-point sums of exp(−x²/2σ²) over
+/// |x| ≤ 10σ + 10 (the mass beyond is below e^{−50}), normalised.
+fn gaussian_probs_by_sum(sigma: f64, edges: &[i64]) -> Vec<f64> {
+    let r = (10.0 * sigma).ceil() as i64 + 10;
+    let mut probs = vec![0.0; edges.len() + 1];
+    let mut bin = 0;
+    for x in -r..=r {
+        while bin < edges.len() && x >= edges[bin] {
+            bin += 1;
+        }
+        let xf = x as f64;
+        probs[bin] += (-xf * xf / (2.0 * sigma * sigma)).exp();
+    }
+    let z: f64 = probs.iter().sum();
+    probs.iter().map(|p| p / z).collect()
+}
+
+/// Bin probabilities of N_ℤ(0, σ²) for very large σ by the midpoint rule:
+/// Σ_{a ≤ x < b} e^{−x²/2σ²} ≈ σ√(2π)·[Φ((b − ½)/σ) − Φ((a − ½)/σ)], with relative error
+/// O(1/σ²) (Euler–Maclaurin), i.e. below 1e-20 for σ ≥ 2^32; the normaliser is σ√(2π) up
+/// to a factor 1 + 2e^{−2π²σ²} (Poisson summation).
+fn gaussian_probs_by_midpoint(sigma: f64, edges: &[i64]) -> Vec<f64> {
+    let cdf = |e: i64| normal_cdf((e as f64 - 0.5) / sigma);
+    let mut probs = Vec::with_capacity(edges.len() + 1);
+    let mut prev = 0.0;
+    for &e in edges {
+        let c = cdf(e);
+        probs.push(c - prev);
+        prev = c;
+    }
+    probs.push(1.0 - prev);
+    probs
+}
+
+fn gaussian_p_value(
+    sampled_sigma: f64,
+    sigma: f64,
+    seed: u64,
+    n: usize,
+    probs_of: fn(f64, &[i64]) -> Vec<f64>,
+) -> (f64, f64, usize) {
+    let sampler = DiscreteGaussian::new(sampled_sigma).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut samples = vec![0i64; n];
+    sampler.fill(&mut rng, &mut samples);
+    let edges = grid_edges(sigma, 3.0, 39);
+    let probs = probs_of(sigma, &edges);
+    let (edges, probs) = merge_small_bins(&edges, &probs, n, 20.0);
+    let counts = bin_counts(&samples, &edges);
+    let (stat, p) = chi_square_p_value(&counts, &probs);
+    (stat, p, counts.len())
+}
+
+fn check_gaussian(sigma: f64, seed: u64, n: usize, probs_of: fn(f64, &[i64]) -> Vec<f64>) {
+    let (stat, p, bins) = gaussian_p_value(sigma, sigma, seed, n, probs_of);
+    assert!(
+        p > ALPHA,
+        "sigma {sigma}: chi2 = {stat} over {bins} bins, p = {p}"
+    );
+}
+
+/// The harness has power: a sampler whose σ is 3% off is rejected.
+#[test]
+fn chi_square_harness_rejects_wrong_sigma() {
+    for (sigma, probs_of) in [
+        (2.5, gaussian_probs_by_sum as fn(f64, &[i64]) -> Vec<f64>),
+        (1_048_576.0, gaussian_probs_by_sum),
+        (1_099_511_627_776.0, gaussian_probs_by_midpoint),
+    ] {
+        let (stat, p, _) = gaussian_p_value(1.03 * sigma, sigma, 7, 100_000, probs_of);
+        assert!(
+            p < ALPHA,
+            "sigma {sigma}: a 3% error went unnoticed (chi2 = {stat}, p = {p})"
+        );
+    }
+}
+
+#[test]
+fn discrete_gaussian_small_sigma_matches_pmf() {
+    for (i, sigma) in [0.3, 1.0, 2.5, 33.37].into_iter().enumerate() {
+        check_gaussian(sigma, 100 + i as u64, 100_000, gaussian_probs_by_sum);
+    }
+}
+
+#[test]
+fn discrete_gaussian_large_sigma_matches_pmf() {
+    // 2^20 + 1/2 exercises the exact rational σ² = p/q with q = 4.
+    check_gaussian(1_048_576.5, 200, 100_000, gaussian_probs_by_sum);
+    check_gaussian(1_048_576.0, 201, 100_000, gaussian_probs_by_sum);
+}
+
+#[test]
+fn discrete_gaussian_huge_sigma_matches_pmf() {
+    check_gaussian(4_294_967_296.0, 300, 100_000, gaussian_probs_by_midpoint); // 2^32
+    check_gaussian(
+        1_099_511_627_776.0,
+        301,
+        100_000,
+        gaussian_probs_by_midpoint,
+    ); // 2^40
+}
+
+/// At σ = 2^40 the mean square must be σ²: Σx²/σ² ~ χ²_n (the discrete Gaussian at this σ is
+/// the continuous one rounded, to far below test resolution). Laurent & Massart (2000):
+/// P(χ²_n ≥ n + 2√(nx) + 2x) ≤ e^{−x} and P(χ²_n ≤ n − 2√(nx)) ≤ e^{−x}; with
+/// x = ln(2/α) = 14.51 and n = 50 000: the ratio lies in [1 − 0.0482, 1 + 0.0488].
+#[test]
+fn discrete_gaussian_variance_at_2_pow_40() {
+    let sigma = 1_099_511_627_776.0_f64;
+    let sampler = DiscreteGaussian::new(sigma).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(400);
+    let n = 50_000usize;
+    let mut samples = vec![0i64; n];
+    sampler.fill(&mut rng, &mut samples);
+    let ratio = samples
+        .iter()
+        .map(|&x| (x as f64 / sigma).powi(2))
+        .sum::<f64>()
+        / n as f64;
+    let x = (2.0 / ALPHA).ln();
+    let nf = n as f64;
+    let upper = 1.0 + (2.0 * (nf * x).sqrt() + 2.0 * x) / nf;
+    let lower = 1.0 - 2.0 * (nf * x).sqrt() / nf;
+    assert!(
+        lower < ratio && ratio < upper,
+        "mean square / sigma^2 = {ratio}, bounds [{lower}, {upper}]"
+    );
+}
+
+/// The sampler's largest supported σ runs and gives values of the right size.
+#[test]
+fn discrete_gaussian_runs_at_max_sigma() {
+    let sampler = DiscreteGaussian::new(MAX_SCALE_UNITS).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(401);
+    let mut samples = vec![0i64; 1000];
+    sampler.fill(&mut rng, &mut samples);
+    // |x| ≤ 6σ fails with probability 2e-9 per sample.
+    assert!(
+        samples
+            .iter()
+            .all(|&x| (x as f64).abs() < 6.0 * MAX_SCALE_UNITS)
+    );
+    assert!(
+        samples
+            .iter()
+            .any(|&x| (x as f64).abs() > 0.1 * MAX_SCALE_UNITS)
+    );
+}
+
+/// Bin probabilities of the discrete Laplace, closed form: with r = e^{−1/b},
+/// P(Y ≥ k) = P(Y ≤ −k) = r^k/(1 + r) for k ≥ 1.
+fn laplace_probs(scale: f64, edges: &[i64]) -> Vec<f64> {
+    let r = (-1.0 / scale).exp();
+    let below = |k: i64| {
+        // P(Y < k)
+        if k <= 0 {
+            (-((1 - k) as f64) / scale).exp() / (1.0 + r)
+        } else {
+            1.0 - (-(k as f64) / scale).exp() / (1.0 + r)
+        }
+    };
+    let mut probs = Vec::with_capacity(edges.len() + 1);
+    let mut prev = 0.0;
+    for &e in edges {
+        let c = below(e);
+        probs.push(c - prev);
+        prev = c;
+    }
+    probs.push(1.0 - prev);
+    probs
+}
+
+#[test]
+fn discrete_laplace_matches_pmf() {
+    let cases = [0.3, 1.0, 2.5, 1000.25, 1_048_576.0, 1_099_511_627_776.0];
+    for (i, scale) in cases.into_iter().enumerate() {
+        let sampler = DiscreteLaplace::new(scale).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(500 + i as u64);
+        let n = 100_000;
+        let mut samples = vec![0i64; n];
+        sampler.fill(&mut rng, &mut samples);
+        let edges = grid_edges(scale, 8.0, 41);
+        let probs = laplace_probs(scale, &edges);
+        let (edges, probs) = merge_small_bins(&edges, &probs, n, 20.0);
+        let counts = bin_counts(&samples, &edges);
+        let (stat, p) = chi_square_p_value(&counts, &probs);
+        assert!(
+            p > ALPHA,
+            "scale {scale}: chi2 = {stat} over {} bins, p = {p}",
+            counts.len()
+        );
+    }
+}
+
+/// The same seed gives the same samples (reproducible experiments), different seeds differ.
+#[test]
+fn samplers_are_deterministic_given_the_rng() {
+    let g = DiscreteGaussian::new(1000.5).unwrap();
+    let draw = |seed| {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let mut out = [0i64; 16];
+        g.fill(&mut rng, &mut out);
+        out
+    };
+    assert_eq!(draw(1), draw(1));
+    assert_ne!(draw(1), draw(2));
+}
