@@ -1,0 +1,134 @@
+//! The client side of DCA: encode, add distributed noise, split into M shares.
+
+use dp_noise::discrete::DiscreteGaussian;
+use dp_noise::rng::RngSource;
+use rand_chacha::ChaCha20Rng;
+
+use crate::ids::{ClientId, NodeIndex};
+use crate::kernels;
+use crate::message::{ShareMessage, SharePayload};
+use crate::prg::{self, MaskDomain, Scratch, Seed, Sign};
+use crate::round::{RoundConfig, ShareMode};
+use crate::{Error, Result};
+
+/// Noise values sampled per batch (bounded scratch, independent of d).
+const NOISE_BATCH: usize = 1024;
+
+/// A client of one round.
+///
+/// `shard` turns a value vector z into M messages: node k >= 1 gets a mask r_k (an AES-CTR
+/// keystream of a fresh seed, sent as the seed or expanded), node 0 gets the balancing share
+/// enc(z) + η − Σ_k r_k (wrapping), where η is the client's discrete Gaussian noise in grid
+/// units if the round has noise. The M shares sum to enc(z) + η in Z_2^64; any M − 1 of them are
+/// jointly uniform (each mask is pseudorandom and the balancing share is masked by the
+/// missing one), so a coalition of M − 1 nodes learns nothing about z.
+pub struct Client {
+    config: RoundConfig,
+    id: ClientId,
+    rng: ChaCha20Rng,
+    noise: Option<DiscreteGaussian>,
+    scratch: Scratch,
+}
+
+impl Client {
+    /// Client `id` of the round. `rng` supplies seeds and noise: [`RngSource::Os`] in
+    /// production; [`RngSource::InsecureFixedSeed`] only for tests (anyone knowing it can unmask).
+    ///
+    /// # Errors
+    /// [`Error::UnknownClient`] if `id >= N`; [`Error::Noise`] if the OS generator fails.
+    pub fn new(config: &RoundConfig, id: ClientId, rng: RngSource) -> Result<Self> {
+        if id.0 >= config.n_clients() as u64 {
+            return Err(Error::UnknownClient {
+                client: id,
+                n_clients: config.n_clients(),
+            });
+        }
+        let noise = match config.noise() {
+            Some(spec) => Some(DiscreteGaussian::new(spec.sigma_client_units)?),
+            None => None,
+        };
+        Ok(Self {
+            config: config.clone(),
+            id,
+            rng: rng.try_rng()?,
+            noise,
+            scratch: Scratch::new(),
+        })
+    }
+
+    /// This client's id.
+    pub fn id(&self) -> ClientId {
+        self.id
+    }
+
+    /// Encodes `values` (length d, |x| <= bound), adds the round's noise and splits the result
+    /// into M messages; element k is for node k.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::NonFinite`], [`Error::OutOfBound`] — checked before
+    /// any randomness is drawn.
+    pub fn shard(&mut self, values: &[f64]) -> Result<Vec<ShareMessage>> {
+        let dim = self.config.dim();
+        if values.len() != dim {
+            return Err(Error::LengthMismatch {
+                what: "client vector",
+                expected: dim,
+                actual: values.len(),
+            });
+        }
+        let codec = self.config.codec();
+        let mut balancing = vec![0u64; dim];
+        codec.encode(values, &mut balancing)?;
+        if let Some(noise) = &self.noise {
+            let mut eta = [0i64; NOISE_BATCH];
+            for chunk in balancing.chunks_mut(NOISE_BATCH) {
+                let eta = &mut eta[..chunk.len()];
+                noise.fill(&mut self.rng, eta);
+                for (v, e) in chunk.iter_mut().zip(eta.iter()) {
+                    *v = v.wrapping_add(*e as u64);
+                }
+            }
+        }
+        let message = |node: u16, payload| ShareMessage {
+            round: self.config.round(),
+            client: self.id,
+            node: NodeIndex(node),
+            frac_bits: codec.frac_bits(),
+            dim,
+            payload,
+        };
+        let mut masks = Vec::with_capacity(usize::from(self.config.n_nodes()));
+        for node in 1..self.config.n_nodes() {
+            let seed = Seed::random(&mut self.rng);
+            let domain = MaskDomain {
+                round: self.config.round(),
+                client: self.id,
+                node: NodeIndex(node),
+            };
+            let payload = match self.config.mode() {
+                ShareMode::Seed => {
+                    prg::apply_mask(
+                        &seed,
+                        domain,
+                        0,
+                        &mut balancing,
+                        Sign::Sub,
+                        &mut self.scratch,
+                    );
+                    SharePayload::Seed(seed)
+                }
+                ShareMode::Full => {
+                    let mut mask = vec![0u64; dim];
+                    prg::fill_mask(&seed, domain, &mut mask, &mut self.scratch);
+                    kernels::sub_assign(&mut balancing, &mask)?;
+                    SharePayload::Full(mask)
+                }
+            };
+            masks.push(message(node, payload));
+        }
+        let mut out = Vec::with_capacity(masks.len() + 1);
+        out.push(message(0, SharePayload::Full(balancing)));
+        out.extend(masks);
+        Ok(out)
+    }
+}

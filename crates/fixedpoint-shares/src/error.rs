@@ -1,0 +1,282 @@
+//! The crate's error type.
+
+use std::fmt;
+
+use crate::ids::{ClientId, NodeIndex, RoundId};
+use crate::wire::WireError;
+
+/// Everything that can go wrong in `fixedpoint_shares`. An operation that returns an error has
+/// changed nothing.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A value to encode is NaN or ±infinity.
+    NonFinite {
+        /// Position in the input slice.
+        index: usize,
+        /// The value.
+        value: f64,
+    },
+    /// A value to encode exceeds the configured bound in absolute value.
+    OutOfBound {
+        /// Position in the input slice.
+        index: usize,
+        /// The value.
+        value: f64,
+        /// The bound |x| <= bound the codec was sized for.
+        bound: f64,
+    },
+    /// Two slices that must have equal lengths do not.
+    LengthMismatch {
+        /// Which slice.
+        what: &'static str,
+        /// The length required.
+        expected: usize,
+        /// The length given.
+        actual: usize,
+    },
+    /// A configuration parameter is outside its domain.
+    InvalidParameter {
+        /// The parameter's name.
+        name: &'static str,
+        /// The value (integers converted to `f64`).
+        value: f64,
+        /// What it must satisfy.
+        requirement: &'static str,
+    },
+    /// No number of fractional bits lets N clients' values and noise sum without wrapping.
+    Capacity {
+        /// N.
+        n_clients: usize,
+        /// The per-element bound.
+        bound: f64,
+        /// The noise tail (value units) the sum must also hold.
+        noise_tail: f64,
+    },
+    /// A message or node sum belongs to another round.
+    WrongRound {
+        /// This party's round.
+        expected: RoundId,
+        /// The round in the message.
+        got: RoundId,
+    },
+    /// A message is addressed to another compute node.
+    WrongNode {
+        /// This node.
+        expected: NodeIndex,
+        /// The node in the message.
+        got: NodeIndex,
+    },
+    /// A node index is not in 0..M.
+    UnknownNode {
+        /// The index.
+        node: NodeIndex,
+        /// M.
+        n_nodes: u16,
+    },
+    /// A message was encoded with another number of fractional bits.
+    WrongFracBits {
+        /// The round's.
+        expected: u32,
+        /// The message's.
+        got: u32,
+    },
+    /// A message has a full vector where a seed is required or vice versa.
+    WrongPayloadKind {
+        /// The receiving node.
+        node: NodeIndex,
+        /// What the round's mode requires for that node.
+        expected: &'static str,
+        /// What arrived.
+        got: &'static str,
+    },
+    /// A client id is not in 0..N.
+    UnknownClient {
+        /// The id.
+        client: ClientId,
+        /// N.
+        n_clients: usize,
+    },
+    /// A second message from the same client for the same node and round.
+    DuplicateClient {
+        /// The client.
+        client: ClientId,
+    },
+    /// Retracting a client that was never absorbed (or was already retracted).
+    NotAbsorbed {
+        /// The client.
+        client: ClientId,
+    },
+    /// The agreed client set contains a client whose share this node never received.
+    AgreedNotReceived {
+        /// The client.
+        client: ClientId,
+        /// This node.
+        node: NodeIndex,
+    },
+    /// A client outside the agreed set sent this node a full vector that has not been retracted
+    /// (see `ComputeNode::retract`).
+    NeedsRetraction {
+        /// The client.
+        client: ClientId,
+    },
+    /// More than T clients are missing: the noise would be too small, so nothing is released.
+    TooManyMissing {
+        /// Clients missing from the agreed set.
+        missing: usize,
+        /// T.
+        max_dropped: usize,
+        /// N.
+        n_clients: usize,
+    },
+    /// Node sums were computed over different client sets.
+    ClientSetMismatch {
+        /// The node whose set differs from the first node sum's.
+        node: NodeIndex,
+    },
+    /// A second node sum from the same node.
+    DuplicateNodeSum {
+        /// The node.
+        node: NodeIndex,
+    },
+    /// The aggregator has not received every node's sum.
+    MissingNodeSums {
+        /// Sums received.
+        have: usize,
+        /// M.
+        need: usize,
+    },
+    /// Malformed wire bytes.
+    Wire(WireError),
+    /// The noise layer failed (calibration, sampler, OS randomness).
+    Noise(dp_noise::Error),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NonFinite { index, value } => {
+                write!(f, "value at index {index} is not finite ({value})")
+            }
+            Error::OutOfBound {
+                index,
+                value,
+                bound,
+            } => write!(
+                f,
+                "value at index {index} is {value}, outside the bound |x| <= {bound}"
+            ),
+            Error::LengthMismatch {
+                what,
+                expected,
+                actual,
+            } => write!(f, "{what} has length {actual}, expected {expected}"),
+            Error::InvalidParameter {
+                name,
+                value,
+                requirement,
+            } => write!(
+                f,
+                "invalid parameter {name} = {value}: must be {requirement}"
+            ),
+            Error::Capacity {
+                n_clients,
+                bound,
+                noise_tail,
+            } => write!(
+                f,
+                "fixed-point overflow: {n_clients} clients with |x| <= {bound} plus a noise tail of \
+                 {noise_tail} cannot be summed in a signed 64-bit ring at any precision"
+            ),
+            Error::WrongRound { expected, got } => {
+                write!(
+                    f,
+                    "message is for round {got}, this party is in round {expected}"
+                )
+            }
+            Error::WrongNode { expected, got } => {
+                write!(
+                    f,
+                    "message is addressed to node {got}, this is node {expected}"
+                )
+            }
+            Error::UnknownNode { node, n_nodes } => {
+                write!(f, "unknown node {node}: the round has nodes 0..{n_nodes}")
+            }
+            Error::WrongFracBits { expected, got } => write!(
+                f,
+                "message uses {got} fractional bits, the round uses {expected}"
+            ),
+            Error::WrongPayloadKind {
+                node,
+                expected,
+                got,
+            } => write!(
+                f,
+                "node {node} expects a {expected} share, got a {got} share"
+            ),
+            Error::UnknownClient { client, n_clients } => {
+                write!(
+                    f,
+                    "unknown client {client}: the round has clients 0..{n_clients}"
+                )
+            }
+            Error::DuplicateClient { client } => {
+                write!(f, "duplicate share from client {client} in this round")
+            }
+            Error::NotAbsorbed { client } => {
+                write!(f, "client {client} has no absorbed share to retract")
+            }
+            Error::AgreedNotReceived { client, node } => write!(
+                f,
+                "agreed client set contains client {client}, whose share node {node} never received"
+            ),
+            Error::NeedsRetraction { client } => write!(
+                f,
+                "client {client} is outside the agreed set but its full share is still in the sum; \
+                 retract it first"
+            ),
+            Error::TooManyMissing {
+                missing,
+                max_dropped,
+                n_clients,
+            } => write!(
+                f,
+                "refusing to release: {missing} of {n_clients} clients are missing, more than the \
+                 tolerated T = {max_dropped} (the noise would be too small)"
+            ),
+            Error::ClientSetMismatch { node } => write!(
+                f,
+                "node {node} summed a different client set than the other nodes"
+            ),
+            Error::DuplicateNodeSum { node } => write!(f, "second sum from node {node}"),
+            Error::MissingNodeSums { have, need } => {
+                write!(f, "only {have} of {need} node sums received")
+            }
+            Error::Wire(e) => write!(f, "malformed share message: {e}"),
+            Error::Noise(e) => write!(f, "noise: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Wire(e) => Some(e),
+            Error::Noise(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<WireError> for Error {
+    fn from(e: WireError) -> Self {
+        Error::Wire(e)
+    }
+}
+
+impl From<dp_noise::Error> for Error {
+    fn from(e: dp_noise::Error) -> Self {
+        Error::Noise(e)
+    }
+}

@@ -1,0 +1,251 @@
+//! Wrapping-add kernels over `u64` slices: the inner loop of every DCA compute node.
+//!
+//! Three versions of `acc[i] = acc[i].wrapping_add(src[i])`, all public so they can be benchmarked
+//! against each other:
+//!
+//! * [`add_assign_scalar`] — the plain loop, the reference the others are tested against;
+//! * [`add_assign_wide`] — the same loop over `wide::u64x4` lanes, compiled for the build's
+//!   baseline target (SSE2 on a default x86_64 build);
+//! * [`add_assign`] — the loop compiled three times by `multiversion` (x86_64 + AVX-512F,
+//!   x86_64 + AVX2, baseline) with the best clone picked once at run time from CPU feature
+//!   detection, so a default build (no `-C target-cpu`) still runs AVX-512 or AVX2 code where
+//!   the CPU has it. [`selected_path`] says which clone that is.
+//!
+//! Why the dispatched clones compile the plain loop and not the `wide` one: `wide` chooses its
+//! lane representation at compile time (`cfg(target_feature = "avx2")`), and a runtime-dispatched
+//! clone does not set that cfg. Compiled inside the AVX-512F clone, the `wide` loop stays two
+//! 128-bit `vpaddq xmm` per `u64x4` (checked with objdump), while LLVM's auto-vectoriser turns the
+//! plain loop into `vpaddq zmm` (AVX-512F clone) or `vpaddq ymm` (AVX2 clone).
+//!
+//! `unsafe` is forbidden in this crate. The dispatch itself (calling a `#[target_feature]`
+//! function after detection) needs an `unsafe` block, which lives in `multiversion`'s macro
+//! expansion: rustc does not report `unsafe_code` for code produced by an external macro, and
+//! the soundness argument (the clone is only called after its features were detected) is the
+//! macro's, not ours.
+
+use multiversion::multiversion;
+use multiversion::target::selected_target;
+use wide::u64x4;
+
+use crate::{Error, Result};
+
+/// Which clone of the dispatched kernels runs on this CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KernelPath {
+    /// x86_64 with AVX-512F (512-bit `zmm` registers).
+    Avx512f,
+    /// x86_64 with AVX2 (256-bit `ymm` registers).
+    Avx2,
+    /// The build's baseline target (SSE2 on x86_64, whatever the target offers elsewhere).
+    Portable,
+}
+
+impl KernelPath {
+    /// A short name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelPath::Avx512f => "avx512f",
+            KernelPath::Avx2 => "avx2",
+            KernelPath::Portable => "portable",
+        }
+    }
+}
+
+impl std::fmt::Display for KernelPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The clone the dispatched kernels use on this CPU.
+///
+/// Uses the same target list and the same detection as the kernels, so it reports exactly what
+/// they run.
+pub fn selected_path() -> KernelPath {
+    path_probe()
+}
+
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn path_probe() -> KernelPath {
+    let target = selected_target!();
+    if target.supports_feature_str("avx512f") {
+        KernelPath::Avx512f
+    } else if target.supports_feature_str("avx2") {
+        KernelPath::Avx2
+    } else {
+        KernelPath::Portable
+    }
+}
+
+fn check_len(acc: usize, src: usize) -> Result<()> {
+    if acc == src {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch {
+            what: "kernel source",
+            expected: acc,
+            actual: src,
+        })
+    }
+}
+
+/// `acc[i] = acc[i].wrapping_add(src[i])`, one element at a time (the reference).
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if the lengths differ (nothing is written).
+pub fn add_assign_scalar(acc: &mut [u64], src: &[u64]) -> Result<()> {
+    check_len(acc.len(), src.len())?;
+    for (a, s) in acc.iter_mut().zip(src) {
+        *a = a.wrapping_add(*s);
+    }
+    Ok(())
+}
+
+/// `acc[i] = acc[i].wrapping_sub(src[i])`, one element at a time (the reference).
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if the lengths differ (nothing is written).
+pub fn sub_assign_scalar(acc: &mut [u64], src: &[u64]) -> Result<()> {
+    check_len(acc.len(), src.len())?;
+    for (a, s) in acc.iter_mut().zip(src) {
+        *a = a.wrapping_sub(*s);
+    }
+    Ok(())
+}
+
+/// `acc[i] = acc[i].wrapping_add(src[i])` over `wide::u64x4` lanes, baseline target only.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if the lengths differ (nothing is written).
+pub fn add_assign_wide(acc: &mut [u64], src: &[u64]) -> Result<()> {
+    check_len(acc.len(), src.len())?;
+    add_lanes(acc, src);
+    Ok(())
+}
+
+/// `acc[i] = acc[i].wrapping_sub(src[i])` over `wide::u64x4` lanes, baseline target only.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if the lengths differ (nothing is written).
+pub fn sub_assign_wide(acc: &mut [u64], src: &[u64]) -> Result<()> {
+    check_len(acc.len(), src.len())?;
+    sub_lanes(acc, src);
+    Ok(())
+}
+
+/// `acc[i] = acc[i].wrapping_add(src[i])`, runtime-dispatched (see [`selected_path`]).
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if the lengths differ (nothing is written).
+pub fn add_assign(acc: &mut [u64], src: &[u64]) -> Result<()> {
+    check_len(acc.len(), src.len())?;
+    add_dispatched(acc, src);
+    Ok(())
+}
+
+/// `acc[i] = acc[i].wrapping_sub(src[i])`, runtime-dispatched (see [`selected_path`]).
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if the lengths differ (nothing is written).
+pub fn sub_assign(acc: &mut [u64], src: &[u64]) -> Result<()> {
+    check_len(acc.len(), src.len())?;
+    sub_dispatched(acc, src);
+    Ok(())
+}
+
+/// `acc[i] += srcs[0][i] + srcs[1][i] + ...` (wrapping), runtime-dispatched.
+///
+/// Reads every source once and writes `acc` once per group of four sources instead of once per
+/// source, which saves memory bandwidth when many shares are summed.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if any source's length differs from `acc`'s (nothing is written).
+pub fn add_assign_many(acc: &mut [u64], srcs: &[&[u64]]) -> Result<()> {
+    for src in srcs {
+        check_len(acc.len(), src.len())?;
+    }
+    let mut groups = srcs.chunks_exact(4);
+    for g in &mut groups {
+        add4_dispatched(acc, g[0], g[1], g[2], g[3]);
+    }
+    for src in groups.remainder() {
+        add_dispatched(acc, src);
+    }
+    Ok(())
+}
+
+/// Adds little-endian keystream bytes, read as `u64` words, into `acc` (used by seed expansion).
+/// `src` must hold at least `acc.len()` words; extra words are ignored.
+pub(crate) fn add_le_words(acc: &mut [u64], src: &[[u8; 8]]) {
+    add_le_dispatched(acc, src);
+}
+
+/// Subtracts little-endian `u64` words from `acc` (see [`add_le_words`]).
+pub(crate) fn sub_le_words(acc: &mut [u64], src: &[[u8; 8]]) {
+    sub_le_dispatched(acc, src);
+}
+
+// The `wide` loops (baseline target).
+
+#[inline]
+fn add_lanes(acc: &mut [u64], src: &[u64]) {
+    let (acc4, acc_tail) = acc.as_chunks_mut::<4>();
+    let (src4, src_tail) = src.as_chunks::<4>();
+    for (a, s) in acc4.iter_mut().zip(src4) {
+        *a = (u64x4::new(*a) + u64x4::new(*s)).to_array();
+    }
+    for (a, s) in acc_tail.iter_mut().zip(src_tail) {
+        *a = a.wrapping_add(*s);
+    }
+}
+
+#[inline]
+fn sub_lanes(acc: &mut [u64], src: &[u64]) {
+    let (acc4, acc_tail) = acc.as_chunks_mut::<4>();
+    let (src4, src_tail) = src.as_chunks::<4>();
+    for (a, s) in acc4.iter_mut().zip(src4) {
+        *a = (u64x4::new(*a) - u64x4::new(*s)).to_array();
+    }
+    for (a, s) in acc_tail.iter_mut().zip(src_tail) {
+        *a = a.wrapping_sub(*s);
+    }
+}
+
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn add_dispatched(acc: &mut [u64], src: &[u64]) {
+    for (a, s) in acc.iter_mut().zip(src) {
+        *a = a.wrapping_add(*s);
+    }
+}
+
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn sub_dispatched(acc: &mut [u64], src: &[u64]) {
+    for (a, s) in acc.iter_mut().zip(src) {
+        *a = a.wrapping_sub(*s);
+    }
+}
+
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn add4_dispatched(acc: &mut [u64], s0: &[u64], s1: &[u64], s2: &[u64], s3: &[u64]) {
+    for ((((a, x0), x1), x2), x3) in acc.iter_mut().zip(s0).zip(s1).zip(s2).zip(s3) {
+        *a = a
+            .wrapping_add(*x0)
+            .wrapping_add(*x1)
+            .wrapping_add(*x2)
+            .wrapping_add(*x3);
+    }
+}
+
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn add_le_dispatched(acc: &mut [u64], src: &[[u8; 8]]) {
+    for (a, s) in acc.iter_mut().zip(src) {
+        *a = a.wrapping_add(u64::from_le_bytes(*s));
+    }
+}
+
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn sub_le_dispatched(acc: &mut [u64], src: &[[u8; 8]]) {
+    for (a, s) in acc.iter_mut().zip(src) {
+        *a = a.wrapping_sub(u64::from_le_bytes(*s));
+    }
+}

@@ -1,0 +1,333 @@
+//! The compute node of DCA: absorbs one share per client, streaming, and outputs the sum of the
+//! agreed client set's shares.
+//!
+//! Memory is O(d + N) whatever the number of clients: a share is added into the accumulator as
+//! it arrives and only the client id (a bit) is kept, plus the 16-byte seed of seed shares so
+//! that a client outside the agreed set can be removed again by re-expanding it. A full share
+//! cannot be re-derived; a client outside the agreed set whose full share was absorbed must be
+//! [`ComputeNode::retract`]ed with the same message before [`ComputeNode::finalize`].
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use crate::client_set::ClientSet;
+use crate::ids::{ClientId, NodeIndex, RoundId};
+use crate::kernels;
+use crate::message::{ShareMessage, SharePayload};
+use crate::prg::{self, CHUNK_WORDS, MaskDomain, Scratch, Seed, Sign};
+use crate::round::{RoundConfig, ShareMode};
+use crate::{Error, Result};
+
+/// Below this many words of work (messages × d) a batch is summed on the calling thread.
+const PAR_MIN_WORK_WORDS: usize = 1 << 15;
+
+/// A compute node's output: the wrapping sum of the agreed clients' shares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeSum {
+    /// The round.
+    pub round: RoundId,
+    /// The node that computed it.
+    pub node: NodeIndex,
+    /// Fractional bits of the encoding.
+    pub frac_bits: u32,
+    /// The clients whose shares are in the sum.
+    pub clients: ClientSet,
+    /// Σ over `clients` of this node's shares, in Z_2^64.
+    pub sum: Vec<u64>,
+}
+
+/// One compute node of one round.
+pub struct ComputeNode {
+    config: RoundConfig,
+    node: NodeIndex,
+    acc: Vec<u64>,
+    received: ClientSet,
+    seeds: HashMap<ClientId, Seed>,
+    scratch: Scratch,
+}
+
+impl ComputeNode {
+    /// Node `node` of the round.
+    ///
+    /// # Errors
+    /// [`Error::UnknownNode`] unless `node < M`.
+    pub fn new(config: &RoundConfig, node: NodeIndex) -> Result<Self> {
+        if node.0 >= config.n_nodes() {
+            return Err(Error::UnknownNode {
+                node,
+                n_nodes: config.n_nodes(),
+            });
+        }
+        Ok(Self {
+            config: config.clone(),
+            node,
+            acc: vec![0; config.dim()],
+            received: ClientSet::empty(config.n_clients()),
+            seeds: HashMap::new(),
+            scratch: Scratch::new(),
+        })
+    }
+
+    /// This node's index.
+    pub fn node(&self) -> NodeIndex {
+        self.node
+    }
+
+    /// The clients whose shares are in the accumulator.
+    pub fn received(&self) -> &ClientSet {
+        &self.received
+    }
+
+    /// Adds one client's share.
+    ///
+    /// # Errors
+    /// [`Error::WrongRound`], [`Error::WrongNode`], [`Error::WrongFracBits`],
+    /// [`Error::LengthMismatch`], [`Error::WrongPayloadKind`], [`Error::UnknownClient`],
+    /// [`Error::DuplicateClient`]; the node is unchanged.
+    pub fn absorb(&mut self, msg: &ShareMessage) -> Result<()> {
+        self.absorb_batch(std::slice::from_ref(msg))
+    }
+
+    /// Adds many clients' shares, in parallel (rayon) when the batch is large. All-or-nothing:
+    /// every message is checked (including duplicates within the batch) before any is added.
+    ///
+    /// # Errors
+    /// As [`ComputeNode::absorb`], for the first bad message; the node is unchanged.
+    pub fn absorb_batch(&mut self, msgs: &[ShareMessage]) -> Result<()> {
+        for msg in msgs {
+            self.check(msg)?;
+            if self.received.contains(msg.client) {
+                return Err(Error::DuplicateClient { client: msg.client });
+            }
+        }
+        if msgs.len() > 1 {
+            let mut ids: Vec<ClientId> = msgs.iter().map(|m| m.client).collect();
+            ids.sort_unstable();
+            if let Some(pair) = ids.windows(2).find(|p| p[0] == p[1]) {
+                return Err(Error::DuplicateClient { client: pair[0] });
+            }
+        }
+        accumulate(&mut self.acc, msgs, Sign::Add, &mut self.scratch);
+        for msg in msgs {
+            // Ids were checked above; insertion cannot fail.
+            let _ = self.received.insert(msg.client);
+            if let SharePayload::Seed(seed) = &msg.payload {
+                self.seeds.insert(msg.client, seed.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes a previously absorbed share again (the caller passes the identical message; the
+    /// node cannot verify that). Needed for full shares of clients outside the agreed set;
+    /// seed shares are removed by [`ComputeNode::finalize`] on its own.
+    ///
+    /// # Errors
+    /// As [`ComputeNode::absorb`], or [`Error::NotAbsorbed`]; the node is unchanged.
+    pub fn retract(&mut self, msg: &ShareMessage) -> Result<()> {
+        self.check(msg)?;
+        if !self.received.contains(msg.client) {
+            return Err(Error::NotAbsorbed { client: msg.client });
+        }
+        accumulate(
+            &mut self.acc,
+            std::slice::from_ref(msg),
+            Sign::Sub,
+            &mut self.scratch,
+        );
+        self.received.remove(msg.client);
+        self.seeds.remove(&msg.client);
+        Ok(())
+    }
+
+    /// The node's sum over the `agreed` client set (the intersection of what every node
+    /// received, see [`crate::agree`]). Seed shares of received clients outside the set are
+    /// subtracted by re-expansion. Does not change the node.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] (set over another N), [`Error::AgreedNotReceived`],
+    /// [`Error::TooManyMissing`] (more than T of N missing: no release), [`Error::NeedsRetraction`].
+    pub fn finalize(&self, agreed: &ClientSet) -> Result<NodeSum> {
+        if agreed.universe() != self.config.n_clients() {
+            return Err(Error::InvalidParameter {
+                name: "agreed client set universe",
+                value: agreed.universe() as f64,
+                requirement: "equal to the round's N",
+            });
+        }
+        if let Some(client) = agreed.difference(&self.received).next() {
+            return Err(Error::AgreedNotReceived {
+                client,
+                node: self.node,
+            });
+        }
+        check_missing(agreed, &self.config)?;
+        let mut excess = Vec::new();
+        for client in self.received.difference(agreed) {
+            match self.seeds.get(&client) {
+                Some(seed) => excess.push((client, seed)),
+                None => return Err(Error::NeedsRetraction { client }),
+            }
+        }
+        let mut sum = self.acc.clone();
+        let mut scratch = Scratch::new();
+        for (client, seed) in excess {
+            let domain = MaskDomain {
+                round: self.config.round(),
+                client,
+                node: self.node,
+            };
+            prg::apply_mask(seed, domain, 0, &mut sum, Sign::Sub, &mut scratch);
+        }
+        Ok(NodeSum {
+            round: self.config.round(),
+            node: self.node,
+            frac_bits: self.config.codec().frac_bits(),
+            clients: agreed.clone(),
+            sum,
+        })
+    }
+
+    /// Checks everything about a message except whether its client was already absorbed.
+    fn check(&self, msg: &ShareMessage) -> Result<()> {
+        let c = &self.config;
+        if msg.round != c.round() {
+            return Err(Error::WrongRound {
+                expected: c.round(),
+                got: msg.round,
+            });
+        }
+        if msg.node != self.node {
+            return Err(Error::WrongNode {
+                expected: self.node,
+                got: msg.node,
+            });
+        }
+        if msg.frac_bits != c.codec().frac_bits() {
+            return Err(Error::WrongFracBits {
+                expected: c.codec().frac_bits(),
+                got: msg.frac_bits,
+            });
+        }
+        if msg.client.0 >= c.n_clients() as u64 {
+            return Err(Error::UnknownClient {
+                client: msg.client,
+                n_clients: c.n_clients(),
+            });
+        }
+        let expected_kind = if self.node.0 == 0 || c.mode() == ShareMode::Full {
+            "full"
+        } else {
+            "seed"
+        };
+        if msg.payload.kind() != expected_kind {
+            return Err(Error::WrongPayloadKind {
+                node: self.node,
+                expected: expected_kind,
+                got: msg.payload.kind(),
+            });
+        }
+        let len = match &msg.payload {
+            SharePayload::Full(v) => v.len(),
+            SharePayload::Seed(_) => msg.dim,
+        };
+        if msg.dim != c.dim() || len != c.dim() {
+            return Err(Error::LengthMismatch {
+                what: "share",
+                expected: c.dim(),
+                actual: if msg.dim != c.dim() { msg.dim } else { len },
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Refuses a set missing more than T of the N clients.
+pub(crate) fn check_missing(agreed: &ClientSet, config: &RoundConfig) -> Result<()> {
+    if agreed.missing() > config.max_dropped() {
+        Err(Error::TooManyMissing {
+            missing: agreed.missing(),
+            max_dropped: config.max_dropped(),
+            n_clients: config.n_clients(),
+        })
+    } else {
+        Ok(())
+    }
+}
+
+/// `acc ±= Σ_msgs share` (every message already checked: right round, node and length).
+///
+/// Large vectors are split by coordinate range across threads (each thread expands seeds from
+/// its own offset, no extra accumulator); many small ones are split by client with one
+/// accumulator per thread, reduced at the end. Memory stays O(threads · d).
+fn accumulate(acc: &mut [u64], msgs: &[ShareMessage], sign: Sign, scratch: &mut Scratch) {
+    let d = acc.len();
+    let threads = rayon::current_num_threads();
+    let work = msgs.len().saturating_mul(d);
+    if threads < 2 || work < PAR_MIN_WORK_WORDS {
+        for msg in msgs {
+            apply_range(acc, 0, msg, sign, scratch);
+        }
+    } else if d >= 2 * CHUNK_WORDS * threads || msgs.len() < 2 * threads {
+        let per = d.div_ceil(threads).next_multiple_of(CHUNK_WORDS);
+        acc.par_chunks_mut(per)
+            .enumerate()
+            .for_each_init(Scratch::new, |scratch, (i, part)| {
+                for msg in msgs {
+                    apply_range(part, i * per, msg, sign, scratch);
+                }
+            });
+    } else {
+        let per = msgs.len().div_ceil(threads);
+        let partial = msgs
+            .par_chunks(per)
+            .map(|chunk| {
+                let mut local = vec![0u64; d];
+                let mut scratch = Scratch::new();
+                for msg in chunk {
+                    apply_range(&mut local, 0, msg, Sign::Add, &mut scratch);
+                }
+                local
+            })
+            .reduce_with(|mut a, b| {
+                let _ = kernels::add_assign(&mut a, &b);
+                a
+            });
+        if let Some(partial) = partial {
+            // Equal lengths by construction.
+            let _ = match sign {
+                Sign::Add => kernels::add_assign(acc, &partial),
+                Sign::Sub => kernels::sub_assign(acc, &partial),
+            };
+        }
+    }
+}
+
+/// `part ±= share[start .. start + part.len()]`.
+fn apply_range(
+    part: &mut [u64],
+    start: usize,
+    msg: &ShareMessage,
+    sign: Sign,
+    scratch: &mut Scratch,
+) {
+    match &msg.payload {
+        SharePayload::Full(v) => {
+            if let Some(src) = v.get(start..start + part.len()) {
+                let _ = match sign {
+                    Sign::Add => kernels::add_assign(part, src),
+                    Sign::Sub => kernels::sub_assign(part, src),
+                };
+            }
+        }
+        SharePayload::Seed(seed) => {
+            let domain = MaskDomain {
+                round: msg.round,
+                client: msg.client,
+                node: msg.node,
+            };
+            prg::apply_mask(seed, domain, start as u64, part, sign, scratch);
+        }
+    }
+}
