@@ -1,6 +1,41 @@
 //! Privacy-preserving logistic regression by objective perturbation and privacy-preserving
-//! stacking (PST-S/F/H)
+//! stacking (Yao et al., "Privacy-preserving Stacking with Application to Cross-organizational
+//! Diabetes Prediction"):
+//!
+//! * [`fit_plr`] — PLR (Alg. 1): ε-DP logistic regression by objective perturbation.
+//! * [`fit_pst_s`] — PST-S (Alg. 2): stacking over random disjoint row parts.
+//! * [`fit_pst_f`] — PST-F (Alg. 3): stacking over feature groups with importance q_k.
+//! * [`fit_pst_h`] — PST-H (Alg. 4): PST-F on a target domain, transferred from source models.
+//! * [`auc`] — Mann–Whitney AUC.
+//!
+//! Every fit states the guarantee it delivers as a [`PrivacyLoss`] per data set (ε-DP, δ = 0,
+//! replace-one neighbours; ε = ∞ for the explicitly requested non-private fit). Feature
+//! importance is an input and must come from side information, never from the private data.
+//! Randomness comes from a [`RngSource`]: `Os` (CSPRNG) in production,
+//! `InsecureFixedSeed` only for tests and reproducible experiments.
+
 pub mod calibration;
 pub mod data;
 pub mod error;
-pub(crate) mod solver;
+pub mod metrics;
+pub mod model;
+pub mod partition;
+pub mod plr;
+mod solver;
+pub mod stacking;
+pub mod transfer;
+
+pub use calibration::{Calibration, GroupNoise};
+pub use data::Dataset;
+pub use dp_noise::PrivacyLoss;
+pub use dp_noise::rng::RngSource;
+pub use error::{Error, Result};
+pub use metrics::auc;
+pub use model::LogisticModel;
+pub use partition::{FeatureGroups, importance_from_scores};
+pub use plr::{PlrConfig, PlrFit, fit_plr};
+pub use solver::GRADIENT_TOLERANCE;
+pub use stacking::{LowLevelModel, StackedFit, StackedModel, StackingConfig, fit_pst_f, fit_pst_s};
+pub use transfer::{
+    TransferConfig, TransferFit, fit_pst_h, fit_source_models, fit_target_with_source,
+};
