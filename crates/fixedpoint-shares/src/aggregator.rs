@@ -84,7 +84,11 @@ impl Aggregator {
         if s.clients.universe() != c.n_clients() {
             return Err(Error::ClientSetMismatch { node: s.node });
         }
-        if self.clients.as_ref().is_some_and(|first| *first != s.clients) {
+        if self
+            .clients
+            .as_ref()
+            .is_some_and(|first| *first != s.clients)
+        {
             return Err(Error::ClientSetMismatch { node: s.node });
         }
         kernels::add_assign(&mut self.acc, &s.sum).map_err(|_| Error::LengthMismatch {

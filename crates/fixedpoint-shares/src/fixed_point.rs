@@ -316,7 +316,8 @@ mod tests {
     fn encode_rejects_nan_inf_and_out_of_bound_naming_the_index_and_writes_nothing() {
         let fp = FixedPoint::new(8, 2.0).unwrap();
         let mut out = [7u64; 4];
-        let cases: [(f64, fn(&Error) -> bool); 4] = [
+        type IsExpected = fn(&Error) -> bool;
+        let cases: [(f64, IsExpected); 4] = [
             (f64::NAN, |e| matches!(e, Error::NonFinite { index: 2, .. })),
             (f64::INFINITY, |e| {
                 matches!(e, Error::NonFinite { index: 2, .. })

@@ -249,3 +249,149 @@ fn sub_le_dispatched(acc: &mut [u64], src: &[[u8; 8]]) {
         *a = a.wrapping_sub(u64::from_le_bytes(*s));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::{RngCore, SeedableRng};
+
+    use super::*;
+
+    type Kernel = fn(&mut [u64], &[u64]) -> Result<()>;
+
+    /// Random words with the extremes mixed in, so carries out of bit 63 are exercised.
+    fn words(rng: &mut ChaCha20Rng, len: usize) -> Vec<u64> {
+        (0..len)
+            .map(|i| match i % 5 {
+                0 => u64::MAX - (rng.next_u64() & 3),
+                1 => 1u64 << 63,
+                _ => rng.next_u64(),
+            })
+            .collect()
+    }
+
+    /// Checks `kernel` against element-wise u128 arithmetic mod 2^64 for every length 0..=257 at
+    /// every start offset 0..8 of both buffers, and that it leaves the bytes around the slice alone.
+    fn check_against_u128(kernel: Kernel, subtract: bool) {
+        let mut rng = ChaCha20Rng::seed_from_u64(0x6b65726e);
+        for len in 0..=257usize {
+            for (acc_off, src_off) in (0..8).map(|o| (o, (o * 3) % 8)) {
+                let acc_buf = words(&mut rng, len + 16);
+                let src_buf = words(&mut rng, len + 16);
+                let mut got = acc_buf.clone();
+                kernel(
+                    &mut got[acc_off..acc_off + len],
+                    &src_buf[src_off..src_off + len],
+                )
+                .unwrap();
+                let mut want = acc_buf.clone();
+                for i in 0..len {
+                    let (a, s) = (want[acc_off + i] as u128, src_buf[src_off + i] as u128);
+                    let r = if subtract {
+                        a + (1u128 << 64) - s
+                    } else {
+                        a + s
+                    };
+                    want[acc_off + i] = (r % (1u128 << 64)) as u64;
+                }
+                assert_eq!(got, want, "len {len} offsets {acc_off}/{src_off}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_add_kernel_matches_the_reference_at_all_lengths_and_offsets() {
+        check_against_u128(add_assign_scalar, false);
+        check_against_u128(add_assign_wide, false);
+        check_against_u128(add_assign, false);
+        check_against_u128(|a, s| add_assign_many(a, &[s]), false);
+    }
+
+    #[test]
+    fn every_sub_kernel_matches_the_reference_at_all_lengths_and_offsets() {
+        check_against_u128(sub_assign_scalar, true);
+        check_against_u128(sub_assign_wide, true);
+        check_against_u128(sub_assign, true);
+    }
+
+    #[test]
+    fn add_many_equals_repeated_adds_for_every_source_count() {
+        let mut rng = ChaCha20Rng::seed_from_u64(11);
+        for n_src in 0..=9 {
+            for len in [0usize, 1, 7, 64, 257] {
+                let acc0 = words(&mut rng, len);
+                let srcs: Vec<Vec<u64>> = (0..n_src).map(|_| words(&mut rng, len)).collect();
+                let refs: Vec<&[u64]> = srcs.iter().map(Vec::as_slice).collect();
+                let mut got = acc0.clone();
+                add_assign_many(&mut got, &refs).unwrap();
+                let mut want = acc0;
+                for s in &srcs {
+                    add_assign_scalar(&mut want, s).unwrap();
+                }
+                assert_eq!(got, want, "{n_src} sources, len {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn le_word_kernels_read_little_endian() {
+        let mut acc = vec![1u64, 2, 3];
+        let src = [
+            5u64.to_le_bytes(),
+            u64::MAX.to_le_bytes(),
+            0x0102_0304_0506_0708u64.to_le_bytes(),
+            [9; 8], // beyond acc: ignored
+        ];
+        add_le_words(&mut acc, &src);
+        assert_eq!(acc, [6, 1, 3 + 0x0102_0304_0506_0708]);
+        sub_le_words(&mut acc, &src);
+        assert_eq!(acc, [1, 2, 3]);
+    }
+
+    #[test]
+    fn mismatched_lengths_are_errors_and_write_nothing() {
+        let kernels: [Kernel; 6] = [
+            add_assign_scalar,
+            add_assign_wide,
+            add_assign,
+            sub_assign_scalar,
+            sub_assign_wide,
+            sub_assign,
+        ];
+        for kernel in kernels {
+            let mut acc = [1u64, 2, 3];
+            let err = kernel(&mut acc, &[1, 1]).unwrap_err();
+            assert!(matches!(
+                err,
+                Error::LengthMismatch {
+                    expected: 3,
+                    actual: 2,
+                    ..
+                }
+            ));
+            assert_eq!(acc, [1, 2, 3]);
+        }
+        let mut acc = [1u64, 2, 3];
+        assert!(add_assign_many(&mut acc, &[&[1, 1, 1], &[1, 1, 1], &[1]]).is_err());
+        assert_eq!(acc, [1, 2, 3]);
+    }
+
+    #[test]
+    fn selected_path_matches_the_cpu() {
+        let path = selected_path();
+        #[cfg(target_arch = "x86_64")]
+        {
+            let want = if std::arch::is_x86_feature_detected!("avx512f") {
+                KernelPath::Avx512f
+            } else if std::arch::is_x86_feature_detected!("avx2") {
+                KernelPath::Avx2
+            } else {
+                KernelPath::Portable
+            };
+            assert_eq!(path, want);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        assert_eq!(path, KernelPath::Portable);
+        assert!(!path.name().is_empty());
+    }
+}

@@ -189,6 +189,14 @@ impl ComputeNode {
         })
     }
 
+    /// Everything an operation could change, for tests that check errors change nothing.
+    #[cfg(test)]
+    pub(crate) fn snapshot(&self) -> (Vec<u64>, ClientSet, Vec<(ClientId, Seed)>) {
+        let mut seeds: Vec<_> = self.seeds.iter().map(|(c, s)| (*c, s.clone())).collect();
+        seeds.sort_by_key(|(c, _)| *c);
+        (self.acc.clone(), self.received.clone(), seeds)
+    }
+
     /// Checks everything about a message except whether its client was already absorbed.
     fn check(&self, msg: &ShareMessage) -> Result<()> {
         let c = &self.config;
