@@ -12,12 +12,21 @@
 //! - stateful objects are opaque handles with a `_new` and a NULL-safe `_free`;
 //! - nothing calls back into the host.
 //!
+//! Type names are the C names (`dpd_node`, `dpd_status`, ...) so that the header and the Rust
+//! code read the same.
+//!
 //! Each module holds one idea: infrastructure first, then one module per wrapped crate.
 
+// The C names are the Rust names (see above).
+#![allow(non_camel_case_types)]
+
+mod dca;
 mod error;
 mod guard;
 mod handle;
+mod noise;
 mod ptr;
+mod rng;
 mod status;
 mod threads;
 mod version;

@@ -122,17 +122,6 @@ pub(crate) unsafe fn write_out<T>(ptr: *mut T, value: T, name: &str) -> FfiResul
     Ok(())
 }
 
-/// Reads a `bool`-like flag passed as an integer (C `bool`/`int` differ across hosts).
-pub(crate) fn flag(value: u32, name: &str) -> FfiResult<bool> {
-    match value {
-        0 => Ok(false),
-        1 => Ok(true),
-        v => Err(FfiError::invalid(format!(
-            "`{name}` must be 0 or 1, got {v}"
-        ))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

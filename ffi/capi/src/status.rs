@@ -45,6 +45,8 @@ pub enum dpd_status {
     DPD_ERR_NUMERICAL = 16,
     /// An error a wrapped crate reported that has no more specific code.
     DPD_ERR_OTHER = 17,
+    /// The operating system's random number generator failed.
+    DPD_ERR_RNG = 18,
 }
 
 impl dpd_status {
@@ -69,6 +71,7 @@ impl dpd_status {
             Self::DPD_ERR_INVALID_STATE => c"DPD_ERR_INVALID_STATE",
             Self::DPD_ERR_NUMERICAL => c"DPD_ERR_NUMERICAL",
             Self::DPD_ERR_OTHER => c"DPD_ERR_OTHER",
+            Self::DPD_ERR_RNG => c"DPD_ERR_RNG",
         }
     }
 }
@@ -85,7 +88,7 @@ pub extern "C" fn dpd_status_name(status: u32) -> *const std::ffi::c_char {
 }
 
 /// Every status, for lookups by number (a C caller may pass any integer).
-const ALL: [dpd_status; 18] = [
+const ALL: [dpd_status; 19] = [
     dpd_status::DPD_OK,
     dpd_status::DPD_ERR_NULL_POINTER,
     dpd_status::DPD_ERR_INVALID_ARGUMENT,
@@ -104,6 +107,7 @@ const ALL: [dpd_status; 18] = [
     dpd_status::DPD_ERR_INVALID_STATE,
     dpd_status::DPD_ERR_NUMERICAL,
     dpd_status::DPD_ERR_OTHER,
+    dpd_status::DPD_ERR_RNG,
 ];
 
 #[cfg(test)]
