@@ -86,7 +86,8 @@ fn node_errors_change_nothing() {
         node.absorb(&shards[0][1]).unwrap();
         let before = node.snapshot();
         let good = shards[1][1].clone();
-        let mut bad_cases: Vec<(ShareMessage, fn(&Error) -> bool)> = vec![
+        type IsExpected = fn(&Error) -> bool;
+        let mut bad_cases: Vec<(ShareMessage, IsExpected)> = vec![
             (shards[0][1].clone(), |e| {
                 matches!(
                     e,
