@@ -184,3 +184,134 @@ impl Accountant {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-12 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn zcdp_composition_of_gaussian_rounds_matches_hand_computation() {
+        // Ten rounds of Δ = 1, σ = 5: ρ = 1/(2·25) = 0.02 each, Σρ = 0.2.
+        // δ = 1e-5: ln(1/δ) = 11.512925465; ρ·ln = 2.302585093; sqrt = 1.517427129;
+        // ε = 0.2 + 2·1.517427129 = 3.234854259.
+        let mut acc = Accountant::new(PrivacyLoss::new(3.3, 1e-5).unwrap()).unwrap();
+        let round = RoundCost::gaussian(1.0, 5.0).unwrap();
+        assert_eq!(round, RoundCost::Zcdp { rho: 0.02 });
+        for _ in 0..10 {
+            acc.charge(round).unwrap();
+        }
+        assert!(close(acc.rho_spent(), 0.2));
+        let spent = acc.spent();
+        assert!(close(spent.epsilon, 3.234_854_258_770_293), "{spent:?}");
+        assert_eq!(spent.delta, 1e-5);
+        assert_eq!(acc.rounds(), 10);
+
+        // An eleventh round: Σρ = 0.22, ln·ρ = 2.532843602, sqrt = 1.591491000,
+        // ε = 0.22 + 3.182981999 = 3.402981999 > 3.3 — refused, nothing changes.
+        let before = acc.clone();
+        let err = acc.charge(round).unwrap_err();
+        match err {
+            Error::BudgetExceeded {
+                would_spend,
+                budget,
+            } => {
+                assert!(close(would_spend.epsilon, 3.402_981_999_505_150_2));
+                assert_eq!(budget, PrivacyLoss::new(3.3, 1e-5).unwrap());
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(acc, before);
+    }
+
+    #[test]
+    fn basic_composition_adds_epsilons_and_deltas() {
+        let mut acc = Accountant::new(PrivacyLoss::new(1.0, 1e-6).unwrap()).unwrap();
+        acc.charge(RoundCost::pure(0.25).unwrap()).unwrap();
+        acc.charge(RoundCost::approx(0.5, 4e-7).unwrap()).unwrap();
+        let spent = acc.spent();
+        assert!(close(spent.epsilon, 0.75));
+        assert!(close(spent.delta, 4e-7));
+        // 0.75 + 0.3 = 1.05 > 1: refused, unchanged.
+        let before = acc.clone();
+        assert!(matches!(
+            acc.charge(RoundCost::pure(0.3).unwrap()),
+            Err(Error::BudgetExceeded { .. })
+        ));
+        assert_eq!(acc, before);
+        // δ over budget: 4e-7 + 7e-7 > 1e-6.
+        assert!(acc.charge(RoundCost::approx(0.1, 7e-7).unwrap()).is_err());
+        assert_eq!(acc, before);
+        // Exactly filling the budget is allowed.
+        acc.charge(RoundCost::pure(0.25).unwrap()).unwrap();
+        assert!(close(acc.spent().epsilon, 1.0));
+    }
+
+    #[test]
+    fn mixed_rounds_convert_zcdp_with_the_remaining_delta() {
+        // One (0.1, 1e-6) round plus Σρ = 0.2 under δ_B = 1e-5: δ′ = 9e-6,
+        // ln(1/δ′) = 11.618285981, ρ·ln = 2.323657196, sqrt = 1.524354682,
+        // ε = 0.1 + 0.2 + 3.048709364 = 3.348709364.
+        let mut acc = Accountant::new(PrivacyLoss::new(4.0, 1e-5).unwrap()).unwrap();
+        acc.charge(RoundCost::approx(0.1, 1e-6).unwrap()).unwrap();
+        acc.charge(RoundCost::zcdp(0.2).unwrap()).unwrap();
+        let spent = acc.spent();
+        assert!(
+            close(spent.epsilon, 0.1 + 3.248_709_363_731_224),
+            "{spent:?}"
+        );
+        assert_eq!(spent.delta, 1e-5);
+    }
+
+    #[test]
+    fn check_is_a_dry_run() {
+        let acc = Accountant::new(PrivacyLoss::new(1.0, 1e-5).unwrap()).unwrap();
+        let before = acc.clone();
+        let total = acc.check(RoundCost::pure(0.5).unwrap()).unwrap();
+        assert_eq!(total, PrivacyLoss::new(0.5, 0.0).unwrap());
+        assert_eq!(acc, before);
+        assert_eq!(acc.spent(), PrivacyLoss::new(0.0, 0.0).unwrap());
+    }
+
+    #[test]
+    fn gaussian_rounds_need_a_delta_budget() {
+        let mut acc = Accountant::new(PrivacyLoss::new(10.0, 0.0).unwrap()).unwrap();
+        assert!(matches!(
+            acc.charge(RoundCost::zcdp(1e-6).unwrap()),
+            Err(Error::BudgetExceeded { .. })
+        ));
+        assert_eq!(acc.rounds(), 0);
+    }
+
+    #[test]
+    fn invalid_costs_and_budgets_are_refused() {
+        for bad in [f64::NAN, f64::INFINITY, -1.0] {
+            assert!(PrivacyLoss::new(bad, 1e-5).is_err());
+            assert!(RoundCost::pure(bad).is_err());
+            assert!(RoundCost::zcdp(bad).is_err());
+            assert!(RoundCost::gaussian(bad, 1.0).is_err());
+            assert!(RoundCost::gaussian(1.0, bad).is_err());
+        }
+        assert!(RoundCost::zcdp(0.0).is_err());
+        assert!(RoundCost::gaussian(0.0, 1.0).is_err());
+        for bad_delta in [f64::NAN, 1.0, -1e-9] {
+            assert!(PrivacyLoss::new(1.0, bad_delta).is_err());
+            assert!(RoundCost::approx(1.0, bad_delta).is_err());
+        }
+        // Public fields can be set by hand; the accountant validates them.
+        let bad = PrivacyLoss {
+            epsilon: f64::NAN,
+            delta: 0.0,
+        };
+        assert!(Accountant::new(bad).is_err());
+        let mut acc = Accountant::new(PrivacyLoss::new(1.0, 1e-5).unwrap()).unwrap();
+        assert!(acc.charge(RoundCost::Approx(bad)).is_err());
+        assert!(acc.charge(RoundCost::Zcdp { rho: -1.0 }).is_err());
+        assert_eq!(acc.rounds(), 0);
+        assert!(zcdp_to_approx(0.1, 0.0).is_err());
+        assert!(zcdp_to_approx(f64::NAN, 1e-5).is_err());
+    }
+}

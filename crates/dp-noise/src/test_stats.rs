@@ -15,7 +15,7 @@ pub(crate) fn chi_square_sf(df: usize, x: f64) -> f64 {
     assert!(df >= 1);
     let h = 0.5 * x;
     let k = df / 2;
-    if df % 2 == 0 {
+    if df.is_multiple_of(2) {
         let mut term = 1.0;
         let mut sum = 0.0;
         for i in 0..k {
