@@ -45,7 +45,7 @@ fn exact_sum(inputs: &[Vec<f64>], included: &ClientSet, frac_bits: u32) -> Vec<i
 }
 
 fn cases() -> u32 {
-    if cfg!(debug_assertions) { 12 } else { 64 }
+    if cfg!(debug_assertions) { 12 } else { 256 }
 }
 
 proptest! {
