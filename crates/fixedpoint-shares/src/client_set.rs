@@ -141,6 +141,29 @@ impl ClientSet {
         })
     }
 
+    /// The bitset words (bit i of word w is client 64·w + i), for the wire format.
+    pub(crate) fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// The set with these bitset words, or `None` if the word count is wrong or a bit at or
+    /// beyond `universe` is set.
+    pub(crate) fn from_words(universe: usize, words: Vec<u64>) -> Option<Self> {
+        if words.len() != universe.div_ceil(64) {
+            return None;
+        }
+        let tail_bits = universe % 64;
+        if tail_bits != 0 && words.last().is_some_and(|&w| w >> tail_bits != 0) {
+            return None;
+        }
+        let len = words.iter().map(|w| w.count_ones() as usize).sum();
+        Some(Self {
+            universe,
+            words,
+            len,
+        })
+    }
+
     /// The clients of `self` that are not in `other`, in increasing order.
     pub(crate) fn difference<'a>(
         &'a self,

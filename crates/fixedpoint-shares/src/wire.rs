@@ -1,4 +1,7 @@
-//! The wire format of a share message: versioned, little-endian, self-describing.
+//! The wire formats: share messages (client → node, below) and node sums (node → aggregator,
+//! [`encode_node_sum`]). Both versioned, little-endian, self-describing.
+//!
+//! Share message:
 //!
 //! ```text
 //! offset size field
@@ -19,6 +22,9 @@
 //! length must match exactly, and it never panics or allocates more than the input's size.
 
 use std::fmt;
+
+mod node_sum;
+pub use node_sum::{NODE_SUM_MAGIC, decode_node_sum, encode_node_sum, node_sum_encoded_len};
 
 use crate::fixed_point::MAX_EXPLICIT_FRAC_BITS;
 use crate::ids::{ClientId, NodeIndex, RoundId};
@@ -65,6 +71,10 @@ pub enum WireError {
         /// Bytes given.
         actual: usize,
     },
+    /// A node sum's client count N is 0 or above 2^32.
+    BadUniverse(u64),
+    /// A node sum's client bitset has a bit at or beyond N.
+    BadClientSet,
     /// Bytes after the payload.
     TrailingBytes {
         /// Total length the header implies.
@@ -94,6 +104,8 @@ impl fmt::Display for WireError {
                     "truncated: {actual} bytes, the header implies {expected}"
                 )
             }
+            WireError::BadUniverse(n) => write!(f, "client count {n} outside 1..=2^32"),
+            WireError::BadClientSet => write!(f, "client bitset names a client at or beyond N"),
             WireError::TrailingBytes { expected, actual } => write!(
                 f,
                 "trailing bytes: {actual} bytes, the header implies {expected}"
@@ -250,7 +262,7 @@ fn parse(bytes: &[u8]) -> std::result::Result<ShareMessage, WireError> {
     })
 }
 
-/// Reads fixed-size fields off the front of the header (sizes sum to [`HEADER_LEN`]).
+/// Reads fixed-size fields off the front of a header (callers take exactly the header's length).
 struct Reader<'a>(&'a [u8]);
 
 impl Reader<'_> {

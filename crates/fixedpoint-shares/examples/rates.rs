@@ -1,0 +1,124 @@
+//! Measures the kernels and the seed-expansion path on this machine (single thread).
+//!
+//! `cargo run --release -p fixedpoint-shares --example rates`
+//!
+//! Prints: the dispatched kernel path; GB/s of the add kernels at an L1-sized and a
+//! memory-sized vector; the raw AES-128-CTR keystream rate; and the rate at which a compute node
+//! absorbs seed shares (expand + add), as a fraction of the raw keystream rate.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use dp_noise::rng::RngSource;
+use fixedpoint_shares::kernels::{self, selected_path};
+use fixedpoint_shares::{
+    Client, ClientId, ComputeNode, NodeIndex, RoundConfig, RoundId, RoundParams, Seed, ShareMode,
+    raw_keystream,
+};
+
+type Kernel = fn(&mut [u64], &[u64]) -> fixedpoint_shares::Result<()>;
+
+/// Best of `reps` timings of `f`, in seconds.
+fn best<F: FnMut()>(reps: usize, mut f: F) -> f64 {
+    (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn main() -> fixedpoint_shares::Result<()> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .map_err(|_| fixedpoint_shares::Error::InvalidParameter {
+            name: "threads",
+            value: 1.0,
+            requirement: "a rayon pool",
+        })?;
+    println!("dispatched kernel path: {}", selected_path());
+    println!("{:<12} {:>10} {:>12}", "kernel", "words", "GB/s (r+w)");
+    let kernels: [(&str, Kernel); 3] = [
+        ("scalar", kernels::add_assign_scalar),
+        ("wide", kernels::add_assign_wide),
+        ("dispatched", kernels::add_assign),
+    ];
+    for words in [2048usize, 1 << 22] {
+        let src: Vec<u64> = (0..words as u64).collect();
+        let mut acc = vec![1u64; words];
+        let iters = (1 << 26) / words;
+        for (name, kernel) in kernels {
+            let secs = best(5, || {
+                for _ in 0..iters {
+                    kernel(black_box(&mut acc), black_box(&src)).ok();
+                }
+            });
+            // Bytes moved: read acc, read src, write acc.
+            let gbs = (3 * 8 * words * iters) as f64 / secs / 1e9;
+            println!("{name:<12} {words:>10} {gbs:>12.2}");
+        }
+    }
+
+    let seed = Seed::from_bytes([9; 16]);
+    let mut buf = vec![0u8; 1 << 20];
+    let raw = best(5, || {
+        for _ in 0..64 {
+            raw_keystream(&seed, black_box(&mut buf));
+        }
+    });
+    let raw_rate = (64 << 20) as f64 / raw / 1e9;
+    println!("raw AES-128-CTR keystream: {raw_rate:.2} GB/s");
+
+    // One node absorbing seed shares of d = 2^17 words (1 MiB) each.
+    let (n, d) = (64usize, 1usize << 17);
+    let config = RoundConfig::new(&RoundParams {
+        round: RoundId(1),
+        n_clients: n,
+        n_nodes: 2,
+        max_dropped: 0,
+        dim: d,
+        bound: 1.0,
+        mode: ShareMode::Seed,
+        noise_sigma_total: None,
+        frac_bits: None,
+    })?;
+    let values = vec![0.5; d];
+    let seeds = (0..n as u64)
+        .map(|i| {
+            let mut msgs = Client::new(&config, ClientId(i), RngSource::InsecureFixedSeed(i))?
+                .shard(&values)?;
+            Ok(msgs.swap_remove(1))
+        })
+        .collect::<fixedpoint_shares::Result<Vec<_>>>()?;
+    let absorb = best(3, || {
+        pool.install(|| {
+            let mut node = ComputeNode::new(&config, NodeIndex(1)).ok();
+            for msg in &seeds {
+                if let Some(node) = node.as_mut() {
+                    node.absorb(msg).ok();
+                }
+            }
+            black_box(node);
+        })
+    });
+    let absorb_rate = (n * d * 8) as f64 / absorb / 1e9;
+    println!(
+        "seed absorption (expand + add), 1 thread: {absorb_rate:.2} GB/s of mask = {:.0}% of raw keystream",
+        100.0 * absorb_rate / raw_rate
+    );
+    let batch = best(3, || {
+        let mut node = ComputeNode::new(&config, NodeIndex(1)).ok();
+        if let Some(node) = node.as_mut() {
+            node.absorb_batch(&seeds).ok();
+        }
+        black_box(node);
+    });
+    println!(
+        "seed absorption, absorb_batch on {} threads: {:.2} GB/s of mask",
+        rayon::current_num_threads(),
+        (n * d * 8) as f64 / batch / 1e9
+    );
+    Ok(())
+}
