@@ -23,6 +23,8 @@ pub mod partition;
 pub mod plr;
 mod solver;
 pub mod stacking;
+#[cfg(test)]
+mod test_support;
 pub mod transfer;
 
 pub use calibration::{Calibration, GroupNoise};

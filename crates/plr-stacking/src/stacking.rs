@@ -399,3 +399,155 @@ pub(crate) fn split_rows(
     let (high, low) = order.split_at(n_high);
     Ok((low.to_vec(), high.to_vec()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::auc;
+    use crate::plr::{PlrConfig, fit_plr};
+    use crate::test_support::{synthetic, synthetic_dataset};
+
+    /// D^l exactly as the stacking fits draw it, restricted to `columns`.
+    fn low_half(x: &[f64], y: &[f64], d: usize, columns: &[usize], rng: &RngSource) -> Dataset {
+        let (low, _) = split_rows(y.len(), 0.5, 1, rng).unwrap();
+        let rows: Vec<f64> = low
+            .iter()
+            .flat_map(|&i| columns.iter().map(move |&j| x[i * d + j]))
+            .collect();
+        let labels: Vec<f64> = low.iter().map(|&i| y[i]).collect();
+        Dataset::from_rows(&rows, columns.len(), &labels).unwrap()
+    }
+
+    #[test]
+    fn one_group_of_importance_one_is_plr_on_that_group() {
+        // Remark 1: with one group of importance 1, the low level of Alg. 3 is Alg. 1 on that
+        // group (same ε′, Δ, scaling, noise stream) — identical weights, bit for bit.
+        let d = 6;
+        let (x, y) = synthetic(120, d, 1.0, 21);
+        let data = Dataset::from_rows(&x, d, &y).unwrap();
+        let rng = RngSource::InsecureFixedSeed(77);
+        for epsilon in [0.05, 1.0] {
+            // ε = 0.05 takes the Δ branch (n = 60, λ = 0.01: ε′ = 0.05 − 0.6 < 0).
+            let config = StackingConfig::new(epsilon, 0.01);
+            let plr = PlrConfig {
+                epsilon,
+                lambda: 0.01,
+            };
+            let all: Vec<usize> = (0..d).collect();
+            let single = FeatureGroups::new(vec![all.clone()], vec![1.0], d).unwrap();
+            let stacked = fit_pst_f(&data, &single, &config, &rng).unwrap();
+            let reference =
+                fit_plr(&low_half(&x, &y, d, &all, &rng), &plr, &rng.derive(0)).unwrap();
+            assert_eq!(
+                stacked.model.low_level()[0].model.weights(),
+                reference.model.weights()
+            );
+            assert_eq!(
+                stacked.low_calibration[0].groups,
+                reference.calibration.groups
+            );
+
+            // Only the first of two groups has non-zero importance.
+            let first = vec![4, 1, 2];
+            let pair =
+                FeatureGroups::new(vec![first.clone(), vec![0, 3, 5]], vec![1.0, 0.0], d).unwrap();
+            let stacked = fit_pst_f(&data, &pair, &config, &rng).unwrap();
+            let reference =
+                fit_plr(&low_half(&x, &y, d, &first, &rng), &plr, &rng.derive(0)).unwrap();
+            assert_eq!(
+                stacked.model.low_level()[0].model.weights(),
+                reference.model.weights()
+            );
+        }
+    }
+
+    #[test]
+    fn stacking_learns_and_reports_its_guarantee() {
+        let d = 10;
+        // one draw (one generating w), split into train and test
+        let (x, y) = synthetic(1800, d, 1.0, 4);
+        let (train_x, test_x) = x.split_at(1200 * d);
+        let (train_y, test_y) = y.split_at(1200);
+        let train = Dataset::from_rows(train_x, d, train_y).unwrap();
+        let rng = RngSource::InsecureFixedSeed(5);
+        let config = StackingConfig::new(f64::INFINITY, 1e-3);
+        let groups = FeatureGroups::sorted_blocks(
+            &(0..d).map(|j| 1.0 / (1 + j) as f64).collect::<Vec<_>>(),
+            2,
+        )
+        .unwrap();
+        let f = fit_pst_f(&train, &groups, &config, &rng).unwrap();
+        let s = fit_pst_s(&train, 3, &config, &rng).unwrap();
+        for fit in [&f, &s] {
+            let p = fit.model.predict_proba(test_x).unwrap();
+            assert!(p.iter().all(|&v| (0.0..=1.0).contains(&v)));
+            let a = auc(&p, test_y).unwrap();
+            assert!(a > 0.8, "non-private stacking AUC {a}");
+        }
+        let private = fit_pst_f(&train, &groups, &StackingConfig::new(1.0, 1e-3), &rng).unwrap();
+        assert_eq!(private.privacy.epsilon, 1.0);
+        assert_eq!(private.privacy.delta, 0.0);
+        // meta features are inside the unit ball
+        let m = private.model.meta_features(test_x).unwrap();
+        assert!(
+            m.chunks(2)
+                .all(|r| r.iter().map(|v| v * v).sum::<f64>() < 1.0)
+        );
+        assert_eq!(s.low_calibration.len(), 3);
+    }
+
+    #[test]
+    fn bad_partitions_and_parameters_are_refused() {
+        let d = 4;
+        let data = synthetic_dataset(10, d, 1.0, 8);
+        let rng = RngSource::InsecureFixedSeed(1);
+        let config = StackingConfig::new(1.0, 0.1);
+        // 5 rows in D^l cannot make 6 non-empty parts
+        assert!(matches!(
+            fit_pst_s(&data, 6, &config, &rng),
+            Err(Error::Empty { .. })
+        ));
+        assert!(fit_pst_s(&data, 0, &config, &rng).is_err());
+        let tiny = synthetic_dataset(1, d, 1.0, 8);
+        assert!(matches!(
+            fit_pst_s(&tiny, 1, &config, &rng),
+            Err(Error::Empty { .. })
+        ));
+        // groups for another width
+        let other = FeatureGroups::uniform(vec![vec![0], vec![1]], 3).unwrap();
+        assert!(matches!(
+            fit_pst_f(&data, &other, &config, &rng),
+            Err(Error::DimensionMismatch { .. })
+        ));
+        let groups = FeatureGroups::uniform(vec![vec![0, 1], vec![2, 3]], d).unwrap();
+        for bad in [
+            StackingConfig {
+                high_fraction: 1.0,
+                ..config
+            },
+            StackingConfig {
+                lambda_high: 0.0,
+                ..config
+            },
+            StackingConfig {
+                epsilon: f64::NAN,
+                ..config
+            },
+        ] {
+            assert!(matches!(
+                fit_pst_f(&data, &groups, &bad, &rng),
+                Err(Error::InvalidParameter { .. })
+            ));
+        }
+        let model = fit_pst_f(&data, &groups, &config, &rng).unwrap().model;
+        assert!(
+            model
+                .predict_proba(&[0.0, 1.0, f64::INFINITY, 0.0])
+                .is_err()
+        );
+        assert!(model.predict_proba(&[0.0; 5]).is_err());
+        // import checks
+        let high = LogisticModel::new(vec![1.0], 1.0).unwrap();
+        assert!(StackedModel::new(d, model.low_level().to_vec(), high).is_err());
+    }
+}

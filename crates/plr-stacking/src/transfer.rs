@@ -146,3 +146,112 @@ pub fn fit_pst_h(
         target_privacy: privacy_loss(config.epsilon_target),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::synthetic_dataset;
+
+    fn groups() -> FeatureGroups {
+        FeatureGroups::new(vec![vec![0, 1], vec![2, 3, 4]], vec![0.6, 0.4], 5).unwrap()
+    }
+
+    #[test]
+    fn strong_transfer_pulls_target_models_to_the_source() {
+        let source = synthetic_dataset(400, 5, 1.0, 1);
+        let target = synthetic_dataset(60, 5, 1.0, 2);
+        let config = TransferConfig {
+            epsilon_source: 1.0,
+            epsilon_target: f64::INFINITY,
+            lambda_source: 0.01,
+            lambda_target: 1e6,
+            lambda_high: 0.01,
+            high_fraction: 0.5,
+        };
+        let fit = fit_pst_h(
+            &source,
+            &target,
+            &groups(),
+            &config,
+            &RngSource::InsecureFixedSeed(3),
+        )
+        .unwrap();
+        for (low, src) in fit.target.model.low_level().iter().zip(&fit.source_models) {
+            for (a, b) in low.model.weights().iter().zip(src.weights()) {
+                assert!((a - b).abs() < 1e-4 * (1.0 + b.abs()), "{a} vs {b}");
+            }
+            assert_eq!(low.model.input_radius(), src.input_radius());
+        }
+        assert_eq!(fit.source_privacy.epsilon, 1.0);
+        assert_eq!(fit.target_privacy.epsilon, f64::INFINITY);
+    }
+
+    #[test]
+    fn source_models_are_the_jointly_calibrated_low_level() {
+        // The source half is the PST-F low level on all source rows: same weights as
+        // fit_groups with the joint calibration and the documented stream.
+        let source = synthetic_dataset(200, 5, 1.0, 1);
+        let rng = RngSource::InsecureFixedSeed(4);
+        let models = fit_source_models(&source, &groups(), 0.5, 0.01, &rng).unwrap();
+        let calibration = low_level_calibration(0.5, 200, &groups(), 0.01).unwrap();
+        // joint ε′ = ε − Σ_k log(1 + q_k²/(2nλ) + q_k⁴/(16n²λ²)), not ε per group
+        assert!(calibration.epsilon_prime < 0.5);
+        let direct = fit_groups(
+            &source,
+            &groups(),
+            &calibration,
+            0.01,
+            None,
+            &rng.derive(STREAM_SOURCE),
+        )
+        .unwrap();
+        for (m, g) in models.iter().zip(&direct) {
+            assert_eq!(m, &g.model);
+        }
+    }
+
+    #[test]
+    fn mismatched_domains_are_refused() {
+        let source = synthetic_dataset(100, 5, 1.0, 1);
+        let target = synthetic_dataset(40, 4, 1.0, 2);
+        let config = TransferConfig {
+            epsilon_source: 1.0,
+            epsilon_target: 1.0,
+            lambda_source: 0.01,
+            lambda_target: 0.1,
+            lambda_high: 0.01,
+            high_fraction: 0.5,
+        };
+        let rng = RngSource::InsecureFixedSeed(0);
+        assert!(matches!(
+            fit_pst_h(&source, &target, &groups(), &config, &rng),
+            Err(Error::DimensionMismatch { .. })
+        ));
+        let target = synthetic_dataset(40, 5, 1.0, 2);
+        let wrong = vec![LogisticModel::new(vec![0.0; 2], 0.6).unwrap()];
+        assert!(
+            fit_target_with_source(
+                &target,
+                &groups(),
+                &wrong,
+                &StackingConfig::new(1.0, 0.1),
+                &rng
+            )
+            .is_err()
+        );
+        let wrong_width = vec![
+            LogisticModel::new(vec![0.0; 3], 0.6).unwrap(),
+            LogisticModel::new(vec![0.0; 3], 0.4).unwrap(),
+        ];
+        assert!(matches!(
+            fit_target_with_source(
+                &target,
+                &groups(),
+                &wrong_width,
+                &StackingConfig::new(1.0, 0.1),
+                &rng
+            ),
+            Err(Error::DimensionMismatch { .. })
+        ));
+    }
+}
