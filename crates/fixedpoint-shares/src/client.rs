@@ -7,7 +7,7 @@ use rand_chacha::ChaCha20Rng;
 use crate::ids::{ClientId, NodeIndex};
 use crate::kernels;
 use crate::message::{ShareMessage, SharePayload};
-use crate::prg::{self, MaskDomain, Scratch, Seed, Sign};
+use crate::prg::{self, MaskDomain, Seed, Sign};
 use crate::round::{RoundConfig, ShareMode};
 use crate::{Error, Result};
 
@@ -27,7 +27,6 @@ pub struct Client {
     id: ClientId,
     rng: ChaCha20Rng,
     noise: Option<DiscreteGaussian>,
-    scratch: Scratch,
 }
 
 impl Client {
@@ -52,7 +51,6 @@ impl Client {
             id,
             rng: rng.try_rng()?,
             noise,
-            scratch: Scratch::new(),
         })
     }
 
@@ -107,19 +105,12 @@ impl Client {
             };
             let payload = match self.config.mode() {
                 ShareMode::Seed => {
-                    prg::apply_mask(
-                        &seed,
-                        domain,
-                        0,
-                        &mut balancing,
-                        Sign::Sub,
-                        &mut self.scratch,
-                    );
+                    prg::apply_mask(&seed, domain, 0, &mut balancing, Sign::Sub);
                     SharePayload::Seed(seed)
                 }
                 ShareMode::Full => {
                     let mut mask = vec![0u64; dim];
-                    prg::fill_mask(&seed, domain, &mut mask, &mut self.scratch);
+                    prg::fill_mask(&seed, domain, &mut mask);
                     kernels::sub_assign(&mut balancing, &mask)?;
                     SharePayload::Full(mask)
                 }

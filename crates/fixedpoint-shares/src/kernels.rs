@@ -174,17 +174,6 @@ pub fn add_assign_many(acc: &mut [u64], srcs: &[&[u64]]) -> Result<()> {
     Ok(())
 }
 
-/// Adds little-endian keystream bytes, read as `u64` words, into `acc` (used by seed expansion).
-/// `src` must hold at least `acc.len()` words; extra words are ignored.
-pub(crate) fn add_le_words(acc: &mut [u64], src: &[[u8; 8]]) {
-    add_le_dispatched(acc, src);
-}
-
-/// Subtracts little-endian `u64` words from `acc` (see [`add_le_words`]).
-pub(crate) fn sub_le_words(acc: &mut [u64], src: &[[u8; 8]]) {
-    sub_le_dispatched(acc, src);
-}
-
 // The `wide` loops (baseline target).
 
 #[inline]
@@ -233,20 +222,6 @@ fn add4_dispatched(acc: &mut [u64], s0: &[u64], s1: &[u64], s2: &[u64], s3: &[u6
             .wrapping_add(*x1)
             .wrapping_add(*x2)
             .wrapping_add(*x3);
-    }
-}
-
-#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
-fn add_le_dispatched(acc: &mut [u64], src: &[[u8; 8]]) {
-    for (a, s) in acc.iter_mut().zip(src) {
-        *a = a.wrapping_add(u64::from_le_bytes(*s));
-    }
-}
-
-#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
-fn sub_le_dispatched(acc: &mut [u64], src: &[[u8; 8]]) {
-    for (a, s) in acc.iter_mut().zip(src) {
-        *a = a.wrapping_sub(u64::from_le_bytes(*s));
     }
 }
 
@@ -331,21 +306,6 @@ mod tests {
                 assert_eq!(got, want, "{n_src} sources, len {len}");
             }
         }
-    }
-
-    #[test]
-    fn le_word_kernels_read_little_endian() {
-        let mut acc = vec![1u64, 2, 3];
-        let src = [
-            5u64.to_le_bytes(),
-            u64::MAX.to_le_bytes(),
-            0x0102_0304_0506_0708u64.to_le_bytes(),
-            [9; 8], // beyond acc: ignored
-        ];
-        add_le_words(&mut acc, &src);
-        assert_eq!(acc, [6, 1, 3 + 0x0102_0304_0506_0708]);
-        sub_le_words(&mut acc, &src);
-        assert_eq!(acc, [1, 2, 3]);
     }
 
     #[test]

@@ -15,9 +15,12 @@ use crate::client_set::ClientSet;
 use crate::ids::{ClientId, NodeIndex, RoundId};
 use crate::kernels;
 use crate::message::{ShareMessage, SharePayload};
-use crate::prg::{self, CHUNK_WORDS, MaskDomain, Scratch, Seed, Sign};
+use crate::prg::{self, MaskDomain, Seed, Sign};
 use crate::round::{RoundConfig, ShareMode};
 use crate::{Error, Result};
+
+/// Granularity of the coordinate split across threads (8 KiB of each share per piece).
+const PAR_SPLIT_WORDS: usize = 1024;
 
 /// Below this many words of work (messages × d) a batch is summed on the calling thread.
 const PAR_MIN_WORK_WORDS: usize = 1 << 15;
@@ -44,7 +47,6 @@ pub struct ComputeNode {
     acc: Vec<u64>,
     received: ClientSet,
     seeds: HashMap<ClientId, Seed>,
-    scratch: Scratch,
 }
 
 impl ComputeNode {
@@ -65,7 +67,6 @@ impl ComputeNode {
             acc: vec![0; config.dim()],
             received: ClientSet::empty(config.n_clients()),
             seeds: HashMap::new(),
-            scratch: Scratch::new(),
         })
     }
 
@@ -108,7 +109,7 @@ impl ComputeNode {
                 return Err(Error::DuplicateClient { client: pair[0] });
             }
         }
-        accumulate(&mut self.acc, msgs, Sign::Add, &mut self.scratch);
+        accumulate(&mut self.acc, msgs, Sign::Add);
         for msg in msgs {
             // Ids were checked above; insertion cannot fail.
             let _ = self.received.insert(msg.client);
@@ -130,12 +131,7 @@ impl ComputeNode {
         if !self.received.contains(msg.client) {
             return Err(Error::NotAbsorbed { client: msg.client });
         }
-        accumulate(
-            &mut self.acc,
-            std::slice::from_ref(msg),
-            Sign::Sub,
-            &mut self.scratch,
-        );
+        accumulate(&mut self.acc, std::slice::from_ref(msg), Sign::Sub);
         self.received.remove(msg.client);
         self.seeds.remove(&msg.client);
         Ok(())
@@ -171,14 +167,13 @@ impl ComputeNode {
             }
         }
         let mut sum = self.acc.clone();
-        let mut scratch = Scratch::new();
         for (client, seed) in excess {
             let domain = MaskDomain {
                 round: self.config.round(),
                 client,
                 node: self.node,
             };
-            prg::apply_mask(seed, domain, 0, &mut sum, Sign::Sub, &mut scratch);
+            prg::apply_mask(seed, domain, 0, &mut sum, Sign::Sub);
         }
         Ok(NodeSum {
             round: self.config.round(),
@@ -269,32 +264,29 @@ pub(crate) fn check_missing(agreed: &ClientSet, config: &RoundConfig) -> Result<
 /// Large vectors are split by coordinate range across threads (each thread expands seeds from
 /// its own offset, no extra accumulator); many small ones are split by client with one
 /// accumulator per thread, reduced at the end. Memory stays O(threads · d).
-fn accumulate(acc: &mut [u64], msgs: &[ShareMessage], sign: Sign, scratch: &mut Scratch) {
+fn accumulate(acc: &mut [u64], msgs: &[ShareMessage], sign: Sign) {
     let d = acc.len();
     let threads = rayon::current_num_threads();
     let work = msgs.len().saturating_mul(d);
     if threads < 2 || work < PAR_MIN_WORK_WORDS {
         for msg in msgs {
-            apply_range(acc, 0, msg, sign, scratch);
+            apply_range(acc, 0, msg, sign);
         }
-    } else if d >= 2 * CHUNK_WORDS * threads || msgs.len() < 2 * threads {
-        let per = d.div_ceil(threads).next_multiple_of(CHUNK_WORDS);
-        acc.par_chunks_mut(per)
-            .enumerate()
-            .for_each_init(Scratch::new, |scratch, (i, part)| {
-                for msg in msgs {
-                    apply_range(part, i * per, msg, sign, scratch);
-                }
-            });
+    } else if d >= 2 * PAR_SPLIT_WORDS * threads || msgs.len() < 2 * threads {
+        let per = d.div_ceil(threads).next_multiple_of(PAR_SPLIT_WORDS);
+        acc.par_chunks_mut(per).enumerate().for_each(|(i, part)| {
+            for msg in msgs {
+                apply_range(part, i * per, msg, sign);
+            }
+        });
     } else {
         let per = msgs.len().div_ceil(threads);
         let partial = msgs
             .par_chunks(per)
             .map(|chunk| {
                 let mut local = vec![0u64; d];
-                let mut scratch = Scratch::new();
                 for msg in chunk {
-                    apply_range(&mut local, 0, msg, Sign::Add, &mut scratch);
+                    apply_range(&mut local, 0, msg, Sign::Add);
                 }
                 local
             })
@@ -313,13 +305,7 @@ fn accumulate(acc: &mut [u64], msgs: &[ShareMessage], sign: Sign, scratch: &mut 
 }
 
 /// `part ±= share[start .. start + part.len()]`.
-fn apply_range(
-    part: &mut [u64],
-    start: usize,
-    msg: &ShareMessage,
-    sign: Sign,
-    scratch: &mut Scratch,
-) {
+fn apply_range(part: &mut [u64], start: usize, msg: &ShareMessage, sign: Sign) {
     match &msg.payload {
         SharePayload::Full(v) => {
             if let Some(src) = v.get(start..start + part.len()) {
@@ -335,7 +321,7 @@ fn apply_range(
                 client: msg.client,
                 node: msg.node,
             };
-            prg::apply_mask(seed, domain, start as u64, part, sign, scratch);
+            prg::apply_mask(seed, domain, start as u64, part, sign);
         }
     }
 }

@@ -17,27 +17,26 @@
 //! but a reused or fixed (insecure test) seed still never repeats a keystream across rounds,
 //! clients or nodes.
 //!
-//! Expansion goes through a fixed 8 KiB buffer (fits L1), so adding a mask of any length into an
-//! accumulator allocates nothing that grows with the dimension.
+//! Expansion adds the keystream straight into the accumulator a few blocks at a time, so adding
+//! a mask of any length allocates nothing and makes one pass over the accumulator.
 
 use std::fmt;
 
 use aes::Aes128;
 use aes::cipher::{BlockEncrypt, KeyInit};
-use ctr::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
+use ctr::cipher::consts::U16;
+use ctr::cipher::generic_array::GenericArray;
+use ctr::cipher::typenum::Unsigned;
+use ctr::cipher::{
+    BlockSizeUser, KeyIvInit, ParBlocks, StreamBackend, StreamCipherCore, StreamCipherSeekCore,
+    StreamClosure,
+};
 use rand_core::{CryptoRng, RngCore};
 
 use crate::ids::{ClientId, NodeIndex, RoundId};
-use crate::kernels;
 
-type Keystream = ctr::Ctr64BE<Aes128>;
-
-/// Words expanded per buffer fill (8 KiB).
-pub(crate) const CHUNK_WORDS: usize = 1024;
-
-/// The fixed-size zero input that the keystream is XORed onto (`apply_keystream_b2b`), so the
-/// buffer never needs re-zeroing.
-static ZEROS: [u8; CHUNK_WORDS * 8] = [0; CHUNK_WORDS * 8];
+type Keystream = ctr::CtrCore<Aes128, ctr::flavors::Ctr64BE>;
+type Block = GenericArray<u8, U16>;
 
 /// A 16-byte secret that expands into one mask. `Debug` does not print it.
 #[derive(Clone, PartialEq, Eq)]
@@ -76,15 +75,6 @@ pub(crate) struct MaskDomain {
     pub node: NodeIndex,
 }
 
-/// Reusable expansion buffer (one per thread).
-pub(crate) struct Scratch(Box<[[u8; 8]; CHUNK_WORDS]>);
-
-impl Scratch {
-    pub fn new() -> Self {
-        Self(Box::new([[0u8; 8]; CHUNK_WORDS]))
-    }
-}
-
 /// Whether a mask is added to or subtracted from the accumulator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Sign {
@@ -106,39 +96,95 @@ fn keystream(seed: &Seed, domain: MaskDomain) -> Keystream {
 }
 
 /// `acc[j] ±= r[start_word + j]` for the mask of `seed` in `domain`.
+///
+/// The keystream is generated a few AES blocks at a time (the backend's parallel width, 8 with
+/// AES-NI) and added straight into `acc`: no buffer pass, nothing allocated.
 pub(crate) fn apply_mask(
     seed: &Seed,
     domain: MaskDomain,
     start_word: u64,
     acc: &mut [u64],
     sign: Sign,
-    scratch: &mut Scratch,
 ) {
     let mut stream = keystream(seed, domain);
-    // Byte offsets below 2^68 are always valid for a 64-bit block counter; the call cannot fail
-    // for any dimension that fits in memory.
-    let _ = stream.try_seek(start_word.saturating_mul(8));
-    for chunk in acc.chunks_mut(CHUNK_WORDS) {
-        let words = &mut scratch.0[..chunk.len()];
-        let bytes = words.as_flattened_mut();
-        let _ = stream.apply_keystream_b2b(&ZEROS[..bytes.len()], bytes);
-        match sign {
-            Sign::Add => kernels::add_le_words(chunk, words),
-            Sign::Sub => kernels::sub_le_words(chunk, words),
+    stream.set_block_pos(start_word / 2);
+    let acc = if start_word % 2 == 1 {
+        // Starts in the middle of a block: use its second word, continue at the next block.
+        let Some((first, rest)) = acc.split_first_mut() else {
+            return;
+        };
+        let mut block = Block::default();
+        stream.write_keystream_block(&mut block);
+        let v = u128::from_le_bytes(block.into());
+        add_pair(std::slice::from_mut(first), [(v >> 64) as u64, 0], sign);
+        rest
+    } else {
+        acc
+    };
+    stream.process_with_backend(AddKeystream { acc, sign });
+}
+
+/// Writes the mask of `seed` in `domain` (words 0..out.len()) into `out`.
+pub(crate) fn fill_mask(seed: &Seed, domain: MaskDomain, out: &mut [u64]) {
+    out.fill(0);
+    apply_mask(seed, domain, 0, out, Sign::Add);
+}
+
+/// The closure run with the cipher backend: `acc ±= keystream words`.
+struct AddKeystream<'a> {
+    acc: &'a mut [u64],
+    sign: Sign,
+}
+
+impl BlockSizeUser for AddKeystream<'_> {
+    type BlockSize = U16;
+}
+
+impl StreamClosure for AddKeystream<'_> {
+    fn call<B: StreamBackend<BlockSize = U16>>(self, backend: &mut B) {
+        let mut par = ParBlocks::<B>::default();
+        let mut chunks = self.acc.chunks_exact_mut(2 * B::ParBlocksSize::USIZE);
+        for chunk in &mut chunks {
+            backend.gen_par_ks_blocks(&mut par);
+            add_words(chunk, &par, self.sign);
+        }
+        let mut block = Block::default();
+        for pair in chunks.into_remainder().chunks_mut(2) {
+            backend.gen_ks_block(&mut block);
+            add_words(pair, std::slice::from_ref(&block), self.sign);
         }
     }
 }
 
-/// Writes the mask of `seed` in `domain` (words 0..out.len()) into `out`.
-pub(crate) fn fill_mask(seed: &Seed, domain: MaskDomain, out: &mut [u64], scratch: &mut Scratch) {
-    out.fill(0);
-    apply_mask(seed, domain, 0, out, Sign::Add, scratch);
+/// `acc ±= words of blocks` (block j holds words 2j and 2j + 1, little-endian); stops at the
+/// shorter of the two.
+#[inline(always)]
+fn add_words(acc: &mut [u64], blocks: &[Block], sign: Sign) {
+    let (pairs, tail) = acc.as_chunks_mut::<2>();
+    for (pair, block) in pairs.iter_mut().zip(blocks) {
+        let v = u128::from_le_bytes((*block).into());
+        add_pair(pair, [v as u64, (v >> 64) as u64], sign);
+    }
+    if let (Some(last), Some(block)) = (tail.first_mut(), blocks.get(pairs.len())) {
+        let v = u128::from_le_bytes((*block).into());
+        add_pair(std::slice::from_mut(last), [v as u64, 0], sign);
+    }
+}
+
+#[inline(always)]
+fn add_pair(acc: &mut [u64], words: [u64; 2], sign: Sign) {
+    for (a, k) in acc.iter_mut().zip(words) {
+        *a = match sign {
+            Sign::Add => a.wrapping_add(k),
+            Sign::Sub => a.wrapping_sub(k),
+        };
+    }
 }
 
 /// Raw keystream rate reference: XORs the keystream of `seed` onto `buf` (for benchmarks that
 /// compare mask absorption with bare AES-CTR).
 pub fn raw_keystream(seed: &Seed, buf: &mut [u8]) {
-    let mut stream = keystream(
+    let stream = keystream(
         seed,
         MaskDomain {
             round: RoundId(0),
@@ -146,7 +192,8 @@ pub fn raw_keystream(seed: &Seed, buf: &mut [u8]) {
             node: NodeIndex(0),
         },
     );
-    stream.apply_keystream(buf);
+    use ctr::cipher::StreamCipher;
+    ctr::cipher::StreamCipherCoreWrapper::from_core(stream).apply_keystream(buf);
 }
 
 #[cfg(test)]
@@ -163,7 +210,7 @@ mod tests {
 
     fn mask(seed: &Seed, d: MaskDomain, len: usize) -> Vec<u64> {
         let mut out = vec![0; len];
-        fill_mask(seed, d, &mut out, &mut Scratch::new());
+        fill_mask(seed, d, &mut out);
         out
     }
 
@@ -207,26 +254,11 @@ mod tests {
             base[..4]
         );
         // Any start offset, odd ones included, continues the same stream across chunk borders.
-        let mut scratch = Scratch::new();
-        for start in [0usize, 1, 5, 1023, 1024, 1025, 2047] {
+        for start in [0usize, 1, 2, 5, 15, 16, 17, 1023, 1024, 1025, 2047, 2999] {
             let mut part = vec![0u64; 3000 - start];
-            apply_mask(
-                &seed,
-                domain(1, 2, 3),
-                start as u64,
-                &mut part,
-                Sign::Add,
-                &mut scratch,
-            );
+            apply_mask(&seed, domain(1, 2, 3), start as u64, &mut part, Sign::Add);
             assert_eq!(part, base[start..], "start {start}");
-            apply_mask(
-                &seed,
-                domain(1, 2, 3),
-                start as u64,
-                &mut part,
-                Sign::Sub,
-                &mut scratch,
-            );
+            apply_mask(&seed, domain(1, 2, 3), start as u64, &mut part, Sign::Sub);
             assert!(part.iter().all(|&w| w == 0));
         }
     }

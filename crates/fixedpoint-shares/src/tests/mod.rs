@@ -6,7 +6,7 @@ mod noise;
 mod uniformity;
 
 use crate::message::{ShareMessage, SharePayload};
-use crate::prg::{self, MaskDomain, Scratch};
+use crate::prg::{self, MaskDomain};
 use crate::{ClientId, RoundId, RoundParams, ShareMode};
 
 pub(crate) fn params(n: usize, m: u16, t: usize, d: usize, mode: ShareMode) -> RoundParams {
@@ -34,7 +34,7 @@ pub(crate) fn expand(msg: &ShareMessage) -> Vec<u64> {
                 client: msg.client,
                 node: msg.node,
             };
-            prg::fill_mask(seed, domain, &mut out, &mut Scratch::new());
+            prg::fill_mask(seed, domain, &mut out);
             out
         }
     }
