@@ -11,6 +11,10 @@ pub enum Error {
     NonFinite(String),
     /// A parameter was outside its valid range (bounds, grids, shares, sizes).
     InvalidParameter(String),
+    /// The noise library refused a calibration or a sample.
+    Noise(dp_noise::Error),
+    /// The DCA secure-sum round failed.
+    Dca(fixedpoint_shares::Error),
 }
 
 impl fmt::Display for Error {
@@ -19,11 +23,33 @@ impl fmt::Display for Error {
             Error::Shape(m) => write!(f, "shape mismatch: {m}"),
             Error::NonFinite(m) => write!(f, "non-finite value: {m}"),
             Error::InvalidParameter(m) => write!(f, "invalid parameter: {m}"),
+            Error::Noise(e) => write!(f, "noise: {e}"),
+            Error::Dca(e) => write!(f, "DCA round: {e}"),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Noise(e) => Some(e),
+            Error::Dca(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<dp_noise::Error> for Error {
+    fn from(e: dp_noise::Error) -> Self {
+        Error::Noise(e)
+    }
+}
+
+impl From<fixedpoint_shares::Error> for Error {
+    fn from(e: fixedpoint_shares::Error) -> Self {
+        Error::Dca(e)
+    }
+}
 
 /// Shorthand for results of this crate.
 pub type Result<T> = std::result::Result<T, Error>;
