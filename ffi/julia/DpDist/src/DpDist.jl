@@ -1,0 +1,29 @@
+"""
+    DpDist
+
+Julia bindings to the dpdist C library (`include/dpdist.h`): calibration of Gaussian and
+Laplace noise, exact discrete samplers, a privacy accountant, and DCA — a secure sum over
+additive secret shares in fixed point in which every client adds a share of the Gaussian noise,
+so that the released sum is differentially private.
+
+The shared library is `ENV["DPDIST_LIB"]` if set when the package is (pre)compiled, else
+`<repo>/target/release/libdpdist.<dlext>`.
+"""
+module DpDist
+
+using Libdl
+
+export DpDistError, Rng
+export gaussian_sigma, distributed_sigma, laplace_scale
+export sample_discrete_gaussian, sample_discrete_laplace, sample_gaussian, sample_laplace,
+       sample_objective_perturbation
+export Accountant, charge_gaussian!, charge_approx!, charge_pure!, charge_zcdp!, spent
+export RoundConfig, Client, Node, NodeSum, Aggregator, ReleaseInfo, WireHeader
+export config_info, shard, absorb!, retract!, received, finalize_sum, add!, release,
+       wire_inspect, simulate_round, dca_simulate_round
+
+include("capi.jl")
+include("noise.jl")
+include("dca.jl")
+
+end # module

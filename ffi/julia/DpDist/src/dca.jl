@@ -1,0 +1,271 @@
+# DCA, the secure summation round. Ids are the protocol's and 0-based: clients 0..N-1,
+# compute nodes 0..M-1.
+
+share_mode(mode::Symbol) =
+    mode === :seed ? DPD_SHARE_MODE_SEED :
+    mode === :full ? DPD_SHARE_MODE_FULL :
+    argument_error("mode must be :seed or :full, got :$mode")
+
+"""
+    RoundConfig(; round, n_clients, n_nodes, max_dropped, dim, bound, mode=:seed,
+                noise_sigma_total=0.0, frac_bits=nothing)
+
+Configuration of one round; every party builds it from the same arguments. `max_dropped` (T) is
+how many clients may drop out or collude; `|x| <= bound` for every element; `:seed` sends nodes
+1..M-1 a 16-byte seed, `:full` every share in full; `noise_sigma_total = 0` is an exact,
+NON-private sum; `frac_bits = nothing` picks the fixed-point precision.
+"""
+mutable struct RoundConfig
+    ptr::Ptr{dpd_round_config}
+    function RoundConfig(; round::Integer, n_clients::Integer, n_nodes::Integer,
+                         max_dropped::Integer, dim::Integer, bound::Real, mode::Symbol=:seed,
+                         noise_sigma_total::Real=0.0,
+                         frac_bits::Union{Nothing,Integer}=nothing)
+        fb = frac_bits === nothing ? DPD_FRAC_BITS_AUTO : UInt32(frac_bits)
+        out = Ref{Ptr{dpd_round_config}}(C_NULL)
+        check(@ccall libdpdist.dpd_round_config_new(
+            round::UInt64, n_clients::Csize_t, n_nodes::UInt32, max_dropped::Csize_t,
+            dim::Csize_t, bound::Cdouble, share_mode(mode)::UInt32, noise_sigma_total::Cdouble,
+            fb::UInt32, out::Ref{Ptr{dpd_round_config}})::Cint)
+        return finalizer(free!, new(out[]))
+    end
+end
+
+function free!(x::RoundConfig)
+    @ccall libdpdist.dpd_round_config_free(x.ptr::Ptr{dpd_round_config})::Cvoid
+    x.ptr = C_NULL
+    return nothing
+end
+
+Base.unsafe_convert(::Type{Ptr{dpd_round_config}}, x::RoundConfig) = checked_ptr(x, "RoundConfig")
+
+"""`(frac_bits=…, sigma_client=…, dim=…)` of a configuration."""
+function config_info(cfg::RoundConfig)
+    frac_bits = Ref{UInt32}(0)
+    sigma_client = Ref{Cdouble}(0)
+    dim = Ref{Csize_t}(0)
+    check(@ccall libdpdist.dpd_round_config_info(cfg::Ptr{dpd_round_config},
+                                                 frac_bits::Ref{UInt32},
+                                                 sigma_client::Ref{Cdouble},
+                                                 dim::Ref{Csize_t})::Cint)
+    return (frac_bits=Int(frac_bits[]), sigma_client=sigma_client[], dim=Int(dim[]))
+end
+
+"""A client of the round with id `client_id`; `rng` supplies its masks and noise."""
+mutable struct Client
+    ptr::Ptr{dpd_client}
+    function Client(cfg::RoundConfig, client_id::Integer, rng::Rng=Rng())
+        out = Ref{Ptr{dpd_client}}(C_NULL)
+        check(@ccall libdpdist.dpd_client_new(cfg::Ptr{dpd_round_config}, client_id::UInt64,
+                                              rng::Ptr{dpd_rng}, out::Ref{Ptr{dpd_client}})::Cint)
+        return finalizer(free!, new(out[]))
+    end
+end
+
+function free!(x::Client)
+    @ccall libdpdist.dpd_client_free(x.ptr::Ptr{dpd_client})::Cvoid
+    x.ptr = C_NULL
+    return nothing
+end
+
+Base.unsafe_convert(::Type{Ptr{dpd_client}}, x::Client) = checked_ptr(x, "Client")
+
+"""
+    shard(client, values) -> Vector{Vector{UInt8}}
+
+Encodes `values`, adds the client's noise and splits it into one share per compute node:
+element `k + 1` holds the wire bytes for node `k`.
+"""
+function shard(client::Client, values::AbstractVector{<:Real})
+    v = convert(Vector{Cdouble}, values)
+    shares = Ref{Ptr{dpd_shares}}(C_NULL)
+    check(@ccall libdpdist.dpd_client_shard(client::Ptr{dpd_client}, v::Ptr{Cdouble},
+                                            length(v)::Csize_t,
+                                            shares::Ref{Ptr{dpd_shares}})::Cint)
+    try
+        count = Ref{Csize_t}(0)
+        check(@ccall libdpdist.dpd_shares_count(shares[]::Ptr{dpd_shares},
+                                                count::Ref{Csize_t})::Cint)
+        return [share_message(shares[], UInt32(k)) for k in 0:Int(count[])-1]
+    finally
+        @ccall libdpdist.dpd_shares_free(shares[]::Ptr{dpd_shares})::Cvoid
+    end
+end
+
+function share_message(shares::Ptr{dpd_shares}, node::UInt32)
+    len = Ref{Csize_t}(0)
+    status = @ccall libdpdist.dpd_shares_message(shares::Ptr{dpd_shares}, node::UInt32,
+                                                 C_NULL::Ptr{UInt8}, 0::Csize_t,
+                                                 len::Ref{Csize_t})::Cint
+    status == DPD_ERR_BUFFER_TOO_SMALL || check(status)
+    bytes = Vector{UInt8}(undef, len[])
+    check(@ccall libdpdist.dpd_shares_message(shares::Ptr{dpd_shares}, node::UInt32,
+                                              bytes::Ptr{UInt8}, length(bytes)::Csize_t,
+                                              len::Ref{Csize_t})::Cint)
+    return bytes
+end
+
+"""Compute node `node` (0-based) of the round."""
+mutable struct Node
+    ptr::Ptr{dpd_node}
+    function Node(cfg::RoundConfig, node::Integer)
+        out = Ref{Ptr{dpd_node}}(C_NULL)
+        check(@ccall libdpdist.dpd_node_new(cfg::Ptr{dpd_round_config}, node::UInt32,
+                                            out::Ref{Ptr{dpd_node}})::Cint)
+        return finalizer(free!, new(out[]))
+    end
+end
+
+function free!(x::Node)
+    @ccall libdpdist.dpd_node_free(x.ptr::Ptr{dpd_node})::Cvoid
+    x.ptr = C_NULL
+    return nothing
+end
+
+Base.unsafe_convert(::Type{Ptr{dpd_node}}, x::Node) = checked_ptr(x, "Node")
+
+"""Adds one share message (wire bytes) to the node's sum; on error the node is unchanged."""
+function absorb!(node::Node, bytes::Vector{UInt8})
+    check(@ccall libdpdist.dpd_node_absorb(node::Ptr{dpd_node}, bytes::Ptr{UInt8},
+                                           length(bytes)::Csize_t)::Cint)
+    return node
+end
+
+"""Takes back an absorbed full-mode share of a client outside the agreed set."""
+function retract!(node::Node, bytes::Vector{UInt8})
+    check(@ccall libdpdist.dpd_node_retract(node::Ptr{dpd_node}, bytes::Ptr{UInt8},
+                                            length(bytes)::Csize_t)::Cint)
+    return node
+end
+
+"""Ids of the clients whose shares the node has absorbed."""
+function received(node::Node)
+    len = Ref{Csize_t}(0)
+    status = @ccall libdpdist.dpd_node_received(node::Ptr{dpd_node}, C_NULL::Ptr{UInt64},
+                                                0::Csize_t, len::Ref{Csize_t})::Cint
+    status == DPD_ERR_BUFFER_TOO_SMALL || check(status)
+    ids = Vector{UInt64}(undef, len[])
+    if !isempty(ids)
+        check(@ccall libdpdist.dpd_node_received(node::Ptr{dpd_node}, ids::Ptr{UInt64},
+                                                 length(ids)::Csize_t, len::Ref{Csize_t})::Cint)
+    end
+    return ids
+end
+
+"""A compute node's sum over an agreed client set."""
+mutable struct NodeSum
+    ptr::Ptr{dpd_node_sum}
+    NodeSum(ptr::Ptr{dpd_node_sum}) = finalizer(free!, new(ptr))
+end
+
+function free!(x::NodeSum)
+    @ccall libdpdist.dpd_node_sum_free(x.ptr::Ptr{dpd_node_sum})::Cvoid
+    x.ptr = C_NULL
+    return nothing
+end
+
+Base.unsafe_convert(::Type{Ptr{dpd_node_sum}}, x::NodeSum) = checked_ptr(x, "NodeSum")
+
+"""
+    finalize_sum(node, agreed) -> NodeSum
+
+The node's sum over exactly the `agreed` clients (the intersection of what every node received).
+Throws `:DPD_ERR_TOO_MANY_DROPOUTS` if more than T clients are missing.
+"""
+function finalize_sum(node::Node, agreed::AbstractVector{<:Integer})
+    ids = convert(Vector{UInt64}, agreed)
+    out = Ref{Ptr{dpd_node_sum}}(C_NULL)
+    check(@ccall libdpdist.dpd_node_finalize(node::Ptr{dpd_node}, ids::Ptr{UInt64},
+                                             length(ids)::Csize_t,
+                                             out::Ref{Ptr{dpd_node_sum}})::Cint)
+    return NodeSum(out[])
+end
+
+"""The aggregator of a round: `add!` every node's sum, then `release`."""
+mutable struct Aggregator
+    ptr::Ptr{dpd_aggregator}
+    dim::Int
+    function Aggregator(cfg::RoundConfig)
+        out = Ref{Ptr{dpd_aggregator}}(C_NULL)
+        check(@ccall libdpdist.dpd_aggregator_new(cfg::Ptr{dpd_round_config},
+                                                  out::Ref{Ptr{dpd_aggregator}})::Cint)
+        return finalizer(free!, new(out[], config_info(cfg).dim))
+    end
+end
+
+function free!(x::Aggregator)
+    @ccall libdpdist.dpd_aggregator_free(x.ptr::Ptr{dpd_aggregator})::Cvoid
+    x.ptr = C_NULL
+    return nothing
+end
+
+Base.unsafe_convert(::Type{Ptr{dpd_aggregator}}, x::Aggregator) = checked_ptr(x, "Aggregator")
+
+function add!(agg::Aggregator, sum::NodeSum)
+    check(@ccall libdpdist.dpd_aggregator_add(agg::Ptr{dpd_aggregator},
+                                              sum::Ptr{dpd_node_sum})::Cint)
+    return agg
+end
+
+"""
+    release(agg) -> (sum, info::ReleaseInfo)
+
+The released (noisy) sum once every node's sum was added.
+"""
+function release(agg::Aggregator)
+    out = Vector{Cdouble}(undef, agg.dim)
+    len = Ref{Csize_t}(0)
+    info = Ref{dpd_release_info}()
+    check(@ccall libdpdist.dpd_aggregator_release(agg::Ptr{dpd_aggregator}, out::Ptr{Cdouble},
+                                                  length(out)::Csize_t, len::Ref{Csize_t},
+                                                  info::Ref{dpd_release_info})::Cint)
+    return (sum=out[1:len[]], info=info[])
+end
+
+"""Header of share-message bytes; malformed bytes throw `:DPD_ERR_MALFORMED`."""
+function wire_inspect(bytes::Vector{UInt8})
+    out = Ref{dpd_wire_header}()
+    check(@ccall libdpdist.dpd_wire_inspect(bytes::Ptr{UInt8}, length(bytes)::Csize_t,
+                                            out::Ref{dpd_wire_header})::Cint)
+    return out[]
+end
+
+"""
+    simulate_round(cfg, inputs, dropped, rng) -> (sum, info)
+
+Runs a whole round in process: row `i` of `inputs` (N × d) is client `i-1`'s vector; the
+clients in `dropped` (0-based ids) never send.
+"""
+function simulate_round(cfg::RoundConfig, inputs::AbstractMatrix{<:Real},
+                        dropped::AbstractVector{<:Integer}=Int[], rng::Rng=Rng())
+    # The C ABI wants N × d row-major, which is the memory of the d × N transpose.
+    rows = convert(Matrix{Cdouble}, permutedims(inputs))
+    drop = convert(Vector{UInt64}, dropped)
+    d = config_info(cfg).dim
+    out = Vector{Cdouble}(undef, d)
+    len = Ref{Csize_t}(0)
+    info = Ref{dpd_release_info}()
+    check(@ccall libdpdist.dpd_simulate_round(cfg::Ptr{dpd_round_config}, rows::Ptr{Cdouble},
+                                              length(rows)::Csize_t, drop::Ptr{UInt64},
+                                              length(drop)::Csize_t, rng::Ptr{dpd_rng},
+                                              out::Ptr{Cdouble}, length(out)::Csize_t,
+                                              len::Ref{Csize_t},
+                                              info::Ref{dpd_release_info})::Cint)
+    return (sum=out[1:len[]], info=info[])
+end
+
+"""
+    dca_simulate_round(inputs; bound, n_nodes=2, max_dropped=0, mode=:seed, sigma_total=0.0,
+                       dropped=Int[], round=1, rng=Rng())
+
+One-call round over the rows of `inputs`. `bound` must come from side knowledge, never from
+the private data.
+"""
+function dca_simulate_round(inputs::AbstractMatrix{<:Real}; bound::Real, n_nodes::Integer=2,
+                            max_dropped::Integer=0, mode::Symbol=:seed, sigma_total::Real=0.0,
+                            dropped::AbstractVector{<:Integer}=Int[], round::Integer=1,
+                            frac_bits::Union{Nothing,Integer}=nothing, rng::Rng=Rng())
+    cfg = RoundConfig(; round, n_clients=size(inputs, 1), n_nodes, max_dropped,
+                      dim=size(inputs, 2), bound, mode, noise_sigma_total=sigma_total, frac_bits)
+    return simulate_round(cfg, inputs, dropped, rng)
+end

@@ -1,0 +1,171 @@
+# Mirrors ffi/r/tests: calibration against hand-computed values, samplers, the accountant, DCA
+# rounds through the wire bytes, and errors for bad input. Run with
+#   DPDIST_LIB=/path/to/libdpdist.so julia --project=ffi/julia/DpDist -e 'using Pkg; Pkg.test()'
+using DpDist
+using DpDist: config_info
+using Test
+using Statistics: mean, var, std
+
+"Runs `f` and returns the DpDistError it throws (failing the test if it throws nothing else)."
+function dpd_error(f, status::Symbol)
+    err = try
+        f()
+        nothing
+    catch e
+        e
+    end
+    @test err isa DpDistError
+    err isa DpDistError && @test err.status == status
+    return err
+end
+
+@testset "DpDist" begin
+
+@testset "calibration" begin
+    # sqrt(2 ln(1.25/1e-5)) * 1 / 0.5 = 9.68961052521
+    @test gaussian_sigma(0.5, 1e-5, 1.0; method=:classic) ≈ 9.68961052521 atol = 1e-9
+    e = dpd_error(() -> gaussian_sigma(1.0, 1e-5, 1.0; method=:classic), :DPD_ERR_INVALID_ARGUMENT)
+    @test occursin("analytic", e.msg)
+    # Balle–Wang: δ(σ) ≤ δ at the returned σ, > δ just below it.
+    # Φ from the C library's erfc (Base has no erf; SpecialFunctions is not a dependency).
+    Φ(x) = 0.5 * ccall(:erfc, Cdouble, (Cdouble,), -x / sqrt(2))
+    bw(s, ε, Δ) = Φ(Δ / (2s) - ε * s / Δ) - exp(ε) * Φ(-Δ / (2s) - ε * s / Δ)
+    for (ε, δ, Δ) in ((1.0, 1e-5, 1.0), (0.5, 1e-6, 2.0), (4.0, 1e-3, 1.0))
+        s = gaussian_sigma(ε, δ, Δ)
+        @test bw(s, ε, Δ) <= δ * (1 + 1e-9)
+        @test bw(s * (1 - 1e-6), ε, Δ) > δ
+    end
+    @test distributed_sigma(10.0, 10, 2) ≈ 3.77964473009 atol = 1e-10   # 10 / sqrt(7)
+    dpd_error(() -> distributed_sigma(10.0, 3, 2), :DPD_ERR_INVALID_ARGUMENT)
+    @test laplace_scale(0.5, 2.0) == 4.0
+    dpd_error(() -> gaussian_sigma(NaN, 1e-5, 1.0), :DPD_ERR_NON_FINITE)
+    dpd_error(() -> laplace_scale(Inf, 1.0), :DPD_ERR_NON_FINITE)
+    @test DpDist.abi_version() == 1
+    @test !isempty(DpDist.version())
+end
+
+@testset "samplers" begin
+    a = sample_discrete_gaussian(Rng(insecure_seed=7), 5.0, 100)
+    @test a == sample_discrete_gaussian(Rng(insecure_seed=7), 5.0, 100)
+    @test a != sample_discrete_gaussian(Rng(insecure_seed=8), 5.0, 100)
+    @test sample_gaussian(Rng(), 1.0, 20) != sample_gaussian(Rng(), 1.0, 20)
+    # n = 20000, σ = 3: 5.3 sd bounds (α ~ 1e-7) of 0.113 on the mean and 0.48 on the variance.
+    x = sample_discrete_gaussian(Rng(insecure_seed=11), 3.0, 20000)
+    @test abs(mean(x)) < 0.113
+    @test abs(var(x) - 9) < 0.48
+    # ‖b‖ ~ Gamma(3, 2): mean 6, sd 3.46; 2000 draws: 5.3 sd of the mean = 0.41.
+    rng = Rng(insecure_seed=15)
+    norms = [sqrt(sum(abs2, sample_objective_perturbation(rng, 1.0, 3))) for _ in 1:2000]
+    @test abs(mean(norms) - 6) < 0.41
+    dpd_error(() -> sample_discrete_gaussian(Rng(), NaN, 10), :DPD_ERR_NON_FINITE)
+    dpd_error(() -> sample_discrete_gaussian(Rng(), -1.0, 10), :DPD_ERR_INVALID_ARGUMENT)
+    r = Rng(insecure_seed=1)
+    DpDist.free!(r)
+    dpd_error(() -> sample_gaussian(r, 1.0, 3), :DPD_ERR_NULL_POINTER)
+end
+
+@testset "accountant" begin
+    acc = Accountant(1.0, 1e-5)
+    charge_pure!(acc, 0.4)
+    charge_pure!(acc, 0.4)
+    s = spent(acc)
+    @test s.epsilon ≈ 0.8 atol = 1e-12
+    @test s.rounds == 2
+    dpd_error(() -> charge_pure!(acc, 0.4), :DPD_ERR_BUDGET_EXCEEDED)
+    @test spent(acc) == s
+    # ρ = 1/(2·10²) = 0.005; ε = ρ + 2 sqrt(ρ ln(1e5)) = 0.484852591219
+    acc = Accountant(1.0, 1e-5)
+    charge_gaussian!(acc, 1.0, 10.0)
+    @test spent(acc).epsilon ≈ 0.484852591219 atol = 1e-9
+    dpd_error(() -> charge_gaussian!(acc, 1.0, 1.0), :DPD_ERR_BUDGET_EXCEEDED)
+    dpd_error(() -> Accountant(-1.0, 1e-5), :DPD_ERR_INVALID_ARGUMENT)
+end
+
+const X = [1.5 -2.25 3.125 0.3;
+           -7.7 0.001 2.0 -0.5;
+           9.99 4.4 -3.3 1.1;
+           0.0 -9.5 8.75 2.2;
+           -1.0 1.0 -1.0 1.0]
+
+# A round over X where client i (0-based) sends to the nodes in sends[i + 1].
+function manual_round(mode; sends=fill(0:2, 5))
+    cfg = RoundConfig(round=42, n_clients=5, n_nodes=3, max_dropped=1, dim=4, bound=10.0,
+                      mode=mode)
+    rng = Rng(insecure_seed=1)
+    nodes = [Node(cfg, k) for k in 0:2]
+    messages = [shard(Client(cfg, i, rng), X[i+1, :]) for i in 0:4]
+    for i in 0:4, k in sends[i+1]
+        absorb!(nodes[k+1], messages[i+1][k+1])
+    end
+    agreed = reduce(intersect, received.(nodes))
+    for i in setdiff(0:4, agreed), k in 0:2
+        if i in received(nodes[k+1]) && wire_inspect(messages[i+1][k+1]).kind == 0
+            retract!(nodes[k+1], messages[i+1][k+1])
+        end
+    end
+    agg = Aggregator(cfg)
+    for node in nodes
+        add!(agg, finalize_sum(node, agreed))
+    end
+    return release(agg)
+end
+
+@testset "DCA round" begin
+    for mode in (:seed, :full)
+        r = manual_round(mode)
+        @test maximum(abs.(r.sum .- vec(sum(X, dims=1)))) <= 5 * 2.0^-r.info.frac_bits
+        @test r.info.n_included == 5
+        r = manual_round(mode; sends=[0:2, 0:2, Int[], [0], 0:2])
+        @test r.info.n_included == 3
+        @test maximum(abs.(r.sum .- vec(sum(X[[1, 2, 5], :], dims=1)))) <=
+              3 * 2.0^-r.info.frac_bits
+    end
+    dpd_error(() -> manual_round(:seed; sends=[0:2, Int[], Int[], 0:2, 0:2]),
+              :DPD_ERR_TOO_MANY_DROPOUTS)
+end
+
+@testset "DCA errors" begin
+    cfg = RoundConfig(round=1, n_clients=4, n_nodes=2, max_dropped=1, dim=3, bound=10.0)
+    rng = Rng(insecure_seed=5)
+    client = Client(cfg, 0, rng)
+    dpd_error(() -> shard(client, [1.0, 2.0]), :DPD_ERR_LENGTH_MISMATCH)
+    dpd_error(() -> shard(client, [1.0, NaN, 2.0]), :DPD_ERR_NON_FINITE)
+    dpd_error(() -> shard(client, [1.0, 11.0, 2.0]), :DPD_ERR_OVERFLOW)
+    node = Node(cfg, 0)
+    s = shard(client, [1.0, 2.0, 3.0])
+    absorb!(node, s[1])
+    dpd_error(() -> absorb!(node, s[1]), :DPD_ERR_DUPLICATE_CLIENT)
+    dpd_error(() -> absorb!(node, s[1][1:end-1]), :DPD_ERR_MALFORMED)
+    dpd_error(() -> absorb!(node, UInt8[]), :DPD_ERR_MALFORMED)
+    dpd_error(() -> absorb!(node, s[2]), :DPD_ERR_UNKNOWN_NODE)
+    dpd_error(() -> wire_inspect(s[2][1:5]), :DPD_ERR_MALFORMED)
+    @test received(node) == UInt64[0]
+    dpd_error(() -> RoundConfig(round=1, n_clients=4, n_nodes=1, max_dropped=1, dim=3,
+                                bound=10.0), :DPD_ERR_INVALID_ARGUMENT)
+    dpd_error(() -> RoundConfig(round=1, n_clients=4, n_nodes=2, max_dropped=1, dim=3,
+                                bound=10.0, mode=:bogus), :DPD_ERR_INVALID_ARGUMENT)
+end
+
+@testset "simulated round" begin
+    x = reshape(collect(range(-1, 1, length=150)), 50, 3)
+    for mode in (:seed, :full)
+        r = dca_simulate_round(x; bound=1.0, n_nodes=3, max_dropped=2, mode=mode,
+                               rng=Rng(insecure_seed=6))
+        @test maximum(abs.(r.sum .- vec(sum(x, dims=1)))) <= 50 * 2.0^-r.info.frac_bits
+        r = dca_simulate_round(x; bound=1.0, n_nodes=3, max_dropped=2, mode=mode,
+                               dropped=[0, 7], rng=Rng(insecure_seed=6))
+        keep = setdiff(1:50, [1, 8])
+        @test r.info.n_included == 48
+        @test maximum(abs.(r.sum .- vec(sum(x[keep, :], dims=1)))) <= 48 * 2.0^-r.info.frac_bits
+    end
+    dpd_error(() -> dca_simulate_round(x; bound=1.0, max_dropped=1, dropped=[0, 7]),
+              :DPD_ERR_TOO_MANY_DROPOUTS)
+    # Noise: σ_client = 1.5/sqrt(17), released σ = σ_client·sqrt(20); 2000 coordinates.
+    z = zeros(20, 2000)
+    r = dca_simulate_round(z; bound=1.0, max_dropped=2, sigma_total=1.5,
+                           rng=Rng(insecure_seed=9))
+    @test r.info.noise_sigma_client ≈ 1.5 / sqrt(17) atol = 1e-12
+    @test abs(std(r.sum) / r.info.noise_sigma_released - 1) < 0.084
+end
+
+end

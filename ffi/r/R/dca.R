@@ -1,0 +1,87 @@
+# DCA, the Distributed Compute Algorithm: a secure sum over additive secret shares in fixed
+# point. Ids follow the protocol and are 0-based: clients 0..n_clients-1, nodes 0..n_nodes-1.
+
+share_modes <- c(full = 0L, seed = 1L)
+
+# The configuration of one round; every party builds it from the same arguments.
+#   n_clients    N registered clients, ids 0..N-1
+#   n_nodes      M >= 2 compute nodes
+#   max_dropped  T: clients that may drop out or collude (the noise is calibrated for N-T-1)
+#   dim          vector length d; every element must satisfy |x| <= bound
+#   mode         "seed": nodes 1..M-1 get a 16-byte seed; "full": every share sent in full
+#   noise_sigma_total  sigma of the Gaussian noise in the released sum (0 = exact, NOT private)
+#   frac_bits    NULL picks the fixed-point precision automatically
+dca_config <- function(round, n_clients, n_nodes, max_dropped, dim, bound,
+                       mode = c("seed", "full"), noise_sigma_total = 0, frac_bits = NULL) {
+  mode <- match.arg(mode)
+  .Call(dpdr_round_config_new, round, n_clients, n_nodes, max_dropped, dim, bound,
+        share_modes[[mode]], noise_sigma_total, frac_bits)
+}
+
+# list(frac_bits, sigma_client, dim) of a configuration.
+dca_config_info <- function(config) .Call(dpdr_round_config_info, config)
+
+# A client of the round; `rng` (NULL = OS CSPRNG) supplies its masks and noise.
+dca_client <- function(config, client_id, rng = NULL) {
+  .Call(dpdr_client_new, config, client_id, as_rng(rng))
+}
+
+# Encodes `values` (length dim, |x| <= bound), adds the client's noise, and splits it into one
+# share per compute node. Returns a list of raw vectors: element "node<k>" goes to node k.
+dca_shard <- function(client, values) .Call(dpdr_client_shard, client, as.double(values))
+
+# Compute node `node` (0-based) of the round.
+dca_node <- function(config, node) .Call(dpdr_node_new, config, node)
+
+# Adds one share message (raw wire bytes) to the node's running sum. On error nothing changes.
+dca_absorb <- function(node, bytes) invisible(.Call(dpdr_node_absorb, node, bytes))
+
+# Takes back an absorbed full-mode share of a client that is outside the agreed set.
+dca_retract <- function(node, bytes) invisible(.Call(dpdr_node_retract, node, bytes))
+
+# Ids of the clients whose shares the node has absorbed.
+dca_received <- function(node) .Call(dpdr_node_received, node)
+
+# The node's sum over exactly the `agreed` clients (the intersection of what every node
+# received). Refuses (DPD_ERR_TOO_MANY_DROPOUTS) if more than max_dropped are missing.
+dca_finalize <- function(node, agreed) .Call(dpdr_node_finalize, node, agreed)
+
+# The aggregator of the round: add every node's sum, then release.
+dca_aggregator <- function(config) .Call(dpdr_aggregator_new, config)
+
+dca_add <- function(aggregator, node_sum) {
+  invisible(.Call(dpdr_aggregator_add, aggregator, node_sum))
+}
+
+# The released (noisy) sum and what went into it: list(sum, n_clients, n_included,
+# max_dropped, frac_bits, noise_sigma_total, noise_sigma_client, noise_sigma_released).
+dca_release <- function(aggregator) .Call(dpdr_aggregator_release, aggregator)
+
+# Header of share-message bytes (parses untrusted bytes; malformed input is DPD_ERR_MALFORMED).
+dca_wire_inspect <- function(bytes) .Call(dpdr_wire_inspect, bytes)
+
+# Runs one whole round in process: row i of `inputs` (N x d) is client i-1's vector; the
+# clients listed in `dropped` (0-based ids) never send. Returns what dca_release returns.
+# `bound` must come from side knowledge, not from the private data.
+dca_simulate_round <- function(inputs, n_nodes = 2, max_dropped = 0, mode = c("seed", "full"),
+                               sigma_total = 0, bound, dropped = numeric(0), round = 1,
+                               frac_bits = NULL, rng = NULL) {
+  if (!is.matrix(inputs) || !is.numeric(inputs)) {
+    dpdist_stop("DPD_ERR_INVALID_ARGUMENT", "`inputs` must be a numeric matrix (clients x dim)")
+  }
+  if (missing(bound)) {
+    dpdist_stop("DPD_ERR_INVALID_ARGUMENT",
+                "`bound` (|x| <= bound for every element) is required; take it from side knowledge")
+  }
+  storage.mode(inputs) <- "double"
+  config <- dca_config(round, nrow(inputs), n_nodes, max_dropped, ncol(inputs), bound,
+                       mode = mode, noise_sigma_total = sigma_total, frac_bits = frac_bits)
+  .Call(dpdr_simulate_round, config, inputs, dropped, as_rng(rng))
+}
+
+print.dpdist_round_config <- function(x, ...) {
+  info <- dca_config_info(x)
+  cat(sprintf("<dpdist_round_config: dim %d, %d fractional bits, client sigma %.6g>\n",
+              as.integer(info$dim), info$frac_bits, info$sigma_client))
+  invisible(x)
+}

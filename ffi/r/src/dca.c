@@ -1,0 +1,244 @@
+/* DCA, the secure summation round: configuration, clients, compute nodes, aggregator, and the
+ * in-process simulation of a whole round. */
+#include <stdio.h>
+
+#include "dpdist_r.h"
+
+static dpd_round_config *config_of(SEXP x) {
+  return (dpd_round_config *)dpdr_handle(x, DPDR_ROUND_CONFIG, "config");
+}
+
+static SEXP named_list(int n, const char **names, SEXP *values) {
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, n));
+  SEXP nm = PROTECT(Rf_allocVector(STRSXP, n));
+  for (int i = 0; i < n; i++) {
+    SET_VECTOR_ELT(out, i, values[i]);
+    SET_STRING_ELT(nm, i, Rf_mkChar(names[i]));
+  }
+  Rf_setAttrib(out, R_NamesSymbol, nm);
+  UNPROTECT(2);
+  return out;
+}
+
+SEXP dpdr_round_config_new(SEXP round, SEXP n_clients, SEXP n_nodes, SEXP max_dropped, SEXP dim,
+                           SEXP bound, SEXP mode, SEXP sigma_total, SEXP frac_bits) {
+  uint64_t r = dpdr_u64(round, "round");
+  size_t n = dpdr_size(n_clients, "n_clients");
+  uint32_t m = dpdr_u32(n_nodes, "n_nodes");
+  size_t t = dpdr_size(max_dropped, "max_dropped");
+  size_t d = dpdr_size(dim, "dim");
+  double b = dpdr_double(bound, "bound");
+  uint32_t md = dpdr_u32(mode, "mode");
+  double s = dpdr_double(sigma_total, "noise_sigma_total");
+  uint32_t f = frac_bits == R_NilValue ? DPD_FRAC_BITS_AUTO : dpdr_u32(frac_bits, "frac_bits");
+  dpd_round_config *cfg = NULL;
+  dpdr_check(dpd_round_config_new(r, n, m, t, d, b, md, s, f, &cfg));
+  return dpdr_wrap(cfg, DPDR_ROUND_CONFIG);
+}
+
+SEXP dpdr_round_config_info(SEXP config) {
+  uint32_t frac_bits = 0;
+  double sigma_client = 0;
+  size_t dim = 0;
+  dpdr_check(dpd_round_config_info(config_of(config), &frac_bits, &sigma_client, &dim));
+  const char *names[] = {"frac_bits", "sigma_client", "dim"};
+  SEXP values[3];
+  values[0] = PROTECT(Rf_ScalarInteger((int)frac_bits));
+  values[1] = PROTECT(Rf_ScalarReal(sigma_client));
+  values[2] = PROTECT(Rf_ScalarReal((double)dim));
+  SEXP out = named_list(3, names, values);
+  UNPROTECT(3);
+  return out;
+}
+
+/* ---- client ---------------------------------------------------------------------------------- */
+
+SEXP dpdr_client_new(SEXP config, SEXP client_id, SEXP rng) {
+  dpd_round_config *cfg = config_of(config);
+  uint64_t id = dpdr_u64(client_id, "client_id");
+  dpd_rng *r = (dpd_rng *)dpdr_handle(rng, DPDR_RNG, "rng");
+  dpd_client *client = NULL;
+  dpdr_check(dpd_client_new(cfg, id, r, &client));
+  return dpdr_wrap(client, DPDR_CLIENT);
+}
+
+/* Returns one raw vector of wire bytes per compute node (element k + 1 is for node k). The
+ * shares handle lives only inside this call: it is freed before anything can fail in R. */
+SEXP dpdr_client_shard(SEXP client, SEXP values) {
+  dpd_client *c = (dpd_client *)dpdr_handle(client, DPDR_CLIENT, "client");
+  const double *v = dpdr_doubles(values, "values");
+  dpd_shares *shares = NULL;
+  dpdr_check(dpd_client_shard(c, v, (size_t)XLENGTH(values), &shares));
+
+  size_t count = 0;
+  dpd_status st = dpd_shares_count(shares, &count);
+  SEXP out = R_NilValue;
+  int n_protected = 0;
+  if (st == DPD_OK) {
+    out = PROTECT(Rf_allocVector(VECSXP, (R_xlen_t)count));
+    n_protected++;
+    for (size_t k = 0; k < count && st == DPD_OK; k++) {
+      size_t len = 0;
+      st = dpd_shares_message(shares, (uint32_t)k, NULL, 0, &len);
+      if (st != DPD_OK && st != DPD_ERR_BUFFER_TOO_SMALL) break;
+      /* allocVector can only fail by longjmp on memory exhaustion; the handle then leaks. */
+      SEXP bytes = Rf_allocVector(RAWSXP, (R_xlen_t)len);
+      SET_VECTOR_ELT(out, (R_xlen_t)k, bytes);
+      st = dpd_shares_message(shares, (uint32_t)k, RAW(bytes), len, &len);
+    }
+  }
+  dpd_shares_free(shares);
+  dpdr_check(st);
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, (R_xlen_t)count));
+  for (size_t k = 0; k < count; k++) {
+    char name[32];
+    snprintf(name, sizeof name, "node%zu", k);
+    SET_STRING_ELT(names, (R_xlen_t)k, Rf_mkChar(name));
+  }
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(n_protected + 1);
+  return out;
+}
+
+/* ---- compute node ---------------------------------------------------------------------------- */
+
+static dpd_node *node_of(SEXP x) { return (dpd_node *)dpdr_handle(x, DPDR_NODE, "node"); }
+
+SEXP dpdr_node_new(SEXP config, SEXP node) {
+  dpd_round_config *cfg = config_of(config);
+  uint32_t k = dpdr_u32(node, "node");
+  dpd_node *out = NULL;
+  dpdr_check(dpd_node_new(cfg, k, &out));
+  return dpdr_wrap(out, DPDR_NODE);
+}
+
+SEXP dpdr_node_absorb(SEXP node, SEXP bytes) {
+  dpd_node *n = node_of(node);
+  const uint8_t *b = dpdr_raw(bytes, "bytes");
+  dpdr_check(dpd_node_absorb(n, b, (size_t)XLENGTH(bytes)));
+  return R_NilValue;
+}
+
+SEXP dpdr_node_retract(SEXP node, SEXP bytes) {
+  dpd_node *n = node_of(node);
+  const uint8_t *b = dpdr_raw(bytes, "bytes");
+  dpdr_check(dpd_node_retract(n, b, (size_t)XLENGTH(bytes)));
+  return R_NilValue;
+}
+
+SEXP dpdr_node_received(SEXP node) {
+  dpd_node *n = node_of(node);
+  size_t len = 0;
+  dpd_status st = dpd_node_received(n, NULL, 0, &len);
+  if (st != DPD_ERR_BUFFER_TOO_SMALL) dpdr_check(st);
+  uint64_t *ids = (uint64_t *)R_alloc(len > 0 ? len : 1, sizeof(uint64_t));
+  if (len > 0) dpdr_check(dpd_node_received(n, ids, len, &len));
+  return dpdr_u64s_to_r(ids, len);
+}
+
+SEXP dpdr_node_finalize(SEXP node, SEXP agreed) {
+  dpd_node *n = node_of(node);
+  uint64_t *ids = dpdr_u64s_from_r(agreed, "agreed");
+  dpd_node_sum *sum = NULL;
+  dpdr_check(dpd_node_finalize(n, ids, (size_t)XLENGTH(agreed), &sum));
+  return dpdr_wrap(sum, DPDR_NODE_SUM);
+}
+
+/* ---- aggregator ------------------------------------------------------------------------------ */
+
+static dpd_aggregator *aggregator_of(SEXP x) {
+  return (dpd_aggregator *)dpdr_handle(x, DPDR_AGGREGATOR, "aggregator");
+}
+
+SEXP dpdr_aggregator_new(SEXP config) {
+  dpd_round_config *cfg = config_of(config);
+  dpd_aggregator *out = NULL;
+  dpdr_check(dpd_aggregator_new(cfg, &out));
+  SEXP ptr = dpdr_wrap(out, DPDR_AGGREGATOR);
+  R_SetExternalPtrProtected(ptr, config); /* release needs the round's dimension */
+  return ptr;
+}
+
+SEXP dpdr_aggregator_add(SEXP aggregator, SEXP node_sum) {
+  dpd_aggregator *a = aggregator_of(aggregator);
+  dpd_node_sum *s = (dpd_node_sum *)dpdr_handle(node_sum, DPDR_NODE_SUM, "node_sum");
+  dpdr_check(dpd_aggregator_add(a, s));
+  return R_NilValue;
+}
+
+static SEXP release_list(SEXP sum, const dpd_release_info *info) {
+  const char *names[] = {"sum",        "n_clients",         "n_included",
+                         "max_dropped", "frac_bits",         "noise_sigma_total",
+                         "noise_sigma_client", "noise_sigma_released"};
+  SEXP values[8];
+  values[0] = sum;
+  values[1] = PROTECT(Rf_ScalarReal((double)info->n_clients));
+  values[2] = PROTECT(Rf_ScalarReal((double)info->n_included));
+  values[3] = PROTECT(Rf_ScalarReal((double)info->max_dropped));
+  values[4] = PROTECT(Rf_ScalarInteger((int)info->frac_bits));
+  values[5] = PROTECT(Rf_ScalarReal(info->noise_sigma_total));
+  values[6] = PROTECT(Rf_ScalarReal(info->noise_sigma_client));
+  values[7] = PROTECT(Rf_ScalarReal(info->noise_sigma_released));
+  SEXP out = named_list(8, names, values);
+  UNPROTECT(7);
+  return out;
+}
+
+static size_t config_dim(SEXP config) {
+  size_t dim = 0;
+  dpdr_check(dpd_round_config_info(config_of(config), NULL, NULL, &dim));
+  return dim;
+}
+
+SEXP dpdr_aggregator_release(SEXP aggregator) {
+  dpd_aggregator *a = aggregator_of(aggregator);
+  size_t dim = config_dim(R_ExternalPtrProtected(aggregator));
+  SEXP sum = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)dim));
+  size_t len = 0;
+  dpd_release_info info;
+  dpdr_check(dpd_aggregator_release(a, REAL(sum), dim, &len, &info));
+  SEXP out = release_list(sum, &info);
+  UNPROTECT(1);
+  return out;
+}
+
+/* inputs: an N x d R matrix (column-major); the C ABI wants N x d row-major. */
+SEXP dpdr_simulate_round(SEXP config, SEXP inputs, SEXP dropped, SEXP rng) {
+  dpd_round_config *cfg = config_of(config);
+  dpd_rng *r = (dpd_rng *)dpdr_handle(rng, DPDR_RNG, "rng");
+  if (TYPEOF(inputs) != REALSXP || !Rf_isMatrix(inputs))
+    dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`inputs` must be a double matrix (clients x dim)");
+  size_t n = (size_t)Rf_nrows(inputs), d = (size_t)Rf_ncols(inputs);
+  const double *col_major = REAL(inputs);
+  double *row_major = (double *)R_alloc(n * d > 0 ? n * d : 1, sizeof(double));
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < d; j++) row_major[i * d + j] = col_major[j * n + i];
+  uint64_t *drop = dpdr_u64s_from_r(dropped, "dropped");
+  size_t dim = config_dim(config);
+  SEXP sum = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)dim));
+  size_t len = 0;
+  dpd_release_info info;
+  dpdr_check(dpd_simulate_round(cfg, n * d > 0 ? row_major : NULL, n * d, drop,
+                                (size_t)XLENGTH(dropped), r, REAL(sum), dim, &len, &info));
+  SEXP out = release_list(sum, &info);
+  UNPROTECT(1);
+  return out;
+}
+
+SEXP dpdr_wire_inspect(SEXP bytes) {
+  const uint8_t *b = dpdr_raw(bytes, "bytes");
+  dpd_wire_header h;
+  dpdr_check(dpd_wire_inspect(b, (size_t)XLENGTH(bytes), &h));
+  const char *names[] = {"round", "client", "dim", "node", "frac_bits", "mode"};
+  SEXP values[6];
+  uint64_t ids[3] = {h.round, h.client, h.dim};
+  values[0] = PROTECT(dpdr_u64s_to_r(&ids[0], 1));
+  values[1] = PROTECT(dpdr_u64s_to_r(&ids[1], 1));
+  values[2] = PROTECT(dpdr_u64s_to_r(&ids[2], 1));
+  values[3] = PROTECT(Rf_ScalarInteger((int)h.node));
+  values[4] = PROTECT(Rf_ScalarInteger((int)h.frac_bits));
+  values[5] = PROTECT(Rf_mkString(h.kind == DPD_SHARE_MODE_SEED ? "seed" : "full"));
+  SEXP out = named_list(6, names, values);
+  UNPROTECT(6);
+  return out;
+}

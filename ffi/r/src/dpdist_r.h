@@ -1,0 +1,46 @@
+/* Shared helpers of the R binding: status -> R condition, argument conversion, handles. */
+#ifndef DPDIST_R_H
+#define DPDIST_R_H
+
+#define R_NO_REMAP
+#include <R.h>
+#include <Rinternals.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dpdist.h"
+
+/* Signals an R condition of class c(<status name>, "dpdist_error", "error", "condition")
+ * carrying the library's last error message, unless status is DPD_OK. */
+void dpdr_check(dpd_status status);
+
+/* Signals the same kind of condition for an argument the binding itself refuses
+ * (status_name is one of the DPD_ERR_* names). Never returns. */
+void dpdr_fail(const char *status_name, const char *fmt, ...);
+
+/* Argument conversion; every failure is a dpdist_error naming the argument. */
+double dpdr_double(SEXP x, const char *name);          /* numeric scalar (NaN passes through) */
+uint64_t dpdr_u64(SEXP x, const char *name);           /* integral, 0 <= x <= 2^53 */
+size_t dpdr_size(SEXP x, const char *name);            /* integral, 0 <= x <= 2^53 */
+uint32_t dpdr_u32(SEXP x, const char *name);           /* integral, 0 <= x <= 2^32 - 1 */
+const double *dpdr_doubles(SEXP x, const char *name);  /* double vector (NULL pointer if empty) */
+const uint8_t *dpdr_raw(SEXP x, const char *name);     /* raw vector (NULL pointer if empty) */
+SEXP dpdr_u64s_to_r(const uint64_t *v, size_t n);      /* exact conversion to double */
+uint64_t *dpdr_u64s_from_r(SEXP x, const char *name);  /* R_alloc'ed copy, each as dpdr_u64 */
+
+/* Handles: an external pointer whose tag names its type and whose finalizer frees it. */
+typedef enum {
+  DPDR_RNG,
+  DPDR_ACCOUNTANT,
+  DPDR_ROUND_CONFIG,
+  DPDR_CLIENT,
+  DPDR_NODE,
+  DPDR_NODE_SUM,
+  DPDR_AGGREGATOR,
+  DPDR_KIND_COUNT
+} dpdr_kind;
+
+SEXP dpdr_wrap(void *handle, dpdr_kind kind);             /* returns an unprotected EXTPTRSXP */
+void *dpdr_handle(SEXP x, dpdr_kind kind, const char *name); /* never NULL */
+
+#endif

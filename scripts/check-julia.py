@@ -1,0 +1,388 @@
+#!/usr/bin/env python3
+"""Statically checks the Julia bindings (ffi/julia/DpDist/src) against include/dpdist.h.
+
+No Julia binary is needed. For every `@ccall libdpdist.NAME(arg::T, ...)::R` in the Julia
+sources it checks that
+  - NAME is a function declared in the header,
+  - the number of arguments matches the C prototype,
+  - each argument type and the return type map to the C type (size_t -> Csize_t,
+    uint64_t -> UInt64, double -> Cdouble, dpd_rng ** -> Ref{Ptr{dpd_rng}} or
+    Ptr{Ptr{dpd_rng}}, C enums -> Cint, ...; see `julia_types_for`).
+For every Julia `struct` named like a header type it checks that an opaque C struct has no
+fields in Julia and that a C struct with fields has the same field names, order and types.
+
+Usage: scripts/check-julia.py [--header include/dpdist.h] [--src ffi/julia/DpDist/src] [-v]
+Exit status 0 when everything matches, 1 with one line per problem otherwise.
+"""
+
+import argparse
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# C scalar type -> accepted Julia spellings (all of the same size and signedness).
+SCALARS = {
+    "void": ["Cvoid", "Nothing"],
+    "bool": ["Bool"],
+    "char": ["Cchar", "UInt8", "Int8"],
+    "int8_t": ["Int8"],
+    "uint8_t": ["UInt8", "Cuchar"],
+    "int16_t": ["Int16", "Cshort"],
+    "uint16_t": ["UInt16", "Cushort"],
+    "int32_t": ["Int32", "Cint"],
+    "uint32_t": ["UInt32", "Cuint"],
+    "int64_t": ["Int64", "Clonglong"],
+    "uint64_t": ["UInt64", "Culonglong"],
+    "int": ["Cint", "Int32"],
+    "unsigned int": ["Cuint", "UInt32"],
+    "size_t": ["Csize_t", "UInt"],
+    "ptrdiff_t": ["Cptrdiff_t", "Int"],
+    "intptr_t": ["Cintptr_t", "Int"],
+    "uintptr_t": ["Cuintptr_t", "UInt"],
+    "float": ["Cfloat", "Float32"],
+    "double": ["Cdouble", "Float64"],
+}
+
+
+class Header:
+    """Functions, enums, opaque structs and structs with fields declared in a C header."""
+
+    def __init__(self, text):
+        self.functions = {}  # name -> (return type, [param types])
+        self.enums = set()
+        self.opaque = set()
+        self.structs = {}  # name -> [(field name, type)]
+        self.typedefs = {}  # alias -> underlying scalar type
+        self._parse(text)
+
+    def _parse(self, text):
+        text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+        text = re.sub(r"//[^\n]*", " ", text)
+        text = "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("#"))
+        text = re.sub(r'extern\s+"C"\s*\{', " ", text)
+        for stmt in split_statements(text):
+            stmt = " ".join(stmt.split())
+            if not stmt or stmt == "}":
+                continue
+            if stmt.startswith("typedef"):
+                self._typedef(stmt)
+            elif re.match(r"^(enum|struct)\s+\w+\s*\{", stmt):
+                self._tagged(stmt, None)
+            elif "(" in stmt:
+                self._function(stmt)
+
+    def _tagged(self, stmt, alias):
+        m = re.match(r"^(enum|struct)\s+(\w+)?\s*\{(.*)\}\s*(\w+)?$", stmt)
+        if not m:
+            return
+        kind, tag, body, name = m.groups()
+        for n in {tag, name, alias} - {None}:
+            if kind == "enum":
+                self.enums.add(n)
+            else:
+                self.structs[n] = [parse_decl(f) for f in body.split(";") if f.strip()]
+
+    def _typedef(self, stmt):
+        body = stmt[len("typedef"):].strip()
+        if body.startswith("enum") or (body.startswith("struct") and "{" in body):
+            self._tagged(body, None)
+            return
+        m = re.match(r"^struct\s+(\w+)\s+(\w+)$", body)
+        if m:
+            if m.group(1) not in self.structs:
+                self.opaque.add(m.group(2))
+            return
+        m = re.match(r"^(enum)\s+(\w+)\s+(\w+)$", body)
+        if m:
+            self.enums.add(m.group(3))
+            return
+        name, ctype = parse_decl(body)
+        self.typedefs[name] = ctype
+
+    def _function(self, stmt):
+        m = re.match(r"^(.*?)\b(\w+)\s*\((.*)\)$", stmt)
+        if not m:
+            return
+        ret, name, params = m.groups()
+        ret = normalise(ret)
+        params = params.strip()
+        if params in ("", "void"):
+            types = []
+        else:
+            types = [parse_decl(p)[1] for p in params.split(",")]
+        self.functions[name] = (ret, types)
+
+
+def split_statements(text):
+    """Splits at ';' outside braces; a braced typedef stays one statement."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        if ch == ";" and depth == 0:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur))
+    return out
+
+
+def normalise(ctype):
+    """'const dpd_rng  *' -> 'const dpd_rng*' (const kept: a mutable buffer must not be const)."""
+    ctype = " ".join(ctype.replace("*", " * ").split())
+    ctype = re.sub(r"\b(struct|enum)\s+", "", ctype)
+    return ctype.replace(" *", "*")
+
+
+def parse_decl(decl):
+    """'const double *values' -> ('values', 'const double*'); arrays are not used by the ABI."""
+    decl = " ".join(decl.replace("*", " * ").split())
+    m = re.match(r"^(.*?)(\w+)$", decl)
+    if not m or not m.group(1).strip():
+        return ("", normalise(decl))
+    return (m.group(2), normalise(m.group(1)))
+
+
+def julia_types_for(ctype, header, position):
+    """Accepted Julia spellings of a C type; position is 'arg', 'ret' or 'field'."""
+    ctype = ctype.strip()
+    if ctype.endswith("*"):
+        inner = ctype[:-1].strip()
+        bare = re.sub(r"^const\s+", "", inner)
+        targets = julia_types_for(bare, header, "pointee")
+        if bare == "char" and inner.startswith("const"):
+            extra = ["Cstring"]  # a NUL-terminated string
+        else:
+            extra = []
+        if bare == "void":
+            targets = ["Cvoid", "Nothing"]
+        spellings = [f"Ptr{{{t}}}" for t in targets] + extra
+        if position == "arg":
+            # Ref{T} passes a pointer to one T; Ptr{T} also takes arrays. Any pointee is fine
+            # for Ptr{Cvoid} in C terms, but we insist on the exact type to catch mistakes.
+            spellings += [f"Ref{{{t}}}" for t in targets]
+        return spellings
+    bare = re.sub(r"^const\s+", "", ctype)
+    if bare in SCALARS:
+        return SCALARS[bare]
+    if bare in header.typedefs:
+        return julia_types_for(header.typedefs[bare], header, position)
+    if bare in header.enums:
+        return ["Cint"]  # C enums are int-sized (every value here fits in int)
+    if bare in header.opaque or bare in header.structs:
+        if position == "pointee":
+            return [bare]
+        return [bare]  # by value: the Julia mirror struct of the same name
+    return [f"<unknown C type {bare}>"]
+
+
+# ---- Julia side ------------------------------------------------------------------------------
+
+def strip_julia_comments(text):
+    text = re.sub(r"#=.*?=#", " ", text, flags=re.S)
+    out = []
+    for line in text.splitlines():
+        # Drop '#' comments outside strings (the sources use no '#' inside strings).
+        in_str = False
+        cut = len(line)
+        for i, ch in enumerate(line):
+            if ch == '"':
+                in_str = not in_str
+            elif ch == "#" and not in_str:
+                cut = i
+                break
+        out.append(line[:cut])
+    return "\n".join(out)
+
+
+def matching(text, start, open_ch, close_ch):
+    """Index just past the bracket matching text[start] == open_ch."""
+    depth = 0
+    i = start
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            i = text.index('"', i + 1)
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise ValueError("unbalanced brackets")
+
+
+def split_top(text, sep=","):
+    parts, depth, cur, i = [], 0, [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            j = text.index('"', i + 1)
+            cur.append(text[i:j + 1])
+            i = j + 1
+            continue
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == sep and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    if "".join(cur).strip():
+        parts.append("".join(cur))
+    return parts
+
+
+def type_annotation(expr):
+    """'length(v)::Csize_t' -> ('length(v)', 'Csize_t') using the last top-level '::'."""
+    depth, last = 0, -1
+    i = 0
+    while i < len(expr) - 1:
+        ch = expr[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and expr[i:i + 2] == "::":
+            last = i
+            i += 1
+        i += 1
+    if last < 0:
+        return (expr.strip(), None)
+    return (expr[:last].strip(), "".join(expr[last + 2:].split()))
+
+
+def julia_ccalls(path, text):
+    """Yields (line, library, function, [arg types], return type) for each @ccall."""
+    for m in re.finditer(r"@ccall\s+([\w.]+)\s*\(", text):
+        line = text.count("\n", 0, m.start()) + 1
+        target = m.group(1)
+        open_at = m.end() - 1
+        close_at = matching(text, open_at, "(", ")")
+        args = [type_annotation(a) for a in split_top(text[open_at + 1:close_at - 1])]
+        ret = None
+        rest = text[close_at:]
+        stripped = rest.lstrip()
+        if stripped.startswith("::"):
+            ret_text = stripped[2:].lstrip()
+            name = re.match(r"[\w.]*", ret_text).group(0)
+            if ret_text[len(name):len(name) + 1] == "{":
+                end = matching(ret_text, len(name), "{", "}")
+                ret = "".join(ret_text[:end].split())
+            else:
+                ret = name or None
+        lib, _, func = target.rpartition(".")
+        yield line, lib, func, args, ret
+
+
+def julia_structs(text):
+    """Yields (line, name, [(field, type)]) for each `struct` (mutable or not)."""
+    for m in re.finditer(r"^\s*(?:mutable\s+)?struct\s+(\w+)(.*?)^?\s*\bend\b", text,
+                         flags=re.M | re.S):
+        name, body = m.group(1), m.group(2)
+        line = text.count("\n", 0, m.start()) + 1
+        fields = []
+        for raw in body.splitlines():
+            raw = raw.strip()
+            fm = re.match(r"^(\w+)::(.+)$", raw)
+            if fm:
+                fields.append((fm.group(1), "".join(fm.group(2).split())))
+        yield line, name, fields
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--header", default=str(ROOT / "include" / "dpdist.h"))
+    ap.add_argument("--src", default=str(ROOT / "ffi" / "julia" / "DpDist" / "src"))
+    ap.add_argument("--library", default="libdpdist",
+                    help="the Julia constant every @ccall must name")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    opts = ap.parse_args()
+
+    header_path = pathlib.Path(opts.header)
+    if not header_path.is_file():
+        print(f"check-julia: header not found: {header_path}", file=sys.stderr)
+        return 2
+    header = Header(header_path.read_text())
+    if not header.functions:
+        print(f"check-julia: no functions parsed from {header_path}", file=sys.stderr)
+        return 2
+
+    problems = []
+    bound = set()
+    n_calls = 0
+    n_structs = 0
+    sources = sorted(pathlib.Path(opts.src).rglob("*.jl"))
+    if not sources:
+        print(f"check-julia: no .jl files under {opts.src}", file=sys.stderr)
+        return 2
+    for path in sources:
+        rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        text = strip_julia_comments(path.read_text())
+        for line, lib, func, args, ret in julia_ccalls(path, text):
+            n_calls += 1
+            where = f"{rel}:{line}: {func}"
+            if lib != opts.library:
+                problems.append(f"{where}: library is `{lib}`, expected `{opts.library}`")
+            if func not in header.functions:
+                problems.append(f"{where}: not declared in {header_path.name}")
+                continue
+            bound.add(func)
+            c_ret, c_params = header.functions[func]
+            if len(args) != len(c_params):
+                problems.append(f"{where}: {len(args)} arguments, the C prototype has "
+                                f"{len(c_params)}")
+            for i, ((expr, jtype), ctype) in enumerate(zip(args, c_params), start=1):
+                if jtype is None:
+                    problems.append(f"{where}: argument {i} `{expr}` has no ::Type")
+                    continue
+                ok = julia_types_for(ctype, header, "arg")
+                if jtype not in ok:
+                    problems.append(f"{where}: argument {i} `{expr}` is {jtype}, C type "
+                                    f"`{ctype}` needs one of {', '.join(ok)}")
+            ok = julia_types_for(c_ret, header, "ret")
+            if ret not in ok:
+                problems.append(f"{where}: returns {ret}, C type `{c_ret}` needs one of "
+                                f"{', '.join(ok)}")
+        for line, name, fields in julia_structs(text):
+            where = f"{rel}:{line}: struct {name}"
+            if name in header.opaque:
+                n_structs += 1
+                if fields:
+                    problems.append(f"{where}: opaque in C, must have no fields in Julia")
+            elif name in header.structs:
+                n_structs += 1
+                c_fields = header.structs[name]
+                if [f for f, _ in fields] != [f for f, _ in c_fields]:
+                    problems.append(f"{where}: fields {[f for f, _ in fields]} differ from C "
+                                    f"{[f for f, _ in c_fields]}")
+                    continue
+                for (fname, jtype), (_, ctype) in zip(fields, c_fields):
+                    ok = julia_types_for(ctype, header, "field")
+                    if jtype not in ok:
+                        problems.append(f"{where}: field {fname} is {jtype}, C type `{ctype}` "
+                                        f"needs one of {', '.join(ok)}")
+
+    unbound = sorted(set(header.functions) - bound)
+    for p in problems:
+        print(p)
+    print(f"check-julia: {n_calls} @ccall sites ({len(bound)} distinct functions) and "
+          f"{n_structs} mirrored C types checked against {header_path}: "
+          f"{'OK' if not problems else f'{len(problems)} problem(s)'}")
+    if unbound:
+        print(f"check-julia: {len(unbound)} header functions have no Julia binding"
+              + (": " + ", ".join(unbound) if opts.verbose else " (-v lists them)"))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
