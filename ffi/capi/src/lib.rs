@@ -25,6 +25,7 @@ mod error;
 mod guard;
 mod handle;
 mod noise;
+mod plr;
 mod ptr;
 mod rng;
 mod status;

@@ -3,7 +3,7 @@
 
 use fixedpoint_shares::{Aggregator, Release};
 
-use crate::dca::node::dpd_node_sum;
+use crate::dca::node_sum::dpd_node_sum;
 use crate::dca::round::dpd_round_config;
 use crate::error::FfiResult;
 use crate::guard::ffi_entry;

@@ -7,6 +7,7 @@ mod codec;
 mod errors;
 mod kernels;
 mod node;
+mod node_sum;
 mod round;
 mod simulate;
 mod wire;

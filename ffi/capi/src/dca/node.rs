@@ -1,8 +1,9 @@
 //! The DCA compute node: absorbs one share per client from wire bytes and outputs the sum of
 //! the agreed client set (`fixedpoint_shares::ComputeNode`).
 
-use fixedpoint_shares::{ClientId, ClientSet, ComputeNode, NodeIndex, NodeSum, wire};
+use fixedpoint_shares::{ClientId, ClientSet, ComputeNode, NodeIndex, wire};
 
+use crate::dca::node_sum::dpd_node_sum;
 use crate::dca::round::dpd_round_config;
 use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
@@ -14,11 +15,6 @@ use crate::status::dpd_status;
 pub struct dpd_node {
     inner: ComputeNode,
     n_clients: usize,
-}
-
-/// A compute node's sum over the agreed client set, ready for the aggregator.
-pub struct dpd_node_sum {
-    pub(crate) inner: NodeSum,
 }
 
 /// Creates compute node `node` (0..M) of the round. Node 0 receives the clients' full
@@ -164,14 +160,4 @@ pub unsafe extern "C" fn dpd_node_finalize(
 pub unsafe extern "C" fn dpd_node_free(node: *mut dpd_node) {
     // SAFETY: header contract.
     unsafe { free_handle(node) }
-}
-
-/// Frees a node sum; NULL is a no-op.
-///
-/// # Safety
-/// `sum` must be NULL or a handle from `dpd_node_finalize` not freed before.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dpd_node_sum_free(sum: *mut dpd_node_sum) {
-    // SAFETY: header contract.
-    unsafe { free_handle(sum) }
 }

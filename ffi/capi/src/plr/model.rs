@@ -1,0 +1,259 @@
+//! A fitted (or imported) logistic or stacked model: prediction and export into caller
+//! buffers, import from exported weights.
+
+use plr_stacking::{LogisticModel, PrivacyLoss, StackedModel};
+
+use crate::error::{FfiError, FfiResult};
+use crate::guard::ffi_entry;
+use crate::handle::{free_handle, handle_ref, into_handle};
+use crate::ptr::{check_out, slice_in, write_array, write_out};
+use crate::status::dpd_status;
+
+/// Which kind of model a `dpd_plr_model` holds.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum dpd_plr_model_kind {
+    /// One logistic model (PLR, or an imported one).
+    DPD_PLR_MODEL_LOGISTIC = 0,
+    /// K low-level logistic models and a high-level one (PST-S, PST-F, PST-H).
+    DPD_PLR_MODEL_STACKED = 1,
+}
+
+pub(crate) enum Model {
+    Logistic(LogisticModel),
+    Stacked(StackedModel),
+}
+
+/// A logistic or stacked model and the privacy guarantee of its training data (if known).
+pub struct dpd_plr_model {
+    pub(crate) model: Model,
+    pub(crate) privacy: Option<PrivacyLoss>,
+}
+
+impl dpd_plr_model {
+    fn stacked(&self) -> FfiResult<&StackedModel> {
+        match &self.model {
+            Model::Stacked(m) => Ok(m),
+            Model::Logistic(_) => Err(FfiError::invalid(
+                "this is a single logistic model; it has no low-level models",
+            )),
+        }
+    }
+
+    fn low_level(&self, k: usize) -> FfiResult<&plr_stacking::LowLevelModel> {
+        let low = self.stacked()?.low_level();
+        low.get(k).ok_or_else(|| {
+            FfiError::invalid(format!(
+                "low-level model {k} does not exist (K = {})",
+                low.len()
+            ))
+        })
+    }
+
+    /// The single model, or the high-level model of a stack.
+    fn top(&self) -> &LogisticModel {
+        match &self.model {
+            Model::Logistic(m) => m,
+            Model::Stacked(m) => m.high_level(),
+        }
+    }
+}
+
+/// Predicted probabilities P(y = 1 | x) for the rows of `x` (row-major, `x_len` a positive
+/// multiple of the model's number of features), one per row into `out` (query-size pattern).
+/// Rows are projected onto the model's input ball as in training.
+///
+/// # Safety
+/// `model` NULL (→ error) or a live handle; `x` NULL only with `x_len == 0`, else readable;
+/// `out` NULL with `out_cap == 0` or `out_cap` writable doubles; `out_len` NULL (→ error) or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_plr_model_predict_proba(
+    model: *const dpd_plr_model,
+    x: *const f64,
+    x_len: usize,
+    out: *mut f64,
+    out_cap: usize,
+    out_len: *mut usize,
+) -> dpd_status {
+    ffi_entry("dpd_plr_model_predict_proba", || -> FfiResult<()> {
+        check_out(out_len, "out_len")?;
+        // SAFETY: header contract for `model` and `(x, x_len)`.
+        let (model, x) = unsafe { (handle_ref(model, "model")?, slice_in(x, x_len, "x")?) };
+        let p = match &model.model {
+            Model::Logistic(m) => m.predict_proba(x)?,
+            Model::Stacked(m) => m.predict_proba(x)?,
+        };
+        // SAFETY: header contract for `(out, out_cap, out_len)`.
+        unsafe { write_array(&p, out, out_cap, out_len, "out") }
+    })
+}
+
+/// Describes a model: its kind (a `dpd_plr_model_kind` value), number of input features,
+/// number K of low-level models (0 for a single model) and the ε of its training data's
+/// guarantee (δ = 0; `INFINITY` for a non-private fit, NaN when unknown, i.e. imported).
+/// Any out-pointer may be NULL.
+///
+/// # Safety
+/// `model` NULL (→ error) or a live handle; each out-pointer NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_plr_model_info(
+    model: *const dpd_plr_model,
+    out_kind: *mut u32,
+    out_n_features: *mut usize,
+    out_n_low_level: *mut usize,
+    out_epsilon: *mut f64,
+) -> dpd_status {
+    ffi_entry("dpd_plr_model_info", || -> FfiResult<()> {
+        // SAFETY: header contract for `model`.
+        let model = unsafe { handle_ref(model, "model") }?;
+        let (kind, n_features, n_low) = match &model.model {
+            Model::Logistic(m) => (
+                dpd_plr_model_kind::DPD_PLR_MODEL_LOGISTIC,
+                m.n_features(),
+                0,
+            ),
+            Model::Stacked(m) => (
+                dpd_plr_model_kind::DPD_PLR_MODEL_STACKED,
+                m.n_features(),
+                m.low_level().len(),
+            ),
+        };
+        let epsilon = model.privacy.map_or(f64::NAN, |p| p.epsilon);
+        // SAFETY: each pointer is written only when non-NULL; writable by the header contract.
+        unsafe {
+            if !out_kind.is_null() {
+                write_out(out_kind, kind as u32, "out_kind")?;
+            }
+            if !out_n_features.is_null() {
+                write_out(out_n_features, n_features, "out_n_features")?;
+            }
+            if !out_n_low_level.is_null() {
+                write_out(out_n_low_level, n_low, "out_n_low_level")?;
+            }
+            if !out_epsilon.is_null() {
+                write_out(out_epsilon, epsilon, "out_epsilon")?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Exports the weights of a single model, or of the high-level model of a stack (one per
+/// low-level model), into `out` (query-size pattern), and its input radius r (rows are
+/// projected to ‖x‖ <= r before wᵀx) into `*out_input_radius` (may be NULL).
+///
+/// # Safety
+/// `model` NULL (→ error) or a live handle; `(out, out_cap, out_len)` per the output-array
+/// rule; `out_input_radius` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_plr_model_weights(
+    model: *const dpd_plr_model,
+    out: *mut f64,
+    out_cap: usize,
+    out_len: *mut usize,
+    out_input_radius: *mut f64,
+) -> dpd_status {
+    ffi_entry("dpd_plr_model_weights", || -> FfiResult<()> {
+        check_out(out_len, "out_len")?;
+        // SAFETY: header contract for `model`.
+        let top = unsafe { handle_ref(model, "model") }?.top();
+        // SAFETY: header contract for the outputs.
+        unsafe {
+            write_array(top.weights(), out, out_cap, out_len, "out")?;
+            if !out_input_radius.is_null() {
+                write_out(out_input_radius, top.input_radius(), "out_input_radius")?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Exports low-level model `k` (0..K) of a stack: the indices of the input features it reads
+/// into `out_features` (query-size pattern on `features_cap`, length written to
+/// `*out_n_features`), its weights into `out_weights` (same length; `weights_cap` must be at
+/// least that) and its input radius into `*out_input_radius` (may be NULL). A single model →
+/// `DPD_ERR_INVALID_ARGUMENT`. On `DPD_ERR_BUFFER_TOO_SMALL` only `*out_n_features` is written.
+///
+/// # Safety
+/// `model` NULL (→ error) or a live handle; output arrays NULL only with capacity 0, else
+/// writable for their capacities; `out_n_features` NULL (→ error) or writable;
+/// `out_input_radius` NULL or writable.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)] // Two parallel output arrays and the radius in one call.
+pub unsafe extern "C" fn dpd_plr_model_low_level(
+    model: *const dpd_plr_model,
+    k: usize,
+    out_features: *mut u64,
+    features_cap: usize,
+    out_weights: *mut f64,
+    weights_cap: usize,
+    out_n_features: *mut usize,
+    out_input_radius: *mut f64,
+) -> dpd_status {
+    ffi_entry("dpd_plr_model_low_level", || -> FfiResult<()> {
+        check_out(out_n_features, "out_n_features")?;
+        // SAFETY: header contract for `model`.
+        let low = unsafe { handle_ref(model, "model") }?.low_level(k)?;
+        let features: Vec<u64> = low.features.iter().map(|&j| j as u64).collect();
+        let cap = features_cap.min(weights_cap);
+        // SAFETY: header contract for the outputs; the smaller capacity bounds both arrays,
+        // so a too-small weights buffer is reported before anything is written.
+        unsafe {
+            write_array(&features, out_features, cap, out_n_features, "out_features")?;
+            let mut n = 0;
+            write_array(
+                low.model.weights(),
+                out_weights,
+                weights_cap,
+                &mut n,
+                "out_weights",
+            )?;
+            if !out_input_radius.is_null() {
+                write_out(
+                    out_input_radius,
+                    low.model.input_radius(),
+                    "out_input_radius",
+                )?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Imports a single logistic model from exported weights `weights[0..d]` and input radius r > 0
+/// (its privacy guarantee is unknown to the library: `dpd_plr_model_info` reports ε = NaN).
+///
+/// # Safety
+/// `weights` NULL only with `d == 0`, else readable; `out` NULL (→ error) or a writable
+/// `dpd_plr_model*`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_plr_model_from_weights(
+    weights: *const f64,
+    d: usize,
+    input_radius: f64,
+    out: *mut *mut dpd_plr_model,
+) -> dpd_status {
+    ffi_entry("dpd_plr_model_from_weights", || {
+        check_out(out, "out")?;
+        // SAFETY: header contract for `(weights, d)`.
+        let weights = unsafe { slice_in(weights, d, "weights") }?;
+        let model = LogisticModel::new(weights.to_vec(), input_radius)?;
+        let handle = into_handle(dpd_plr_model {
+            model: Model::Logistic(model),
+            privacy: None,
+        });
+        // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
+        unsafe { write_out(out, handle, "out") }
+    })
+}
+
+/// Frees a model; NULL is a no-op.
+///
+/// # Safety
+/// `model` must be NULL or a model handle not freed before.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_plr_model_free(model: *mut dpd_plr_model) {
+    // SAFETY: header contract.
+    unsafe { free_handle(model) }
+}

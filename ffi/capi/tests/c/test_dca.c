@@ -1,0 +1,244 @@
+/* A whole DCA round driven from C: several clients, M compute nodes, both share modes, a client
+ * that drops out half-way, with and without DP noise; plus the in-process simulation, the codec
+ * and the kernels. The expected sums are computed here in plain C from the inputs. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check.h"
+
+enum { N = 6, M = 3, T = 1, D = 5 };
+static const double BOUND = 10.0;
+
+static double value(size_t client, size_t j) {
+    return ((double)((client * 7 + j * 3) % 19) - 9.0) * 0.37 + 0.001 * (double)client;
+}
+
+/* Copies node k's message out of `shares` into a fresh malloc'd buffer (size query first). */
+static uint8_t *message_for(const dpd_shares *shares, uint32_t k, size_t *len) {
+    size_t need = 0;
+    CHECK(dpd_shares_message(shares, k, NULL, 0, &need) == DPD_ERR_BUFFER_TOO_SMALL);
+    uint8_t *buf = malloc(need);
+    CHECK_OK(dpd_shares_message(shares, k, buf, need, len));
+    CHECK(*len == need);
+    return buf;
+}
+
+/* One round. `dropout` (a client id, or -1) sends its share to node 0 only and then vanishes,
+ * so the nodes' received sets differ and node 0 must retract it. */
+static void run_round(uint32_t mode, double sigma_total, int dropout) {
+    dpd_round_config *config = NULL;
+    CHECK_OK(dpd_round_config_new(42, N, M, T, D, BOUND, mode, sigma_total, DPD_FRAC_BITS_AUTO,
+                                  &config));
+    uint32_t frac_bits = 0;
+    double sigma_client = -1.0;
+    CHECK_OK(dpd_round_config_info(config, &frac_bits, &sigma_client, NULL));
+    if (sigma_total == 0.0) {
+        CHECK(sigma_client == 0.0);
+    } else {
+        CHECK(fabs(sigma_client - sigma_total / sqrt((double)(N - T - 1))) < 1e-12);
+    }
+
+    dpd_rng *rng = NULL;
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(7, &rng));
+    dpd_node *nodes[M] = {NULL};
+    for (uint32_t k = 0; k < M; k++) {
+        CHECK_OK(dpd_node_new(config, k, &nodes[k]));
+    }
+
+    uint8_t *dropout_msg = NULL;
+    size_t dropout_len = 0;
+    for (size_t i = 0; i < N; i++) {
+        double x[D];
+        for (size_t j = 0; j < D; j++) x[j] = value(i, j);
+        dpd_client *client = NULL;
+        dpd_shares *shares = NULL;
+        CHECK_OK(dpd_client_new(config, i, rng, &client));
+        CHECK_OK(dpd_client_shard(client, x, D, &shares));
+        size_t count = 0;
+        CHECK_OK(dpd_shares_count(shares, &count));
+        CHECK(count == M);
+        for (uint32_t k = 0; k < M; k++) {
+            size_t len = 0;
+            uint8_t *msg = message_for(shares, k, &len);
+            size_t expected = 36 + ((k == 0 || mode == DPD_SHARE_MODE_FULL) ? 8 * D : 16);
+            CHECK(len == expected);
+            dpd_wire_header header;
+            CHECK_OK(dpd_wire_inspect(msg, len, &header));
+            CHECK(header.round == 42 && header.client == i && header.node == k &&
+                  header.dim == D && header.frac_bits == frac_bits);
+            if ((int)i == dropout && k > 0) {
+                free(msg); /* lost: the client dropped out */
+                continue;
+            }
+            CHECK_OK(dpd_node_absorb(nodes[k], msg, len));
+            if ((int)i == dropout) {
+                dropout_msg = msg; /* node 0 must retract it later */
+                dropout_len = len;
+            } else {
+                free(msg);
+            }
+        }
+        dpd_shares_free(shares);
+        dpd_client_free(client);
+    }
+
+    /* Agreement: the intersection of what every node received. */
+    uint64_t agreed[N];
+    size_t n_agreed = 0;
+    CHECK_OK(dpd_node_received(nodes[0], agreed, N, &n_agreed));
+    CHECK(n_agreed == N);
+    for (uint32_t k = 1; k < M; k++) {
+        uint64_t got[N];
+        size_t n_got = 0;
+        CHECK_OK(dpd_node_received(nodes[k], got, N, &n_got));
+        CHECK(n_got == (dropout >= 0 ? N - 1 : N));
+        size_t kept = 0;
+        for (size_t a = 0; a < n_agreed; a++) {
+            for (size_t b = 0; b < n_got; b++) {
+                if (agreed[a] == got[b]) {
+                    agreed[kept++] = agreed[a];
+                    break;
+                }
+            }
+        }
+        n_agreed = kept;
+    }
+    if (dropout >= 0) {
+        CHECK(n_agreed == N - 1);
+        /* Node 0 still holds the full share of the dropped client: finalizing now is refused. */
+        dpd_node_sum *refused = (dpd_node_sum *)0x1;
+        CHECK_FAILS(dpd_node_finalize(nodes[0], agreed, n_agreed, &refused),
+                    DPD_ERR_INVALID_STATE, "retract");
+        CHECK(refused == (dpd_node_sum *)0x1);
+        CHECK_OK(dpd_node_retract(nodes[0], dropout_msg, dropout_len));
+        free(dropout_msg);
+    }
+
+    dpd_aggregator *aggregator = NULL;
+    CHECK_OK(dpd_aggregator_new(config, &aggregator));
+    for (uint32_t k = 0; k < M; k++) {
+        dpd_node_sum *sum = NULL;
+        CHECK_OK(dpd_node_finalize(nodes[k], agreed, n_agreed, &sum));
+        CHECK_OK(dpd_aggregator_add(aggregator, sum));
+        dpd_node_sum_free(sum);
+        dpd_node_free(nodes[k]);
+    }
+
+    size_t len = 0;
+    CHECK(dpd_aggregator_release(aggregator, NULL, 0, &len, NULL) == DPD_ERR_BUFFER_TOO_SMALL);
+    CHECK(len == D);
+    double released[D];
+    dpd_release_info info;
+    CHECK_OK(dpd_aggregator_release(aggregator, released, D, &len, &info));
+    CHECK(len == D);
+    CHECK(info.n_clients == N && info.n_included == n_agreed && info.max_dropped == T);
+    CHECK(info.frac_bits == frac_bits);
+
+    /* The plain sum over the agreed clients, in C. */
+    double quantum = ldexp(1.0, -(int)frac_bits);
+    for (size_t j = 0; j < D; j++) {
+        double plain = 0.0;
+        for (size_t a = 0; a < n_agreed; a++) plain += value((size_t)agreed[a], j);
+        if (sigma_total == 0.0) {
+            /* Each encode rounds by at most half a grid step. */
+            double tol = (double)N * quantum + 1e-12 * (1.0 + fabs(plain));
+            CHECK(fabs(released[j] - plain) <= tol);
+            CHECK(info.noise_sigma_released == 0.0);
+        } else {
+            /* Noise N(0, sigma_client^2 * n_included): 7 sigma (fixed seed, deterministic). */
+            double expected_sigma = sigma_client * sqrt((double)n_agreed);
+            CHECK(fabs(info.noise_sigma_released - expected_sigma) < 1e-12);
+            CHECK(fabs(released[j] - plain) <= 7.0 * expected_sigma);
+            CHECK(released[j] != plain);
+        }
+    }
+    dpd_aggregator_free(aggregator);
+    dpd_rng_free(rng);
+    dpd_round_config_free(config);
+}
+
+static void simulated_round(void) {
+    dpd_round_config *config = NULL;
+    CHECK_OK(dpd_round_config_new(3, N, M, T, D, BOUND, DPD_SHARE_MODE_SEED, 0.0,
+                                  DPD_FRAC_BITS_AUTO, &config));
+    dpd_rng *rng = NULL;
+    CHECK_OK(dpd_rng_new_os(&rng));
+    double inputs[N * D];
+    for (size_t i = 0; i < N; i++)
+        for (size_t j = 0; j < D; j++) inputs[i * D + j] = value(i, j);
+    uint64_t dropped[1] = {2};
+    double sum[D];
+    size_t len = 0;
+    dpd_release_info info;
+    CHECK_OK(dpd_simulate_round(config, inputs, N * D, dropped, 1, rng, sum, D, &len, &info));
+    CHECK(len == D && info.n_included == N - 1);
+    double quantum = ldexp(1.0, -(int)info.frac_bits);
+    for (size_t j = 0; j < D; j++) {
+        double plain = 0.0;
+        for (size_t i = 0; i < N; i++)
+            if (i != 2) plain += value(i, j);
+        CHECK(fabs(sum[j] - plain) <= (double)N * quantum + 1e-12 * (1.0 + fabs(plain)));
+    }
+    dpd_rng_free(rng);
+    dpd_round_config_free(config);
+}
+
+static void codec(void) {
+    uint32_t f = 0;
+    CHECK_OK(dpd_fixed_point_frac_bits_for_sum(1000, 4.0, 0.0, &f));
+    /* 1000 * 4 * 2^f + ... < 2^63 needs f <= 50 (1000*4 < 2^12); capped at 52. */
+    CHECK(f == 50);
+    const double x[4] = {1.25, -3.5, 0.0, 3.999};
+    uint64_t enc[4];
+    size_t n = 0;
+    CHECK_OK(dpd_fixed_point_encode(20, 4.0, x, 4, enc, 4, &n));
+    CHECK(n == 4);
+    CHECK(enc[0] == (uint64_t)(1.25 * 1048576.0));
+    CHECK(enc[1] == (uint64_t)0 - (uint64_t)(3.5 * 1048576.0)); /* two's complement */
+    CHECK(enc[2] == 0);
+    double back[4];
+    CHECK_OK(dpd_fixed_point_decode(20, enc, 4, back, 4, &n));
+    for (size_t i = 0; i < 4; i++) CHECK(fabs(back[i] - x[i]) <= 0.5 / 1048576.0);
+}
+
+static void kernels(void) {
+    enum { L = 1003 }; /* not a multiple of any lane count */
+    static uint64_t acc[3][L], src[L], expected_add[L], expected_sub[L];
+    uint64_t state = 0x9E3779B97F4A7C15u;
+    for (size_t i = 0; i < L; i++) {
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        uint64_t a = state;
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        src[i] = state;
+        for (int v = 0; v < 3; v++) acc[v][i] = a;
+        expected_add[i] = a + src[i]; /* unsigned arithmetic wraps mod 2^64 in C */
+        expected_sub[i] = a - src[i];
+    }
+    CHECK_OK(dpd_wrapping_add_u64(acc[0], src, L));
+    CHECK_OK(dpd_wrapping_add_u64_scalar(acc[1], src, L));
+    CHECK_OK(dpd_wrapping_add_u64_wide(acc[2], src, L));
+    for (int v = 0; v < 3; v++) CHECK(memcmp(acc[v], expected_add, sizeof expected_add) == 0);
+    CHECK_OK(dpd_wrapping_sub_u64(acc[0], src, L)); /* back to a */
+    CHECK_OK(dpd_wrapping_sub_u64(acc[0], src, L)); /* a - src */
+    CHECK(memcmp(acc[0], expected_sub, sizeof expected_sub) == 0);
+    CHECK_OK(dpd_wrapping_add_u64(NULL, NULL, 0)); /* the empty array */
+    dpd_kernel_path path = dpd_kernel_selected_path();
+    printf("kernel path: %s\n", dpd_kernel_path_name((uint32_t)path));
+    CHECK(strcmp(dpd_kernel_path_name((uint32_t)path), "unknown") != 0);
+}
+
+int main(void) {
+    CHECK(dpd_abi_version() == DPD_ABI_VERSION);
+    printf("dpdist %s (ABI %u)\n", dpd_version(), (unsigned)dpd_abi_version());
+    run_round(DPD_SHARE_MODE_FULL, 0.0, -1);
+    run_round(DPD_SHARE_MODE_SEED, 0.0, -1);
+    run_round(DPD_SHARE_MODE_FULL, 0.0, 4);
+    run_round(DPD_SHARE_MODE_SEED, 0.0, 4);
+    run_round(DPD_SHARE_MODE_SEED, 1.5, 4);
+    run_round(DPD_SHARE_MODE_FULL, 1.5, -1);
+    simulated_round();
+    codec();
+    kernels();
+    return check_exit("test_dca");
+}

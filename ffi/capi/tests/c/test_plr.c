@@ -1,0 +1,217 @@
+/* Private logistic regression and stacking from C: PLR, PST-S, PST-F and PST-H fits on
+ * synthetic data, prediction, AUC (checked against a plain-C Mann-Whitney), model export with a
+ * hand-computed prediction from the exported parts, import, and bad inputs. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check.h"
+
+enum { N = 400, D = 4 };
+
+/* Synthetic data: x uniform in [-1, 1]^D, y = 1 iff w.x + small noise > 0, w = (2, -1, 0.5, 0). */
+static void synthetic(uint64_t seed, double *x, double *y) {
+    const double w[D] = {2.0, -1.0, 0.5, 0.0};
+    uint64_t s = seed * 0x9E3779B97F4A7C15u + 1;
+    for (size_t i = 0; i < N; i++) {
+        double margin = 0.0;
+        for (size_t j = 0; j < D; j++) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            x[i * D + j] = (double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+            margin += w[j] * x[i * D + j];
+        }
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        double noise = ((double)(s >> 11) / 9007199254740992.0 - 0.5) * 0.5;
+        y[i] = margin + noise > 0.0 ? 1.0 : 0.0;
+    }
+}
+
+/* Mann-Whitney AUC by brute force, ties 1/2. */
+static double auc_reference(const double *score, const double *y, size_t n) {
+    double wins = 0.0, pairs = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (y[i] != 1.0) continue;
+        for (size_t j = 0; j < n; j++) {
+            if (y[j] != 0.0) continue;
+            pairs += 1.0;
+            wins += score[i] > score[j] ? 1.0 : (score[i] == score[j] ? 0.5 : 0.0);
+        }
+    }
+    return wins / pairs;
+}
+
+static double auc_of(const dpd_plr_model *model, const double *x, const double *y) {
+    static double p[N];
+    size_t len = 0;
+    CHECK_OK(dpd_plr_model_predict_proba(model, x, N * D, p, N, &len));
+    CHECK(len == N);
+    double auc = -1.0;
+    CHECK_OK(dpd_auc(p, N, y, N, &auc));
+    CHECK(fabs(auc - auc_reference(p, y, N)) < 1e-12);
+    return auc;
+}
+
+static double sigmoid(double t) { return 1.0 / (1.0 + exp(-t)); }
+
+/* w.phi(row) with phi(x) = r x / max(1, |x|), as documented for the exported models. */
+static double margin(const double *w, double r, const double *row, size_t d) {
+    double norm = 0.0, dot = 0.0;
+    for (size_t j = 0; j < d; j++) norm += row[j] * row[j];
+    norm = sqrt(norm);
+    for (size_t j = 0; j < d; j++) dot += w[j] * row[j];
+    return dot * r / (norm > 1.0 ? norm : 1.0);
+}
+
+/* Recomputes a stacked model's prediction of row 0 from its exported parts. */
+static void check_export(const dpd_plr_model *model, const double *x) {
+    size_t n_low = 0, n_features = 0;
+    uint32_t kind = 99;
+    CHECK_OK(dpd_plr_model_info(model, &kind, &n_features, &n_low, NULL));
+    CHECK(kind == DPD_PLR_MODEL_STACKED && n_features == D && n_low >= 1 && n_low <= D);
+    double meta[D];
+    for (size_t k = 0; k < n_low; k++) {
+        uint64_t features[D];
+        double w[D], r = 0.0, row[D];
+        size_t n = 0;
+        CHECK(dpd_plr_model_low_level(model, k, NULL, 0, NULL, 0, &n, NULL) ==
+              DPD_ERR_BUFFER_TOO_SMALL);
+        CHECK(n >= 1 && n <= D);
+        CHECK_OK(dpd_plr_model_low_level(model, k, features, D, w, D, &n, &r));
+        for (size_t j = 0; j < n; j++) row[j] = x[features[j]];
+        meta[k] = (2.0 * sigmoid(margin(w, r, row, n)) - 1.0) / sqrt((double)n_low);
+    }
+    double wh[D], rh = 0.0;
+    size_t nh = 0;
+    CHECK_OK(dpd_plr_model_weights(model, wh, D, &nh, &rh));
+    CHECK(nh == n_low);
+    double by_hand = sigmoid(margin(wh, rh, meta, n_low));
+    double p = 0.0;
+    size_t len = 0;
+    CHECK_OK(dpd_plr_model_predict_proba(model, x, D, &p, 1, &len));
+    CHECK(fabs(p - by_hand) < 1e-12);
+    CHECK_FAILS(dpd_plr_model_low_level(model, n_low, NULL, 0, NULL, 0, &len, NULL),
+                DPD_ERR_INVALID_ARGUMENT, "does not exist");
+}
+
+int main(void) {
+    static double x[N * D], y[N], xs[N * D], ys[N];
+    synthetic(1, x, y);
+    synthetic(2, xs, ys);
+    dpd_dataset *data = NULL, *source = NULL;
+    CHECK_OK(dpd_dataset_new(x, N * D, D, y, N, &data));
+    CHECK_OK(dpd_dataset_new(xs, N * D, D, ys, N, &source));
+    dpd_rng *rng = NULL;
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(2024, &rng));
+
+    /* PLR: non-private and private (fixed seed, so the thresholds are deterministic). */
+    dpd_plr_model *plr = NULL;
+    CHECK_OK(dpd_plr_fit(data, INFINITY, 0.01, rng, &plr));
+    double auc = auc_of(plr, x, y);
+    printf("PLR non-private AUC %.4f\n", auc);
+    CHECK(auc > 0.95);
+    double eps = 0.0;
+    CHECK_OK(dpd_plr_model_info(plr, NULL, NULL, NULL, &eps));
+    CHECK(isinf(eps));
+    dpd_plr_model_free(plr);
+    CHECK_OK(dpd_plr_fit(data, 1.0, 0.01, rng, &plr));
+    auc = auc_of(plr, x, y);
+    printf("PLR eps=1 AUC %.4f\n", auc);
+    CHECK(auc > 0.75);
+    CHECK_OK(dpd_plr_model_info(plr, NULL, NULL, NULL, &eps));
+    CHECK(eps == 1.0);
+
+    /* Export and re-import a single model: identical predictions. */
+    double w[D], r = 0.0;
+    size_t n = 0;
+    CHECK_OK(dpd_plr_model_weights(plr, w, D, &n, &r));
+    CHECK(n == D);
+    dpd_plr_model *imported = NULL;
+    CHECK_OK(dpd_plr_model_from_weights(w, D, r, &imported));
+    double p1[N], p2[N];
+    CHECK_OK(dpd_plr_model_predict_proba(plr, x, N * D, p1, N, &n));
+    CHECK_OK(dpd_plr_model_predict_proba(imported, x, N * D, p2, N, &n));
+    CHECK(memcmp(p1, p2, sizeof p1) == 0);
+    CHECK(fabs(p1[0] - sigmoid(margin(w, r, x, D))) < 1e-12);
+    CHECK_OK(dpd_plr_model_info(imported, NULL, NULL, NULL, &eps));
+    CHECK(isnan(eps));
+    CHECK_FAILS(dpd_plr_model_low_level(plr, 0, NULL, 0, NULL, 0, &n, NULL),
+                DPD_ERR_INVALID_ARGUMENT, "single logistic model");
+    CHECK_FAILS(dpd_plr_model_predict_proba(plr, x, D + 1, p1, N, &n), DPD_ERR_LENGTH_MISMATCH,
+                "multiple");
+    dpd_plr_model_free(imported);
+    dpd_plr_model_free(plr);
+
+    /* PST-S, PST-F, PST-H. */
+    dpd_plr_model *stack = NULL;
+    CHECK_OK(dpd_pst_s_fit(data, 2, 2.0, 0.01, 0.01, 0.5, rng, &stack));
+    auc = auc_of(stack, x, y);
+    printf("PST-S eps=2 AUC %.4f\n", auc);
+    CHECK(auc > 0.75);
+    check_export(stack, x);
+    dpd_plr_model_free(stack);
+
+    const uint32_t group_of_feature[D] = {0, 0, 1, DPD_FEATURE_UNUSED};
+    const double importance[2] = {0.7, 0.3}; /* side information, not the data */
+    dpd_feature_groups *groups = NULL;
+    CHECK_OK(dpd_feature_groups_new(group_of_feature, D, importance, 2, &groups));
+    CHECK_OK(dpd_pst_f_fit(data, groups, 2.0, 0.01, 0.01, 0.5, rng, &stack));
+    auc = auc_of(stack, x, y);
+    printf("PST-F eps=2 AUC %.4f\n", auc);
+    CHECK(auc > 0.75);
+    check_export(stack, x);
+    dpd_plr_model_free(stack);
+
+    CHECK_OK(dpd_pst_h_fit(source, data, groups, 2.0, 2.0, 0.01, 0.01, 0.01, 0.5, rng, &stack));
+    auc = auc_of(stack, x, y);
+    printf("PST-H eps=2+2 AUC %.4f\n", auc);
+    CHECK(auc > 0.75);
+    check_export(stack, x);
+    CHECK_OK(dpd_plr_model_info(stack, NULL, NULL, NULL, &eps));
+    CHECK(eps == 2.0);
+    dpd_plr_model_free(stack);
+
+    /* Bad inputs. */
+    dpd_dataset *bad = (dpd_dataset *)0x1;
+    double y_bad[N];
+    memcpy(y_bad, y, sizeof y_bad);
+    y_bad[5] = 2.0;
+    CHECK_FAILS(dpd_dataset_new(x, N * D, D, y_bad, N, &bad), DPD_ERR_INVALID_ARGUMENT, "label");
+    CHECK_FAILS(dpd_dataset_new(x, N * D - 1, D, y, N, &bad), DPD_ERR_LENGTH_MISMATCH, "n_rows");
+    double x_nan[N * D];
+    memcpy(x_nan, x, sizeof x_nan);
+    x_nan[7] = NAN;
+    CHECK_FAILS(dpd_dataset_new(x_nan, N * D, D, y, N, &bad), DPD_ERR_NON_FINITE, "");
+    double y_one[N];
+    for (size_t i = 0; i < N; i++) y_one[i] = 1.0;
+    CHECK_FAILS(dpd_dataset_new(x, N * D, D, y_one, N, &bad), DPD_ERR_INVALID_ARGUMENT, "");
+    CHECK(bad == (dpd_dataset *)0x1);
+    dpd_plr_model *none = (dpd_plr_model *)0x1;
+    CHECK_FAILS(dpd_plr_fit(data, 1.0, 0.0, rng, &none), DPD_ERR_INVALID_ARGUMENT, "lambda");
+    CHECK_FAILS(dpd_plr_fit(data, -1.0, 0.1, rng, &none), DPD_ERR_INVALID_ARGUMENT, "epsilon");
+    CHECK_FAILS(dpd_plr_fit(NULL, 1.0, 0.1, rng, &none), DPD_ERR_NULL_POINTER, "`dataset`");
+    CHECK_FAILS(dpd_pst_s_fit(data, 0, 1.0, 0.1, 0.1, 0.5, rng, &none), DPD_ERR_INVALID_ARGUMENT,
+                "n_parts");
+    CHECK_FAILS(dpd_pst_s_fit(data, 2, 1.0, 0.1, 0.1, 1.0, rng, &none), DPD_ERR_INVALID_ARGUMENT,
+                "high_fraction");
+    CHECK(none == (dpd_plr_model *)0x1);
+    dpd_feature_groups *bad_groups = (dpd_feature_groups *)0x1;
+    const uint32_t out_of_range[D] = {0, 3, 1, 1};
+    CHECK_FAILS(dpd_feature_groups_new(out_of_range, D, importance, 2, &bad_groups),
+                DPD_ERR_INVALID_ARGUMENT, "group 3");
+    const double not_one[2] = {0.7, 0.7};
+    CHECK_FAILS(dpd_feature_groups_new(group_of_feature, D, not_one, 2, &bad_groups),
+                DPD_ERR_INVALID_ARGUMENT, "");
+    CHECK(bad_groups == (dpd_feature_groups *)0x1);
+    double a = -1.0;
+    CHECK_FAILS(dpd_auc(p1, N, y, N - 1, &a), DPD_ERR_LENGTH_MISMATCH, "");
+    CHECK(a == -1.0);
+
+    dpd_feature_groups_free(groups);
+    dpd_dataset_free(source);
+    dpd_dataset_free(data);
+    dpd_rng_free(rng);
+    dpd_dataset_free(NULL);
+    dpd_feature_groups_free(NULL);
+    dpd_plr_model_free(NULL);
+    return check_exit("test_plr");
+}

@@ -1,0 +1,131 @@
+// The C++ RAII wrapper (include/dpdist.hpp): a DCA round with a dropout, error cases as
+// exceptions carrying the status and message, and the accountant.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dpdist.hpp"
+
+static int failures = 0;
+static int checks = 0;
+
+#define CHECK(cond)                                                                         \
+    do {                                                                                    \
+        ++checks;                                                                           \
+        if (!(cond)) {                                                                      \
+            std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);  \
+            ++failures;                                                                     \
+        }                                                                                   \
+    } while (0)
+
+// Runs `body`, which must throw dpd::Error with `expected` and a message containing `needle`.
+template <class Body> static void expect_error(dpd_status expected, const char *needle, Body body) {
+    ++checks;
+    try {
+        body();
+        std::fprintf(stderr, "expected %s, nothing thrown\n", dpd_status_name(expected));
+        ++failures;
+    } catch (const dpd::Error &e) {
+        if (e.status() != expected || std::strstr(e.what(), needle) == nullptr) {
+            std::fprintf(stderr, "expected %s containing \"%s\", got %s: %s\n",
+                         dpd_status_name(expected), needle, e.status_name(), e.what());
+            ++failures;
+        }
+    }
+}
+
+static double value(size_t i, size_t j) { return std::sin(double(3 * i + j)) * 2.0; }
+
+static void dca_round(dpd::ShareMode mode) {
+    const size_t n = 5, d = 4;
+    const uint32_t m = 3;
+    dpd::RoundConfig config(77, n, m, 1, d, 2.0, mode);
+    auto rng = dpd::Rng::os();
+    std::vector<dpd::ComputeNode> nodes;
+    for (uint32_t k = 0; k < m; ++k) nodes.emplace_back(config, k);
+
+    // Client 3 reaches node 0 only, then drops out.
+    std::vector<uint8_t> lost;
+    for (size_t i = 0; i < n; ++i) {
+        std::vector<double> x(d);
+        for (size_t j = 0; j < d; ++j) x[j] = value(i, j);
+        dpd::Client client(config, i, rng);
+        dpd::Shares shares = client.shard(x);
+        CHECK(shares.count() == m);
+        for (uint32_t k = 0; k < m; ++k) {
+            std::vector<uint8_t> msg = shares.message(k);
+            CHECK(dpd::wire_inspect(msg).client == i);
+            if (i == 3 && k > 0) continue;
+            nodes[k].absorb(msg);
+            if (i == 3) lost = msg;
+        }
+    }
+    std::vector<uint64_t> agreed = nodes[1].received();
+    CHECK(agreed.size() == n - 1);
+    nodes[0].retract(lost);
+    dpd::Aggregator aggregator(config);
+    for (auto &node : nodes) aggregator.add(node.finalize(agreed));
+    dpd::Release r = aggregator.release();
+    CHECK(r.sum.size() == d);
+    CHECK(r.info.n_included == n - 1);
+    const double tol = double(n) * std::ldexp(1.0, -int(r.info.frac_bits)) + 1e-12;
+    for (size_t j = 0; j < d; ++j) {
+        double plain = 0.0;
+        for (size_t i = 0; i < n; ++i)
+            if (i != 3) plain += value(i, j);
+        CHECK(std::fabs(r.sum[j] - plain) <= tol);
+    }
+
+    // The same round simulated in one call.
+    std::vector<double> inputs(n * d);
+    for (size_t i = 0; i < n; ++i)
+        for (size_t j = 0; j < d; ++j) inputs[i * d + j] = value(i, j);
+    std::vector<uint64_t> dropped{3};
+    dpd::Release sim = dpd::simulate_round(config, inputs, dropped, rng);
+    for (size_t j = 0; j < d; ++j) CHECK(std::fabs(sim.sum[j] - r.sum[j]) <= 2 * tol);
+}
+
+static void errors() {
+    dpd::RoundConfig config(1, 3, 2, 1, 2, 1.0, dpd::ShareMode::Seed);
+    auto rng = dpd::Rng::insecure_fixed_seed(3);
+    dpd::Client client(config, 0, rng);
+    std::vector<double> with_nan{0.5, std::nan("")};
+    expect_error(DPD_ERR_NON_FINITE, "dpd_client_shard", [&] { client.shard(with_nan); });
+    std::vector<double> ok{0.5, 0.25};
+    std::vector<uint8_t> msg = client.shard(ok).message(0);
+    dpd::ComputeNode node(config, 0);
+    node.absorb(msg);
+    expect_error(DPD_ERR_DUPLICATE_CLIENT, "duplicate", [&] { node.absorb(msg); });
+    msg.pop_back();
+    expect_error(DPD_ERR_MALFORMED, "truncated", [&] { node.absorb(msg); });
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "mode", [&] {
+        dpd::RoundConfig bad(1, 3, 2, 1, 2, 1.0, static_cast<dpd::ShareMode>(9));
+    });
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "analytic",
+                 [] { dpd::gaussian_sigma_classic(2.0, 1e-5, 1.0); });
+}
+
+static void accountant() {
+    dpd::Accountant acc(1.0, 1e-6);
+    acc.charge_pure(0.6);
+    expect_error(DPD_ERR_BUDGET_EXCEEDED, "budget", [&] { acc.charge_pure(0.6); });
+    dpd::PrivacySpent s = acc.spent();
+    CHECK(s.rounds == 1 && std::fabs(s.epsilon - 0.6) < 1e-12);
+}
+
+int main() {
+    dpd::check_abi();
+    std::printf("dpdist %s\n", dpd::version().c_str());
+    dca_round(dpd::ShareMode::Full);
+    dca_round(dpd::ShareMode::Seed);
+    errors();
+    accountant();
+    if (failures != 0) {
+        std::fprintf(stderr, "test_dpdist (C++): %d of %d checks FAILED\n", failures, checks);
+        return 1;
+    }
+    std::printf("test_dpdist (C++): all %d checks passed\n", checks);
+    return 0;
+}
