@@ -3,8 +3,12 @@
 //! paper Methods 4.1–4.3).
 //!
 //! - [`stats`]: packed sufficient statistics (faer XᵀX);
+//! - [`sensitivity`]: eq. 18 (Gaussian) and the robust LR Laplace scales, with proofs;
+//! - [`ssp`]: projected statistics released by TA, DCA or input perturbation;
 //! - [`posterior`]: fixed-precision posterior with the PD repair, predictions;
 //! - [`cavi`]: the Gamma-prior variant by closed-form coordinate ascent;
+//! - [`threshold`]: the auxiliary-data threshold search with this learner;
+//! - [`pipeline`]: Alg. 2 end to end with privacy accounting;
 //! - [`metrics`]: MAE, RMSE, Spearman ρ;
 //! - [`data`]: strict numeric CSV reader and the protocols' preprocessing.
 
@@ -12,11 +16,19 @@ pub mod cavi;
 pub mod data;
 pub mod error;
 pub mod metrics;
+pub mod pipeline;
 pub mod posterior;
+pub mod sensitivity;
+pub mod ssp;
 pub mod stats;
+pub mod threshold;
 
 pub use cavi::{CaviOptions, CaviPosterior, GammaPrior, fit_gamma_prior};
 pub use error::{Error, Result};
 pub use metrics::{mae, rmse, spearman};
+pub use pipeline::{Fit, FitConfig, ProjectionConfig, fit, fit_non_private};
 pub use posterior::{Posterior, Prior, posterior, predict};
+pub use sensitivity::{laplace_scales, rho_from_budget, stats_l2_sensitivity};
+pub use ssp::{Mechanism, RoundBudget, release_stats};
 pub use stats::{SuffStats, packed_index, packed_len};
+pub use threshold::{ErrorMeasure, SearchTarget, search_thresholds_for};

@@ -1,0 +1,207 @@
+//! The threshold search of Alg. 2 step 3 with this crate's learner: on auxiliary data scaled like
+//! the DP σ estimates, clip at B_j = ω_x σ_j and B_y = ω_y σ_y, add the noise the real release
+//! would add for those bounds (same mechanism, budget and aggregation), fit the posterior, predict
+//! the unprojected auxiliary targets and score. Only synthetic data are touched: no privacy cost.
+//!
+//! Noise uses common random numbers: one standard draw z per repeat, scaled by each grid point's
+//! noise scale, which keeps the error surface smooth. DCA's sum of per-client discrete Gaussians
+//! is modelled by a continuous Gaussian of the same total variance σ²·N/(N − T − 1) (input
+//! perturbation: N·σ²); at our grid resolutions the difference is far below the search noise.
+
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, MatRef, Par};
+use projection::Aggregation;
+use projection::auxiliary::{AuxData, AuxSpec};
+use projection::clip::clip;
+use projection::release::Noise;
+use projection::search::{SearchConfig, ThresholdChoice, ThresholdObjective, search_thresholds};
+use rand_chacha::ChaCha20Rng;
+use rand_distr::{Distribution, Exp1, StandardNormal};
+
+use crate::error::{Error, Result};
+use crate::metrics::{mae, rmse, spearman};
+use crate::posterior::{Prior, posterior, predict};
+use crate::ssp::{Mechanism, RoundBudget, stats_noise};
+use crate::stats::{SuffStats, packed_len};
+
+/// What the search minimises on auxiliary data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorMeasure {
+    /// Mean absolute error (DCA paper).
+    Mae,
+    /// Root mean squared error.
+    Rmse,
+    /// Minus Spearman's ρ (robust LR paper).
+    Spearman,
+}
+
+impl ErrorMeasure {
+    /// The error (lower is better) of `predicted` against `truth`.
+    pub fn error(self, truth: &[f64], predicted: &[f64]) -> Result<f64> {
+        match self {
+            ErrorMeasure::Mae => mae(truth, predicted),
+            ErrorMeasure::Rmse => rmse(truth, predicted),
+            ErrorMeasure::Spearman => Ok(-spearman(truth, predicted)?),
+        }
+    }
+}
+
+/// Everything about the real release the search must imitate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchTarget {
+    /// σ̂ of each x dimension (from the DP std round).
+    pub sigma_x: Vec<f64>,
+    /// σ̂ of y.
+    pub sigma_y: f64,
+    /// Number of records of the real data.
+    pub n: usize,
+    /// Mechanism of the statistics release.
+    pub mechanism: Mechanism,
+    /// Its budget.
+    pub budget: RoundBudget,
+    /// Who adds the noise (sets the total noise variance).
+    pub aggregation: Aggregation,
+    /// Model precisions used in the fit and to generate the auxiliary data.
+    pub prior: Prior,
+    /// What to minimise.
+    pub measure: ErrorMeasure,
+}
+
+impl SearchTarget {
+    fn variance_factor(&self) -> Result<f64> {
+        let n = self.n as f64;
+        Ok(match self.aggregation {
+            Aggregation::Trusted => 1.0,
+            Aggregation::InputPerturbation => n,
+            Aggregation::Distributed(dca) => {
+                let honest = self
+                    .n
+                    .checked_sub(dca.max_dropped + 1)
+                    .filter(|h| *h >= 1)
+                    .ok_or_else(|| {
+                        Error::InvalidParameter(format!(
+                            "DCA needs N − T − 1 ≥ 1 (N = {}, T = {})",
+                            self.n, dca.max_dropped
+                        ))
+                    })?;
+                n / honest as f64
+            }
+        })
+    }
+}
+
+struct Objective<'a> {
+    target: &'a SearchTarget,
+    sd_factor: f64,
+}
+
+impl ThresholdObjective for Objective<'_> {
+    type Error = Error;
+
+    fn errors(
+        &self,
+        aux: &AuxData,
+        omega_x: f64,
+        omega_ys: &[f64],
+        rng: &mut ChaCha20Rng,
+    ) -> Result<Vec<f64>> {
+        let t = self.target;
+        let (n, d) = (aux.n, aux.d);
+        let bounds_x: Vec<f64> = t.sigma_x.iter().map(|s| omega_x * s).collect();
+        let mut xc = aux.x.clone();
+        for row in xc.chunks_exact_mut(d) {
+            row.iter_mut()
+                .zip(&bounds_x)
+                .for_each(|(v, b)| *v = clip(*v, *b));
+        }
+        let xm = MatRef::from_row_major_slice(&xc, n, d);
+        let mut gram = Mat::<f64>::zeros(d, d);
+        matmul(
+            gram.as_mut(),
+            Accum::Replace,
+            xm.transpose(),
+            xm,
+            1.0,
+            Par::Seq,
+        );
+        let p = packed_len(d);
+        let z: Vec<f64> = (0..p + d)
+            .map(|_| match t.mechanism {
+                Mechanism::Gaussian => StandardNormal.sample(rng),
+                Mechanism::Laplace { .. } => {
+                    let e: f64 = Exp1.sample(rng);
+                    let f: f64 = Exp1.sample(rng);
+                    e - f
+                }
+            })
+            .collect();
+        let mut yc = vec![0.0; n];
+        omega_ys
+            .iter()
+            .map(|oy| {
+                let by = oy * t.sigma_y;
+                yc.iter_mut()
+                    .zip(&aux.y)
+                    .for_each(|(c, v)| *c = clip(*v, by));
+                let scales: Vec<f64> =
+                    match stats_noise(&bounds_x, by, false, t.mechanism, t.budget)? {
+                        Noise::Gaussian {
+                            l2_sensitivity,
+                            rho,
+                        } => {
+                            vec![
+                                projection::zcdp_sigma(l2_sensitivity, rho)? * self.sd_factor;
+                                p + d
+                            ]
+                        }
+                        Noise::Laplace { scales, .. } => {
+                            scales.iter().map(|s| s * self.sd_factor).collect()
+                        }
+                    };
+                let mut xx = Vec::with_capacity(p);
+                for j in 0..d {
+                    for k in j..d {
+                        xx.push(gram[(j, k)]);
+                    }
+                }
+                let mut xy = vec![0.0; d];
+                for (row, c) in xc.chunks_exact(d).zip(&yc) {
+                    xy.iter_mut().zip(row).for_each(|(a, v)| *a += v * c);
+                }
+                xx.iter_mut()
+                    .chain(xy.iter_mut())
+                    .zip(&z)
+                    .zip(&scales)
+                    .for_each(|((v, z), s)| *v += z * s);
+                let stats = SuffStats {
+                    d,
+                    n,
+                    xx,
+                    xy,
+                    yy: 0.0,
+                };
+                let post = posterior(&stats, t.prior)?;
+                t.measure.error(&aux.y, &predict(&post.mean, &aux.x, n)?)
+            })
+            .collect()
+    }
+}
+
+/// Chooses (ω_x, ω_y) on auxiliary data for the release described by `target`.
+pub fn search_thresholds_for(
+    target: &SearchTarget,
+    config: &SearchConfig,
+) -> Result<ThresholdChoice> {
+    let spec = AuxSpec {
+        n: target.n,
+        x_scales: target.sigma_x.clone(),
+        y_scale: target.sigma_y,
+        lambda: target.prior.lambda,
+        lambda0: target.prior.lambda0,
+    };
+    let objective = Objective {
+        target,
+        sd_factor: target.variance_factor()?.sqrt(),
+    };
+    search_thresholds(&spec, config, &objective)
+}
