@@ -12,13 +12,16 @@ For every Julia `struct` named like a header type it checks that an opaque C str
 fields in Julia and that a C struct with fields has the same field names, order and types.
 
 Usage: scripts/check-julia.py [--header include/dpdist.h] [--src ffi/julia/DpDist/src] [-v]
+       scripts/check-julia.py --self-test   (plants known mistakes in a copy; all must be caught)
 Exit status 0 when everything matches, 1 with one line per problem otherwise.
 """
 
 import argparse
 import pathlib
 import re
+import shutil
 import sys
+import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -286,7 +289,7 @@ def julia_ccalls(path, text):
 
 def julia_structs(text):
     """Yields (line, name, [(field, type)]) for each `struct` (mutable or not)."""
-    for m in re.finditer(r"^\s*(?:mutable\s+)?struct\s+(\w+)(.*?)^?\s*\bend\b", text,
+    for m in re.finditer(r"^\s*(?:mutable\s+)?struct\s+(\w+)(.*?)\bend\b", text,
                          flags=re.M | re.S):
         name, body = m.group(1), m.group(2)
         line = text.count("\n", 0, m.start()) + 1
@@ -299,40 +302,26 @@ def julia_structs(text):
         yield line, name, fields
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--header", default=str(ROOT / "include" / "dpdist.h"))
-    ap.add_argument("--src", default=str(ROOT / "ffi" / "julia" / "DpDist" / "src"))
-    ap.add_argument("--library", default="libdpdist",
-                    help="the Julia constant every @ccall must name")
-    ap.add_argument("-v", "--verbose", action="store_true")
-    opts = ap.parse_args()
-
-    header_path = pathlib.Path(opts.header)
-    if not header_path.is_file():
-        print(f"check-julia: header not found: {header_path}", file=sys.stderr)
-        return 2
+def check(header_path, src, library):
+    """Returns (problems, summary lines) for the Julia sources under src."""
     header = Header(header_path.read_text())
     if not header.functions:
-        print(f"check-julia: no functions parsed from {header_path}", file=sys.stderr)
-        return 2
-
+        raise SystemExit(f"check-julia: no functions parsed from {header_path}")
     problems = []
     bound = set()
     n_calls = 0
     n_structs = 0
-    sources = sorted(pathlib.Path(opts.src).rglob("*.jl"))
+    sources = sorted(pathlib.Path(src).rglob("*.jl"))
     if not sources:
-        print(f"check-julia: no .jl files under {opts.src}", file=sys.stderr)
-        return 2
+        raise SystemExit(f"check-julia: no .jl files under {src}")
     for path in sources:
-        rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
         text = strip_julia_comments(path.read_text())
         for line, lib, func, args, ret in julia_ccalls(path, text):
             n_calls += 1
             where = f"{rel}:{line}: {func}"
-            if lib != opts.library:
-                problems.append(f"{where}: library is `{lib}`, expected `{opts.library}`")
+            if lib != library:
+                problems.append(f"{where}: library is `{lib}`, expected `{library}`")
             if func not in header.functions:
                 problems.append(f"{where}: not declared in {header_path.name}")
                 continue
@@ -371,18 +360,103 @@ def main():
                     if jtype not in ok:
                         problems.append(f"{where}: field {fname} is {jtype}, C type `{ctype}` "
                                         f"needs one of {', '.join(ok)}")
-
+    summary = [f"check-julia: {n_calls} @ccall sites ({len(bound)} distinct functions) and "
+               f"{n_structs} mirrored C types checked against {header_path}: "
+               f"{'OK' if not problems else f'{len(problems)} problem(s)'}"]
     unbound = sorted(set(header.functions) - bound)
+    return problems, summary, unbound
+
+
+# Known mistakes, each planted alone in a copy of the sources: (file, original, mutated,
+# text the report must contain).
+MUTATIONS = [
+    ("noise.jl", "sigma_units::Cdouble,\n                                                        out::Ptr{Int64}",
+     "sigma_units::Cfloat,\n                                                        out::Ptr{Int64}",
+     "argument 2 `sigma_units` is Cfloat"),
+    ("noise.jl", "out::Ptr{Int64}, n::Csize_t)::Cint)\n    return out\nend\n\n\"\"\"`n` exact discrete Laplace",
+     "out::Ptr{UInt64}, n::Csize_t)::Cint)\n    return out\nend\n\n\"\"\"`n` exact discrete Laplace",
+     "is Ptr{UInt64}"),
+    ("noise.jl", "UInt64(insecure_seed)::UInt64", "Int(insecure_seed)::Int64",
+     "is Int64, C type `uint64_t`"),
+    ("noise.jl", "n_clients::Csize_t,\n", "n_clients::Cint,\n", "is Cint, C type `size_t`"),
+    ("noise.jl", "dpd_laplace_scale(epsilon::Cdouble, l1_sensitivity::Cdouble,",
+     "dpd_laplace_scale(epsilon::Cdouble,", "2 arguments, the C prototype has 3"),
+    ("noise.jl", "dpd_accountant_charge_pure(", "dpd_accountant_charge_purely(",
+     "dpd_accountant_charge_purely: not declared"),
+    ("noise.jl", "out::Ref{Ptr{dpd_accountant}})::Cint)", "out::Ref{dpd_accountant})::Cint)",
+     "is Ref{dpd_accountant}"),
+    ("capi.jl", "dpd_version()::Cstring", "dpd_version()::Cint", "returns Cint"),
+    ("capi.jl", "    frac_bits::UInt32\n    noise_sigma_total", "    frac_bits::UInt64\n    noise_sigma_total",
+     "field frac_bits is UInt64"),
+    ("capi.jl", "    client::UInt64\n    dim::UInt64", "    dim::UInt64\n    client::UInt64",
+     "differ from C"),
+    ("capi.jl", "struct dpd_rng end", "struct dpd_rng\n    x::Int\nend", "opaque in C"),
+    ("dca.jl", "length(bytes)::Csize_t)::Cint)\n    return node\nend\n\n\"\"\"Takes back",
+     "length(bytes))::Cint)\n    return node\nend\n\n\"\"\"Takes back", "has no ::Type"),
+    ("dca.jl", "@ccall libdpdist.dpd_node_free", "@ccall libdpdistx.dpd_node_free",
+     "library is `libdpdistx`"),
+    ("dca.jl", "bound::Cdouble, share_mode(mode)::UInt32", "bound::Cdouble, share_mode(mode)::Cint",
+     "is Cint, C type `uint32_t`"),
+]
+
+
+def self_test(header_path, src):
+    problems, _, _ = check(header_path, src, "libdpdist")
+    if problems:
+        print("check-julia self-test: the unmodified sources already have problems:")
+        for p in problems:
+            print("  " + p)
+        return 1
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for file, old, new, expect in MUTATIONS:
+            copy = pathlib.Path(tmp) / "src"
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(src, copy)
+            target = copy / file
+            text = target.read_text()
+            if text.count(old) < 1:
+                print(f"self-test: mutation anchor not found in {file}: {old[:60]!r}")
+                failures += 1
+                continue
+            target.write_text(text.replace(old, new, 1))
+            found, _, _ = check(header_path, copy, "libdpdist")
+            if any(expect in p for p in found):
+                print(f"caught  {file}: {expect}")
+            else:
+                print(f"MISSED  {file}: {expect} (report: {found})")
+                failures += 1
+    print(f"check-julia self-test: {len(MUTATIONS) - failures} of {len(MUTATIONS)} planted "
+          f"mistakes caught")
+    return 1 if failures else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--header", default=str(ROOT / "include" / "dpdist.h"))
+    ap.add_argument("--src", default=str(ROOT / "ffi" / "julia" / "DpDist" / "src"))
+    ap.add_argument("--library", default="libdpdist",
+                    help="the Julia constant every @ccall must name")
+    ap.add_argument("--self-test", action="store_true",
+                    help="plant known mistakes in a copy of the sources; all must be caught")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    opts = ap.parse_args()
+
+    header_path = pathlib.Path(opts.header)
+    if not header_path.is_file():
+        print(f"check-julia: header not found: {header_path}", file=sys.stderr)
+        return 2
+    if opts.self_test:
+        return self_test(header_path, pathlib.Path(opts.src))
+    problems, summary, unbound = check(header_path, opts.src, opts.library)
     for p in problems:
         print(p)
-    print(f"check-julia: {n_calls} @ccall sites ({len(bound)} distinct functions) and "
-          f"{n_structs} mirrored C types checked against {header_path}: "
-          f"{'OK' if not problems else f'{len(problems)} problem(s)'}")
+    for line in summary:
+        print(line)
     if unbound:
         print(f"check-julia: {len(unbound)} header functions have no Julia binding"
               + (": " + ", ".join(unbound) if opts.verbose else " (-v lists them)"))
     return 1 if problems else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -57,11 +57,11 @@ run_tests(list(
 
   dropout_is_left_out_of_the_sum = function() {
     x <- inputs_5x4()
-    # Client 2 never sends; client 3 reaches only node 0 (must be retracted there).
+    # Client 2 never sends; client 3 reaches only node 0 (must be retracted there). T = 2.
     sends <- list(0:2, 0:2, integer(0), 0L, 0:2)
     for (mode in c("seed", "full")) {
-      r <- manual_round(x, mode, sends = sends)
-      stopifnot(r$n_included == 3)
+      r <- manual_round(x, mode, max_dropped = 2, sends = sends)
+      stopifnot(r$n_included == 3, r$max_dropped == 2)
       expect_near(r$sum, colSums(x[c(1, 2, 5), ]), quantum(r, 3), paste(mode, "dropout sum"))
     }
   },

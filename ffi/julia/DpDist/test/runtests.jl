@@ -88,9 +88,9 @@ const X = [1.5 -2.25 3.125 0.3;
            -1.0 1.0 -1.0 1.0]
 
 # A round over X where client i (0-based) sends to the nodes in sends[i + 1].
-function manual_round(mode; sends=fill(0:2, 5))
-    cfg = RoundConfig(round=42, n_clients=5, n_nodes=3, max_dropped=1, dim=4, bound=10.0,
-                      mode=mode)
+function manual_round(mode; max_dropped=1, sends=fill(0:2, 5))
+    cfg = RoundConfig(round=42, n_clients=5, n_nodes=3, max_dropped=max_dropped, dim=4,
+                      bound=10.0, mode=mode)
     rng = Rng(insecure_seed=1)
     nodes = [Node(cfg, k) for k in 0:2]
     messages = [shard(Client(cfg, i, rng), X[i+1, :]) for i in 0:4]
@@ -115,7 +115,8 @@ end
         r = manual_round(mode)
         @test maximum(abs.(r.sum .- vec(sum(X, dims=1)))) <= 5 * 2.0^-r.info.frac_bits
         @test r.info.n_included == 5
-        r = manual_round(mode; sends=[0:2, 0:2, Int[], [0], 0:2])
+        # client 2 never sends, client 3 reaches node 0 only (retracted there); T = 2
+        r = manual_round(mode; max_dropped=2, sends=[0:2, 0:2, Int[], [0], 0:2])
         @test r.info.n_included == 3
         @test maximum(abs.(r.sum .- vec(sum(X[[1, 2, 5], :], dims=1)))) <=
               3 * 2.0^-r.info.frac_bits
