@@ -85,3 +85,7 @@ print.dpdist_round_config <- function(x, ...) {
               as.integer(info$dim), info$frac_bits, info$sigma_client))
   invisible(x)
 }
+
+# Wire bytes of a node sum, for the hop from a compute node to the aggregator, and back.
+dca_node_sum_bytes <- function(node_sum) .Call(dpdr_node_sum_to_bytes, node_sum)
+dca_node_sum_from_bytes <- function(bytes) .Call(dpdr_node_sum_from_bytes, bytes)

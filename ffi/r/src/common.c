@@ -112,11 +112,24 @@ uint64_t *dpdr_u64s_from_r(SEXP x, const char *name) {
   return out;
 }
 
+const double *dpdr_row_major(SEXP x, const char *name, size_t *n_rows, size_t *n_cols) {
+  if (TYPEOF(x) != REALSXP || !Rf_isMatrix(x))
+    dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`%s` must be a double matrix", name);
+  size_t n = (size_t)Rf_nrows(x), d = (size_t)Rf_ncols(x);
+  const double *col_major = REAL(x);
+  double *rows = (double *)R_alloc(n * d > 0 ? n * d : 1, sizeof(double));
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < d; j++) rows[i * d + j] = col_major[j * n + i];
+  *n_rows = n;
+  *n_cols = d;
+  return n * d > 0 ? rows : NULL;
+}
+
 /* ---- handles ------------------------------------------------------------------------------- */
 
 static const char *const kind_names[DPDR_KIND_COUNT] = {
     "dpdist_rng",  "dpdist_accountant", "dpdist_round_config", "dpdist_client",
-    "dpdist_node", "dpdist_node_sum",   "dpdist_aggregator"};
+    "dpdist_node", "dpdist_node_sum",   "dpdist_aggregator", "dpdist_plr_model"};
 
 static void free_handle(dpdr_kind kind, void *p) {
   switch (kind) {
@@ -127,6 +140,7 @@ static void free_handle(dpdr_kind kind, void *p) {
     case DPDR_NODE: dpd_node_free((dpd_node *)p); break;
     case DPDR_NODE_SUM: dpd_node_sum_free((dpd_node_sum *)p); break;
     case DPDR_AGGREGATOR: dpd_aggregator_free((dpd_aggregator *)p); break;
+    case DPDR_PLR_MODEL: dpd_plr_model_free((dpd_plr_model *)p); break;
     default: break;
   }
 }

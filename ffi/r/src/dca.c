@@ -202,23 +202,18 @@ SEXP dpdr_aggregator_release(SEXP aggregator) {
   return out;
 }
 
-/* inputs: an N x d R matrix (column-major); the C ABI wants N x d row-major. */
+/* inputs: an N x d R matrix; the C ABI wants it row-major. */
 SEXP dpdr_simulate_round(SEXP config, SEXP inputs, SEXP dropped, SEXP rng) {
   dpd_round_config *cfg = config_of(config);
   dpd_rng *r = (dpd_rng *)dpdr_handle(rng, DPDR_RNG, "rng");
-  if (TYPEOF(inputs) != REALSXP || !Rf_isMatrix(inputs))
-    dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`inputs` must be a double matrix (clients x dim)");
-  size_t n = (size_t)Rf_nrows(inputs), d = (size_t)Rf_ncols(inputs);
-  const double *col_major = REAL(inputs);
-  double *row_major = (double *)R_alloc(n * d > 0 ? n * d : 1, sizeof(double));
-  for (size_t i = 0; i < n; i++)
-    for (size_t j = 0; j < d; j++) row_major[i * d + j] = col_major[j * n + i];
+  size_t n = 0, d = 0;
+  const double *rows = dpdr_row_major(inputs, "inputs", &n, &d);
   uint64_t *drop = dpdr_u64s_from_r(dropped, "dropped");
   size_t dim = config_dim(config);
   SEXP sum = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)dim));
   size_t len = 0;
   dpd_release_info info;
-  dpdr_check(dpd_simulate_round(cfg, n * d > 0 ? row_major : NULL, n * d, drop,
+  dpdr_check(dpd_simulate_round(cfg, rows, n * d, drop,
                                 (size_t)XLENGTH(dropped), r, REAL(sum), dim, &len, &info));
   SEXP out = release_list(sum, &info);
   UNPROTECT(1);
@@ -241,4 +236,24 @@ SEXP dpdr_wire_inspect(SEXP bytes) {
   SEXP out = named_list(6, names, values);
   UNPROTECT(6);
   return out;
+}
+
+/* ---- node sums on the wire (compute node -> aggregator) ------------------------------------- */
+
+SEXP dpdr_node_sum_to_bytes(SEXP node_sum) {
+  dpd_node_sum *s = (dpd_node_sum *)dpdr_handle(node_sum, DPDR_NODE_SUM, "node_sum");
+  size_t len = 0;
+  dpd_status st = dpd_node_sum_to_bytes(s, NULL, 0, &len);
+  if (st != DPD_ERR_BUFFER_TOO_SMALL) dpdr_check(st);
+  SEXP out = PROTECT(Rf_allocVector(RAWSXP, (R_xlen_t)len));
+  if (len > 0) dpdr_check(dpd_node_sum_to_bytes(s, RAW(out), len, &len));
+  UNPROTECT(1);
+  return out;
+}
+
+SEXP dpdr_node_sum_from_bytes(SEXP bytes) {
+  const uint8_t *b = dpdr_raw(bytes, "bytes");
+  dpd_node_sum *s = NULL;
+  dpdr_check(dpd_node_sum_from_bytes(b, (size_t)XLENGTH(bytes), &s));
+  return dpdr_wrap(s, DPDR_NODE_SUM);
 }

@@ -26,6 +26,8 @@ uint32_t dpdr_u32(SEXP x, const char *name);           /* integral, 0 <= x <= 2^
 const double *dpdr_doubles(SEXP x, const char *name);  /* double vector (NULL pointer if empty) */
 const uint8_t *dpdr_raw(SEXP x, const char *name);     /* raw vector (NULL pointer if empty) */
 SEXP dpdr_u64s_to_r(const uint64_t *v, size_t n);      /* exact conversion to double */
+/* An R double matrix (column-major) as an R_alloc'ed row-major copy; writes its shape. */
+const double *dpdr_row_major(SEXP x, const char *name, size_t *n_rows, size_t *n_cols);
 uint64_t *dpdr_u64s_from_r(SEXP x, const char *name);  /* R_alloc'ed copy, each as dpdr_u64 */
 
 /* Handles: an external pointer whose tag names its type and whose finalizer frees it. */
@@ -37,6 +39,7 @@ typedef enum {
   DPDR_NODE,
   DPDR_NODE_SUM,
   DPDR_AGGREGATOR,
+  DPDR_PLR_MODEL,
   DPDR_KIND_COUNT
 } dpdr_kind;
 

@@ -38,6 +38,18 @@ SEXP dpdr_aggregator_add(SEXP, SEXP);
 SEXP dpdr_aggregator_release(SEXP);
 SEXP dpdr_simulate_round(SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_wire_inspect(SEXP);
+SEXP dpdr_node_sum_to_bytes(SEXP);
+SEXP dpdr_node_sum_from_bytes(SEXP);
+SEXP dpdr_plr_fit(SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_pst_s_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_pst_f_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_pst_h_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_plr_predict_proba(SEXP, SEXP);
+SEXP dpdr_plr_model_info(SEXP);
+SEXP dpdr_plr_model_weights(SEXP);
+SEXP dpdr_plr_model_low_level(SEXP, SEXP);
+SEXP dpdr_plr_model_from_weights(SEXP, SEXP);
+SEXP dpdr_auc(SEXP, SEXP);
 SEXP dpdr_free(SEXP);
 
 static const R_CallMethodDef call_methods[] = {
@@ -76,6 +88,18 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_aggregator_release", (DL_FUNC)&dpdr_aggregator_release, 1},
     {"dpdr_simulate_round", (DL_FUNC)&dpdr_simulate_round, 4},
     {"dpdr_wire_inspect", (DL_FUNC)&dpdr_wire_inspect, 1},
+    {"dpdr_node_sum_to_bytes", (DL_FUNC)&dpdr_node_sum_to_bytes, 1},
+    {"dpdr_node_sum_from_bytes", (DL_FUNC)&dpdr_node_sum_from_bytes, 1},
+    {"dpdr_plr_fit", (DL_FUNC)&dpdr_plr_fit, 5},
+    {"dpdr_pst_s_fit", (DL_FUNC)&dpdr_pst_s_fit, 8},
+    {"dpdr_pst_f_fit", (DL_FUNC)&dpdr_pst_f_fit, 9},
+    {"dpdr_pst_h_fit", (DL_FUNC)&dpdr_pst_h_fit, 13},
+    {"dpdr_plr_predict_proba", (DL_FUNC)&dpdr_plr_predict_proba, 2},
+    {"dpdr_plr_model_info", (DL_FUNC)&dpdr_plr_model_info, 1},
+    {"dpdr_plr_model_weights", (DL_FUNC)&dpdr_plr_model_weights, 1},
+    {"dpdr_plr_model_low_level", (DL_FUNC)&dpdr_plr_model_low_level, 2},
+    {"dpdr_plr_model_from_weights", (DL_FUNC)&dpdr_plr_model_from_weights, 2},
+    {"dpdr_auc", (DL_FUNC)&dpdr_auc, 2},
     {"dpdr_free", (DL_FUNC)&dpdr_free, 1},
     {NULL, NULL, 0}};
 

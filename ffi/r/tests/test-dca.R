@@ -15,7 +15,8 @@ inputs_5x4 <- function() {
 
 # Runs a round with every client sending to the nodes listed in `sends[[client + 1]]`
 # (0-based node ids); returns the release.
-manual_round <- function(x, mode, n_nodes = 3, max_dropped = 1, sends = NULL, seed = 1) {
+manual_round <- function(x, mode, n_nodes = 3, max_dropped = 1, sends = NULL, seed = 1,
+                         via_bytes = FALSE) {
   n <- nrow(x)
   cfg <- dca_config(round = 42, n_clients = n, n_nodes = n_nodes, max_dropped = max_dropped,
                     dim = ncol(x), bound = 10, mode = mode)
@@ -40,7 +41,12 @@ manual_round <- function(x, mode, n_nodes = 3, max_dropped = 1, sends = NULL, se
     }
   }
   agg <- dca_aggregator(cfg)
-  for (node in nodes) dca_add(agg, dca_finalize(node, agreed))
+  for (node in nodes) {
+    node_sum <- dca_finalize(node, agreed)
+    # In a deployment the node sum travels to the aggregator as bytes.
+    if (via_bytes) node_sum <- dca_node_sum_from_bytes(dca_node_sum_bytes(node_sum))
+    dca_add(agg, node_sum)
+  }
   dca_release(agg)
 }
 
@@ -64,6 +70,22 @@ run_tests(list(
       stopifnot(r$n_included == 3, r$max_dropped == 2)
       expect_near(r$sum, colSums(x[c(1, 2, 5), ]), quantum(r, 3), paste(mode, "dropout sum"))
     }
+  },
+
+  node_sums_travel_as_bytes = function() {
+    x <- inputs_5x4()
+    r <- manual_round(x, "seed", via_bytes = TRUE)
+    expect_near(r$sum, colSums(x), quantum(r, 5), "sum via node-sum bytes")
+    cfg <- dca_config(1, 3, 2, 0, 2, 10)
+    node <- dca_node(cfg, 0)
+    for (i in 0:2) dca_absorb(node, dca_shard(dca_client(cfg, i), c(1, 2))$node0)
+    bytes <- dca_node_sum_bytes(dca_finalize(node, 0:2))
+    expect_dpdist_error(dca_node_sum_from_bytes(bytes[-length(bytes)]), "DPD_ERR_MALFORMED")
+    expect_dpdist_error(dca_node_sum_from_bytes(raw(3)), "DPD_ERR_MALFORMED")
+    agg <- dca_aggregator(cfg)
+    dca_add(agg, dca_node_sum_from_bytes(bytes))
+    expect_dpdist_error(dca_add(agg, dca_node_sum_from_bytes(bytes)), "DPD_ERR_INVALID_ARGUMENT")
+    expect_dpdist_error(dca_release(agg), "DPD_ERR_INVALID_STATE") # node 1's sum is missing
   },
 
   too_many_dropouts_release_nothing = function() {

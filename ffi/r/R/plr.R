@@ -1,0 +1,84 @@
+# Private logistic regression (PLR, objective perturbation) and the PST stacking ensembles of the
+# stacking paper. Every fit is epsilon-DP for the rows it is given (delta = 0); epsilon = Inf
+# gives the non-private fit. Rows of `x` are records, labels `y` are all 0/1 or all -1/+1.
+# Feature indices and group numbers are R's, 1-based. Fits return a "dpdist_plr_model".
+
+as_double_matrix <- function(x, name) {
+  if (!is.matrix(x) || !is.numeric(x)) {
+    dpdist_stop("DPD_ERR_INVALID_ARGUMENT", paste0("`", name, "` must be a numeric matrix"))
+  }
+  storage.mode(x) <- "double"
+  x
+}
+
+# PLR (stacking paper Alg. 1) with ridge strength `lambda`.
+plr_fit <- function(x, y, epsilon, lambda, rng = NULL) {
+  .Call(dpdr_plr_fit, as_double_matrix(x, "x"), as.double(y), epsilon, lambda, as_rng(rng))
+}
+
+# PST-S: rows split into `n_parts` low-level PLRs plus a high-level PLR on `high_fraction`.
+pst_s_fit <- function(x, y, n_parts, epsilon, lambda, lambda_high = lambda, high_fraction = 0.5,
+                      rng = NULL) {
+  .Call(dpdr_pst_s_fit, as_double_matrix(x, "x"), as.double(y), n_parts, epsilon, lambda,
+        lambda_high, high_fraction, as_rng(rng))
+}
+
+# PST-F: one low-level PLR per feature group. `groups[j]` is the group (1..K) of column j, or
+# NA to leave the column out; `importance` (length K, sums to 1) must come from side
+# information, never from the private data.
+pst_f_fit <- function(x, y, groups, importance, epsilon, lambda, lambda_high = lambda,
+                      high_fraction = 0.5, rng = NULL) {
+  .Call(dpdr_pst_f_fit, as_double_matrix(x, "x"), as.double(y), as_groups(groups),
+        as.double(importance), epsilon, lambda, lambda_high, high_fraction, as_rng(rng))
+}
+
+# PST-H (transfer): source models per group at epsilon_source, then PST-F on the target pulled
+# towards them. Returns the target's stacked model.
+pst_h_fit <- function(source_x, source_y, target_x, target_y, groups, importance,
+                      epsilon_source, epsilon_target, lambda_source, lambda_target,
+                      lambda_high = lambda_target, high_fraction = 0.5, rng = NULL) {
+  .Call(dpdr_pst_h_fit, as_double_matrix(source_x, "source_x"), as.double(source_y),
+        as_double_matrix(target_x, "target_x"), as.double(target_y), as_groups(groups),
+        as.double(importance), epsilon_source, epsilon_target, lambda_source, lambda_target,
+        lambda_high, high_fraction, as_rng(rng))
+}
+
+as_groups <- function(groups) {
+  if (!is.numeric(groups) || any(!is.na(groups) & groups != round(groups))) {
+    dpdist_stop("DPD_ERR_INVALID_ARGUMENT", "`groups` must be whole group numbers (or NA)")
+  }
+  as.integer(groups)
+}
+
+# P(y = 1 | x) for the rows of `newdata`.
+predict.dpdist_plr_model <- function(object, newdata, ...) {
+  .Call(dpdr_plr_predict_proba, object, as_double_matrix(newdata, "newdata"))
+}
+
+# list(kind = "logistic" | "stacked", n_features, n_low_level, epsilon) — epsilon is Inf for a
+# non-private fit and NaN for an imported model.
+plr_model_info <- function(model) .Call(dpdr_plr_model_info, model)
+
+# list(weights, input_radius) of a single model, or of the high level of a stack.
+plr_weights <- function(model) .Call(dpdr_plr_model_weights, model)
+
+# list(features (1-based), weights, input_radius) of low-level model k (1..K) of a stack.
+plr_low_level <- function(model, k) .Call(dpdr_plr_model_low_level, model, k)
+
+# Imports a single logistic model from exported weights.
+plr_model_from_weights <- function(weights, input_radius) {
+  .Call(dpdr_plr_model_from_weights, as.double(weights), input_radius)
+}
+
+# Area under the ROC curve (Mann-Whitney, ties count 1/2).
+auc <- function(scores, labels) .Call(dpdr_auc, as.double(scores), as.double(labels))
+
+print.dpdist_plr_model <- function(x, ...) {
+  info <- plr_model_info(x)
+  cat(sprintf("<dpdist_plr_model: %s, %d features%s, epsilon %s>\n", info$kind,
+              as.integer(info$n_features),
+              if (info$kind == "stacked") sprintf(", %d low-level models",
+                                                  as.integer(info$n_low_level)) else "",
+              format(info$epsilon)))
+  invisible(x)
+}

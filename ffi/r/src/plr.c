@@ -1,0 +1,219 @@
+/* Private logistic regression (objective perturbation) and the stacking ensembles PST-S/F/H. */
+#include <math.h>
+
+#include "dpdist_r.h"
+
+/* A dataset handle lives only inside one call: built from an R matrix and label vector,
+ * freed before the status of the call that used it is turned into an R condition. */
+static dpd_dataset *new_dataset(SEXP x, SEXP y, const char *xname, const char *yname) {
+  size_t n = 0, d = 0;
+  const double *rows = dpdr_row_major(x, xname, &n, &d);
+  const double *labels = dpdr_doubles(y, yname);
+  dpd_dataset *ds = NULL;
+  dpdr_check(dpd_dataset_new(rows, n * d, d, labels, (size_t)XLENGTH(y), &ds));
+  return ds;
+}
+
+/* groups: R integer vector, one 1-based group per feature or NA (unused). */
+static dpd_feature_groups *new_groups(SEXP groups, SEXP importance) {
+  if (TYPEOF(groups) != INTSXP)
+    dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`groups` must be an integer vector");
+  R_xlen_t d = XLENGTH(groups);
+  uint32_t *of = (uint32_t *)R_alloc(d > 0 ? (size_t)d : 1, sizeof(uint32_t));
+  for (R_xlen_t j = 0; j < d; j++) {
+    int g = INTEGER(groups)[j];
+    if (g == NA_INTEGER) {
+      of[j] = DPD_FEATURE_UNUSED;
+    } else if (g < 1) {
+      dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`groups`[%lld] = %d: groups are numbered from 1",
+                (long long)j + 1, g);
+    } else {
+      of[j] = (uint32_t)(g - 1);
+    }
+  }
+  const double *q = dpdr_doubles(importance, "importance");
+  dpd_feature_groups *out = NULL;
+  dpdr_check(dpd_feature_groups_new(d > 0 ? of : NULL, (size_t)d, q, (size_t)XLENGTH(importance),
+                                    &out));
+  return out;
+}
+
+static SEXP finish_fit(dpd_status st, dpd_plr_model *model) {
+  dpdr_check(st);
+  return dpdr_wrap(model, DPDR_PLR_MODEL);
+}
+
+SEXP dpdr_plr_fit(SEXP x, SEXP y, SEXP epsilon, SEXP lambda, SEXP rng) {
+  double eps = dpdr_double(epsilon, "epsilon"), lam = dpdr_double(lambda, "lambda");
+  dpd_rng *r = (dpd_rng *)dpdr_handle(rng, DPDR_RNG, "rng");
+  dpd_dataset *ds = new_dataset(x, y, "x", "y");
+  dpd_plr_model *model = NULL;
+  dpd_status st = dpd_plr_fit(ds, eps, lam, r, &model);
+  dpd_dataset_free(ds);
+  return finish_fit(st, model);
+}
+
+SEXP dpdr_pst_s_fit(SEXP x, SEXP y, SEXP n_parts, SEXP epsilon, SEXP lambda, SEXP lambda_high,
+                    SEXP high_fraction, SEXP rng) {
+  size_t parts = dpdr_size(n_parts, "n_parts");
+  double eps = dpdr_double(epsilon, "epsilon"), lam = dpdr_double(lambda, "lambda");
+  double lam_hi = dpdr_double(lambda_high, "lambda_high");
+  double frac = dpdr_double(high_fraction, "high_fraction");
+  dpd_rng *r = (dpd_rng *)dpdr_handle(rng, DPDR_RNG, "rng");
+  dpd_dataset *ds = new_dataset(x, y, "x", "y");
+  dpd_plr_model *model = NULL;
+  dpd_status st = dpd_pst_s_fit(ds, parts, eps, lam, lam_hi, frac, r, &model);
+  dpd_dataset_free(ds);
+  return finish_fit(st, model);
+}
+
+SEXP dpdr_pst_f_fit(SEXP x, SEXP y, SEXP groups, SEXP importance, SEXP epsilon, SEXP lambda,
+                    SEXP lambda_high, SEXP high_fraction, SEXP rng) {
+  double eps = dpdr_double(epsilon, "epsilon"), lam = dpdr_double(lambda, "lambda");
+  double lam_hi = dpdr_double(lambda_high, "lambda_high");
+  double frac = dpdr_double(high_fraction, "high_fraction");
+  dpd_rng *r = (dpd_rng *)dpdr_handle(rng, DPDR_RNG, "rng");
+  size_t n = 0, d = 0;
+  const double *rows = dpdr_row_major(x, "x", &n, &d);
+  const double *labels = dpdr_doubles(y, "y");
+  dpd_feature_groups *fg = new_groups(groups, importance); /* last step that can signal */
+  dpd_dataset *ds = NULL;
+  dpd_plr_model *model = NULL;
+  dpd_status st = dpd_dataset_new(rows, n * d, d, labels, (size_t)XLENGTH(y), &ds);
+  if (st == DPD_OK) st = dpd_pst_f_fit(ds, fg, eps, lam, lam_hi, frac, r, &model);
+  dpd_dataset_free(ds);
+  dpd_feature_groups_free(fg);
+  return finish_fit(st, model);
+}
+
+SEXP dpdr_pst_h_fit(SEXP xs, SEXP ys, SEXP xt, SEXP yt, SEXP groups, SEXP importance,
+                    SEXP eps_source, SEXP eps_target, SEXP lam_source, SEXP lam_target,
+                    SEXP lambda_high, SEXP high_fraction, SEXP rng) {
+  double es = dpdr_double(eps_source, "epsilon_source");
+  double et = dpdr_double(eps_target, "epsilon_target");
+  double ls = dpdr_double(lam_source, "lambda_source");
+  double lt = dpdr_double(lam_target, "lambda_target");
+  double lam_hi = dpdr_double(lambda_high, "lambda_high");
+  double frac = dpdr_double(high_fraction, "high_fraction");
+  dpd_rng *r = (dpd_rng *)dpdr_handle(rng, DPDR_RNG, "rng");
+  size_t ns = 0, ds_ = 0, nt = 0, dt = 0;
+  const double *rs = dpdr_row_major(xs, "source_x", &ns, &ds_);
+  const double *rt = dpdr_row_major(xt, "target_x", &nt, &dt);
+  const double *ls_ = dpdr_doubles(ys, "source_y");
+  const double *lt_ = dpdr_doubles(yt, "target_y");
+  dpd_feature_groups *fg = new_groups(groups, importance); /* last step that can signal */
+  dpd_dataset *src = NULL, *tgt = NULL;
+  dpd_plr_model *model = NULL;
+  dpd_status st = dpd_dataset_new(rs, ns * ds_, ds_, ls_, (size_t)XLENGTH(ys), &src);
+  if (st == DPD_OK) st = dpd_dataset_new(rt, nt * dt, dt, lt_, (size_t)XLENGTH(yt), &tgt);
+  if (st == DPD_OK)
+    st = dpd_pst_h_fit(src, tgt, fg, es, et, ls, lt, lam_hi, frac, r, &model);
+  dpd_dataset_free(src);
+  dpd_dataset_free(tgt);
+  dpd_feature_groups_free(fg);
+  return finish_fit(st, model);
+}
+
+static dpd_plr_model *model_of(SEXP x) {
+  return (dpd_plr_model *)dpdr_handle(x, DPDR_PLR_MODEL, "model");
+}
+
+SEXP dpdr_plr_predict_proba(SEXP model, SEXP x) {
+  dpd_plr_model *m = model_of(model);
+  size_t n_features = 0;
+  dpdr_check(dpd_plr_model_info(m, NULL, &n_features, NULL, NULL));
+  size_t n = 0, d = 0;
+  const double *rows = dpdr_row_major(x, "newdata", &n, &d);
+  /* The C call only sees n * d values: a matrix of the wrong width could pass as other rows. */
+  if (d != n_features)
+    dpdr_fail("DPD_ERR_LENGTH_MISMATCH", "`newdata` has %zu columns, the model reads %zu", d,
+              n_features);
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)n));
+  size_t len = 0;
+  dpdr_check(dpd_plr_model_predict_proba(m, rows, n * d, n > 0 ? REAL(out) : NULL, n, &len));
+  if (len != n)
+    dpdr_fail("DPD_ERR_LENGTH_MISMATCH", "expected %zu predictions, the library gave %zu", n, len);
+  UNPROTECT(1);
+  return out;
+}
+
+SEXP dpdr_plr_model_info(SEXP model) {
+  uint32_t kind = 0;
+  size_t n_features = 0, n_low = 0;
+  double eps = 0;
+  dpdr_check(dpd_plr_model_info(model_of(model), &kind, &n_features, &n_low, &eps));
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 4));
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 4));
+  SET_VECTOR_ELT(out, 0, Rf_mkString(kind == DPD_PLR_MODEL_STACKED ? "stacked" : "logistic"));
+  SET_VECTOR_ELT(out, 1, Rf_ScalarReal((double)n_features));
+  SET_VECTOR_ELT(out, 2, Rf_ScalarReal((double)n_low));
+  SET_VECTOR_ELT(out, 3, Rf_ScalarReal(eps));
+  const char *nm[] = {"kind", "n_features", "n_low_level", "epsilon"};
+  for (int i = 0; i < 4; i++) SET_STRING_ELT(names, i, Rf_mkChar(nm[i]));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(2);
+  return out;
+}
+
+SEXP dpdr_plr_model_weights(SEXP model) {
+  dpd_plr_model *m = model_of(model);
+  size_t len = 0;
+  double radius = 0;
+  dpd_status st = dpd_plr_model_weights(m, NULL, 0, &len, NULL);
+  if (st != DPD_ERR_BUFFER_TOO_SMALL) dpdr_check(st);
+  SEXP w = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)len));
+  dpdr_check(dpd_plr_model_weights(m, len > 0 ? REAL(w) : NULL, len, &len, &radius));
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 2));
+  SET_VECTOR_ELT(out, 0, w);
+  SET_VECTOR_ELT(out, 1, Rf_ScalarReal(radius));
+  SET_STRING_ELT(names, 0, Rf_mkChar("weights"));
+  SET_STRING_ELT(names, 1, Rf_mkChar("input_radius"));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(3);
+  return out;
+}
+
+/* Low-level model k (1-based from R) of a stack: features (1-based), weights, radius. */
+SEXP dpdr_plr_model_low_level(SEXP model, SEXP k) {
+  dpd_plr_model *m = model_of(model);
+  size_t kk = dpdr_size(k, "k");
+  if (kk < 1) dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`k` counts low-level models from 1");
+  size_t len = 0;
+  dpd_status st = dpd_plr_model_low_level(m, kk - 1, NULL, 0, NULL, 0, &len, NULL);
+  if (st != DPD_ERR_BUFFER_TOO_SMALL) dpdr_check(st);
+  uint64_t *features = (uint64_t *)R_alloc(len > 0 ? len : 1, sizeof(uint64_t));
+  SEXP w = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)len));
+  double radius = 0;
+  dpdr_check(dpd_plr_model_low_level(m, kk - 1, len > 0 ? features : NULL, len,
+                                     len > 0 ? REAL(w) : NULL, len, &len, &radius));
+  SEXP f = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)len));
+  for (size_t i = 0; i < len; i++) REAL(f)[i] = (double)features[i] + 1;
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 3));
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 3));
+  SET_VECTOR_ELT(out, 0, f);
+  SET_VECTOR_ELT(out, 1, w);
+  SET_VECTOR_ELT(out, 2, Rf_ScalarReal(radius));
+  SET_STRING_ELT(names, 0, Rf_mkChar("features"));
+  SET_STRING_ELT(names, 1, Rf_mkChar("weights"));
+  SET_STRING_ELT(names, 2, Rf_mkChar("input_radius"));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(4);
+  return out;
+}
+
+SEXP dpdr_plr_model_from_weights(SEXP weights, SEXP input_radius) {
+  const double *w = dpdr_doubles(weights, "weights");
+  double r = dpdr_double(input_radius, "input_radius");
+  dpd_plr_model *m = NULL;
+  dpdr_check(dpd_plr_model_from_weights(w, (size_t)XLENGTH(weights), r, &m));
+  return dpdr_wrap(m, DPDR_PLR_MODEL);
+}
+
+SEXP dpdr_auc(SEXP scores, SEXP labels) {
+  const double *s = dpdr_doubles(scores, "scores");
+  const double *l = dpdr_doubles(labels, "labels");
+  double out = 0;
+  dpdr_check(dpd_auc(s, (size_t)XLENGTH(scores), l, (size_t)XLENGTH(labels), &out));
+  return Rf_ScalarReal(out);
+}
