@@ -266,7 +266,8 @@ def type_annotation(expr):
 
 def julia_ccalls(path, text):
     """Yields (line, library, function, [arg types], return type) for each @ccall."""
-    for m in re.finditer(r"@ccall\s+([\w.]+)\s*\(", text):
+    # Both `@ccall lib.f(...)::R` and the parenthesised `@ccall(lib.f(...)::R)`.
+    for m in re.finditer(r"@ccall(?:\s+|\s*\(\s*)([\w.]+)\s*\(", text):
         line = text.count("\n", 0, m.start()) + 1
         target = m.group(1)
         open_at = m.end() - 1
@@ -317,7 +318,11 @@ def check(header_path, src, library):
     for path in sources:
         rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
         text = strip_julia_comments(path.read_text())
-        for line, lib, func, args, ret in julia_ccalls(path, text):
+        parsed = list(julia_ccalls(path, text))
+        if len(parsed) != text.count("@ccall"):
+            problems.append(f"{rel}: {text.count('@ccall')} @ccall uses but only {len(parsed)} "
+                            f"in a form this checker parses")
+        for line, lib, func, args, ret in parsed:
             n_calls += 1
             where = f"{rel}:{line}: {func}"
             if lib != library:
@@ -397,6 +402,11 @@ MUTATIONS = [
      "library is `libdpdistx`"),
     ("dca.jl", "bound::Cdouble, share_mode(mode)::UInt32", "bound::Cdouble, share_mode(mode)::Cint",
      "is Cint, C type `uint32_t`"),
+    ("plr.jl", "take_model(@ccall(libdpdist.dpd_plr_fit(ds::Ptr{dpd_dataset}, epsilon::Cdouble,",
+     "take_model(@ccall(libdpdist.dpd_plr_fit(ds::Ptr{dpd_dataset}, epsilon::Float32,",
+     "argument 2 `epsilon` is Float32"),
+    ("plr.jl", "    check(@ccall libdpdist.dpd_auc(", "    check(@ccall  libdpdist . dpd_auc(",
+     "in a form this checker parses"),
 ]
 
 

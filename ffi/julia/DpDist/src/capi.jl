@@ -14,6 +14,9 @@ struct dpd_shares end
 struct dpd_node end
 struct dpd_node_sum end
 struct dpd_aggregator end
+struct dpd_dataset end
+struct dpd_feature_groups end
+struct dpd_plr_model end
 
 # dpd_status and the other C enums are C `int`s.
 const DPD_OK = Cint(0)
@@ -21,6 +24,8 @@ const DPD_ERR_BUFFER_TOO_SMALL = Cint(12)
 const DPD_SHARE_MODE_FULL = UInt32(0)
 const DPD_SHARE_MODE_SEED = UInt32(1)
 const DPD_FRAC_BITS_AUTO = typemax(UInt32)
+const DPD_FEATURE_UNUSED = typemax(UInt32)
+const DPD_PLR_MODEL_STACKED = UInt32(1)
 
 """What the aggregator released alongside the sum (mirrors `dpd_release_info`)."""
 struct dpd_release_info

@@ -269,3 +269,24 @@ function dca_simulate_round(inputs::AbstractMatrix{<:Real}; bound::Real, n_nodes
                       dim=size(inputs, 2), bound, mode, noise_sigma_total=sigma_total, frac_bits)
     return simulate_round(cfg, inputs, dropped, rng)
 end
+
+"""Wire bytes of a node sum, for the hop from a compute node to the aggregator."""
+function node_sum_bytes(sum::NodeSum)
+    len = Ref{Csize_t}(0)
+    status = @ccall libdpdist.dpd_node_sum_to_bytes(sum::Ptr{dpd_node_sum}, C_NULL::Ptr{UInt8},
+                                                    0::Csize_t, len::Ref{Csize_t})::Cint
+    status == DPD_ERR_BUFFER_TOO_SMALL || check(status)
+    bytes = Vector{UInt8}(undef, len[])
+    check(@ccall libdpdist.dpd_node_sum_to_bytes(sum::Ptr{dpd_node_sum}, bytes::Ptr{UInt8},
+                                                 length(bytes)::Csize_t,
+                                                 len::Ref{Csize_t})::Cint)
+    return bytes
+end
+
+"""Parses node-sum bytes (untrusted input; malformed bytes throw `:DPD_ERR_MALFORMED`)."""
+function node_sum_from_bytes(bytes::Vector{UInt8})
+    out = Ref{Ptr{dpd_node_sum}}(C_NULL)
+    check(@ccall libdpdist.dpd_node_sum_from_bytes(bytes::Ptr{UInt8}, length(bytes)::Csize_t,
+                                                   out::Ref{Ptr{dpd_node_sum}})::Cint)
+    return NodeSum(out[])
+end

@@ -5,6 +5,8 @@ using DpDist
 using DpDist: config_info
 using Test
 using Statistics: mean, var, std
+using LinearAlgebra: I, norm
+using Random: MersenneTwister, randn, rand
 
 "Runs `f` and returns the DpDistError it throws (failing the test if it throws nothing else)."
 function dpd_error(f, status::Symbol)
@@ -167,6 +169,99 @@ end
                            rng=Rng(insecure_seed=9))
     @test r.info.noise_sigma_client ≈ 1.5 / sqrt(17) atol = 1e-12
     @test abs(std(r.sum) / r.info.noise_sigma_released - 1) < 0.084
+end
+
+# ---- PLR and stacking -----------------------------------------------------------------------
+
+logistic(t) = 1 / (1 + exp(-t))
+
+function make_data(n, seed)
+    g = MersenneTwister(seed)          # generates the DATA, not any DP noise
+    x = randn(g, n, 4) ./ 2
+    y = Float64[rand(g) < logistic(2 * (x[i, :]' * [2.0, -1.5, 1.0, 0.0])) for i in 1:n]
+    return x, y
+end
+
+project_rows(x) = x ./ max.(1, sqrt.(sum(abs2, x, dims=2)))
+
+# Mann–Whitney AUC by direct pair counting (ties ½), independent of the library.
+function auc_pairs(s, y)
+    pos, neg = s[y .== 1], s[y .!= 1]
+    return sum((p > q) + 0.5 * (p == q) for p in pos, q in neg) / (length(pos) * length(neg))
+end
+
+@testset "PLR" begin
+    x, y = make_data(1500, 1)
+    λ = 0.01
+    m = plr_fit(x, y; epsilon=Inf, lambda=λ)
+    # Newton's method on (1/n) Σ log(1 + exp(−y wᵀx)) + λ‖w‖²/2 over projected rows.
+    xp = project_rows(x)
+    ypm = 2 .* y .- 1
+    w = zeros(4)
+    for _ in 1:50
+        p = logistic.(-ypm .* (xp * w))
+        grad = -(xp' * (ypm .* p)) ./ length(y) .+ λ .* w
+        hess = (xp' * (xp .* (p .* (1 .- p)))) ./ length(y) + λ * I
+        w -= hess \ grad
+    end
+    mw = model_weights(m)
+    @test maximum(abs.(mw.weights .- w)) < 1e-4
+    @test model_info(m).kind == :logistic
+    @test model_info(m).epsilon == Inf
+    @test predict_proba(m, x) ≈ logistic.(xp * mw.weights .* mw.input_radius) atol = 1e-12
+    dpd_error(() -> predict_proba(m, x[:, 1:3]), :DPD_ERR_LENGTH_MISMATCH)
+
+    s = round.(randn(MersenneTwister(3), 300), digits=1)
+    labels = Float64[rand(MersenneTwister(i), Float64) < logistic(s[i]) for i in 1:300]
+    @test auc(s, labels) ≈ auc_pairs(s, labels) atol = 1e-12
+
+    m1 = plr_fit(x, y; epsilon=1.0, lambda=λ, rng=Rng(insecure_seed=21))
+    m2 = plr_fit(x, y; epsilon=1.0, lambda=λ, rng=Rng(insecure_seed=21))
+    @test model_weights(m1) == model_weights(m2)
+    @test model_weights(m1).weights != mw.weights
+
+    st = pst_s_fit(x, y; n_parts=3, epsilon=2.0, lambda=λ, rng=Rng(insecure_seed=5))
+    @test model_info(st).kind == :stacked
+    @test model_info(st).n_low_level == 3
+    f = pst_f_fit(x, y; groups=[1, 1, 2, nothing], importance=[0.6, 0.4], epsilon=2.0,
+                  lambda=λ, rng=Rng(insecure_seed=6))
+    @test low_level_model(f, 1).features == [1, 2]
+    @test low_level_model(f, 2).features == [3]
+    xs, ys = make_data(1500, 7)
+    h = pst_h_fit(xs, ys, x, y; groups=[1, 1, 2, 2], importance=[0.5, 0.5], epsilon_source=1.0,
+                  epsilon_target=1.0, lambda_source=λ, lambda_target=λ, rng=Rng(insecure_seed=8))
+    @test all(0 .< predict_proba(h, x) .< 1)
+
+    imported = PlrModel([1.0, -2.0, 0.5], 1.0)
+    z = [0.1 0.2 0.3; 3.0 4.0 0.0]
+    @test predict_proba(imported, z) ≈ logistic.(project_rows(z) * [1.0, -2.0, 0.5]) atol = 1e-12
+    @test isnan(model_info(imported).epsilon)
+
+    y2 = copy(y); y2[5] = 2
+    dpd_error(() -> plr_fit(x, y2; epsilon=1.0, lambda=λ), :DPD_ERR_INVALID_ARGUMENT)
+    x2 = copy(x); x2[3, 2] = NaN
+    dpd_error(() -> plr_fit(x2, y; epsilon=1.0, lambda=λ), :DPD_ERR_NON_FINITE)
+    dpd_error(() -> plr_fit(x, y[2:end]; epsilon=1.0, lambda=λ), :DPD_ERR_LENGTH_MISMATCH)
+    dpd_error(() -> pst_f_fit(x, y; groups=[1, 1, 2, 2], importance=[0.5, 0.6], epsilon=1.0,
+                              lambda=λ), :DPD_ERR_INVALID_ARGUMENT)
+end
+
+@testset "node sums as bytes" begin
+    cfg = RoundConfig(round=1, n_clients=3, n_nodes=2, max_dropped=0, dim=2, bound=10.0)
+    rng = Rng(insecure_seed=2)
+    nodes = [Node(cfg, 0), Node(cfg, 1)]
+    for i in 0:2
+        s = shard(Client(cfg, i, rng), [1.0 * i, 2.0])
+        absorb!(nodes[1], s[1])
+        absorb!(nodes[2], s[2])
+    end
+    agg = Aggregator(cfg)
+    for n in nodes
+        add!(agg, node_sum_from_bytes(node_sum_bytes(finalize_sum(n, 0:2))))
+    end
+    @test maximum(abs.(release(agg).sum .- [3.0, 6.0])) <= 3 * 2.0^-config_info(cfg).frac_bits
+    b = node_sum_bytes(finalize_sum(nodes[1], 0:2))
+    dpd_error(() -> node_sum_from_bytes(b[1:end-1]), :DPD_ERR_MALFORMED)
 end
 
 end

@@ -1,0 +1,203 @@
+# Private logistic regression (objective perturbation) and the PST stacking ensembles. Every fit
+# is ε-DP for the rows it is given (δ = 0); ε = Inf gives the non-private fit. Rows of `x` are
+# records; labels are all 0/1 or all −1/+1. Feature indices and groups are 1-based, as in Julia.
+
+"""A fitted (or imported) logistic or stacked model."""
+mutable struct PlrModel
+    ptr::Ptr{dpd_plr_model}
+    PlrModel(ptr::Ptr{dpd_plr_model}) = finalizer(free!, new(ptr))
+end
+
+function free!(x::PlrModel)
+    @ccall libdpdist.dpd_plr_model_free(x.ptr::Ptr{dpd_plr_model})::Cvoid
+    x.ptr = C_NULL
+    return nothing
+end
+
+Base.unsafe_convert(::Type{Ptr{dpd_plr_model}}, x::PlrModel) = checked_ptr(x, "PlrModel")
+
+# Data sets and feature groups live only for one fit; `f` receives the handle.
+function with_dataset(f, x::AbstractMatrix{<:Real}, y::AbstractVector{<:Real})
+    rows = convert(Matrix{Cdouble}, permutedims(x))  # row-major n × d
+    labels = convert(Vector{Cdouble}, y)
+    out = Ref{Ptr{dpd_dataset}}(C_NULL)
+    check(@ccall libdpdist.dpd_dataset_new(rows::Ptr{Cdouble}, length(rows)::Csize_t,
+                                           size(x, 2)::Csize_t, labels::Ptr{Cdouble},
+                                           length(labels)::Csize_t,
+                                           out::Ref{Ptr{dpd_dataset}})::Cint)
+    try
+        return f(out[])
+    finally
+        @ccall libdpdist.dpd_dataset_free(out[]::Ptr{dpd_dataset})::Cvoid
+    end
+end
+
+# groups[j] is the group (1..K) of feature j, or `nothing`/`missing` for an unused feature.
+function with_groups(f, groups::AbstractVector, importance::AbstractVector{<:Real})
+    of = UInt32[g === nothing || g === missing ? DPD_FEATURE_UNUSED :
+                g >= 1 ? UInt32(g - 1) : argument_error("groups are numbered from 1, got $g")
+                for g in groups]
+    q = convert(Vector{Cdouble}, importance)
+    out = Ref{Ptr{dpd_feature_groups}}(C_NULL)
+    check(@ccall libdpdist.dpd_feature_groups_new(of::Ptr{UInt32}, length(of)::Csize_t,
+                                                  q::Ptr{Cdouble}, length(q)::Csize_t,
+                                                  out::Ref{Ptr{dpd_feature_groups}})::Cint)
+    try
+        return f(out[])
+    finally
+        @ccall libdpdist.dpd_feature_groups_free(out[]::Ptr{dpd_feature_groups})::Cvoid
+    end
+end
+
+function take_model(status::Cint, out::Ref{Ptr{dpd_plr_model}})
+    check(status)
+    return PlrModel(out[])
+end
+
+"""PLR (stacking paper Alg. 1) with ridge strength `lambda`."""
+function plr_fit(x::AbstractMatrix{<:Real}, y::AbstractVector{<:Real}; epsilon::Real,
+                 lambda::Real, rng::Rng=Rng())
+    with_dataset(x, y) do ds
+        out = Ref{Ptr{dpd_plr_model}}(C_NULL)
+        take_model(@ccall(libdpdist.dpd_plr_fit(ds::Ptr{dpd_dataset}, epsilon::Cdouble,
+                                                lambda::Cdouble, rng::Ptr{dpd_rng},
+                                                out::Ref{Ptr{dpd_plr_model}})::Cint), out)
+    end
+end
+
+"""PST-S: `n_parts` low-level PLRs on disjoint rows, a high-level PLR on `high_fraction`."""
+function pst_s_fit(x::AbstractMatrix{<:Real}, y::AbstractVector{<:Real}; n_parts::Integer,
+                   epsilon::Real, lambda::Real, lambda_high::Real=lambda,
+                   high_fraction::Real=0.5, rng::Rng=Rng())
+    with_dataset(x, y) do ds
+        out = Ref{Ptr{dpd_plr_model}}(C_NULL)
+        take_model(@ccall(libdpdist.dpd_pst_s_fit(ds::Ptr{dpd_dataset}, n_parts::Csize_t,
+                                                  epsilon::Cdouble, lambda::Cdouble,
+                                                  lambda_high::Cdouble, high_fraction::Cdouble,
+                                                  rng::Ptr{dpd_rng},
+                                                  out::Ref{Ptr{dpd_plr_model}})::Cint), out)
+    end
+end
+
+"""
+PST-F: one low-level PLR per feature group. `importance` must come from side information,
+never from the private data.
+"""
+function pst_f_fit(x::AbstractMatrix{<:Real}, y::AbstractVector{<:Real}; groups::AbstractVector,
+                   importance::AbstractVector{<:Real}, epsilon::Real, lambda::Real,
+                   lambda_high::Real=lambda, high_fraction::Real=0.5, rng::Rng=Rng())
+    with_groups(groups, importance) do fg
+        with_dataset(x, y) do ds
+            out = Ref{Ptr{dpd_plr_model}}(C_NULL)
+            take_model(@ccall(libdpdist.dpd_pst_f_fit(ds::Ptr{dpd_dataset},
+                                                      fg::Ptr{dpd_feature_groups},
+                                                      epsilon::Cdouble, lambda::Cdouble,
+                                                      lambda_high::Cdouble,
+                                                      high_fraction::Cdouble, rng::Ptr{dpd_rng},
+                                                      out::Ref{Ptr{dpd_plr_model}})::Cint), out)
+        end
+    end
+end
+
+"""PST-H (transfer): source models per group, then PST-F on the target pulled towards them."""
+function pst_h_fit(source_x::AbstractMatrix{<:Real}, source_y::AbstractVector{<:Real},
+                   target_x::AbstractMatrix{<:Real}, target_y::AbstractVector{<:Real};
+                   groups::AbstractVector, importance::AbstractVector{<:Real},
+                   epsilon_source::Real, epsilon_target::Real, lambda_source::Real,
+                   lambda_target::Real, lambda_high::Real=lambda_target,
+                   high_fraction::Real=0.5, rng::Rng=Rng())
+    with_groups(groups, importance) do fg
+        with_dataset(source_x, source_y) do src
+            with_dataset(target_x, target_y) do tgt
+                out = Ref{Ptr{dpd_plr_model}}(C_NULL)
+                take_model(@ccall(libdpdist.dpd_pst_h_fit(
+                    src::Ptr{dpd_dataset}, tgt::Ptr{dpd_dataset}, fg::Ptr{dpd_feature_groups},
+                    epsilon_source::Cdouble, epsilon_target::Cdouble, lambda_source::Cdouble,
+                    lambda_target::Cdouble, lambda_high::Cdouble, high_fraction::Cdouble,
+                    rng::Ptr{dpd_rng}, out::Ref{Ptr{dpd_plr_model}})::Cint), out)
+            end
+        end
+    end
+end
+
+"""`(kind=:logistic|:stacked, n_features, n_low_level, epsilon)`; ε is NaN for an import."""
+function model_info(m::PlrModel)
+    kind = Ref{UInt32}(0)
+    n_features = Ref{Csize_t}(0)
+    n_low = Ref{Csize_t}(0)
+    eps = Ref{Cdouble}(0)
+    check(@ccall libdpdist.dpd_plr_model_info(m::Ptr{dpd_plr_model}, kind::Ref{UInt32},
+                                              n_features::Ref{Csize_t}, n_low::Ref{Csize_t},
+                                              eps::Ref{Cdouble})::Cint)
+    return (kind=kind[] == DPD_PLR_MODEL_STACKED ? :stacked : :logistic,
+            n_features=Int(n_features[]), n_low_level=Int(n_low[]), epsilon=eps[])
+end
+
+"""P(y = 1 | x) for the rows of `x`."""
+function predict_proba(m::PlrModel, x::AbstractMatrix{<:Real})
+    size(x, 2) == model_info(m).n_features ||
+        throw(DpDistError(:DPD_ERR_LENGTH_MISMATCH, 3,
+                          "x has $(size(x, 2)) columns, the model reads $(model_info(m).n_features)"))
+    rows = convert(Matrix{Cdouble}, permutedims(x))
+    out = Vector{Cdouble}(undef, size(x, 1))
+    len = Ref{Csize_t}(0)
+    check(@ccall libdpdist.dpd_plr_model_predict_proba(m::Ptr{dpd_plr_model}, rows::Ptr{Cdouble},
+                                                       length(rows)::Csize_t, out::Ptr{Cdouble},
+                                                       length(out)::Csize_t,
+                                                       len::Ref{Csize_t})::Cint)
+    return out[1:len[]]
+end
+
+"""`(weights, input_radius)` of a single model or of the high level of a stack."""
+function model_weights(m::PlrModel)
+    len = Ref{Csize_t}(0)
+    status = @ccall libdpdist.dpd_plr_model_weights(m::Ptr{dpd_plr_model}, C_NULL::Ptr{Cdouble},
+                                                    0::Csize_t, len::Ref{Csize_t},
+                                                    C_NULL::Ptr{Cdouble})::Cint
+    status == DPD_ERR_BUFFER_TOO_SMALL || check(status)
+    w = Vector{Cdouble}(undef, len[])
+    radius = Ref{Cdouble}(0)
+    check(@ccall libdpdist.dpd_plr_model_weights(m::Ptr{dpd_plr_model}, w::Ptr{Cdouble},
+                                                 length(w)::Csize_t, len::Ref{Csize_t},
+                                                 radius::Ref{Cdouble})::Cint)
+    return (weights=w, input_radius=radius[])
+end
+
+"""`(features (1-based), weights, input_radius)` of low-level model `k` (1..K) of a stack."""
+function low_level_model(m::PlrModel, k::Integer)
+    k >= 1 || argument_error("low-level models are numbered from 1, got $k")
+    len = Ref{Csize_t}(0)
+    status = @ccall libdpdist.dpd_plr_model_low_level(m::Ptr{dpd_plr_model}, (k - 1)::Csize_t,
+                                                      C_NULL::Ptr{UInt64}, 0::Csize_t,
+                                                      C_NULL::Ptr{Cdouble}, 0::Csize_t,
+                                                      len::Ref{Csize_t}, C_NULL::Ptr{Cdouble})::Cint
+    status == DPD_ERR_BUFFER_TOO_SMALL || check(status)
+    features = Vector{UInt64}(undef, len[])
+    w = Vector{Cdouble}(undef, len[])
+    radius = Ref{Cdouble}(0)
+    check(@ccall libdpdist.dpd_plr_model_low_level(m::Ptr{dpd_plr_model}, (k - 1)::Csize_t,
+                                                   features::Ptr{UInt64}, length(features)::Csize_t,
+                                                   w::Ptr{Cdouble}, length(w)::Csize_t,
+                                                   len::Ref{Csize_t}, radius::Ref{Cdouble})::Cint)
+    return (features=Int.(features) .+ 1, weights=w, input_radius=radius[])
+end
+
+"""Imports a single logistic model from exported weights."""
+function PlrModel(w::AbstractVector{<:Real}, input_radius::Real)
+    v = convert(Vector{Cdouble}, w)
+    out = Ref{Ptr{dpd_plr_model}}(C_NULL)
+    check(@ccall libdpdist.dpd_plr_model_from_weights(v::Ptr{Cdouble}, length(v)::Csize_t,
+                                                      input_radius::Cdouble,
+                                                      out::Ref{Ptr{dpd_plr_model}})::Cint)
+    return PlrModel(out[])
+end
+
+"""Area under the ROC curve (Mann–Whitney, ties count ½)."""
+function auc(scores::AbstractVector{<:Real}, labels::AbstractVector{<:Real})
+    s = convert(Vector{Cdouble}, scores)
+    l = convert(Vector{Cdouble}, labels)
+    out = Ref{Cdouble}(0)
+    check(@ccall libdpdist.dpd_auc(s::Ptr{Cdouble}, length(s)::Csize_t, l::Ptr{Cdouble},
+                                   length(l)::Csize_t, out::Ref{Cdouble})::Cint)
+    return out[]
+end
