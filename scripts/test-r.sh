@@ -3,18 +3,22 @@
 # library, linking libdpdist.a statically, and runs every ffi/r/tests/test-*.R with Rscript.
 # Exits non-zero if the build, the install or any test fails. Needs R (r-base-core) and a C
 # compiler; nothing from CRAN.
+#   DPDIST_LIB_DIR      use a prebuilt libdpdist.a from this directory (skips the cargo build)
+#   DPDIST_INCLUDE_DIR  use dpdist.h from this directory (default: include/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
 step() { printf '\n==> %s\n' "$*"; }
 
-step "cargo build --release -p dpdist-capi"
-cargo build --release -p dpdist-capi
-target_dir=$(cargo metadata --format-version 1 --no-deps |
-  sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-export DPDIST_LIB_DIR="$target_dir/release"
-export DPDIST_INCLUDE_DIR="$root/include"
+if [ -z "${DPDIST_LIB_DIR:-}" ]; then
+  step "cargo build --release -p dpdist-capi"
+  cargo build --release -p dpdist-capi
+  target_dir=$(cargo metadata --format-version 1 --no-deps |
+    sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+  export DPDIST_LIB_DIR="$target_dir/release"
+fi
+export DPDIST_INCLUDE_DIR="${DPDIST_INCLUDE_DIR:-$root/include}"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
