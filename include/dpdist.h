@@ -1,0 +1,1173 @@
+/*
+ * dpdist: differentially private Bayesian learning on distributed data — the C ABI.
+ *
+ * Conventions:
+ * - Every fallible function returns a dpd_status (DPD_OK = 0) and writes its results through
+ *   out-pointers only on success. dpd_last_error_message() gives the message of the last failure
+ *   on the calling thread.
+ * - Input arrays (const T *p, size_t len): p may be NULL only when len == 0.
+ * - Output arrays (T *out, size_t out_cap, size_t *out_len): when out_cap is too small the call
+ *   returns DPD_ERR_BUFFER_TOO_SMALL and writes only the required length to *out_len; pass
+ *   out = NULL, out_cap = 0 to query the size.
+ * - Handles are opaque; create with dpd_*_new, release with the NULL-safe dpd_*_free. A handle may
+ *   move between threads but must not be used by two threads at once.
+ * - Enum-valued inputs are passed as uint32_t and validated. No callbacks into the host.
+ * - Randomness: dpd_rng_new_os() in production; dpd_rng_new_insecure_fixed_seed() for tests only.
+ */
+
+#ifndef DPDIST_H
+#define DPDIST_H
+
+/* Generated from ffi/capi by scripts/gen-header.sh (cbindgen, pinned). Do not edit. */
+
+#include <stddef.h>
+#include <stdint.h>
+
+/**
+ * Pass as `frac_bits` to let the round pick the most fractional bits that are safe.
+ */
+#define DPD_FRAC_BITS_AUTO 4294967295
+
+/**
+ * Marks a feature that belongs to no group in `dpd_feature_groups_new`.
+ */
+#define DPD_FEATURE_UNUSED 4294967295
+
+/**
+ * The ABI version this header describes. It changes whenever a signature, a struct layout or
+ * an existing enum value changes; compare it with `dpd_abi_version()` at start-up.
+ */
+#define DPD_ABI_VERSION 1
+
+/**
+ * Result of a dpdist call. `DPD_OK` (0) is success; every other value is an error whose
+ * message can be read with `dpd_last_error_message` on the same thread.
+ *
+ * The numeric values are part of the ABI: new codes are only ever appended.
+ */
+typedef enum dpd_status {
+    /**
+     * Success.
+     */
+    DPD_OK = 0,
+    /**
+     * A required pointer argument was NULL.
+     */
+    DPD_ERR_NULL_POINTER = 1,
+    /**
+     * An argument is out of its documented range (e.g. epsilon <= 0, unknown enum value).
+     */
+    DPD_ERR_INVALID_ARGUMENT = 2,
+    /**
+     * Array lengths disagree with each other or with the dimension fixed earlier.
+     */
+    DPD_ERR_LENGTH_MISMATCH = 3,
+    /**
+     * An input value is NaN or infinite.
+     */
+    DPD_ERR_NON_FINITE = 4,
+    /**
+     * A value does not fit the fixed-point ring (or another integer range) without wrapping.
+     */
+    DPD_ERR_OVERFLOW = 5,
+    /**
+     * The same client id was absorbed twice in one round.
+     */
+    DPD_ERR_DUPLICATE_CLIENT = 6,
+    /**
+     * Wire bytes or a node sum belong to a different round.
+     */
+    DPD_ERR_WRONG_ROUND = 7,
+    /**
+     * A compute-node index outside 0..M, or a share addressed to another node.
+     */
+    DPD_ERR_UNKNOWN_NODE = 8,
+    /**
+     * More clients are missing than the round tolerates; nothing is released.
+     */
+    DPD_ERR_TOO_MANY_DROPOUTS = 9,
+    /**
+     * Wire bytes could not be parsed (bad magic, version, kind, truncated, trailing bytes).
+     */
+    DPD_ERR_MALFORMED = 10,
+    /**
+     * The privacy accountant refused a charge that would exceed the budget.
+     */
+    DPD_ERR_BUDGET_EXCEEDED = 11,
+    /**
+     * An output buffer is too small; the required length was written to the length out-pointer.
+     */
+    DPD_ERR_BUFFER_TOO_SMALL = 12,
+    /**
+     * A Rust panic was caught at the ABI boundary (a bug in dpdist; please report it).
+     * Handles used by the failing call are left in an unspecified state: free them.
+     */
+    DPD_ERR_PANIC = 13,
+    /**
+     * `dpd_set_num_threads` was called after the thread pool was already built.
+     */
+    DPD_ERR_ALREADY_INITIALIZED = 14,
+    /**
+     * The call is not allowed in the handle's current state (e.g. absorb after finalize).
+     */
+    DPD_ERR_INVALID_STATE = 15,
+    /**
+     * A numerical routine failed (e.g. a matrix could not be factorised, no convergence).
+     */
+    DPD_ERR_NUMERICAL = 16,
+    /**
+     * An error a wrapped crate reported that has no more specific code.
+     */
+    DPD_ERR_OTHER = 17,
+    /**
+     * The operating system's random number generator failed.
+     */
+    DPD_ERR_RNG = 18,
+} dpd_status;
+
+/**
+ * The implementation the dispatched kernels run on this CPU.
+ */
+typedef enum dpd_kernel_path {
+    /**
+     * The build's baseline target (SSE2 on x86_64).
+     */
+    DPD_KERNEL_PATH_PORTABLE = 0,
+    /**
+     * x86_64 AVX2.
+     */
+    DPD_KERNEL_PATH_AVX2 = 1,
+    /**
+     * x86_64 AVX-512F.
+     */
+    DPD_KERNEL_PATH_AVX512F = 2,
+} dpd_kernel_path;
+
+/**
+ * How the M − 1 masks of a client travel (the `mode` argument of `dpd_round_config_new`).
+ */
+typedef enum dpd_share_mode {
+    /**
+     * Every node receives a full vector (the DCA paper's protocol; the benchmark baseline).
+     */
+    DPD_SHARE_MODE_FULL = 0,
+    /**
+     * Node 0 receives the full balancing share, nodes 1..M a 16-byte seed they expand.
+     */
+    DPD_SHARE_MODE_SEED = 1,
+} dpd_share_mode;
+
+/**
+ * Which kind of model a `dpd_plr_model` holds.
+ */
+typedef enum dpd_plr_model_kind {
+    /**
+     * One logistic model (PLR, or an imported one).
+     */
+    DPD_PLR_MODEL_LOGISTIC = 0,
+    /**
+     * K low-level logistic models and a high-level one (PST-S, PST-F, PST-H).
+     */
+    DPD_PLR_MODEL_STACKED = 1,
+} dpd_plr_model_kind;
+
+/**
+ * A privacy budget and what has been spent of it.
+ */
+typedef struct dpd_accountant dpd_accountant;
+
+/**
+ * Collects the M node sums of a round.
+ */
+typedef struct dpd_aggregator dpd_aggregator;
+
+/**
+ * One client of one round.
+ */
+typedef struct dpd_client dpd_client;
+
+/**
+ * A labelled data set for the logistic learners (rows are copied in).
+ */
+typedef struct dpd_dataset dpd_dataset;
+
+/**
+ * A partition of (some of) the features into K groups with importances q_k.
+ */
+typedef struct dpd_feature_groups dpd_feature_groups;
+
+/**
+ * One compute node of one round.
+ */
+typedef struct dpd_node dpd_node;
+
+/**
+ * A compute node's sum over the agreed client set, ready for the aggregator.
+ */
+typedef struct dpd_node_sum dpd_node_sum;
+
+/**
+ * A logistic or stacked model and the privacy guarantee of its training data (if known).
+ */
+typedef struct dpd_plr_model dpd_plr_model;
+
+/**
+ * A source of randomness. Every call that consumes randomness draws a fresh, independent
+ * child stream from it; with a fixed seed the sequence of calls is reproducible.
+ */
+typedef struct dpd_rng dpd_rng;
+
+/**
+ * A validated round configuration. Every party (clients, nodes, aggregator) builds it from
+ * the same parameters and so agrees on the fixed-point precision and the noise.
+ */
+typedef struct dpd_round_config dpd_round_config;
+
+/**
+ * The M wire messages of one sharding; message k is for compute node k.
+ */
+typedef struct dpd_shares dpd_shares;
+
+/**
+ * What a released sum contains and the guarantee it carries.
+ */
+typedef struct dpd_release_info {
+    /**
+     * N: clients registered for the round.
+     */
+    size_t n_clients;
+    /**
+     * Clients whose values are in the sum (the agreed set).
+     */
+    size_t n_included;
+    /**
+     * T: missing or colluding clients the noise was calibrated for.
+     */
+    size_t max_dropped;
+    /**
+     * Fixed-point fractional bits of the round.
+     */
+    uint32_t frac_bits;
+    /**
+     * σ_total the round was configured with (value units; 0 without noise).
+     */
+    double noise_sigma_total;
+    /**
+     * σ each client added (value units; 0 without noise).
+     */
+    double noise_sigma_client;
+    /**
+     * σ of the noise actually in the sum, σ_client·sqrt(n_included) (0 without noise).
+     */
+    double noise_sigma_released;
+} dpd_release_info;
+
+/**
+ * The header fields of a share message.
+ */
+typedef struct dpd_wire_header {
+    /**
+     * Round id.
+     */
+    uint64_t round;
+    /**
+     * Sending client's id.
+     */
+    uint64_t client;
+    /**
+     * Vector length d.
+     */
+    uint64_t dim;
+    /**
+     * Receiving compute node.
+     */
+    uint32_t node;
+    /**
+     * Fixed-point fractional bits.
+     */
+    uint32_t frac_bits;
+    /**
+     * Payload kind: `DPD_SHARE_MODE_FULL` (a d-vector) or `DPD_SHARE_MODE_SEED` (a 16-byte seed).
+     */
+    enum dpd_share_mode kind;
+} dpd_wire_header;
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+/**
+ * Creates the aggregator of the round.
+ *
+ * # Safety
+ * `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle; `out` NULL or a writable
+ * `dpd_aggregator*`.
+ */
+enum dpd_status dpd_aggregator_new(const struct dpd_round_config *config,
+                                   struct dpd_aggregator **out);
+
+/**
+ * Adds one node's sum (the aggregator copies it; free `sum` when convenient). Errors, with the
+ * aggregator unchanged: `DPD_ERR_WRONG_ROUND`, `DPD_ERR_UNKNOWN_NODE`,
+ * `DPD_ERR_INVALID_ARGUMENT` (a second sum of the same node, or a client set different from
+ * the other nodes'), `DPD_ERR_MALFORMED` (other precision), `DPD_ERR_LENGTH_MISMATCH`.
+ *
+ * # Safety
+ * `aggregator` NULL or a live handle not used concurrently; `sum` NULL or a live handle.
+ */
+enum dpd_status dpd_aggregator_add(struct dpd_aggregator *aggregator,
+                                   const struct dpd_node_sum *sum);
+
+/**
+ * Decodes the released sum (d doubles, query-size pattern into `out_sum`) once all M node
+ * sums are in, and describes it in `*info` (optional, may be NULL). Errors:
+ * `DPD_ERR_INVALID_STATE` (node sums missing), `DPD_ERR_TOO_MANY_DROPOUTS`. The aggregator is
+ * not changed, so a size query followed by the real call is fine.
+ *
+ * # Safety
+ * `aggregator` NULL or a live handle; `out_sum` NULL with `out_cap == 0` or `out_cap` writable
+ * doubles; `out_len` NULL (→ error) or writable; `info` NULL or writable.
+ */
+enum dpd_status dpd_aggregator_release(const struct dpd_aggregator *aggregator,
+                                       double *out_sum,
+                                       size_t out_cap,
+                                       size_t *out_len,
+                                       struct dpd_release_info *info);
+
+/**
+ * Frees an aggregator; NULL is a no-op.
+ *
+ * # Safety
+ * `aggregator` must be NULL or a handle from `dpd_aggregator_new` not freed before.
+ */
+void dpd_aggregator_free(struct dpd_aggregator *aggregator);
+
+/**
+ * Creates client `client_id` (< N) of the round. Its mask seeds and noise come from a fresh
+ * child stream of `rng` (use `dpd_rng_new_os` in production).
+ *
+ * # Safety
+ * `config`, `rng` must be NULL (→ `DPD_ERR_NULL_POINTER`) or live handles (`rng` not used
+ * concurrently); `out` NULL or a writable `dpd_client*`.
+ */
+enum dpd_status dpd_client_new(const struct dpd_round_config *config,
+                               uint64_t client_id,
+                               struct dpd_rng *rng,
+                               struct dpd_client **out);
+
+/**
+ * Encodes `values[0..len]` (len = d, each finite with |x| <= bound), adds the round's noise
+ * and splits the result into M additive shares, returned as wire messages in a new
+ * `dpd_shares` handle (read them with `dpd_shares_message`). Every call draws fresh masks and
+ * noise: send each client's shares of a round only once.
+ *
+ * Errors: `DPD_ERR_LENGTH_MISMATCH`, `DPD_ERR_NON_FINITE`, `DPD_ERR_OVERFLOW` (|x| > bound),
+ * checked before any randomness is drawn.
+ *
+ * # Safety
+ * `client` NULL or a live handle; `values` NULL with `len == 0` or `len` readable doubles;
+ * `out` NULL or a writable `dpd_shares*`.
+ */
+enum dpd_status dpd_client_shard(struct dpd_client *client,
+                                 const double *values,
+                                 size_t len,
+                                 struct dpd_shares **out);
+
+/**
+ * Frees a client; NULL is a no-op.
+ *
+ * # Safety
+ * `client` must be NULL or a handle from `dpd_client_new` not freed before.
+ */
+void dpd_client_free(struct dpd_client *client);
+
+/**
+ * Writes the number of messages (M, one per compute node).
+ *
+ * # Safety
+ * `shares` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle; `out` NULL or writable.
+ */
+enum dpd_status dpd_shares_count(const struct dpd_shares *shares, size_t *out);
+
+/**
+ * Copies the wire bytes of the message for compute node `node` (0..M) into `out`
+ * (query-size pattern). Node 0 always gets a full vector (36 + 8·d bytes); in seed mode nodes
+ * 1..M get 36 + 16 bytes. `node >= M` → `DPD_ERR_UNKNOWN_NODE`.
+ *
+ * # Safety
+ * `shares` NULL or a live handle; `out` NULL with `out_cap == 0` or `out_cap` writable bytes;
+ * `out_len` NULL (→ error) or writable.
+ */
+enum dpd_status dpd_shares_message(const struct dpd_shares *shares,
+                                   uint32_t node,
+                                   uint8_t *out,
+                                   size_t out_cap,
+                                   size_t *out_len);
+
+/**
+ * Frees a set of shares; NULL is a no-op.
+ *
+ * # Safety
+ * `shares` must be NULL or a handle from `dpd_client_shard` not freed before.
+ */
+void dpd_shares_free(struct dpd_shares *shares);
+
+/**
+ * Writes the largest number of fractional bits f (<= 52) such that `n_clients` values with
+ * |x| <= `bound` plus a noise sum of magnitude <= `noise_tail` (value units; 0 without noise)
+ * add up without wrapping: N·ceil(bound·2^f) + ceil(tail·2^f) + N < 2^63.
+ * No such f → `DPD_ERR_OVERFLOW`; bad parameters → `DPD_ERR_INVALID_ARGUMENT` /
+ * `DPD_ERR_NON_FINITE`.
+ *
+ * # Safety
+ * `out` must be NULL (→ `DPD_ERR_NULL_POINTER`) or point to a writable `uint32_t`.
+ */
+enum dpd_status dpd_fixed_point_frac_bits_for_sum(size_t n_clients,
+                                                  double bound,
+                                                  double noise_tail,
+                                                  uint32_t *out);
+
+/**
+ * Encodes `values[0..len]` (each finite with |x| <= `bound`) with `frac_bits` fractional bits
+ * into `out` (query-size pattern; the result has `len` elements). All-or-nothing: NaN/inf →
+ * `DPD_ERR_NON_FINITE`, |x| > bound → `DPD_ERR_OVERFLOW`, naming the first bad index.
+ *
+ * # Safety
+ * `values` must be NULL with `len == 0` or point to `len` readable doubles; `out` NULL with
+ * `out_cap == 0` or `out_cap` writable `uint64_t`; `out_len` NULL (→ error) or writable.
+ */
+enum dpd_status dpd_fixed_point_encode(uint32_t frac_bits,
+                                       double bound,
+                                       const double *values,
+                                       size_t len,
+                                       uint64_t *out,
+                                       size_t out_cap,
+                                       size_t *out_len);
+
+/**
+ * Decodes ring sums `sums[0..len]` encoded with `frac_bits` fractional bits into `out`
+ * (query-size pattern; `len` elements): `(int64_t)s / 2^frac_bits`. `frac_bits <= 62`.
+ *
+ * # Safety
+ * As `dpd_fixed_point_encode`, with `sums` in place of `values` and `double` outputs.
+ */
+enum dpd_status dpd_fixed_point_decode(uint32_t frac_bits,
+                                       const uint64_t *sums,
+                                       size_t len,
+                                       double *out,
+                                       size_t out_cap,
+                                       size_t *out_len);
+
+/**
+ * Which implementation `dpd_wrapping_add_u64` / `dpd_wrapping_sub_u64` use on this CPU.
+ */
+enum dpd_kernel_path dpd_kernel_selected_path(void);
+
+/**
+ * A short static name ("portable", "avx2", "avx512f") for a `dpd_kernel_path` value;
+ * "unknown" for any other number. Never free it.
+ */
+const char *dpd_kernel_path_name(uint32_t path);
+
+/**
+ * `acc[i] = acc[i] + src[i] mod 2^64` for i < len, on the fastest path this CPU supports
+ * (see `dpd_kernel_selected_path`). `acc` and `src` must not overlap
+ * (→ `DPD_ERR_INVALID_ARGUMENT`).
+ *
+ * # Safety
+ * `acc` must be NULL with `len == 0` or point to `len` writable `uint64_t`; `src` likewise
+ * readable.
+ */
+enum dpd_status dpd_wrapping_add_u64(uint64_t *acc, const uint64_t *src, size_t len);
+
+/**
+ * As `dpd_wrapping_add_u64`, one element at a time (the reference implementation).
+ *
+ * # Safety
+ * As `dpd_wrapping_add_u64`.
+ */
+enum dpd_status dpd_wrapping_add_u64_scalar(uint64_t *acc, const uint64_t *src, size_t len);
+
+/**
+ * As `dpd_wrapping_add_u64`, with portable 4-lane SIMD (`wide::u64x4`) and no dispatch.
+ *
+ * # Safety
+ * As `dpd_wrapping_add_u64`.
+ */
+enum dpd_status dpd_wrapping_add_u64_wide(uint64_t *acc, const uint64_t *src, size_t len);
+
+/**
+ * `acc[i] = acc[i] − src[i] mod 2^64` for i < len (dispatched like `dpd_wrapping_add_u64`).
+ *
+ * # Safety
+ * As `dpd_wrapping_add_u64`.
+ */
+enum dpd_status dpd_wrapping_sub_u64(uint64_t *acc, const uint64_t *src, size_t len);
+
+/**
+ * Creates compute node `node` (0..M) of the round. Node 0 receives the clients' full
+ * balancing shares; in seed mode nodes 1..M receive 16-byte seeds.
+ *
+ * # Safety
+ * `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle; `out` NULL or a writable
+ * `dpd_node*`.
+ */
+enum dpd_status dpd_node_new(const struct dpd_round_config *config,
+                             uint32_t node,
+                             struct dpd_node **out);
+
+/**
+ * Parses untrusted wire bytes and adds the share to the node's sum. On any error the node is
+ * unchanged: `DPD_ERR_MALFORMED` (bad bytes, wrong payload kind or precision),
+ * `DPD_ERR_WRONG_ROUND`, `DPD_ERR_UNKNOWN_NODE` (addressed to another node),
+ * `DPD_ERR_LENGTH_MISMATCH` (wrong d), `DPD_ERR_INVALID_ARGUMENT` (client id >= N),
+ * `DPD_ERR_DUPLICATE_CLIENT`.
+ *
+ * # Safety
+ * `node` NULL or a live handle not used concurrently; `bytes` NULL with `len == 0` or `len`
+ * readable bytes.
+ */
+enum dpd_status dpd_node_absorb(struct dpd_node *node, const uint8_t *bytes, size_t len);
+
+/**
+ * Removes a share absorbed earlier, given the identical wire bytes. Needed before
+ * `dpd_node_finalize` for every client outside the agreed set whose FULL share this node
+ * absorbed (always the case on node 0); seed shares are removed automatically.
+ * Not absorbed → `DPD_ERR_INVALID_STATE`; otherwise errors as `dpd_node_absorb`.
+ *
+ * # Safety
+ * As `dpd_node_absorb`.
+ */
+enum dpd_status dpd_node_retract(struct dpd_node *node, const uint8_t *bytes, size_t len);
+
+/**
+ * Copies the ids of the clients whose shares are in the node's sum, ascending, into `out_ids`
+ * (query-size pattern). The nodes publish these lists and agree on their intersection.
+ *
+ * # Safety
+ * `node` NULL or a live handle; `out_ids` NULL with `out_cap == 0` or `out_cap` writable
+ * `uint64_t`; `out_len` NULL (→ error) or writable.
+ */
+enum dpd_status dpd_node_received(const struct dpd_node *node,
+                                  uint64_t *out_ids,
+                                  size_t out_cap,
+                                  size_t *out_len);
+
+/**
+ * Computes the node's sum over the agreed client set `agreed_ids[0..n_agreed]` (the
+ * intersection of what every node received) into a new `dpd_node_sum`. The node is not
+ * changed. Errors: `DPD_ERR_TOO_MANY_DROPOUTS` (more than T of N clients missing: nothing
+ * may be released), `DPD_ERR_INVALID_ARGUMENT` (an agreed client this node never received, id
+ * >= N), `DPD_ERR_DUPLICATE_CLIENT` (an id listed twice), `DPD_ERR_INVALID_STATE` (a full
+ * share outside the set was not retracted).
+ *
+ * # Safety
+ * `node` NULL or a live handle; `agreed_ids` NULL with `n_agreed == 0` or `n_agreed` readable
+ * `uint64_t`; `out` NULL or a writable `dpd_node_sum*`.
+ */
+enum dpd_status dpd_node_finalize(const struct dpd_node *node,
+                                  const uint64_t *agreed_ids,
+                                  size_t n_agreed,
+                                  struct dpd_node_sum **out);
+
+/**
+ * Frees a compute node; NULL is a no-op.
+ *
+ * # Safety
+ * `node` must be NULL or a handle from `dpd_node_new` not freed before.
+ */
+void dpd_node_free(struct dpd_node *node);
+
+/**
+ * Serialises a node sum (versioned, little-endian, magic "DPDN") into `out` (query-size
+ * pattern).
+ *
+ * # Safety
+ * `sum` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle; `out` NULL with `out_cap == 0` or
+ * `out_cap` writable bytes; `out_len` NULL (→ error) or writable.
+ */
+enum dpd_status dpd_node_sum_to_bytes(const struct dpd_node_sum *sum,
+                                      uint8_t *out,
+                                      size_t out_cap,
+                                      size_t *out_len);
+
+/**
+ * Parses untrusted bytes from `dpd_node_sum_to_bytes` into a new node sum (never crashes;
+ * `DPD_ERR_MALFORMED` with a precise message for bad bytes). Whether it fits the round is
+ * checked by `dpd_aggregator_add`.
+ *
+ * # Safety
+ * `bytes` NULL with `len == 0` or `len` readable bytes; `out` NULL (→ error) or a writable
+ * `dpd_node_sum*`.
+ */
+enum dpd_status dpd_node_sum_from_bytes(const uint8_t *bytes,
+                                        size_t len,
+                                        struct dpd_node_sum **out);
+
+/**
+ * Frees a node sum; NULL is a no-op.
+ *
+ * # Safety
+ * `sum` must be NULL or a handle from `dpd_node_finalize` / `dpd_node_sum_from_bytes` not
+ * freed before.
+ */
+void dpd_node_sum_free(struct dpd_node_sum *sum);
+
+/**
+ * Creates the configuration of round `round`: N = `n_clients` clients with ids 0..N, M =
+ * `n_nodes` >= 2 compute nodes (0..M), at most T = `max_dropped` < N clients missing or
+ * colluding, vectors of length `dim` >= 1 with every element |x| <= `bound`.
+ *
+ * `noise_sigma_total` > 0 makes the round differentially private: each client adds exact
+ * discrete Gaussian noise of σ_total/sqrt(N − T − 1) (value units) so that the released sum
+ * carries N(0, σ_total²) per coordinate even if T clients are missing or collude;
+ * `noise_sigma_total = 0` gives an exact, NON-private sum. `frac_bits` is
+ * `DPD_FRAC_BITS_AUTO` or an explicit number of fractional bits (an error if unsafe).
+ *
+ * Errors: `DPD_ERR_INVALID_ARGUMENT` (N, M, T, d, bound, mode, N − T − 1 < 1 with noise),
+ * `DPD_ERR_NON_FINITE`, `DPD_ERR_OVERFLOW` (no precision lets the sum fit the ring).
+ *
+ * # Safety
+ * `out` must be NULL (→ `DPD_ERR_NULL_POINTER`) or point to a writable `dpd_round_config*`.
+ */
+enum dpd_status dpd_round_config_new(uint64_t round,
+                                     size_t n_clients,
+                                     uint32_t n_nodes,
+                                     size_t max_dropped,
+                                     size_t dim,
+                                     double bound,
+                                     uint32_t mode,
+                                     double noise_sigma_total,
+                                     uint32_t frac_bits,
+                                     struct dpd_round_config **out);
+
+/**
+ * Writes the round's fixed-point fractional bits, the per-client noise σ (value units; 0
+ * without noise) and the vector length d. Any out-pointer may be NULL (not reported).
+ *
+ * # Safety
+ * `config` must be NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle; each out-pointer NULL or
+ * writable.
+ */
+enum dpd_status dpd_round_config_info(const struct dpd_round_config *config,
+                                      uint32_t *out_frac_bits,
+                                      double *out_sigma_client,
+                                      size_t *out_dim);
+
+/**
+ * Frees a round configuration; NULL is a no-op. Handles created from it stay valid (they keep
+ * their own copy).
+ *
+ * # Safety
+ * `config` must be NULL or a handle from `dpd_round_config_new` not freed before.
+ */
+void dpd_round_config_free(struct dpd_round_config *config);
+
+/**
+ * Runs one round: every client in 0..N except `dropped[0..n_dropped]` shards its row of
+ * `inputs` (N × d, row-major, `len` = N·d), the nodes sum and agree, the aggregator releases.
+ * Writes the sum (query-size pattern, d doubles) and, if `info` is not NULL, its description.
+ * More than T dropped → `DPD_ERR_TOO_MANY_DROPOUTS`; `len != N·d` →
+ * `DPD_ERR_LENGTH_MISMATCH`; bad values as `dpd_client_shard`.
+ *
+ * # Safety
+ * `config`, `rng` NULL or live handles (`rng` not used concurrently); input arrays NULL only
+ * with length 0, else readable; `out_sum` NULL with `out_cap == 0` or `out_cap` writable
+ * doubles; `out_len` NULL (→ error) or writable; `info` NULL or writable.
+ */
+enum dpd_status dpd_simulate_round(const struct dpd_round_config *config,
+                                   const double *inputs,
+                                   size_t len,
+                                   const uint64_t *dropped,
+                                   size_t n_dropped,
+                                   struct dpd_rng *rng,
+                                   double *out_sum,
+                                   size_t out_cap,
+                                   size_t *out_len,
+                                   struct dpd_release_info *info);
+
+/**
+ * Parses untrusted bytes as a share message (every field and the exact length are checked;
+ * never crashes) and writes its header. `DPD_ERR_MALFORMED` with a precise message when the
+ * bytes are not a valid message.
+ *
+ * # Safety
+ * `bytes` NULL with `len == 0` or `len` readable bytes; `out` NULL (→ error) or writable.
+ */
+enum dpd_status dpd_wire_inspect(const uint8_t *bytes, size_t len, struct dpd_wire_header *out);
+
+/**
+ * Copies the message of the most recent failed dpdist call on the calling thread into `buf`.
+ *
+ * The message is UTF-8 and always NUL-terminated when `len > 0`; when it does not fit it is
+ * truncated (at a character boundary) to `len - 1` bytes. `*out_len` (if `out_len` is not
+ * NULL) receives the full message length in bytes, excluding the NUL, so a caller detects
+ * truncation by `*out_len >= len` and can query the size with `buf = NULL, len = 0`.
+ * The message is empty if no call has failed on this thread yet. Successful calls do not clear
+ * it, so read it right after a call returned a status other than `DPD_OK`.
+ *
+ * Returns `DPD_OK`, or `DPD_ERR_NULL_POINTER` if `buf` is NULL while `len > 0`.
+ *
+ * # Safety
+ * `buf` must point to `len` writable bytes (or be NULL with `len == 0`); `out_len` must be NULL
+ * or point to a writable `size_t`.
+ */
+enum dpd_status dpd_last_error_message(char *buf, size_t len, size_t *out_len);
+
+/**
+ * Creates an accountant with budget (ε, δ): ε finite and >= 0, δ ∈ [0, 1).
+ *
+ * # Safety
+ * `out` must be NULL (→ `DPD_ERR_NULL_POINTER`) or point to a writable `dpd_accountant*`.
+ */
+enum dpd_status dpd_accountant_new(double epsilon, double delta, struct dpd_accountant **out);
+
+/**
+ * Charges a Gaussian round of ℓ2-sensitivity Δ₂ and noise σ (ρ = Δ₂²/(2σ²) in zCDP; also
+ * right for the discrete Gaussian of DCA, with both in the same units).
+ * `DPD_ERR_BUDGET_EXCEEDED` (nothing charged) if the total would exceed the budget.
+ *
+ * # Safety
+ * `accountant` must be NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle not used concurrently.
+ */
+enum dpd_status dpd_accountant_charge_gaussian(struct dpd_accountant *accountant,
+                                               double l2_sensitivity,
+                                               double sigma);
+
+/**
+ * Charges a ρ-zCDP round (ρ finite and > 0).
+ *
+ * # Safety
+ * As `dpd_accountant_charge_gaussian`.
+ */
+enum dpd_status dpd_accountant_charge_zcdp(struct dpd_accountant *accountant, double rho);
+
+/**
+ * Charges an ε-DP round (e.g. Laplace).
+ *
+ * # Safety
+ * As `dpd_accountant_charge_gaussian`.
+ */
+enum dpd_status dpd_accountant_charge_pure(struct dpd_accountant *accountant, double epsilon);
+
+/**
+ * Charges an (ε, δ)-DP round (basic composition).
+ *
+ * # Safety
+ * As `dpd_accountant_charge_gaussian`.
+ */
+enum dpd_status dpd_accountant_charge_approx(struct dpd_accountant *accountant,
+                                             double epsilon,
+                                             double delta);
+
+/**
+ * Writes the total (ε, δ) spent so far and the number of rounds charged. Any of the three
+ * out-pointers may be NULL (that value is then not reported).
+ *
+ * # Safety
+ * `accountant` must be NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle; each out-pointer
+ * must be NULL or writable.
+ */
+enum dpd_status dpd_accountant_spent(const struct dpd_accountant *accountant,
+                                     double *out_epsilon,
+                                     double *out_delta,
+                                     size_t *out_rounds);
+
+/**
+ * Frees an accountant; NULL is a no-op.
+ *
+ * # Safety
+ * `accountant` must be NULL or a handle from `dpd_accountant_new` not freed before.
+ */
+void dpd_accountant_free(struct dpd_accountant *accountant);
+
+/**
+ * σ of the classic Gaussian mechanism: sqrt(2 ln(1.25/δ))·Δ₂/ε. Proven only for ε < 1:
+ * ε >= 1 returns `DPD_ERR_INVALID_ARGUMENT` (use `dpd_gaussian_sigma_analytic`).
+ * Other errors: ε <= 0, δ outside (0, 1), Δ₂ <= 0 → `DPD_ERR_INVALID_ARGUMENT`;
+ * NaN/inf → `DPD_ERR_NON_FINITE`.
+ *
+ * # Safety
+ * `out` must be NULL (→ `DPD_ERR_NULL_POINTER`) or point to a writable `double`.
+ */
+enum dpd_status dpd_gaussian_sigma_classic(double epsilon,
+                                           double delta,
+                                           double l2_sensitivity,
+                                           double *out);
+
+/**
+ * σ of the analytic Gaussian mechanism (Balle & Wang 2018), valid for every ε > 0: the
+ * smallest σ with Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ) <= δ. Errors as
+ * `dpd_gaussian_sigma_classic` (without the ε < 1 restriction).
+ *
+ * # Safety
+ * `out` must be NULL (→ `DPD_ERR_NULL_POINTER`) or point to a writable `double`.
+ */
+enum dpd_status dpd_gaussian_sigma_analytic(double epsilon,
+                                            double delta,
+                                            double l2_sensitivity,
+                                            double *out);
+
+/**
+ * Per-client σ of distributed Gaussian noise: σ_total / sqrt(N − T − 1) (DCA paper, Thm 1),
+ * for N clients of which at most T drop out or collude. N − T − 1 < 1 →
+ * `DPD_ERR_INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * `out` must be NULL (→ `DPD_ERR_NULL_POINTER`) or point to a writable `double`.
+ */
+enum dpd_status dpd_distributed_sigma(double sigma_total,
+                                      size_t n_clients,
+                                      size_t max_dropped_or_colluding,
+                                      double *out);
+
+/**
+ * Scale b = Δ₁/ε of the Laplace mechanism (ε-DP).
+ *
+ * # Safety
+ * `out` must be NULL (→ `DPD_ERR_NULL_POINTER`) or point to a writable `double`.
+ */
+enum dpd_status dpd_laplace_scale(double epsilon, double l1_sensitivity, double *out);
+
+/**
+ * Fills `out[0..len]` with exact discrete Gaussian samples N_Z(0, σ²) (Canonne, Kamath &
+ * Steinke 2020), σ in integer units, σ ∈ [2^-8, 2^52]. Invalid σ → `DPD_ERR_INVALID_ARGUMENT`
+ * (`DPD_ERR_NON_FINITE` for NaN/inf).
+ *
+ * # Safety
+ * `rng` must be NULL or a live `dpd_rng` not used concurrently; `out` must be NULL with
+ * `len == 0` or point to `len` writable `int64_t`.
+ */
+enum dpd_status dpd_sample_discrete_gaussian(struct dpd_rng *rng,
+                                             double sigma_units,
+                                             int64_t *out,
+                                             size_t len);
+
+/**
+ * Fills `out[0..len]` with exact discrete Laplace samples, P(y) ∝ exp(−|y|/b), b in integer
+ * units, b ∈ [2^-32, 2^52].
+ *
+ * # Safety
+ * As `dpd_sample_discrete_gaussian`.
+ */
+enum dpd_status dpd_sample_discrete_laplace(struct dpd_rng *rng,
+                                            double scale_units,
+                                            int64_t *out,
+                                            size_t len);
+
+/**
+ * Fills `out[0..len]` with N(0, σ²) floating-point samples (trusted-aggregator path; DCA
+ * clients use the exact discrete sampler instead). σ must be finite and > 0.
+ *
+ * # Safety
+ * `rng` as `dpd_sample_discrete_gaussian`; `out` must be NULL with `len == 0` or point to
+ * `len` writable `double`.
+ */
+enum dpd_status dpd_sample_gaussian(struct dpd_rng *rng, double sigma, double *out, size_t len);
+
+/**
+ * Fills `out[0..len]` with Laplace(0, b) floating-point samples. b must be finite and > 0.
+ *
+ * # Safety
+ * As `dpd_sample_gaussian`.
+ */
+enum dpd_status dpd_sample_laplace(struct dpd_rng *rng, double scale, double *out, size_t len);
+
+/**
+ * Fills `out[0..d]` with an objective-perturbation noise vector b of density
+ * ∝ exp(−ε′‖b‖/2): ‖b‖ ~ Gamma(d, 2/ε′), direction uniform on the sphere. d >= 1, ε′ > 0.
+ *
+ * # Safety
+ * As `dpd_sample_gaussian` with `len = d`.
+ */
+enum dpd_status dpd_sample_objective_perturbation(struct dpd_rng *rng,
+                                                  double epsilon_prime,
+                                                  double *out,
+                                                  size_t d);
+
+/**
+ * Copies a data set: `x` holds `n_rows` rows of `n_features` values, row-major
+ * (`x_len = n_rows·n_features`); `labels[0..n_rows]` are all in {0, 1} or all in {−1, +1}.
+ * Errors: `DPD_ERR_LENGTH_MISMATCH`, `DPD_ERR_NON_FINITE`, `DPD_ERR_INVALID_ARGUMENT` (bad or
+ * mixed labels, one class only, empty).
+ *
+ * # Safety
+ * `x`, `labels` NULL only with length 0, else readable for their lengths; `out` NULL (→ error)
+ * or a writable `dpd_dataset*`.
+ */
+enum dpd_status dpd_dataset_new(const double *x,
+                                size_t x_len,
+                                size_t n_features,
+                                const double *labels,
+                                size_t n_rows,
+                                struct dpd_dataset **out);
+
+/**
+ * Frees a data set; NULL is a no-op.
+ *
+ * # Safety
+ * `dataset` must be NULL or a handle from `dpd_dataset_new` not freed before.
+ */
+void dpd_dataset_free(struct dpd_dataset *dataset);
+
+/**
+ * Builds feature groups: `group_of_feature[j]` (j < n_features) is the group (0..n_groups) of
+ * feature j, or `DPD_FEATURE_UNUSED`; `importance[0..n_groups]` are the q_k (>= 0, summing to 1).
+ * Importances must come from side information, never from the private data. Every group must
+ * be non-empty. Errors: `DPD_ERR_INVALID_ARGUMENT`, `DPD_ERR_LENGTH_MISMATCH`.
+ *
+ * # Safety
+ * Arrays NULL only with length 0, else readable for their lengths; `out` NULL (→ error) or a
+ * writable `dpd_feature_groups*`.
+ */
+enum dpd_status dpd_feature_groups_new(const uint32_t *group_of_feature,
+                                       size_t n_features,
+                                       const double *importance,
+                                       size_t n_groups,
+                                       struct dpd_feature_groups **out);
+
+/**
+ * Frees feature groups; NULL is a no-op.
+ *
+ * # Safety
+ * `groups` must be NULL or a handle from `dpd_feature_groups_new` not freed before.
+ */
+void dpd_feature_groups_free(struct dpd_feature_groups *groups);
+
+/**
+ * Fits PLR by objective perturbation: ε > 0 (or INFINITY), λ > 0. Rows are projected to
+ * ‖x‖ <= 1. Errors: `DPD_ERR_INVALID_ARGUMENT` (ε, λ), `DPD_ERR_NUMERICAL` (no convergence).
+ *
+ * # Safety
+ * `dataset`, `rng` NULL (→ error) or live handles (`rng` not used concurrently); `out` NULL
+ * (→ error) or a writable `dpd_plr_model*`.
+ */
+enum dpd_status dpd_plr_fit(const struct dpd_dataset *dataset,
+                            double epsilon,
+                            double lambda,
+                            struct dpd_rng *rng,
+                            struct dpd_plr_model **out);
+
+/**
+ * Fits PST-S: the low-level share (1 − `high_fraction`) of the rows cut into `n_parts` >= 1
+ * disjoint parts, a PLR (λ = `lambda`) on each, and a PLR (λ = `lambda_high`) on the rest over
+ * the low-level outputs. `high_fraction` in (0, 1); the paper uses 0.5.
+ *
+ * # Safety
+ * As `dpd_plr_fit`.
+ */
+enum dpd_status dpd_pst_s_fit(const struct dpd_dataset *dataset,
+                              size_t n_parts,
+                              double epsilon,
+                              double lambda,
+                              double lambda_high,
+                              double high_fraction,
+                              struct dpd_rng *rng,
+                              struct dpd_plr_model **out);
+
+/**
+ * Fits PST-F: one low-level PLR per feature group (rows of group k scaled to ‖x_(k)‖ <= q_k,
+ * jointly calibrated) and a high-level PLR over their outputs. Parameters as `dpd_pst_s_fit`.
+ *
+ * # Safety
+ * As `dpd_plr_fit`; `groups` NULL (→ error) or a live handle.
+ */
+enum dpd_status dpd_pst_f_fit(const struct dpd_dataset *dataset,
+                              const struct dpd_feature_groups *groups,
+                              double epsilon,
+                              double lambda,
+                              double lambda_high,
+                              double high_fraction,
+                              struct dpd_rng *rng,
+                              struct dpd_plr_model **out);
+
+/**
+ * Fits PST-H (transfer): per-group source models on `source` at ε_source, then PST-F on
+ * `target` at ε_target with each low-level model pulled towards its source model (strength
+ * `lambda_target`). Returns the target's stacked model; its `dpd_plr_model_info` ε is the
+ * target's guarantee (the source data has (ε_source, 0)-DP).
+ *
+ * # Safety
+ * As `dpd_pst_f_fit`, with two data sets.
+ */
+enum dpd_status dpd_pst_h_fit(const struct dpd_dataset *source,
+                              const struct dpd_dataset *target,
+                              const struct dpd_feature_groups *groups,
+                              double epsilon_source,
+                              double epsilon_target,
+                              double lambda_source,
+                              double lambda_target,
+                              double lambda_high,
+                              double high_fraction,
+                              struct dpd_rng *rng,
+                              struct dpd_plr_model **out);
+
+/**
+ * AUC of `scores[0..n]` against `labels[0..n_labels]` (n_labels must equal n; labels in
+ * {0, 1} or {−1, +1}): the Mann–Whitney statistic, ties counting ½.
+ *
+ * # Safety
+ * Arrays NULL only with length 0, else readable; `out` NULL (→ error) or a writable `double`.
+ */
+enum dpd_status dpd_auc(const double *scores,
+                        size_t n,
+                        const double *labels,
+                        size_t n_labels,
+                        double *out);
+
+/**
+ * Predicted probabilities P(y = 1 | x) for the rows of `x` (row-major, `x_len` a positive
+ * multiple of the model's number of features), one per row into `out` (query-size pattern).
+ * Rows are projected onto the model's input ball as in training.
+ *
+ * # Safety
+ * `model` NULL (→ error) or a live handle; `x` NULL only with `x_len == 0`, else readable;
+ * `out` NULL with `out_cap == 0` or `out_cap` writable doubles; `out_len` NULL (→ error) or
+ * writable.
+ */
+enum dpd_status dpd_plr_model_predict_proba(const struct dpd_plr_model *model,
+                                            const double *x,
+                                            size_t x_len,
+                                            double *out,
+                                            size_t out_cap,
+                                            size_t *out_len);
+
+/**
+ * Describes a model: its kind (a `dpd_plr_model_kind` value), number of input features,
+ * number K of low-level models (0 for a single model) and the ε of its training data's
+ * guarantee (δ = 0; `INFINITY` for a non-private fit, NaN when unknown, i.e. imported).
+ * Any out-pointer may be NULL.
+ *
+ * # Safety
+ * `model` NULL (→ error) or a live handle; each out-pointer NULL or writable.
+ */
+enum dpd_status dpd_plr_model_info(const struct dpd_plr_model *model,
+                                   uint32_t *out_kind,
+                                   size_t *out_n_features,
+                                   size_t *out_n_low_level,
+                                   double *out_epsilon);
+
+/**
+ * Exports the weights of a single model, or of the high-level model of a stack (one per
+ * low-level model), into `out` (query-size pattern), and its input radius r (rows are
+ * projected to ‖x‖ <= r before wᵀx) into `*out_input_radius` (may be NULL).
+ *
+ * # Safety
+ * `model` NULL (→ error) or a live handle; `(out, out_cap, out_len)` per the output-array
+ * rule; `out_input_radius` NULL or writable.
+ */
+enum dpd_status dpd_plr_model_weights(const struct dpd_plr_model *model,
+                                      double *out,
+                                      size_t out_cap,
+                                      size_t *out_len,
+                                      double *out_input_radius);
+
+/**
+ * Exports low-level model `k` (0..K) of a stack: the indices of the input features it reads
+ * into `out_features` (query-size pattern on `features_cap`, length written to
+ * `*out_n_features`), its weights into `out_weights` (same length; `weights_cap` must be at
+ * least that) and its input radius into `*out_input_radius` (may be NULL). A single model →
+ * `DPD_ERR_INVALID_ARGUMENT`. On `DPD_ERR_BUFFER_TOO_SMALL` only `*out_n_features` is written.
+ *
+ * # Safety
+ * `model` NULL (→ error) or a live handle; output arrays NULL only with capacity 0, else
+ * writable for their capacities; `out_n_features` NULL (→ error) or writable;
+ * `out_input_radius` NULL or writable.
+ */
+enum dpd_status dpd_plr_model_low_level(const struct dpd_plr_model *model,
+                                        size_t k,
+                                        uint64_t *out_features,
+                                        size_t features_cap,
+                                        double *out_weights,
+                                        size_t weights_cap,
+                                        size_t *out_n_features,
+                                        double *out_input_radius);
+
+/**
+ * Imports a single logistic model from exported weights `weights[0..d]` and input radius r > 0
+ * (its privacy guarantee is unknown to the library: `dpd_plr_model_info` reports ε = NaN).
+ *
+ * # Safety
+ * `weights` NULL only with `d == 0`, else readable; `out` NULL (→ error) or a writable
+ * `dpd_plr_model*`.
+ */
+enum dpd_status dpd_plr_model_from_weights(const double *weights,
+                                           size_t d,
+                                           double input_radius,
+                                           struct dpd_plr_model **out);
+
+/**
+ * Frees a model; NULL is a no-op.
+ *
+ * # Safety
+ * `model` must be NULL or a model handle not freed before.
+ */
+void dpd_plr_model_free(struct dpd_plr_model *model);
+
+/**
+ * Creates a generator keyed from the operating system's CSPRNG — the one to use in
+ * production. Free it with `dpd_rng_free`.
+ *
+ * # Safety
+ * `out` must be NULL (→ `DPD_ERR_NULL_POINTER`) or point to a writable `dpd_rng*`.
+ */
+enum dpd_status dpd_rng_new_os(struct dpd_rng **out);
+
+/**
+ * Creates a deterministic generator from `seed`. INSECURE: for tests and reproducible
+ * experiments only — anyone who knows the seed can unmask every share and remove every noise
+ * value drawn from it. Free it with `dpd_rng_free`.
+ *
+ * # Safety
+ * `out` must be NULL (→ `DPD_ERR_NULL_POINTER`) or point to a writable `dpd_rng*`.
+ */
+enum dpd_status dpd_rng_new_insecure_fixed_seed(uint64_t seed, struct dpd_rng **out);
+
+/**
+ * Frees a generator; NULL is a no-op.
+ *
+ * # Safety
+ * `rng` must be NULL or a handle from `dpd_rng_new_*` not freed before.
+ */
+void dpd_rng_free(struct dpd_rng *rng);
+
+/**
+ * The name of a status code (e.g. `"DPD_ERR_NULL_POINTER"`) as a static NUL-terminated string;
+ * `"DPD_UNKNOWN_STATUS"` for a value that is not a `dpd_status`. Never fails; never free it.
+ */
+const char *dpd_status_name(uint32_t status);
+
+/**
+ * Builds the global worker pool with `n` threads (`n = 0`: one per core).
+ *
+ * Must be called before any other dpdist call that computes; the pool can be built only once
+ * per process. Returns `DPD_ERR_ALREADY_INITIALIZED` (changing nothing) if it already exists,
+ * because an earlier call built it, an earlier computation did, or another rayon user in the
+ * same process did.
+ */
+enum dpd_status dpd_set_num_threads(size_t n);
+
+/**
+ * Writes the number of worker threads dpdist uses (building the default pool if none exists
+ * yet, after which `dpd_set_num_threads` fails).
+ *
+ * # Safety
+ * `out` must be NULL (→ `DPD_ERR_NULL_POINTER`) or point to a writable `size_t`.
+ */
+enum dpd_status dpd_num_threads(size_t *out);
+
+/**
+ * The library version (e.g. `"0.1.0"`) as a static NUL-terminated string. Never free it.
+ */
+const char *dpd_version(void);
+
+/**
+ * The ABI version the library was built with; equals `DPD_ABI_VERSION` of a matching header.
+ */
+uint32_t dpd_abi_version(void);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
+
+#endif  /* DPDIST_H */
