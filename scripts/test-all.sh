@@ -22,4 +22,7 @@ else
   step "R not installed: skipping the R package tests (apt-get install -y r-base-core)"
 fi
 
+step "Julia package: static check of every @ccall against include/dpdist.h (no Julia binary here)"
+python3 scripts/check-julia.py
+
 step "all tests passed"
