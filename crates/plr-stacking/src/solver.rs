@@ -18,6 +18,8 @@ pub const GRADIENT_TOLERANCE: f64 = 1e-8;
 const MAX_ITERATIONS: usize = 200;
 const ARMIJO: f64 = 1e-4;
 const MAX_HALVINGS: usize = 60;
+/// Relative size below which a predicted decrease of f is lost in rounding.
+const FLAT: f64 = 1e-12;
 
 /// log(1 + e^t) without overflow or loss of precision.
 pub(crate) fn softplus(t: f64) -> f64 {
@@ -119,7 +121,25 @@ impl Objective<'_> {
                     });
                 }
             };
+            // −slope = gᵀH⁻¹g, the squared Newton decrement: twice the decrease a full step
+            // predicts.
             let slope = step.transpose() * &gradient;
+            if -slope <= FLAT * (1.0 + value.abs()) {
+                // f cannot resolve the predicted decrease (rounding would let Armijo accept
+                // arbitrary tiny steps); this close, pure Newton converges quadratically, so
+                // take the full step as long as it shrinks the gradient.
+                let trial = &w + &step;
+                let (trial_gradient, _) = self.derivatives(&trial);
+                if trial_gradient.norm_l2() >= gradient_norm {
+                    return Err(Error::NotConverged {
+                        iterations: iteration,
+                        gradient_norm,
+                    });
+                }
+                value = self.value(&trial);
+                w = trial;
+                continue;
+            }
             let mut t = 1.0;
             let mut accepted = false;
             for _ in 0..MAX_HALVINGS {
@@ -134,19 +154,10 @@ impl Objective<'_> {
                 t *= 0.5;
             }
             if !accepted {
-                // Near the optimum f is flat to rounding and Armijo cannot see progress; a
-                // full Newton step is then the right move if it shrinks the gradient.
-                let trial = &w + &step;
-                let (trial_gradient, _) = self.derivatives(&trial);
-                if trial_gradient.norm_l2() < gradient_norm {
-                    value = self.value(&trial);
-                    w = trial;
-                } else {
-                    return Err(Error::NotConverged {
-                        iterations: iteration,
-                        gradient_norm,
-                    });
-                }
+                return Err(Error::NotConverged {
+                    iterations: iteration,
+                    gradient_norm,
+                });
             }
         }
         Err(Error::NotConverged {
