@@ -85,7 +85,8 @@ pub(crate) fn sample_discrete_laplace<R: RngCore + ?Sized>(rng: &mut R, t: u64, 
         }
         // t < 2^63 and v < 2^64: the product is below 2^127, so the sum cannot overflow.
         let x = u128::from(t) * u128::from(v) + u128::from(u);
-        let magnitude = x / s;
+        // The discrete Gaussian always has s = 1: skip the 128-bit division.
+        let magnitude = if s == 1 { x } else { x / s };
         let negative = rng.next_u32() & 1 == 1;
         if negative && magnitude == 0 {
             continue;

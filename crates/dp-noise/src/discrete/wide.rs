@@ -22,18 +22,28 @@ impl U512 {
     /// The product, modulo 2^512.
     pub(crate) fn mul(&self, other: &U512) -> U512 {
         let mut out = [0u64; LIMBS];
+        let other_len = other.len();
         for (i, &a) in self.0.iter().enumerate() {
             if a == 0 {
                 continue;
             }
             let mut carry: u128 = 0;
-            for j in 0..LIMBS - i {
-                let cur = u128::from(out[i + j]) + u128::from(a) * u128::from(other.0[j]) + carry;
-                out[i + j] = cur as u64;
+            let end = LIMBS.min(i + other_len);
+            for (o, &b) in out[i..end].iter_mut().zip(other.0.iter()) {
+                let cur = u128::from(*o) + u128::from(a) * u128::from(b) + carry;
+                *o = cur as u64;
                 carry = cur >> 64;
+            }
+            if end < LIMBS {
+                out[end] = carry as u64;
             }
         }
         U512(out)
+    }
+
+    /// Number of limbs up to the highest non-zero one.
+    fn len(&self) -> usize {
+        self.0.iter().rposition(|&l| l != 0).map_or(0, |i| i + 1)
     }
 
     /// The product with one word, modulo 2^512.
