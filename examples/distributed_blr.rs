@@ -40,6 +40,10 @@ USAGE: cargo run --release --example distributed_blr -- [CSV] [OPTIONS]
   --test-rows T           rows held out per split (default: 100)
   --nodes M               DCA compute nodes (default: 10)
   --max-dropped T         DCA: tolerated dropped/colluding clients (default: 0)
+  --std dp|public         where the σ that scale the thresholds come from: dp = the DP marginal-std
+                          round of Alg. 2 (default for dca); public = known by construction of the
+                          protocol's preprocessing, no budget spent (default for robust: unit-norm
+                          rows give pooled σ_x = sqrt(1/d), standardised y gives σ_y = 1)
   --std-share S           share of the budget for the DP std round (default: 0.1)
   --std-mode per-dim|pooled
                           one σ per x dimension (default) or one pooled σ for all x
@@ -68,6 +72,7 @@ struct Options {
     test_rows: usize,
     nodes: u16,
     max_dropped: usize,
+    std_public: Option<bool>,
     std_share: f64,
     std_mode: StdMode,
     repeats: usize,
@@ -98,6 +103,7 @@ fn parse_args() -> Result<Option<Options>, String> {
         test_rows: 100,
         nodes: 10,
         max_dropped: 0,
+        std_public: None,
         std_share: 0.1,
         std_mode: StdMode::PerDimension,
         repeats: 10,
@@ -165,6 +171,13 @@ fn parse_args() -> Result<Option<Options>, String> {
             }
             "--max-dropped" => o.max_dropped = int(&v)?,
             "--std-share" => o.std_share = num(&v)?,
+            "--std" => {
+                o.std_public = Some(match v.as_str() {
+                    "dp" => false,
+                    "public" => true,
+                    _ => return Err(format!("--std must be dp or public, not '{v}'")),
+                })
+            }
             "--std-mode" => {
                 o.std_mode = match v.as_str() {
                     "per-dim" => StdMode::PerDimension,
@@ -282,7 +295,22 @@ fn run(o: &Options) -> Result<(), String> {
         Protocol::Dca => (OmegaGrid::dca(), ErrorMeasure::Mae),
         Protocol::Robust => (OmegaGrid::robust_lr(), ErrorMeasure::Spearman),
     };
+    let public = o.std_public.unwrap_or(o.protocol == Protocol::Robust);
+    if public && o.protocol != Protocol::Robust {
+        return Err(
+            "--std public needs --protocol robust (only its preprocessing fixes the σ)".into(),
+        );
+    }
+    let std_source = if public {
+        StdSource::Public {
+            x: vec![(1.0 / d as f64).sqrt(); d],
+            y: 1.0,
+        }
+    } else {
+        StdSource::DpRound
+    };
     let projection = ProjectionConfig {
+        std_source,
         std_share: o.std_share,
         std_mode: o.std_mode,
         std_floor: 0.5,
@@ -305,11 +333,18 @@ fn run(o: &Options) -> Result<(), String> {
         o.csv, o.target, o.protocol, o.test_rows
     );
     println!(
-        "mechanism {:?}, assumed bounds x ±{}, y ±{}, std share {}, DCA: {} clients, M = {} nodes, T = {}{}",
+        "mechanism {:?}, assumed bounds x ±{}, y ±{}, std {}, DCA: {} clients, M = {} nodes, T = {}{}",
         o.mechanism,
         data.assumed_x,
         o.assumed_y,
-        o.std_share,
+        if public {
+            "public (no budget)".to_string()
+        } else {
+            format!(
+                "by DP round, share {} of the budget, {:?}",
+                o.std_share, o.std_mode
+            )
+        },
         n_train,
         o.nodes,
         o.max_dropped,

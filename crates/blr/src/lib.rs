@@ -26,7 +26,7 @@ pub mod threshold;
 pub use cavi::{CaviOptions, CaviPosterior, GammaPrior, fit_gamma_prior};
 pub use error::{Error, Result};
 pub use metrics::{mae, rmse, spearman};
-pub use pipeline::{Fit, FitConfig, ProjectionConfig, fit, fit_non_private};
+pub use pipeline::{Fit, FitConfig, ProjectionConfig, StdSource, fit, fit_non_private};
 pub use posterior::{Posterior, Prior, posterior, predict};
 pub use sensitivity::{laplace_scales, rho_from_budget, stats_l2_sensitivity};
 pub use ssp::{Mechanism, RoundBudget, release_stats};

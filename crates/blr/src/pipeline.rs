@@ -5,7 +5,8 @@
 //! 3. threshold search on auxiliary data (free) → B_j = ω_x σ̂_j, B_y = ω_y σ̂_y;
 //! 4. statistics round with the projected data and the rest of the budget → posterior.
 //!
-//! Without projection, step 4 runs at the assumed bounds with the whole budget.
+//! Without projection, step 4 runs at the assumed bounds with the whole budget; with public
+//! standard deviations ([`StdSource::Public`]) step 2 is skipped and step 4 gets the whole budget.
 //!
 //! **Budget split and accounting.** Gaussian: the total (ε, δ) is turned into the largest zCDP ρ
 //! with ρ + 2 sqrt(ρ ln(1/δ)) ≤ ε; the std round gets `std_share`·ρ and the statistics round the
@@ -32,9 +33,27 @@ use crate::ssp::{Mechanism, RoundBudget, release_stats};
 use crate::stats::SuffStats;
 use crate::threshold::{ErrorMeasure, SearchTarget, search_thresholds_for};
 
+/// Where the standard deviations that scale the thresholds come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StdSource {
+    /// The DP marginal-std round of Alg. 2 step 2 (costs `std_share` of the budget).
+    DpRound,
+    /// Values that are public by construction, e.g. after the robust LR protocol's preprocessing
+    /// (unit-norm rows have pooled second moment exactly 1/d; a standardised y has σ = 1). No
+    /// privacy is spent on them; they must not be computed from the private data.
+    Public {
+        /// σ of each x dimension.
+        x: Vec<f64>,
+        /// σ of y.
+        y: f64,
+    },
+}
+
 /// Settings of the projection steps 2–3.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProjectionConfig {
+    /// DP std round or public standard deviations.
+    pub std_source: StdSource,
     /// Fraction of the budget spent on the std round, in (0, 1).
     pub std_share: f64,
     /// Per-dimension σ (DCA paper) or one pooled σ for all x (robust LR paper).
@@ -51,6 +70,7 @@ pub struct ProjectionConfig {
 impl Default for ProjectionConfig {
     fn default() -> Self {
         ProjectionConfig {
+            std_source: StdSource::DpRound,
             std_share: 0.1,
             std_mode: StdMode::PerDimension,
             std_floor: 0.5,
@@ -92,7 +112,7 @@ pub struct Fit {
     pub bounds_x: Vec<f64>,
     /// Bound of y used in the statistics round.
     pub bound_y: f64,
-    /// The DP std estimates (with projection).
+    /// The DP std estimates (with projection and [`StdSource::DpRound`]).
     pub std: Option<StdEstimate>,
     /// The chosen multipliers (with projection).
     pub thresholds: Option<ThresholdChoice>,
@@ -134,24 +154,42 @@ pub fn fit(
     let (bounds_x, bound_y, std, thresholds) = match &config.projection {
         None => (config.assumed_x.clone(), config.assumed_y, None, None),
         Some(p) => {
-            let settings = StdRound {
-                assumed_x: &config.assumed_x,
-                assumed_y: config.assumed_y,
-                mode: p.std_mode,
-                floor: p.std_floor,
-                budget: std_budget
-                    .ok_or_else(|| Error::InvalidParameter("no std budget".into()))?,
+            let (sigma_x, sigma_y, std) = match (&p.std_source, std_budget) {
+                (StdSource::Public { x: sx, y: sy }, _) => {
+                    if sx.len() != d {
+                        return Err(Error::Shape(format!(
+                            "{} public x stds for d = {d}",
+                            sx.len()
+                        )));
+                    }
+                    projection::error::check_bounds(sx, "public x stds")?;
+                    projection::error::check_bounds(&[*sy], "public y std")?;
+                    (sx.clone(), *sy, None)
+                }
+                (StdSource::DpRound, Some(budget)) => {
+                    let settings = StdRound {
+                        assumed_x: &config.assumed_x,
+                        assumed_y: config.assumed_y,
+                        mode: p.std_mode,
+                        floor: p.std_floor,
+                        budget,
+                    };
+                    let ctx = ReleaseContext {
+                        aggregation: config.aggregation,
+                        round: 1,
+                        rng: rng.derive(1),
+                        accountant: &mut accountant,
+                    };
+                    let std = dp_marginal_std(x, y, n, &settings, ctx)?;
+                    (std.x.clone(), std.y, Some(std))
+                }
+                (StdSource::DpRound, None) => {
+                    return Err(Error::InvalidParameter("no std budget".into()));
+                }
             };
-            let ctx = ReleaseContext {
-                aggregation: config.aggregation,
-                round: 1,
-                rng: rng.derive(1),
-                accountant: &mut accountant,
-            };
-            let std = dp_marginal_std(x, y, n, &settings, ctx)?;
             let target = SearchTarget {
-                sigma_x: std.x.clone(),
-                sigma_y: std.y,
+                sigma_x: sigma_x.clone(),
+                sigma_y,
                 n,
                 mechanism: config.mechanism,
                 budget: stats_budget,
@@ -164,9 +202,9 @@ pub fn fit(
                 ..p.search.clone()
             };
             let choice = search_thresholds_for(&target, &search)?;
-            let bx = std.x.iter().map(|s| choice.omega_x * s).collect();
-            let by = choice.omega_y * std.y;
-            (bx, by, Some(std), Some(choice))
+            let bx = sigma_x.iter().map(|s| choice.omega_x * s).collect();
+            let by = choice.omega_y * sigma_y;
+            (bx, by, std, Some(choice))
         }
     };
     let ctx = ReleaseContext {
@@ -201,6 +239,7 @@ pub fn fit(
 fn split_budget(config: &FitConfig) -> Result<(Option<StdBudget>, RoundBudget)> {
     let share = match &config.projection {
         None => None,
+        Some(p) if matches!(p.std_source, StdSource::Public { .. }) => None,
         Some(p) if p.std_share > 0.0 && p.std_share < 1.0 => Some(p.std_share),
         Some(p) => {
             return Err(Error::InvalidParameter(format!(
