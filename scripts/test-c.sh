@@ -33,7 +33,7 @@ for src in ffi/capi/tests/c/test_*.c; do
   run "$name (static)" "$out/${name}_static"
   if [ "${DPD_VALGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
     run "$name (valgrind)" valgrind -q --error-exitcode=1 --leak-check=full \
-      --errors-for-leak-kinds=definite "$out/$name"
+      --errors-for-leak-kinds=definite --show-leak-kinds=definite "$out/$name"
   fi
 done
 

@@ -187,8 +187,8 @@ static void simulated_round(void) {
 static void codec(void) {
     uint32_t f = 0;
     CHECK_OK(dpd_fixed_point_frac_bits_for_sum(1000, 4.0, 0.0, &f));
-    /* 1000 * 4 * 2^f + ... < 2^63 needs f <= 50 (1000*4 < 2^12); capped at 52. */
-    CHECK(f == 50);
+    /* 1000 * 4 * 2^f + 1000 < 2^63: 4000 * 2^51 < 4096 * 2^51 = 2^63, but 4000 * 2^52 > 2^63. */
+    CHECK(f == 51);
     const double x[4] = {1.25, -3.5, 0.0, 3.999};
     uint64_t enc[4];
     size_t n = 0;

@@ -72,9 +72,13 @@ static void config_errors(void) {
     /* Noise needs N - T - 1 >= 1 honest clients besides the observed one. */
     CHECK_FAILS(dpd_round_config_new(1, 2, M, 1, D, 1.0, 0, 1.0, DPD_FRAC_BITS_AUTO, &config),
                 DPD_ERR_INVALID_ARGUMENT, "N - T - 1");
-    /* 52 explicit fractional bits cannot hold 4 clients' values of size 2^12. */
-    CHECK_FAILS(dpd_round_config_new(1, N, M, T, D, 4096.0, 0, 0.0, 52, &config),
+    /* With 52 explicit fractional bits one value of size 1000 < 2^10 fits in 2^63 but the sum
+     * of 4 clients' (4000 * 2^52 > 2^63) does not. */
+    CHECK_FAILS(dpd_round_config_new(1, N, M, T, D, 1000.0, 0, 0.0, 52, &config),
                 DPD_ERR_OVERFLOW, "");
+    /* A single value that cannot be encoded at all. */
+    CHECK_FAILS(dpd_round_config_new(1, N, M, T, D, 4096.0, 0, 0.0, 52, &config),
+                DPD_ERR_INVALID_ARGUMENT, "2^63");
     CHECK(config == (dpd_round_config *)0x1);
     uint32_t f = 99;
     CHECK_FAILS(dpd_fixed_point_frac_bits_for_sum(SIZE_MAX / 2, 1e300, 0.0, &f), DPD_ERR_OVERFLOW,

@@ -183,8 +183,10 @@ int main(void) {
     CHECK_FAILS(dpd_dataset_new(x_nan, N * D, D, y, N, &bad), DPD_ERR_NON_FINITE, "");
     double y_one[N];
     for (size_t i = 0; i < N; i++) y_one[i] = 1.0;
-    CHECK_FAILS(dpd_dataset_new(x, N * D, D, y_one, N, &bad), DPD_ERR_INVALID_ARGUMENT, "");
     CHECK(bad == (dpd_dataset *)0x1);
+    /* One class is a valid training set, but AUC needs both classes. */
+    double a = -1.0;
+    CHECK_FAILS(dpd_auc(p1, N, y_one, N, &a), DPD_ERR_INVALID_ARGUMENT, "one class");
     dpd_plr_model *none = (dpd_plr_model *)0x1;
     CHECK_FAILS(dpd_plr_fit(data, 1.0, 0.0, rng, &none), DPD_ERR_INVALID_ARGUMENT, "lambda");
     CHECK_FAILS(dpd_plr_fit(data, -1.0, 0.1, rng, &none), DPD_ERR_INVALID_ARGUMENT, "epsilon");
@@ -202,7 +204,6 @@ int main(void) {
     CHECK_FAILS(dpd_feature_groups_new(group_of_feature, D, not_one, 2, &bad_groups),
                 DPD_ERR_INVALID_ARGUMENT, "");
     CHECK(bad_groups == (dpd_feature_groups *)0x1);
-    double a = -1.0;
     CHECK_FAILS(dpd_auc(p1, N, y, N - 1, &a), DPD_ERR_LENGTH_MISMATCH, "");
     CHECK(a == -1.0);
 
