@@ -557,9 +557,9 @@ enum dpd_status dpd_node_received(const struct dpd_node *node,
  * Computes the node's sum over the agreed client set `agreed_ids[0..n_agreed]` (the
  * intersection of what every node received) into a new `dpd_node_sum`. The node is not
  * changed. Errors: `DPD_ERR_TOO_MANY_DROPOUTS` (more than T of N clients missing: nothing
- * may be released), `DPD_ERR_INVALID_ARGUMENT` (an agreed client this node never received, id
- * >= N), `DPD_ERR_DUPLICATE_CLIENT` (an id listed twice), `DPD_ERR_INVALID_STATE` (a full
- * share outside the set was not retracted).
+ * may be released), `DPD_ERR_INVALID_ARGUMENT` (an agreed client this node never received,
+ * or an id >= N), `DPD_ERR_DUPLICATE_CLIENT` (an id listed twice), `DPD_ERR_INVALID_STATE` (a
+ * full share outside the set was not retracted).
  *
  * # Safety
  * `node` NULL or a live handle; `agreed_ids` NULL with `n_agreed == 0` or `n_agreed` readable

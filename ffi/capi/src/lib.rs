@@ -25,6 +25,8 @@ mod error;
 mod guard;
 mod handle;
 mod noise;
+#[cfg(test)]
+mod null_tests;
 mod plr;
 mod ptr;
 mod rng;

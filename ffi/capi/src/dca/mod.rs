@@ -1,13 +1,13 @@
 //! Bindings of `fixedpoint_shares`: the DCA secure sum (codec, kernels, round configuration,
 //! client, compute node, aggregator, in-process simulation, wire inspection).
 
-mod aggregator;
-mod client;
+pub(crate) mod aggregator;
+pub(crate) mod client;
 mod codec;
 mod errors;
 mod kernels;
-mod node;
-mod node_sum;
-mod round;
+pub(crate) mod node;
+pub(crate) mod node_sum;
+pub(crate) mod round;
 mod simulate;
 mod wire;

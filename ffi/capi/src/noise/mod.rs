@@ -1,6 +1,6 @@
 //! Bindings of `dp_noise`: calibration, samplers and the privacy accountant.
 
-mod accountant;
-mod calibrate;
+pub(crate) mod accountant;
+pub(crate) mod calibrate;
 mod errors;
-mod samplers;
+pub(crate) mod samplers;

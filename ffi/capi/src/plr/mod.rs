@@ -1,8 +1,8 @@
 //! Bindings of `plr_stacking`: private logistic regression by objective perturbation (PLR)
 //! and private stacking (PST-S, PST-F, PST-H), prediction, model export and AUC.
 
-mod data;
+pub(crate) mod data;
 mod errors;
-mod fit;
+pub(crate) mod fit;
 mod metrics;
-mod model;
+pub(crate) mod model;
