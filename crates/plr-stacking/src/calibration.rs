@@ -5,17 +5,22 @@
 //! on the same n records, model k on a disjoint feature group with rows scaled to ‖x_(k)‖ ≤ q_k,
 //! regulariser λ_k·g_k with g_k 1-strongly convex, noise b_k with density ∝ exp(−ε_k‖b_k‖/2).
 //! Replacing one record changes, for every k,
-//!   * the noise needed to reach the same minimiser by ‖b_k − b_k′‖ ≤ 2q_k, so the noise
-//!     densities differ by at most exp(ε_k q_k);
-//!   * the Jacobian of w ↦ b_k by a factor at most (1 + q_k²/(4n(λ_k + Δ_k)))².
+//!
+//! * the noise needed to reach the same minimiser by ‖b_k − b_k′‖ ≤ 2q_k, so the noise
+//!   densities differ by at most exp(ε_k q_k);
+//! * the Jacobian of w ↦ b_k by a factor at most (1 + q_k²/(4n(λ_k + Δ_k)))².
+//!
 //! The K models are independent given the data, so the privacy loss is
-//!   Σ_k ε_k q_k + Σ_k 2 log(1 + q_k²/(4n(λ_k + Δ_k))).
+//! Σ_k ε_k q_k + Σ_k 2 log(1 + q_k²/(4n(λ_k + Δ_k))).
+//!
 //! Branch ε′ > 0: Δ_k = 0, ε_k = ε′ = ε − Σ_k log(1 + q_k²/(2nλ_k) + q_k⁴/(16n²λ_k²)); with
-//!   Σ q_k = 1 the loss is ε′ + (ε − ε′) = ε.
+//! Σ q_k = 1 the loss is ε′ + (ε − ε′) = ε.
+//!
 //! Branch ε′ ≤ 0: ε_k = ε/2 and Δ_k = q_k²/(4n(e^{εq_k/4} − 1)) − λ_k makes each Jacobian factor
-//!   exactly e^{εq_k/2}; the loss is ε/2 + ε/2 = ε. When that Δ_k is negative (possible for
-//!   K > 1) we use Δ_k = 0: λ_k alone is then larger than needed and the factor only shrinks.
-//!   A group with q_k = 0 has all-zero rows, its model does not depend on the data; Δ_k = 0.
+//! exactly e^{εq_k/2}; the loss is ε/2 + ε/2 = ε. When that Δ_k is negative (possible for
+//! K > 1) we use Δ_k = 0: λ_k alone is then larger than needed and the factor only shrinks.
+//! A group with q_k = 0 has all-zero rows, its model does not depend on the data; Δ_k = 0.
+//!
 //! PLR (Alg. 1) is the case K = 1, q = 1.
 //!
 //! ε = ∞ means the non-private fit: no noise and Δ = 0.

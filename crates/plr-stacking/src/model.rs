@@ -52,7 +52,7 @@ impl LogisticModel {
     /// Margins wᵀφ(x) for row-major rows `x` (length a multiple of `n_features()`).
     pub fn decision_function(&self, x: &[f64]) -> Result<Vec<f64>> {
         let d = self.n_features();
-        if x.is_empty() || x.len() % d != 0 {
+        if x.is_empty() || !x.len().is_multiple_of(d) {
             return Err(Error::DimensionMismatch {
                 what: "rows length (a positive multiple of the number of features)".into(),
                 expected: d,

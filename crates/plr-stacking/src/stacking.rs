@@ -10,6 +10,7 @@
 //! * PST-F: the K low-level models see every row of D^l but disjoint feature groups, with rows
 //!   of group k scaled to ‖x_(k)‖ ≤ q_k and a shared ε′ (see `calibration`): jointly ε-DP for
 //!   D^l (Lemma 8). The high level is PLR at ε on D^h. D^l and D^h are disjoint: ε overall.
+//!
 //! The high level's inputs m_k = (2σ(x_(k)ᵀw_k) − 1)/√K lie in (−1/√K, 1/√K), so ‖m‖ < 1 as
 //! PLR requires; the map uses only the released low-level models (post-processing) and public
 //! constants. (The affine shift by ½ centres the inputs, since the model has no intercept.)
@@ -142,7 +143,7 @@ impl StackedModel {
     /// The high-level inputs m_k = (2σ(z_k) − 1)/√K for row-major rows `x`, row-major n × K.
     pub fn meta_features(&self, x: &[f64]) -> Result<Vec<f64>> {
         let d = self.n_features;
-        if x.is_empty() || x.len() % d != 0 {
+        if x.is_empty() || !x.len().is_multiple_of(d) {
             return Err(Error::DimensionMismatch {
                 what: "rows length (a positive multiple of the number of features)".into(),
                 expected: d,
