@@ -182,6 +182,16 @@ typedef struct dpd_accountant dpd_accountant;
 typedef struct dpd_aggregator dpd_aggregator;
 
 /**
+ * Settings of a private BLR fit.
+ */
+typedef struct dpd_blr_config dpd_blr_config;
+
+/**
+ * A fitted private BLR model: the posterior from the released statistics and what it cost.
+ */
+typedef struct dpd_blr_model dpd_blr_model;
+
+/**
  * One client of one round.
  */
 typedef struct dpd_client dpd_client;
@@ -295,6 +305,270 @@ typedef struct dpd_wire_header {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * Creates fit settings with total budget (ε, δ) (δ is ignored by Laplace) and the public
+ * assumed bounds |x_j| <= `assumed_x[j]` (j < d = `d`) and |y| <= `assumed_y`. The bounds must
+ * be public knowledge, never computed from the private data.
+ *
+ * # Safety
+ * `assumed_x` NULL only with `d == 0`, else `d` readable doubles; `out` NULL (→ error) or a
+ * writable `dpd_blr_config*`.
+ */
+enum dpd_status dpd_blr_config_new(double epsilon,
+                                   double delta,
+                                   const double *assumed_x,
+                                   size_t d,
+                                   double assumed_y,
+                                   struct dpd_blr_config **out);
+
+/**
+ * Who adds the noise: a trusted aggregator (`dpd_blr_config_new`'s default).
+ *
+ * # Safety
+ * `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle not used concurrently.
+ */
+enum dpd_status dpd_blr_config_set_trusted(struct dpd_blr_config *config);
+
+/**
+ * Who adds the noise: the clients, through DCA with `n_nodes` >= 2 compute nodes, at most
+ * `max_dropped` missing or colluding clients, masks sent as `mode` (`DPD_SHARE_MODE_*`).
+ *
+ * # Safety
+ * As `dpd_blr_config_set_trusted`.
+ */
+enum dpd_status dpd_blr_config_set_distributed(struct dpd_blr_config *config,
+                                               uint32_t n_nodes,
+                                               size_t max_dropped,
+                                               uint32_t mode);
+
+/**
+ * Who adds the noise: every client its own full noise (input perturbation; the weakest
+ * baseline).
+ *
+ * # Safety
+ * As `dpd_blr_config_set_trusted`.
+ */
+enum dpd_status dpd_blr_config_set_input_perturbation(struct dpd_blr_config *config);
+
+/**
+ * Uses Laplace noise (pure ε-DP, robust LR paper) with the budget split (p₁, p₂, p₃) over
+ * Σxxᵀ, Σxy, Σy² (positive, summing to 1; the paper's optimum is (0.6, 0.35, 0.05)).
+ * Validated when fitting.
+ *
+ * # Safety
+ * As `dpd_blr_config_set_trusted`.
+ */
+enum dpd_status dpd_blr_config_set_laplace(struct dpd_blr_config *config,
+                                           double p1,
+                                           double p2,
+                                           double p3);
+
+/**
+ * Turns the projection of Alg. 2 (DP std round + threshold search on auxiliary data) on
+ * (`enabled = 1`, the default) or off (`0`: statistics at the assumed bounds, whole budget).
+ *
+ * # Safety
+ * As `dpd_blr_config_set_trusted`.
+ */
+enum dpd_status dpd_blr_config_set_projection(struct dpd_blr_config *config, uint32_t enabled);
+
+/**
+ * Sets the model's fixed precisions: noise λ > 0 and prior λ₀ > 0 (both 1 by default).
+ * Validated when fitting.
+ *
+ * # Safety
+ * As `dpd_blr_config_set_trusted`.
+ */
+enum dpd_status dpd_blr_config_set_prior(struct dpd_blr_config *config,
+                                         double lambda,
+                                         double lambda0);
+
+/**
+ * Frees fit settings; NULL is a no-op.
+ *
+ * # Safety
+ * `config` must be NULL or a handle from `dpd_blr_config_new` not freed before.
+ */
+void dpd_blr_config_free(struct dpd_blr_config *config);
+
+/**
+ * Fits BLR privately on `x` (n × d, row-major, `x_len = n·d`) and `y[0..n]` with `config`;
+ * the accountant charges the budget before anything is released. Randomness (noise, masks,
+ * the auxiliary data of the threshold search) comes from `rng`.
+ *
+ * # Safety
+ * Arrays NULL only with length 0, else readable; `config`, `rng` NULL (→ error) or live
+ * handles (`rng` not used concurrently); `out` NULL (→ error) or a writable `dpd_blr_model*`.
+ */
+enum dpd_status dpd_blr_fit(const double *x,
+                            size_t x_len,
+                            const double *y,
+                            size_t n,
+                            size_t d,
+                            const struct dpd_blr_config *config,
+                            struct dpd_rng *rng,
+                            struct dpd_blr_model **out);
+
+/**
+ * Copies the posterior mean μ (d coefficients) into `out` (query-size pattern).
+ *
+ * # Safety
+ * `model` NULL (→ error) or a live handle; `(out, out_cap, out_len)` per the output-array
+ * rule.
+ */
+enum dpd_status dpd_blr_model_mean(const struct dpd_blr_model *model,
+                                   double *out,
+                                   size_t out_cap,
+                                   size_t *out_len);
+
+/**
+ * Writes the privacy the accountant charged for the fit, (ε, δ); either pointer may be NULL.
+ *
+ * # Safety
+ * `model` NULL (→ error) or a live handle; each out-pointer NULL or writable.
+ */
+enum dpd_status dpd_blr_model_spent(const struct dpd_blr_model *model,
+                                    double *out_epsilon,
+                                    double *out_delta);
+
+/**
+ * Copies the clipping bounds the statistics round used (B_j per x dimension, query-size
+ * pattern into `out_bounds_x`) and B_y into `*out_bound_y` (may be NULL). With projection
+ * these are ω·σ̂ from the threshold search, else the assumed bounds.
+ *
+ * # Safety
+ * As `dpd_blr_model_mean`; `out_bound_y` NULL or writable.
+ */
+enum dpd_status dpd_blr_model_bounds(const struct dpd_blr_model *model,
+                                     double *out_bounds_x,
+                                     size_t out_cap,
+                                     size_t *out_len,
+                                     double *out_bound_y);
+
+/**
+ * Predictions ŷ = xᵀμ for the rows of `x` (row-major, `x_len` a multiple of d), one per row
+ * into `out` (query-size pattern).
+ *
+ * # Safety
+ * `model` NULL (→ error) or a live handle; `x` NULL only with `x_len == 0`, else readable;
+ * `(out, out_cap, out_len)` per the output-array rule.
+ */
+enum dpd_status dpd_blr_model_predict(const struct dpd_blr_model *model,
+                                      const double *x,
+                                      size_t x_len,
+                                      double *out,
+                                      size_t out_cap,
+                                      size_t *out_len);
+
+/**
+ * Frees a fitted model; NULL is a no-op.
+ *
+ * # Safety
+ * `model` must be NULL or a handle from `dpd_blr_fit` not freed before.
+ */
+void dpd_blr_model_free(struct dpd_blr_model *model);
+
+/**
+ * Writes the length of a statistics vector for d features: d(d+1)/2 entries of Σxxᵀ (packed
+ * upper triangle, row-major), d of Σxy, and Σy² when `with_yy = 1`.
+ *
+ * # Safety
+ * `out` NULL (→ error) or a writable `size_t`.
+ */
+enum dpd_status dpd_blr_stats_len(size_t d, uint32_t with_yy_flag, size_t *out);
+
+/**
+ * Writes one record's statistics vector `[x_j x_k (j <= k)…, x_j y…, (y²)]` (the vector a DCA
+ * client contributes; clip the record to public bounds first) into `out` (query-size
+ * pattern).
+ *
+ * # Safety
+ * `x_row` NULL only with `d == 0`, else `d` readable doubles; `(out, out_cap, out_len)` per
+ * the output-array rule.
+ */
+enum dpd_status dpd_blr_record_stats(const double *x_row,
+                                     size_t d,
+                                     double y,
+                                     uint32_t with_yy_flag,
+                                     double *out,
+                                     size_t out_cap,
+                                     size_t *out_len);
+
+/**
+ * The posterior mean μ = (λ₀I + λ·nxx)⁻¹ λ·nxy from a (noisy) statistics vector `stats` of
+ * n records and d features (layout as `dpd_blr_record_stats`), with the precision repaired
+ * so that it is at least λ₀I. Writes d coefficients into `out` (query-size pattern).
+ *
+ * # Safety
+ * `stats` NULL only with `len == 0`, else readable; `(out, out_cap, out_len)` per the
+ * output-array rule.
+ */
+enum dpd_status dpd_blr_posterior_mean(const double *stats,
+                                       size_t len,
+                                       size_t n,
+                                       size_t d,
+                                       uint32_t with_yy_flag,
+                                       double lambda,
+                                       double lambda0,
+                                       double *out,
+                                       size_t out_cap,
+                                       size_t *out_len);
+
+/**
+ * The non-private posterior mean (baseline) of `x` (n × d, row-major) and `y[0..n]`, d
+ * coefficients into `out` (query-size pattern).
+ *
+ * # Safety
+ * Arrays NULL only with length 0, else readable; `(out, out_cap, out_len)` per the
+ * output-array rule.
+ */
+enum dpd_status dpd_blr_fit_non_private(const double *x,
+                                        size_t x_len,
+                                        const double *y,
+                                        size_t n,
+                                        size_t d,
+                                        double lambda,
+                                        double lambda0,
+                                        double *out,
+                                        size_t out_cap,
+                                        size_t *out_len);
+
+/**
+ * Mean absolute error.
+ *
+ * # Safety
+ * Arrays NULL only with length 0, else readable; `out` NULL (→ error) or a writable `double`.
+ */
+enum dpd_status dpd_mae(const double *truth,
+                        size_t n,
+                        const double *predicted,
+                        size_t n_predicted,
+                        double *out);
+
+/**
+ * Root mean squared error.
+ *
+ * # Safety
+ * As `dpd_mae`.
+ */
+enum dpd_status dpd_rmse(const double *truth,
+                         size_t n,
+                         const double *predicted,
+                         size_t n_predicted,
+                         double *out);
+
+/**
+ * Spearman's rank correlation (average ranks for ties; 0 for constant input).
+ *
+ * # Safety
+ * As `dpd_mae`.
+ */
+enum dpd_status dpd_spearman(const double *truth,
+                             size_t n,
+                             const double *predicted,
+                             size_t n_predicted,
+                             double *out);
 
 /**
  * Creates the aggregator of the round.

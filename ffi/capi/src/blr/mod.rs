@@ -1,0 +1,8 @@
+//! Bindings of `blr` (and the `projection` settings it uses): the private Bayesian linear
+//! regression pipeline (DCA paper Alg. 2), sufficient statistics, posterior, prediction and
+//! metrics.
+
+pub(crate) mod config;
+mod errors;
+pub(crate) mod fit;
+mod stats;
