@@ -380,6 +380,210 @@ inline dpd_wire_header wire_inspect(Span<const uint8_t> bytes) {
     return h;
 }
 
+// ---- private logistic regression and stacking -------------------------------------------
+
+/// Labelled rows for the logistic learners (row-major x, labels in {0,1} or {-1,+1}).
+class Dataset {
+public:
+    Dataset(Span<const double> x, size_t n_features, Span<const double> labels)
+        : h_(detail::make<dpd_dataset, dpd_dataset_free>([&](dpd_dataset **out) {
+              return dpd_dataset_new(x.data(), x.size(), n_features, labels.data(), labels.size(),
+                                     out);
+          })) {}
+    const dpd_dataset *get() const noexcept { return h_.get(); }
+
+private:
+    detail::Handle<dpd_dataset, dpd_dataset_free> h_;
+};
+
+/// Feature groups: group_of_feature[j] in 0..K or DPD_FEATURE_UNUSED; importances from side
+/// information only.
+class FeatureGroups {
+public:
+    FeatureGroups(Span<const uint32_t> group_of_feature, Span<const double> importance)
+        : h_(detail::make<dpd_feature_groups, dpd_feature_groups_free>(
+              [&](dpd_feature_groups **out) {
+                  return dpd_feature_groups_new(group_of_feature.data(), group_of_feature.size(),
+                                                importance.data(), importance.size(), out);
+              })) {}
+    const dpd_feature_groups *get() const noexcept { return h_.get(); }
+
+private:
+    detail::Handle<dpd_feature_groups, dpd_feature_groups_free> h_;
+};
+
+/// A fitted PLR / PST model (epsilon = INFINITY fits the non-private model).
+class PlrModel {
+public:
+    static PlrModel fit_plr(const Dataset &data, double epsilon, double lambda, Rng &rng) {
+        return make([&](dpd_plr_model **out) {
+            return dpd_plr_fit(data.get(), epsilon, lambda, rng.get(), out);
+        });
+    }
+    static PlrModel fit_pst_s(const Dataset &data, size_t n_parts, double epsilon, double lambda,
+                              double lambda_high, double high_fraction, Rng &rng) {
+        return make([&](dpd_plr_model **out) {
+            return dpd_pst_s_fit(data.get(), n_parts, epsilon, lambda, lambda_high,
+                                 high_fraction, rng.get(), out);
+        });
+    }
+    static PlrModel fit_pst_f(const Dataset &data, const FeatureGroups &groups, double epsilon,
+                              double lambda, double lambda_high, double high_fraction, Rng &rng) {
+        return make([&](dpd_plr_model **out) {
+            return dpd_pst_f_fit(data.get(), groups.get(), epsilon, lambda, lambda_high,
+                                 high_fraction, rng.get(), out);
+        });
+    }
+    static PlrModel fit_pst_h(const Dataset &source, const Dataset &target,
+                              const FeatureGroups &groups, double epsilon_source,
+                              double epsilon_target, double lambda_source, double lambda_target,
+                              double lambda_high, double high_fraction, Rng &rng) {
+        return make([&](dpd_plr_model **out) {
+            return dpd_pst_h_fit(source.get(), target.get(), groups.get(), epsilon_source,
+                                 epsilon_target, lambda_source, lambda_target, lambda_high,
+                                 high_fraction, rng.get(), out);
+        });
+    }
+    /// Imports a single logistic model from exported weights.
+    static PlrModel from_weights(Span<const double> weights, double input_radius) {
+        return make([&](dpd_plr_model **out) {
+            return dpd_plr_model_from_weights(weights.data(), weights.size(), input_radius, out);
+        });
+    }
+    std::vector<double> predict_proba(Span<const double> x) const {
+        return detail::fetch<double>([&](double *out, size_t cap, size_t *len) {
+            return dpd_plr_model_predict_proba(h_.get(), x.data(), x.size(), out, cap, len);
+        });
+    }
+    /// Weights of a single model or of the high level of a stack.
+    std::vector<double> weights() const {
+        return detail::fetch<double>([&](double *out, size_t cap, size_t *len) {
+            return dpd_plr_model_weights(h_.get(), out, cap, len, nullptr);
+        });
+    }
+    double input_radius() const {
+        double r = 0.0;
+        size_t len = 0;
+        dpd_status s = dpd_plr_model_weights(h_.get(), nullptr, 0, &len, &r);
+        if (s == DPD_ERR_BUFFER_TOO_SMALL) {
+            std::vector<double> w(len);
+            s = dpd_plr_model_weights(h_.get(), w.data(), w.size(), &len, &r);
+        }
+        check(s);
+        return r;
+    }
+    /// ε of the training data's guarantee (δ = 0); NaN for an imported model.
+    double epsilon() const {
+        double e = 0.0;
+        check(dpd_plr_model_info(h_.get(), nullptr, nullptr, nullptr, &e));
+        return e;
+    }
+    /// Number K of low-level models (0 for a single model).
+    size_t n_low_level() const {
+        size_t k = 0;
+        check(dpd_plr_model_info(h_.get(), nullptr, nullptr, &k, nullptr));
+        return k;
+    }
+
+private:
+    template <class Make> static PlrModel make(Make &&m) {
+        return PlrModel(detail::make<dpd_plr_model, dpd_plr_model_free>(m));
+    }
+    explicit PlrModel(detail::Handle<dpd_plr_model, dpd_plr_model_free> h) : h_(std::move(h)) {}
+    detail::Handle<dpd_plr_model, dpd_plr_model_free> h_;
+};
+
+/// Mann-Whitney AUC (ties 1/2).
+inline double auc(Span<const double> scores, Span<const double> labels) {
+    double out = 0.0;
+    check(dpd_auc(scores.data(), scores.size(), labels.data(), labels.size(), &out));
+    return out;
+}
+
+// ---- Bayesian linear regression ----------------------------------------------------------
+
+/// Settings of a private BLR fit (defaults: trusted aggregator, Gaussian, projection, λ = λ₀ = 1).
+class BlrConfig {
+public:
+    BlrConfig(double epsilon, double delta, Span<const double> assumed_x, double assumed_y)
+        : h_(detail::make<dpd_blr_config, dpd_blr_config_free>([&](dpd_blr_config **out) {
+              return dpd_blr_config_new(epsilon, delta, assumed_x.data(), assumed_x.size(),
+                                        assumed_y, out);
+          })) {}
+    BlrConfig &trusted() { return apply(dpd_blr_config_set_trusted(h_.get())); }
+    BlrConfig &distributed(uint32_t n_nodes, size_t max_dropped, ShareMode mode) {
+        return apply(dpd_blr_config_set_distributed(h_.get(), n_nodes, max_dropped,
+                                                    static_cast<uint32_t>(mode)));
+    }
+    BlrConfig &input_perturbation() {
+        return apply(dpd_blr_config_set_input_perturbation(h_.get()));
+    }
+    BlrConfig &laplace(double p1, double p2, double p3) {
+        return apply(dpd_blr_config_set_laplace(h_.get(), p1, p2, p3));
+    }
+    BlrConfig &projection(bool enabled) {
+        return apply(dpd_blr_config_set_projection(h_.get(), enabled ? 1u : 0u));
+    }
+    BlrConfig &prior(double lambda, double lambda0) {
+        return apply(dpd_blr_config_set_prior(h_.get(), lambda, lambda0));
+    }
+    const dpd_blr_config *get() const noexcept { return h_.get(); }
+
+private:
+    BlrConfig &apply(dpd_status s) {
+        check(s);
+        return *this;
+    }
+    detail::Handle<dpd_blr_config, dpd_blr_config_free> h_;
+};
+
+/// A privately fitted BLR model.
+class BlrModel {
+public:
+    /// x is n x d row-major, y has n entries.
+    BlrModel(Span<const double> x, Span<const double> y, size_t d, const BlrConfig &config,
+             Rng &rng)
+        : h_(detail::make<dpd_blr_model, dpd_blr_model_free>([&](dpd_blr_model **out) {
+              return dpd_blr_fit(x.data(), x.size(), y.data(), y.size(), d, config.get(),
+                                 rng.get(), out);
+          })) {}
+    std::vector<double> mean() const {
+        return detail::fetch<double>([&](double *out, size_t cap, size_t *len) {
+            return dpd_blr_model_mean(h_.get(), out, cap, len);
+        });
+    }
+    /// The (ε, δ) the accountant charged.
+    std::pair<double, double> spent() const {
+        std::pair<double, double> s{0.0, 0.0};
+        check(dpd_blr_model_spent(h_.get(), &s.first, &s.second));
+        return s;
+    }
+    std::vector<double> predict(Span<const double> x) const {
+        return detail::fetch<double>([&](double *out, size_t cap, size_t *len) {
+            return dpd_blr_model_predict(h_.get(), x.data(), x.size(), out, cap, len);
+        });
+    }
+
+private:
+    detail::Handle<dpd_blr_model, dpd_blr_model_free> h_;
+};
+
+inline double mae(Span<const double> truth, Span<const double> predicted) {
+    double out = 0.0;
+    check(dpd_mae(truth.data(), truth.size(), predicted.data(), predicted.size(), &out));
+    return out;
+}
+inline double rmse(Span<const double> truth, Span<const double> predicted) {
+    double out = 0.0;
+    check(dpd_rmse(truth.data(), truth.size(), predicted.data(), predicted.size(), &out));
+    return out;
+}
+inline double spearman(Span<const double> truth, Span<const double> predicted) {
+    double out = 0.0;
+    check(dpd_spearman(truth.data(), truth.size(), predicted.data(), predicted.size(), &out));
+    return out;
+}
+
 } // namespace dpd
 
 #endif

@@ -115,6 +115,40 @@ static void accountant() {
     CHECK(s.rounds == 1 && std::fabs(s.epsilon - 0.6) < 1e-12);
 }
 
+// A PLR fit and a private BLR fit through the wrapper, on data made here.
+static void learners() {
+    const size_t n = 300, d = 2;
+    std::vector<double> x(n * d), labels(n), y(n);
+    for (size_t i = 0; i < n; ++i) {
+        x[i * d] = std::sin(0.7 * double(i));
+        x[i * d + 1] = std::cos(1.3 * double(i));
+        labels[i] = 2.0 * x[i * d] - x[i * d + 1] > 0.0 ? 1.0 : 0.0;
+        y[i] = 0.8 * x[i * d] - 0.3 * x[i * d + 1];
+    }
+    auto rng = dpd::Rng::insecure_fixed_seed(11);
+    dpd::Dataset data(x, d, labels);
+    dpd::PlrModel plr = dpd::PlrModel::fit_plr(data, INFINITY, 0.01, rng);
+    double auc = dpd::auc(plr.predict_proba(x), labels);
+    std::printf("PLR (non-private) AUC %.4f\n", auc);
+    CHECK(auc > 0.95);
+    dpd::PlrModel copy = dpd::PlrModel::from_weights(plr.weights(), plr.input_radius());
+    CHECK(copy.predict_proba(x) == plr.predict_proba(x));
+    CHECK(std::isnan(copy.epsilon()));
+
+    std::vector<double> assumed{1.0, 1.0};
+    dpd::BlrConfig config(2.0, 1e-5, assumed, 1.5);
+    config.distributed(3, 1, dpd::ShareMode::Seed);
+    dpd::BlrModel blr(x, y, d, config, rng);
+    auto spent = blr.spent();
+    CHECK(spent.first > 0.0 && spent.first <= 2.0 + 1e-9 && spent.second <= 1e-5);
+    double mae = dpd::mae(y, blr.predict(x));
+    std::printf("BLR (DCA, eps=2) MAE %.4f, coefficients %.3f %.3f\n", mae, blr.mean()[0],
+                blr.mean()[1]);
+    CHECK(mae < 0.3); // |y| averages ~0.5: a model that learned nothing is far above this
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "n_nodes",
+                 [&] { config.distributed(1, 0, dpd::ShareMode::Seed); });
+}
+
 int main() {
     dpd::check_abi();
     std::printf("dpdist %s\n", dpd::version().c_str());
@@ -122,6 +156,7 @@ int main() {
     dca_round(dpd::ShareMode::Seed);
     errors();
     accountant();
+    learners();
     if (failures != 0) {
         std::fprintf(stderr, "test_dpdist (C++): %d of %d checks FAILED\n", failures, checks);
         return 1;
