@@ -133,5 +133,89 @@ fn main() -> fixedpoint_shares::Result<()> {
         rayon::current_num_threads(),
         (n * d * 8) as f64 / batch / 1e9
     );
+    client_and_node_rates()
+}
+
+/// Median of `reps` timings of `f`, in seconds (the machine is shared: medians, not bests).
+fn median<F: FnMut()>(reps: usize, mut f: F) -> f64 {
+    let mut t: Vec<f64> = (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
+/// The client's codec + full-mode split and the batched full-share absorption at a large d.
+fn client_and_node_rates() -> fixedpoint_shares::Result<()> {
+    let params = |n_clients, dim, mode| RoundParams {
+        round: RoundId(1),
+        n_clients,
+        n_nodes: 10,
+        max_dropped: 0,
+        dim,
+        bound: 1.0,
+        mode,
+        noise_sigma_total: None,
+        frac_bits: None,
+    };
+    let d = 1usize << 16;
+    let values: Vec<f64> = (0..d).map(|j| (j as f64 * 0.37).sin()).collect();
+    let codec = RoundConfig::new(&params(8, d, ShareMode::Full))?.codec();
+    let mut out = vec![0u64; d];
+    let secs = median(21, || {
+        for _ in 0..16 {
+            codec.encode(black_box(&values), black_box(&mut out)).ok();
+        }
+    });
+    println!(
+        "encode (check + round), 1 thread: median {:.2} Gvalues/s",
+        (16 * d) as f64 / secs / 1e9
+    );
+    for mode in [ShareMode::Full, ShareMode::Seed] {
+        let config = RoundConfig::new(&params(8, d, mode))?;
+        let secs = median(21, || {
+            for i in 0..4 {
+                let c = Client::new(&config, ClientId(i), RngSource::InsecureFixedSeed(i));
+                black_box(c.and_then(|mut c| c.shard(&values)).ok());
+            }
+        });
+        println!(
+            "client shard, {mode:?} mode, M = 10, d = 2^16, 1 thread: median {:.2} ms per client",
+            secs / 4.0 * 1e3
+        );
+    }
+    // Node 0 of a full-mode round absorbing a batch of 8 shares of d = 2^22 words (32 MiB each);
+    // client 8's share is absorbed first, untimed, so the accumulator's pages are faulted in.
+    let (n, d) = (8usize, 1usize << 22);
+    let config = RoundConfig::new(&params(n + 1, d, ShareMode::Full))?;
+    let share = |i: u64| fixedpoint_shares::ShareMessage {
+        round: RoundId(1),
+        client: ClientId(i),
+        node: NodeIndex(0),
+        frac_bits: config.codec().frac_bits(),
+        dim: d,
+        payload: fixedpoint_shares::SharePayload::Full(vec![i; d]),
+    };
+    let msgs: Vec<_> = (0..n as u64).map(share).collect();
+    let warm = share(n as u64);
+    let mut times = Vec::new();
+    for _ in 0..7 {
+        let mut node = ComputeNode::new(&config, NodeIndex(0))?;
+        node.absorb(&warm)?;
+        let t = Instant::now();
+        node.absorb_batch(black_box(&msgs))?;
+        times.push(t.elapsed().as_secs_f64());
+        black_box(node);
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "absorb_batch, 8 full shares of d = 2^22, {} threads: median {:.2} GB/s of shares",
+        rayon::current_num_threads(),
+        (n * d * 8) as f64 / times[times.len() / 2] / 1e9
+    );
     Ok(())
 }
