@@ -57,15 +57,38 @@ pub fn time_passes(
     min_time: Duration,
     mut pass: impl FnMut(),
 ) -> Rate {
-    pass();
-    let start = Instant::now();
-    let mut seconds = Vec::new();
-    while seconds.len() < min_passes || start.elapsed() < min_time {
-        let t = Instant::now();
+    let rates = time_interleaved(min_passes, min_time, &mut [(bytes, &mut pass)]);
+    rates[0]
+}
+
+/// Times several passes `(bytes, pass)` in turn, round after round (after one untimed warm-up
+/// round), until at least `min_rounds` rounds and `min_time` have elapsed. Interleaving puts a
+/// kernel and its limit under the same background load, which matters on a shared machine:
+/// ratios of interleaved measurements are far steadier than ratios of separate ones.
+pub fn time_interleaved(
+    min_rounds: usize,
+    min_time: Duration,
+    passes: &mut [(usize, &mut dyn FnMut())],
+) -> Vec<Rate> {
+    for (_, pass) in passes.iter_mut() {
         pass();
-        seconds.push(t.elapsed().as_secs_f64());
     }
-    Rate::from_passes(bytes, &seconds)
+    let start = Instant::now();
+    let mut seconds = vec![Vec::new(); passes.len()];
+    let mut rounds = 0;
+    while rounds < min_rounds || start.elapsed() < min_time {
+        for ((_, pass), secs) in passes.iter_mut().zip(&mut seconds) {
+            let t = Instant::now();
+            pass();
+            secs.push(t.elapsed().as_secs_f64());
+        }
+        rounds += 1;
+    }
+    passes
+        .iter()
+        .zip(&seconds)
+        .map(|((bytes, _), secs)| Rate::from_passes(*bytes, secs))
+        .collect()
 }
 
 /// Size of the buffer for the streaming-read limit: twice the last-level cache the kernel
@@ -141,13 +164,19 @@ pub struct ReadBandwidth {
 /// [`streaming_buffer_bytes`]).
 pub fn streaming_read(words: &[u64]) -> ReadBandwidth {
     let bytes = std::mem::size_of_val(words);
-    let min_time = Duration::from_millis(600);
-    let single = time_passes(bytes, 5, min_time, || {
-        std::hint::black_box(read_reduce(std::hint::black_box(words)));
-    });
-    let pool = time_passes(bytes, 5, min_time, || {
-        std::hint::black_box(par_read_reduce(std::hint::black_box(words)));
-    });
+    let rates = time_interleaved(
+        5,
+        Duration::from_millis(1200),
+        &mut [
+            (bytes, &mut || {
+                std::hint::black_box(read_reduce(std::hint::black_box(words)));
+            }),
+            (bytes, &mut || {
+                std::hint::black_box(par_read_reduce(std::hint::black_box(words)));
+            }),
+        ],
+    );
+    let (single, pool) = (rates[0], rates[1]);
     ReadBandwidth {
         bytes,
         single,
@@ -165,22 +194,32 @@ pub type Ctr128 = ctr::Ctr128BE<Aes128>;
 /// Bytes per keystream call in [`keystream_rate`]: small enough to stay in L1.
 pub const KEYSTREAM_CHUNK: usize = 16 << 10;
 
-/// Raw keystream rate of cipher `C` on one thread: `apply_keystream` on a zeroed
-/// [`KEYSTREAM_CHUNK`]-byte buffer, repeated for 64 MiB per pass.
-pub fn keystream_rate<C: KeyIvInit<KeySize = U16, IvSize = U16> + StreamCipher>() -> Rate {
-    let key = [0x5au8; 16];
-    let iv = [0xa5u8; 16];
-    let mut cipher = C::new(&key.into(), &iv.into());
+/// One pass of the raw keystream of cipher `C` on one thread: `apply_keystream` on a zeroed
+/// [`KEYSTREAM_CHUNK`]-byte buffer, repeated for `bytes` bytes. Returns the pass.
+pub fn keystream_pass<C: KeyIvInit<KeySize = U16, IvSize = U16> + StreamCipher>(
+    bytes: usize,
+) -> impl FnMut() {
+    let mut cipher = C::new(&[0x5a; 16].into(), &[0xa5; 16].into());
     let mut buf = vec![0u8; KEYSTREAM_CHUNK];
-    let per_pass = 64 << 20;
-    time_passes(per_pass, 5, Duration::from_millis(400), || {
+    move || {
         // Zeroed once; XOR costs the same on any contents, and re-zeroing would add a pass
         // that is not part of the keystream.
-        for _ in 0..per_pass / KEYSTREAM_CHUNK {
+        for _ in 0..bytes / KEYSTREAM_CHUNK {
             cipher.apply_keystream(std::hint::black_box(&mut buf));
         }
         std::hint::black_box(&buf);
-    })
+    }
+}
+
+/// Raw keystream rate of cipher `C` on one thread (see [`keystream_pass`]), 64 MiB per pass.
+pub fn keystream_rate<C: KeyIvInit<KeySize = U16, IvSize = U16> + StreamCipher>() -> Rate {
+    let bytes = 64 << 20;
+    time_passes(
+        bytes,
+        5,
+        Duration::from_millis(400),
+        keystream_pass::<C>(bytes),
+    )
 }
 
 /// Peak resident set size of this process so far (`VmHWM`), in bytes.
