@@ -345,17 +345,22 @@ fn full_words(msg: &ShareMessage) -> &[u64] {
     }
 }
 
-/// Node 0 absorbing `msgs`, fresh node per call: one message at a time, or one `absorb_batch`.
-fn absorb_all(config: &RoundConfig, node: u16, msgs: &[ShareMessage], batch: bool) {
-    let mut n = ComputeNode::new(config, NodeIndex(node)).expect("node exists");
-    if batch {
-        n.absorb_batch(msgs).expect("valid shares");
-    } else {
-        for msg in msgs {
-            n.absorb(msg).expect("valid share");
+/// Absorbs `msgs` into `node` one at a time (or as one batch), timed, then retracts them
+/// again untimed so the same node and shares can be used for the next pass.
+fn absorb_timed(node: &mut ComputeNode, msgs: &[ShareMessage], batch: bool) -> f64 {
+    let seconds = limits::timed(|| {
+        if batch {
+            node.absorb_batch(msgs).expect("valid shares");
+        } else {
+            for msg in msgs {
+                node.absorb(msg).expect("valid share");
+            }
         }
+    });
+    for msg in msgs {
+        node.retract(msg).expect("absorbed above");
     }
-    std::hint::black_box(n.received().len());
+    seconds
 }
 
 fn percent(x: f64, of: f64) -> String {
@@ -373,8 +378,14 @@ fn ratio_line(what: &str, rate: limits::Rate, limit: limits::Rate) -> f64 {
     rate.best / limit.best
 }
 
+/// Bytes per timed piece of the node-accumulation passes.
+const NODE_UNIT: usize = 16 << 20;
+
 /// Node accumulation of full shares against the streaming read of the very same share buffers
-/// (one thread against one thread, the pool against the pool), interleaved.
+/// (one thread against one thread, the pool against the pool), interleaved, in pieces of
+/// [`NODE_UNIT`] bytes (at least one share) cycling through the whole buffer so the shares come
+/// from memory; the five passes start a fifth of the buffer apart. The nodes are reused (shares
+/// are retracted again untimed), so their accumulators are warm, as in a long round.
 fn node_accumulation_vs_read(buffer: usize) -> Result<Vec<String>, Box<dyn Error>> {
     let one = one_thread_pool()?;
     let threads = rayon::current_num_threads();
@@ -383,52 +394,84 @@ fn node_accumulation_vs_read(buffer: usize) -> Result<Vec<String>, Box<dyn Error
         let d = 1usize << log_d;
         let count = buffer / (d * 8);
         let (config, msgs) = full_shares(count, d)?;
-        let bytes = count * d * 8;
-        let read_1 = || {
-            let sum = msgs.iter().fold(0u64, |s, m| {
-                s.wrapping_add(limits::read_reduce(full_words(m)))
-            });
-            std::hint::black_box(sum);
+        let groups: Vec<&[ShareMessage]> = msgs.chunks((NODE_UNIT / (d * 8)).max(1)).collect();
+        let bytes = groups[0].len() * d * 8;
+        let spacing = (groups.len() / 5).max(1);
+        let mut at: Vec<limits::Cursor> = (0..5)
+            .map(|p| limits::Cursor::new(groups.len(), p * spacing))
+            .collect();
+        let [
+            at_read_1,
+            at_absorb_1,
+            at_read_pool,
+            at_absorb_pool,
+            at_batch,
+        ] = &mut at[..]
+        else {
+            unreachable!("five cursors")
         };
-        let read_pool = || {
-            let sum = msgs
-                .par_iter()
-                .map(|m| limits::par_read_reduce(full_words(m)))
-                .reduce(|| 0, u64::wrapping_add);
-            std::hint::black_box(sum);
-        };
+        let mut node_1 = ComputeNode::new(&config, NodeIndex(0))?;
+        let mut node_pool = ComputeNode::new(&config, NodeIndex(0))?;
+        let mut node_batch = ComputeNode::new(&config, NodeIndex(0))?;
         let rates = limits::time_interleaved(
-            5,
-            Duration::from_secs(3),
+            groups.len().max(5),
+            Duration::from_secs(4),
             &mut [
-                (bytes, &mut || one.install(read_1)),
                 (bytes, &mut || {
-                    one.install(|| absorb_all(&config, 0, &msgs, false))
+                    let group = groups[at_read_1.advance()];
+                    limits::timed(|| {
+                        let sum = group.iter().fold(0u64, |s, m| {
+                            s.wrapping_add(limits::read_reduce(full_words(m)))
+                        });
+                        std::hint::black_box(sum);
+                    })
                 }),
-                (bytes, &mut read_pool.clone()),
-                (bytes, &mut || absorb_all(&config, 0, &msgs, false)),
-                (bytes, &mut || absorb_all(&config, 0, &msgs, true)),
+                (bytes, &mut || {
+                    let group = groups[at_absorb_1.advance()];
+                    one.install(|| absorb_timed(&mut node_1, group, false))
+                }),
+                (bytes, &mut || {
+                    let group = groups[at_read_pool.advance()];
+                    limits::timed(|| {
+                        let sum = group
+                            .par_iter()
+                            .map(|m| limits::par_read_reduce(full_words(m)))
+                            .reduce(|| 0, u64::wrapping_add);
+                        std::hint::black_box(sum);
+                    })
+                }),
+                (bytes, &mut || {
+                    absorb_timed(&mut node_pool, groups[at_absorb_pool.advance()], false)
+                }),
+                (bytes, &mut || {
+                    absorb_timed(&mut node_batch, groups[at_batch.advance()], true)
+                }),
             ],
         );
         println!(
-            "d = 2^{log_d}: {count} shares ({:.0} MiB)",
-            mib(bytes as u64)
+            "d = 2^{log_d}: {count} shares ({:.0} MiB), timed {} at a time",
+            mib((count * d * 8) as u64),
+            groups[0].len()
         );
         let lines = [
-            ("absorb one by one, 1 thread", rates[1], rates[0]),
             (
-                &*format!("absorb one by one, pool ({threads} thr)"),
+                "absorb one by one, 1 thread".to_string(),
+                rates[1],
+                rates[0],
+            ),
+            (
+                format!("absorb one by one, pool ({threads} thr)"),
                 rates[3],
                 rates[2],
             ),
             (
-                &*format!("absorb_batch(all {count}), pool ({threads} thr)"),
+                format!("absorb_batch({}), pool ({threads} thr)", groups[0].len()),
                 rates[4],
                 rates[2],
             ),
         ];
         for (what, rate, limit) in lines {
-            if ratio_line(what, rate, limit) < 0.9 {
+            if ratio_line(&what, rate, limit) < 0.9 {
                 misses.push(format!("d=2^{log_d} {what}"));
             }
         }
@@ -437,13 +480,14 @@ fn node_accumulation_vs_read(buffer: usize) -> Result<Vec<String>, Box<dyn Error
 }
 
 /// Seed expansion + accumulate (a compute node absorbing seed shares, one thread) and the
-/// client split against the raw Ctr64BE keystream, interleaved. Returns the worst node ratio.
+/// client split against the raw Ctr64BE keystream, interleaved in passes of `per_pass` bytes
+/// (all of it stays in L1/L2). Returns the worst node ratio.
 fn seed_expansion_vs_keystream(per_pass: usize) -> Result<f64, Box<dyn Error>> {
     let one = one_thread_pool()?;
-    let seed_nodes = [10_000usize, 1 << 16]
+    let mut seed_nodes = [10_000usize, 1 << 16]
         .into_iter()
         .map(|d| {
-            let n = per_pass / (d * 8);
+            let n = (per_pass / (d * 8)).max(1);
             let config = round_config(3, n, 2, d, ShareMode::Seed)?;
             let msgs: Vec<ShareMessage> = (0..n)
                 .map(|i| {
@@ -455,11 +499,12 @@ fn seed_expansion_vs_keystream(per_pass: usize) -> Result<f64, Box<dyn Error>> {
                     )
                 })
                 .collect();
-            Ok((d, n * d * 8, config, msgs))
+            let node = ComputeNode::new(&config, NodeIndex(1))?;
+            Ok((d, n * d * 8, node, msgs))
         })
         .collect::<Result<Vec<_>, Box<dyn Error>>>()?;
     let d_split = 10_000;
-    let split_calls = per_pass / (d_split * 8 * usize::from(NODES - 1));
+    let split_calls = (per_pass / (d_split * 8 * usize::from(NODES - 1))).max(1);
     let split_bytes = split_calls * d_split * 8 * usize::from(NODES - 1);
     let mut values = vec![0.0; d_split];
     client_input(0, &mut values);
@@ -470,37 +515,44 @@ fn seed_expansion_vs_keystream(per_pass: usize) -> Result<f64, Box<dyn Error>> {
             Ok(Client::new(&config, ClientId(0), RngSource::Os)?)
         })
         .collect::<Result<Vec<_>, Box<dyn Error>>>()?;
-    let [seed_client, full_client] = clients.as_mut_slice() else {
+    let [seed_client, full_client] = &mut clients[..] else {
         unreachable!("two modes")
+    };
+    let [(d0, b0, node0, m0), (d1, b1, node1, m1)] = &mut seed_nodes[..] else {
+        unreachable!("two sizes")
     };
     let raw_seed = Seed::from_bytes([7; 16]);
     let mut raw_buf = vec![0u8; d_split * 8];
-    let raw_calls = per_pass / raw_buf.len();
-
+    let raw_calls = (per_pass / raw_buf.len()).max(1);
+    let raw_bytes = raw_calls * raw_buf.len();
     let mut keystream = limits::keystream_pass::<limits::Ctr64>(per_pass);
-    let (d0, b0, c0, m0) = &seed_nodes[0];
-    let (d1, b1, c1, m1) = &seed_nodes[1];
     let rates = limits::time_interleaved(
         7,
-        Duration::from_secs(3),
+        Duration::from_secs(4),
         &mut [
-            (per_pass, &mut keystream),
-            (*b0, &mut || one.install(|| absorb_all(c0, 1, m0, false))),
-            (*b1, &mut || one.install(|| absorb_all(c1, 1, m1, false))),
-            (raw_calls * raw_buf.len(), &mut || {
-                for _ in 0..raw_calls {
-                    raw_keystream(&raw_seed, std::hint::black_box(&mut raw_buf));
-                }
+            (per_pass, &mut || limits::timed(&mut keystream)),
+            (*b0, &mut || one.install(|| absorb_timed(node0, m0, false))),
+            (*b1, &mut || one.install(|| absorb_timed(node1, m1, false))),
+            (raw_bytes, &mut || {
+                limits::timed(|| {
+                    for _ in 0..raw_calls {
+                        raw_keystream(&raw_seed, std::hint::black_box(&mut raw_buf));
+                    }
+                })
             }),
             (split_bytes, &mut || {
-                for _ in 0..split_calls {
-                    std::hint::black_box(seed_client.shard(&values).expect("valid input"));
-                }
+                limits::timed(|| {
+                    for _ in 0..split_calls {
+                        std::hint::black_box(seed_client.shard(&values).expect("valid input"));
+                    }
+                })
             }),
             (split_bytes, &mut || {
-                for _ in 0..split_calls {
-                    std::hint::black_box(full_client.shard(&values).expect("valid input"));
-                }
+                limits::timed(|| {
+                    for _ in 0..split_calls {
+                        std::hint::black_box(full_client.shard(&values).expect("valid input"));
+                    }
+                })
             }),
         ],
     );
@@ -544,7 +596,9 @@ fn measure_limits(quick: bool) -> Result<(), Box<dyn Error>> {
     } else {
         limits::streaming_buffer_bytes()
     };
-    println!("\n== Limits, measured now (best of >= 5 passes; medians in parentheses) ==");
+    println!(
+        "\n== Limits, measured now (best of many short interleaved passes; medians in parentheses) =="
+    );
     println!(
         "last-level cache reported by sysfs: {}",
         limits::last_level_cache_bytes()
@@ -583,7 +637,7 @@ fn measure_limits(quick: bool) -> Result<(), Box<dyn Error>> {
     println!(
         "\n== Seed expansion + accumulate vs raw AES-128-CTR keystream, 1 thread (interleaved) =="
     );
-    let worst_seed = seed_expansion_vs_keystream(if quick { 32 << 20 } else { 64 << 20 })?;
+    let worst_seed = seed_expansion_vs_keystream(8 << 20)?;
 
     if full_misses.is_empty() {
         println!(

@@ -57,18 +57,32 @@ pub fn time_passes(
     min_time: Duration,
     mut pass: impl FnMut(),
 ) -> Rate {
-    let rates = time_interleaved(min_passes, min_time, &mut [(bytes, &mut pass)]);
+    let rates = time_interleaved(
+        min_passes,
+        min_time,
+        &mut [(bytes, &mut || timed(&mut pass))],
+    );
     rates[0]
 }
 
-/// Times several passes `(bytes, pass)` in turn, round after round (after one untimed warm-up
-/// round), until at least `min_rounds` rounds and `min_time` have elapsed. Interleaving puts a
-/// kernel and its limit under the same background load, which matters on a shared machine:
-/// ratios of interleaved measurements are far steadier than ratios of separate ones.
+/// Seconds taken by `work`.
+pub fn timed(work: impl FnOnce()) -> f64 {
+    let t = Instant::now();
+    work();
+    t.elapsed().as_secs_f64()
+}
+
+/// Runs several passes `(bytes, pass)` in turn, round after round (after one untimed warm-up
+/// round), until at least `min_rounds` rounds and `min_time` have elapsed. Each pass returns
+/// the seconds of its measured part (so it can restore state untimed, see [`timed`]).
+///
+/// Interleaving puts a kernel and its limit under the same background load, and best-of over
+/// many short passes estimates what the machine does when nothing else runs: on a shared
+/// machine that is far steadier than one long pass of each.
 pub fn time_interleaved(
     min_rounds: usize,
     min_time: Duration,
-    passes: &mut [(usize, &mut dyn FnMut())],
+    passes: &mut [(usize, &mut dyn FnMut() -> f64)],
 ) -> Vec<Rate> {
     for (_, pass) in passes.iter_mut() {
         pass();
@@ -78,9 +92,7 @@ pub fn time_interleaved(
     let mut rounds = 0;
     while rounds < min_rounds || start.elapsed() < min_time {
         for ((_, pass), secs) in passes.iter_mut().zip(&mut seconds) {
-            let t = Instant::now();
-            pass();
-            secs.push(t.elapsed().as_secs_f64());
+            secs.push(pass());
         }
         rounds += 1;
     }
@@ -89,6 +101,31 @@ pub fn time_interleaved(
         .zip(&seconds)
         .map(|((bytes, _), secs)| Rate::from_passes(*bytes, secs))
         .collect()
+}
+
+/// Visits the `units` pieces of a buffer in order, one per call, starting at `start`: a pass
+/// that cycles through a buffer much larger than the cache one cache-sized piece at a time.
+pub struct Cursor {
+    next: usize,
+    units: usize,
+}
+
+impl Cursor {
+    /// A cursor over `units` pieces (at least one), starting at piece `start % units`.
+    pub fn new(units: usize, start: usize) -> Cursor {
+        let units = units.max(1);
+        Cursor {
+            next: start % units,
+            units,
+        }
+    }
+
+    /// The piece to process now; advances to the next.
+    pub fn advance(&mut self) -> usize {
+        let unit = self.next;
+        self.next = (self.next + 1) % self.units;
+        unit
+    }
 }
 
 /// Size of the buffer for the streaming-read limit: twice the last-level cache the kernel
@@ -150,7 +187,7 @@ pub fn par_read_reduce(words: &[u64]) -> u64 {
 
 /// Streaming read bandwidth over `words`, on one thread and on the rayon pool.
 pub struct ReadBandwidth {
-    /// Bytes read per pass.
+    /// Size of the buffer read.
     pub bytes: usize,
     /// One thread.
     pub single: Rate,
@@ -160,27 +197,39 @@ pub struct ReadBandwidth {
     pub pool_threads: usize,
 }
 
+/// Bytes per timed piece of the streaming-read passes (many pieces cycle through the buffer).
+pub const READ_UNIT: usize = 16 << 20;
+
 /// Measures [`ReadBandwidth`] over `words` (allocate it with [`pattern_words`] and
-/// [`streaming_buffer_bytes`]).
+/// [`streaming_buffer_bytes`]): [`READ_UNIT`]-sized pieces, visited in order so each piece comes
+/// from memory (the two passes start half a buffer apart), one thread and pool interleaved.
 pub fn streaming_read(words: &[u64]) -> ReadBandwidth {
-    let bytes = std::mem::size_of_val(words);
+    let pieces: Vec<&[u64]> = words.chunks(READ_UNIT / 8).collect();
+    let bytes = std::mem::size_of_val(pieces[0]);
+    let mut single_at = Cursor::new(pieces.len(), 0);
+    let mut pool_at = Cursor::new(pieces.len(), pieces.len() / 2);
     let rates = time_interleaved(
-        5,
-        Duration::from_millis(1200),
+        pieces.len(),
+        Duration::from_secs(2),
         &mut [
             (bytes, &mut || {
-                std::hint::black_box(read_reduce(std::hint::black_box(words)));
+                let piece = pieces[single_at.advance()];
+                timed(|| {
+                    std::hint::black_box(read_reduce(std::hint::black_box(piece)));
+                })
             }),
             (bytes, &mut || {
-                std::hint::black_box(par_read_reduce(std::hint::black_box(words)));
+                let piece = pieces[pool_at.advance()];
+                timed(|| {
+                    std::hint::black_box(par_read_reduce(std::hint::black_box(piece)));
+                })
             }),
         ],
     );
-    let (single, pool) = (rates[0], rates[1]);
     ReadBandwidth {
-        bytes,
-        single,
-        pool,
+        bytes: std::mem::size_of_val(words),
+        single: rates[0],
+        pool: rates[1],
         pool_threads: rayon::current_num_threads(),
     }
 }
