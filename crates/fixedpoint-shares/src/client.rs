@@ -5,7 +5,6 @@ use dp_noise::rng::RngSource;
 use rand_chacha::ChaCha20Rng;
 
 use crate::ids::{ClientId, NodeIndex};
-use crate::kernels;
 use crate::message::{ShareMessage, SharePayload};
 use crate::prg::{self, MaskDomain, Seed, Sign};
 use crate::round::{RoundConfig, ShareMode};
@@ -109,9 +108,9 @@ impl Client {
                     SharePayload::Seed(seed)
                 }
                 ShareMode::Full => {
+                    // calloc: large masks come as fresh zero pages, never memset.
                     let mut mask = vec![0u64; dim];
-                    prg::fill_mask(&seed, domain, &mut mask);
-                    kernels::sub_assign(&mut balancing, &mask)?;
+                    prg::split_mask(&seed, domain, &mut mask, &mut balancing);
                     SharePayload::Full(mask)
                 }
             };

@@ -125,9 +125,23 @@ pub(crate) fn apply_mask(
 }
 
 /// Writes the mask of `seed` in `domain` (words 0..out.len()) into `out`.
+#[cfg(test)]
 pub(crate) fn fill_mask(seed: &Seed, domain: MaskDomain, out: &mut [u64]) {
     out.fill(0);
     apply_mask(seed, domain, 0, out, Sign::Add);
+}
+
+/// `mask[j] = r[j]` and `balancing[j] -= r[j]` for the mask r of `seed` in `domain`, over the
+/// shorter of the two slices.
+///
+/// One pass: each group of keystream blocks is written to `mask` and subtracted from
+/// `balancing` while it is still in registers, so `mask` is never zeroed or re-read.
+pub(crate) fn split_mask(seed: &Seed, domain: MaskDomain, mask: &mut [u64], balancing: &mut [u64]) {
+    let len = mask.len().min(balancing.len());
+    let (Some(mask), Some(balancing)) = (mask.get_mut(..len), balancing.get_mut(..len)) else {
+        return;
+    };
+    keystream(seed, domain).process_with_backend(SplitKeystream { mask, balancing });
 }
 
 /// The closure run with the cipher backend: `acc ±= keystream words`.
@@ -153,6 +167,58 @@ impl StreamClosure for AddKeystream<'_> {
             backend.gen_ks_block(&mut block);
             add_words(pair, std::slice::from_ref(&block), self.sign);
         }
+    }
+}
+
+/// The closure run with the cipher backend: `mask = keystream words, balancing -= them`.
+/// Both slices have the same length (see [`split_mask`]).
+struct SplitKeystream<'a> {
+    mask: &'a mut [u64],
+    balancing: &'a mut [u64],
+}
+
+impl BlockSizeUser for SplitKeystream<'_> {
+    type BlockSize = U16;
+}
+
+impl StreamClosure for SplitKeystream<'_> {
+    fn call<B: StreamBackend<BlockSize = U16>>(self, backend: &mut B) {
+        let width = 2 * B::ParBlocksSize::USIZE;
+        let mut par = ParBlocks::<B>::default();
+        let mut masks = self.mask.chunks_exact_mut(width);
+        let mut bals = self.balancing.chunks_exact_mut(width);
+        for (mask, bal) in (&mut masks).zip(&mut bals) {
+            backend.gen_par_ks_blocks(&mut par);
+            split_words(mask, bal, &par);
+        }
+        let mut block = Block::default();
+        let tails = masks.into_remainder().chunks_mut(2);
+        for (mask, bal) in tails.zip(bals.into_remainder().chunks_mut(2)) {
+            backend.gen_ks_block(&mut block);
+            split_words(mask, bal, std::slice::from_ref(&block));
+        }
+    }
+}
+
+/// `mask = words of blocks, balancing -= them` (same word order as [`add_words`]).
+#[inline(always)]
+fn split_words(mask: &mut [u64], balancing: &mut [u64], blocks: &[Block]) {
+    let (mask_pairs, mask_tail) = mask.as_chunks_mut::<2>();
+    let (bal_pairs, bal_tail) = balancing.as_chunks_mut::<2>();
+    let n_pairs = mask_pairs.len();
+    for ((m, b), block) in mask_pairs.iter_mut().zip(bal_pairs).zip(blocks) {
+        let v = u128::from_le_bytes((*block).into());
+        *m = [v as u64, (v >> 64) as u64];
+        add_pair(b, *m, Sign::Sub);
+    }
+    if let (Some(m), Some(b), Some(block)) = (
+        mask_tail.first_mut(),
+        bal_tail.first_mut(),
+        blocks.get(n_pairs),
+    ) {
+        let k = u128::from_le_bytes((*block).into()) as u64;
+        *m = k;
+        *b = b.wrapping_sub(k);
     }
 }
 
@@ -260,6 +326,31 @@ mod tests {
             assert_eq!(part, base[start..], "start {start}");
             apply_mask(&seed, domain(1, 2, 3), start as u64, &mut part, Sign::Sub);
             assert!(part.iter().all(|&w| w == 0));
+        }
+    }
+
+    #[test]
+    fn split_mask_writes_the_mask_and_subtracts_it_in_one_pass() {
+        let seed = Seed::from_bytes([3; 16]);
+        let d = domain(4, 1, 2);
+        // Lengths around the parallel width (16 words with AES-NI) and odd tails.
+        for len in [0usize, 1, 2, 3, 15, 16, 17, 31, 33, 1000, 1001] {
+            let expect = mask(&seed, d, len);
+            let original: Vec<u64> = (0..len as u64)
+                .map(|j| j.wrapping_mul(0x9e37_79b9))
+                .collect();
+            let mut balancing = original.clone();
+            // Stale contents in the mask buffer must be overwritten, not added to.
+            let mut out = vec![u64::MAX; len];
+            split_mask(&seed, d, &mut out, &mut balancing);
+            assert_eq!(out, expect, "len {len}");
+            for j in 0..len {
+                assert_eq!(
+                    balancing[j],
+                    original[j].wrapping_sub(expect[j]),
+                    "len {len} j {j}"
+                );
+            }
         }
     }
 
