@@ -172,6 +172,24 @@ typedef enum dpd_plr_model_kind {
 } dpd_plr_model_kind;
 
 /**
+ * What the threshold search minimises on the auxiliary data.
+ */
+typedef enum dpd_blr_error_measure {
+    /**
+     * Mean absolute error (DCA paper).
+     */
+    DPD_BLR_ERROR_MAE = 0,
+    /**
+     * Root mean squared error.
+     */
+    DPD_BLR_ERROR_RMSE = 1,
+    /**
+     * Minus Spearman's rank correlation (robust LR paper).
+     */
+    DPD_BLR_ERROR_SPEARMAN = 2,
+} dpd_blr_error_measure;
+
+/**
  * A privacy budget and what has been spent of it.
  */
 typedef struct dpd_accountant dpd_accountant;
@@ -237,6 +255,36 @@ typedef struct dpd_round_config dpd_round_config;
  * The M wire messages of one sharding; message k is for compute node k.
  */
 typedef struct dpd_shares dpd_shares;
+
+/**
+ * The precisions' posterior of a Gamma-prior fit and how the coordinate ascent ended.
+ */
+typedef struct dpd_blr_cavi_info {
+    /**
+     * Shape of q(λ) (noise precision).
+     */
+    double lambda_shape;
+    /**
+     * Rate of q(λ); E[λ] = shape / rate.
+     */
+    double lambda_rate;
+    /**
+     * Shape of q(λ₀) (coefficient precision).
+     */
+    double lambda0_shape;
+    /**
+     * Rate of q(λ₀).
+     */
+    double lambda0_rate;
+    /**
+     * Sweeps run.
+     */
+    size_t iterations;
+    /**
+     * 1 if the relative change of E[λ] and E[λ₀] fell below the tolerance, else 0.
+     */
+    uint32_t converged;
+} dpd_blr_cavi_info;
 
 /**
  * What a released sum contains and the guarantee it carries.
@@ -305,6 +353,33 @@ typedef struct dpd_wire_header {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * Fits λ ~ Gamma(a, b), λ₀ ~ Gamma(a0, b0) (shape, rate; the paper uses 2 for all four),
+ * β | λ₀ ~ N(0, λ₀⁻¹I), y ~ N(xᵀβ, λ⁻¹) to the statistics vector `stats` of n records and d
+ * features, laid out as `dpd_blr_record_stats` with `with_yy = 1` (so `len` = d(d+1)/2 + d + 1).
+ * Stops after `max_iter` sweeps or when E[λ], E[λ₀] change by less than `tol` relatively
+ * (the library's defaults are 1000 and 1e-12). Writes the mean of q(β) (d values, query-size
+ * pattern) and, when `info` is non-NULL, the precisions' posterior.
+ *
+ * # Safety
+ * `stats` NULL only with `len == 0`, else readable; `(out_mean, out_cap, out_len)` per the
+ * output-array rule; `info` NULL or writable.
+ */
+enum dpd_status dpd_blr_fit_gamma_prior(const double *stats,
+                                        size_t len,
+                                        size_t n,
+                                        size_t d,
+                                        double a,
+                                        double b,
+                                        double a0,
+                                        double b0,
+                                        size_t max_iter,
+                                        double tol,
+                                        double *out_mean,
+                                        size_t out_cap,
+                                        size_t *out_len,
+                                        struct dpd_blr_cavi_info *info);
 
 /**
  * Creates fit settings with total budget (ε, δ) (δ is ignored by Laplace) and the public
@@ -385,6 +460,16 @@ enum dpd_status dpd_blr_config_set_prior(struct dpd_blr_config *config,
                                          double lambda0);
 
 /**
+ * Also releases Σy² in the statistics round (`enabled = 1`; default `0`), which the
+ * Gamma-prior fit (`dpd_blr_fit_gamma_prior`) needs. Costs no extra budget: the sensitivity
+ * and the noise account for the extra coordinate.
+ *
+ * # Safety
+ * As `dpd_blr_config_set_trusted`.
+ */
+enum dpd_status dpd_blr_config_set_release_yy(struct dpd_blr_config *config, uint32_t enabled);
+
+/**
  * Frees fit settings; NULL is a no-op.
  *
  * # Safety
@@ -462,12 +547,53 @@ enum dpd_status dpd_blr_model_predict(const struct dpd_blr_model *model,
                                       size_t *out_len);
 
 /**
+ * Copies the released (noisy) statistics vector (layout as `dpd_blr_record_stats`, with Σy²
+ * iff the config set `dpd_blr_config_set_release_yy`) into `out` (query-size pattern); feed
+ * it to `dpd_blr_posterior_mean` or `dpd_blr_fit_gamma_prior`. Already private: no extra cost.
+ *
+ * # Safety
+ * As `dpd_blr_model_mean`.
+ */
+enum dpd_status dpd_blr_model_stats(const struct dpd_blr_model *model,
+                                    double *out,
+                                    size_t out_cap,
+                                    size_t *out_len);
+
+/**
  * Frees a fitted model; NULL is a no-op.
  *
  * # Safety
  * `model` must be NULL or a handle from `dpd_blr_fit` not freed before.
  */
 void dpd_blr_model_free(struct dpd_blr_model *model);
+
+/**
+ * Chooses the projection multipliers for a statistics release of n records with standard
+ * deviations `sigma_x[0..d]` (per x dimension) and `sigma_y`, imitating the release `config`
+ * describes (mechanism, aggregation, prior, and the statistics round's share of the budget as
+ * `dpd_blr_fit` would spend it: (1 − 0.1) of it with projection on, all of it with projection
+ * off), minimising `measure` (`DPD_BLR_ERROR_*`) over the DCA paper's grid (20 points in
+ * [0.1, 2.1] each, 10 auxiliary data sets, mean error). The clipping bounds are then
+ * B_j = ω_x·σ_j and B_y = ω_y·σ_y.
+ *
+ * The auxiliary data are seeded from `rng` (the seed is not secret: nothing private is drawn).
+ * Writes ω_x, ω_y and the chosen point's mean error (`out_error` may be NULL) only on success.
+ *
+ * # Safety
+ * `sigma_x` NULL only with `d == 0`, else `d` readable doubles; `config`, `rng` NULL (→ error)
+ * or live handles (`rng` not used concurrently); `out_omega_x`, `out_omega_y` NULL (→ error)
+ * or writable; `out_error` NULL or writable.
+ */
+enum dpd_status dpd_blr_search_thresholds(const double *sigma_x,
+                                          size_t d,
+                                          double sigma_y,
+                                          size_t n,
+                                          const struct dpd_blr_config *config,
+                                          uint32_t measure,
+                                          struct dpd_rng *rng,
+                                          double *out_omega_x,
+                                          double *out_omega_y,
+                                          double *out_error);
 
 /**
  * Writes the length of a statistics vector for d features: d(d+1)/2 entries of Σxxᵀ (packed

@@ -208,6 +208,34 @@ pub unsafe extern "C" fn dpd_blr_config_set_prior(
     }
 }
 
+/// Also releases Σy² in the statistics round (`enabled = 1`; default `0`), which the
+/// Gamma-prior fit (`dpd_blr_fit_gamma_prior`) needs. Costs no extra budget: the sensitivity
+/// and the noise account for the extra coordinate.
+///
+/// # Safety
+/// As `dpd_blr_config_set_trusted`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_blr_config_set_release_yy(
+    config: *mut dpd_blr_config,
+    enabled: u32,
+) -> dpd_status {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        update("dpd_blr_config_set_release_yy", config, |c| {
+            c.with_yy = match enabled {
+                0 => false,
+                1 => true,
+                v => {
+                    return Err(FfiError::invalid(format!(
+                        "`enabled` must be 0 or 1, got {v}"
+                    )));
+                }
+            };
+            Ok(())
+        })
+    }
+}
+
 /// Frees fit settings; NULL is a no-op.
 ///
 /// # Safety

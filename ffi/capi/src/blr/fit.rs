@@ -14,6 +14,8 @@ use crate::status::dpd_status;
 /// A fitted private BLR model: the posterior from the released statistics and what it cost.
 pub struct dpd_blr_model {
     inner: Fit,
+    /// Whether Σy² was released.
+    with_yy: bool,
 }
 
 /// Checks `x` holds n·d values.
@@ -61,7 +63,16 @@ pub unsafe extern "C" fn dpd_blr_fit(
         check_rows(x, n, d)?;
         let inner = blr::fit(x, y, n, d, &config.inner, rng.next_source())?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
-        unsafe { write_out(out, into_handle(dpd_blr_model { inner }), "out") }
+        unsafe {
+            write_out(
+                out,
+                into_handle(dpd_blr_model {
+                    inner,
+                    with_yy: config.inner.with_yy,
+                }),
+                "out",
+            )
+        }
     })
 }
 
@@ -171,6 +182,30 @@ pub unsafe extern "C" fn dpd_blr_model_predict(
         let predictions = blr::predict(beta, x, n)?;
         // SAFETY: header contract for the output array.
         unsafe { write_array(&predictions, out, out_cap, out_len, "out") }
+    })
+}
+
+/// Copies the released (noisy) statistics vector (layout as `dpd_blr_record_stats`, with Σy²
+/// iff the config set `dpd_blr_config_set_release_yy`) into `out` (query-size pattern); feed
+/// it to `dpd_blr_posterior_mean` or `dpd_blr_fit_gamma_prior`. Already private: no extra cost.
+///
+/// # Safety
+/// As `dpd_blr_model_mean`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_blr_model_stats(
+    model: *const dpd_blr_model,
+    out: *mut f64,
+    out_cap: usize,
+    out_len: *mut usize,
+) -> dpd_status {
+    ffi_entry("dpd_blr_model_stats", || -> FfiResult<()> {
+        check_out(out_len, "out_len")?;
+        // SAFETY: header contract.
+        unsafe {
+            let model = handle_ref(model, "model")?;
+            let flat = model.inner.stats.to_flat(model.with_yy);
+            write_array(&flat, out, out_cap, out_len, "out")
+        }
     })
 }
 

@@ -2,7 +2,9 @@
 //! regression pipeline (DCA paper Alg. 2), sufficient statistics, posterior, prediction and
 //! metrics.
 
+mod cavi;
 pub(crate) mod config;
 mod errors;
 pub(crate) mod fit;
+mod search;
 mod stats;

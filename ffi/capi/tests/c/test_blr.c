@@ -124,6 +124,135 @@ int main(void) {
         model = NULL;
     }
 
+    /* Threshold search on its own: the same seed gives the same choice, inside the DCA grid. */
+    {
+        /* x_j ~ U(-1, 1): sigma = 1/sqrt(3); y's sigma is about that of 1.0*x1 - 0.5*x2 + 0.25*x3. */
+        const double sigma_x[D] = {0.57735, 0.57735, 0.57735};
+        const double sigma_y = 0.66;
+        dpd_blr_config *search_config = NULL;
+        CHECK_OK(dpd_blr_config_new(1.0, 1e-5, assumed_x, D, 2.0, &search_config));
+        double ox[2] = {0}, oy[2] = {0}, err = -1.0;
+        for (int k = 0; k < 2; k++) {
+            dpd_rng *seeded = NULL;
+            CHECK_OK(dpd_rng_new_insecure_fixed_seed(7, &seeded));
+            CHECK_OK(dpd_blr_search_thresholds(sigma_x, D, sigma_y, N, search_config,
+                                               DPD_BLR_ERROR_MAE, seeded, &ox[k], &oy[k], &err));
+            dpd_rng_free(seeded);
+        }
+        printf("threshold search: omega_x %.4f, omega_y %.4f, aux MAE %.4f\n", ox[0], oy[0], err);
+        CHECK(ox[0] == ox[1] && oy[0] == oy[1]);
+        CHECK(ox[0] >= 0.1 - 1e-12 && ox[0] <= 2.1 + 1e-12);
+        CHECK(oy[0] >= 0.1 - 1e-12 && oy[0] <= 2.1 + 1e-12);
+        CHECK(isfinite(err) && err > 0.0);
+        CHECK_OK(dpd_blr_search_thresholds(sigma_x, D, sigma_y, N, search_config,
+                                           DPD_BLR_ERROR_SPEARMAN, rng, &ox[0], &oy[0], NULL));
+        /* Bad inputs leave the outputs alone. */
+        double sx = -7.0, sy = -7.0;
+        const double nan_sigma[D] = {0.5, NAN, 0.5};
+        CHECK_FAILS(dpd_blr_search_thresholds(NULL, D, sigma_y, N, search_config, 0, rng, &sx, &sy,
+                                              NULL),
+                    DPD_ERR_NULL_POINTER, "sigma_x");
+        CHECK_FAILS(dpd_blr_search_thresholds(nan_sigma, D, sigma_y, N, search_config, 0, rng, &sx,
+                                              &sy, NULL),
+                    DPD_ERR_NON_FINITE, "");
+        CHECK_FAILS(dpd_blr_search_thresholds(sigma_x, D, NAN, N, search_config, 0, rng, &sx, &sy,
+                                              NULL),
+                    DPD_ERR_NON_FINITE, "");
+        CHECK_FAILS(dpd_blr_search_thresholds(sigma_x, D - 1, sigma_y, N, search_config, 0, rng,
+                                              &sx, &sy, NULL),
+                    DPD_ERR_LENGTH_MISMATCH, "sigma_x");
+        CHECK_FAILS(dpd_blr_search_thresholds(sigma_x, D, sigma_y, N, search_config, 3, rng, &sx,
+                                              &sy, NULL),
+                    DPD_ERR_INVALID_ARGUMENT, "measure");
+        CHECK_FAILS(dpd_blr_search_thresholds(sigma_x, D, sigma_y, N, search_config, 0, rng, NULL,
+                                              &sy, NULL),
+                    DPD_ERR_NULL_POINTER, "out_omega_x");
+        CHECK_FAILS(dpd_blr_search_thresholds(sigma_x, D, sigma_y, N, NULL, 0, rng, &sx, &sy, NULL),
+                    DPD_ERR_NULL_POINTER, "config");
+        CHECK(sx == -7.0 && sy == -7.0);
+        dpd_blr_config_free(search_config);
+    }
+
+    /* Gamma-prior fit from exact statistics with Σy²: at convergence the mean is the ridge
+     * solution at the fitted precisions E[λ], E[λ₀] (checked with the solver above), and the
+     * shapes are a + n/2 and a0 + d/2. */
+    {
+        size_t yy_len = 0;
+        CHECK_OK(dpd_blr_stats_len(D, 1, &yy_len));
+        CHECK(yy_len == D * (D + 1) / 2 + D + 1);
+        double sum[10] = {0}, rec[10];
+        for (size_t i = 0; i < N; i++) {
+            CHECK_OK(dpd_blr_record_stats(&x[i * D], D, y[i], 1, rec, 10, &len));
+            for (size_t k = 0; k < yy_len; k++) sum[k] += rec[k];
+        }
+        double mean[D], ridge_mean[D];
+        dpd_blr_cavi_info info = {0};
+        CHECK_OK(dpd_blr_fit_gamma_prior(sum, yy_len, N, D, 2.0, 2.0, 2.0, 2.0, 1000, 1e-12, mean,
+                                         D, &len, &info));
+        CHECK(len == D && info.converged == 1 && info.iterations >= 1);
+        CHECK(fabs(info.lambda_shape - (2.0 + N / 2.0)) < 1e-12);
+        CHECK(fabs(info.lambda0_shape - (2.0 + D / 2.0)) < 1e-12);
+        double e_lambda = info.lambda_shape / info.lambda_rate;
+        double e_lambda0 = info.lambda0_shape / info.lambda0_rate;
+        printf("Gamma prior: E[lambda] %.2f, E[lambda0] %.3f, %zu sweeps\n", e_lambda, e_lambda0,
+               info.iterations);
+        ridge(x, y, e_lambda, e_lambda0, ridge_mean);
+        for (size_t j = 0; j < D; j++) CHECK(fabs(mean[j] - ridge_mean[j]) < 1e-8);
+        /* rate(λ) = b + ½(RSS(m) + tr(XᵀX S)) with 0 < tr(XᵀX S) = Σ s_i/(E[λ₀] + E[λ] s_i)
+         * < d/E[λ]: bracket it with the RSS computed here. (E[λ] is not the noise precision
+         * 300 of U(-0.1, 0.1): the Gamma(2, 2) prior adds 2 to a rate of ~3.3.) */
+        double rss = 0.0;
+        for (size_t i = 0; i < N; i++) {
+            double r = y[i];
+            for (size_t j = 0; j < D; j++) r -= x[i * D + j] * mean[j];
+            rss += r * r;
+        }
+        CHECK(info.lambda_rate > 2.0 + 0.5 * rss);
+        CHECK(info.lambda_rate < 2.0 + 0.5 * rss + 0.5 * D / e_lambda);
+
+        /* Without Σy² (wrong length), NaN, bad prior, bad stopping rule. */
+        double keep[D] = {-7.0, -7.0, -7.0};
+        CHECK_FAILS(dpd_blr_fit_gamma_prior(sum, yy_len - 1, N, D, 2, 2, 2, 2, 1000, 1e-12, keep,
+                                            D, &len, NULL),
+                    DPD_ERR_LENGTH_MISMATCH, "");
+        sum[0] = NAN;
+        CHECK_FAILS(dpd_blr_fit_gamma_prior(sum, yy_len, N, D, 2, 2, 2, 2, 1000, 1e-12, keep, D,
+                                            &len, NULL),
+                    DPD_ERR_NON_FINITE, "");
+        sum[0] = 1.0;
+        CHECK_FAILS(dpd_blr_fit_gamma_prior(sum, yy_len, N, D, 0, 2, 2, 2, 1000, 1e-12, keep, D,
+                                            &len, NULL),
+                    DPD_ERR_INVALID_ARGUMENT, "Gamma");
+        CHECK_FAILS(dpd_blr_fit_gamma_prior(sum, yy_len, N, D, 2, 2, 2, 2, 0, 1e-12, keep, D, &len,
+                                            NULL),
+                    DPD_ERR_INVALID_ARGUMENT, "");
+        CHECK_FAILS(dpd_blr_fit_gamma_prior(NULL, yy_len, N, D, 2, 2, 2, 2, 1000, 1e-12, keep, D,
+                                            &len, NULL),
+                    DPD_ERR_NULL_POINTER, "stats");
+        CHECK(keep[0] == -7.0 && keep[1] == -7.0 && keep[2] == -7.0);
+
+        /* A private fit that releases Σy² feeds the Gamma-prior fit. */
+        dpd_blr_config *yy_config = NULL;
+        CHECK_OK(dpd_blr_config_new(1.0, 1e-5, assumed_x, D, 2.0, &yy_config));
+        CHECK_OK(dpd_blr_config_set_release_yy(yy_config, 1));
+        CHECK_FAILS(dpd_blr_config_set_release_yy(yy_config, 2), DPD_ERR_INVALID_ARGUMENT, "0 or 1");
+        dpd_blr_model *yy_model = NULL;
+        CHECK_OK(dpd_blr_fit(x, N * D, y, N, D, yy_config, rng, &yy_model));
+        double released[10];
+        size_t released_len = 0;
+        CHECK_FAILS(dpd_blr_model_stats(yy_model, NULL, 0, &released_len),
+                    DPD_ERR_BUFFER_TOO_SMALL, "");
+        CHECK(released_len == yy_len);
+        CHECK_OK(dpd_blr_model_stats(yy_model, released, 10, &released_len));
+        CHECK_OK(dpd_blr_fit_gamma_prior(released, released_len, N, D, 2, 2, 2, 2, 1000, 1e-12,
+                                         mean, D, &len, &info));
+        for (size_t j = 0; j < D; j++) CHECK(isfinite(mean[j]));
+        printf("Gamma prior from a private release: mu = (%.3f, %.3f, %.3f)\n", mean[0], mean[1],
+               mean[2]);
+        dpd_blr_model_free(yy_model);
+        dpd_blr_config_free(yy_config);
+    }
+
     /* Bad inputs. */
     dpd_blr_config *bad = (dpd_blr_config *)0x1;
     CHECK_FAILS(dpd_blr_config_new(NAN, 1e-5, assumed_x, D, 2.0, &bad), DPD_ERR_NON_FINITE,
