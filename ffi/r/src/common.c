@@ -129,7 +129,8 @@ const double *dpdr_row_major(SEXP x, const char *name, size_t *n_rows, size_t *n
 
 static const char *const kind_names[DPDR_KIND_COUNT] = {
     "dpdist_rng",  "dpdist_accountant", "dpdist_round_config", "dpdist_client",
-    "dpdist_node", "dpdist_node_sum",   "dpdist_aggregator", "dpdist_plr_model"};
+    "dpdist_node", "dpdist_node_sum",   "dpdist_aggregator", "dpdist_plr_model",
+    "dpdist_blr_model"};
 
 static void free_handle(dpdr_kind kind, void *p) {
   switch (kind) {
@@ -141,6 +142,7 @@ static void free_handle(dpdr_kind kind, void *p) {
     case DPDR_NODE_SUM: dpd_node_sum_free((dpd_node_sum *)p); break;
     case DPDR_AGGREGATOR: dpd_aggregator_free((dpd_aggregator *)p); break;
     case DPDR_PLR_MODEL: dpd_plr_model_free((dpd_plr_model *)p); break;
+    case DPDR_BLR_MODEL: dpd_blr_model_free((dpd_blr_model *)p); break;
     default: break;
   }
 }

@@ -40,6 +40,7 @@ typedef enum {
   DPDR_NODE_SUM,
   DPDR_AGGREGATOR,
   DPDR_PLR_MODEL,
+  DPDR_BLR_MODEL,
   DPDR_KIND_COUNT
 } dpdr_kind;
 

@@ -50,6 +50,20 @@ SEXP dpdr_plr_model_weights(SEXP);
 SEXP dpdr_plr_model_low_level(SEXP, SEXP);
 SEXP dpdr_plr_model_from_weights(SEXP, SEXP);
 SEXP dpdr_auc(SEXP, SEXP);
+SEXP dpdr_blr_fit(SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_blr_model_mean(SEXP);
+SEXP dpdr_blr_model_stats(SEXP);
+SEXP dpdr_blr_model_spent(SEXP);
+SEXP dpdr_blr_model_bounds(SEXP);
+SEXP dpdr_blr_predict(SEXP, SEXP);
+SEXP dpdr_blr_fit_non_private(SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_blr_record_stats(SEXP, SEXP, SEXP);
+SEXP dpdr_blr_posterior_mean(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_blr_fit_gamma_prior(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_blr_search_thresholds(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_mae(SEXP, SEXP);
+SEXP dpdr_rmse(SEXP, SEXP);
+SEXP dpdr_spearman(SEXP, SEXP);
 SEXP dpdr_free(SEXP);
 
 static const R_CallMethodDef call_methods[] = {
@@ -100,6 +114,20 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_plr_model_low_level", (DL_FUNC)&dpdr_plr_model_low_level, 2},
     {"dpdr_plr_model_from_weights", (DL_FUNC)&dpdr_plr_model_from_weights, 2},
     {"dpdr_auc", (DL_FUNC)&dpdr_auc, 2},
+    {"dpdr_blr_fit", (DL_FUNC)&dpdr_blr_fit, 4},
+    {"dpdr_blr_model_mean", (DL_FUNC)&dpdr_blr_model_mean, 1},
+    {"dpdr_blr_model_stats", (DL_FUNC)&dpdr_blr_model_stats, 1},
+    {"dpdr_blr_model_spent", (DL_FUNC)&dpdr_blr_model_spent, 1},
+    {"dpdr_blr_model_bounds", (DL_FUNC)&dpdr_blr_model_bounds, 1},
+    {"dpdr_blr_predict", (DL_FUNC)&dpdr_blr_predict, 2},
+    {"dpdr_blr_fit_non_private", (DL_FUNC)&dpdr_blr_fit_non_private, 4},
+    {"dpdr_blr_record_stats", (DL_FUNC)&dpdr_blr_record_stats, 3},
+    {"dpdr_blr_posterior_mean", (DL_FUNC)&dpdr_blr_posterior_mean, 6},
+    {"dpdr_blr_fit_gamma_prior", (DL_FUNC)&dpdr_blr_fit_gamma_prior, 6},
+    {"dpdr_blr_search_thresholds", (DL_FUNC)&dpdr_blr_search_thresholds, 6},
+    {"dpdr_mae", (DL_FUNC)&dpdr_mae, 2},
+    {"dpdr_rmse", (DL_FUNC)&dpdr_rmse, 2},
+    {"dpdr_spearman", (DL_FUNC)&dpdr_spearman, 2},
     {"dpdr_free", (DL_FUNC)&dpdr_free, 1},
     {NULL, NULL, 0}};
 

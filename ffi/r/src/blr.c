@@ -1,0 +1,286 @@
+/* Private Bayesian linear regression (DCA paper Alg. 2): settings, fit, model queries, the
+ * building blocks (statistics, posterior, Gamma-prior fit), threshold search and metrics. */
+#include "dpdist_r.h"
+
+/* The settings list built by blr_settings() in R/blr.R, in this order. */
+enum {
+  S_EPSILON, S_DELTA, S_ASSUMED_X, S_ASSUMED_Y, S_AGGREGATION, S_N_NODES, S_MAX_DROPPED,
+  S_SHARE_MODE, S_LAPLACE, S_SPLIT, S_PROJECTION, S_LAMBDA, S_LAMBDA0, S_RELEASE_YY, S_COUNT
+};
+
+typedef struct {
+  double epsilon, delta, assumed_y, split[3], lambda, lambda0;
+  const double *assumed_x;
+  size_t d, max_dropped;
+  uint32_t aggregation, n_nodes, share_mode, laplace, projection, release_yy;
+} settings_t;
+
+/* Converts every field first (conversion failures signal before anything is allocated). */
+static settings_t read_settings(SEXP s) {
+  if (TYPEOF(s) != VECSXP || XLENGTH(s) != S_COUNT || !Rf_inherits(s, "dpdist_blr_settings"))
+    dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`settings` must come from blr_settings()");
+  settings_t c;
+  c.epsilon = dpdr_double(VECTOR_ELT(s, S_EPSILON), "epsilon");
+  c.delta = dpdr_double(VECTOR_ELT(s, S_DELTA), "delta");
+  c.assumed_x = dpdr_doubles(VECTOR_ELT(s, S_ASSUMED_X), "assumed_x");
+  c.d = (size_t)XLENGTH(VECTOR_ELT(s, S_ASSUMED_X));
+  c.assumed_y = dpdr_double(VECTOR_ELT(s, S_ASSUMED_Y), "assumed_y");
+  c.aggregation = dpdr_u32(VECTOR_ELT(s, S_AGGREGATION), "aggregation");
+  c.n_nodes = dpdr_u32(VECTOR_ELT(s, S_N_NODES), "n_nodes");
+  c.max_dropped = dpdr_size(VECTOR_ELT(s, S_MAX_DROPPED), "max_dropped");
+  c.share_mode = dpdr_u32(VECTOR_ELT(s, S_SHARE_MODE), "share_mode");
+  c.laplace = dpdr_u32(VECTOR_ELT(s, S_LAPLACE), "laplace");
+  SEXP split = VECTOR_ELT(s, S_SPLIT);
+  if (TYPEOF(split) != REALSXP || XLENGTH(split) != 3)
+    dpdr_fail("DPD_ERR_LENGTH_MISMATCH", "`laplace_split` must hold 3 numbers");
+  for (int k = 0; k < 3; k++) c.split[k] = REAL(split)[k];
+  c.projection = dpdr_u32(VECTOR_ELT(s, S_PROJECTION), "projection");
+  c.lambda = dpdr_double(VECTOR_ELT(s, S_LAMBDA), "lambda");
+  c.lambda0 = dpdr_double(VECTOR_ELT(s, S_LAMBDA0), "lambda0");
+  c.release_yy = dpdr_u32(VECTOR_ELT(s, S_RELEASE_YY), "release_yy");
+  return c;
+}
+
+/* Builds the C settings handle; on failure frees it and returns the status (no R error here,
+ * so the caller can free its own resources before dpdr_check). */
+static dpd_status new_config(const settings_t *c, dpd_blr_config **out) {
+  dpd_blr_config *cfg = NULL;
+  dpd_status st = dpd_blr_config_new(c->epsilon, c->delta, c->assumed_x, c->d, c->assumed_y, &cfg);
+  if (st != DPD_OK) return st;
+  if (c->aggregation == 1)
+    st = dpd_blr_config_set_distributed(cfg, c->n_nodes, c->max_dropped, c->share_mode);
+  else if (c->aggregation == 2)
+    st = dpd_blr_config_set_input_perturbation(cfg);
+  if (st == DPD_OK && c->laplace)
+    st = dpd_blr_config_set_laplace(cfg, c->split[0], c->split[1], c->split[2]);
+  if (st == DPD_OK) st = dpd_blr_config_set_projection(cfg, c->projection);
+  if (st == DPD_OK) st = dpd_blr_config_set_prior(cfg, c->lambda, c->lambda0);
+  if (st == DPD_OK) st = dpd_blr_config_set_release_yy(cfg, c->release_yy);
+  if (st != DPD_OK) {
+    dpd_blr_config_free(cfg);
+    return st;
+  }
+  *out = cfg;
+  return DPD_OK;
+}
+
+static dpd_blr_model *model_of(SEXP x) {
+  return (dpd_blr_model *)dpdr_handle(x, DPDR_BLR_MODEL, "model");
+}
+
+/* An R vector of the length a query-size call reports, filled by a second call. */
+#define QUERY_THEN_FILL(call_with)                                    \
+  do {                                                                \
+    size_t len_ = 0;                                                  \
+    dpd_status st_ = call_with(NULL, 0, &len_);                       \
+    if (st_ != DPD_ERR_BUFFER_TOO_SMALL) dpdr_check(st_);             \
+    out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)len_));           \
+    dpdr_check(call_with(len_ > 0 ? REAL(out) : NULL, len_, &len_));  \
+  } while (0)
+
+SEXP dpdr_blr_fit(SEXP x, SEXP y, SEXP settings, SEXP rng) {
+  settings_t c = read_settings(settings);
+  dpd_rng *r = (dpd_rng *)dpdr_handle(rng, DPDR_RNG, "rng");
+  size_t n = 0, d = 0;
+  const double *rows = dpdr_row_major(x, "x", &n, &d);
+  const double *ys = dpdr_doubles(y, "y");
+  if ((size_t)XLENGTH(y) != n)
+    dpdr_fail("DPD_ERR_LENGTH_MISMATCH", "`y` has %lld values, `x` %zu rows",
+              (long long)XLENGTH(y), n);
+  dpd_blr_config *cfg = NULL;
+  dpd_blr_model *model = NULL;
+  dpd_status st = new_config(&c, &cfg);
+  if (st == DPD_OK) st = dpd_blr_fit(rows, n * d, ys, n, d, cfg, r, &model);
+  dpd_blr_config_free(cfg);
+  dpdr_check(st);
+  return dpdr_wrap(model, DPDR_BLR_MODEL);
+}
+
+SEXP dpdr_blr_model_mean(SEXP model) {
+  dpd_blr_model *m = model_of(model);
+  SEXP out;
+#define CALL(o, cap, len) dpd_blr_model_mean(m, o, cap, len)
+  QUERY_THEN_FILL(CALL);
+#undef CALL
+  UNPROTECT(1);
+  return out;
+}
+
+SEXP dpdr_blr_model_stats(SEXP model) {
+  dpd_blr_model *m = model_of(model);
+  SEXP out;
+#define CALL(o, cap, len) dpd_blr_model_stats(m, o, cap, len)
+  QUERY_THEN_FILL(CALL);
+#undef CALL
+  UNPROTECT(1);
+  return out;
+}
+
+SEXP dpdr_blr_model_spent(SEXP model) {
+  double eps = 0, delta = 0;
+  dpdr_check(dpd_blr_model_spent(model_of(model), &eps, &delta));
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, 2));
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 2));
+  REAL(out)[0] = eps;
+  REAL(out)[1] = delta;
+  SET_STRING_ELT(names, 0, Rf_mkChar("epsilon"));
+  SET_STRING_ELT(names, 1, Rf_mkChar("delta"));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(2);
+  return out;
+}
+
+SEXP dpdr_blr_model_bounds(SEXP model) {
+  dpd_blr_model *m = model_of(model);
+  size_t len = 0;
+  double by = 0;
+  dpd_status st = dpd_blr_model_bounds(m, NULL, 0, &len, NULL);
+  if (st != DPD_ERR_BUFFER_TOO_SMALL) dpdr_check(st);
+  SEXP bx = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)len));
+  dpdr_check(dpd_blr_model_bounds(m, len > 0 ? REAL(bx) : NULL, len, &len, &by));
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 2));
+  SET_VECTOR_ELT(out, 0, bx);
+  SET_VECTOR_ELT(out, 1, Rf_ScalarReal(by));
+  SET_STRING_ELT(names, 0, Rf_mkChar("x"));
+  SET_STRING_ELT(names, 1, Rf_mkChar("y"));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(3);
+  return out;
+}
+
+SEXP dpdr_blr_predict(SEXP model, SEXP x) {
+  dpd_blr_model *m = model_of(model);
+  size_t d_model = 0;
+  dpd_status st = dpd_blr_model_mean(m, NULL, 0, &d_model);
+  if (st != DPD_ERR_BUFFER_TOO_SMALL) dpdr_check(st);
+  size_t n = 0, d = 0;
+  const double *rows = dpdr_row_major(x, "newdata", &n, &d);
+  /* The C call only sees n * d values: a matrix of the wrong width could pass as other rows. */
+  if (d != d_model)
+    dpdr_fail("DPD_ERR_LENGTH_MISMATCH", "`newdata` has %zu columns, the model reads %zu", d,
+              d_model);
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)n));
+  size_t len = 0;
+  dpdr_check(dpd_blr_model_predict(m, rows, n * d, n > 0 ? REAL(out) : NULL, n, &len));
+  UNPROTECT(1);
+  return out;
+}
+
+SEXP dpdr_blr_fit_non_private(SEXP x, SEXP y, SEXP lambda, SEXP lambda0) {
+  double lam = dpdr_double(lambda, "lambda"), lam0 = dpdr_double(lambda0, "lambda0");
+  size_t n = 0, d = 0;
+  const double *rows = dpdr_row_major(x, "x", &n, &d);
+  const double *ys = dpdr_doubles(y, "y");
+  size_t ny = (size_t)XLENGTH(y);
+  if (ny != n)
+    dpdr_fail("DPD_ERR_LENGTH_MISMATCH", "`y` has %zu values, `x` %zu rows", ny, n);
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)d));
+  size_t len = 0;
+  dpdr_check(dpd_blr_fit_non_private(rows, n * d, ys, n, d, lam, lam0, d > 0 ? REAL(out) : NULL,
+                                     d, &len));
+  UNPROTECT(1);
+  return out;
+}
+
+SEXP dpdr_blr_record_stats(SEXP x_row, SEXP y, SEXP with_yy) {
+  const double *xr = dpdr_doubles(x_row, "x_row");
+  size_t d = (size_t)XLENGTH(x_row);
+  double yv = dpdr_double(y, "y");
+  uint32_t yy = dpdr_u32(with_yy, "with_yy");
+  SEXP out;
+#define CALL(o, cap, len) dpd_blr_record_stats(xr, d, yv, yy, o, cap, len)
+  QUERY_THEN_FILL(CALL);
+#undef CALL
+  UNPROTECT(1);
+  return out;
+}
+
+SEXP dpdr_blr_posterior_mean(SEXP stats, SEXP n, SEXP d, SEXP with_yy, SEXP lambda,
+                             SEXP lambda0) {
+  const double *s = dpdr_doubles(stats, "stats");
+  size_t len_s = (size_t)XLENGTH(stats), nn = dpdr_size(n, "n"), dd = dpdr_size(d, "d");
+  uint32_t yy = dpdr_u32(with_yy, "with_yy");
+  double lam = dpdr_double(lambda, "lambda"), lam0 = dpdr_double(lambda0, "lambda0");
+  SEXP out;
+#define CALL(o, cap, len) dpd_blr_posterior_mean(s, len_s, nn, dd, yy, lam, lam0, o, cap, len)
+  QUERY_THEN_FILL(CALL);
+#undef CALL
+  UNPROTECT(1);
+  return out;
+}
+
+SEXP dpdr_blr_fit_gamma_prior(SEXP stats, SEXP n, SEXP d, SEXP prior, SEXP max_iter, SEXP tol) {
+  const double *s = dpdr_doubles(stats, "stats");
+  size_t len_s = (size_t)XLENGTH(stats), nn = dpdr_size(n, "n"), dd = dpdr_size(d, "d");
+  if (TYPEOF(prior) != REALSXP || XLENGTH(prior) != 4)
+    dpdr_fail("DPD_ERR_LENGTH_MISMATCH", "`prior` must be c(a, b, a0, b0)");
+  const double *p = REAL(prior);
+  size_t iters = dpdr_size(max_iter, "max_iter");
+  double t = dpdr_double(tol, "tol");
+  dpd_blr_cavi_info info;
+  SEXP mean;
+  {
+    SEXP out;
+#define CALL(o, cap, len) \
+  dpd_blr_fit_gamma_prior(s, len_s, nn, dd, p[0], p[1], p[2], p[3], iters, t, o, cap, len, &info)
+    QUERY_THEN_FILL(CALL);
+#undef CALL
+    mean = out;
+  }
+  const char *keys[] = {"mean", "lambda_shape", "lambda_rate", "lambda0_shape", "lambda0_rate",
+                        "iterations", "converged"};
+  SEXP res = PROTECT(Rf_allocVector(VECSXP, 7));
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 7));
+  SET_VECTOR_ELT(res, 0, mean);
+  SET_VECTOR_ELT(res, 1, Rf_ScalarReal(info.lambda_shape));
+  SET_VECTOR_ELT(res, 2, Rf_ScalarReal(info.lambda_rate));
+  SET_VECTOR_ELT(res, 3, Rf_ScalarReal(info.lambda0_shape));
+  SET_VECTOR_ELT(res, 4, Rf_ScalarReal(info.lambda0_rate));
+  SET_VECTOR_ELT(res, 5, Rf_ScalarReal((double)info.iterations));
+  SET_VECTOR_ELT(res, 6, Rf_ScalarLogical(info.converged != 0));
+  for (int k = 0; k < 7; k++) SET_STRING_ELT(names, k, Rf_mkChar(keys[k]));
+  Rf_setAttrib(res, R_NamesSymbol, names);
+  UNPROTECT(3);
+  return res;
+}
+
+SEXP dpdr_blr_search_thresholds(SEXP sigma_x, SEXP sigma_y, SEXP n, SEXP settings, SEXP measure,
+                                SEXP rng) {
+  const double *sx = dpdr_doubles(sigma_x, "sigma_x");
+  size_t d = (size_t)XLENGTH(sigma_x), nn = dpdr_size(n, "n");
+  double sy = dpdr_double(sigma_y, "sigma_y");
+  uint32_t meas = dpdr_u32(measure, "measure");
+  settings_t c = read_settings(settings);
+  dpd_rng *r = (dpd_rng *)dpdr_handle(rng, DPDR_RNG, "rng");
+  dpd_blr_config *cfg = NULL;
+  double ox = 0, oy = 0, err = 0;
+  dpd_status st = new_config(&c, &cfg);
+  if (st == DPD_OK) st = dpd_blr_search_thresholds(sx, d, sy, nn, cfg, meas, r, &ox, &oy, &err);
+  dpd_blr_config_free(cfg);
+  dpdr_check(st);
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, 3));
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 3));
+  REAL(out)[0] = ox;
+  REAL(out)[1] = oy;
+  REAL(out)[2] = err;
+  SET_STRING_ELT(names, 0, Rf_mkChar("omega_x"));
+  SET_STRING_ELT(names, 1, Rf_mkChar("omega_y"));
+  SET_STRING_ELT(names, 2, Rf_mkChar("error"));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(2);
+  return out;
+}
+
+static SEXP metric(dpd_status (*f)(const double *, size_t, const double *, size_t, double *),
+                   SEXP truth, SEXP predicted) {
+  const double *t = dpdr_doubles(truth, "truth");
+  const double *p = dpdr_doubles(predicted, "predicted");
+  double out = 0;
+  dpdr_check(f(t, (size_t)XLENGTH(truth), p, (size_t)XLENGTH(predicted), &out));
+  return Rf_ScalarReal(out);
+}
+
+SEXP dpdr_mae(SEXP truth, SEXP predicted) { return metric(dpd_mae, truth, predicted); }
+SEXP dpdr_rmse(SEXP truth, SEXP predicted) { return metric(dpd_rmse, truth, predicted); }
+SEXP dpdr_spearman(SEXP truth, SEXP predicted) { return metric(dpd_spearman, truth, predicted); }
