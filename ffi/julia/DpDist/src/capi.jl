@@ -17,6 +17,8 @@ struct dpd_aggregator end
 struct dpd_dataset end
 struct dpd_feature_groups end
 struct dpd_plr_model end
+struct dpd_blr_config end
+struct dpd_blr_model end
 
 # dpd_status and the other C enums are C `int`s.
 const DPD_OK = Cint(0)

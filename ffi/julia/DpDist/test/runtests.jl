@@ -264,4 +264,88 @@ end
     dpd_error(() -> node_sum_from_bytes(b[1:end-1]), :DPD_ERR_MALFORMED)
 end
 
+
+function make_linear(n, seed)
+    rng = MersenneTwister(seed)
+    x = 2 .* rand(rng, n, 3) .- 1
+    y = x * [1.0, -0.5, 0.25] .+ 0.2 .* (rand(rng, n) .- 0.5)
+    return x, y
+end
+
+@testset "BLR" begin
+    x, y = make_linear(2000, 1)
+    # Non-private posterior against an independent solve of (λ₀I + λXᵀX)μ = λXᵀy.
+    for (λ, λ0) in ((1.0, 1.0), (3.0, 0.5))
+        @test maximum(abs.(blr_fit_non_private(x, y; lambda=λ, lambda0=λ0) .-
+                           (λ0 * I + λ * (x' * x)) \ (λ * (x' * y)))) < 1e-8
+    end
+    # Summed per-record statistics give the same posterior.
+    stats = sum(blr_record_stats(x[i, :], y[i]) for i in 1:300)
+    @test length(stats) == blr_stats_len(3) == 9
+    @test maximum(abs.(blr_posterior_mean(stats, 300, 3) .-
+                       blr_fit_non_private(x[1:300, :], y[1:300]))) < 1e-9
+
+    for (name, s) in (("trusted", BlrSettings(epsilon=1, delta=1e-5, assumed_x=[1, 1, 1],
+                                              assumed_y=2)),
+                      ("DCA", BlrSettings(epsilon=1, delta=1e-5, assumed_x=[1, 1, 1],
+                                          assumed_y=2, aggregation=:distributed, n_nodes=3,
+                                          max_dropped=2)),
+                      ("Laplace", BlrSettings(epsilon=1, delta=1e-5, assumed_x=[1, 1, 1],
+                                              assumed_y=2, mechanism=:laplace)))
+        m = blr_fit(x, y, s; rng=Rng(insecure_seed=11))
+        sp = blr_spent(m)
+        @test 0 < sp.epsilon <= 1 + 1e-9
+        @test 0 <= sp.delta <= 1e-5
+        p = blr_predict(m, x)
+        @test p ≈ x * blr_mean(m) atol = 1e-12
+        @test length(blr_bounds(m).x) == 3 && blr_bounds(m).y > 0
+        @test mae(y, p) < 0.25  # mean |y| is ~0.5: a fit that learned nothing is far above
+    end
+    s = BlrSettings(epsilon=1, delta=1e-5, assumed_x=[1, 1, 1], assumed_y=2)
+    @test blr_mean(blr_fit(x, y, s; rng=Rng(insecure_seed=5))) ==
+          blr_mean(blr_fit(x, y, s; rng=Rng(insecure_seed=5)))
+
+    # Gamma prior: at convergence the mean is the ridge solution at E[λ], E[λ₀].
+    exact = sum(blr_record_stats(x[i, :], y[i]; with_yy=true) for i in 1:2000)
+    g = blr_fit_gamma_prior(exact, 2000, 3)
+    @test g.info.converged == 1
+    @test g.info.lambda_shape ≈ 2 + 2000 / 2
+    el, el0 = g.info.lambda_shape / g.info.lambda_rate, g.info.lambda0_shape / g.info.lambda0_rate
+    @test maximum(abs.(g.mean .- (el0 * I + el * (x' * x)) \ (el * (x' * y)))) < 1e-8
+    m = blr_fit(x, y, BlrSettings(epsilon=1, delta=1e-5, assumed_x=[1, 1, 1], assumed_y=2,
+                                  release_yy=true); rng=Rng(insecure_seed=6))
+    @test length(blr_stats(m)) == 10
+    @test all(isfinite, blr_fit_gamma_prior(blr_stats(m), 2000, 3).mean)
+    dpd_error(() -> blr_fit_gamma_prior(exact[1:9], 2000, 3), :DPD_ERR_LENGTH_MISMATCH)
+
+    # Threshold search: reproducible for a fixed seed, inside the DCA grid.
+    a = blr_search_thresholds(fill(1 / sqrt(3), 3), 0.66, 2000, s; rng=Rng(insecure_seed=7))
+    b = blr_search_thresholds(fill(1 / sqrt(3), 3), 0.66, 2000, s; rng=Rng(insecure_seed=7))
+    @test a == b
+    @test 0.1 - 1e-12 <= a.omega_x <= 2.1 + 1e-12 && 0.1 - 1e-12 <= a.omega_y <= 2.1 + 1e-12
+    dpd_error(() -> blr_search_thresholds([0.5, NaN, 0.5], 0.66, 2000, s), :DPD_ERR_NON_FINITE)
+    dpd_error(() -> blr_search_thresholds([0.5, 0.5], 0.66, 2000, s), :DPD_ERR_LENGTH_MISMATCH)
+    dpd_error(() -> blr_search_thresholds(fill(0.5, 3), 0.66, 2000, s; measure=:r2),
+              :DPD_ERR_INVALID_ARGUMENT)
+
+    # Metrics against direct formulas.
+    t, p = y[1:50], y[1:50] .+ 0.1 .* randn(MersenneTwister(8), 50)
+    @test mae(t, p) ≈ sum(abs.(t .- p)) / 50 atol = 1e-12
+    @test rmse(t, p) ≈ sqrt(sum((t .- p) .^ 2) / 50) atol = 1e-12
+    @test spearman(t, t) ≈ 1 atol = 1e-12
+    dpd_error(() -> rmse(t, p[2:end]), :DPD_ERR_LENGTH_MISMATCH)
+
+    # Bad input.
+    x2 = copy(x); x2[3, 2] = NaN
+    dpd_error(() -> blr_fit(x2, y, s), :DPD_ERR_NON_FINITE)
+    dpd_error(() -> blr_fit(x, y[2:end], s), :DPD_ERR_LENGTH_MISMATCH)
+    dpd_error(() -> blr_fit_non_private(x, y[2:end]), :DPD_ERR_LENGTH_MISMATCH)
+    dpd_error(() -> blr_fit(x, y, BlrSettings(epsilon=NaN, delta=1e-5, assumed_x=[1, 1, 1],
+                                              assumed_y=2)), :DPD_ERR_NON_FINITE)
+    dpd_error(() -> blr_fit(x, y, BlrSettings(epsilon=1, delta=1e-5, assumed_x=[1, 1, 1],
+                                              assumed_y=2, aggregation=:distributed,
+                                              n_nodes=1)), :DPD_ERR_INVALID_ARGUMENT)
+    dpd_error(() -> blr_predict(blr_fit(x, y, s), x[:, 1:2]), :DPD_ERR_LENGTH_MISMATCH)
+end
+
 end
