@@ -190,10 +190,25 @@ impl FixedPoint {
     }
 
     /// round(x·2^f). Exact: scaling by a power of two is exact in `f64`, and |x·2^f| <=
-    /// bound·2^f < 2^63 (checked at construction) so the cast cannot saturate.
+    /// bound·2^f < 2^63 (checked at construction), the range of [`round_half_away`].
     fn units(&self, x: f64) -> i64 {
-        (x * self.scale()).round() as i64
+        round_half_away(x * self.scale())
     }
+}
+
+/// `y.round() as i64` (nearest integer, ties away from zero) for finite |y| < 2^63, without
+/// the libm call `f64::round` compiles to on the baseline x86_64 target.
+///
+/// Exact: the cast truncates toward zero and t = trunc(y) is itself an `f64` value (it keeps a
+/// subset of y's significand bits), so `t as f64` is exact; the fraction r = y − t is a multiple
+/// of ulp(y) smaller than |y|, so the subtraction is exact too. Then round(y) = t + 1 iff
+/// r >= 1/2, t − 1 iff r <= −1/2, else t — no second rounding anywhere. For |y| >= 2^52 every
+/// `f64` is an integer, r = 0 and the result is y itself.
+#[inline(always)]
+pub(crate) fn round_half_away(y: f64) -> i64 {
+    let t = y as i64;
+    let r = y - t as f64;
+    t + i64::from(r >= 0.5) - i64::from(r <= -0.5)
 }
 
 fn positive_finite(name: &'static str, value: f64) -> Result<f64> {
@@ -340,6 +355,49 @@ mod tests {
         // The bound itself is accepted.
         fp.encode(&[2.0, -2.0, 0.0, 1.0], &mut out).unwrap();
         assert_eq!(out, [512, (-512i64) as u64, 0, 256]);
+    }
+
+    #[test]
+    fn round_half_away_matches_f64_round() {
+        let two = |e: i32| 2f64.powi(e);
+        let mut cases = vec![
+            0.0,
+            0.5,
+            1.5,
+            2.5,
+            0.49999999999999994, // largest f64 below 1/2: rounds to 0
+            f64::from_bits(0.5f64.to_bits() + 1),
+            1.0 - f64::EPSILON / 2.0,
+            f64::MIN_POSITIVE,
+            5e-324,
+            two(52) - 0.5,
+            two(52) - 1.5,
+            two(51) + 0.5,
+            two(52),
+            two(52) + 1.0,
+            two(53) - 1.0,
+            two(62),
+            two(63) - 1024.0, // largest f64 below 2^63
+        ];
+        // Pseudo-random values over every binary exponent up to 62 (SplitMix64 bits).
+        let mut state = 0x1234_5678_9abc_def0u64;
+        for _ in 0..20_000 {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            let exponent = (z % 64) as i32 - 2; // 2^-2 .. 2^61 scale of the significand
+            let significand = f64::from_bits((1023u64 << 52) | (z >> 12)); // in [1, 2)
+            cases.push(significand * two(exponent));
+            // Exact halves at this magnitude (where representable).
+            cases.push((significand * two(exponent)).trunc() + 0.5);
+        }
+        for y in cases {
+            for y in [y, -y] {
+                assert_eq!(round_half_away(y), y.round() as i64, "y = {y:e}");
+            }
+        }
     }
 
     #[test]
