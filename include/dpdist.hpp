@@ -527,6 +527,10 @@ public:
     BlrConfig &prior(double lambda, double lambda0) {
         return apply(dpd_blr_config_set_prior(h_.get(), lambda, lambda0));
     }
+    /// Also release Σy² (needed by fit_gamma_prior).
+    BlrConfig &release_yy(bool enabled) {
+        return apply(dpd_blr_config_set_release_yy(h_.get(), enabled ? 1u : 0u));
+    }
     const dpd_blr_config *get() const noexcept { return h_.get(); }
 
 private:
@@ -563,10 +567,47 @@ public:
             return dpd_blr_model_predict(h_.get(), x.data(), x.size(), out, cap, len);
         });
     }
+    /// The released (noisy) statistics vector (with Σy² iff BlrConfig::release_yy).
+    std::vector<double> stats() const {
+        return detail::fetch<double>([&](double *out, size_t cap, size_t *len) {
+            return dpd_blr_model_stats(h_.get(), out, cap, len);
+        });
+    }
 
 private:
     detail::Handle<dpd_blr_model, dpd_blr_model_free> h_;
 };
+
+/// Gamma-prior fit from a statistics vector with Σy²: the mean of q(β) and the precisions'
+/// posterior.
+struct GammaPriorFit {
+    std::vector<double> mean;
+    dpd_blr_cavi_info info;
+};
+inline GammaPriorFit fit_gamma_prior(Span<const double> stats, size_t n, size_t d, double a = 2,
+                                     double b = 2, double a0 = 2, double b0 = 2,
+                                     size_t max_iter = 1000, double tol = 1e-12) {
+    GammaPriorFit fit{{}, {}};
+    fit.mean = detail::fetch<double>([&](double *out, size_t cap, size_t *len) {
+        return dpd_blr_fit_gamma_prior(stats.data(), stats.size(), n, d, a, b, a0, b0, max_iter,
+                                       tol, out, cap, len, &fit.info);
+    });
+    return fit;
+}
+
+/// The projection multipliers chosen on auxiliary data (no privacy cost).
+struct Thresholds {
+    double omega_x, omega_y, error;
+};
+inline Thresholds search_thresholds(Span<const double> sigma_x, double sigma_y, size_t n,
+                                    const BlrConfig &config, dpd_blr_error_measure measure,
+                                    Rng &rng) {
+    Thresholds t{0.0, 0.0, 0.0};
+    check(dpd_blr_search_thresholds(sigma_x.data(), sigma_x.size(), sigma_y, n, config.get(),
+                                    static_cast<uint32_t>(measure), rng.get(), &t.omega_x,
+                                    &t.omega_y, &t.error));
+    return t;
+}
 
 inline double mae(Span<const double> truth, Span<const double> predicted) {
     double out = 0.0;
