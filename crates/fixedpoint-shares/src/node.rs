@@ -22,6 +22,11 @@ use crate::{Error, Result};
 /// Granularity of the coordinate split across threads (8 KiB of each share per piece).
 const PAR_SPLIT_WORDS: usize = 1024;
 
+/// Words of the accumulator (128 KiB, well inside L2) that every message of a batch is added
+/// into before moving on, so the accumulator is read and written once per batch rather than
+/// once per message.
+const BLOCK_WORDS: usize = 1 << 14;
+
 /// Below this many words of work (messages × d) a batch is summed on the calling thread.
 const PAR_MIN_WORK_WORDS: usize = 1 << 15;
 
@@ -269,25 +274,19 @@ fn accumulate(acc: &mut [u64], msgs: &[ShareMessage], sign: Sign) {
     let threads = rayon::current_num_threads();
     let work = msgs.len().saturating_mul(d);
     if threads < 2 || work < PAR_MIN_WORK_WORDS {
-        for msg in msgs {
-            apply_range(acc, 0, msg, sign);
-        }
+        accumulate_blocked(acc, 0, msgs, sign);
     } else if d >= 2 * PAR_SPLIT_WORDS * threads || msgs.len() < 2 * threads {
         let per = d.div_ceil(threads).next_multiple_of(PAR_SPLIT_WORDS);
-        acc.par_chunks_mut(per).enumerate().for_each(|(i, part)| {
-            for msg in msgs {
-                apply_range(part, i * per, msg, sign);
-            }
-        });
+        acc.par_chunks_mut(per)
+            .enumerate()
+            .for_each(|(i, part)| accumulate_blocked(part, i * per, msgs, sign));
     } else {
         let per = msgs.len().div_ceil(threads);
         let partial = msgs
             .par_chunks(per)
             .map(|chunk| {
                 let mut local = vec![0u64; d];
-                for msg in chunk {
-                    apply_range(&mut local, 0, msg, Sign::Add);
-                }
+                accumulate_blocked(&mut local, 0, chunk, Sign::Add);
                 local
             })
             .reduce_with(|mut a, b| {
@@ -301,6 +300,30 @@ fn accumulate(acc: &mut [u64], msgs: &[ShareMessage], sign: Sign) {
                 Sign::Sub => kernels::sub_assign(acc, &partial),
             };
         }
+    }
+}
+
+/// `part ±= Σ_msgs share[start .. start + part.len()]`, one cache-sized block of `part` at a
+/// time with the messages inner: full shares are added four at a time
+/// ([`kernels::add_assign_many`]), seed shares are expanded from the block's offset in their
+/// keystream (CTR seeks exactly to any word, see `prg::apply_mask`).
+fn accumulate_blocked(part: &mut [u64], start: usize, msgs: &[ShareMessage], sign: Sign) {
+    let mut fulls: Vec<&[u64]> = Vec::with_capacity(msgs.len());
+    for (b, block) in part.chunks_mut(BLOCK_WORDS).enumerate() {
+        let offset = start + b * BLOCK_WORDS;
+        fulls.clear();
+        for msg in msgs {
+            match (&msg.payload, sign) {
+                (SharePayload::Full(v), Sign::Add) => {
+                    if let Some(src) = v.get(offset..offset + block.len()) {
+                        fulls.push(src);
+                    }
+                }
+                _ => apply_range(block, offset, msg, sign),
+            }
+        }
+        // Every source has the block's length by construction.
+        let _ = kernels::add_assign_many(block, &fulls);
     }
 }
 
