@@ -189,6 +189,39 @@ impl ComputeNode {
         })
     }
 
+    /// Adds another instance of the same node of the same round that absorbed a disjoint set of
+    /// clients (e.g. one per worker thread of a simulation): accumulators add, received sets
+    /// and kept seeds unite.
+    ///
+    /// # Errors
+    /// [`Error::WrongRound`] or [`Error::WrongNode`] for another round or node,
+    /// [`Error::DuplicateClient`] if a client is in both; `self` is unchanged.
+    pub(crate) fn merge(&mut self, other: &ComputeNode) -> Result<()> {
+        if other.config.round() != self.config.round() {
+            return Err(Error::WrongRound {
+                expected: self.config.round(),
+                got: other.config.round(),
+            });
+        }
+        if other.node != self.node {
+            return Err(Error::WrongNode {
+                expected: self.node,
+                got: other.node,
+            });
+        }
+        if let Some(client) = self.received.intersection(&other.received)?.iter().next() {
+            return Err(Error::DuplicateClient { client });
+        }
+        kernels::add_assign(&mut self.acc, &other.acc)?;
+        for client in other.received.iter() {
+            // Same universe (checked by `intersection`), so insertion cannot fail.
+            let _ = self.received.insert(client);
+        }
+        self.seeds
+            .extend(other.seeds.iter().map(|(c, s)| (*c, s.clone())));
+        Ok(())
+    }
+
     /// Everything an operation could change, for tests that check errors change nothing.
     #[cfg(test)]
     pub(crate) fn snapshot(&self) -> (Vec<u64>, ClientSet, Vec<(ClientId, Seed)>) {
