@@ -15,8 +15,10 @@
 //! aggregator adds the node sums and decodes. The timed part includes generating the inputs.
 //! Memory is O(batch · M · d + N), never O(N · d). Afterwards, untimed, the same inputs are
 //! regenerated and summed in plain integer arithmetic; the released sum must equal it bit for
-//! bit (units and decoded f64). The "plain" column is the time of that plain pass (input
-//! generation + encoding + sum, no DCA), for scale.
+//! bit (units and decoded f64). "cpu s" is the CPU time (all threads, user + system) of the
+//! timed part: wall time >= cpu s / threads, and on a shared machine the gap is other load.
+//! The "plain" column is the time of that plain pass (input generation + encoding + sum, no
+//! DCA), for scale.
 //!
 //! The paper's cells (Spark, 10 compute threads, mean of 5 runs) exclude encryption; ours
 //! include the AES mask generation, so the comparison is conservative.
@@ -123,6 +125,26 @@ fn parse_count(text: &str) -> Result<usize, String> {
     parsed.ok_or(format!("not a count: {text:?}"))
 }
 
+/// CPU seconds (user + system, all threads) this process has used so far, from
+/// /proc/self/stat (clock ticks, assumed 100 per second as on every Linux target we run).
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
+/// The 1-minute load average (how busy the shared machine was), if readable.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_string))
+        .unwrap_or("?".into())
+}
+
 fn mode_name(mode: ShareMode) -> &'static str {
     match mode {
         ShareMode::Seed => "seed",
@@ -195,6 +217,8 @@ struct Cell {
     n: usize,
     d: usize,
     seconds: f64,
+    /// CPU seconds of the timed part (all threads).
+    cpu: Option<f64>,
     plain_seconds: f64,
     paper: f64,
     exact: bool,
@@ -204,6 +228,7 @@ fn run_cell(mode: ShareMode, n: usize, d: usize, paper: f64) -> Result<Cell, Box
     let config = round_config(1, n, NODES, d, mode)?;
     let done = AtomicUsize::new(0);
     let label = format!("{} N={n} d={d}", mode_name(mode));
+    let cpu_start = cpu_seconds();
     let start = Instant::now();
     let release = with_progress(&label, n, &done, || {
         simulate_round_with(
@@ -218,6 +243,7 @@ fn run_cell(mode: ShareMode, n: usize, d: usize, paper: f64) -> Result<Cell, Box
         )
     })?;
     let seconds = start.elapsed().as_secs_f64();
+    let cpu = cpu_seconds().zip(cpu_start).map(|(end, start)| end - start);
 
     let codec = config.codec();
     let start = Instant::now();
@@ -236,6 +262,7 @@ fn run_cell(mode: ShareMode, n: usize, d: usize, paper: f64) -> Result<Cell, Box
         n,
         d,
         seconds,
+        cpu,
         plain_seconds,
         paper,
         exact,
@@ -244,11 +271,12 @@ fn run_cell(mode: ShareMode, n: usize, d: usize, paper: f64) -> Result<Cell, Box
 
 fn print_cell(c: &Cell) {
     println!(
-        "{:<5} {:>7} {:>6} {:>10.3} {:>9.3} {:>9.2} {:>9.1}x  {}",
+        "{:<5} {:>7} {:>6} {:>10.3} {:>8} {:>9.3} {:>9.2} {:>9.1}x  {}",
         mode_name(c.mode),
         c.n,
         c.d,
         c.seconds,
+        c.cpu.map(|x| format!("{x:.2}")).unwrap_or("?".into()),
         c.plain_seconds,
         c.paper,
         c.paper / c.seconds,
@@ -667,13 +695,14 @@ fn main() -> Result<(), Box<dyn Error>> {
     };
     let wall = Instant::now();
     println!(
-        "DCA, Table 1 grid: M = {NODES} compute nodes, inputs uniform in [-{BOUND}, {BOUND}), rayon threads = {}, kernel path = {}",
+        "DCA, Table 1 grid: M = {NODES} compute nodes, inputs uniform in [-{BOUND}, {BOUND}), rayon threads = {}, kernel path = {}, load average {}",
         rayon::current_num_threads(),
-        fixedpoint_shares::kernels::selected_path()
+        fixedpoint_shares::kernels::selected_path(),
+        load_average()
     );
     println!(
-        "{:<5} {:>7} {:>6} {:>10} {:>9} {:>9} {:>10}  check",
-        "mode", "N", "d", "seconds", "plain s", "paper s", "speed-up"
+        "{:<5} {:>7} {:>6} {:>10} {:>8} {:>9} {:>9} {:>10}  check",
+        "mode", "N", "d", "seconds", "cpu s", "plain s", "paper s", "speed-up"
     );
     let mut cells = Vec::new();
     for &mode in &options.modes {
@@ -722,8 +751,20 @@ fn main() -> Result<(), Box<dyn Error>> {
                 "MISSED"
             }
         );
+        if let Some(cpu) = big.cpu {
+            let threads = rayon::current_num_threads() as f64;
+            println!(
+                "        its CPU time was {cpu:.1} s: about {:.1} s wall ({:.0}x) if all {threads} threads had a core to themselves (perfect overlap assumed; not measured)",
+                cpu / threads,
+                big.paper / (cpu / threads)
+            );
+        }
     }
-    println!("grid wall time: {:.1} s", wall.elapsed().as_secs_f64());
+    println!(
+        "grid wall time: {:.1} s (load average now {})",
+        wall.elapsed().as_secs_f64(),
+        load_average()
+    );
     if options.limits {
         measure_limits(options.quick)?;
         println!(
