@@ -124,7 +124,8 @@ int main(void) {
         model = NULL;
     }
 
-    /* Threshold search on its own: the same seed gives the same choice, inside the DCA grid. */
+    /* Threshold search on its own (for 300 records, to keep valgrind runs short): the same seed
+     * gives the same choice, inside the DCA grid. */
     {
         /* x_j ~ U(-1, 1): sigma = 1/sqrt(3); y's sigma is about that of 1.0*x1 - 0.5*x2 + 0.25*x3. */
         const double sigma_x[D] = {0.57735, 0.57735, 0.57735};
@@ -135,7 +136,7 @@ int main(void) {
         for (int k = 0; k < 2; k++) {
             dpd_rng *seeded = NULL;
             CHECK_OK(dpd_rng_new_insecure_fixed_seed(7, &seeded));
-            CHECK_OK(dpd_blr_search_thresholds(sigma_x, D, sigma_y, N, search_config,
+            CHECK_OK(dpd_blr_search_thresholds(sigma_x, D, sigma_y, 300, search_config,
                                                DPD_BLR_ERROR_MAE, seeded, &ox[k], &oy[k], &err));
             dpd_rng_free(seeded);
         }
@@ -144,30 +145,30 @@ int main(void) {
         CHECK(ox[0] >= 0.1 - 1e-12 && ox[0] <= 2.1 + 1e-12);
         CHECK(oy[0] >= 0.1 - 1e-12 && oy[0] <= 2.1 + 1e-12);
         CHECK(isfinite(err) && err > 0.0);
-        CHECK_OK(dpd_blr_search_thresholds(sigma_x, D, sigma_y, N, search_config,
+        CHECK_OK(dpd_blr_search_thresholds(sigma_x, D, sigma_y, 300, search_config,
                                            DPD_BLR_ERROR_SPEARMAN, rng, &ox[0], &oy[0], NULL));
         /* Bad inputs leave the outputs alone. */
         double sx = -7.0, sy = -7.0;
         const double nan_sigma[D] = {0.5, NAN, 0.5};
-        CHECK_FAILS(dpd_blr_search_thresholds(NULL, D, sigma_y, N, search_config, 0, rng, &sx, &sy,
+        CHECK_FAILS(dpd_blr_search_thresholds(NULL, D, sigma_y, 300, search_config, 0, rng, &sx, &sy,
                                               NULL),
                     DPD_ERR_NULL_POINTER, "sigma_x");
-        CHECK_FAILS(dpd_blr_search_thresholds(nan_sigma, D, sigma_y, N, search_config, 0, rng, &sx,
+        CHECK_FAILS(dpd_blr_search_thresholds(nan_sigma, D, sigma_y, 300, search_config, 0, rng, &sx,
                                               &sy, NULL),
                     DPD_ERR_NON_FINITE, "");
-        CHECK_FAILS(dpd_blr_search_thresholds(sigma_x, D, NAN, N, search_config, 0, rng, &sx, &sy,
+        CHECK_FAILS(dpd_blr_search_thresholds(sigma_x, D, NAN, 300, search_config, 0, rng, &sx, &sy,
                                               NULL),
                     DPD_ERR_NON_FINITE, "");
-        CHECK_FAILS(dpd_blr_search_thresholds(sigma_x, D - 1, sigma_y, N, search_config, 0, rng,
+        CHECK_FAILS(dpd_blr_search_thresholds(sigma_x, D - 1, sigma_y, 300, search_config, 0, rng,
                                               &sx, &sy, NULL),
                     DPD_ERR_LENGTH_MISMATCH, "sigma_x");
-        CHECK_FAILS(dpd_blr_search_thresholds(sigma_x, D, sigma_y, N, search_config, 3, rng, &sx,
+        CHECK_FAILS(dpd_blr_search_thresholds(sigma_x, D, sigma_y, 300, search_config, 3, rng, &sx,
                                               &sy, NULL),
                     DPD_ERR_INVALID_ARGUMENT, "measure");
-        CHECK_FAILS(dpd_blr_search_thresholds(sigma_x, D, sigma_y, N, search_config, 0, rng, NULL,
+        CHECK_FAILS(dpd_blr_search_thresholds(sigma_x, D, sigma_y, 300, search_config, 0, rng, NULL,
                                               &sy, NULL),
                     DPD_ERR_NULL_POINTER, "out_omega_x");
-        CHECK_FAILS(dpd_blr_search_thresholds(sigma_x, D, sigma_y, N, NULL, 0, rng, &sx, &sy, NULL),
+        CHECK_FAILS(dpd_blr_search_thresholds(sigma_x, D, sigma_y, 300, NULL, 0, rng, &sx, &sy, NULL),
                     DPD_ERR_NULL_POINTER, "config");
         CHECK(sx == -7.0 && sy == -7.0);
         dpd_blr_config_free(search_config);
