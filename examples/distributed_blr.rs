@@ -7,6 +7,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
+use blr::StdSource;
 use blr::data::{Table, centre_and_scale_to_range, column_means, standardise};
 use blr::{
     ErrorMeasure, FitConfig, Mechanism, Prior, ProjectionConfig, fit, fit_non_private, mae,

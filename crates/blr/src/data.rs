@@ -3,6 +3,10 @@
 
 use crate::error::{Error, Result};
 
+/// `(x, y, d, input names)`: a row-major `rows × d` input matrix, the target column, the number of
+/// inputs and their names.
+pub type InputsAndTarget = (Vec<f64>, Vec<f64>, usize, Vec<String>);
+
 /// A numeric table with named columns, stored row-major.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Table {
@@ -90,7 +94,7 @@ impl Table {
 
     /// Splits into a row-major `rows × (cols − 1)` input matrix and the target column `target`.
     /// Returns `(x, y, d, input names)`.
-    pub fn split_target(&self, target: &str) -> Result<(Vec<f64>, Vec<f64>, usize, Vec<String>)> {
+    pub fn split_target(&self, target: &str) -> Result<InputsAndTarget> {
         let t = self.names.iter().position(|n| n == target).ok_or_else(|| {
             Error::Csv(format!(
                 "no column named '{target}' (columns: {})",
@@ -148,7 +152,7 @@ pub fn centre_and_scale_to_range(x: &mut [f64], n: usize, d: usize, range: f64) 
             "range {range} must be finite and > 0"
         )));
     }
-    for j in 0..d {
+    for (j, mean) in means.iter().enumerate() {
         let (lo, hi) = x
             .iter()
             .skip(j)
@@ -158,7 +162,7 @@ pub fn centre_and_scale_to_range(x: &mut [f64], n: usize, d: usize, range: f64) 
             });
         let scale = if hi > lo { range / (hi - lo) } else { 1.0 };
         for v in x.iter_mut().skip(j).step_by(d) {
-            *v = (*v - means[j]) * scale;
+            *v = (*v - mean) * scale;
         }
     }
     Ok(())
@@ -167,17 +171,17 @@ pub fn centre_and_scale_to_range(x: &mut [f64], n: usize, d: usize, range: f64) 
 /// Centres every column and divides it by its (population) standard deviation.
 pub fn standardise(x: &mut [f64], n: usize, d: usize) -> Result<()> {
     let means = column_means(x, n, d)?;
-    for j in 0..d {
+    for (j, mean) in means.iter().enumerate() {
         let var = x
             .iter()
             .skip(j)
             .step_by(d)
-            .map(|v| (v - means[j]).powi(2))
+            .map(|v| (v - mean).powi(2))
             .sum::<f64>()
             / n as f64;
         let sd = if var > 0.0 { var.sqrt() } else { 1.0 };
         for v in x.iter_mut().skip(j).step_by(d) {
-            *v = (*v - means[j]) / sd;
+            *v = (*v - mean) / sd;
         }
     }
     Ok(())

@@ -261,7 +261,7 @@ fn split_budget(config: &FitConfig) -> Result<(Option<StdBudget>, RoundBudget)> 
         }
         Mechanism::Laplace { .. } => {
             let eps = config.budget.epsilon;
-            if !(eps > 0.0) {
+            if eps.is_nan() || eps <= 0.0 {
                 return Err(Error::InvalidParameter("ε must be > 0".into()));
             }
             match share {

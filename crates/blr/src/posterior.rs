@@ -188,8 +188,9 @@ mod tests {
             for r in 0..d {
                 if r != c {
                     let f = m[r][c] / m[c][c];
-                    for k in c..=d {
-                        m[r][k] -= f * m[c][k];
+                    let pivot = m[c].clone();
+                    for (a, p) in m[r][c..].iter_mut().zip(&pivot[c..]) {
+                        *a -= f * p;
                     }
                 }
             }

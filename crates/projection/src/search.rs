@@ -208,15 +208,15 @@ pub fn search_thresholds<O: ThresholdObjective>(
             Ok(errs.into_iter().map(finite_or_inf).collect())
         })
         .collect::<std::result::Result<_, O::Error>>()?;
-    let mut table = Vec::with_capacity(gx.len() * gy.len());
-    for i in 0..gx.len() {
-        for k in 0..gy.len() {
+    let table: Vec<f64> = (0..gx.len() * gy.len())
+        .map(|cell| {
+            let (i, k) = (cell / gy.len(), cell % gy.len());
             let mut per_repeat: Vec<f64> = (0..config.repeats)
                 .map(|r| rows[r * gx.len() + i][k])
                 .collect();
-            table.push(config.aggregate.combine(&mut per_repeat));
-        }
-    }
+            config.aggregate.combine(&mut per_repeat)
+        })
+        .collect();
     let best = argmin(&table);
     Ok(ThresholdChoice {
         omega_x: gx[best / gy.len()],
