@@ -440,14 +440,8 @@ fn run(o: &Options) -> Result<(), String> {
             }
         );
         println!(
-            "{:<11} {:>10} {:>21} {:>8} {:>8} {:>17}   {}",
-            "method",
-            "MAE median",
-            "MAE IQR",
-            "ρ mean",
-            "ρ median",
-            "ρ IQR",
-            "privacy spent (ε, δ)"
+            "{:<11} {:>10} {:>21} {:>8} {:>8} {:>17}   privacy spent (ε, δ)",
+            "method", "MAE median", "MAE IQR", "ρ mean", "ρ median", "ρ IQR"
         );
         for (m, method) in METHODS.iter().enumerate() {
             if maes[e][m].is_empty() {
