@@ -2,9 +2,12 @@
 //! both driven by ChaCha20. Also prints how many 64-bit random words each discrete sample
 //! consumes on average.
 //!
+//! Also the cost of a DCA client that adds its slice of distributed discrete Gaussian noise
+//! (d = 10⁴) next to a noiseless one, so the price of the noise is visible as a ratio.
+//!
 //! Run: `cargo bench --bench noise -- --warm-up-time 1 --measurement-time 3`
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, Throughput};
 use dp_noise::discrete::{DiscreteGaussian, DiscreteLaplace};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{CryptoRng, RngCore, SeedableRng};
@@ -100,5 +103,43 @@ fn bench_noise(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_noise);
-criterion_main!(benches);
+/// One client's `shard` (encode, optional noise, split into M = 10 shares, seed mode) at
+/// d = 10⁴, with and without distributed discrete Gaussian noise.
+fn bench_noisy_client(c: &mut Criterion) {
+    use dp_noise::rng::RngSource;
+    use fixedpoint_shares::{Client, ClientId, RoundConfig, RoundId, RoundParams, ShareMode};
+
+    const DIM: usize = 10_000;
+    let values: Vec<f64> = (0..DIM)
+        .map(|j| ((j % 200) as f64 - 100.0) / 101.0)
+        .collect();
+    let mut group = c.benchmark_group("dca_client_d1e4");
+    group.throughput(Throughput::Elements(DIM as u64));
+    for (name, sigma_total) in [("noiseless", None), ("noisy", Some(1.0))] {
+        let params = RoundParams {
+            round: RoundId(1),
+            n_clients: 1000,
+            n_nodes: 10,
+            max_dropped: 10,
+            dim: DIM,
+            bound: 1.0,
+            mode: ShareMode::Seed,
+            noise_sigma_total: sigma_total,
+            frac_bits: None,
+        };
+        let config = RoundConfig::new(&params).expect("valid round parameters");
+        let mut client = Client::new(&config, ClientId(0), RngSource::InsecureFixedSeed(3))
+            .expect("valid client");
+        group.bench_function(name, |b| {
+            b.iter(|| black_box(client.shard(black_box(&values)).expect("in-bound values")))
+        });
+    }
+    group.finish();
+}
+
+fn main() {
+    let mut c = Criterion::default().configure_from_args();
+    bench_noise(&mut c);
+    bench_noisy_client(&mut c);
+    c.final_summary();
+}
