@@ -8,6 +8,7 @@
 //! - [`posterior`]: fixed-precision posterior with the PD repair, predictions;
 //! - [`cavi`]: the Gamma-prior variant by closed-form coordinate ascent;
 //! - [`threshold`]: the auxiliary-data threshold search with this learner;
+//! - [`split`]: the auxiliary-data Laplace budget-split search with this learner;
 //! - [`pipeline`]: Alg. 2 end to end with privacy accounting;
 //! - [`metrics`]: MAE, RMSE, Spearman ρ;
 //! - [`data`]: strict numeric CSV reader and the protocols' preprocessing.
@@ -19,6 +20,7 @@ pub mod metrics;
 pub mod pipeline;
 pub mod posterior;
 pub mod sensitivity;
+pub mod split;
 pub mod ssp;
 pub mod stats;
 pub mod threshold;
@@ -29,6 +31,7 @@ pub use metrics::{mae, rmse, spearman};
 pub use pipeline::{Fit, FitConfig, ProjectionConfig, StdSource, fit, fit_non_private};
 pub use posterior::{Posterior, Prior, posterior, predict};
 pub use sensitivity::{laplace_scales, rho_from_budget, stats_l2_sensitivity};
+pub use split::{SplitSearchConfig, search_laplace_split};
 pub use ssp::{Mechanism, RoundBudget, release_stats};
 pub use stats::{SuffStats, packed_index, packed_len};
 pub use threshold::{ErrorMeasure, SearchTarget, search_thresholds_for};

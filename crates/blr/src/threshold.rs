@@ -68,7 +68,7 @@ pub struct SearchTarget {
 }
 
 impl SearchTarget {
-    fn variance_factor(&self) -> Result<f64> {
+    pub(crate) fn variance_factor(&self) -> Result<f64> {
         let n = self.n as f64;
         Ok(match self.aggregation {
             Aggregation::Trusted => 1.0,
