@@ -10,8 +10,9 @@ use std::time::Instant;
 use blr::StdSource;
 use blr::data::{Table, centre_and_scale_to_range, column_means, standardise};
 use blr::{
-    ErrorMeasure, FitConfig, Mechanism, Prior, ProjectionConfig, fit, fit_non_private, mae,
-    predict, spearman,
+    ErrorMeasure, FitConfig, Mechanism, Prior, ProjectionConfig, RoundBudget, SearchTarget,
+    SplitSearchConfig, fit, fit_non_private, mae, predict, search_laplace_split,
+    search_thresholds_for, spearman,
 };
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
@@ -36,7 +37,8 @@ USAGE: cargo run --release --example distributed_blr -- [CSV] [OPTIONS]
   --mechanism gaussian|laplace
                           gaussian (default): (ε,δ) via zCDP, TA and DCA; laplace: ε-DP (robust LR
                           paper), trusted aggregator and input perturbation only
-  --split P1,P2,P3        Laplace budget split over Σxx, Σxy, Σy² (default: 0.6,0.35,0.05)
+  --split P1,P2,P3        Laplace budget split over Σxx, Σxy, Σy² (default: chosen per ε on
+                          auxiliary data, robust LR paper Methods 4.3; no privacy cost)
   --splits K              Monte-Carlo cross-validation splits (default: protocol's)
   --test-rows T           rows held out per split (default: 100)
   --nodes M               DCA compute nodes (default: 10)
@@ -62,6 +64,9 @@ enum Protocol {
     Robust,
 }
 
+/// The robust LR paper's split, the starting point of the automatic split search.
+const DEFAULT_SPLIT: [f64; 3] = [0.6, 0.35, 0.05];
+
 struct Options {
     csv: String,
     target: String,
@@ -80,6 +85,8 @@ struct Options {
     assumed_x: Option<f64>,
     assumed_y: f64,
     seed: Option<u64>,
+    /// Laplace without `--split`: choose the split per ε on auxiliary data.
+    auto_split: bool,
 }
 
 fn parse_list(s: &str, what: &str) -> Result<Vec<f64>, String> {
@@ -111,8 +118,9 @@ fn parse_args() -> Result<Option<Options>, String> {
         assumed_x: None,
         assumed_y: 7.5,
         seed: None,
+        auto_split: false,
     };
-    let mut split = [0.6, 0.35, 0.05];
+    let mut split = None;
     let mut laplace = false;
     let mut args = std::env::args().skip(1);
     let mut positional = 0;
@@ -161,9 +169,10 @@ fn parse_args() -> Result<Option<Options>, String> {
             }
             "--split" => {
                 let p = parse_list(&v, "--split")?;
-                split = p
-                    .try_into()
-                    .map_err(|_| "--split needs three numbers".to_string())?;
+                split = Some(
+                    p.try_into()
+                        .map_err(|_| "--split needs three numbers".to_string())?,
+                );
             }
             "--splits" => o.splits = Some(int(&v)?),
             "--test-rows" => o.test_rows = int(&v)?,
@@ -199,7 +208,10 @@ fn parse_args() -> Result<Option<Options>, String> {
         }
     }
     if laplace {
-        o.mechanism = Mechanism::Laplace { split };
+        o.auto_split = split.is_none();
+        o.mechanism = Mechanism::Laplace {
+            split: split.unwrap_or(DEFAULT_SPLIT),
+        };
     }
     if o.epsilons.is_empty() || o.epsilons.iter().any(|e| !(e.is_finite() && *e > 0.0)) {
         return Err("every ε must be a positive number".into());
@@ -280,6 +292,66 @@ fn summary(values: &[f64]) -> (f64, f64, f64, f64) {
     )
 }
 
+/// The robust LR paper's budget-split search (Methods 4.3) for the release at total budget `eps`,
+/// on auxiliary data of the training size: first (ω_x, ω_y) with the default split, then the
+/// split at those multipliers. The auxiliary σ are the public ones when the protocol fixes them,
+/// otherwise the public assumed bounds (no private value is used, so this costs no privacy).
+fn choose_split(
+    o: &Options,
+    data: &Prepared,
+    n_train: usize,
+    eps: f64,
+    projection: &ProjectionConfig,
+    rng: RngSource,
+) -> Result<[f64; 3], String> {
+    let (sigma_x, sigma_y, budget, what) = match &projection.std_source {
+        StdSource::Public { x, y } => (x.clone(), *y, eps, "public σ"),
+        StdSource::DpRound => (
+            vec![data.assumed_x; data.d],
+            o.assumed_y,
+            (1.0 - o.std_share) * eps,
+            "assumed bounds as σ",
+        ),
+    };
+    let target = SearchTarget {
+        sigma_x,
+        sigma_y,
+        n: n_train,
+        mechanism: Mechanism::Laplace {
+            split: DEFAULT_SPLIT,
+        },
+        budget: RoundBudget::Epsilon(budget),
+        aggregation: Aggregation::Trusted,
+        prior: Prior::default(),
+        measure: projection.measure,
+    };
+    let mut seeds = rng.try_rng().map_err(|e| e.to_string())?;
+    let search = SearchConfig {
+        seed: seeds.next_u64(),
+        ..projection.search.clone()
+    };
+    let omega = search_thresholds_for(&target, &search).map_err(|e| e.to_string())?;
+    let mut config = SplitSearchConfig {
+        repeats: o.repeats,
+        ..SplitSearchConfig::robust_lr(seeds.next_u64()).map_err(|e| e.to_string())?
+    };
+    // Σy² is not released here, so only p₁ : p₂ matters (the release rescales it to sum to 1):
+    // keep one representative per ratio, the one with p₃ at the grid minimum.
+    config.grid.retain(|s| (s[2] - 0.05).abs() < 1e-12);
+    let choice = search_laplace_split(&target, omega.omega_x, omega.omega_y, false, &config)
+        .map_err(|e| e.to_string())?;
+    println!(
+        "ε = {eps}: Laplace split (p₁, p₂, p₃) = ({}, {}, {}) chosen on auxiliary data ({what}, ω_x = {:.2}, ω_y = {:.2}, aux error {:.4})",
+        choice.split[0],
+        choice.split[1],
+        choice.split[2],
+        omega.omega_x,
+        omega.omega_y,
+        choice.error
+    );
+    Ok(choice.split)
+}
+
 fn run(o: &Options) -> Result<(), String> {
     let data = prepare(o)?;
     let (n, d) = (data.n, data.d);
@@ -334,8 +406,12 @@ fn run(o: &Options) -> Result<(), String> {
         o.csv, o.target, o.protocol, o.test_rows
     );
     println!(
-        "mechanism {:?}, assumed bounds x ±{}, y ±{}, std {}, DCA: {} clients, M = {} nodes, T = {}{}",
-        o.mechanism,
+        "mechanism {}, assumed bounds x ±{}, y ±{}, std {}, DCA: {} clients, M = {} nodes, T = {}{}",
+        if o.auto_split {
+            "Laplace (split chosen per ε on auxiliary data)".to_string()
+        } else {
+            format!("{:?}", o.mechanism)
+        },
         data.assumed_x,
         o.assumed_y,
         if public {
@@ -355,6 +431,25 @@ fn run(o: &Options) -> Result<(), String> {
             ""
         }
     );
+    let mechanisms = o
+        .epsilons
+        .iter()
+        .enumerate()
+        .map(|(e, &eps)| {
+            if !o.auto_split {
+                return Ok(o.mechanism);
+            }
+            let split = choose_split(
+                o,
+                &data,
+                n_train,
+                eps,
+                &projection,
+                root.derive(u64::MAX - e as u64),
+            )?;
+            Ok(Mechanism::Laplace { split })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
     // results[e][m] = (MAEs, Spearmans) over splits; spent[e][m].
     let mut maes = vec![vec![Vec::new(); METHODS.len()]; o.epsilons.len()];
     let mut rhos = maes.clone();
@@ -403,7 +498,7 @@ fn run(o: &Options) -> Result<(), String> {
                 }
                 let config = FitConfig {
                     aggregation,
-                    mechanism: o.mechanism,
+                    mechanism: mechanisms[e],
                     budget: PrivacyLoss {
                         epsilon: eps,
                         delta: if gaussian { o.delta } else { 0.0 },
