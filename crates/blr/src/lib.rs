@@ -28,7 +28,9 @@ pub mod threshold;
 pub use cavi::{CaviOptions, CaviPosterior, GammaPrior, fit_gamma_prior};
 pub use error::{Error, Result};
 pub use metrics::{mae, rmse, spearman};
-pub use pipeline::{Fit, FitConfig, ProjectionConfig, StdSource, fit, fit_non_private};
+pub use pipeline::{
+    Fit, FitConfig, ProjectionConfig, StdSource, fit, fit_non_private, stats_round_budget,
+};
 pub use posterior::{Posterior, Prior, posterior, predict};
 pub use sensitivity::{laplace_scales, rho_from_budget, stats_l2_sensitivity};
 pub use split::{SplitSearchConfig, search_laplace_split};

@@ -235,6 +235,15 @@ pub fn fit(
     })
 }
 
+/// The statistics round's share of the budget exactly as [`fit`] spends it, so that a threshold
+/// search outside `fit` can imitate the release it will protect.
+///
+/// # Errors
+/// As [`fit`] for an invalid `std_share`, ε or δ.
+pub fn stats_round_budget(config: &FitConfig) -> Result<RoundBudget> {
+    Ok(split_budget(config)?.1)
+}
+
 /// (std round budget, statistics round budget) as described in the module docs.
 fn split_budget(config: &FitConfig) -> Result<(Option<StdBudget>, RoundBudget)> {
     let share = match &config.projection {

@@ -3,7 +3,7 @@
 //! projection multipliers (ω_x, ω_y) on auxiliary data. Touches only synthetic data, so it
 //! costs no privacy.
 
-use blr::{ErrorMeasure, FitConfig, Mechanism, RoundBudget, SearchTarget};
+use blr::{ErrorMeasure, SearchTarget};
 use projection::search::SearchConfig;
 
 use crate::blr::config::dpd_blr_config;
@@ -36,35 +36,6 @@ fn error_measure(measure: u32) -> FfiResult<ErrorMeasure> {
             "`measure` = {v}: use a DPD_BLR_ERROR_* value (0..=2)"
         ))),
     }
-}
-
-/// The statistics round's budget exactly as `blr::fit` splits it (the split is private to the
-/// pipeline, so it is restated here): with projection the std round takes `std_share` of ρ
-/// (Gaussian, ρ the largest with ρ + 2√(ρ ln 1/δ) ≤ ε) or of ε (Laplace), the statistics round
-/// the rest; without projection the statistics round gets everything.
-fn stats_round_budget(config: &FitConfig) -> FfiResult<RoundBudget> {
-    let share = match &config.projection {
-        None => 0.0,
-        Some(p) if matches!(p.std_source, blr::StdSource::Public { .. }) => 0.0,
-        Some(p) => p.std_share,
-    };
-    if !(0.0..1.0).contains(&share) {
-        return Err(FfiError::invalid(format!(
-            "std_share = {share} must be in [0, 1)"
-        )));
-    }
-    Ok(match config.mechanism {
-        Mechanism::Gaussian => {
-            RoundBudget::Rho((1.0 - share) * blr::rho_from_budget(config.budget)?)
-        }
-        Mechanism::Laplace { .. } => {
-            let eps = config.budget.epsilon;
-            if eps.is_nan() || eps <= 0.0 {
-                return Err(FfiError::invalid(format!("ε = {eps} must be > 0")));
-            }
-            RoundBudget::Epsilon((1.0 - share) * eps)
-        }
-    })
 }
 
 /// Chooses the projection multipliers for a statistics release of n records with standard
@@ -135,7 +106,7 @@ pub unsafe extern "C" fn dpd_blr_search_thresholds(
             sigma_y,
             n,
             mechanism: c.mechanism,
-            budget: stats_round_budget(c)?,
+            budget: blr::stats_round_budget(c)?,
             aggregation: c.aggregation,
             prior: c.prior,
             measure: error_measure(measure)?,
