@@ -6,7 +6,7 @@
 //! Common random numbers: one standard Laplace draw per statistic and repeat, scaled by each
 //! split's noise scale, so every split of a repeat is compared on identical data and noise.
 
-use projection::auxiliary::{AuxData, AuxSpec};
+use projection::auxiliary::AuxData;
 use projection::clip::clip;
 use projection::release::Noise;
 use projection::search::{
@@ -119,13 +119,7 @@ pub fn search_laplace_split(
             "multipliers must be positive (ω_x = {omega_x}, ω_y = {omega_y})"
         )));
     }
-    let spec = AuxSpec {
-        n: target.n,
-        x_scales: target.sigma_x.clone(),
-        y_scale: target.sigma_y,
-        lambda: target.prior.lambda,
-        lambda0: target.prior.lambda0,
-    };
+    let spec = target.aux_spec();
     let objective = Objective {
         target,
         bounds_x: target.sigma_x.iter().map(|s| omega_x * s).collect(),

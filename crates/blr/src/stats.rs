@@ -40,22 +40,7 @@ impl SuffStats {
     /// (XᵀX by a faer matrix product, then packed).
     pub fn compute(x: &[f64], y: &[f64], n: usize, d: usize) -> Result<Self> {
         check_xy(x, y, n, d)?;
-        let xm = MatRef::from_row_major_slice(x, n, d);
-        let mut gram = Mat::<f64>::zeros(d, d);
-        matmul(
-            gram.as_mut(),
-            Accum::Replace,
-            xm.transpose(),
-            xm,
-            1.0,
-            Par::Seq,
-        );
-        let mut xx = Vec::with_capacity(packed_len(d));
-        for j in 0..d {
-            for k in j..d {
-                xx.push(gram[(j, k)]);
-            }
-        }
+        let xx = packed_gram(x, n, d);
         let mut xy = vec![0.0; d];
         for (row, &t) in x.chunks_exact(d).zip(y) {
             for (acc, v) in xy.iter_mut().zip(row) {
@@ -154,6 +139,28 @@ impl SuffStats {
         projection::error::check_finite(&[self.yy], 1, "yy")?;
         Ok(())
     }
+}
+
+/// The packed upper triangle `[(0,0), (0,1), …, (d−1,d−1)]` of XᵀX for a row-major n×d `x`
+/// (a faer matrix product, then packed). Callers have checked the shape.
+pub(crate) fn packed_gram(x: &[f64], n: usize, d: usize) -> Vec<f64> {
+    let xm = MatRef::from_row_major_slice(x, n, d);
+    let mut gram = Mat::<f64>::zeros(d, d);
+    matmul(
+        gram.as_mut(),
+        Accum::Replace,
+        xm.transpose(),
+        xm,
+        1.0,
+        Par::Seq,
+    );
+    let mut xx = Vec::with_capacity(packed_len(d));
+    for j in 0..d {
+        for k in j..d {
+            xx.push(gram[(j, k)]);
+        }
+    }
+    xx
 }
 
 #[cfg(test)]

@@ -8,8 +8,6 @@
 //! is modelled by a continuous Gaussian of the same total variance σ²·N/(N − T − 1) (input
 //! perturbation: N·σ²); at our grid resolutions the difference is far below the search noise.
 
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
 use projection::Aggregation;
 use projection::auxiliary::{AuxData, AuxSpec};
 use projection::clip::clip;
@@ -22,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::metrics::{mae, rmse, spearman};
 use crate::posterior::{Prior, posterior, predict};
 use crate::ssp::{Mechanism, RoundBudget, stats_noise};
-use crate::stats::{SuffStats, packed_len};
+use crate::stats::{SuffStats, packed_gram, packed_len};
 
 /// What the search minimises on auxiliary data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +66,17 @@ pub struct SearchTarget {
 }
 
 impl SearchTarget {
+    /// Auxiliary data of the target's size and scales, drawn from the model's own prior.
+    pub(crate) fn aux_spec(&self) -> AuxSpec {
+        AuxSpec {
+            n: self.n,
+            x_scales: self.sigma_x.clone(),
+            y_scale: self.sigma_y,
+            lambda: self.prior.lambda,
+            lambda0: self.prior.lambda0,
+        }
+    }
+
     pub(crate) fn variance_factor(&self) -> Result<f64> {
         let n = self.n as f64;
         Ok(match self.aggregation {
@@ -114,16 +123,7 @@ impl ThresholdObjective for Objective<'_> {
                 .zip(&bounds_x)
                 .for_each(|(v, b)| *v = clip(*v, *b));
         }
-        let xm = MatRef::from_row_major_slice(&xc, n, d);
-        let mut gram = Mat::<f64>::zeros(d, d);
-        matmul(
-            gram.as_mut(),
-            Accum::Replace,
-            xm.transpose(),
-            xm,
-            1.0,
-            Par::Seq,
-        );
+        let gram = packed_gram(&xc, n, d);
         let p = packed_len(d);
         let z: Vec<f64> = (0..p + d)
             .map(|_| match t.mechanism {
@@ -158,12 +158,7 @@ impl ThresholdObjective for Objective<'_> {
                             scales.iter().map(|s| s * self.sd_factor).collect()
                         }
                     };
-                let mut xx = Vec::with_capacity(p);
-                for j in 0..d {
-                    for k in j..d {
-                        xx.push(gram[(j, k)]);
-                    }
-                }
+                let mut xx = gram.clone();
                 let mut xy = vec![0.0; d];
                 for (row, c) in xc.chunks_exact(d).zip(&yc) {
                     xy.iter_mut().zip(row).for_each(|(a, v)| *a += v * c);
@@ -192,13 +187,7 @@ pub fn search_thresholds_for(
     target: &SearchTarget,
     config: &SearchConfig,
 ) -> Result<ThresholdChoice> {
-    let spec = AuxSpec {
-        n: target.n,
-        x_scales: target.sigma_x.clone(),
-        y_scale: target.sigma_y,
-        lambda: target.prior.lambda,
-        lambda0: target.prior.lambda0,
-    };
+    let spec = target.aux_spec();
     let objective = Objective {
         target,
         sd_factor: target.variance_factor()?.sqrt(),
