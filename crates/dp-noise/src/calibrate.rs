@@ -19,6 +19,12 @@ const LN_SQRT_2PI: f64 = 0.918_938_533_204_672_8;
 /// Relative width at which the analytic bisection stops (the answer is the upper end).
 const ANALYTIC_RELATIVE_PRECISION: f64 = 1e-12;
 
+/// The analytic σ is returned this much (relatively) above the bisection's upper end, so that
+/// converting the round back to (ε, δ) with the exact GDP profile
+/// ([`accountant::gdp_to_approx`](crate::accountant::gdp_to_approx), precise to 1e-14) cannot
+/// land above ε through floating-point evaluation: one round calibrated for ε is charged ≤ ε.
+const ANALYTIC_ROUND_UP: f64 = 1e-10;
+
 /// Classic Gaussian mechanism: σ = sqrt(2 ln(1.25/δ))·Δ₂/ε (Dwork & Roth 2014, Thm 3.22).
 ///
 /// The theorem needs σ strictly above that value; the result is rounded up by one ulp.
@@ -37,7 +43,8 @@ pub fn gaussian_sigma_classic(epsilon: f64, delta: f64, l2_sensitivity: f64) -> 
 
 /// Analytic Gaussian mechanism (Balle & Wang 2018): the smallest σ such that
 /// Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ) ≤ δ, found by bisection to relative precision 1e-12
-/// and rounded up (the returned σ satisfies the inequality as evaluated).
+/// and rounded up by a further 1e-10 relative (the returned σ satisfies the inequality as
+/// evaluated, with room for the accountant's exact conversion back to ε).
 ///
 /// Valid for every ε > 0. Errors unless ε > 0, 0 < δ < 1, Δ₂ > 0, all finite.
 pub fn gaussian_sigma_analytic(epsilon: f64, delta: f64, l2_sensitivity: f64) -> Result<f64> {
@@ -89,7 +96,7 @@ pub fn gaussian_sigma_analytic(epsilon: f64, delta: f64, l2_sensitivity: f64) ->
             lo = mid;
         }
     }
-    finite_result(hi * l2_sensitivity)
+    finite_result(hi * (1.0 + ANALYTIC_ROUND_UP) * l2_sensitivity)
 }
 
 /// The δ that a Gaussian of standard deviation s·Δ achieves at ε (Balle & Wang 2018, Thm 8),

@@ -8,9 +8,25 @@
 //! * [`continuous`] — floating-point Gaussian and Laplace noise for the trusted-aggregator path.
 //! * [`objective`] — the noise vector of objective perturbation (private logistic regression).
 //! * [`accountant`] — a privacy accountant that refuses a round before anything is released.
+//! * [`rdp`] — Rényi-DP accounting of the subsampled Gaussian (iterative learning), (ε, δ)
+//!   conversion and noise calibration.
 //! * [`rng`] — where randomness comes from: the OS CSPRNG, or an explicitly insecure fixed seed.
 //!
 //! Every fallible function validates its inputs and returns [`Error`]; nothing panics on input.
+//!
+//! ```
+//! use dp_noise::accountant::{Accountant, RoundCost};
+//! use dp_noise::{PrivacyLoss, calibrate};
+//!
+//! // σ of a Gaussian mechanism with L2 sensitivity 1 at (ε, δ) = (1, 1e-5) ...
+//! let sigma = calibrate::gaussian_sigma_analytic(1.0, 1e-5, 1.0)?;
+//! assert!(sigma > 3.0 && sigma < 4.0);
+//! // ... and an accountant that refuses, before release, a round past its budget.
+//! let mut accountant = Accountant::new(PrivacyLoss::new(2.0, 1e-5)?)?;
+//! accountant.charge(RoundCost::gaussian(1.0, sigma)?)?;
+//! assert!(accountant.charge(RoundCost::pure(5.0)?).is_err());
+//! # Ok::<(), dp_noise::Error>(())
+//! ```
 
 pub mod accountant;
 pub mod calibrate;
@@ -19,6 +35,7 @@ pub mod discrete;
 mod error;
 pub mod objective;
 mod privacy_loss;
+pub mod rdp;
 pub mod rng;
 mod special;
 #[cfg(test)]

@@ -13,11 +13,19 @@
 //! * Alg. 3, discrete Gaussian N_ℤ(0, σ²): propose Y ~ Lap_ℤ(t), t = ⌊σ⌋ + 1, accept with
 //!   probability exp(−(|Y| − σ²/t)²/(2σ²)).
 //!
-//! Every accept/reject decision is made with integers: uniform integers below a bound by
-//! rejection (Lemire's multiply-shift, no modulo bias), Bernoulli(n/d) as "uniform below d < n",
-//! and for the wide Gaussian exponent a lazy comparison of a uniform real, revealed 64 bits at
-//! a time, with the exact rational (512-bit fixed-width arithmetic, see `wide.rs`). The f64
-//! parameters are converted exactly: an f64 is m·2^e, a dyadic rational.
+//! Every accept/reject decision is exact. Uniform integers below a bound use rejection
+//! (Lemire's multiply-shift, no modulo bias) and Bernoulli(n/d) is "uniform below d < n". In
+//! the discrete Gaussian every Bernoulli(exp(−γ)) is the event U < exp(−γ) for a uniform real U
+//! revealed 64 bits at a time (`lazy_exp.rs`): the first word is compared with integer bounds
+//! P_lo ≤ exp(−γ)·2^64 ≤ P_hi obtained from `f64::exp` with a proven error margin, which decides
+//! in all but ≈ 2^−30 of cases; otherwise the same U is compared with exp(−γ) exactly (rational
+//! Taylor bounds with Lagrange remainder, big integers). Both branches answer the same question
+//! about the same U, so the result is exact; the f64 arithmetic only decides how often the slow
+//! branch runs. `DiscreteGaussian::fill` draws its random words from an AES-128-CTR keystream
+//! keyed with 16 bytes of the caller's CSPRNG (`aes_rng.rs`). The discrete Laplace keeps the
+//! integer-only CKS Alg. 1 and, for the wide exponent, a lazy comparison with the exact rational
+//! (512-bit fixed-width arithmetic, see `wide.rs`). The f64 parameters are converted exactly: an
+//! f64 is m·2^e, a dyadic rational.
 //!
 //! # Supported range and the one approximation
 //! σ ∈ [2^−8, 2^52] units for [`DiscreteGaussian`], scale ∈ [2^−32, 2^52] units for
@@ -29,12 +37,10 @@
 //! Discrete Laplace with integer scale t (s = 1): a U is kept with probability
 //! E[exp(−U/t)] ≈ 1 − e^{−1} ≈ 0.63, so ≈ 1.6 rounds of one uniform draw plus the series
 //! trials for exp(−U/t); the geometric V is ≈ 1.6 Bernoulli(e^{−1}) trials of ≈ 1.7 draws
-//! each; plus one sign draw. The discrete Gaussian needs ≈ 1.3–1.5 Laplace proposals and one
-//! exact acceptance test per sample (≈ 1–2 draws and a few 512-bit products). Measured with a
-//! counting RNG (`benches/noise.rs`, 10^5 samples): 8.0 random words per discrete Laplace and
-//! 12.4 per discrete Gaussian sample, the same at σ = 2^10, 2^20, 2^32 and 2^40 (the algorithm
-//! is scale free). Throughput on a shared 2-core machine: ≈ 2.2 M discrete Gaussian samples/s
-//! at every σ, against ≈ 50 M/s for rand_distr's floating-point Normal (see the bench).
+//! each; plus one sign draw. The discrete Gaussian uses the same proposal with one word (and at
+//! most one `f64::exp`) per Bernoulli, ≈ 1.3–1.5 proposals per sample and one one-word
+//! acceptance test; its cost does not depend on σ. Measured rates are in the README (`cargo
+//! bench --bench peers -- noise SIGMA COUNT`).
 //!
 //! # Sums of discrete Gaussians (Kairouz, Liu & Steinke 2021)
 //! In DCA, n honest clients each add N_ℤ(0, σ²); the released noise is their sum, which is
@@ -47,9 +53,11 @@
 //! that vanishes with τ. [`sum_closeness_tau`] and [`distributed_zcdp_rho`] compute these so a
 //! release can report them. For σ ≥ 4 units τ < 10·n·e^{−157} — far below 1e−60.
 
+mod aes_rng;
 mod bernoulli;
 mod gaussian;
 mod laplace;
+mod lazy_exp;
 mod sum_bound;
 mod wide;
 

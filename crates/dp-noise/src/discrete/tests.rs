@@ -285,3 +285,40 @@ fn samplers_are_deterministic_given_the_rng() {
     assert_eq!(draw(1), draw(1));
     assert_ne!(draw(1), draw(2));
 }
+
+/// Chi-square p-value of `samples` against N_ℤ(0, σ²) (bins as in `gaussian_p_value`).
+fn p_value_of_samples(samples: &[i64], sigma: f64) -> (f64, f64) {
+    let edges = grid_edges(sigma, 3.0, 39);
+    let probs = gaussian_probs_by_sum(sigma, &edges);
+    let (edges, probs) = merge_small_bins(&edges, &probs, samples.len(), 20.0);
+    chi_square_p_value(&bin_counts(samples, &edges), &probs)
+}
+
+/// The sampler with the one-word fast path switched off: every Bernoulli(exp(−γ)) goes
+/// through the exact series comparison (`lazy_exp::exact_less_than_exp`), the branch the fast
+/// path only rarely reaches. It must give the same distribution.
+#[test]
+fn discrete_gaussian_exact_comparison_path_matches_pmf() {
+    use super::lazy_exp::FastPath;
+    for (i, sigma) in [2.5, 1_048_576.5].into_iter().enumerate() {
+        let sampler = DiscreteGaussian::new(sigma).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(500 + i as u64);
+        let samples: Vec<i64> = (0..30_000)
+            .map(|_| sampler.sample_with(&mut rng, FastPath::Off))
+            .collect();
+        let (stat, p) = p_value_of_samples(&samples, sigma);
+        assert!(p > ALPHA, "sigma {sigma}: chi2 = {stat}, p = {p}");
+    }
+}
+
+/// One draw at a time (`sample`, straight from the caller's generator) has the same
+/// distribution as `fill` (through the AES-CTR bulk generator).
+#[test]
+fn discrete_gaussian_single_draws_match_pmf() {
+    let sigma = 33.37;
+    let sampler = DiscreteGaussian::new(sigma).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(502);
+    let samples: Vec<i64> = (0..100_000).map(|_| sampler.sample(&mut rng)).collect();
+    let (stat, p) = p_value_of_samples(&samples, sigma);
+    assert!(p > ALPHA, "chi2 = {stat}, p = {p}");
+}

@@ -102,7 +102,7 @@ impl U512 {
         0
     }
 
-    #[cfg(test)]
+    /// The little-endian 64-bit limbs.
     pub(crate) fn limbs(&self) -> [u64; LIMBS] {
         self.0
     }

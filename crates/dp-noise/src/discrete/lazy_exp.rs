@@ -1,0 +1,387 @@
+//! Exact Bernoulli(exp(−γ)) that usually decides from one random word and one `f64::exp`.
+//!
+//! # The method
+//! Bernoulli(p) is the event U < p for a uniform real U ∈ [0, 1). U is revealed 64 bits at a
+//! time. With the first word u, U ∈ [u/2^64, (u + 1)/2^64). Given integers P_lo ≤ p·2^64 ≤ P_hi:
+//! * u + 1 ≤ P_lo  ⇒  U < (u + 1)/2^64 ≤ p: the event holds;
+//! * u ≥ P_hi      ⇒  U ≥ u/2^64 ≥ p: it does not;
+//! * otherwise (probability (P_hi − P_lo)/2^64 ≤ 2^−28 here) the same U — its first word kept,
+//!   further words drawn — is compared with exp(−γ) *exactly*, by [`exact_less_than_exp`].
+//!
+//! Every branch returns the truth value of U < exp(−γ) for one and the same uniform U, so the
+//! result is Bernoulli(exp(−γ)) exactly, whatever the quality of the enclosure — as long as it
+//! *is* an enclosure. The fast bounds only decide how often the exact comparison runs.
+//!
+//! # Why P_lo ≤ p·2^64 ≤ P_hi (proof sketch)
+//! The caller passes γ̂ with |γ̂ − γ| ≤ 2^−40 (see each caller for its error analysis; they are
+//! all a few rounding errors of relative size 2^−53 on a γ ≤ 64). p̂ = exp(−γ̂) computed by
+//! `f64::exp` is within 2^−50 relative of exp(−γ̂) for any libm of IEEE quality (glibc documents
+//! ≤ 1 ulp = 2^−52; the test `f64_exp_is_accurate_against_the_series` checks 2^−45 against exact
+//! rational bounds on a grid). So p ∈ p̂·[e^{−2^−40}(1 − 2^−50), e^{2^−40}(1 + 2^−50)] ⊂
+//! p̂·[1 − 2^−39, 1 + 2^−39]. The bounds widen that to p̂·(1 ± 2^−32), then floor/ceil and move
+//! one more unit outwards, which absorbs the rounding of the two f64 products (relative 2^−53).
+//! The 2^7-fold slack between 2^−39 and 2^−32 is deliberate: the sampler stays exact even if
+//! libm were 100× worse than documented.
+//!
+//! Large γ (γ̂ > [`FAST_GAMMA_LIMIT`]) skips the fast path: exp(−γ) < 2^−92 there, so a one-word
+//! test would almost always decide "false" anyway; [`bernoulli_exp_wide`] decides exactly.
+
+use num_bigint::{BigInt, BigUint};
+use num_traits::ToPrimitive;
+use rand_core::RngCore;
+
+use super::bernoulli::bernoulli_exp_wide;
+use super::wide::U512;
+
+/// Above this γ̂ the one-word fast path is not attempted.
+pub(crate) const FAST_GAMMA_LIMIT: f64 = 64.0;
+
+/// Relative half-width of the enclosure of exp(−γ) (see the module docs).
+const ENCLOSURE: f64 = 1.0 / 4_294_967_296.0; // 2^-32
+
+/// Whether the one-word fast path may decide (tests switch it off to drive every decision
+/// through the exact comparison).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FastPath {
+    On,
+    #[cfg(test)]
+    Off,
+}
+
+/// Integers P_lo ≤ exp(−γ)·2^64 ≤ P_hi for every γ within 2^−40 of a γ̂ ≤ 64.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Enclosure {
+    lo: u64,
+    hi: u128,
+}
+
+impl Enclosure {
+    /// The enclosure for γ̂ (see the module docs for why it holds).
+    pub(crate) fn of(gamma_hat: f64) -> Enclosure {
+        const TWO_64: f64 = 18_446_744_073_709_551_616.0;
+        let p_hat = (-gamma_hat.max(0.0)).exp() * TWO_64;
+        // Truncation is floor here (positive values); one more unit outwards on each side
+        // covers the ceiling and the rounding of the products.
+        let lo_f = p_hat * (1.0 - ENCLOSURE);
+        let hi_f = p_hat * (1.0 + ENCLOSURE);
+        // lo_f < 2^64: the cast truncates exactly.
+        let lo = (lo_f as u64).saturating_sub(1);
+        let hi = if hi_f < TWO_64 {
+            u128::from(hi_f as u64) + 2
+        } else {
+            (1u128 << 64) + 2
+        };
+        Enclosure { lo, hi }
+    }
+}
+
+/// Bernoulli(exp(−γ)) for γ = num/den ≥ 0 given by `exact` (called only when needed), with
+/// `gamma_hat` within 2^−40 of γ whenever `gamma_hat` ≤ [`FAST_GAMMA_LIMIT`]. See the module
+/// docs.
+pub(crate) fn bernoulli_exp<R: RngCore + ?Sized>(
+    rng: &mut R,
+    gamma_hat: f64,
+    exact: impl FnOnce() -> (U512, U512),
+    fast: FastPath,
+) -> bool {
+    // NaN fails the comparison too and takes the exact path.
+    let in_fast_range = gamma_hat <= FAST_GAMMA_LIMIT;
+    if !in_fast_range {
+        let (num, den) = exact();
+        return bernoulli_exp_wide(rng, num, den);
+    }
+    bernoulli_exp_enclosed(rng, Enclosure::of(gamma_hat), exact, fast)
+}
+
+/// [`bernoulli_exp`] with the enclosure of exp(−γ) given (e.g. precomputed for a constant γ).
+#[inline]
+pub(crate) fn bernoulli_exp_enclosed<R: RngCore + ?Sized>(
+    rng: &mut R,
+    enclosure: Enclosure,
+    exact: impl FnOnce() -> (U512, U512),
+    fast: FastPath,
+) -> bool {
+    let u = rng.next_u64();
+    if fast == FastPath::On {
+        // u + 1 ≤ P_lo ⇔ u < P_lo.
+        if u < enclosure.lo {
+            return true;
+        }
+        if u128::from(u) >= enclosure.hi {
+            return false;
+        }
+    }
+    let (num, den) = exact();
+    exact_less_than_exp(rng, u, &num, &den)
+}
+
+/// U < exp(−num/den), exactly, for the uniform U whose first 64 bits are `first_word`; further
+/// bits are drawn from `rng` until the comparison is decided.
+///
+/// Taylor's theorem with the Lagrange remainder gives, for x ≥ 0 and every m,
+/// exp(−x) − S_m(x) = (−1)^{m+1} e^{−ξ} x^{m+1}/(m+1)! with ξ ∈ [0, x], S_m the partial sum of
+/// Σ (−x)^k/k!: so exp(−x) lies between S_m and S_{m+1}, exact rationals. U is known to lie in
+/// [A/2^b, (A + 1)/2^b); when that interval is below the lower or above the upper of the two
+/// bounds the answer is certain; otherwise the bracket is refined with more terms while it is
+/// wider than a quarter of U's interval, and then 64 more bits of U are drawn. The
+/// bracket shrinks like x^m/m! and the interval like 2^−b, and U ≠ exp(−x) almost surely, so
+/// this ends with probability 1 (after about one round).
+pub(crate) fn exact_less_than_exp<R: RngCore + ?Sized>(
+    rng: &mut R,
+    first_word: u64,
+    num: &U512,
+    den: &U512,
+) -> bool {
+    let x_num = to_big(num);
+    let x_den = to_big(den);
+    let mut a = BigUint::from(first_word);
+    let mut bits: u64 = 64;
+    // Start past the peak of x^k/k! (x ≤ 64 on the fast path; more if called with larger x).
+    let ratio_ceiling = (&x_num / &x_den) + 1u32;
+    let mut terms: u64 = 2 * ratio_ceiling.to_u64().unwrap_or(u64::MAX / 4).min(1 << 20) + 16;
+    loop {
+        let (s_m, s_next, scale) = partial_sums(&x_num, &x_den, terms);
+        let (low, high) = if s_m <= s_next {
+            (s_m, s_next)
+        } else {
+            (s_next, s_m)
+        };
+        // U < (A+1)/2^b ≤ low/scale  ⇔  (A+1)·scale ≤ low·2^b.
+        let upper_u = BigInt::from(&a + 1u32) * BigInt::from(scale.clone());
+        if upper_u <= low.clone() << bits {
+            return true;
+        }
+        // U ≥ A/2^b ≥ high/scale  ⇔  A·scale ≥ high·2^b.
+        let scale_copy = scale.clone();
+        let lower_u = BigInt::from(a.clone()) * BigInt::from(scale);
+        if lower_u >= high.clone() << bits {
+            return false;
+        }
+        // Undecided. Refine the bracket while it is wider than a quarter of U's interval;
+        // only then reveal 64 more bits of U.
+        let bracket = (high - low) << bits;
+        if bracket * 4 >= BigInt::from(scale_copy) {
+            terms += 16;
+            continue;
+        }
+        a = (a << 64u32) + BigUint::from(rng.next_u64());
+        bits += 64;
+    }
+}
+
+/// (S_m·Q, S_{m+1}·Q, Q) for x = n/d and Q = d^{m+1}·(m+1)!: integer numerators of the partial
+/// sums S_m = Σ_{k ≤ m} (−x)^k/k! over a common denominator.
+fn partial_sums(n: &BigUint, d: &BigUint, m: u64) -> (BigInt, BigInt, BigUint) {
+    // Term k over the denominator d^{m+1}(m+1)!: n^k d^{m+1−k} (m+1)!/k!. Built from k = m+1
+    // downwards: t_{m+1} = n^{m+1}; t_{k} = t_{k+1}·d·(k+1)/n would divide, so build upwards
+    // instead with the factor (m+1)!/k! = Π_{j=k+1}^{m+1} j accumulated from the top.
+    let top = m + 1;
+    let mut sums = BigInt::from(0u32);
+    let mut last = BigInt::from(0u32);
+    // Precompute n^k for k ≤ top and d^j for j ≤ top.
+    let mut n_pow = Vec::with_capacity(top as usize + 1);
+    let mut d_pow = Vec::with_capacity(top as usize + 1);
+    n_pow.push(BigUint::from(1u32));
+    d_pow.push(BigUint::from(1u32));
+    for k in 1..=top as usize {
+        n_pow.push(&n_pow[k - 1] * n);
+        d_pow.push(&d_pow[k - 1] * d);
+    }
+    let mut falling = BigUint::from(1u32); // (m+1)!/k!, for k from top down
+    for k in (0..=top).rev() {
+        let term = &n_pow[k as usize] * &d_pow[(top - k) as usize] * &falling;
+        let signed = if k % 2 == 0 {
+            BigInt::from(term)
+        } else {
+            -BigInt::from(term)
+        };
+        if k == top {
+            last = signed;
+        } else {
+            sums += signed;
+        }
+        falling *= k.max(1);
+    }
+    let q = &d_pow[top as usize] * factorial(top);
+    let with_last = &sums + &last;
+    (sums, with_last, q)
+}
+
+fn factorial(n: u64) -> BigUint {
+    (1..=n).fold(BigUint::from(1u32), |f, k| f * k)
+}
+
+fn to_big(x: &U512) -> BigUint {
+    BigUint::from_slice(
+        &x.limbs()
+            .iter()
+            .flat_map(|&l| [l as u32, (l >> 32) as u32])
+            .collect::<Vec<_>>(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_stats::hoeffding_radius;
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::SeedableRng;
+
+    fn exact_bounds(num: u128, den: u128) -> (BigInt, BigInt, BigUint) {
+        // exp(−num/den) to far below 2^−128.
+        let (a, b, q) = partial_sums(&BigUint::from(num), &BigUint::from(den), 400);
+        if a <= b { (a, b, q) } else { (b, a, q) }
+    }
+
+    /// The enclosure contains exp(−γ)·2^64 on a grid of γ ∈ [0, 64], with γ̂ off by ±2^−40.
+    #[test]
+    fn enclosure_contains_the_exact_value() {
+        let den: u128 = 1 << 20;
+        for step in 0..=640u128 {
+            let num = step * den / 10 + step * 7919 % 1000;
+            let gamma = num as f64 / den as f64;
+            let (low, high, q) = exact_bounds(num, den);
+            for gamma_hat in [gamma - 2f64.powi(-40), gamma, gamma + 2f64.powi(-40)] {
+                let Enclosure { lo, hi } = Enclosure::of(gamma_hat.max(0.0));
+                // lo ≤ exp(−γ)·2^64 ⇔ lo·q ≤ low·2^64 (low ≤ exp(−γ)).
+                assert!(
+                    BigInt::from(lo) * BigInt::from(q.clone()) <= low.clone() << 64u32,
+                    "γ {gamma}"
+                );
+                assert!(
+                    BigInt::from(hi) * BigInt::from(q.clone()) >= high.clone() << 64u32,
+                    "γ {gamma}"
+                );
+                assert!(hi - u128::from(lo) < (1u128 << 34), "width at γ {gamma}");
+            }
+        }
+    }
+
+    /// f64::exp against exact rational bounds on a grid: within 2^−45 relative (the proof needs
+    /// 2^−39).
+    #[test]
+    fn f64_exp_is_accurate_against_the_series() {
+        let den: u128 = 1 << 30;
+        for step in 0..2000u128 {
+            let num = step * (64 * den / 2000) + (step * 104_729) % den;
+            let gamma = num as f64 / den as f64;
+            let (low, high, q) = exact_bounds(num, den);
+            let approx = (-gamma).exp();
+            // approx·(1 ∓ 2^−45) brackets the exact value: compare as rationals via 2^k scaling.
+            let scaled = |v: f64| BigInt::from((v * 2f64.powi(100)) as u128);
+            let lo = scaled(approx * (1.0 - 2f64.powi(-45)));
+            let hi = scaled(approx * (1.0 + 2f64.powi(-45)));
+            if approx * 2f64.powi(100) < 2f64.powi(60) {
+                continue; // too small to resolve at this scale
+            }
+            assert!(
+                lo * BigInt::from(q.clone()) <= high.clone() << 100u32,
+                "γ {gamma}"
+            );
+            assert!(
+                hi * BigInt::from(q.clone()) >= low.clone() << 100u32,
+                "γ {gamma}"
+            );
+        }
+    }
+
+    /// Both paths — the fast one and the forced exact one — have frequency exp(−γ).
+    #[test]
+    fn fast_and_exact_paths_have_probability_exp_minus_gamma() {
+        let mut rng = ChaCha20Rng::seed_from_u64(21);
+        let n = 200_000;
+        let radius = hoeffding_radius(n);
+        for (num, den) in [
+            (0u128, 1u128),
+            (3, 10),
+            (1, 1),
+            (5, 2),
+            (7, 1),
+            (999_999, 1_000_000),
+            (130, 2),
+        ] {
+            let gamma = num as f64 / den as f64;
+            let want = (-gamma).exp();
+            for fast in [FastPath::On, FastPath::Off] {
+                let runs = if fast == FastPath::On { n } else { n / 10 };
+                let hits = (0..runs)
+                    .filter(|_| {
+                        bernoulli_exp(
+                            &mut rng,
+                            gamma,
+                            || (U512::from_u128(num), U512::from_u128(den)),
+                            fast,
+                        )
+                    })
+                    .count();
+                let got = hits as f64 / runs as f64;
+                let r = if fast == FastPath::On {
+                    radius
+                } else {
+                    hoeffding_radius(runs)
+                };
+                assert!(
+                    (got - want).abs() < r,
+                    "γ {gamma} {fast:?}: {got} vs {want}"
+                );
+            }
+        }
+    }
+
+    /// Replays fixed words.
+    struct Scripted(Vec<u64>);
+
+    impl RngCore for Scripted {
+        fn next_u32(&mut self) -> u32 {
+            self.next_u64() as u32
+        }
+        fn next_u64(&mut self) -> u64 {
+            self.0.remove(0)
+        }
+        fn fill_bytes(&mut self, _: &mut [u8]) {
+            unreachable!()
+        }
+    }
+
+    /// The exact comparison with hand-checkable cases: exp(−0) = 1 (every U is below it), and
+    /// exp(−1)·2^64 = 0x5e2d58d8b3bcdf1a + 0.72996… (computed with 80-digit decimals): the
+    /// first word 0x5e2d58d8b3bcdf1a leaves it open until the next word decides.
+    #[test]
+    fn exact_comparison_on_scripted_words() {
+        let zero = U512::from_u128(0);
+        let one = U512::from_u128(1);
+        assert!(exact_less_than_exp(
+            &mut Scripted(vec![]),
+            u64::MAX,
+            &zero,
+            &one
+        ));
+        let floor = 0x5e2d_58d8_b3bc_df1a_u64;
+        assert!(exact_less_than_exp(
+            &mut Scripted(vec![]),
+            floor - 1,
+            &one,
+            &one
+        ));
+        assert!(!exact_less_than_exp(
+            &mut Scripted(vec![]),
+            floor + 1,
+            &one,
+            &one
+        ));
+        // With first word `floor`, a next word 0 puts U below the fraction 0.72996… of a unit,
+        // u64::MAX above it.
+        assert!(exact_less_than_exp(
+            &mut Scripted(vec![0]),
+            floor,
+            &one,
+            &one
+        ));
+        assert!(!exact_less_than_exp(
+            &mut Scripted(vec![u64::MAX]),
+            floor,
+            &one,
+            &one
+        ));
+    }
+}
