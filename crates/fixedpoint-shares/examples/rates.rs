@@ -39,6 +39,10 @@ fn main() -> fixedpoint_shares::Result<()> {
             requirement: "a rayon pool",
         })?;
     println!("dispatched kernel path: {}", selected_path());
+    println!(
+        "AES-128-CTR keystream kernel: {}",
+        fixedpoint_shares::keystream_backend()
+    );
     println!("{:<12} {:>10} {:>12}", "kernel", "words", "GB/s (r+w)");
     let kernels: [(&str, Kernel); 3] = [
         ("scalar", kernels::add_assign_scalar),
@@ -85,7 +89,7 @@ fn main() -> fixedpoint_shares::Result<()> {
         })
         .collect::<fixedpoint_shares::Result<Vec<_>>>()?;
     let seed = Seed::from_bytes([9; 16]);
-    let mut buf = vec![0u8; d * 8];
+    let mut buf = vec![0u64; d];
     let bytes = (n * d * 8) as f64;
     let (mut raw_best, mut absorb_best, mut ratios) = (0.0f64, 0.0f64, Vec::new());
     for _ in 0..15 {

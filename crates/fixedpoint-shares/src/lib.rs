@@ -10,7 +10,36 @@
 //! noise. [`simulate_round`] runs all of it in one process. [`wire`] is the message format,
 //! [`kernels`] the wrapping-add loops.
 //!
+//! Masks come from AES-128-CTR kernels chosen at run time (VAES-512, VAES-256, AES-NI, or the
+//! `aes` crate as the portable path; [`keystream_backend`] names the one in use), all producing
+//! the same keystream. They live in `prg/vaes.rs`, the crate's only module allowed `unsafe`
+//! (`std::arch` intrinsics; each block states its safety argument): the crate's lint is
+//! `unsafe_code = "deny"` rather than the workspace's `forbid` only so that this module can opt
+//! out.
+//!
 //! Phase names follow libprio: client shards, nodes aggregate, the collector unshards.
+//!
+//! ```
+//! use dp_noise::rng::RngSource;
+//! use fixedpoint_shares::{RoundConfig, RoundId, RoundParams, ShareMode, simulate_round};
+//!
+//! // Three clients, two compute nodes, no DP noise: the release is the exact sum.
+//! let config = RoundConfig::new(&RoundParams {
+//!     round: RoundId(7),
+//!     n_clients: 3,
+//!     n_nodes: 2,
+//!     max_dropped: 0,
+//!     dim: 2,
+//!     bound: 1.0,
+//!     mode: ShareMode::Seed,
+//!     noise_sigma_total: None,
+//!     frac_bits: None,
+//! })?;
+//! let inputs = [[0.5, -0.25], [0.25, 0.5], [-1.0, 0.125]];
+//! let release = simulate_round(&config, &inputs, &[], RngSource::Os)?;
+//! assert_eq!(release.sum, vec![-0.25, 0.375]);
+//! # Ok::<(), fixedpoint_shares::Error>(())
+//! ```
 
 mod aggregator;
 mod client;
@@ -37,7 +66,7 @@ pub use fixed_point::FixedPoint;
 pub use ids::{ClientId, NodeIndex, RoundId};
 pub use message::{ShareMessage, SharePayload};
 pub use node::{ComputeNode, NodeSum};
-pub use prg::{Seed, raw_keystream};
+pub use prg::{Seed, keystream_backend, raw_keystream};
 pub use round::{
     MAX_CLIENTS, MAX_DIM, NOISE_TAIL_FAILURE_PROBABILITY, NoiseSpec, RoundConfig, RoundParams,
     ShareMode, noise_tail,

@@ -24,19 +24,15 @@ use std::fmt;
 
 use aes::Aes128;
 use aes::cipher::{BlockEncrypt, KeyInit};
-use ctr::cipher::consts::U16;
-use ctr::cipher::generic_array::GenericArray;
-use ctr::cipher::typenum::Unsigned;
-use ctr::cipher::{
-    BlockSizeUser, KeyIvInit, ParBlocks, StreamBackend, StreamCipherCore, StreamCipherSeekCore,
-    StreamClosure,
-};
 use rand_core::{CryptoRng, RngCore};
 
 use crate::ids::{ClientId, NodeIndex, RoundId};
 
-type Keystream = ctr::CtrCore<Aes128, ctr::flavors::Ctr64BE>;
-type Block = GenericArray<u8, U16>;
+mod aes_ctr;
+mod vaes;
+
+use aes_ctr::Aes128Ctr;
+use vaes::Op;
 
 /// A 16-byte secret that expands into one mask. `Debug` does not print it.
 #[derive(Clone, PartialEq, Eq)]
@@ -82,23 +78,23 @@ pub(crate) enum Sign {
     Sub,
 }
 
-fn keystream(seed: &Seed, domain: MaskDomain) -> Keystream {
+fn keystream(seed: &Seed, domain: MaskDomain) -> Aes128Ctr {
     let kdf = Aes128::new(&seed.0.into());
     let mut block = [0u8; 16];
     block[..8].copy_from_slice(&domain.round.0.to_le_bytes());
     block[8..].copy_from_slice(&domain.client.0.to_le_bytes());
     let mut key = block.into();
     kdf.encrypt_block(&mut key);
-    let mut iv = [0u8; 16];
-    iv[..2].copy_from_slice(&domain.node.0.to_le_bytes());
-    iv[2..8].copy_from_slice(b"dpdmsk");
-    Keystream::new(&key, &iv.into())
+    let mut nonce = [0u8; 8];
+    nonce[..2].copy_from_slice(&domain.node.0.to_le_bytes());
+    nonce[2..].copy_from_slice(b"dpdmsk");
+    Aes128Ctr::new(key.into(), nonce)
 }
 
 /// `acc[j] ±= r[start_word + j]` for the mask of `seed` in `domain`.
 ///
-/// The keystream is generated a few AES blocks at a time (the backend's parallel width, 8 with
-/// AES-NI) and added straight into `acc`: no buffer pass, nothing allocated.
+/// The keystream is generated a register group at a time (32 blocks with VAES-512) and added
+/// straight into `acc`: no buffer pass, nothing allocated.
 pub(crate) fn apply_mask(
     seed: &Seed,
     domain: MaskDomain,
@@ -106,22 +102,28 @@ pub(crate) fn apply_mask(
     acc: &mut [u64],
     sign: Sign,
 ) {
-    let mut stream = keystream(seed, domain);
-    stream.set_block_pos(start_word / 2);
+    let stream = keystream(seed, domain);
+    let mut block = start_word / 2;
     let acc = if start_word % 2 == 1 {
         // Starts in the middle of a block: use its second word, continue at the next block.
         let Some((first, rest)) = acc.split_first_mut() else {
             return;
         };
-        let mut block = Block::default();
-        stream.write_keystream_block(&mut block);
-        let v = u128::from_le_bytes(block.into());
-        add_pair(std::slice::from_mut(first), [(v >> 64) as u64, 0], sign);
+        let k = stream.block_words(block)[1];
+        *first = match sign {
+            Sign::Add => first.wrapping_add(k),
+            Sign::Sub => first.wrapping_sub(k),
+        };
+        block += 1;
         rest
     } else {
         acc
     };
-    stream.process_with_backend(AddKeystream { acc, sign });
+    let op = match sign {
+        Sign::Add => Op::Add(acc),
+        Sign::Sub => Op::Sub(acc),
+    };
+    stream.apply(block, op);
 }
 
 /// Writes the mask of `seed` in `domain` (words 0..out.len()) into `out`.
@@ -141,125 +143,29 @@ pub(crate) fn split_mask(seed: &Seed, domain: MaskDomain, mask: &mut [u64], bala
     let (Some(mask), Some(balancing)) = (mask.get_mut(..len), balancing.get_mut(..len)) else {
         return;
     };
-    keystream(seed, domain).process_with_backend(SplitKeystream { mask, balancing });
+    keystream(seed, domain).apply(0, Op::Split { mask, balancing });
 }
 
-/// The closure run with the cipher backend: `acc ±= keystream words`.
-struct AddKeystream<'a> {
-    acc: &'a mut [u64],
-    sign: Sign,
-}
-
-impl BlockSizeUser for AddKeystream<'_> {
-    type BlockSize = U16;
-}
-
-impl StreamClosure for AddKeystream<'_> {
-    fn call<B: StreamBackend<BlockSize = U16>>(self, backend: &mut B) {
-        let mut par = ParBlocks::<B>::default();
-        let mut chunks = self.acc.chunks_exact_mut(2 * B::ParBlocksSize::USIZE);
-        for chunk in &mut chunks {
-            backend.gen_par_ks_blocks(&mut par);
-            add_words(chunk, &par, self.sign);
-        }
-        let mut block = Block::default();
-        for pair in chunks.into_remainder().chunks_mut(2) {
-            backend.gen_ks_block(&mut block);
-            add_words(pair, std::slice::from_ref(&block), self.sign);
-        }
+/// The AES-128-CTR kernel this process dispatches to ("vaes512", "vaes256", "aesni" or
+/// "portable"), for benchmark output.
+pub fn keystream_backend() -> &'static str {
+    match vaes::Backend::detect() {
+        vaes::Backend::Vaes512 => "vaes512",
+        vaes::Backend::Vaes256 => "vaes256",
+        vaes::Backend::AesNi => "aesni",
+        vaes::Backend::Portable => "portable",
     }
 }
 
-/// The closure run with the cipher backend: `mask = keystream words, balancing -= them`.
-/// Both slices have the same length (see [`split_mask`]).
-struct SplitKeystream<'a> {
-    mask: &'a mut [u64],
-    balancing: &'a mut [u64],
-}
-
-impl BlockSizeUser for SplitKeystream<'_> {
-    type BlockSize = U16;
-}
-
-impl StreamClosure for SplitKeystream<'_> {
-    fn call<B: StreamBackend<BlockSize = U16>>(self, backend: &mut B) {
-        let width = 2 * B::ParBlocksSize::USIZE;
-        let mut par = ParBlocks::<B>::default();
-        let mut masks = self.mask.chunks_exact_mut(width);
-        let mut bals = self.balancing.chunks_exact_mut(width);
-        for (mask, bal) in (&mut masks).zip(&mut bals) {
-            backend.gen_par_ks_blocks(&mut par);
-            split_words(mask, bal, &par);
-        }
-        let mut block = Block::default();
-        let tails = masks.into_remainder().chunks_mut(2);
-        for (mask, bal) in tails.zip(bals.into_remainder().chunks_mut(2)) {
-            backend.gen_ks_block(&mut block);
-            split_words(mask, bal, std::slice::from_ref(&block));
-        }
-    }
-}
-
-/// `mask = words of blocks, balancing -= them` (same word order as [`add_words`]).
-#[inline(always)]
-fn split_words(mask: &mut [u64], balancing: &mut [u64], blocks: &[Block]) {
-    let (mask_pairs, mask_tail) = mask.as_chunks_mut::<2>();
-    let (bal_pairs, bal_tail) = balancing.as_chunks_mut::<2>();
-    let n_pairs = mask_pairs.len();
-    for ((m, b), block) in mask_pairs.iter_mut().zip(bal_pairs).zip(blocks) {
-        let v = u128::from_le_bytes((*block).into());
-        *m = [v as u64, (v >> 64) as u64];
-        add_pair(b, *m, Sign::Sub);
-    }
-    if let (Some(m), Some(b), Some(block)) = (
-        mask_tail.first_mut(),
-        bal_tail.first_mut(),
-        blocks.get(n_pairs),
-    ) {
-        let k = u128::from_le_bytes((*block).into()) as u64;
-        *m = k;
-        *b = b.wrapping_sub(k);
-    }
-}
-
-/// `acc ±= words of blocks` (block j holds words 2j and 2j + 1, little-endian); stops at the
-/// shorter of the two.
-#[inline(always)]
-fn add_words(acc: &mut [u64], blocks: &[Block], sign: Sign) {
-    let (pairs, tail) = acc.as_chunks_mut::<2>();
-    for (pair, block) in pairs.iter_mut().zip(blocks) {
-        let v = u128::from_le_bytes((*block).into());
-        add_pair(pair, [v as u64, (v >> 64) as u64], sign);
-    }
-    if let (Some(last), Some(block)) = (tail.first_mut(), blocks.get(pairs.len())) {
-        let v = u128::from_le_bytes((*block).into());
-        add_pair(std::slice::from_mut(last), [v as u64, 0], sign);
-    }
-}
-
-#[inline(always)]
-fn add_pair(acc: &mut [u64], words: [u64; 2], sign: Sign) {
-    for (a, k) in acc.iter_mut().zip(words) {
-        *a = match sign {
-            Sign::Add => a.wrapping_add(k),
-            Sign::Sub => a.wrapping_sub(k),
-        };
-    }
-}
-
-/// Raw keystream rate reference: XORs the keystream of `seed` onto `buf` (for benchmarks that
-/// compare mask absorption with bare AES-CTR).
-pub fn raw_keystream(seed: &Seed, buf: &mut [u8]) {
-    let stream = keystream(
-        seed,
-        MaskDomain {
-            round: RoundId(0),
-            client: ClientId(0),
-            node: NodeIndex(0),
-        },
-    );
-    use ctr::cipher::StreamCipher;
-    ctr::cipher::StreamCipherCoreWrapper::from_core(stream).apply_keystream(buf);
+/// Raw keystream rate reference: XORs the keystream words of `seed` (round 0, client 0, node 0)
+/// onto `buf` (for benchmarks that compare mask absorption with bare AES-CTR).
+pub fn raw_keystream(seed: &Seed, buf: &mut [u64]) {
+    let domain = MaskDomain {
+        round: RoundId(0),
+        client: ClientId(0),
+        node: NodeIndex(0),
+    };
+    keystream(seed, domain).apply(0, Op::Xor(buf));
 }
 
 #[cfg(test)]
@@ -306,6 +212,43 @@ mod tests {
             expect.push(u64::from_le_bytes(b[8..].try_into().unwrap()));
         }
         assert_eq!(mask(&seed, d, 6), expect);
+    }
+
+    /// Words produced by the previous implementation (the `aes` 0.8 + `ctr` 0.9 stack, before
+    /// the SIMD kernels), pinned so that the keystream never changes under any backend.
+    #[test]
+    fn keystream_pinned_from_the_aes_ctr_crates_on_every_backend() {
+        let seed = Seed::from_bytes(*b"dpdist-pinned-kA");
+        let d = domain(7, 123_456, 2);
+        let first: [u64; 6] = [
+            0xef72_a07a_7b2d_71ff,
+            0x08e7_39f0_49f0_4b81,
+            0xc35b_57e0_765f_b696,
+            0xb978_4c10_4736_cc1a,
+            0xa29e_5d8f_312b_df40,
+            0x94a3_b5cf_1f8c_bb9a,
+        ];
+        assert_eq!(mask(&seed, d, 6), first);
+        // 4099 words from the odd word 77, folded; the fold was computed with the old stack.
+        let fold = |words: &[u64]| {
+            words.iter().enumerate().fold(0u64, |h, (j, &w)| {
+                (h ^ w).rotate_left(5).wrapping_add(j as u64)
+            })
+        };
+        let mut long = vec![0u64; 4099];
+        apply_mask(&seed, d, 77, &mut long, Sign::Add);
+        assert_eq!(fold(&long), 0xf68d_8b4a_3f51_538a);
+        assert_eq!(long[4098], 0xe8c8_9ed3_eee5_db8f);
+        // The same words from every backend the CPU has, the portable one forced included.
+        let stream = keystream(&seed, d);
+        for backend in vaes::Backend::available() {
+            let mut words = vec![0u64; 4100];
+            stream.apply_with(backend, 38, Op::Add(&mut words));
+            assert_eq!(fold(&words[1..]), 0xf68d_8b4a_3f51_538a, "{backend:?}");
+            let mut six = [0u64; 6];
+            stream.apply_with(backend, 0, Op::Xor(&mut six));
+            assert_eq!(six, first, "{backend:?}");
+        }
     }
 
     #[test]
