@@ -3,7 +3,7 @@
 //! statistics nxx, nxy, nyy by mean-field coordinate ascent q(β) q(λ) q(λ₀). Every update is
 //! closed form (the paper used ADVI):
 //!
-//! - q(β) = N(m, S), S⁻¹ = E[λ₀] I + E[λ] nxx, m = S E[λ] nxy;
+//! - q(β) = N(m, S), S⁻¹ = E\[λ₀\] I + E\[λ\] nxx, m = S E\[λ\] nxy;
 //! - q(λ) = Gamma(a + n/2, b + ½ E‖y − Xβ‖²), E‖y − Xβ‖² = nyy − 2mᵀnxy + mᵀ nxx m + tr(nxx S);
 //! - q(λ₀) = Gamma(a₀ + d/2, b₀ + ½ (mᵀm + tr S)).
 //!
@@ -46,7 +46,7 @@ impl Default for GammaPrior {
 pub struct CaviOptions {
     /// Maximum number of sweeps.
     pub max_iter: usize,
-    /// Stop when E[λ] and E[λ₀] change by less than this, relatively.
+    /// Stop when E\[λ\] and E\[λ₀\] change by less than this, relatively.
     pub tol: f64,
 }
 
@@ -75,12 +75,12 @@ pub struct CaviPosterior {
 }
 
 impl CaviPosterior {
-    /// E[λ] under q.
+    /// E\[λ\] under q.
     pub fn expected_lambda(&self) -> f64 {
         self.lambda_shape_rate.0 / self.lambda_shape_rate.1
     }
 
-    /// E[λ₀] under q.
+    /// E\[λ₀\] under q.
     pub fn expected_lambda0(&self) -> f64 {
         self.lambda0_shape_rate.0 / self.lambda0_shape_rate.1
     }
@@ -92,16 +92,15 @@ pub fn fit_gamma_prior(
     prior: GammaPrior,
     options: CaviOptions,
 ) -> Result<CaviPosterior> {
-    let p = [prior.a, prior.b, prior.a0, prior.b0];
-    if p.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
-        return Err(Error::InvalidParameter(format!(
-            "Gamma prior parameters must be finite and > 0: {prior:?}"
-        )));
-    }
-    if !(options.tol.is_finite() && options.tol > 0.0) || options.max_iter == 0 {
-        return Err(Error::InvalidParameter(format!(
-            "bad CAVI options {options:?}"
-        )));
+    crate::error::check_positive("Gamma prior a", prior.a)?;
+    crate::error::check_positive("Gamma prior b", prior.b)?;
+    crate::error::check_positive("Gamma prior a0", prior.a0)?;
+    crate::error::check_positive("Gamma prior b0", prior.b0)?;
+    crate::error::check_positive("CAVI tolerance", options.tol)?;
+    if options.max_iter == 0 {
+        return Err(Error::Empty {
+            what: "CAVI iterations (max_iter)",
+        });
     }
     let gram = RepairedGram::new(stats)?;
     let r = gram.to_eigenbasis(&stats.xy);
@@ -143,9 +142,7 @@ pub fn fit_gamma_prior(
         w[i] = e_lambda * r[i] / (e_lambda0 + e_lambda * s[i]);
     }
     if !(e_lambda.is_finite() && e_lambda0.is_finite()) {
-        return Err(Error::Numerical(
-            "coordinate ascent produced non-finite precisions".into(),
-        ));
+        return Err(Error::NonFinitePrecisions);
     }
     Ok(CaviPosterior {
         mean: gram.from_eigenbasis(&w),
@@ -177,7 +174,7 @@ mod tests {
         let s = data();
         let q = fit_gamma_prior(&s, GammaPrior::default(), CaviOptions::default()).unwrap();
         assert!(q.converged && q.iterations < 200, "{q:?}");
-        // At the fixed point, m is the fixed-precision posterior mean at (E[λ], E[λ₀]).
+        // At the fixed point, m is the fixed-precision posterior mean at (E\[λ\], E\[λ₀\]).
         let fixed = posterior(
             &s,
             Prior {
@@ -189,7 +186,7 @@ mod tests {
         for (a, b) in q.mean.iter().zip(&fixed.mean) {
             assert!((a - b).abs() < 1e-9, "{a} vs {b}");
         }
-        // The data's residual sd is about 0.33 (uniform on ±0.55 → sd 0.32): E[λ] ≈ 1/0.1 = 10.
+        // The data's residual sd is about 0.33 (uniform on ±0.55 → sd 0.32): E\[λ\] ≈ 1/0.1 = 10.
         assert!(
             q.expected_lambda() > 5.0 && q.expected_lambda() < 20.0,
             "{}",
@@ -200,7 +197,7 @@ mod tests {
     #[test]
     fn concentrated_gamma_priors_give_the_conjugate_posterior() {
         // Gamma(kλ, k) has mean λ and sd √λ/√k → 0: CAVI must reproduce the conjugate
-        // fixed-precision posterior. Tolerance 1e-6 relative: the data move E[λ] by O(n/k) = 2e-7.
+        // fixed-precision posterior. Tolerance 1e-6 relative: the data move E\[λ\] by O(n/k) = 2e-7.
         let s = data();
         let k = 1e9;
         let prior = GammaPrior {

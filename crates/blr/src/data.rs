@@ -1,7 +1,7 @@
 //! A small, strict reader for numeric CSV tables (header row, comma-separated, every cell a finite
 //! number) and the preprocessing of the two accuracy protocols.
 
-use crate::error::{Error, Result};
+use crate::error::{CsvError, Error, Result};
 
 /// `(x, y, d, input names)`: a row-major `rows × d` input matrix, the target column, the number of
 /// inputs and their names.
@@ -35,18 +35,14 @@ impl Table {
             .enumerate()
             .map(|(i, l)| (i + 1, l.trim_end_matches('\r')))
             .filter(|(_, l)| !l.trim().is_empty());
-        let (_, header) = lines
-            .next()
-            .ok_or_else(|| Error::Csv("the file is empty (no header row)".into()))?;
+        let (_, header) = lines.next().ok_or(CsvError::NoHeader)?;
         let names: Vec<String> = header.split(',').map(|c| unquote(c).to_string()).collect();
         if let Some(j) = names.iter().position(|n| n.is_empty()) {
-            return Err(Error::Csv(format!("header column {} has no name", j + 1)));
+            return Err(CsvError::UnnamedColumn { column: j + 1 }.into());
         }
         for (j, name) in names.iter().enumerate() {
             if names[..j].contains(name) {
-                return Err(Error::Csv(format!(
-                    "column name '{name}' appears twice in the header"
-                )));
+                return Err(CsvError::DuplicateColumn { name: name.clone() }.into());
             }
         }
         let mut values = Vec::new();
@@ -54,36 +50,36 @@ impl Table {
         for (line, text) in lines {
             let cells: Vec<&str> = text.split(',').collect();
             if cells.len() != names.len() {
-                return Err(Error::Csv(format!(
-                    "line {line} has {} cells, the header has {} (ragged row)",
-                    cells.len(),
-                    names.len()
-                )));
+                return Err(CsvError::RaggedRow {
+                    line,
+                    cells: cells.len(),
+                    columns: names.len(),
+                }
+                .into());
             }
             for (j, cell) in cells.iter().enumerate() {
                 let c = unquote(cell);
-                let v: f64 = c.parse().map_err(|_| {
-                    Error::Csv(format!(
-                        "line {line}, column {} ('{}'): '{c}' is not a number",
-                        j + 1,
-                        names[j]
-                    ))
+                let v: f64 = c.parse().map_err(|_| CsvError::NotANumber {
+                    line,
+                    column: j + 1,
+                    name: names[j].clone(),
+                    cell: c.to_string(),
                 })?;
                 if !v.is_finite() {
-                    return Err(Error::Csv(format!(
-                        "line {line}, column {} ('{}'): {c} is not finite",
-                        j + 1,
-                        names[j]
-                    )));
+                    return Err(CsvError::NotFinite {
+                        line,
+                        column: j + 1,
+                        name: names[j].clone(),
+                        value: v,
+                    }
+                    .into());
                 }
                 values.push(v);
             }
             rows += 1;
         }
         if rows == 0 {
-            return Err(Error::Csv(
-                "the file has a header but zero data rows".into(),
-            ));
+            return Err(CsvError::NoRows.into());
         }
         Ok(Table {
             names,
@@ -95,17 +91,16 @@ impl Table {
     /// Splits into a row-major `rows × (cols − 1)` input matrix and the target column `target`.
     /// Returns `(x, y, d, input names)`.
     pub fn split_target(&self, target: &str) -> Result<InputsAndTarget> {
-        let t = self.names.iter().position(|n| n == target).ok_or_else(|| {
-            Error::Csv(format!(
-                "no column named '{target}' (columns: {})",
-                self.names.join(", ")
-            ))
-        })?;
+        let t =
+            self.names
+                .iter()
+                .position(|n| n == target)
+                .ok_or_else(|| CsvError::NoSuchColumn {
+                    target: target.to_string(),
+                })?;
         let cols = self.names.len();
         if cols < 2 {
-            return Err(Error::Csv(
-                "need at least one input column besides the target".into(),
-            ));
+            return Err(CsvError::NoInputColumns.into());
         }
         let mut x = Vec::with_capacity(self.rows * (cols - 1));
         let mut y = Vec::with_capacity(self.rows);
@@ -133,7 +128,9 @@ impl Table {
 pub fn column_means(x: &[f64], n: usize, d: usize) -> Result<Vec<f64>> {
     projection::error::check_matrix(x, n, d, "x")?;
     if n == 0 || d == 0 {
-        return Err(Error::Shape("column means of an empty matrix".into()));
+        return Err(Error::Empty {
+            what: "matrix for column means",
+        });
     }
     let mut m = vec![0.0; d];
     for row in x.chunks_exact(d) {
@@ -148,9 +145,11 @@ pub fn column_means(x: &[f64], n: usize, d: usize) -> Result<Vec<f64>> {
 pub fn centre_and_scale_to_range(x: &mut [f64], n: usize, d: usize, range: f64) -> Result<()> {
     let means = column_means(x, n, d)?;
     if !(range.is_finite() && range > 0.0) {
-        return Err(Error::InvalidParameter(format!(
-            "range {range} must be finite and > 0"
-        )));
+        return Err(Error::OutOfRange {
+            name: "range",
+            value: range,
+            requirement: "finite and > 0",
+        });
     }
     for (j, mean) in means.iter().enumerate() {
         let (lo, hi) = x

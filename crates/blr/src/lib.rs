@@ -5,18 +5,31 @@
 //! - [`stats`]: packed sufficient statistics (faer XᵀX);
 //! - [`sensitivity`]: eq. 18 (Gaussian) and the robust LR Laplace scales, with proofs;
 //! - [`ssp`]: projected statistics released by TA, DCA or input perturbation;
-//! - [`posterior`]: fixed-precision posterior with the PD repair, predictions;
+//! - [`posterior`](mod@posterior): fixed-precision posterior with the PD repair, predictions;
+//! - [`noise_aware`]: the posterior that treats the released statistics as noisy observations;
 //! - [`cavi`]: the Gamma-prior variant by closed-form coordinate ascent;
 //! - [`threshold`]: the auxiliary-data threshold search with this learner;
 //! - [`split`]: the auxiliary-data Laplace budget-split search with this learner;
 //! - [`pipeline`]: Alg. 2 end to end with privacy accounting;
 //! - [`metrics`]: MAE, RMSE, Spearman ρ;
 //! - [`data`]: strict numeric CSV reader and the protocols' preprocessing.
+//!
+//! ```
+//! use blr::posterior::{Prior, posterior};
+//! use blr::stats::SuffStats;
+//!
+//! // Non-private statistics of y = 2x on three records; λ = λ₀ = 1 gives μ = 28 / (1 + 14).
+//! let stats = SuffStats::compute(&[1.0, 2.0, 3.0], &[2.0, 4.0, 6.0], 3, 1)?;
+//! let post = posterior(&stats, Prior::default())?;
+//! assert!((post.mean[0] - 28.0 / 15.0).abs() < 1e-12);
+//! # Ok::<(), blr::Error>(())
+//! ```
 
 pub mod cavi;
 pub mod data;
 pub mod error;
 pub mod metrics;
+pub mod noise_aware;
 pub mod pipeline;
 pub mod posterior;
 pub mod sensitivity;
@@ -26,8 +39,12 @@ pub mod stats;
 pub mod threshold;
 
 pub use cavi::{CaviOptions, CaviPosterior, GammaPrior, fit_gamma_prior};
-pub use error::{Error, Result};
+pub use error::{CsvError, Error, Result};
 pub use metrics::{mae, rmse, spearman};
+pub use noise_aware::{
+    EntryNoise, NoiseAwareOptions, NoiseAwarePosterior, StatsNoise, Summary, naive_coefficients,
+    noise_aware_posterior,
+};
 pub use pipeline::{
     Fit, FitConfig, ProjectionConfig, StdSource, fit, fit_non_private, stats_round_budget,
 };

@@ -3,12 +3,17 @@
 use crate::error::{Error, Result};
 
 fn check_pair(truth: &[f64], predicted: &[f64]) -> Result<()> {
-    if truth.len() != predicted.len() || truth.is_empty() {
-        return Err(Error::Shape(format!(
-            "metric needs two equally long non-empty vectors (got {} and {})",
-            truth.len(),
-            predicted.len()
-        )));
+    if truth.is_empty() {
+        return Err(Error::Empty {
+            what: "metric's true values",
+        });
+    }
+    if truth.len() != predicted.len() {
+        return Err(Error::LengthMismatch {
+            what: "metric's predictions (one per true value)",
+            expected: truth.len(),
+            got: predicted.len(),
+        });
     }
     projection::error::check_finite(truth, 1, "truth")?;
     projection::error::check_finite(predicted, 1, "predicted")?;

@@ -12,14 +12,15 @@
 //! with ρ + 2 sqrt(ρ ln(1/δ)) ≤ ε; the std round gets `std_share`·ρ and the statistics round the
 //! rest; zCDP composes by adding ρ and dp-noise's accountant converts the sum back to (ε, δ). This
 //! is the one accounting that also covers DCA's sum of discrete Gaussians (KLS 2021), so TA and
-//! DDP use the same calibration and differ only in who adds the noise. Laplace: the std round gets
+//! DDP use the same calibration and differ only in who adds the noise (the pipeline's accountant
+//! is therefore a [`GaussianComposition::Zcdp`] one). Laplace: the std round gets
 //! `std_share`·ε and the statistics round (1 − `std_share`)·ε; basic composition. The default
 //! share is 0.1: with d + 1 released squares the std round only has to land the right order of
 //! magnitude (the threshold grid spans a factor 20), while the statistics carry the model.
 //! [`Fit::spent`] is what the accountant actually charged.
 
 use dp_noise::PrivacyLoss;
-use dp_noise::accountant::Accountant;
+use dp_noise::accountant::{Accountant, GaussianComposition};
 use dp_noise::rng::RngSource;
 use projection::marginal_std::{StdBudget, StdEstimate, StdMode, StdRound, dp_marginal_std};
 use projection::release::{Aggregation, ReleaseContext};
@@ -142,14 +143,17 @@ pub fn fit(
 ) -> Result<Fit> {
     check_xy(x, y, n, d)?;
     if config.assumed_x.len() != d {
-        return Err(Error::Shape(format!(
-            "{} assumed x bounds for d = {d}",
-            config.assumed_x.len()
-        )));
+        return Err(Error::LengthMismatch {
+            what: "assumed x bounds (one per column)",
+            expected: d,
+            got: config.assumed_x.len(),
+        });
     }
     config.prior.validate()?;
     config.budget.validate()?;
-    let mut accountant = Accountant::new(config.budget)?;
+    // The plan above is written in zCDP (see the module docs), so the accountant composes in
+    // zCDP too; exact μ-GDP would charge TA rounds less than planned and leave budget unused.
+    let mut accountant = Accountant::with_composition(config.budget, GaussianComposition::Zcdp)?;
     let (std_budget, stats_budget) = split_budget(config)?;
     let (bounds_x, bound_y, std, thresholds) = match &config.projection {
         None => (config.assumed_x.clone(), config.assumed_y, None, None),
@@ -157,10 +161,11 @@ pub fn fit(
             let (sigma_x, sigma_y, std) = match (&p.std_source, std_budget) {
                 (StdSource::Public { x: sx, y: sy }, _) => {
                     if sx.len() != d {
-                        return Err(Error::Shape(format!(
-                            "{} public x stds for d = {d}",
-                            sx.len()
-                        )));
+                        return Err(Error::LengthMismatch {
+                            what: "public x stds (one per column)",
+                            expected: d,
+                            got: sx.len(),
+                        });
                     }
                     projection::error::check_bounds(sx, "public x stds")?;
                     projection::error::check_bounds(&[*sy], "public y std")?;
@@ -184,7 +189,7 @@ pub fn fit(
                     (std.x.clone(), std.y, Some(std))
                 }
                 (StdSource::DpRound, None) => {
-                    return Err(Error::InvalidParameter("no std budget".into()));
+                    return Err(Error::MissingStdBudget);
                 }
             };
             let target = SearchTarget {
@@ -251,10 +256,11 @@ fn split_budget(config: &FitConfig) -> Result<(Option<StdBudget>, RoundBudget)> 
         Some(p) if matches!(p.std_source, StdSource::Public { .. }) => None,
         Some(p) if p.std_share > 0.0 && p.std_share < 1.0 => Some(p.std_share),
         Some(p) => {
-            return Err(Error::InvalidParameter(format!(
-                "std_share = {} must be in (0, 1)",
-                p.std_share
-            )));
+            return Err(Error::OutOfRange {
+                name: "std_share",
+                value: p.std_share,
+                requirement: "in (0, 1)",
+            });
         }
     };
     Ok(match config.mechanism {
@@ -271,7 +277,11 @@ fn split_budget(config: &FitConfig) -> Result<(Option<StdBudget>, RoundBudget)> 
         Mechanism::Laplace { .. } => {
             let eps = config.budget.epsilon;
             if eps.is_nan() || eps <= 0.0 {
-                return Err(Error::InvalidParameter("ε must be > 0".into()));
+                return Err(Error::OutOfRange {
+                    name: "ε",
+                    value: eps,
+                    requirement: "> 0",
+                });
             }
             match share {
                 None => (None, RoundBudget::Epsilon(eps)),

@@ -33,16 +33,8 @@ impl Default for Prior {
 impl Prior {
     /// Checks that both precisions are finite and positive.
     pub fn validate(&self) -> Result<()> {
-        if !(self.lambda.is_finite()
-            && self.lambda > 0.0
-            && self.lambda0.is_finite()
-            && self.lambda0 > 0.0)
-        {
-            return Err(Error::InvalidParameter(format!(
-                "precisions must be finite and > 0 (λ = {}, λ₀ = {})",
-                self.lambda, self.lambda0
-            )));
-        }
+        crate::error::check_positive("noise precision λ", self.lambda)?;
+        crate::error::check_positive("prior precision λ₀", self.lambda0)?;
         Ok(())
     }
 }
@@ -65,7 +57,7 @@ impl RepairedGram {
         let gram = stats.xx_matrix();
         let evd = gram
             .self_adjoint_eigen(Side::Upper)
-            .map_err(|e| Error::Numerical(format!("eigendecomposition of nxx: {e:?}")))?;
+            .map_err(|_| Error::Eigendecomposition)?;
         let raw = evd.S().column_vector();
         let mut floored = 0;
         let values = (0..stats.d)
@@ -154,7 +146,9 @@ pub fn posterior(stats: &SuffStats, prior: Prior) -> Result<Posterior> {
 pub fn predict(beta: &[f64], x: &[f64], n: usize) -> Result<Vec<f64>> {
     let d = beta.len();
     if d == 0 {
-        return Err(Error::Shape("empty coefficient vector".into()));
+        return Err(Error::Empty {
+            what: "coefficient vector",
+        });
     }
     projection::error::check_matrix(x, n, d, "x")?;
     projection::error::check_finite(beta, d, "coefficients")?;

@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 
 fn check_bounds(bounds_x: &[f64], bound_y: f64) -> Result<()> {
     if bounds_x.is_empty() {
-        return Err(Error::Shape("no x bounds".into()));
+        return Err(Error::Empty { what: "x bounds" });
     }
     projection::error::check_bounds(bounds_x, "x bounds")?;
     projection::error::check_bounds(&[bound_y], "y bound")?;
@@ -69,17 +69,11 @@ pub fn laplace_scales(
     with_yy: bool,
 ) -> Result<Vec<f64>> {
     check_bounds(bounds_x, bound_y)?;
-    if !(epsilon.is_finite() && epsilon > 0.0) {
-        return Err(Error::InvalidParameter(format!(
-            "ε = {epsilon} must be finite and > 0"
-        )));
-    }
+    crate::error::check_positive("ε", epsilon)?;
     if split.iter().any(|p| !(p.is_finite() && *p > 0.0))
         || (split.iter().sum::<f64>() - 1.0).abs() > 1e-9
     {
-        return Err(Error::InvalidParameter(format!(
-            "budget split {split:?} must be positive and sum to 1"
-        )));
+        return Err(Error::BadBudgetSplit { split });
     }
     let (p1, p2, p3) = if with_yy {
         (split[0], split[1], split[2])
@@ -108,12 +102,8 @@ pub fn laplace_scales(
 /// part in 10⁹ against rounding.
 pub fn rho_from_budget(budget: PrivacyLoss) -> Result<f64> {
     budget.validate()?;
-    if !(budget.epsilon > 0.0 && budget.delta > 0.0) {
-        return Err(Error::InvalidParameter(format!(
-            "Gaussian noise needs ε > 0 and δ > 0 (got ε = {}, δ = {})",
-            budget.epsilon, budget.delta
-        )));
-    }
+    crate::error::check_positive("Gaussian noise ε", budget.epsilon)?;
+    crate::error::check_positive("Gaussian noise δ", budget.delta)?;
     let l = (1.0 / budget.delta).ln();
     let root = (l + budget.epsilon).sqrt() - l.sqrt();
     Ok(root * root * (1.0 - 1e-9))

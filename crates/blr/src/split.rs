@@ -78,9 +78,10 @@ impl SplitObjective for Objective<'_> {
         )? {
             Noise::Laplace { scales, .. } => scales,
             Noise::Gaussian { .. } => {
-                return Err(Error::InvalidParameter(
-                    "Laplace split produced Gaussian noise".into(),
-                ));
+                return Err(Error::MechanismBudgetMismatch {
+                    mechanism: Mechanism::Laplace { split },
+                    budget: RoundBudget::Epsilon(self.epsilon),
+                });
             }
         };
         for (v, s) in flat.iter_mut().zip(&scales) {
@@ -108,17 +109,12 @@ pub fn search_laplace_split(
 ) -> Result<SplitChoice> {
     let epsilon = match (target.mechanism, target.budget) {
         (Mechanism::Laplace { .. }, RoundBudget::Epsilon(e)) => e,
-        (m, b) => {
-            return Err(Error::InvalidParameter(format!(
-                "budget-split search needs Laplace with an ε budget, not {m:?} with {b:?}"
-            )));
+        (mechanism, budget) => {
+            return Err(Error::MechanismBudgetMismatch { mechanism, budget });
         }
     };
-    if !(omega_x.is_finite() && omega_x > 0.0 && omega_y.is_finite() && omega_y > 0.0) {
-        return Err(Error::InvalidParameter(format!(
-            "multipliers must be positive (ω_x = {omega_x}, ω_y = {omega_y})"
-        )));
-    }
+    crate::error::check_positive("ω_x", omega_x)?;
+    crate::error::check_positive("ω_y", omega_y)?;
     let spec = target.aux_spec();
     let objective = Objective {
         target,

@@ -49,9 +49,7 @@ pub fn stats_noise(
             scales: laplace_scales(bounds_x, bound_y, epsilon, split, with_yy)?,
             epsilon,
         }),
-        (m, b) => Err(Error::InvalidParameter(format!(
-            "budget {b:?} does not fit mechanism {m:?}"
-        ))),
+        (mechanism, budget) => Err(Error::MechanismBudgetMismatch { mechanism, budget }),
     }
 }
 

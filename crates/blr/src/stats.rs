@@ -4,7 +4,7 @@
 //! Packed order is row-major over the upper triangle: (0,0), (0,1), …, (0,d−1), (1,1), …, (d−1,d−1).
 //! The flat layout `[xx…, xy…, yy]` is what a client sends through DCA.
 
-use faer::linalg::matmul::matmul;
+use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, Mat, MatRef, Par};
 
 use crate::error::{Error, Result, check_xy};
@@ -61,11 +61,11 @@ impl SuffStats {
     pub fn record_into(x_row: &[f64], y: f64, with_yy: bool, out: &mut [f64]) -> Result<()> {
         let d = x_row.len();
         if out.len() != Self::flat_len(d, with_yy) {
-            return Err(Error::Shape(format!(
-                "record buffer has {} entries, need {}",
-                out.len(),
-                Self::flat_len(d, with_yy)
-            )));
+            return Err(Error::LengthMismatch {
+                what: "record buffer",
+                expected: Self::flat_len(d, with_yy),
+                got: out.len(),
+            });
         }
         let mut p = 0;
         for j in 0..d {
@@ -98,11 +98,11 @@ impl SuffStats {
     /// must not be used (only the Gamma-prior variant needs it).
     pub fn from_flat(flat: &[f64], d: usize, n: usize, with_yy: bool) -> Result<Self> {
         if flat.len() != Self::flat_len(d, with_yy) {
-            return Err(Error::Shape(format!(
-                "flat statistics have {} entries, need {} for d = {d}",
-                flat.len(),
-                Self::flat_len(d, with_yy)
-            )));
+            return Err(Error::LengthMismatch {
+                what: "flat statistics",
+                expected: Self::flat_len(d, with_yy),
+                got: flat.len(),
+            });
         }
         projection::error::check_finite(flat, flat.len().max(1), "statistics")?;
         let p = packed_len(d);
@@ -126,13 +126,24 @@ impl SuffStats {
 
     /// Checks internal consistency (lengths, finiteness, n ≥ 1).
     pub fn validate(&self) -> Result<()> {
-        if self.d == 0 || self.xx.len() != packed_len(self.d) || self.xy.len() != self.d {
-            return Err(Error::Shape(format!(
-                "statistics for d = {} have {} xx and {} xy entries",
-                self.d,
-                self.xx.len(),
-                self.xy.len()
-            )));
+        if self.d == 0 {
+            return Err(Error::Empty {
+                what: "statistics dimension d",
+            });
+        }
+        if self.xx.len() != packed_len(self.d) {
+            return Err(Error::LengthMismatch {
+                what: "packed xx statistics",
+                expected: packed_len(self.d),
+                got: self.xx.len(),
+            });
+        }
+        if self.xy.len() != self.d {
+            return Err(Error::LengthMismatch {
+                what: "xy statistics",
+                expected: self.d,
+                got: self.xy.len(),
+            });
         }
         projection::error::check_finite(&self.xx, self.xx.len(), "xx")?;
         projection::error::check_finite(&self.xy, self.d, "xy")?;
@@ -141,24 +152,41 @@ impl SuffStats {
     }
 }
 
-/// The packed upper triangle `[(0,0), (0,1), …, (d−1,d−1)]` of XᵀX for a row-major n×d `x`
-/// (a faer matrix product, then packed). Callers have checked the shape.
+/// Above this many multiply-adds (n·d²/2) the Gram product runs on the rayon pool; below it
+/// the threads' start-up costs more than they save.
+const PARALLEL_GRAM_FLOPS: usize = 1 << 27;
+
+/// The packed upper triangle `[(0,0), (0,1), …, (d−1,d−1)]` of XᵀX for a row-major n×d `x`.
+/// Callers have checked the shape.
+///
+/// A symmetric rank-n update: faer's triangular matmul computes only the lower triangle of
+/// A·Aᵀ with A = Xᵀ (d × n, column-major over the same buffer, so nothing is copied), half the
+/// multiply-adds of a general product; lower (j ≥ k) of XᵀX read as (k, j) is the upper
+/// triangle. Multithreaded when n·d² is large.
 pub(crate) fn packed_gram(x: &[f64], n: usize, d: usize) -> Vec<f64> {
-    let xm = MatRef::from_row_major_slice(x, n, d);
+    let at = MatRef::from_row_major_slice(x, n, d).transpose();
     let mut gram = Mat::<f64>::zeros(d, d);
-    matmul(
+    let par = if n.saturating_mul(d).saturating_mul(d) / 2 >= PARALLEL_GRAM_FLOPS {
+        Par::rayon(0)
+    } else {
+        Par::Seq
+    };
+    triangular::matmul(
         gram.as_mut(),
+        BlockStructure::TriangularLower,
         Accum::Replace,
-        xm.transpose(),
-        xm,
+        at,
+        BlockStructure::Rectangular,
+        at.transpose(),
+        BlockStructure::Rectangular,
         1.0,
-        Par::Seq,
+        par,
     );
     let mut xx = Vec::with_capacity(packed_len(d));
     for j in 0..d {
-        for k in j..d {
-            xx.push(gram[(j, k)]);
-        }
+        // Column j of the lower triangle, rows j..d (contiguous in faer's storage) is row j of
+        // the upper one.
+        xx.extend((j..d).map(|k| gram[(k, j)]));
     }
     xx
 }
@@ -204,6 +232,37 @@ mod tests {
         assert_eq!(back, s);
         let m = s.xx_matrix();
         assert_eq!(m[(2, 0)], m[(0, 2)]);
+    }
+
+    #[test]
+    fn packed_gram_matches_direct_sums_on_both_sides_of_the_thread_cutoff() {
+        // (n, d): small (sequential), odd sizes, and n·d²/2 above PARALLEL_GRAM_FLOPS.
+        for (n, d) in [(1, 1), (3, 7), (37, 19), (7_000, 200)] {
+            assert_eq!(
+                n * d * d / 2 >= PARALLEL_GRAM_FLOPS,
+                d == 200,
+                "the cases cover the cutoff as intended"
+            );
+            let x: Vec<f64> = (0..n * d)
+                .map(|i| ((i * 7919 % 1013) as f64 - 506.0) / 97.0)
+                .collect();
+            let xx = packed_gram(&x, n, d);
+            assert_eq!(xx.len(), packed_len(d));
+            for j in 0..d {
+                for k in j..d {
+                    let direct: f64 = (0..n).map(|i| x[i * d + j] * x[i * d + k]).sum();
+                    let got = xx[packed_index(j, k, d)];
+                    let scale = (0..n)
+                        .map(|i| (x[i * d + j] * x[i * d + k]).abs())
+                        .sum::<f64>()
+                        .max(1.0);
+                    assert!(
+                        (got - direct).abs() <= 1e-12 * scale,
+                        "n {n} d {d} ({j},{k}): {got} vs {direct}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

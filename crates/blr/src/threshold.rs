@@ -87,11 +87,9 @@ impl SearchTarget {
                     .n
                     .checked_sub(dca.max_dropped + 1)
                     .filter(|h| *h >= 1)
-                    .ok_or_else(|| {
-                        Error::InvalidParameter(format!(
-                            "DCA needs N − T − 1 ≥ 1 (N = {}, T = {})",
-                            self.n, dca.max_dropped
-                        ))
+                    .ok_or(Error::TooFewHonestClients {
+                        n: self.n,
+                        max_dropped: dca.max_dropped,
                     })?;
                 n / honest as f64
             }

@@ -286,10 +286,18 @@ fn bad_input_gets_clear_errors() {
     assert!(e.contains("row 0, column 7"), "{e}");
     let e = fit(&[], &[], 0, d, &cfg, rng).unwrap_err().to_string();
     assert!(e.contains("zero rows"), "{e}");
-    let e = fit(&x[..n * d], &y[..n - 1], n, d, &cfg, rng)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("y has 49 values"), "{e}");
+    let e = fit(&x[..n * d], &y[..n - 1], n, d, &cfg, rng).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            blr::Error::LengthMismatch {
+                expected: 50,
+                got: 49,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let short = FitConfig {
         assumed_x: vec![7.5; d - 1],
         ..cfg.clone()
@@ -313,7 +321,11 @@ fn bad_input_gets_clear_errors() {
         },
         ..cfg.clone()
     };
-    assert!(fit(&x[..n * d], &y[..n], n, d, &no_delta, rng).is_err());
+    let e = fit(&x[..n * d], &y[..n], n, d, &no_delta, rng).unwrap_err();
+    assert!(
+        matches!(e, blr::Error::OutOfRange { value, .. } if value == 0.0),
+        "{e}"
+    );
     // Pooled std mode and the Spearman measure run too.
     let pooled = FitConfig {
         projection: Some(ProjectionConfig {

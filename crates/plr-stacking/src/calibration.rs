@@ -2,7 +2,7 @@
 //! Alg. 1 steps 1–6 and Alg. 3 steps 3–10; Chaudhuri, Monteleoni & Sarwate 2011, Alg. 2).
 //!
 //! Proof sketch (Lemma 7–8 of the stacking paper, c = 1/4 for the logistic loss). Fit K models
-//! on the same n records, model k on a disjoint feature group with rows scaled to ‖x_(k)‖ ≤ q_k,
+//! on the same n records, model k on a disjoint feature group with rows clipped to ‖x_(k)‖ ≤ q_k,
 //! regulariser λ_k·g_k with g_k 1-strongly convex, noise b_k with density ∝ exp(−ε_k‖b_k‖/2).
 //! Replacing one record changes, for every k,
 //!
@@ -23,6 +23,23 @@
 //!
 //! PLR (Alg. 1) is the case K = 1, q = 1.
 //!
+//! Why clipping x_(k) into the ball of radius q_k (x_(k) · min(1, q_k/‖x_(k)‖), what the fits
+//! do) leaves this calibration unchanged. The argument above uses the data only through two
+//! facts about one record (x, y), y = ±1, with z = y·wᵀx_(k) and ℓ(z) = log(1 + e^{−z}):
+//! (a) the record's gradient term ∇_w ℓ = −y σ(−z) x_(k) has norm ≤ |σ(−z)|·‖x_(k)‖ ≤ ‖x_(k)‖,
+//!     so replacing the record moves the gradient of n·f by at most 2 max‖x_(k)‖, i.e. the
+//!     noise that reaches the same minimiser moves by ‖b_k − b_k′‖ ≤ 2 max‖x_(k)‖;
+//! (b) its Hessian term ℓ″(z) x_(k) x_(k)ᵀ has rank one and eigenvalue ℓ″(z)‖x_(k)‖² ≤
+//!     ‖x_(k)‖²/4, which is what bounds the Jacobian factor.
+//! Both need only ‖x_(k)‖ ≤ q_k for every record, not how that bound was reached. Clipping is
+//! a fixed map applied to each record alone (it reads no other record and no private
+//! statistic), so neighbouring data sets stay neighbours after it, and its output satisfies
+//! ‖x_(k)‖ ≤ q_k exactly as the old map x_(k) · q_k / max(1, ‖x_(k)‖) did. Hence (a) and (b) hold
+//! with the same q_k, and ε′, ε_k and Δ_k — functions of (ε, n, q, λ) only — are the same
+//! numbers. The tests `clipped_groups_respect_their_radius` and
+//! `worst_case_neighbours_stay_within_the_calibrated_bounds` check the two facts on random and
+//! adversarial records.
+//!
 //! ε = ∞ means the non-private fit: no noise and Δ = 0.
 
 use crate::error::{Error, Result};
@@ -38,7 +55,7 @@ pub struct GroupNoise {
     pub noise_epsilon: f64,
     /// Δ_k ≥ 0, added as Δ_k‖w‖²/2 to the objective.
     pub extra_ridge: f64,
-    /// q_k after renormalisation: rows of this group are scaled to ‖x_(k)‖ ≤ q_k.
+    /// q_k after renormalisation: rows of this group are clipped to ‖x_(k)‖ ≤ q_k.
     pub importance: f64,
 }
 
@@ -120,7 +137,8 @@ impl Calibration {
                 if !extra_ridge.is_finite() {
                     return Err(Error::InvalidParameter {
                         name: "epsilon",
-                        reason: format!("{epsilon} is too small to calibrate (Δ overflows)"),
+                        value: epsilon,
+                        requirement: "large enough to calibrate (Δ overflows)",
                     });
                 }
                 groups.push(GroupNoise {
@@ -144,7 +162,8 @@ pub(crate) fn check_epsilon(epsilon: f64) -> Result<()> {
     if epsilon.is_nan() || epsilon <= 0.0 {
         return Err(Error::InvalidParameter {
             name: "epsilon",
-            reason: format!("{epsilon} is not positive (use infinity for a non-private fit)"),
+            value: epsilon,
+            requirement: "> 0 (use infinity for a non-private fit)",
         });
     }
     Ok(())
@@ -155,7 +174,8 @@ pub(crate) fn check_lambda(lambda: f64) -> Result<()> {
     if !(lambda.is_finite() && lambda > 0.0) {
         return Err(Error::InvalidParameter {
             name: "lambda",
-            reason: format!("{lambda} is not a positive finite number"),
+            value: lambda,
+            requirement: "finite and > 0",
         });
     }
     Ok(())
@@ -176,9 +196,10 @@ pub(crate) fn normalised_importance(importance: &[f64]) -> Result<Vec<f64>> {
             });
         }
         if q < 0.0 {
-            return Err(Error::InvalidParameter {
-                name: "importance",
-                reason: format!("q_{index} = {q} is negative"),
+            return Err(Error::NegativeEntry {
+                what: "importance",
+                index,
+                value: q,
             });
         }
     }

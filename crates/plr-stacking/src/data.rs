@@ -61,12 +61,10 @@ pub(crate) fn check_rows(x: &[f64], n_rows: usize, n_features: usize, what: &str
             what: format!("{what} (no features)"),
         });
     }
-    let expected = n_rows
-        .checked_mul(n_features)
-        .ok_or(Error::InvalidParameter {
-            name: "n_features",
-            reason: "rows × features overflows".into(),
-        })?;
+    let expected = n_rows.checked_mul(n_features).ok_or(Error::SizeOverflow {
+        rows: n_rows,
+        features: n_features,
+    })?;
     if x.len() != expected {
         return Err(Error::DimensionMismatch {
             what: format!("{what} length (rows × features)"),
@@ -118,14 +116,23 @@ pub(crate) fn signed_labels(labels: &[f64]) -> Result<Vec<f64>> {
     Ok(y)
 }
 
-/// Projects `row` onto the ball of radius `radius`: x ↦ radius · x / max(1, ‖x‖).
+/// Projects `row` onto the ball of radius `radius` (norm clipping): x ↦ x · min(1, radius/‖x‖).
 ///
+/// Rows already inside the ball are left as they are; longer rows are shrunk onto its surface.
 /// This is a fixed per-record map (it never looks at other records), so applying it before a
 /// DP mechanism costs no privacy; it is what makes the sensitivity bound ‖x‖ ≤ radius hold.
+/// (Before issue 12 a group's rows were projected onto the unit ball and then multiplied by
+/// the radius, which shrank short rows by q_k for nothing: same bound, less signal.)
 pub(crate) fn project_row(row: &mut [f64], radius: f64) {
-    let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
-    let factor = radius / norm.max(1.0);
+    let factor = clip_factor(row.iter().map(|v| v * v).sum::<f64>(), radius);
     row.iter_mut().for_each(|v| *v *= factor);
+}
+
+/// The factor min(1, radius/‖x‖) for a row with squared norm `norm_sq` (1 for the zero row,
+/// 0 for radius 0 and a non-zero row: never NaN).
+pub(crate) fn clip_factor(norm_sq: f64, radius: f64) -> f64 {
+    let norm = norm_sq.sqrt();
+    if norm > radius { radius / norm } else { 1.0 }
 }
 
 #[cfg(test)]
@@ -190,5 +197,15 @@ mod tests {
         let mut short = [0.3, 0.4];
         project_row(&mut short, 1.0);
         assert_eq!(short, [0.3, 0.4]);
+        // Inside a small ball: kept as is (not multiplied by the radius).
+        let mut inside = [0.03, 0.04];
+        project_row(&mut inside, 0.25);
+        assert_eq!(inside, [0.03, 0.04]);
+        let mut zero_radius = [1.0, -2.0];
+        project_row(&mut zero_radius, 0.0);
+        assert_eq!(zero_radius, [0.0, 0.0]);
+        let mut zero_row = [0.0, 0.0];
+        project_row(&mut zero_row, 0.0);
+        assert_eq!(zero_row, [0.0, 0.0]);
     }
 }

@@ -4,6 +4,7 @@ use std::fmt;
 
 /// Errors returned by this crate. Library code never panics on input; it returns one of these.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Error {
     /// A data set, partition or feature group has no rows or no features.
     Empty {
@@ -41,8 +42,42 @@ pub enum Error {
     InvalidParameter {
         /// The parameter's name.
         name: &'static str,
-        /// Why it was refused.
-        reason: String,
+        /// The value given.
+        value: f64,
+        /// What it must satisfy.
+        requirement: &'static str,
+    },
+    /// An entry of a list that must be non-negative (scores, importances) is negative.
+    NegativeEntry {
+        /// Which list.
+        what: &'static str,
+        /// Position of the entry.
+        index: usize,
+        /// The entry.
+        value: f64,
+    },
+    /// `groups` non-empty parts cannot be cut from `items` items (needs 1 ≤ groups ≤ items).
+    BadGroupCount {
+        /// Groups asked for.
+        groups: usize,
+        /// Items to partition.
+        items: usize,
+    },
+    /// rows × features does not fit in `usize`.
+    SizeOverflow {
+        /// Rows.
+        rows: usize,
+        /// Features.
+        features: usize,
+    },
+    /// The rows cannot be split into a non-empty D^h and a D^l with one row per part.
+    PartitionTooSmall {
+        /// Rows available.
+        rows: usize,
+        /// Rows D^h would get.
+        high_rows: usize,
+        /// Rows D^l needs at least.
+        min_low_rows: usize,
     },
     /// Feature importances do not sum to 1.
     ImportanceSum {
@@ -64,8 +99,9 @@ pub enum Error {
         /// Gradient norm reached.
         gradient_norm: f64,
     },
-    /// The objective-perturbation noise could not be drawn.
-    Noise(String),
+    /// The objective-perturbation noise or the random split could not be drawn (including a
+    /// failure of the operating system's random number generator).
+    Noise(dp_noise::Error),
 }
 
 impl fmt::Display for Error {
@@ -92,7 +128,30 @@ impl fmt::Display for Error {
                 "labels mix the 0/1 and -1/+1 encodings (both 0 and -1 occur)"
             ),
             Error::SingleClass => write!(f, "only one class occurs; both classes are needed"),
-            Error::InvalidParameter { name, reason } => write!(f, "invalid {name}: {reason}"),
+            Error::InvalidParameter {
+                name,
+                value,
+                requirement,
+            } => write!(f, "invalid {name}: {value} must be {requirement}"),
+            Error::NegativeEntry { what, index, value } => {
+                write!(f, "{what}[{index}] = {value} is negative")
+            }
+            Error::BadGroupCount { groups, items } => write!(
+                f,
+                "{groups} groups cannot partition {items} items into non-empty parts"
+            ),
+            Error::SizeOverflow { rows, features } => {
+                write!(f, "{rows} rows × {features} features overflows")
+            }
+            Error::PartitionTooSmall {
+                rows,
+                high_rows,
+                min_low_rows,
+            } => write!(
+                f,
+                "{rows} rows cannot give D^h {high_rows} > 0 rows and D^l at least {min_low_rows} \
+                 (one per part)"
+            ),
             Error::ImportanceSum { sum } => {
                 write!(f, "feature importances must sum to 1, they sum to {sum}")
             }
@@ -106,12 +165,25 @@ impl fmt::Display for Error {
                 f,
                 "Newton solver stopped after {iterations} iterations at gradient norm {gradient_norm:e}"
             ),
-            Error::Noise(msg) => write!(f, "objective-perturbation noise: {msg}"),
+            Error::Noise(e) => write!(f, "randomness: {e}"),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Noise(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<dp_noise::Error> for Error {
+    fn from(e: dp_noise::Error) -> Self {
+        Error::Noise(e)
+    }
+}
 
 /// Result type of this crate.
 pub type Result<T> = std::result::Result<T, Error>;

@@ -13,6 +13,19 @@
 //! importance is an input and must come from side information, never from the private data.
 //! Randomness comes from a [`RngSource`]: `Os` (CSPRNG) in production,
 //! `InsecureFixedSeed` only for tests and reproducible experiments.
+//!
+//! ```
+//! use plr_stacking::{Dataset, PlrConfig, RngSource, fit_plr};
+//!
+//! // Four rows, one feature, labels ±1; ε = 1 with a fixed seed (tests and examples only:
+//! // production passes `RngSource::Os`).
+//! let data = Dataset::from_rows(&[0.9, 0.7, -0.8, -0.6], 1, &[1.0, 1.0, -1.0, -1.0])?;
+//! let fit = fit_plr(&data, &PlrConfig { epsilon: 1.0, lambda: 0.1 }, &RngSource::InsecureFixedSeed(1))?;
+//! assert_eq!(fit.privacy.epsilon, 1.0);
+//! let p = fit.model.predict_proba(&[0.8])?;
+//! assert!((0.0..=1.0).contains(&p[0]));
+//! # Ok::<(), plr_stacking::Error>(())
+//! ```
 
 pub mod calibration;
 pub mod data;

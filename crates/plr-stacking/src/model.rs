@@ -4,9 +4,9 @@ use crate::data::{check_finite, project_row};
 use crate::error::{Error, Result};
 use crate::solver::sigmoid;
 
-/// A logistic model p(y = 1 | x) = σ(wᵀφ(x)), where φ(x) = r·x / max(1, ‖x‖) projects a row
-/// onto the ball of radius r (`input_radius`) exactly as during training, so that predictions
-/// see the same geometry as the fit did.
+/// A logistic model p(y = 1 | x) = σ(wᵀφ(x)), where φ(x) = x · min(1, r/‖x‖) clips a row into
+/// the ball of radius r (`input_radius`) exactly as during training, so that predictions see
+/// the same geometry as the fit did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogisticModel {
     weights: Vec<f64>,
@@ -25,7 +25,8 @@ impl LogisticModel {
         if !(input_radius.is_finite() && input_radius >= 0.0) {
             return Err(Error::InvalidParameter {
                 name: "input_radius",
-                reason: format!("{input_radius} is not a finite non-negative number"),
+                value: input_radius,
+                requirement: "finite and ≥ 0",
             });
         }
         Ok(LogisticModel {
@@ -39,7 +40,7 @@ impl LogisticModel {
         &self.weights
     }
 
-    /// The radius r of the ball rows are projected onto before wᵀx is taken.
+    /// The radius r of the ball rows are clipped into before wᵀx is taken.
     pub fn input_radius(&self) -> f64 {
         self.input_radius
     }

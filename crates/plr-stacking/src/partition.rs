@@ -131,8 +131,9 @@ pub fn importance_from_scores(groups: &[Vec<usize>], scores: &[f64]) -> Result<V
     let total: f64 = scores.iter().sum();
     if total <= 0.0 {
         return Err(Error::InvalidParameter {
-            name: "scores",
-            reason: "their sum is not positive".into(),
+            name: "sum of scores",
+            value: total,
+            requirement: "> 0",
         });
     }
     let mut importance = Vec::with_capacity(groups.len());
@@ -158,9 +159,10 @@ fn check_scores(scores: &[f64]) -> Result<()> {
             });
         }
         if s < 0.0 {
-            return Err(Error::InvalidParameter {
-                name: "scores",
-                reason: format!("score {index} = {s} is negative"),
+            return Err(Error::NegativeEntry {
+                what: "scores",
+                index,
+                value: s,
             });
         }
     }
@@ -169,9 +171,9 @@ fn check_scores(scores: &[f64]) -> Result<()> {
 
 fn check_group_count(n: usize, k: usize) -> Result<()> {
     if k == 0 || k > n {
-        return Err(Error::InvalidParameter {
-            name: "number of groups",
-            reason: format!("{k} groups cannot partition {n} items into non-empty parts"),
+        return Err(Error::BadGroupCount {
+            groups: k,
+            items: n,
         });
     }
     Ok(())

@@ -12,7 +12,7 @@ use dp_noise::rng::RngSource;
 use faer::Mat;
 
 use crate::calibration::{Calibration, GroupNoise, check_lambda};
-use crate::data::{Dataset, project_row};
+use crate::data::{Dataset, clip_factor};
 use crate::error::{Error, Result};
 use crate::model::LogisticModel;
 use crate::solver::Objective;
@@ -71,8 +71,8 @@ pub(crate) fn fit_perturbed(
     rng: &RngSource,
 ) -> Result<LogisticModel> {
     check_lambda(lambda)?;
-    let x = projected_rows(data, columns, group.importance);
-    let d = x.ncols();
+    let xt = projected_rows(data, columns, group.importance);
+    let d = xt.nrows();
     if anchor.len() != d {
         return Err(Error::DimensionMismatch {
             what: "anchor (source model) length".into(),
@@ -82,7 +82,7 @@ pub(crate) fn fit_perturbed(
     }
     let b = draw_noise(rng, d, group.noise_epsilon)?;
     let weights = Objective {
-        x: &x,
+        xt: &xt,
         y: &data.y,
         b: &b,
         extra_ridge: group.extra_ridge,
@@ -93,7 +93,11 @@ pub(crate) fn fit_perturbed(
     LogisticModel::new(weights, group.importance)
 }
 
-/// Rows of the chosen columns, each projected onto the ball of radius `radius`.
+/// Rows of the chosen columns, each clipped into the ball of radius `radius`, stored as the
+/// columns of Xᵀ (the layout the solver streams). Same arithmetic as
+/// [`project_row`](crate::data::project_row) — squares summed in column order, one factor per
+/// row — but read a column at a time (the data set is column-major) and transposed in blocks of
+/// rows that stay in cache.
 fn projected_rows(data: &Dataset, columns: Option<&[usize]>, radius: f64) -> Mat<f64> {
     let all: Vec<usize>;
     let columns = match columns {
@@ -103,18 +107,35 @@ fn projected_rows(data: &Dataset, columns: Option<&[usize]>, radius: f64) -> Mat
             &all
         }
     };
-    let mut x = Mat::zeros(data.n_rows(), columns.len());
-    let mut row = vec![0.0; columns.len()];
-    for i in 0..data.n_rows() {
-        for (slot, &j) in row.iter_mut().zip(columns) {
-            *slot = data.x[(i, j)];
-        }
-        project_row(&mut row, radius);
-        for (j, &v) in row.iter().enumerate() {
-            x[(i, j)] = v;
+    let n = data.n_rows();
+    let mut norm_sq = vec![0.0; n];
+    for &j in columns {
+        for (acc, &v) in norm_sq.iter_mut().zip(column(data, j)) {
+            *acc += v * v;
         }
     }
-    x
+    let factor: Vec<f64> = norm_sq.iter().map(|&s| clip_factor(s, radius)).collect();
+    let mut xt = Mat::zeros(columns.len(), n);
+    const BLOCK: usize = 64;
+    for start in (0..n).step_by(BLOCK) {
+        let end = (start + BLOCK).min(n);
+        for (jj, &j) in columns.iter().enumerate() {
+            let values = &column(data, j)[start..end];
+            for ((i, &v), &f) in (start..end).zip(values).zip(&factor[start..end]) {
+                xt[(jj, i)] = v * f;
+            }
+        }
+    }
+    xt
+}
+
+/// Column `j` of the data set's features (faer stores an owned matrix column by column).
+fn column(data: &Dataset, j: usize) -> &[f64] {
+    data.x
+        .col(j)
+        .try_as_col_major()
+        .expect("columns of a faer Mat are contiguous")
+        .as_slice()
 }
 
 /// b with density ∝ exp(−ε′‖b‖/2) (‖b‖ ~ Gamma(d, 2/ε′), uniform direction); zero for ε′ = ∞.
@@ -122,9 +143,12 @@ fn draw_noise(rng: &RngSource, d: usize, noise_epsilon: f64) -> Result<Vec<f64>>
     if noise_epsilon.is_infinite() {
         return Ok(vec![0.0; d]);
     }
-    let mut generator = rng.try_rng().map_err(|e| Error::Noise(e.to_string()))?;
-    dp_noise::objective::objective_perturbation(&mut generator, d, noise_epsilon)
-        .map_err(|e| Error::Noise(e.to_string()))
+    let mut generator = rng.try_rng()?;
+    Ok(dp_noise::objective::objective_perturbation(
+        &mut generator,
+        d,
+        noise_epsilon,
+    )?)
 }
 
 #[cfg(test)]
@@ -302,5 +326,114 @@ mod tests {
         assert!(model.predict_proba(&[0.1, 0.2, 0.3]).is_err());
         assert!(model.predict_proba(&[]).is_err());
         assert_eq!(model.predict_proba(&[0.1, 0.2, 0.3, 0.4]).unwrap().len(), 2);
+    }
+}
+
+/// The two facts the PST-F calibration rests on (see `calibration`), checked on what the fits
+/// actually feed the solver: clipped group rows.
+#[cfg(test)]
+mod clip_tests {
+    use super::*;
+    use rand_chacha::ChaCha20Rng;
+    use rand_chacha::rand_core::{RngCore, SeedableRng};
+
+    /// Uniform in [−scale, scale) from 53 random bits.
+    fn uniform(rng: &mut ChaCha20Rng, scale: f64) -> f64 {
+        ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) * scale
+    }
+
+    /// Row i of Xᵀ (column i) as a vector.
+    fn record(xt: &Mat<f64>, i: usize) -> Vec<f64> {
+        (0..xt.nrows()).map(|j| xt[(j, i)]).collect()
+    }
+
+    fn norm(v: &[f64]) -> f64 {
+        v.iter().map(|a| a * a).sum::<f64>().sqrt()
+    }
+
+    #[test]
+    fn clipped_groups_respect_their_radius() {
+        let mut rng = ChaCha20Rng::seed_from_u64(12);
+        let (n, d) = (200, 9);
+        for trial in 0..50 {
+            // Row scales from 1e-3 to 1e3: some rows far inside, some far outside the ball.
+            let scale = 10f64.powf(uniform(&mut rng, 3.0));
+            let x: Vec<f64> = (0..n * d).map(|_| uniform(&mut rng, scale)).collect();
+            let y: Vec<f64> = (0..n).map(|i| (i % 2) as f64).collect();
+            let data = Dataset::from_rows(&x, d, &y).unwrap();
+            let group: Vec<usize> = (0..d).filter(|j| (j + trial) % 3 != 0).collect();
+            let radius = uniform(&mut rng, 0.5) + 0.5;
+            let xt = projected_rows(&data, Some(&group), radius);
+            for i in 0..n {
+                let clipped = record(&xt, i);
+                let raw: Vec<f64> = group.iter().map(|&j| x[i * d + j]).collect();
+                assert!(
+                    norm(&clipped) <= radius * (1.0 + 1e-12),
+                    "trial {trial} row {i}"
+                );
+                if norm(&raw) <= radius {
+                    assert_eq!(clipped, raw, "rows inside the ball are kept as they are");
+                } else {
+                    // Same direction, on the sphere.
+                    assert!((norm(&clipped) - radius).abs() <= 1e-12 * radius);
+                    let cos: f64 = clipped.iter().zip(&raw).map(|(a, b)| a * b).sum::<f64>()
+                        / (norm(&clipped) * norm(&raw));
+                    assert!((cos - 1.0).abs() < 1e-12);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn worst_case_neighbours_stay_within_the_calibrated_bounds() {
+        // Neighbouring data sets differ in one record. The calibration assumes that the
+        // gradient of n·f moves by at most 2q (so ‖b − b′‖ ≤ 2q reaches the same minimiser) and
+        // that one record's Hessian term has eigenvalue at most q²/4. Adversarial records: huge
+        // norms, aligned with ±w (largest |σ(−z)|) or orthogonal to w (largest ℓ″ = 1/4),
+        // opposite labels.
+        let mut rng = ChaCha20Rng::seed_from_u64(7);
+        let d = 5;
+        let group: Vec<usize> = vec![0, 2, 3];
+        for _ in 0..200 {
+            let radius = uniform(&mut rng, 0.5) + 0.5;
+            let w: Vec<f64> = (0..group.len()).map(|_| uniform(&mut rng, 3.0)).collect();
+            let mut candidates: Vec<Vec<f64>> = Vec::new();
+            let big = 10f64.powf(uniform(&mut rng, 6.0).abs());
+            let mut along = vec![0.0; d];
+            let mut across = vec![0.0; d];
+            for (gi, &j) in group.iter().enumerate() {
+                along[j] = w[gi] * big;
+            }
+            // A direction orthogonal to w inside the group: (w1, −w0, 0).
+            across[group[0]] = w[1] * big;
+            across[group[1]] = -w[0] * big;
+            candidates.push(along.clone());
+            candidates.push(along.iter().map(|v| -v).collect());
+            candidates.push(across);
+            candidates.push((0..d).map(|_| uniform(&mut rng, big)).collect());
+            let x: Vec<f64> = candidates.concat();
+            let y = [1.0, 0.0, 1.0, 0.0];
+            let data = Dataset::from_rows(&x, d, &y).unwrap();
+            let xt = projected_rows(&data, Some(&group), radius);
+            let signed = [1.0, -1.0, 1.0, -1.0];
+            let gradient = |i: usize| -> Vec<f64> {
+                let r = record(&xt, i);
+                let z: f64 = signed[i] * r.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>();
+                let s = 1.0 / (1.0 + z.exp()); // σ(−z)
+                r.iter().map(|v| -signed[i] * s * v).collect()
+            };
+            for (i, &label) in signed.iter().enumerate() {
+                let r = record(&xt, i);
+                let z: f64 = label * r.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>();
+                let p = 1.0 / (1.0 + (-z).exp());
+                let hessian_eigenvalue = p * (1.0 - p) * norm(&r).powi(2);
+                assert!(hessian_eigenvalue <= radius * radius / 4.0 * (1.0 + 1e-12));
+                for k in 0..4 {
+                    let (gi, gk) = (gradient(i), gradient(k));
+                    let moved: Vec<f64> = gi.iter().zip(&gk).map(|(a, b)| a - b).collect();
+                    assert!(norm(&moved) <= 2.0 * radius * (1.0 + 1e-12));
+                }
+            }
+        }
     }
 }

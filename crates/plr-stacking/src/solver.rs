@@ -8,8 +8,10 @@
 //! globally on a strongly convex function with Lipschitz Hessian, quadratically near the optimum;
 //! the solver stops at ‖∇f‖ ≤ 1e-8 and reports an error instead of an inexact minimiser.
 
+use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::linalg::solvers::Solve;
-use faer::{Col, Mat, Side};
+use faer::{Accum, Col, Mat, Par, Side};
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 
@@ -18,6 +20,11 @@ pub const GRADIENT_TOLERANCE: f64 = 1e-8;
 const MAX_ITERATIONS: usize = 200;
 const ARMIJO: f64 = 1e-4;
 const MAX_HALVINGS: usize = 60;
+/// Bytes of the weighted row block of the Hessian accumulation (fits in L2 with room to spare).
+const HESSIAN_BLOCK_BYTES: usize = 256 << 10;
+/// Rows per part summed on one rayon task, in blocks (fixed, so results do not depend on the
+/// thread count).
+const BLOCKS_PER_PART: usize = 8;
 /// Relative size below which a predicted decrease of f is lost in rounding.
 const FLAT: f64 = 1e-12;
 
@@ -36,10 +43,11 @@ pub(crate) fn sigmoid(t: f64) -> f64 {
     }
 }
 
-/// One objective: rows `x` (already scaled to their norm bound), labels ±1, linear noise `b`,
+/// One objective: rows x_i (already scaled to their norm bound), labels ±1, linear noise `b`,
 /// extra ridge Δ, regularisation λ and anchor u.
 pub(crate) struct Objective<'a> {
-    pub x: &'a Mat<f64>,
+    /// Xᵀ (d × n): column i is row x_i, so a block of rows is one contiguous stretch of memory.
+    pub xt: &'a Mat<f64>,
     pub y: &'a [f64],
     pub b: &'a [f64],
     pub extra_ridge: f64,
@@ -53,15 +61,11 @@ impl Objective<'_> {
     }
 
     fn margins(&self, w: &Col<f64>) -> Col<f64> {
-        self.x * w
+        self.xt.transpose() * w
     }
 
-    fn value(&self, w: &Col<f64>) -> f64 {
-        let z = self.margins(w);
-        let loss: f64 = (0..self.y.len())
-            .map(|i| softplus(-self.y[i] * z[i]))
-            .sum::<f64>()
-            / self.n();
+    /// The penalty part of f: bᵀw/n + (Δ/2)‖w‖² + (λ/2)‖w − u‖².
+    fn penalty(&self, w: &Col<f64>) -> f64 {
         let mut penalty = 0.0;
         for j in 0..w.nrows() {
             let wj = w[j];
@@ -70,49 +74,171 @@ impl Objective<'_> {
                 + 0.5 * self.extra_ridge * wj * wj
                 + 0.5 * self.lambda * dj * dj;
         }
-        loss + penalty
+        penalty
     }
 
-    /// Gradient and Hessian at w.
-    fn derivatives(&self, w: &Col<f64>) -> (Col<f64>, Mat<f64>) {
+    /// f(w) from the margins z = Xw.
+    fn value(&self, w: &Col<f64>, z: &Col<f64>) -> f64 {
+        let loss: f64 = (0..self.y.len())
+            .map(|i| softplus(-self.y[i] * z[i]))
+            .sum::<f64>()
+            / self.n();
+        loss + self.penalty(w)
+    }
+
+    /// Everything at w = w_prev + step in one read of X: the margins z = z_prev + X·step, f(w),
+    /// ∇f(w) and the lower triangle of ∇²f(w) (with `step = None`, z = z_prev).
+    ///
+    /// One exponential per row: with e = exp(−|z_i|), σ(±z_i) is 1/(1 + e) or e/(1 + e), the
+    /// curvature σ(z)(1 − σ(z)) = e/(1 + e)² and softplus(−y_i z_i) = max(−y_i z_i, 0) +
+    /// ln(1 + e). Rows are visited a block at a time; while a block is in cache each row gives
+    /// its margin, its loss, its gradient term, and, scaled by sqrt(D/n) into a small reused
+    /// buffer, its share of (1/n) XᵀDX by a symmetric rank-k update (lower triangle only, all
+    /// that Cholesky reads). No weighted n × d copy is made. The rows are cut into fixed parts
+    /// summed on the rayon pool and then added in order, so the result does not depend on the
+    /// number of threads or their timing.
+    fn pass(&self, w: &Col<f64>, z_prev: &Col<f64>, step: Option<&Col<f64>>) -> Pass {
         let n = self.n();
-        let z = self.margins(w);
-        // dℓ/dz_i = −y_i σ(−y_i z_i); d²ℓ/dz_i² = σ(z_i)(1 − σ(z_i)).
-        let slope = Col::from_fn(self.y.len(), |i| {
-            -self.y[i] * sigmoid(-self.y[i] * z[i]) / n
-        });
-        let root_curvature = |i: usize| {
-            let s = sigmoid(z[i]);
-            (s * (1.0 - s) / n).sqrt()
+        let (d, rows) = (self.xt.nrows(), self.xt.ncols());
+        let block_rows = (HESSIAN_BLOCK_BYTES / (8 * d.max(1))).max(16);
+        let part_rows = block_rows * BLOCKS_PER_PART;
+        let mut z = vec![0.0; rows];
+        let mut z_step = vec![0.0; if step.is_some() { rows } else { 0 }];
+        let partials: Vec<Partial> = {
+            // An empty z_step (no step) has no chunks, so every part gets None.
+            let mut z_step_parts = z_step.chunks_mut(part_rows);
+            let jobs: Vec<PartJob<'_>> = z
+                .chunks_mut(part_rows)
+                .enumerate()
+                .map(|(p, z_part)| (p * part_rows, z_part, z_step_parts.next()))
+                .collect();
+            // One weighted-block buffer per rayon task, reused across its parts (a fresh large
+            // allocation per part would be fresh pages, faulted in on every pass).
+            jobs.into_par_iter()
+                .map_init(
+                    || Mat::<f64>::zeros(d, block_rows.min(rows)),
+                    |weighted, (start, z_out, z_step_out)| {
+                        let rows = start..start + z_out.len();
+                        self.part(rows, z_prev, step, z_out, z_step_out, weighted, block_rows)
+                    },
+                )
+                .collect()
         };
-        let weighted = Mat::from_fn(self.x.nrows(), self.x.ncols(), |i, j| {
-            root_curvature(i) * self.x[(i, j)]
-        });
-        let mut gradient = self.x.transpose() * &slope;
-        let mut hessian = weighted.transpose() * &weighted;
+        let mut gradient = vec![0.0; d];
+        let mut hessian = Mat::<f64>::zeros(d, d);
+        let mut loss = 0.0;
+        for partial in partials {
+            loss += partial.loss;
+            for (g, p) in gradient.iter_mut().zip(&partial.gradient) {
+                *g += p;
+            }
+            hessian += &partial.hessian;
+        }
         let ridge = self.extra_ridge + self.lambda;
-        for j in 0..w.nrows() {
-            gradient[j] +=
-                self.b[j] / n + self.extra_ridge * w[j] + self.lambda * (w[j] - self.anchor[j]);
+        let gradient = Col::from_fn(d, |j| {
+            gradient[j]
+                + self.b[j] / n
+                + self.extra_ridge * w[j]
+                + self.lambda * (w[j] - self.anchor[j])
+        });
+        for j in 0..d {
             hessian[(j, j)] += ridge;
         }
-        (gradient, hessian)
+        Pass {
+            value: loss / n + self.penalty(w),
+            z: Col::from_fn(rows, |i| z[i]),
+            z_step: Col::from_fn(z_step.len(), |i| z_step[i]),
+            gradient,
+            hessian,
+        }
+    }
+
+    /// One part of [`Objective::pass`]: `rows`, in blocks of `block_rows`.
+    #[allow(clippy::too_many_arguments)]
+    fn part(
+        &self,
+        rows: std::ops::Range<usize>,
+        z_prev: &Col<f64>,
+        step: Option<&Col<f64>>,
+        z_out: &mut [f64],
+        mut z_step_out: Option<&mut [f64]>,
+        weighted: &mut Mat<f64>,
+        block_rows: usize,
+    ) -> Partial {
+        let n = self.n();
+        let d = self.xt.nrows();
+        let step = step.map(|s| (0..d).map(|j| s[j]).collect::<Vec<f64>>());
+        let mut gradient = vec![0.0; d];
+        let mut hessian = Mat::<f64>::zeros(d, d);
+        let mut loss = 0.0;
+        let mut done = 0;
+        while done < rows.len() {
+            let len = block_rows.min(rows.len() - done);
+            for k in 0..len {
+                let (local, i) = (done + k, rows.start + done + k);
+                let row = contiguous(self.xt.col(i));
+                let mut zi = z_prev[i];
+                if let Some(step) = &step {
+                    let moved = dot(row, step);
+                    if let Some(out) = z_step_out.as_deref_mut() {
+                        out[local] = moved;
+                    }
+                    zi += moved;
+                }
+                z_out[local] = zi;
+                // dℓ/dz_i = −y_i σ(−y_i z_i); d²ℓ/dz_i² = σ(z_i)(1 − σ(z_i)).
+                let e = (-zi.abs()).exp();
+                let inv = 1.0 / (1.0 + e);
+                let t = -self.y[i] * zi;
+                loss += t.max(0.0) + e.ln_1p();
+                let sigma_t = if t >= 0.0 { inv } else { e * inv };
+                let slope = -self.y[i] * sigma_t / n;
+                let root_curvature = (e / n).sqrt() * inv;
+                let out = contiguous_mut(weighted.col_mut(k));
+                for ((o, g), &v) in out.iter_mut().zip(&mut gradient).zip(row) {
+                    *o = root_curvature * v;
+                    *g += slope * v;
+                }
+            }
+            let block = weighted.as_ref().subcols(0, len);
+            triangular::matmul(
+                hessian.as_mut(),
+                BlockStructure::TriangularLower,
+                Accum::Add,
+                block,
+                BlockStructure::Rectangular,
+                block.transpose(),
+                BlockStructure::Rectangular,
+                1.0,
+                Par::Seq,
+            );
+            done += len;
+        }
+        Partial {
+            loss,
+            gradient,
+            hessian,
+        }
     }
 
     /// Minimises f from w = u (the anchor) to ‖∇f‖ ≤ `GRADIENT_TOLERANCE`.
+    ///
+    /// Each Newton step s is tried in full first, and that trial is one [`Objective::pass`] that
+    /// also yields the gradient and Hessian at w + s: when Armijo accepts the full step (the
+    /// usual case), the step has cost a single read of X. Otherwise the line search halves t
+    /// on the margins z + t·(Xs), already known, and one more pass evaluates the accepted point.
     pub fn minimise(&self) -> Result<Vec<f64>> {
-        let d = self.x.ncols();
+        let d = self.xt.nrows();
         let mut w = Col::from_fn(d, |j| self.anchor[j]);
-        let mut value = self.value(&w);
+        let mut current = self.pass(&w, &self.margins(&w), None);
         let mut gradient_norm = f64::INFINITY;
         for iteration in 0..MAX_ITERATIONS {
-            let (gradient, hessian) = self.derivatives(&w);
-            gradient_norm = gradient.norm_l2();
+            gradient_norm = current.gradient.norm_l2();
             if gradient_norm <= GRADIENT_TOLERANCE {
                 return Ok((0..d).map(|j| w[j]).collect());
             }
-            let step = match hessian.llt(Side::Lower) {
-                Ok(llt) => -llt.solve(&gradient),
+            let step = match current.hessian.llt(Side::Lower) {
+                Ok(llt) => -llt.solve(&current.gradient),
                 // The Hessian is ⪰ (Δ+λ)I; a failed factorisation means overflow in the data.
                 Err(_) => {
                     return Err(Error::NotConverged {
@@ -123,31 +249,36 @@ impl Objective<'_> {
             };
             // −slope = gᵀH⁻¹g, the squared Newton decrement: twice the decrease a full step
             // predicts.
-            let slope = step.transpose() * &gradient;
-            if -slope <= FLAT * (1.0 + value.abs()) {
+            let slope = step.transpose() * &current.gradient;
+            let full = &w + &step;
+            let trial = self.pass(&full, &current.z, Some(&step));
+            if -slope <= FLAT * (1.0 + current.value.abs()) {
                 // f cannot resolve the predicted decrease (rounding would let Armijo accept
                 // arbitrary tiny steps); this close, pure Newton converges quadratically, so
                 // take the full step as long as it shrinks the gradient.
-                let trial = &w + &step;
-                let (trial_gradient, _) = self.derivatives(&trial);
-                if trial_gradient.norm_l2() >= gradient_norm {
+                if trial.gradient.norm_l2() >= gradient_norm {
                     return Err(Error::NotConverged {
                         iterations: iteration,
                         gradient_norm,
                     });
                 }
-                value = self.value(&trial);
-                w = trial;
+                w = full;
+                current = trial;
                 continue;
             }
-            let mut t = 1.0;
+            if trial.value <= current.value + ARMIJO * slope {
+                w = full;
+                current = trial;
+                continue;
+            }
+            let mut t = 0.5;
             let mut accepted = false;
-            for _ in 0..MAX_HALVINGS {
-                let trial = &w + &step * t;
-                let trial_value = self.value(&trial);
-                if trial_value <= value + ARMIJO * t * slope {
-                    w = trial;
-                    value = trial_value;
+            for _ in 1..MAX_HALVINGS {
+                let candidate = &w + &step * t;
+                let candidate_z = &current.z + &trial.z_step * t;
+                if self.value(&candidate, &candidate_z) <= current.value + ARMIJO * t * slope {
+                    current = self.pass(&candidate, &candidate_z, None);
+                    w = candidate;
                     accepted = true;
                     break;
                 }
@@ -165,6 +296,56 @@ impl Objective<'_> {
             gradient_norm,
         })
     }
+}
+
+/// What one read of X yields at a point (see [`Objective::pass`]).
+struct Pass {
+    value: f64,
+    z: Col<f64>,
+    /// X·step when the pass moved along a step (empty otherwise).
+    z_step: Col<f64>,
+    gradient: Col<f64>,
+    /// Lower triangle of the Hessian.
+    hessian: Mat<f64>,
+}
+
+/// A part of the rows: its first row, its margins and (when moving along a step) its X·step.
+type PartJob<'a> = (usize, &'a mut [f64], Option<&'a mut [f64]>);
+
+/// The sums of one part of the rows.
+struct Partial {
+    loss: f64,
+    gradient: Vec<f64>,
+    hessian: Mat<f64>,
+}
+
+/// Σ a_i b_i with four independent partial sums (one running sum would be a serial chain).
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut lanes = [0.0; 4];
+    let (a4, a_tail) = a.as_chunks::<4>();
+    let (b4, b_tail) = b.as_chunks::<4>();
+    for (x, y) in a4.iter().zip(b4) {
+        for k in 0..4 {
+            lanes[k] += x[k] * y[k];
+        }
+    }
+    let tail: f64 = a_tail.iter().zip(b_tail).map(|(x, y)| x * y).sum();
+    (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + tail
+}
+
+/// A column of an owned faer matrix as a slice (owned matrices store columns contiguously).
+fn contiguous(column: faer::ColRef<'_, f64>) -> &[f64] {
+    column
+        .try_as_col_major()
+        .expect("columns of a faer Mat are contiguous")
+        .as_slice()
+}
+
+fn contiguous_mut(column: faer::ColMut<'_, f64>) -> &mut [f64] {
+    column
+        .try_as_col_major_mut()
+        .expect("columns of a faer Mat are contiguous")
+        .as_slice_mut()
 }
 
 #[cfg(test)]
@@ -237,7 +418,7 @@ mod tests {
         let (extra, lambda) = (0.05, 0.1);
         let x = Mat::from_fn(40, 3, |i, j| rows[i][j]);
         let newton = Objective {
-            x: &x,
+            xt: &x.transpose().to_owned(),
             y: &y,
             b: &b,
             extra_ridge: extra,
@@ -253,6 +434,66 @@ mod tests {
     }
 
     #[test]
+    fn blocked_hessian_and_gradient_match_direct_sums() {
+        // Two full parts, one more block and a partial block: every boundary is crossed.
+        let d = 50;
+        let block_rows = HESSIAN_BLOCK_BYTES / (8 * d);
+        let rows = 2 * block_rows * BLOCKS_PER_PART + block_rows + 7;
+        let x = Mat::from_fn(rows, d, |i, j| {
+            (((i * 31 + j * 17) % 97) as f64 - 48.0) / 60.0
+        });
+        let y: Vec<f64> = (0..rows)
+            .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
+            .collect();
+        let b: Vec<f64> = (0..d).map(|j| j as f64 / 10.0 - 2.0).collect();
+        let u: Vec<f64> = (0..d).map(|j| (j % 4) as f64 * 0.1).collect();
+        let (extra, lambda) = (0.03, 0.2);
+        let objective = Objective {
+            xt: &x.transpose().to_owned(),
+            y: &y,
+            b: &b,
+            extra_ridge: extra,
+            lambda,
+            anchor: &u,
+        };
+        let w = Col::from_fn(d, |j| ((j * 7) % 5) as f64 * 0.3 - 0.6);
+        let z = objective.margins(&w);
+        let at_w = objective.pass(&w, &z, None);
+        assert!((at_w.value - objective.value(&w, &z)).abs() < 1e-12 * at_w.value.abs().max(1.0));
+        // Arriving at w by a step from elsewhere gives the same point, up to rounding.
+        let from = Col::from_fn(d, |j| (j % 3) as f64 * 0.1);
+        let moved = objective.pass(&w, &objective.margins(&from), Some(&(&w - &from)));
+        for i in 0..rows {
+            assert!((moved.z[i] - z[i]).abs() < 1e-12, "margin {i}");
+        }
+        assert!((moved.value - at_w.value).abs() < 1e-12);
+        for j in 0..d {
+            assert!(
+                (moved.gradient[j] - at_w.gradient[j]).abs() < 1e-12,
+                "gradient {j}"
+            );
+        }
+        let (gradient, hessian) = (at_w.gradient, at_w.hessian);
+        let n = rows as f64;
+        for j in 0..d {
+            let mut g = b[j] / n + extra * w[j] + lambda * (w[j] - u[j]);
+            for i in 0..rows {
+                let zi: f64 = (0..d).map(|k| x[(i, k)] * w[k]).sum();
+                g += -y[i] / (1.0 + (y[i] * zi).exp()) * x[(i, j)] / n;
+            }
+            assert!((gradient[j] - g).abs() < 1e-12, "gradient {j}");
+            for k in 0..=j {
+                let mut h = if j == k { extra + lambda } else { 0.0 };
+                for i in 0..rows {
+                    let s = 1.0 / (1.0 + (-z[i]).exp());
+                    h += s * (1.0 - s) * x[(i, j)] * x[(i, k)] / n;
+                }
+                assert!((hessian[(j, k)] - h).abs() < 1e-12, "hessian ({j},{k})");
+            }
+        }
+    }
+
+    #[test]
     fn separable_data_with_weak_ridge_converges() {
         // Perfectly separable: the minimiser is large, bounded only by λ = 1e-6.
         let x = Mat::from_fn(
@@ -262,7 +503,7 @@ mod tests {
         );
         let y: Vec<f64> = (0..20).map(|i| if i >= 10 { 1.0 } else { -1.0 }).collect();
         let w = Objective {
-            x: &x,
+            xt: &x.transpose().to_owned(),
             y: &y,
             b: &[0.0, 0.0],
             extra_ridge: 0.0,

@@ -1,7 +1,7 @@
 //! PST-H: privacy-preserving stacking with hypothesis transfer (stacking paper Alg. 4, eq. 5).
 //!
 //! Source domain: K low-level models on the feature groups of the source data, calibrated
-//! jointly as the low level of PST-F (rows of group k scaled to ‖x_(k)‖ ≤ q_k, shared ε′), so the
+//! jointly as the low level of PST-F (rows of group k clipped to ‖x_(k)‖ ≤ q_k, shared ε′), so the
 //! set {w_src,k} is ε_src-DP for the source data (Lemma 8). Alg. 4 step 3 read literally —
 //! K separate PLR fits at ε_src on the same records — would only be K·ε_src-DP by sequential
 //! composition; the joint calibration delivers the ε_src that Corollary 6 states.
@@ -50,7 +50,7 @@ pub struct TransferConfig {
 /// Source models, the target's stacked model, and a guarantee per data set.
 #[derive(Debug, Clone)]
 pub struct TransferFit {
-    /// w_src,k, one per feature group (inputs scaled to ‖x_(k)‖ ≤ q_k).
+    /// w_src,k, one per feature group (inputs clipped to ‖x_(k)‖ ≤ q_k).
     pub source_models: Vec<LogisticModel>,
     /// The target's PST-F fit (its `privacy` is the target guarantee).
     pub target: StackedFit,

@@ -30,12 +30,15 @@ pub struct AuxSpec {
 impl AuxSpec {
     /// Validates the specification.
     pub fn validate(&self) -> Result<()> {
-        if self.n == 0 || self.x_scales.is_empty() {
-            return Err(Error::InvalidParameter(format!(
-                "auxiliary data needs n ≥ 1 and d ≥ 1 (got n = {}, d = {})",
-                self.n,
-                self.x_scales.len()
-            )));
+        if self.n == 0 {
+            return Err(Error::Empty {
+                what: "auxiliary data rows",
+            });
+        }
+        if self.x_scales.is_empty() {
+            return Err(Error::Empty {
+                what: "auxiliary data columns (x_scales)",
+            });
         }
         check_bounds(&self.x_scales, "x_scales")?;
         check_bounds(

@@ -16,10 +16,11 @@ pub fn clip(v: f64, bound: f64) -> f64 {
 pub fn clip_columns(x: &mut [f64], n: usize, d: usize, bounds: &[f64]) -> Result<()> {
     check_matrix(x, n, d, "x")?;
     if bounds.len() != d {
-        return Err(Error::Shape(format!(
-            "{} bounds for {d} columns",
-            bounds.len()
-        )));
+        return Err(Error::LengthMismatch {
+            what: "bounds (one per column)",
+            expected: d,
+            got: bounds.len(),
+        });
     }
     check_bounds(bounds, "bounds")?;
     for row in x.chunks_exact_mut(d.max(1)) {

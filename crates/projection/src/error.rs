@@ -1,16 +1,80 @@
-//! The crate's error type.
+//! The crate's error type: one variant per cause, carrying the numbers that caused it.
 
 use std::fmt;
 
 /// Everything that can go wrong in projection, the DP marginal-std round and the threshold search.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Error {
-    /// A matrix or vector had the wrong length for the stated shape.
-    Shape(String),
-    /// A value was NaN or infinite.
-    NonFinite(String),
-    /// A parameter was outside its valid range (bounds, grids, shares, sizes).
-    InvalidParameter(String),
+    /// A buffer holds the wrong number of values.
+    LengthMismatch {
+        /// Which input.
+        what: &'static str,
+        /// The number of values required.
+        expected: usize,
+        /// The number given.
+        got: usize,
+    },
+    /// `rows × cols` does not fit in `usize`.
+    SizeOverflow {
+        /// Which input.
+        what: &'static str,
+        /// Rows asked for.
+        rows: usize,
+        /// Columns asked for.
+        cols: usize,
+    },
+    /// Something that needs at least one element (rows, columns, clients, repeats) has none.
+    Empty {
+        /// What was empty.
+        what: &'static str,
+    },
+    /// A value of a row-major matrix is NaN or infinite.
+    NonFinite {
+        /// Which input.
+        what: &'static str,
+        /// Row of the first offending value.
+        row: usize,
+        /// Column of the first offending value.
+        column: usize,
+        /// The value.
+        value: f64,
+    },
+    /// A bound, scale, multiplier or budget that must be finite and > 0 is not.
+    NotPositive {
+        /// Which parameter.
+        what: &'static str,
+        /// Position in the parameter's list (0 for a scalar).
+        index: usize,
+        /// The value given.
+        value: f64,
+    },
+    /// A client's value exceeds the bound its sensitivity assumes.
+    BoundExceeded {
+        /// The client (row).
+        client: usize,
+        /// The offending value.
+        value: f64,
+        /// The bound.
+        bound: f64,
+    },
+    /// A budget split is not positive or does not sum to 1.
+    BadSplit {
+        /// The split given.
+        split: [f64; 3],
+    },
+    /// No split grid with at least `min_steps` of `steps` per part exists.
+    NoSplitGrid {
+        /// Grid resolution.
+        steps: u32,
+        /// Minimum steps per part.
+        min_steps: u32,
+    },
+    /// A combination of settings that this crate does not support.
+    Unsupported {
+        /// Why.
+        reason: &'static str,
+    },
     /// The noise library refused a calibration or a sample.
     Noise(dp_noise::Error),
     /// The DCA secure-sum round failed.
@@ -20,9 +84,45 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Shape(m) => write!(f, "shape mismatch: {m}"),
-            Error::NonFinite(m) => write!(f, "non-finite value: {m}"),
-            Error::InvalidParameter(m) => write!(f, "invalid parameter: {m}"),
+            Error::LengthMismatch {
+                what,
+                expected,
+                got,
+            } => write!(f, "{what}: expected {expected} values, got {got}"),
+            Error::SizeOverflow { what, rows, cols } => {
+                write!(f, "{what}: {rows} × {cols} overflows usize")
+            }
+            Error::Empty { what } => write!(f, "{what}: need at least one, got none"),
+            Error::NonFinite {
+                what,
+                row,
+                column,
+                value,
+            } => write!(
+                f,
+                "non-finite value: {what}[row {row}, column {column}] = {value}"
+            ),
+            Error::NotPositive { what, index, value } => {
+                write!(f, "{what}[{index}] = {value} must be finite and > 0")
+            }
+            Error::BoundExceeded {
+                client,
+                value,
+                bound,
+            } => write!(
+                f,
+                "client {client} value {value} exceeds the bound {bound} its sensitivity assumes"
+            ),
+            Error::BadSplit { split } => {
+                write!(f, "split {split:?} is not a positive split of 1")
+            }
+            Error::NoSplitGrid { steps, min_steps } => {
+                write!(
+                    f,
+                    "no split with {steps} steps and at least {min_steps} per part"
+                )
+            }
+            Error::Unsupported { reason } => write!(f, "unsupported: {reason}"),
             Error::Noise(e) => write!(f, "noise: {e}"),
             Error::Dca(e) => write!(f, "DCA round: {e}"),
         }
@@ -55,40 +155,42 @@ impl From<fixedpoint_shares::Error> for Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// Checks that `values` holds `rows × cols` finite numbers; `what` names the input in messages.
-pub fn check_matrix(values: &[f64], rows: usize, cols: usize, what: &str) -> Result<()> {
+pub fn check_matrix(values: &[f64], rows: usize, cols: usize, what: &'static str) -> Result<()> {
     let expected = rows
         .checked_mul(cols)
-        .ok_or_else(|| Error::Shape(format!("{what}: {rows} × {cols} overflows usize")))?;
+        .ok_or(Error::SizeOverflow { what, rows, cols })?;
     if values.len() != expected {
-        return Err(Error::Shape(format!(
-            "{what}: expected {rows} × {cols} = {expected} values, got {}",
-            values.len()
-        )));
+        return Err(Error::LengthMismatch {
+            what,
+            expected,
+            got: values.len(),
+        });
     }
     check_finite(values, cols.max(1), what)
 }
 
 /// Checks that every value is finite, reporting the (row, column) of the first offender for a
 /// row-major matrix with `cols` columns.
-pub fn check_finite(values: &[f64], cols: usize, what: &str) -> Result<()> {
+pub fn check_finite(values: &[f64], cols: usize, what: &'static str) -> Result<()> {
     match values.iter().position(|v| !v.is_finite()) {
         None => Ok(()),
-        Some(i) => Err(Error::NonFinite(format!(
-            "{what}[row {}, column {}] = {}",
-            i / cols.max(1),
-            i % cols.max(1),
-            values[i]
-        ))),
+        Some(i) => Err(Error::NonFinite {
+            what,
+            row: i / cols.max(1),
+            column: i % cols.max(1),
+            value: values[i],
+        }),
     }
 }
 
 /// Checks that every bound is finite and strictly positive.
-pub fn check_bounds(bounds: &[f64], what: &str) -> Result<()> {
+pub fn check_bounds(bounds: &[f64], what: &'static str) -> Result<()> {
     match bounds.iter().position(|b| !(b.is_finite() && *b > 0.0)) {
         None => Ok(()),
-        Some(j) => Err(Error::InvalidParameter(format!(
-            "{what}[{j}] = {} must be finite and > 0",
-            bounds[j]
-        ))),
+        Some(index) => Err(Error::NotPositive {
+            what,
+            index,
+            value: bounds[index],
+        }),
     }
 }

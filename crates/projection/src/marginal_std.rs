@@ -90,9 +90,13 @@ pub fn dp_marginal_std(
 ) -> Result<StdEstimate> {
     let d = settings.assumed_x.len();
     if d == 0 || n == 0 {
-        return Err(Error::Shape(format!(
-            "marginal std needs n ≥ 1 and d ≥ 1 (got {n}, {d})"
-        )));
+        return Err(Error::Empty {
+            what: if n == 0 {
+                "marginal std rows"
+            } else {
+                "marginal std columns"
+            },
+        });
     }
     check_matrix(x, n, d, "x")?;
     check_matrix(y, n, 1, "y")?;
@@ -128,9 +132,11 @@ pub fn dp_marginal_std(
         },
         StdBudget::Laplace { epsilon } => {
             if !(epsilon.is_finite() && epsilon > 0.0) {
-                return Err(Error::InvalidParameter(format!(
-                    "ε = {epsilon} must be > 0"
-                )));
+                return Err(Error::NotPositive {
+                    what: "marginal std ε",
+                    index: 0,
+                    value: epsilon,
+                });
             }
             // Equal scales b = Δ₁/ε: Σ_k Δ_k/b = Δ₁/b = ε.
             Noise::Laplace {

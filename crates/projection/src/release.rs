@@ -99,11 +99,8 @@ pub struct NoisySum {
 /// Gaussian σ for ρ-zCDP at L2 sensitivity Δ: Δ/sqrt(2ρ), nudged up by one part in 10¹² so that
 /// rounding never lets the charged ρ exceed the allocated one.
 pub fn zcdp_sigma(l2_sensitivity: f64, rho: f64) -> Result<f64> {
-    if !(l2_sensitivity.is_finite() && l2_sensitivity > 0.0 && rho.is_finite() && rho > 0.0) {
-        return Err(Error::InvalidParameter(format!(
-            "Gaussian noise needs Δ₂ > 0 and ρ > 0 (got Δ₂ = {l2_sensitivity}, ρ = {rho})"
-        )));
-    }
+    crate::error::check_bounds(&[l2_sensitivity], "Gaussian noise L2 sensitivity Δ₂")?;
+    crate::error::check_bounds(&[rho], "Gaussian noise zCDP ρ")?;
     Ok(l2_sensitivity / (2.0 * rho).sqrt() * (1.0 + 1e-12))
 }
 
@@ -135,19 +132,24 @@ pub fn noisy_sum(
         rng,
         accountant,
     } = ctx;
-    if n == 0 || dim == 0 {
-        return Err(Error::Shape(format!(
-            "a sum needs n ≥ 1 clients and dim ≥ 1 (got {n}, {dim})"
-        )));
+    if n == 0 {
+        return Err(Error::Empty {
+            what: "clients of a sum",
+        });
+    }
+    if dim == 0 {
+        return Err(Error::Empty {
+            what: "dimensions of a sum",
+        });
     }
     check_matrix(values, n, dim, "client values")?;
     crate::error::check_bounds(&[bound], "bound")?;
     if let Some(i) = values.iter().position(|v| v.abs() > bound) {
-        return Err(Error::InvalidParameter(format!(
-            "client {} value {} exceeds the bound {bound} its sensitivity assumes",
-            i / dim,
-            values[i]
-        )));
+        return Err(Error::BoundExceeded {
+            client: i / dim,
+            value: values[i],
+            bound,
+        });
     }
     match (aggregation, noise) {
         (
@@ -168,9 +170,9 @@ pub fn noisy_sum(
             rng,
             accountant,
         ),
-        (Aggregation::Distributed(_), Noise::Laplace { .. }) => Err(Error::InvalidParameter(
-            "DCA supports only Gaussian noise (a sum of Laplace shares is not Laplace)".into(),
-        )),
+        (Aggregation::Distributed(_), Noise::Laplace { .. }) => Err(Error::Unsupported {
+            reason: "DCA supports only Gaussian noise (a sum of Laplace shares is not Laplace)",
+        }),
         (Aggregation::Trusted | Aggregation::InputPerturbation, _) => {
             let (per_coordinate, cost, gaussian) = match noise {
                 Noise::Gaussian {
@@ -186,10 +188,11 @@ pub fn noisy_sum(
                 }
                 Noise::Laplace { scales, epsilon } => {
                     if scales.len() != dim {
-                        return Err(Error::Shape(format!(
-                            "{} Laplace scales for dim {dim}",
-                            scales.len()
-                        )));
+                        return Err(Error::LengthMismatch {
+                            what: "Laplace scales",
+                            expected: dim,
+                            got: scales.len(),
+                        });
                     }
                     crate::error::check_bounds(scales, "Laplace scales")?;
                     (scales.clone(), RoundCost::pure(*epsilon)?, false)
@@ -264,9 +267,9 @@ fn distributed(
             noise_sigma_total: Some(sigma_total),
             frac_bits: None,
         })?;
-        let spec = config
-            .noise()
-            .ok_or_else(|| Error::InvalidParameter("DCA round configured without noise".into()))?;
+        let spec = config.noise().ok_or(Error::Unsupported {
+            reason: "DCA round configured without noise",
+        })?;
         let rho_charged = distributed_zcdp_rho(
             l2_sensitivity * config.codec().scale() + (dim as f64).sqrt(),
             spec.sigma_client_units,
@@ -375,6 +378,13 @@ mod tests {
                         rho <= 1e6 && (rho / 1e6 - 1.0).abs() < 1e-6,
                         "{agg:?}: ρ = {rho}"
                     );
+                    assert_eq!(acc.rho_spent(), rho);
+                }
+                RoundCost::Gaussian { mu } => {
+                    // Trusted aggregator / input perturbation: a continuous Gaussian of the
+                    // planned ρ, charged as μ = Δ/σ with μ²/2 = ρ.
+                    let rho = 0.5 * mu * mu;
+                    assert!((rho / 1e6 - 1.0).abs() < 1e-9, "{agg:?}: μ²/2 = {rho}");
                     assert_eq!(acc.rho_spent(), rho);
                 }
                 other => panic!("{other:?}"),

@@ -42,7 +42,7 @@ impl OmegaGrid {
     /// A custom grid; every value must be finite and positive.
     pub fn new(values: Vec<f64>) -> Result<Self> {
         if values.is_empty() {
-            return Err(Error::InvalidParameter("empty ω grid".into()));
+            return Err(Error::Empty { what: "ω grid" });
         }
         crate::error::check_bounds(&values, "ω grid")?;
         Ok(OmegaGrid { values })
@@ -179,7 +179,10 @@ pub fn search_thresholds<O: ThresholdObjective>(
     objective: &O,
 ) -> std::result::Result<ThresholdChoice, O::Error> {
     if config.repeats == 0 {
-        return Err(Error::InvalidParameter("threshold search needs ≥ 1 repeat".into()).into());
+        return Err(Error::Empty {
+            what: "threshold-search repeats",
+        }
+        .into());
     }
     spec.validate()?;
     let (gx, gy) = (config.grid_x.values(), config.grid_y.values());
@@ -198,11 +201,11 @@ pub fn search_thresholds<O: ThresholdObjective>(
             let (aux, noise_rng) = &data[r];
             let errs = objective.errors(aux, gx[i], gy, &mut noise_rng.clone())?;
             if errs.len() != gy.len() {
-                return Err(Error::Shape(format!(
-                    "objective returned {} errors for {} ω_y values",
-                    errs.len(),
-                    gy.len()
-                ))
+                return Err(Error::LengthMismatch {
+                    what: "objective errors (one per ω_y)",
+                    expected: gy.len(),
+                    got: errs.len(),
+                }
                 .into());
             }
             Ok(errs.into_iter().map(finite_or_inf).collect())
@@ -230,9 +233,7 @@ pub fn search_thresholds<O: ThresholdObjective>(
 /// summing to one. `budget_split_grid(20, 1)` is the robust LR paper's {0.05, …, 0.90}³ simplex.
 pub fn budget_split_grid(steps: u32, min_steps: u32) -> Result<Vec<[f64; 3]>> {
     if steps == 0 || 3 * min_steps > steps {
-        return Err(Error::InvalidParameter(format!(
-            "no split with {steps} steps and at least {min_steps} per part"
-        )));
+        return Err(Error::NoSplitGrid { steps, min_steps });
     }
     let mut out = Vec::new();
     for a in min_steps..=steps {
@@ -280,17 +281,22 @@ pub fn search_budget_split<O: SplitObjective>(
     seed: u64,
     objective: &O,
 ) -> std::result::Result<SplitChoice, O::Error> {
-    if repeats == 0 || splits.is_empty() {
-        return Err(
-            Error::InvalidParameter("budget-split search needs splits and repeats".into()).into(),
-        );
+    if repeats == 0 {
+        return Err(Error::Empty {
+            what: "budget-split search repeats",
+        }
+        .into());
+    }
+    if splits.is_empty() {
+        return Err(Error::Empty {
+            what: "budget-split search splits",
+        }
+        .into());
     }
     if let Some(s) = splits.iter().find(|s| {
         s.iter().any(|p| !(p.is_finite() && *p > 0.0)) || (s.iter().sum::<f64>() - 1.0).abs() > 1e-9
     }) {
-        return Err(
-            Error::InvalidParameter(format!("split {s:?} is not a positive split of 1")).into(),
-        );
+        return Err(Error::BadSplit { split: *s }.into());
     }
     spec.validate()?;
     let per_repeat: Vec<Vec<f64>> = (0..repeats)
