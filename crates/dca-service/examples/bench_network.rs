@@ -1,0 +1,278 @@
+//! Load benchmark: M compute-node processes on loopback, C concurrent connections of clients
+//! uploading sealed shares, then close + release; the same round in-process for the ratio.
+//! Reports, never asserts.
+//!
+//! ```text
+//! cargo build --release -p dca-service --bins --examples
+//! target/release/examples/bench_network --n 10000 --dim 1000 --conns 64 --mode seed
+//! ```
+//! Clients run in this process (sharding + HPKE sealing on the same cores as the nodes).
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use dca_service::aggregator::Aggregator;
+use dca_service::client::{seal_for, upload_sealed};
+use dca_service::spec::{RoundSpec, token_hash};
+use dca_service::{hex, tls};
+use dp_noise::PrivacyLoss;
+use dp_noise::rng::RngSource;
+use fixedpoint_shares::{Client, ClientId, simulate_round_with, wire};
+
+struct Killed(Child);
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn arg(name: &str, default: &str) -> String {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+        .unwrap_or_else(|| default.to_string())
+}
+
+fn value(i: u64, j: usize) -> f64 {
+    ((i.wrapping_mul(2654435761) as usize + j * 97) % 2001) as f64 / 1000.0 - 1.0
+}
+
+fn peak_rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .unwrap_or("0")
+                    .parse()
+                    .unwrap_or(0)
+            })
+        })
+        .unwrap_or(0)
+}
+
+/// User + system CPU seconds of a process so far (/proc/<pid>/stat fields 14 and 15).
+fn cpu_seconds(pid: u32) -> f64 {
+    let ticks = 100.0; // USER_HZ on Linux
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let rest = s.rsplit_once(')')?.1.split_whitespace().collect::<Vec<_>>();
+            Some((rest.get(11)?.parse::<f64>().ok()? + rest.get(12)?.parse::<f64>().ok()?) / ticks)
+        })
+        .unwrap_or(f64::NAN)
+}
+
+fn dir_bytes(dir: &PathBuf) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|it| {
+            it.flatten()
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let n: usize = arg("--n", "10000").parse().unwrap();
+    let dim: usize = arg("--dim", "1000").parse().unwrap();
+    let conns: usize = arg("--conns", "64").parse().unwrap();
+    let m: u16 = arg("--nodes", "3").parse().unwrap();
+    let mode = arg("--mode", "seed");
+    let bin = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("dpdist");
+    let dir = std::env::temp_dir().join(format!("dpdist-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+
+    // Fresh certificates.
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair, SanType};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+    params
+        .subject_alt_names
+        .push(SanType::IpAddress("127.0.0.1".parse().unwrap()));
+    let cert = params.signed_by(&key, &ca, &ca_key).unwrap();
+    std::fs::write(dir.join("server.pem"), cert.pem()).unwrap();
+    std::fs::write(dir.join("server.key"), key.serialize_pem()).unwrap();
+    std::fs::write(dir.join("admin.token"), "bench-admin").unwrap();
+
+    let mut nodes = Vec::new();
+    let mut urls = Vec::new();
+    for k in 0..m {
+        let data = dir.join(format!("node{k}"));
+        let mut child = Command::new(&bin)
+            .args(["node", "--index", &k.to_string(), "--listen", "127.0.0.1:0"])
+            .arg("--cert")
+            .arg(dir.join("server.pem"))
+            .arg("--key")
+            .arg(dir.join("server.key"))
+            .arg("--data-dir")
+            .arg(&data)
+            .arg("--admin-token-file")
+            .arg(dir.join("admin.token"))
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "{}: {e} (build it: cargo build --release -p dca-service --bins)",
+                    bin.display()
+                )
+            });
+        let mut line = String::new();
+        use std::io::BufRead;
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .split_whitespace()
+            .skip_while(|w| *w != "on")
+            .nth(1)
+            .unwrap()
+            .to_string();
+        urls.push(format!("https://{addr}"));
+        nodes.push((Killed(child), data));
+    }
+    let http = tls::http_client(ca.pem().as_bytes(), conns, Duration::from_secs(120)).unwrap();
+    let mut agg = Aggregator::open(
+        &dir.join("agg.sqlite"),
+        http.clone(),
+        urls.clone(),
+        "bench-admin".into(),
+        PrivacyLoss {
+            epsilon: 1.0,
+            delta: 1e-5,
+        },
+    )
+    .unwrap();
+    let spec = RoundSpec {
+        round: 1,
+        n_clients: n,
+        n_nodes: m,
+        max_dropped: 0,
+        dim,
+        bound: 1.0,
+        mode: mode.clone(),
+        noise_sigma_total: None,
+        l2_sensitivity: None,
+        frac_bits: None,
+        deadline_unix_ms: dca_service::node::now_ms() + 3_600_000,
+        node_keys: agg.node_keys().await.unwrap(),
+        client_token_sha256: (0..n)
+            .map(|i| hex::encode(&token_hash(&format!("t{i}"))))
+            .collect(),
+    };
+    let round = Arc::new(agg.create_round(spec).await.unwrap());
+    let seed = 99;
+
+    eprintln!("uploading N = {n}, d = {dim}, M = {m}, {mode} mode, {conns} connections ...");
+    let next = Arc::new(AtomicU64::new(0));
+    let bytes_sent = Arc::new(AtomicU64::new(0));
+    let start = Instant::now();
+    let mut workers = tokio::task::JoinSet::new();
+    for _ in 0..conns {
+        let (http, round, urls, next, bytes_sent) = (
+            http.clone(),
+            round.clone(),
+            urls.clone(),
+            next.clone(),
+            bytes_sent.clone(),
+        );
+        workers.spawn(async move {
+            let id = round.id();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n as u64 {
+                    return;
+                }
+                let values: Vec<f64> = (0..round.config.dim()).map(|j| value(i, j)).collect();
+                let msgs = Client::new(
+                    &round.config,
+                    ClientId(i),
+                    RngSource::InsecureFixedSeed(seed).derive(i),
+                )
+                .unwrap()
+                .shard(&values)
+                .unwrap();
+                for (k, msg) in msgs.iter().enumerate() {
+                    let sealed =
+                        seal_for(&round, i, k as u16, &wire::encode(msg).unwrap()).unwrap();
+                    bytes_sent.fetch_add(sealed.len() as u64, Ordering::Relaxed);
+                    upload_sealed(&http, &urls[k], &id, i, &format!("t{i}"), &sealed)
+                        .await
+                        .unwrap();
+                }
+                if i > 0 && i % (n as u64 / 10).max(1) == 0 {
+                    eprintln!("  {i} clients, {:.1} s", start.elapsed().as_secs_f64());
+                }
+            }
+        });
+    }
+    while let Some(r) = workers.join_next().await {
+        r.unwrap();
+    }
+    let upload_s = start.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let release = agg.release(&round).await.unwrap();
+    let release_s = t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let local = simulate_round_with(
+        &round.config,
+        |i, out| {
+            out.iter_mut()
+                .enumerate()
+                .for_each(|(j, o)| *o = value(i as u64, j));
+            Ok(())
+        },
+        &[],
+        RngSource::InsecureFixedSeed(seed),
+    )
+    .unwrap();
+    let local_s = t.elapsed().as_secs_f64();
+    assert_eq!(
+        local.sum_units, release.sum_units,
+        "network and in-process releases differ"
+    );
+
+    println!(
+        "| N | d | M | mode | conns | upload phase s | uploads/s per node | MB/s sealed in (all nodes) | release s | in-process s | ratio |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| {n} | {dim} | {m} | {mode} | {conns} | {upload_s:.1} | {:.0} | {:.1} | {release_s:.2} | {local_s:.2} | {:.0}x |",
+        n as f64 / upload_s,
+        bytes_sent.load(Ordering::Relaxed) as f64 / 1e6 / upload_s,
+        (upload_s + release_s) / local_s
+    );
+    for (k, (child, data)) in nodes.iter().enumerate() {
+        let disk = dir_bytes(data);
+        let cpu = cpu_seconds(child.0.id());
+        println!(
+            "node {k}: CPU {cpu:.1} s ({:.0} uploads per CPU-second), peak RSS {:.1} MiB, disk {:.1} MiB ({:.0} B per client)",
+            n as f64 / cpu,
+            peak_rss_kib(child.0.id()) as f64 / 1024.0,
+            disk as f64 / 1048576.0,
+            disk as f64 / n as f64
+        );
+    }
+    println!("released sum identical to the in-process round (sum_units compared)");
+    drop(nodes);
+    let _ = std::fs::remove_dir_all(&dir);
+}

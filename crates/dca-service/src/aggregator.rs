@@ -1,0 +1,363 @@
+//! The aggregator: creates rounds on the nodes, decides the agreed client set, collects the M
+//! node sums, releases once, and charges its privacy accountant. Its own SQLite records every
+//! round's fate (aborted / released, with the release) and every charge, so that a restart
+//! neither releases twice nor forgets what was spent.
+
+use std::path::Path;
+use std::time::Duration;
+
+use dp_noise::PrivacyLoss;
+use dp_noise::accountant::{Accountant, RoundCost};
+use fixedpoint_shares::{Aggregator as SumAggregator, ClientId, ClientSet, Release, agree};
+use reqwest::StatusCode;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+
+use crate::node::{CloseRequest, ReceivedSet, RoundStatus};
+use crate::spec::{Round, RoundSpec};
+use crate::{Error, MEDIA_JSON, Result, sum_codec};
+
+/// Polls of a node sum that answers 202 before giving up.
+const SUM_POLLS: u32 = 600;
+
+/// What the aggregator publishes for a released round.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PublishedRelease {
+    /// Hex round id.
+    pub id: String,
+    /// Numeric round id.
+    pub round: u64,
+    /// The decoded sum (value units).
+    pub sum: Vec<f64>,
+    /// The same, exactly, in grid units.
+    pub sum_units: Vec<i64>,
+    /// Fixed-point fractional bits.
+    pub frac_bits: u32,
+    /// The agreed client set.
+    pub clients: Vec<u64>,
+    /// σ of the noise in `sum` (0 without noise).
+    pub noise_sigma_released: f64,
+    /// Privacy spent by the aggregator's accountant after this round.
+    pub spent_epsilon: f64,
+    /// δ part of the same.
+    pub spent_delta: f64,
+}
+
+/// The aggregator of one deployment.
+pub struct Aggregator {
+    http: reqwest::Client,
+    nodes: Vec<String>,
+    admin_token: String,
+    db: Connection,
+    accountant: Accountant,
+}
+
+impl Aggregator {
+    /// Opens (or creates) the aggregator's database and replays its charges into an accountant
+    /// with `budget`.
+    pub fn open(
+        db_path: &Path,
+        http: reqwest::Client,
+        nodes: Vec<String>,
+        admin_token: String,
+        budget: PrivacyLoss,
+    ) -> Result<Self> {
+        let db = Connection::open(db_path)?;
+        db.pragma_update(None, "journal_mode", "WAL")?;
+        db.pragma_update(None, "synchronous", "FULL")?;
+        db.execute_batch(
+            "CREATE TABLE IF NOT EXISTS rounds (
+                 id TEXT PRIMARY KEY, spec BLOB NOT NULL, state TEXT NOT NULL, detail TEXT);
+             CREATE TABLE IF NOT EXISTS charges (
+                 id TEXT PRIMARY KEY, l2_sensitivity REAL NOT NULL, sigma REAL NOT NULL);",
+        )?;
+        let mut accountant = Accountant::new(budget).map_err(Error::Budget)?;
+        {
+            let mut stmt = db.prepare("SELECT l2_sensitivity, sigma FROM charges")?;
+            let rows = stmt.query_map([], |r| Ok((r.get::<_, f64>(0)?, r.get::<_, f64>(1)?)))?;
+            for row in rows {
+                let (l2, sigma) = row?;
+                let cost = RoundCost::gaussian(l2, sigma).map_err(Error::Budget)?;
+                accountant.charge(cost).map_err(Error::Budget)?;
+            }
+        }
+        Ok(Aggregator {
+            http,
+            nodes,
+            admin_token,
+            db,
+            accountant,
+        })
+    }
+
+    /// Privacy spent so far.
+    pub fn spent(&self) -> PrivacyLoss {
+        self.accountant.spent()
+    }
+
+    /// The public keys of the nodes, in order (`GET /key` of each).
+    pub async fn node_keys(&self) -> Result<Vec<String>> {
+        let mut keys = Vec::new();
+        for (k, url) in self.nodes.iter().enumerate() {
+            let v: serde_json::Value = self
+                .http
+                .get(format!("{url}/key"))
+                .send()
+                .await?
+                .error_for_status()?
+                .json()
+                .await?;
+            if v["node"].as_u64() != Some(k as u64) {
+                return Err(Error::Http(format!("{url} is not node {k}")));
+            }
+            keys.push(v["public_key"].as_str().unwrap_or_default().to_string());
+        }
+        Ok(keys)
+    }
+
+    /// Creates the round on every node (idempotent: creating it again changes nothing).
+    pub async fn create_round(&self, spec: RoundSpec) -> Result<Round> {
+        let round = spec.validate()?;
+        if round.node_keys.len() != self.nodes.len() {
+            return Err(Error::InvalidSpec(format!(
+                "{} nodes configured, round has {}",
+                self.nodes.len(),
+                round.node_keys.len()
+            )));
+        }
+        let id = round.id();
+        self.db.execute(
+            "INSERT OR IGNORE INTO rounds (id, spec, state) VALUES (?1, ?2, 'created')",
+            params![id, round.spec.canonical_json()],
+        )?;
+        for url in &self.nodes {
+            let r = self
+                .http
+                .put(format!("{url}/rounds/{id}"))
+                .bearer_auth(&self.admin_token)
+                .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
+                .body(round.spec.canonical_json())
+                .send()
+                .await?;
+            if !matches!(r.status(), StatusCode::OK | StatusCode::CREATED) {
+                let s = r.status();
+                return Err(Error::Http(format!(
+                    "{url} refused the round: {s}: {}",
+                    r.text().await.unwrap_or_default()
+                )));
+            }
+        }
+        Ok(round)
+    }
+
+    /// Each node's status of the round.
+    pub async fn statuses(&self, round: &Round) -> Result<Vec<RoundStatus>> {
+        let mut out = Vec::new();
+        for url in &self.nodes {
+            out.push(
+                self.http
+                    .get(format!("{url}/rounds/{}", round.id()))
+                    .bearer_auth(&self.admin_token)
+                    .send()
+                    .await?
+                    .error_for_status()?
+                    .json()
+                    .await?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Each node's received client set.
+    pub async fn received_sets(&self, round: &Round) -> Result<Vec<ClientSet>> {
+        let n = round.config.n_clients();
+        let mut out = Vec::new();
+        for url in &self.nodes {
+            let set: ReceivedSet = self
+                .http
+                .get(format!("{url}/rounds/{}/received", round.id()))
+                .bearer_auth(&self.admin_token)
+                .send()
+                .await?
+                .error_for_status()?
+                .json()
+                .await?;
+            let ids: Vec<ClientId> = set.clients.into_iter().map(ClientId).collect();
+            out.push(ClientSet::from_ids(n, &ids)?);
+        }
+        Ok(out)
+    }
+
+    /// Waits (polling every `poll`) until every node holds all N clients or the round's
+    /// deadline has passed.
+    pub async fn wait_for_uploads(&self, round: &Round, poll: Duration) -> Result<()> {
+        loop {
+            let sets = self.received_sets(round).await?;
+            if sets.iter().all(|s| s.missing() == 0)
+                || crate::node::now_ms() >= round.spec.deadline_unix_ms
+            {
+                return Ok(());
+            }
+            tokio::time::sleep(poll).await;
+        }
+    }
+
+    fn state(&self, id: &str) -> Result<Option<(String, Option<String>)>> {
+        Ok(self
+            .db
+            .query_row(
+                "SELECT state, detail FROM rounds WHERE id = ?1",
+                params![id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?)
+    }
+
+    /// The release of a round already released, if any.
+    pub fn published(&self, round: &Round) -> Result<Option<PublishedRelease>> {
+        match self.state(&round.id())? {
+            Some((s, Some(detail))) if s == "released" => Ok(Some(
+                serde_json::from_str(&detail).map_err(|e| Error::Http(e.to_string()))?,
+            )),
+            _ => Ok(None),
+        }
+    }
+
+    /// Closes the round and releases its sum: agreed set = intersection of the nodes' received
+    /// sets, sent identically to every node; more than T missing → the abort is recorded and
+    /// nothing is released; otherwise the M node sums are added, the accountant is charged and
+    /// the release recorded in one transaction. A second call → [`Error::AlreadyReleased`].
+    pub async fn release(&mut self, round: &Round) -> Result<PublishedRelease> {
+        let id = round.id();
+        match self.state(&id)? {
+            Some((s, _)) if s == "released" => return Err(Error::AlreadyReleased),
+            Some((s, Some(detail))) if s == "aborted" => {
+                return Err(Error::Http(format!("round was aborted: {detail}")));
+            }
+            Some(_) => {}
+            None => {
+                return Err(Error::InvalidSpec(
+                    "round not created by this aggregator".into(),
+                ));
+            }
+        }
+        let sets = self.received_sets(round).await?;
+        let refs: Vec<&ClientSet> = sets.iter().collect();
+        let agreed = agree(&refs)?;
+        let max_dropped = round.config.max_dropped();
+        if agreed.missing() > max_dropped {
+            let missing = agreed.missing();
+            self.db.execute(
+                "UPDATE rounds SET state = 'aborted', detail = ?2 WHERE id = ?1",
+                params![
+                    id,
+                    format!("{missing} clients missing, more than T = {max_dropped}")
+                ],
+            )?;
+            return Err(Error::Aborted {
+                missing,
+                max_dropped,
+            });
+        }
+        let cost = match (round.spec.noise_sigma_total, round.spec.l2_sensitivity) {
+            (Some(sigma), Some(l2)) => {
+                let cost = RoundCost::gaussian(l2, sigma).map_err(Error::Budget)?;
+                self.accountant.check(cost).map_err(Error::Budget)?;
+                Some((cost, l2, sigma))
+            }
+            _ => None,
+        };
+        let agreed_ids: Vec<u64> = agreed.iter().map(|c| c.0).collect();
+        let close_body = serde_json::to_vec(&CloseRequest {
+            agreed: agreed_ids.clone(),
+        })
+        .unwrap_or_default();
+        for url in &self.nodes {
+            let r = self
+                .http
+                .post(format!("{url}/rounds/{id}/close"))
+                .bearer_auth(&self.admin_token)
+                .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
+                .body(close_body.clone())
+                .send()
+                .await?;
+            if !matches!(r.status(), StatusCode::OK | StatusCode::ACCEPTED) {
+                let s = r.status();
+                return Err(Error::Http(format!(
+                    "{url} refused to close: {s}: {}",
+                    r.text().await.unwrap_or_default()
+                )));
+            }
+        }
+        let mut sums = SumAggregator::new(&round.config);
+        for url in &self.nodes {
+            sums.add(&sum_codec::decode(
+                &self.fetch_sum(url, &id).await?,
+                &round.config,
+            )?)?;
+        }
+        let release: Release = sums.release()?;
+        if let Some((cost, _, _)) = cost {
+            self.accountant.charge(cost).map_err(Error::Budget)?;
+        }
+        let spent = self.accountant.spent();
+        let published = PublishedRelease {
+            id: id.clone(),
+            round: round.spec.round,
+            sum: release.sum,
+            sum_units: release.sum_units,
+            frac_bits: release.frac_bits,
+            clients: agreed_ids,
+            noise_sigma_released: release.noise_sigma_released,
+            spent_epsilon: spent.epsilon,
+            spent_delta: spent.delta,
+        };
+        let tx = self.db.transaction()?;
+        tx.execute(
+            "UPDATE rounds SET state = 'released', detail = ?2 WHERE id = ?1",
+            params![id, serde_json::to_string(&published).unwrap_or_default()],
+        )?;
+        if let Some((_, l2, sigma)) = cost {
+            tx.execute(
+                "INSERT INTO charges (id, l2_sensitivity, sigma) VALUES (?1, ?2, ?3)",
+                params![id, l2, sigma],
+            )?;
+        }
+        tx.commit()?;
+        Ok(published)
+    }
+
+    async fn fetch_sum(&self, url: &str, id: &str) -> Result<Vec<u8>> {
+        for _ in 0..SUM_POLLS {
+            let r = self
+                .http
+                .get(format!("{url}/rounds/{id}/sum"))
+                .bearer_auth(&self.admin_token)
+                .send()
+                .await?;
+            match r.status() {
+                StatusCode::OK => return Ok(r.bytes().await?.to_vec()),
+                StatusCode::ACCEPTED => {
+                    let wait = r
+                        .headers()
+                        .get(reqwest::header::RETRY_AFTER)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.parse::<u64>().ok())
+                        .unwrap_or(1)
+                        .min(5);
+                    // Retry-After is in seconds; poll faster than that but never spin.
+                    tokio::time::sleep(Duration::from_millis(100 * wait)).await;
+                }
+                s => {
+                    return Err(Error::Http(format!(
+                        "{url} node sum: {s}: {}",
+                        r.text().await.unwrap_or_default()
+                    )));
+                }
+            }
+        }
+        Err(Error::Timeout(format!(
+            "{url} node sum not ready after {SUM_POLLS} polls"
+        )))
+    }
+}

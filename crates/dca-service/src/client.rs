@@ -1,0 +1,117 @@
+//! The client side: shard a vector, seal each node's message, upload with bounded retries.
+
+use std::time::Duration;
+
+use dp_noise::rng::RngSource;
+use fixedpoint_shares::{Client, ClientId, wire};
+use reqwest::StatusCode;
+use share_sealing::SealContext;
+
+use crate::spec::Round;
+use crate::{Error, MEDIA_SEALED_SHARE, Result};
+
+/// Attempts per share (the first try included) before giving up on a node.
+pub const UPLOAD_ATTEMPTS: u32 = 8;
+
+/// What a node answered to an upload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Uploaded {
+    /// 201: stored now.
+    Stored,
+    /// 200: the same share was already stored (a retry).
+    AlreadyStored,
+}
+
+/// Seals `message` (a wire-encoded share for node `node`) for `round`.
+pub fn seal_for(round: &Round, client: u64, node: u16, message: &[u8]) -> Result<Vec<u8>> {
+    let key = round
+        .node_keys
+        .get(usize::from(node))
+        .ok_or_else(|| Error::InvalidSpec(format!("no key for node {node}")))?;
+    let ctx = SealContext {
+        round: round.spec.round,
+        config_hash: round.hash,
+        client,
+        node,
+    };
+    Ok(share_sealing::seal(key, &ctx, message)?)
+}
+
+/// One PUT of a sealed share; the status is returned as is (no retry).
+pub async fn put_sealed(
+    http: &reqwest::Client,
+    node_url: &str,
+    round_id: &str,
+    client: u64,
+    token: &str,
+    sealed: Vec<u8>,
+) -> Result<(StatusCode, String)> {
+    let response = http
+        .put(format!("{node_url}/rounds/{round_id}/shares/{client}"))
+        .bearer_auth(token)
+        .header(reqwest::header::CONTENT_TYPE, MEDIA_SEALED_SHARE)
+        .body(sealed)
+        .send()
+        .await?;
+    let status = response.status();
+    Ok((status, response.text().await.unwrap_or_default()))
+}
+
+/// Uploads one sealed share, retrying transport errors and 5xx with backoff (the same bytes,
+/// so a retry after a lost answer is recognised as the same share: 200).
+pub async fn upload_sealed(
+    http: &reqwest::Client,
+    node_url: &str,
+    round_id: &str,
+    client: u64,
+    token: &str,
+    sealed: &[u8],
+) -> Result<Uploaded> {
+    let mut last = String::new();
+    for attempt in 0..UPLOAD_ATTEMPTS {
+        if attempt > 0 {
+            tokio::time::sleep(Duration::from_millis(50 << attempt.min(5))).await;
+        }
+        match put_sealed(http, node_url, round_id, client, token, sealed.to_vec()).await {
+            Ok((StatusCode::CREATED, _)) => return Ok(Uploaded::Stored),
+            Ok((StatusCode::OK, _)) => return Ok(Uploaded::AlreadyStored),
+            Ok((s, body)) if s.is_server_error() => last = format!("{s}: {body}"),
+            Ok((s, body)) => {
+                return Err(Error::Http(format!(
+                    "{node_url} refused client {client}'s share: {s}: {body}"
+                )));
+            }
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(Error::Http(format!(
+        "{node_url}: client {client}'s share not stored after {UPLOAD_ATTEMPTS} attempts: {last}"
+    )))
+}
+
+/// Client `client` of `round` shards `values`, seals node k's message to node k and uploads it
+/// to `node_urls[k]`. `rng` is [`RngSource::Os`] in production.
+pub async fn upload(
+    http: &reqwest::Client,
+    round: &Round,
+    node_urls: &[String],
+    client: u64,
+    token: &str,
+    values: &[f64],
+    rng: RngSource,
+) -> Result<()> {
+    if node_urls.len() != round.node_keys.len() {
+        return Err(Error::InvalidSpec(format!(
+            "{} node URLs for {} nodes",
+            node_urls.len(),
+            round.node_keys.len()
+        )));
+    }
+    let messages = Client::new(&round.config, ClientId(client), rng)?.shard(values)?;
+    let id = round.id();
+    for (k, (msg, url)) in messages.iter().zip(node_urls).enumerate() {
+        let sealed = seal_for(round, client, k as u16, &wire::encode(msg)?)?;
+        upload_sealed(http, url, &id, client, token, &sealed).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,87 @@
+//! Errors of the services.
+
+use std::fmt;
+
+/// What went wrong in a service, a client or the aggregator.
+#[derive(Debug)]
+pub enum Error {
+    /// A round configuration is invalid (message says why).
+    InvalidSpec(String),
+    /// The DCA core refused (bad values, wrong round, ...).
+    Dca(fixedpoint_shares::Error),
+    /// Sealing or opening failed.
+    Sealing(share_sealing::Error),
+    /// SQLite failed.
+    Storage(rusqlite::Error),
+    /// TLS setup failed (certificates, keys).
+    Tls(String),
+    /// An HTTP exchange failed or a peer answered with an unexpected status.
+    Http(String),
+    /// More than T clients are missing: the round is aborted, nothing is released.
+    Aborted {
+        /// Clients missing from the agreed set.
+        missing: usize,
+        /// T.
+        max_dropped: usize,
+    },
+    /// The round was already released (the aggregator releases once).
+    AlreadyReleased,
+    /// The privacy budget does not allow this round.
+    Budget(dp_noise::Error),
+    /// File or socket I/O.
+    Io(std::io::Error),
+    /// A bounded wait ran out.
+    Timeout(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidSpec(m) => write!(f, "invalid round configuration: {m}"),
+            Error::Dca(e) => write!(f, "DCA: {e}"),
+            Error::Sealing(e) => write!(f, "sealing: {e}"),
+            Error::Storage(e) => write!(f, "storage: {e}"),
+            Error::Tls(m) => write!(f, "TLS: {m}"),
+            Error::Http(m) => write!(f, "HTTP: {m}"),
+            Error::Aborted {
+                missing,
+                max_dropped,
+            } => write!(
+                f,
+                "round aborted: {missing} clients missing, more than T = {max_dropped}; nothing released"
+            ),
+            Error::AlreadyReleased => write!(f, "round already released"),
+            Error::Budget(e) => write!(f, "privacy budget: {e}"),
+            Error::Io(e) => write!(f, "I/O: {e}"),
+            Error::Timeout(m) => write!(f, "timed out: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<fixedpoint_shares::Error> for Error {
+    fn from(e: fixedpoint_shares::Error) -> Self {
+        Error::Dca(e)
+    }
+}
+impl From<share_sealing::Error> for Error {
+    fn from(e: share_sealing::Error) -> Self {
+        Error::Sealing(e)
+    }
+}
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        Error::Storage(e)
+    }
+}
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Io(e)
+    }
+}
+impl From<reqwest::Error> for Error {
+    fn from(e: reqwest::Error) -> Self {
+        Error::Http(e.to_string())
+    }
+}

@@ -1,0 +1,37 @@
+//! DCA (Heikkilä et al. 2017, Alg. 1) as separate processes over HTTPS: compute nodes, an
+//! aggregator and clients, with the failure behaviour such a system is judged by.
+//!
+//! * [`spec`]: the round configuration every party agrees on; its SHA-256 is the round's
+//!   resource id, so a round id binds its whole configuration.
+//! * [`node`]: a compute node. Shares arrive HPKE-sealed (`share-sealing`), are opened and
+//!   checked, and are committed to SQLite (WAL, group commit) before the node answers 2xx;
+//!   exactly once under retries; the running sum is derived state rebuilt on restart.
+//! * [`aggregator`]: decides the agreed client set (intersection of the nodes' received sets),
+//!   sends the same set to every node, collects the M node sums, releases, charges its
+//!   accountant, and records all of it so that it never releases twice.
+//! * [`client`]: shards a vector, seals each node's message, uploads with retries.
+//! * [`tls`]: TLS 1.3 only (rustls, `ring` provider).
+//!
+//! The HTTP API is documented in `docs/http-api.md`.
+
+pub mod aggregator;
+pub mod client;
+mod error;
+pub mod hex;
+pub mod node;
+mod node_store;
+pub mod spec;
+pub mod sum_codec;
+pub mod tls;
+
+pub use error::Error;
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Media type of a sealed share (request body of `PUT /rounds/{id}/shares/{client}`).
+pub const MEDIA_SEALED_SHARE: &str = "application/dpdist-sealed-share";
+/// Media type of a node sum (response of `GET /rounds/{id}/sum`).
+pub const MEDIA_NODE_SUM: &str = "application/dpdist-node-sum";
+/// Media type of round configurations, sets and statuses.
+pub const MEDIA_JSON: &str = "application/json";

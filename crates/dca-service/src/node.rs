@@ -1,0 +1,889 @@
+//! A compute node: HTTPS API, HPKE opening, durable exactly-once storage, its DCA sum.
+//!
+//! Request handlers authenticate, open and check a share concurrently; everything that reads
+//! or changes state goes through one writer thread (the "store actor") that owns the SQLite
+//! connection and the running sums. The actor commits all uploads waiting at that moment in one
+//! transaction (group commit: one fsync for many shares) and only then lets their handlers
+//! answer 2xx, and only then adds them to the running sum. A crash between commit and sum is
+//! harmless: the sum is rebuilt from the stored shares on start-up.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock, mpsc};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path as UrlPath, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use fixedpoint_shares::{
+    ClientId, ClientSet, ComputeNode, NodeIndex, ShareMessage, ShareMode, SharePayload, wire,
+};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use share_sealing::{NodeKeyPair, SealContext};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+use crate::node_store::{NodeStore, PendingShare, UploadOutcome};
+use crate::spec::{Round, RoundSpec, token_hash};
+use crate::{Error, MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_SEALED_SHARE, Result, hex, sum_codec};
+
+/// Uploads committed in one transaction at most.
+const GROUP_COMMIT_MAX: usize = 1024;
+
+/// How a node is run.
+#[derive(Debug, Clone)]
+pub struct NodeOptions {
+    /// This node's index in every round it joins.
+    pub index: u16,
+    /// Directory of `node.sqlite` and `node.key`.
+    pub data_dir: PathBuf,
+    /// The bearer token the aggregator presents (shared secret).
+    pub admin_token: String,
+    /// Largest request body accepted at all (bytes); shares are further limited per round.
+    pub max_body: usize,
+}
+
+/// Loads the node's X25519 key from `data_dir/node.key` (hex), creating it on first start.
+pub fn load_or_create_key(data_dir: &Path) -> Result<NodeKeyPair> {
+    let path = data_dir.join("node.key");
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        let bytes = hex::decode_array::<32>(text.trim()).ok_or_else(|| {
+            Error::InvalidSpec(format!("{} is not 64 hex digits", path.display()))
+        })?;
+        return Ok(NodeKeyPair::from_secret_bytes(&bytes)?);
+    }
+    let keys = NodeKeyPair::generate();
+    let tmp = data_dir.join("node.key.tmp");
+    std::fs::write(&tmp, hex::encode(&keys.secret.to_bytes()))?;
+    std::fs::rename(&tmp, &path)?;
+    Ok(keys)
+}
+
+// ------------------------------------------------------------------------------------------
+// The store actor.
+
+enum SumState {
+    Open,
+    Computing,
+    Ready(Vec<u8>),
+    Failed(String),
+}
+
+struct RoundRuntime {
+    round: Arc<Round>,
+    node: Option<ComputeNode>,
+    received: ClientSet,
+    agreed: Option<ClientSet>,
+    sum: SumState,
+}
+
+struct Upload {
+    round_id: [u8; 32],
+    client: u64,
+    digest: [u8; 32],
+    message: Vec<u8>,
+    parsed: ShareMessage,
+    reply: oneshot::Sender<ApiResult<StatusCode>>,
+}
+
+enum Command {
+    Create(Arc<Round>, oneshot::Sender<ApiResult<StatusCode>>),
+    Upload(Box<Upload>),
+    Status([u8; 32], oneshot::Sender<ApiResult<RoundStatus>>),
+    Received([u8; 32], oneshot::Sender<ApiResult<Vec<u64>>>),
+    Close([u8; 32], Vec<u64>, oneshot::Sender<ApiResult<StatusCode>>),
+    Sum([u8; 32], oneshot::Sender<ApiResult<Option<Vec<u8>>>>),
+    SumReady([u8; 32], std::result::Result<Vec<u8>, String>),
+}
+
+struct Actor {
+    store: NodeStore,
+    index: u16,
+    rounds: HashMap<[u8; 32], RoundRuntime>,
+    shared: Arc<RwLock<HashMap<[u8; 32], Arc<Round>>>>,
+    tx: mpsc::Sender<Command>,
+}
+
+/// A round's state as `GET /rounds/{id}` reports it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RoundStatus {
+    /// Hex config hash.
+    pub id: String,
+    /// Numeric round id.
+    pub round: u64,
+    /// "open" or "closed".
+    pub state: String,
+    /// Clients whose share this node holds.
+    pub received: usize,
+    /// "none", "computing", "ready" or "failed".
+    pub sum: String,
+}
+
+/// The agreed set the aggregator sends (`POST /rounds/{id}/close`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CloseRequest {
+    /// Client ids, any order, no duplicates.
+    pub agreed: Vec<u64>,
+}
+
+/// A node's received set (`GET /rounds/{id}/received`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ReceivedSet {
+    /// Client ids, ascending.
+    pub clients: Vec<u64>,
+}
+
+fn encode_ids(set: &ClientSet) -> Vec<u8> {
+    set.iter().flat_map(|c| c.0.to_be_bytes()).collect()
+}
+
+fn decode_ids(bytes: &[u8], universe: usize) -> Result<ClientSet> {
+    let ids: Vec<ClientId> = bytes
+        .chunks_exact(8)
+        .map(|c| ClientId(u64::from_be_bytes(c.try_into().unwrap_or_default())))
+        .collect();
+    Ok(ClientSet::from_ids(universe, &ids)?)
+}
+
+impl Actor {
+    fn load(&mut self) -> Result<()> {
+        for stored in self.store.rounds()? {
+            let spec: RoundSpec = serde_json::from_slice(&stored.spec_json)
+                .map_err(|e| Error::InvalidSpec(format!("stored spec: {e}")))?;
+            let round = Arc::new(spec.validate()?);
+            if round.hash != stored.id {
+                return Err(Error::InvalidSpec(
+                    "stored spec does not hash to its id".into(),
+                ));
+            }
+            let mut node = ComputeNode::new(&round.config, NodeIndex(self.index))?;
+            self.store.for_each_share(&round.hash, |_, message| {
+                node.absorb(&wire::decode(message)?)?;
+                Ok(())
+            })?;
+            let received = node.received().clone();
+            let mut rt = RoundRuntime {
+                round: round.clone(),
+                node: Some(node),
+                received,
+                agreed: None,
+                sum: SumState::Open,
+            };
+            if let Some(agreed) = &stored.agreed {
+                let agreed = decode_ids(agreed, round.config.n_clients())?;
+                match stored.sum {
+                    Some(sum) => {
+                        rt.node = None;
+                        rt.sum = SumState::Ready(sum);
+                        rt.agreed = Some(agreed);
+                    }
+                    None => {
+                        rt.agreed = Some(agreed.clone());
+                        self.start_sum(&mut rt, agreed);
+                    }
+                }
+            }
+            self.shared
+                .write()
+                .map_err(|_| Error::Io(std::io::Error::other("lock poisoned")))?
+                .insert(round.hash, round.clone());
+            self.rounds.insert(round.hash, rt);
+        }
+        Ok(())
+    }
+
+    /// Retracts the full shares of received clients outside the agreed set (read back from
+    /// the store) and finalizes on a worker thread; the result comes back as `SumReady`.
+    fn start_sum(&self, rt: &mut RoundRuntime, agreed: ClientSet) {
+        let Some(mut node) = rt.node.take() else {
+            rt.sum = SumState::Failed("no running sum".into());
+            return;
+        };
+        rt.sum = SumState::Computing;
+        let id = rt.round.hash;
+        let excluded: Vec<ClientId> = rt
+            .received
+            .iter()
+            .filter(|c| !agreed.contains(*c))
+            .collect();
+        for client in excluded {
+            let retracted = self
+                .store
+                .share(&id, client.0)
+                .map_err(|e| e.to_string())
+                .and_then(|m| m.ok_or_else(|| "stored share missing".to_string()))
+                .and_then(|m| wire::decode(&m).map_err(|e| e.to_string()))
+                .and_then(|msg| match msg.payload {
+                    SharePayload::Full(_) => node.retract(&msg).map_err(|e| e.to_string()),
+                    SharePayload::Seed(_) => Ok(()), // finalize re-expands and removes it
+                });
+            if let Err(e) = retracted {
+                rt.sum = SumState::Failed(e);
+                return;
+            }
+        }
+        let tx = self.tx.clone();
+        std::thread::spawn(move || {
+            let result = node
+                .finalize(&agreed)
+                .map(|s| sum_codec::encode(&s))
+                .map_err(|e| e.to_string());
+            let _ = tx.send(Command::SumReady(id, result));
+        });
+    }
+
+    fn run(mut self, rx: mpsc::Receiver<Command>) {
+        while let Ok(first) = rx.recv() {
+            let mut batch = vec![first];
+            while batch.len() < GROUP_COMMIT_MAX {
+                match rx.try_recv() {
+                    Ok(c) => batch.push(c),
+                    Err(_) => break,
+                }
+            }
+            let mut uploads = Vec::new();
+            for command in batch {
+                match command {
+                    Command::Upload(u) => uploads.push(*u),
+                    other => {
+                        self.flush(std::mem::take(&mut uploads));
+                        self.handle(other);
+                    }
+                }
+            }
+            self.flush(uploads);
+        }
+    }
+
+    fn flush(&mut self, uploads: Vec<Upload>) {
+        if uploads.is_empty() {
+            return;
+        }
+        let mut to_commit = Vec::new();
+        for u in uploads {
+            match self.rounds.get(&u.round_id) {
+                None => {
+                    let _ = u.reply.send(Err(ApiError::not_found("unknown round")));
+                }
+                Some(rt) if rt.agreed.is_some() => {
+                    let _ = u
+                        .reply
+                        .send(Err(ApiError::new(StatusCode::CONFLICT, "round is closed")));
+                }
+                Some(_) => to_commit.push(u),
+            }
+        }
+        let pending: Vec<PendingShare<'_>> = to_commit
+            .iter()
+            .map(|u| PendingShare {
+                round_id: &u.round_id,
+                client: u.client,
+                digest: &u.digest,
+                message: &u.message,
+            })
+            .collect();
+        let outcomes = self.store.commit_uploads(&pending);
+        drop(pending);
+        match outcomes {
+            Err(e) => {
+                for u in to_commit {
+                    let _ = u
+                        .reply
+                        .send(Err(ApiError::internal(format!("storage: {e}"))));
+                }
+            }
+            Ok(outcomes) => {
+                for (u, outcome) in to_commit.into_iter().zip(outcomes) {
+                    let reply = match outcome {
+                        UploadOutcome::Stored => self.absorb(&u),
+                        UploadOutcome::SameAgain => Ok(StatusCode::OK),
+                        UploadOutcome::Conflict => Err(ApiError::new(
+                            StatusCode::CONFLICT,
+                            "another share is already stored for this client",
+                        )),
+                    };
+                    let _ = u.reply.send(reply);
+                }
+            }
+        }
+    }
+
+    fn absorb(&mut self, u: &Upload) -> ApiResult<StatusCode> {
+        let rt = self
+            .rounds
+            .get_mut(&u.round_id)
+            .ok_or_else(|| ApiError::not_found("unknown round"))?;
+        let node = rt
+            .node
+            .as_mut()
+            .ok_or_else(|| ApiError::internal("no running sum"))?;
+        // Checked before commit (round, node, client, dim, frac bits, kind) and unique by the
+        // store's primary key, so this cannot fail; if it did, a restart rebuilds from the store.
+        node.absorb(&u.parsed)
+            .map_err(|e| ApiError::internal(format!("absorb after commit: {e}")))?;
+        let _ = rt.received.insert(u.parsed.client);
+        Ok(StatusCode::CREATED)
+    }
+
+    fn handle(&mut self, command: Command) {
+        match command {
+            Command::Upload(_) => {}
+            Command::Create(round, reply) => {
+                let _ = reply.send(self.create(round));
+            }
+            Command::Status(id, reply) => {
+                let _ = reply.send(
+                    self.rounds
+                        .get(&id)
+                        .ok_or_else(|| ApiError::not_found("unknown round"))
+                        .map(|rt| RoundStatus {
+                            id: hex::encode(&id),
+                            round: rt.round.spec.round,
+                            state: if rt.agreed.is_some() {
+                                "closed"
+                            } else {
+                                "open"
+                            }
+                            .into(),
+                            received: rt.received.len(),
+                            sum: match rt.sum {
+                                SumState::Open => "none",
+                                SumState::Computing => "computing",
+                                SumState::Ready(_) => "ready",
+                                SumState::Failed(_) => "failed",
+                            }
+                            .into(),
+                        }),
+                );
+            }
+            Command::Received(id, reply) => {
+                let _ = reply.send(
+                    self.rounds
+                        .get(&id)
+                        .ok_or_else(|| ApiError::not_found("unknown round"))
+                        .map(|rt| rt.received.iter().map(|c| c.0).collect()),
+                );
+            }
+            Command::Close(id, agreed, reply) => {
+                let _ = reply.send(self.close(id, agreed));
+            }
+            Command::Sum(id, reply) => {
+                let _ = reply.send(match self.rounds.get(&id) {
+                    None => Err(ApiError::not_found("unknown round")),
+                    Some(rt) => match &rt.sum {
+                        SumState::Open => {
+                            Err(ApiError::new(StatusCode::CONFLICT, "round not closed"))
+                        }
+                        SumState::Computing => Ok(None),
+                        SumState::Ready(bytes) => Ok(Some(bytes.clone())),
+                        SumState::Failed(e) => {
+                            Err(ApiError::internal(format!("node sum failed: {e}")))
+                        }
+                    },
+                });
+            }
+            Command::SumReady(id, result) => {
+                if let Some(rt) = self.rounds.get_mut(&id) {
+                    rt.sum = match result {
+                        Ok(bytes) => match self.store.set_sum(&id, &bytes) {
+                            Ok(()) => SumState::Ready(bytes),
+                            Err(e) => SumState::Failed(format!("storing the sum: {e}")),
+                        },
+                        Err(e) => SumState::Failed(e),
+                    };
+                }
+            }
+        }
+    }
+
+    fn create(&mut self, round: Arc<Round>) -> ApiResult<StatusCode> {
+        if self.rounds.contains_key(&round.hash) {
+            return Ok(StatusCode::OK);
+        }
+        match self.store.round_by_number(round.spec.round) {
+            Ok(Some(_)) => {
+                return Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    "this round number exists with another configuration",
+                ));
+            }
+            Ok(None) => {}
+            Err(e) => return Err(ApiError::internal(e.to_string())),
+        }
+        let node = ComputeNode::new(&round.config, NodeIndex(self.index))
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        self.store
+            .insert_round(&round.hash, round.spec.round, &round.spec.canonical_json())
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        let received = ClientSet::empty(round.config.n_clients());
+        if let Ok(mut shared) = self.shared.write() {
+            shared.insert(round.hash, round.clone());
+        }
+        self.rounds.insert(
+            round.hash,
+            RoundRuntime {
+                round,
+                node: Some(node),
+                received,
+                agreed: None,
+                sum: SumState::Open,
+            },
+        );
+        Ok(StatusCode::CREATED)
+    }
+
+    fn close(&mut self, id: [u8; 32], agreed_ids: Vec<u64>) -> ApiResult<StatusCode> {
+        let Some(mut rt) = self.rounds.remove(&id) else {
+            return Err(ApiError::not_found("unknown round"));
+        };
+        let result = self.close_round(&mut rt, agreed_ids);
+        self.rounds.insert(id, rt);
+        result
+    }
+
+    fn close_round(
+        &mut self,
+        rt: &mut RoundRuntime,
+        agreed_ids: Vec<u64>,
+    ) -> ApiResult<StatusCode> {
+        let n = rt.round.config.n_clients();
+        let ids: Vec<ClientId> = agreed_ids.into_iter().map(ClientId).collect();
+        let agreed = ClientSet::from_ids(n, &ids)
+            .map_err(|e| ApiError::bad_request(format!("agreed set: {e}")))?;
+        if let Some(existing) = &rt.agreed {
+            return if *existing == agreed {
+                Ok(StatusCode::OK)
+            } else {
+                Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    "closed already with another agreed set",
+                ))
+            };
+        }
+        if let Some(c) = agreed.iter().find(|c| !rt.received.contains(*c)) {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                format!("agreed client {c} was not received by this node"),
+            ));
+        }
+        if agreed.missing() > rt.round.config.max_dropped() {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!(
+                    "{} clients missing, more than T = {}",
+                    agreed.missing(),
+                    rt.round.config.max_dropped()
+                ),
+            ));
+        }
+        self.store
+            .set_agreed(&rt.round.hash, &encode_ids(&agreed))
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        rt.agreed = Some(agreed.clone());
+        self.start_sum(rt, agreed);
+        Ok(StatusCode::ACCEPTED)
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// HTTP.
+
+/// An error answer: status + plain-text reason.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+}
+
+type ApiResult<T> = std::result::Result<T, ApiError>;
+
+impl ApiError {
+    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            message: message.into(),
+        }
+    }
+    fn not_found(m: &str) -> Self {
+        Self::new(StatusCode::NOT_FOUND, m)
+    }
+    fn bad_request(m: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, m)
+    }
+    fn internal(m: impl Into<String>) -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, m)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut r = (self.status, self.message).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            r.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        r
+    }
+}
+
+struct AppState {
+    index: u16,
+    keys: NodeKeyPair,
+    admin_token_hash: [u8; 32],
+    rounds: Arc<RwLock<HashMap<[u8; 32], Arc<Round>>>>,
+    tx: std::sync::Mutex<mpsc::Sender<Command>>,
+}
+
+impl AppState {
+    fn send(&self, c: Command) -> ApiResult<()> {
+        self.tx
+            .lock()
+            .map_err(|_| ApiError::internal("lock poisoned"))?
+            .send(c)
+            .map_err(|_| ApiError::internal("store stopped"))
+    }
+
+    fn round(&self, id: &str) -> ApiResult<Arc<Round>> {
+        let id = hex::decode_array::<32>(id)
+            .ok_or_else(|| ApiError::not_found("round id is not 64 hex digits"))?;
+        self.rounds
+            .read()
+            .map_err(|_| ApiError::internal("lock poisoned"))?
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found("unknown round"))
+    }
+
+    fn admin(&self, headers: &HeaderMap) -> ApiResult<()> {
+        let token = bearer(headers)?;
+        if token_hash(token) == self.admin_token_hash {
+            Ok(())
+        } else {
+            Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "not the aggregator's token",
+            ))
+        }
+    }
+}
+
+fn bearer(headers: &HeaderMap) -> ApiResult<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "missing bearer token"))
+}
+
+async fn ask<T>(
+    state: &AppState,
+    make: impl FnOnce(oneshot::Sender<ApiResult<T>>) -> Command,
+) -> ApiResult<T> {
+    let (tx, rx) = oneshot::channel();
+    state.send(make(tx))?;
+    rx.await
+        .map_err(|_| ApiError::internal("store dropped the request"))?
+}
+
+fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
+    let body = serde_json::to_vec(value).unwrap_or_default();
+    (status, [(header::CONTENT_TYPE, MEDIA_JSON)], body).into_response()
+}
+
+fn content_type_is(headers: &HeaderMap, media: &str) -> ApiResult<()> {
+    let ok = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case(media))
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            format!("Content-Type must be {media}"),
+        ))
+    }
+}
+
+async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+async fn public_key(State(state): State<Arc<AppState>>) -> Response {
+    json(
+        StatusCode::OK,
+        &serde_json::json!({ "node": state.index, "public_key": hex::encode(&state.keys.public.to_bytes()) }),
+    )
+}
+
+async fn create_round(
+    State(state): State<Arc<AppState>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    state.admin(&headers)?;
+    content_type_is(&headers, MEDIA_JSON)?;
+    let spec: RoundSpec = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad_request(format!("round config: {e}")))?;
+    let round = spec
+        .validate()
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    if round.id() != id.to_ascii_lowercase() {
+        return Err(ApiError::bad_request(format!(
+            "round id must be the config's SHA-256, {}",
+            round.id()
+        )));
+    }
+    let mine = round
+        .node_keys
+        .get(usize::from(state.index))
+        .ok_or_else(|| ApiError::bad_request("this node's index is not in the round"))?;
+    if *mine != state.keys.public {
+        return Err(ApiError::bad_request(
+            "the round lists another public key for this node",
+        ));
+    }
+    let status = ask(&state, |tx| Command::Create(Arc::new(round), tx)).await?;
+    Ok(status.into_response())
+}
+
+async fn round_status(
+    State(state): State<Arc<AppState>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    state.admin(&headers)?;
+    let round = state.round(&id)?;
+    let status = ask(&state, |tx| Command::Status(round.hash, tx)).await?;
+    Ok(json(StatusCode::OK, &status))
+}
+
+async fn received(
+    State(state): State<Arc<AppState>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    state.admin(&headers)?;
+    let round = state.round(&id)?;
+    let clients = ask(&state, |tx| Command::Received(round.hash, tx)).await?;
+    Ok(json(StatusCode::OK, &ReceivedSet { clients }))
+}
+
+async fn close(
+    State(state): State<Arc<AppState>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    state.admin(&headers)?;
+    content_type_is(&headers, MEDIA_JSON)?;
+    let round = state.round(&id)?;
+    let request: CloseRequest = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad_request(format!("close request: {e}")))?;
+    let status = ask(&state, |tx| Command::Close(round.hash, request.agreed, tx)).await?;
+    Ok(status.into_response())
+}
+
+async fn node_sum(
+    State(state): State<Arc<AppState>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    state.admin(&headers)?;
+    let round = state.round(&id)?;
+    match ask(&state, |tx| Command::Sum(round.hash, tx)).await? {
+        Some(bytes) => Ok((
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, MEDIA_NODE_SUM)],
+            bytes,
+        )
+            .into_response()),
+        None => Ok((
+            StatusCode::ACCEPTED,
+            [(header::RETRY_AFTER, "1")],
+            "node sum is being computed\n",
+        )
+            .into_response()),
+    }
+}
+
+/// Checks an opened share against the slot it arrived in, so that the store only ever holds
+/// shares the running sum accepts.
+fn check_message(msg: &ShareMessage, round: &Round, node: u16, client: u64) -> ApiResult<()> {
+    let c = &round.config;
+    let expect_full = node == 0 || c.mode() == ShareMode::Full;
+    let problems = [
+        (msg.round.0 != c.round().0, "round"),
+        (msg.client.0 != client, "client"),
+        (msg.node.0 != node, "node"),
+        (msg.dim != c.dim(), "dimension"),
+        (msg.frac_bits != c.codec().frac_bits(), "fractional bits"),
+        (
+            matches!(msg.payload, SharePayload::Full(_)) != expect_full,
+            "payload kind",
+        ),
+    ];
+    match problems.iter().find(|(bad, _)| *bad) {
+        Some((_, what)) => Err(ApiError::bad_request(format!(
+            "share message has the wrong {what} for this slot"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Largest sealed share a round accepts: a full share's wire message (header bound 64 bytes)
+/// plus the sealing overhead.
+fn max_sealed_len(round: &Round) -> usize {
+    share_sealing::sealed_len(64 + 8 * round.config.dim())
+}
+
+async fn upload(
+    State(state): State<Arc<AppState>>,
+    UrlPath((id, client)): UrlPath<(String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let round = state.round(&id)?;
+    let client: u64 = client
+        .parse()
+        .map_err(|_| ApiError::not_found("client id is not a number"))?;
+    let token_hash_listed = round
+        .token_hashes
+        .get(client as usize)
+        .ok_or_else(|| ApiError::not_found("unknown client"))?;
+    let token = bearer(&headers)?;
+    if token_hash(token) != *token_hash_listed {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "not this client's token",
+        ));
+    }
+    content_type_is(&headers, MEDIA_SEALED_SHARE)?;
+    if body.len() > max_sealed_len(&round) {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "share larger than this round's shares can be",
+        ));
+    }
+    let deadline = round.spec.deadline_unix_ms;
+    if deadline != 0 && now_ms() > deadline {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "the round's deadline has passed",
+        ));
+    }
+    let ctx = SealContext {
+        round: round.spec.round,
+        config_hash: round.hash,
+        client,
+        node: state.index,
+    };
+    let message = share_sealing::open(&state.keys.secret, &ctx, &body)
+        .map_err(|e| ApiError::bad_request(format!("sealed share: {e}")))?;
+    let parsed =
+        wire::decode(&message).map_err(|e| ApiError::bad_request(format!("share message: {e}")))?;
+    check_message(&parsed, &round, state.index, client)?;
+    let digest: [u8; 32] = Sha256::digest(&message).into();
+    let (tx, rx) = oneshot::channel();
+    state.send(Command::Upload(Box::new(Upload {
+        round_id: round.hash,
+        client,
+        digest,
+        message,
+        parsed,
+        reply: tx,
+    })))?;
+    let status = rx
+        .await
+        .map_err(|_| ApiError::internal("store dropped the request"))??;
+    Ok(status.into_response())
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Opens the store (rebuilding every round's running sum), starts the store actor, and returns
+/// the node's router.
+pub fn router(options: &NodeOptions) -> Result<Router> {
+    std::fs::create_dir_all(&options.data_dir)?;
+    let keys = load_or_create_key(&options.data_dir)?;
+    let store = NodeStore::open(&options.data_dir.join("node.sqlite"))?;
+    let (tx, rx) = mpsc::channel();
+    let shared = Arc::new(RwLock::new(HashMap::new()));
+    let mut actor = Actor {
+        store,
+        index: options.index,
+        rounds: HashMap::new(),
+        shared: shared.clone(),
+        tx: tx.clone(),
+    };
+    actor.load()?;
+    std::thread::Builder::new()
+        .name("dpdist-node-store".into())
+        .spawn(move || actor.run(rx))?;
+    let state = Arc::new(AppState {
+        index: options.index,
+        keys,
+        admin_token_hash: token_hash(&options.admin_token),
+        rounds: shared,
+        tx: std::sync::Mutex::new(tx),
+    });
+    Ok(Router::new()
+        .route("/healthz", get(healthz))
+        .route("/key", get(public_key))
+        .route("/rounds/{id}", put(create_round).get(round_status))
+        .route("/rounds/{id}/received", get(received))
+        .route("/rounds/{id}/close", post(close))
+        .route("/rounds/{id}/sum", get(node_sum))
+        .route("/rounds/{id}/shares/{client}", put(upload))
+        .layer(DefaultBodyLimit::max(options.max_body))
+        .with_state(state))
+}
+
+/// Serves `router` over TLS on `listener` until the process ends. Each connection is one task;
+/// a failed handshake or connection drops only that connection.
+pub async fn serve_tls(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    router: Router,
+) -> Result<()> {
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+    loop {
+        let (tcp, _) = match listener.accept().await {
+            Ok(c) => c,
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let acceptor = acceptor.clone();
+        let router = router.clone();
+        tokio::spawn(async move {
+            let Ok(Ok(tls)) =
+                tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await
+            else {
+                return;
+            };
+            let service = hyper_util::service::TowerToHyperService::new(router);
+            let _ = hyper::server::conn::http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                .await;
+        });
+    }
+}

@@ -1,0 +1,180 @@
+//! A compute node's durable state: SQLite (bundled), WAL journal, `synchronous = FULL`, so a
+//! committed share survives `kill -9` and power loss alike.
+//!
+//! The running sum is not stored: it is derived from the stored shares on start-up. The stored
+//! share is the opened wire message (full share: ~8d bytes; seed share: a few dozen bytes) plus
+//! its SHA-256, which decides "same retry" (200) vs "conflicting duplicate" (409).
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::Result;
+
+pub(crate) struct NodeStore {
+    conn: Connection,
+}
+
+/// A round as stored.
+pub(crate) struct StoredRound {
+    pub id: [u8; 32],
+    pub spec_json: Vec<u8>,
+    pub agreed: Option<Vec<u8>>,
+    pub sum: Option<Vec<u8>>,
+}
+
+/// What became of one upload in a group commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UploadOutcome {
+    Stored,
+    SameAgain,
+    Conflict,
+}
+
+pub(crate) struct PendingShare<'a> {
+    pub round_id: &'a [u8; 32],
+    pub client: u64,
+    pub digest: &'a [u8; 32],
+    pub message: &'a [u8],
+}
+
+impl NodeStore {
+    pub fn open(path: &Path) -> Result<Self> {
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS rounds (
+                 id BLOB PRIMARY KEY,
+                 round INTEGER NOT NULL UNIQUE,
+                 spec BLOB NOT NULL,
+                 agreed BLOB,
+                 sum BLOB
+             );
+             CREATE TABLE IF NOT EXISTS shares (
+                 round_id BLOB NOT NULL,
+                 client INTEGER NOT NULL,
+                 digest BLOB NOT NULL,
+                 message BLOB NOT NULL,
+                 PRIMARY KEY (round_id, client)
+             ) WITHOUT ROWID;",
+        )?;
+        Ok(NodeStore { conn })
+    }
+
+    pub fn rounds(&self) -> Result<Vec<StoredRound>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, spec, agreed, sum FROM rounds")?;
+        let rows = stmt.query_map([], |r| {
+            let id: Vec<u8> = r.get(0)?;
+            Ok(StoredRound {
+                id: id.try_into().unwrap_or([0; 32]),
+                spec_json: r.get(1)?,
+                agreed: r.get(2)?,
+                sum: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<std::result::Result<Vec<_>, _>>()?)
+    }
+
+    /// The id of the round stored under this numeric round id, if any.
+    pub fn round_by_number(&self, round: u64) -> Result<Option<[u8; 32]>> {
+        let id: Option<Vec<u8>> = self
+            .conn
+            .query_row(
+                "SELECT id FROM rounds WHERE round = ?1",
+                params![round as i64],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(id.map(|v| v.try_into().unwrap_or([0; 32])))
+    }
+
+    pub fn insert_round(&self, id: &[u8; 32], round: u64, spec_json: &[u8]) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO rounds (id, round, spec) VALUES (?1, ?2, ?3)",
+            params![&id[..], round as i64, spec_json],
+        )?;
+        Ok(())
+    }
+
+    /// One transaction for a batch of uploads (group commit): each is stored, recognised as
+    /// the same share again, or a conflict; duplicates within the batch are seen too.
+    pub fn commit_uploads(&mut self, batch: &[PendingShare<'_>]) -> Result<Vec<UploadOutcome>> {
+        let tx = self.conn.transaction()?;
+        let mut out = Vec::with_capacity(batch.len());
+        {
+            let mut find =
+                tx.prepare_cached("SELECT digest FROM shares WHERE round_id = ?1 AND client = ?2")?;
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO shares (round_id, client, digest, message) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            for p in batch {
+                let existing: Option<Vec<u8>> = find
+                    .query_row(params![&p.round_id[..], p.client as i64], |r| r.get(0))
+                    .optional()?;
+                out.push(match existing {
+                    Some(d) if d == p.digest => UploadOutcome::SameAgain,
+                    Some(_) => UploadOutcome::Conflict,
+                    None => {
+                        insert.execute(params![
+                            &p.round_id[..],
+                            p.client as i64,
+                            &p.digest[..],
+                            p.message
+                        ])?;
+                        UploadOutcome::Stored
+                    }
+                });
+            }
+        }
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Calls `f(client, message)` for every stored share of a round, streaming.
+    pub fn for_each_share(
+        &self,
+        id: &[u8; 32],
+        mut f: impl FnMut(u64, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT client, message FROM shares WHERE round_id = ?1 ORDER BY client")?;
+        let mut rows = stmt.query(params![&id[..]])?;
+        while let Some(row) = rows.next()? {
+            let client: i64 = row.get(0)?;
+            let message = row.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
+            f(client as u64, message)?;
+        }
+        Ok(())
+    }
+
+    pub fn share(&self, id: &[u8; 32], client: u64) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT message FROM shares WHERE round_id = ?1 AND client = ?2",
+                params![&id[..], client as i64],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    pub fn set_agreed(&self, id: &[u8; 32], agreed: &[u8]) -> Result<()> {
+        self.conn.execute(
+            "UPDATE rounds SET agreed = ?2 WHERE id = ?1",
+            params![&id[..], agreed],
+        )?;
+        Ok(())
+    }
+
+    pub fn set_sum(&self, id: &[u8; 32], sum: &[u8]) -> Result<()> {
+        self.conn.execute(
+            "UPDATE rounds SET sum = ?2 WHERE id = ?1",
+            params![&id[..], sum],
+        )?;
+        Ok(())
+    }
+}

@@ -1,0 +1,222 @@
+//! The round configuration all parties agree on, and its hash (the round's resource id).
+
+use fixedpoint_shares::{RoundConfig, RoundId, RoundParams, ShareMode};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use share_sealing::NodePublicKey;
+
+use crate::{Error, Result, hex};
+
+/// Everything that defines a round. Its canonical JSON (this struct serialized by serde_json,
+/// fields in this order, no whitespace) is hashed with SHA-256; that hash, in hex, is the
+/// round's id in every URL and goes into every sealed share's associated data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoundSpec {
+    /// Numeric round id (inside share messages).
+    pub round: u64,
+    /// N.
+    pub n_clients: usize,
+    /// M.
+    pub n_nodes: u16,
+    /// T: most clients that may be missing.
+    pub max_dropped: usize,
+    /// d.
+    pub dim: usize,
+    /// |x| <= bound for every input element.
+    pub bound: f64,
+    /// "full" or "seed".
+    pub mode: String,
+    /// σ of the released sum's noise (value units), or null for an exact sum.
+    pub noise_sigma_total: Option<f64>,
+    /// ℓ2 sensitivity the noise was calibrated for (charged to the aggregator's accountant as
+    /// a Gaussian round); required when there is noise.
+    pub l2_sensitivity: Option<f64>,
+    /// Fixed-point fractional bits, or null for the most that are safe.
+    pub frac_bits: Option<u32>,
+    /// Unix time (ms) after which nodes accept no more shares and the aggregator closes.
+    pub deadline_unix_ms: u64,
+    /// Hex X25519 public key of each node, index = node index.
+    pub node_keys: Vec<String>,
+    /// Hex SHA-256 of each client's bearer token, index = client id.
+    pub client_token_sha256: Vec<String>,
+}
+
+/// A spec that passed every check, with what the parties derive from it.
+#[derive(Debug, Clone)]
+pub struct Round {
+    /// The spec.
+    pub spec: RoundSpec,
+    /// SHA-256 of the canonical JSON.
+    pub hash: [u8; 32],
+    /// The DCA configuration.
+    pub config: RoundConfig,
+    /// Parsed node keys.
+    pub node_keys: Vec<NodePublicKey>,
+    /// Parsed token hashes.
+    pub token_hashes: Vec<[u8; 32]>,
+}
+
+impl RoundSpec {
+    /// The canonical bytes that are hashed.
+    pub fn canonical_json(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// SHA-256 of [`RoundSpec::canonical_json`].
+    pub fn hash(&self) -> [u8; 32] {
+        Sha256::digest(self.canonical_json()).into()
+    }
+
+    /// The share mode.
+    pub fn share_mode(&self) -> Result<ShareMode> {
+        match self.mode.as_str() {
+            "full" => Ok(ShareMode::Full),
+            "seed" => Ok(ShareMode::Seed),
+            other => Err(Error::InvalidSpec(format!(
+                "mode must be \"full\" or \"seed\", not {other:?}"
+            ))),
+        }
+    }
+
+    /// Checks everything and derives the DCA configuration.
+    pub fn validate(self) -> Result<Round> {
+        let params = RoundParams {
+            round: RoundId(self.round),
+            n_clients: self.n_clients,
+            n_nodes: self.n_nodes,
+            max_dropped: self.max_dropped,
+            dim: self.dim,
+            bound: self.bound,
+            mode: self.share_mode()?,
+            noise_sigma_total: self.noise_sigma_total,
+            frac_bits: self.frac_bits,
+        };
+        let config = RoundConfig::new(&params)?;
+        if self.node_keys.len() != usize::from(self.n_nodes) {
+            return Err(Error::InvalidSpec(format!(
+                "{} node keys for {} nodes",
+                self.node_keys.len(),
+                self.n_nodes
+            )));
+        }
+        if self.client_token_sha256.len() != self.n_clients {
+            return Err(Error::InvalidSpec(format!(
+                "{} client token hashes for {} clients",
+                self.client_token_sha256.len(),
+                self.n_clients
+            )));
+        }
+        if self.noise_sigma_total.is_some()
+            && !self
+                .l2_sensitivity
+                .is_some_and(|s| s.is_finite() && s > 0.0)
+        {
+            return Err(Error::InvalidSpec(
+                "a noisy round needs a finite positive l2_sensitivity (what the accountant charges)".into(),
+            ));
+        }
+        let node_keys = self
+            .node_keys
+            .iter()
+            .enumerate()
+            .map(|(k, h)| {
+                hex::decode_array::<32>(h)
+                    .and_then(|b| NodePublicKey::from_bytes(&b).ok())
+                    .ok_or_else(|| Error::InvalidSpec(format!("node key {k} is not 64 hex digits")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let token_hashes = self
+            .client_token_sha256
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                hex::decode_array::<32>(h).ok_or_else(|| {
+                    Error::InvalidSpec(format!("client {i}'s token hash is not 64 hex digits"))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let hash = self.hash();
+        Ok(Round {
+            spec: self,
+            hash,
+            config,
+            node_keys,
+            token_hashes,
+        })
+    }
+}
+
+impl Round {
+    /// The round id in URLs: hex of the config hash.
+    pub fn id(&self) -> String {
+        hex::encode(&self.hash)
+    }
+}
+
+/// SHA-256 of a bearer token, as listed in the spec.
+pub fn token_hash(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use share_sealing::NodeKeyPair;
+
+    pub(crate) fn spec(n: usize, m: u16, keys: &[NodeKeyPair]) -> RoundSpec {
+        RoundSpec {
+            round: 5,
+            n_clients: n,
+            n_nodes: m,
+            max_dropped: 1,
+            dim: 3,
+            bound: 4.0,
+            mode: "seed".into(),
+            noise_sigma_total: None,
+            l2_sensitivity: None,
+            frac_bits: None,
+            deadline_unix_ms: 0,
+            node_keys: keys
+                .iter()
+                .map(|k| hex::encode(&k.public.to_bytes()))
+                .collect(),
+            client_token_sha256: (0..n)
+                .map(|i| hex::encode(&token_hash(&format!("t{i}"))))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn hash_binds_every_field_and_survives_a_json_round_trip() {
+        let keys = [NodeKeyPair::generate(), NodeKeyPair::generate()];
+        let s = spec(4, 2, &keys);
+        let back: RoundSpec = serde_json::from_slice(&s.canonical_json()).unwrap();
+        assert_eq!(back.hash(), s.hash());
+        let mut other = s.clone();
+        other.bound = 4.000000001;
+        assert_ne!(other.hash(), s.hash());
+        let mut other = s.clone();
+        other.client_token_sha256.swap(0, 1);
+        assert_ne!(other.hash(), s.hash());
+        assert!(s.validate().is_ok());
+    }
+
+    #[test]
+    fn invalid_specs_are_refused() {
+        let keys = [NodeKeyPair::generate(), NodeKeyPair::generate()];
+        let mut s = spec(4, 2, &keys);
+        s.node_keys.pop();
+        assert!(matches!(s.validate(), Err(Error::InvalidSpec(_))));
+        let mut s = spec(4, 2, &keys);
+        s.mode = "fast".into();
+        assert!(s.validate().is_err());
+        let mut s = spec(4, 2, &keys);
+        s.noise_sigma_total = Some(1.0);
+        assert!(s.validate().is_err(), "noise without sensitivity");
+        let mut s = spec(4, 2, &keys);
+        s.client_token_sha256[2] = "xyz".into();
+        assert!(s.validate().is_err());
+        assert!(serde_json::from_str::<RoundSpec>(r#"{"round":1,"extra":2}"#).is_err());
+    }
+}

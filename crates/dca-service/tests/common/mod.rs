@@ -1,0 +1,223 @@
+//! Test fixtures: fresh certificates, node processes on loopback (free ports, killed on drop),
+//! an aggregator, and round specs.
+
+#![allow(dead_code, missing_docs)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use dca_service::aggregator::Aggregator;
+use dca_service::spec::{RoundSpec, token_hash};
+use dca_service::{hex, tls};
+use dp_noise::PrivacyLoss;
+
+pub const ADMIN_TOKEN: &str = "aggregator-secret-for-tests";
+
+pub struct Certs {
+    pub dir: PathBuf,
+    pub ca_pem: Vec<u8>,
+}
+
+/// A scratch directory under the target dir, fresh per call.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A CA and a server certificate for 127.0.0.1 / localhost signed by it.
+pub fn make_certs(dir: &Path) -> Certs {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair, SanType};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+    params
+        .subject_alt_names
+        .push(SanType::IpAddress("127.0.0.1".parse().unwrap()));
+    let cert = params.signed_by(&key, &ca, &ca_key).unwrap();
+    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+    std::fs::write(dir.join("server.pem"), cert.pem()).unwrap();
+    std::fs::write(dir.join("server.key"), key.serialize_pem()).unwrap();
+    std::fs::write(dir.join("admin.token"), ADMIN_TOKEN).unwrap();
+    Certs {
+        dir: dir.to_path_buf(),
+        ca_pem: ca.pem().into_bytes(),
+    }
+}
+
+/// A node process; killed (SIGKILL) and reaped on drop, so no test leaves one behind.
+pub struct NodeProcess {
+    pub child: Child,
+    pub url: String,
+    pub addr: String,
+    pub index: u16,
+    pub data_dir: PathBuf,
+}
+
+impl NodeProcess {
+    /// Starts node `index` listening on `listen` (use "127.0.0.1:0" for a free port).
+    pub fn start(certs: &Certs, index: u16, data_dir: &Path, listen: &str) -> NodeProcess {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dpdist"))
+            .arg("node")
+            .args(["--index", &index.to_string(), "--listen", listen])
+            .arg("--cert")
+            .arg(certs.dir.join("server.pem"))
+            .arg("--key")
+            .arg(certs.dir.join("server.key"))
+            .arg("--data-dir")
+            .arg(data_dir)
+            .arg("--admin-token-file")
+            .arg(certs.dir.join("admin.token"))
+            .args(["--max-body", "1048576"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn dpdist node");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(l) => l,
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("node {index} did not start within 60 s");
+            }
+        };
+        let addr = line
+            .split_whitespace()
+            .skip_while(|w| *w != "on")
+            .nth(1)
+            .unwrap_or_else(|| {
+                let _ = child.kill();
+                panic!("unexpected node banner: {line:?}")
+            })
+            .to_string();
+        NodeProcess {
+            child,
+            url: format!("https://{addr}"),
+            addr,
+            index,
+            data_dir: data_dir.to_path_buf(),
+        }
+    }
+
+    /// kill -9.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for NodeProcess {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+pub struct Cluster {
+    pub certs: Certs,
+    pub nodes: Vec<NodeProcess>,
+    pub http: reqwest::Client,
+    pub dir: PathBuf,
+}
+
+impl Cluster {
+    pub fn start(name: &str, m: u16) -> Cluster {
+        let dir = scratch(name);
+        let certs = make_certs(&dir);
+        let nodes = (0..m)
+            .map(|k| {
+                let data = dir.join(format!("node{k}"));
+                std::fs::create_dir_all(&data).unwrap();
+                NodeProcess::start(&certs, k, &data, "127.0.0.1:0")
+            })
+            .collect();
+        let http = tls::http_client(&certs.ca_pem, 64, Duration::from_secs(30)).unwrap();
+        Cluster {
+            certs,
+            nodes,
+            http,
+            dir,
+        }
+    }
+
+    pub fn urls(&self) -> Vec<String> {
+        self.nodes.iter().map(|n| n.url.clone()).collect()
+    }
+
+    pub fn aggregator(&self, db_name: &str) -> Aggregator {
+        Aggregator::open(
+            &self.dir.join(db_name),
+            self.http.clone(),
+            self.urls(),
+            ADMIN_TOKEN.to_string(),
+            PrivacyLoss {
+                epsilon: 10.0,
+                delta: 1e-5,
+            },
+        )
+        .unwrap()
+    }
+}
+
+impl Drop for Cluster {
+    /// Stops every node, then removes the scratch directory (certificates, stores).
+    fn drop(&mut self) {
+        for node in &mut self.nodes {
+            node.kill9();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn client_token(i: u64) -> String {
+    format!("client-token-{i}")
+}
+
+pub fn spec(
+    round: u64,
+    n: usize,
+    t: usize,
+    dim: usize,
+    mode: &str,
+    sigma: Option<f64>,
+    node_keys: Vec<String>,
+) -> RoundSpec {
+    RoundSpec {
+        round,
+        n_clients: n,
+        n_nodes: node_keys.len() as u16,
+        max_dropped: t,
+        dim,
+        bound: 8.0,
+        mode: mode.to_string(),
+        noise_sigma_total: sigma,
+        l2_sensitivity: sigma.map(|_| 1.0),
+        frac_bits: None,
+        deadline_unix_ms: dca_service::node::now_ms() + 600_000,
+        node_keys,
+        client_token_sha256: (0..n as u64)
+            .map(|i| hex::encode(&token_hash(&client_token(i))))
+            .collect(),
+    }
+}
+
+/// Client i's vector: deterministic, within the bound, with fractional parts.
+pub fn values(i: usize, dim: usize) -> Vec<f64> {
+    (0..dim)
+        .map(|j| (((i * 31 + j * 17) % 29) as f64 - 14.0) * 0.513 + 0.001 * i as f64)
+        .collect()
+}

@@ -1,0 +1,31 @@
+//! HPKE sealing of DCA shares (RFC 9180, base mode) to the public key of the compute node that
+//! will sum them.
+//!
+//! Suite: DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, ChaCha20-Poly1305 (RFC 9180 ids 0x0020,
+//! 0x0001, 0x0003). TLS protects one hop; a sealed share stays unreadable through any relay,
+//! queue or aggregator it passes, and the associated data ([`SealContext`]: round id, round
+//! config hash, client id, node index) makes it unusable anywhere else: a share replayed into
+//! another round, moved to another client's slot or sent to another node fails to open.
+//!
+//! The share bytes themselves are opaque here (this crate does not parse the wire format of
+//! `fixedpoint-shares`), and the crate has no network dependency, so the C library can offer
+//! sealing to hosts that upload with their own HTTP client.
+//!
+//! Sealed layout: `enc` (32 bytes, the sender's ephemeral X25519 public key) ‖ AEAD ciphertext
+//! (plaintext length + 16-byte tag).
+
+mod context;
+mod error;
+mod keys;
+mod seal;
+
+#[cfg(test)]
+mod rfc9180_vectors;
+
+pub use context::{AAD_LABEL, AAD_LEN, HPKE_INFO, SealContext};
+pub use error::Error;
+pub use keys::{NodeKeyPair, NodePublicKey, NodeSecretKey, PUBLIC_KEY_LEN, SECRET_KEY_LEN};
+pub use seal::{ENC_LEN, SEAL_OVERHEAD, TAG_LEN, open, seal, sealed_len};
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
