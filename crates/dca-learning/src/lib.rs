@@ -1,0 +1,43 @@
+//! Iterative private learning over DCA (Heikkilä et al. 2017, Sec. 4.2): "an arbitrary party
+//! keeps track of the current (public) model parameters and the privacy budget, and asks for
+//! updates from the clients."
+//!
+//! Each iteration of a [`Trainer`]:
+//! 1. builds the round's public configuration and asks the RDP accountant
+//!    (`dp_noise::rdp`) whether one more round fits the budget — if not, it stops with
+//!    [`Error::BudgetExceeded`] before anything is computed or released;
+//! 2. runs one DCA round (`fixedpoint_shares::simulate_round_with`) in which every client
+//!    takes part: a client in the batch ([`ClientSampling`]) sends its per-record gradient
+//!    clipped to ℓ2 norm C, the others a zero vector, and each adds its share
+//!    σ_total/√(N − T − 1) of distributed discrete Gaussian noise, σ_total = z·C;
+//! 3. divides the released sum by the public batch normaliser, adds the gradient of the public
+//!    regulariser/prior, and updates θ with SGD or Adam ([`Optimizer`]).
+//!
+//! Models ([`Model`]): logistic regression, and Bayesian linear regression by DP variational
+//! inference (mean-field Gaussian posterior, clipped gradients of the expected log-likelihood).
+//!
+//! The privacy guarantee is per client (one record each), for the release of every iterate.
+
+mod clip;
+mod data;
+mod error;
+mod model;
+mod optimizer;
+mod sampling;
+mod trainer;
+
+#[cfg(test)]
+mod tests;
+
+pub use clip::clip_to_norm;
+pub use data::Records;
+pub use dp_noise::PrivacyLoss;
+pub use dp_noise::rng::RngSource;
+pub use error::Error;
+pub use model::{Model, logistic_predict_proba, vi_predict_mean};
+pub use optimizer::Optimizer;
+pub use sampling::{ClientSampling, fixed_size_batch, poisson_coin};
+pub use trainer::{Privacy, StepReport, Trainer, TrainerConfig, calibrate_noise_multiplier};
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;

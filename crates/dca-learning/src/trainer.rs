@@ -1,0 +1,409 @@
+//! The model trainer of the DCA paper's Sec. 4.2: it owns the public parameters and the privacy
+//! budget, and each iteration runs one DCA round in which the sampled clients contribute their
+//! clipped gradient and every client its share of the distributed discrete Gaussian noise.
+
+use dp_noise::PrivacyLoss;
+use dp_noise::rdp::{BaseNoise, DiscreteSum, RdpAccountant, SubsampledGaussian};
+use dp_noise::rng::RngSource;
+use fixedpoint_shares::{ClientId, RoundConfig, RoundId, RoundParams, ShareMode};
+
+use crate::clip::clip_to_norm;
+use crate::model::Model;
+use crate::optimizer::{Optimizer, OptimizerState};
+use crate::sampling::{ClientSampling, fixed_size_batch, poisson_coin};
+use crate::{Error, Records, Result};
+
+/// Privacy of the iterations.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Privacy {
+    /// Each round's noise has σ_total = z·C per coordinate (at least that much survives T
+    /// dropouts/colluders); every iteration is charged to an RDP accountant with this budget and
+    /// refused, before anything is released, if it would exceed it.
+    Private {
+        /// The (ε, δ) budget for the whole training run.
+        budget: PrivacyLoss,
+        /// z > 0.
+        noise_multiplier: f64,
+    },
+    /// No noise and no clipping (ε = ∞): the same DCA rounds, for baselines and tests.
+    NonPrivate,
+}
+
+/// Everything public about a training run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrainerConfig {
+    /// The model.
+    pub model: Model,
+    /// How each iteration's batch is drawn.
+    pub sampling: ClientSampling,
+    /// C: every client's gradient is scaled to ℓ2 norm ≤ C (ignored when non-private).
+    pub clip_norm: f64,
+    /// Noise and budget.
+    pub privacy: Privacy,
+    /// The update rule.
+    pub optimizer: Optimizer,
+    /// M ≥ 2 compute nodes.
+    pub n_nodes: u16,
+    /// T: the clients that may drop out or collude in a round (N − T − 1 ≥ 1 with noise).
+    pub max_dropped: usize,
+}
+
+/// What one iteration released.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepReport {
+    /// The iteration (0-based).
+    pub iteration: u64,
+    /// The DCA release: Σ over sampled, present clients of the clipped gradients, plus noise.
+    pub released_sum: Vec<f64>,
+    /// σ of the noise actually in `released_sum` (σ_client·√(clients included)); 0 without noise.
+    pub noise_sigma_released: f64,
+    /// Clients whose shares are in the sum (sampled or not).
+    pub n_included: usize,
+    /// The total privacy spent after this iteration (None when non-private).
+    pub spent: Option<PrivacyLoss>,
+}
+
+/// The trainer: public parameters, optimizer state, accountant.
+#[derive(Debug, Clone)]
+pub struct Trainer {
+    config: TrainerConfig,
+    n_clients: usize,
+    dim: usize,
+    params: Vec<f64>,
+    state: OptimizerState,
+    accountant: Option<RdpAccountant>,
+    iteration: u64,
+    rng: RngSource,
+}
+
+impl Trainer {
+    /// A trainer for `n_clients` clients with `dim` features each. `rng` supplies the masks,
+    /// the noise and the sampling (`RngSource::Os` in production).
+    ///
+    /// # Errors
+    /// Invalid model, optimizer, sampling, C, noise multiplier, budget, N, M or T.
+    pub fn new(
+        config: TrainerConfig,
+        n_clients: usize,
+        dim: usize,
+        rng: RngSource,
+    ) -> Result<Self> {
+        config.model.validate()?;
+        config.optimizer.validate()?;
+        config.sampling.validate(n_clients)?;
+        if dim == 0 {
+            return Err(Error::InvalidParameter {
+                name: "dim",
+                value: 0.0,
+                requirement: ">= 1",
+            });
+        }
+        let accountant = match config.privacy {
+            Privacy::Private {
+                budget,
+                noise_multiplier,
+            } => {
+                crate::error::positive_finite("clip_norm", config.clip_norm)?;
+                crate::error::positive_finite("noise_multiplier", noise_multiplier)?;
+                if n_clients < config.max_dropped + 2 {
+                    return Err(Error::InvalidParameter {
+                        name: "max_dropped",
+                        value: config.max_dropped as f64,
+                        requirement: "<= n_clients - 2 (N - T - 1 >= 1 honest noise share)",
+                    });
+                }
+                Some(RdpAccountant::new(budget)?)
+            }
+            Privacy::NonPrivate => None,
+        };
+        let n_params = config.model.n_params(dim);
+        let trainer = Trainer {
+            params: config.model.initial_params(dim),
+            state: OptimizerState::new(n_params),
+            config,
+            n_clients,
+            dim,
+            accountant,
+            iteration: 0,
+            rng,
+        };
+        // Validates N, M, T and the noise against the DCA layer once, up front.
+        trainer.round_config(1.0)?;
+        Ok(trainer)
+    }
+
+    /// The public parameters θ.
+    pub fn params(&self) -> &[f64] {
+        &self.params
+    }
+
+    /// Iterations done.
+    pub fn iteration(&self) -> u64 {
+        self.iteration
+    }
+
+    /// The privacy spent so far (None when non-private).
+    pub fn spent(&self) -> Option<PrivacyLoss> {
+        self.accountant.as_ref().map(RdpAccountant::spent)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &TrainerConfig {
+        &self.config
+    }
+
+    /// The accountant's charge for one iteration (None when non-private): the DCA round's
+    /// discrete sum in grid units, with N − T − 1 honest noise shares.
+    pub fn step_mechanism(&self) -> Result<Option<SubsampledGaussian>> {
+        let Privacy::Private { .. } = self.config.privacy else {
+            return Ok(None);
+        };
+        let round = self.round_config(1.0)?;
+        Ok(Some(mechanism_of(&self.config, &round, self.n_clients)?))
+    }
+
+    /// One iteration: check the budget, run the DCA round, update θ. Clients listed in
+    /// `dropped` send nothing (at most T).
+    ///
+    /// # Errors
+    /// [`Error::BudgetExceeded`] / [`Error::TooManyDropouts`] before anything is released or
+    /// spent; wrong record count or dimension, bad labels, duplicate or unknown dropouts;
+    /// [`Error::Diverged`] if the update is not finite. On any error θ, the optimizer state and
+    /// the iteration count are unchanged (a DCA failure after the charge keeps the charge).
+    pub fn step(&mut self, records: &Records, dropped: &[usize]) -> Result<StepReport> {
+        self.check_records(records)?;
+        let dropped_ids = self.check_dropped(dropped)?;
+        let element_bound = match self.config.privacy {
+            Privacy::Private { .. } => self.config.clip_norm,
+            // Non-private: the codec only needs a bound, and revealing it costs nothing here.
+            Privacy::NonPrivate => self.max_gradient_element(records),
+        };
+        let round = self.round_config(element_bound)?;
+        let mut next_accountant = self.accountant.clone();
+        let spent = match next_accountant.as_mut() {
+            Some(acc) => {
+                let mechanism = mechanism_of(&self.config, &round, self.n_clients)?;
+                Some(acc.try_spend(&mechanism, 1)?)
+            }
+            None => None,
+        };
+
+        let round_rng = self.rng.derive(2 * self.iteration);
+        let sample_rng = self.rng.derive(2 * self.iteration + 1);
+        let batch_mask = match self.config.sampling {
+            ClientSampling::FixedSize { batch } => Some(fixed_size_batch(
+                &mut sample_rng.try_rng()?,
+                self.n_clients,
+                batch,
+            )),
+            ClientSampling::Poisson { .. } => None,
+        };
+        let model = self.config.model;
+        let params = &self.params;
+        let clip = match self.config.privacy {
+            Privacy::Private { .. } => Some(self.config.clip_norm),
+            Privacy::NonPrivate => None,
+        };
+        let sampling = self.config.sampling;
+        let release = fixedpoint_shares::simulate_round_with(
+            &round,
+            |i, out| {
+                let selected = match (&batch_mask, sampling) {
+                    (Some(mask), _) => mask[i],
+                    (None, ClientSampling::Poisson { rate }) => {
+                        let mut coin = sample_rng
+                            .derive(i as u64)
+                            .try_rng()
+                            .map_err(fixedpoint_shares::Error::Noise)?;
+                        poisson_coin(&mut coin, rate)
+                    }
+                    (None, ClientSampling::FixedSize { .. }) => false,
+                };
+                if selected {
+                    model.record_gradient(params, records.x(i), records.y(i), out);
+                    if let Some(c) = clip {
+                        clip_to_norm(out, c);
+                    }
+                } else {
+                    out.fill(0.0);
+                }
+                Ok(())
+            },
+            &dropped_ids,
+            round_rng,
+        )?;
+
+        let normaliser = self.config.sampling.normaliser(self.n_clients);
+        let mut gradient: Vec<f64> = release.sum.iter().map(|s| s / normaliser).collect();
+        model.add_public_gradient(params, self.n_clients, &mut gradient);
+        let (new_params, new_state) =
+            self.state
+                .propose(&self.config.optimizer, &self.params, &gradient);
+        if new_params.iter().any(|p| !p.is_finite()) {
+            return Err(Error::Diverged {
+                iteration: self.iteration,
+            });
+        }
+        self.params = new_params;
+        self.state = new_state;
+        self.accountant = next_accountant;
+        let report = StepReport {
+            iteration: self.iteration,
+            released_sum: release.sum,
+            noise_sigma_released: release.noise_sigma_released,
+            n_included: release.n_included,
+            spent,
+        };
+        self.iteration += 1;
+        Ok(report)
+    }
+
+    /// Up to `iterations` steps without dropouts; stops early (Ok) when the next step would
+    /// exceed the budget. Returns the number of steps done.
+    pub fn fit(&mut self, records: &Records, iterations: u64) -> Result<u64> {
+        for done in 0..iterations {
+            match self.step(records, &[]) {
+                Ok(_) => {}
+                Err(Error::BudgetExceeded { .. }) => return Ok(done),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(iterations)
+    }
+
+    fn check_records(&self, records: &Records) -> Result<()> {
+        if records.len() != self.n_clients {
+            return Err(Error::LengthMismatch {
+                what: "records (one per client)",
+                expected: self.n_clients,
+                actual: records.len(),
+            });
+        }
+        if records.dim() != self.dim {
+            return Err(Error::LengthMismatch {
+                what: "features per record",
+                expected: self.dim,
+                actual: records.dim(),
+            });
+        }
+        self.config.model.check_labels(records.labels())
+    }
+
+    fn check_dropped(&self, dropped: &[usize]) -> Result<Vec<ClientId>> {
+        let mut sorted = dropped.to_vec();
+        sorted.sort_unstable();
+        for w in sorted.windows(2) {
+            if w[0] == w[1] {
+                return Err(Error::InvalidParameter {
+                    name: "dropped client (duplicate)",
+                    value: w[0] as f64,
+                    requirement: "listed once",
+                });
+            }
+        }
+        if let Some(&bad) = sorted.iter().find(|&&i| i >= self.n_clients) {
+            return Err(Error::InvalidParameter {
+                name: "dropped client",
+                value: bad as f64,
+                requirement: "< n_clients",
+            });
+        }
+        if sorted.len() > self.config.max_dropped {
+            return Err(Error::TooManyDropouts {
+                dropped: sorted.len(),
+                max_dropped: self.config.max_dropped,
+            });
+        }
+        Ok(sorted.into_iter().map(|i| ClientId(i as u64)).collect())
+    }
+
+    /// Max |∂θ ℓ_i| over every record, at the current θ (non-private mode only).
+    fn max_gradient_element(&self, records: &Records) -> f64 {
+        let mut g = vec![0.0; self.params.len()];
+        let mut max = 0.0f64;
+        for i in 0..records.len() {
+            self.config
+                .model
+                .record_gradient(&self.params, records.x(i), records.y(i), &mut g);
+            max = g.iter().fold(max, |m, v| m.max(v.abs()));
+        }
+        (max * (1.0 + 1e-9)).max(1e-12)
+    }
+
+    fn round_config(&self, element_bound: f64) -> Result<RoundConfig> {
+        let noise_sigma_total = match self.config.privacy {
+            Privacy::Private {
+                noise_multiplier, ..
+            } => Some(noise_multiplier * self.config.clip_norm),
+            Privacy::NonPrivate => None,
+        };
+        Ok(RoundConfig::new(&RoundParams {
+            round: RoundId(self.iteration),
+            n_clients: self.n_clients,
+            n_nodes: self.config.n_nodes,
+            max_dropped: self.config.max_dropped,
+            dim: self.params.len(),
+            bound: element_bound,
+            mode: ShareMode::Seed,
+            noise_sigma_total,
+            frac_bits: None,
+        })?)
+    }
+}
+
+/// The accountant's view of one round: sampling, and the discrete sum in grid units.
+fn mechanism_of(
+    config: &TrainerConfig,
+    round: &RoundConfig,
+    n_clients: usize,
+) -> Result<SubsampledGaussian> {
+    let noise = round.noise().ok_or(Error::InvalidParameter {
+        name: "noise",
+        value: 0.0,
+        requirement: "present in a private round",
+    })?;
+    Ok(SubsampledGaussian {
+        sampling: config.sampling.accounting(n_clients),
+        noise: BaseNoise::DistributedDiscrete(DiscreteSum {
+            clip_units: config.clip_norm * round.codec().scale(),
+            sigma_client_units: noise.sigma_client_units,
+            honest_clients: n_clients - config.max_dropped - 1,
+            dim: round.dim(),
+        }),
+    })
+}
+
+/// The smallest noise multiplier z for which `iterations` iterations of a trainer with this
+/// configuration (its `privacy` field is ignored) on `n_clients` × `dim` stay within `target`,
+/// by bisection over the very mechanism the trainer charges (the DCA grid depends on z).
+pub fn calibrate_noise_multiplier(
+    config: &TrainerConfig,
+    n_clients: usize,
+    dim: usize,
+    target: PrivacyLoss,
+    iterations: u64,
+) -> Result<f64> {
+    config.sampling.validate(n_clients)?;
+    crate::error::positive_finite("clip_norm", config.clip_norm)?;
+    let n_params = config.model.n_params(dim);
+    let z = dp_noise::rdp::calibrate_noise_multiplier_with(target, iterations, |z| {
+        let round = RoundConfig::new(&RoundParams {
+            round: RoundId(0),
+            n_clients,
+            n_nodes: config.n_nodes,
+            max_dropped: config.max_dropped,
+            dim: n_params,
+            bound: config.clip_norm,
+            mode: ShareMode::Seed,
+            noise_sigma_total: Some(z * config.clip_norm),
+            frac_bits: None,
+        })
+        .map_err(|_| dp_noise::Error::CalibrationFailed {
+            reason: "no DCA round configuration for this noise multiplier",
+        })?;
+        mechanism_of(config, &round, n_clients).map_err(|_| dp_noise::Error::CalibrationFailed {
+            reason: "no DCA round configuration for this noise multiplier",
+        })
+    })?;
+    Ok(z)
+}
