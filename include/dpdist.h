@@ -8,7 +8,9 @@
  * - Input arrays (const T *p, size_t len): p may be NULL only when len == 0.
  * - Output arrays (T *out, size_t out_cap, size_t *out_len): when out_cap is too small the call
  *   returns DPD_ERR_BUFFER_TOO_SMALL and writes only the required length to *out_len; pass
- *   out = NULL, out_cap = 0 to query the size.
+ *   out = NULL, out_cap = 0 to query the size. Where the length follows from the inputs (a sum
+ *   of d values, one prediction per row, ...) the capacity is checked before anything is
+ *   computed: a size query never runs (or draws noise for) the work it sizes.
  * - Handles are opaque; create with dpd_*_new, release with the NULL-safe dpd_*_free. A handle may
  *   move between threads but must not be used by two threads at once.
  * - Enum-valued inputs are passed as uint32_t and validated. No callbacks into the host.
@@ -35,7 +37,8 @@
 
 /**
  * The ABI version this header describes. It changes whenever a signature, a struct layout or
- * an existing enum value changes; compare it with `dpd_abi_version()` at start-up.
+ * an existing enum value changes; compare it with `dpd_abi_version()` at start-up. build.rs
+ * reads this line for the shared library's SONAME (`libdpdist.so.N`).
  */
 #define DPD_ABI_VERSION 1
 
@@ -319,6 +322,29 @@ typedef struct dpd_release_info {
      */
     double noise_sigma_released;
 } dpd_release_info;
+
+/**
+ * The slot a sealed share is bound to (the HPKE associated data). A share opens only with the
+ * same four values it was sealed with.
+ */
+typedef struct dpd_seal_context {
+    /**
+     * Round id.
+     */
+    uint64_t round;
+    /**
+     * SHA-256 of the round's configuration, as published by the aggregator.
+     */
+    uint8_t config_hash[32];
+    /**
+     * Client id.
+     */
+    uint64_t client;
+    /**
+     * Index of the compute node the share is for (0..65535).
+     */
+    uint32_t node;
+} dpd_seal_context;
 
 /**
  * The header fields of a share message.
@@ -1064,6 +1090,46 @@ enum dpd_status dpd_round_config_info(const struct dpd_round_config *config,
 void dpd_round_config_free(struct dpd_round_config *config);
 
 /**
+ * Seals `share` (e.g. the bytes of `dpd_shares_message` for node `ctx->node`) to that node's
+ * 32-byte X25519 public key with HPKE (RFC 9180 base mode, DHKEM(X25519, HKDF-SHA256),
+ * HKDF-SHA256, ChaCha20-Poly1305), binding round, config hash, client and node. The result is
+ * `share_len + 48` bytes (32-byte encapsulated key ‖ ciphertext ‖ 16-byte tag); query-size
+ * pattern: too small an `out_cap` → `DPD_ERR_BUFFER_TOO_SMALL` with the length in `*out_len`.
+ * The ephemeral key comes from the operating system's CSPRNG. A key that is not 32 bytes →
+ * `DPD_ERR_INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * `node_public_key` has `key_len` readable bytes; `ctx` readable; `share` NULL with
+ * `share_len == 0` or `share_len` readable bytes; `out` NULL with `out_cap == 0` or `out_cap`
+ * writable bytes; `out_len` writable.
+ */
+enum dpd_status dpd_share_seal(const uint8_t *node_public_key,
+                               size_t key_len,
+                               const struct dpd_seal_context *ctx,
+                               const uint8_t *share,
+                               size_t share_len,
+                               uint8_t *out,
+                               size_t out_cap,
+                               size_t *out_len);
+
+/**
+ * Opens a sealed share with a node's 32-byte X25519 secret key in the slot `ctx`. Anything
+ * but the exact slot, key and bytes it was sealed with → `DPD_ERR_MALFORMED`, nothing
+ * written. The plaintext is `sealed_len - 48` bytes; query-size pattern as `dpd_share_seal`.
+ *
+ * # Safety
+ * As `dpd_share_seal`, with `node_secret_key` of `key_len` readable bytes.
+ */
+enum dpd_status dpd_share_open(const uint8_t *node_secret_key,
+                               size_t key_len,
+                               const struct dpd_seal_context *ctx,
+                               const uint8_t *sealed,
+                               size_t sealed_len,
+                               uint8_t *out,
+                               size_t out_cap,
+                               size_t *out_len);
+
+/**
  * Runs one round: every client in 0..N except `dropped[0..n_dropped]` shards its row of
  * `inputs` (N × d, row-major, `len` = N·d), the nodes sum and agree, the aggregator releases.
  * Writes the sum (query-size pattern, d doubles) and, if `info` is not NULL, its description.
@@ -1115,7 +1181,8 @@ enum dpd_status dpd_wire_inspect(const uint8_t *bytes, size_t len, struct dpd_wi
 enum dpd_status dpd_last_error_message(char *buf, size_t len, size_t *out_len);
 
 /**
- * Creates an accountant with budget (ε, δ): ε finite and >= 0, δ ∈ [0, 1).
+ * Creates an accountant with budget (ε, δ): ε finite and >= 0, δ ∈ [0, 1). Gaussian rounds
+ * compose exactly (μ-GDP, Dong–Roth–Su 2019).
  *
  * # Safety
  * `out` must be NULL (→ `DPD_ERR_NULL_POINTER`) or point to a writable `dpd_accountant*`.
@@ -1123,8 +1190,20 @@ enum dpd_status dpd_last_error_message(char *buf, size_t len, size_t *out_len);
 enum dpd_status dpd_accountant_new(double epsilon, double delta, struct dpd_accountant **out);
 
 /**
- * Charges a Gaussian round of ℓ2-sensitivity Δ₂ and noise σ (ρ = Δ₂²/(2σ²) in zCDP; also
- * right for the discrete Gaussian of DCA, with both in the same units).
+ * Creates an accountant with budget (ε, δ) that composes Gaussian rounds as μ²/2-zCDP and
+ * converts with Bun & Steinke's bound (looser than `dpd_accountant_new`; for plans written in
+ * zCDP).
+ *
+ * # Safety
+ * As `dpd_accountant_new`.
+ */
+enum dpd_status dpd_accountant_new_zcdp(double epsilon, double delta, struct dpd_accountant **out);
+
+/**
+ * Charges a Gaussian round of ℓ2-sensitivity Δ₂ and noise σ: μ = Δ₂/σ, composed exactly in
+ * μ-GDP (or as ρ = μ²/2 in zCDP, see `dpd_accountant_new_zcdp`). For the discrete Gaussian of
+ * DCA charge `dpd_accountant_charge_zcdp` with ρ = Δ₂²/(2σ²) in grid units: that is the bound
+ * proven for the discrete mechanism.
  * `DPD_ERR_BUDGET_EXCEEDED` (nothing charged) if the total would exceed the budget.
  *
  * # Safety
@@ -1143,7 +1222,7 @@ enum dpd_status dpd_accountant_charge_gaussian(struct dpd_accountant *accountant
 enum dpd_status dpd_accountant_charge_zcdp(struct dpd_accountant *accountant, double rho);
 
 /**
- * Charges an ε-DP round (e.g. Laplace).
+ * Charges an ε-DP round (e.g. Laplace); ε = 0 is refused (`DPD_ERR_INVALID_ARGUMENT`).
  *
  * # Safety
  * As `dpd_accountant_charge_gaussian`.
@@ -1151,7 +1230,7 @@ enum dpd_status dpd_accountant_charge_zcdp(struct dpd_accountant *accountant, do
 enum dpd_status dpd_accountant_charge_pure(struct dpd_accountant *accountant, double epsilon);
 
 /**
- * Charges an (ε, δ)-DP round (basic composition).
+ * Charges an (ε, δ)-DP round (basic composition); (0, 0) is refused.
  *
  * # Safety
  * As `dpd_accountant_charge_gaussian`.

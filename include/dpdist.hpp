@@ -9,6 +9,7 @@
 #define DPDIST_HPP
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -99,7 +100,9 @@ template <class T, void (*Free)(T *), class Make> Handle<T, Free> make(Make &&ma
     return Handle<T, Free>(raw);
 }
 
-/// Runs a query-size call `call(T *out, size_t cap, size_t *len)` twice: size, then data.
+/// Copies a value a handle already holds through a query-size call
+/// `call(T *out, size_t cap, size_t *len)`: size, then data. Only for calls that compute
+/// nothing; a call that computes is sized from its inputs with `compute` instead.
 template <class T, class Call> std::vector<T> fetch(Call &&call) {
     size_t len = 0;
     dpd_status status = call(nullptr, 0, &len);
@@ -107,6 +110,22 @@ template <class T, class Call> std::vector<T> fetch(Call &&call) {
     if (status != DPD_ERR_BUFFER_TOO_SMALL) check(status);
     std::vector<T> out(len);
     check(call(out.data(), out.size(), &len));
+    out.resize(len);
+    return out;
+}
+
+/// Runs a computing query-size call once into a buffer of `expected` elements, the length the
+/// inputs imply. The C side checks the capacity before computing, so should `expected` ever be
+/// short, the refused call did no work and the retry is the only computation.
+template <class T, class Call> std::vector<T> compute(size_t expected, Call &&call) {
+    std::vector<T> out(expected);
+    size_t len = 0;
+    dpd_status status = call(out.data(), out.size(), &len);
+    if (status == DPD_ERR_BUFFER_TOO_SMALL) {
+        out.resize(len);
+        status = call(out.data(), out.size(), &len);
+    }
+    check(status);
     out.resize(len);
     return out;
 }
@@ -348,11 +367,12 @@ class Aggregator {
 public:
     explicit Aggregator(const RoundConfig &config)
         : h_(detail::make<dpd_aggregator, dpd_aggregator_free>(
-              [&](dpd_aggregator **out) { return dpd_aggregator_new(config.get(), out); })) {}
+              [&](dpd_aggregator **out) { return dpd_aggregator_new(config.get(), out); })),
+          dim_(config.dim()) {}
     void add(const NodeSum &sum) { check(dpd_aggregator_add(h_.get(), sum.get())); }
     Release release() const {
         Release r{{}, {}};
-        r.sum = detail::fetch<double>([&](double *out, size_t cap, size_t *len) {
+        r.sum = detail::compute<double>(dim_, [&](double *out, size_t cap, size_t *len) {
             return dpd_aggregator_release(h_.get(), out, cap, len, &r.info);
         });
         return r;
@@ -360,13 +380,15 @@ public:
 
 private:
     detail::Handle<dpd_aggregator, dpd_aggregator_free> h_;
+    size_t dim_;
 };
 
 /// A whole round in one process; `inputs` is N x d row-major.
 inline Release simulate_round(const RoundConfig &config, Span<const double> inputs,
                               Span<const uint64_t> dropped, Rng &rng) {
     Release r{{}, {}};
-    r.sum = detail::fetch<double>([&](double *out, size_t cap, size_t *len) {
+    // Sized from the config: the round (and its noise) runs exactly once.
+    r.sum = detail::compute<double>(config.dim(), [&](double *out, size_t cap, size_t *len) {
         return dpd_simulate_round(config.get(), inputs.data(), inputs.size(), dropped.data(),
                                   dropped.size(), rng.get(), out, cap, len, &r.info);
     });
@@ -451,7 +473,10 @@ public:
         });
     }
     std::vector<double> predict_proba(Span<const double> x) const {
-        return detail::fetch<double>([&](double *out, size_t cap, size_t *len) {
+        size_t n_features = 0;
+        check(dpd_plr_model_info(h_.get(), nullptr, &n_features, nullptr, nullptr));
+        size_t rows = n_features == 0 ? 0 : x.size() / n_features;
+        return detail::compute<double>(rows, [&](double *out, size_t cap, size_t *len) {
             return dpd_plr_model_predict_proba(h_.get(), x.data(), x.size(), out, cap, len);
         });
     }
@@ -563,7 +588,11 @@ public:
         return s;
     }
     std::vector<double> predict(Span<const double> x) const {
-        return detail::fetch<double>([&](double *out, size_t cap, size_t *len) {
+        size_t d = 0;
+        dpd_status s = dpd_blr_model_mean(h_.get(), nullptr, 0, &d); // a size query: a copy
+        if (s != DPD_ERR_BUFFER_TOO_SMALL) check(s);
+        size_t rows = d == 0 ? 0 : x.size() / d;
+        return detail::compute<double>(rows, [&](double *out, size_t cap, size_t *len) {
             return dpd_blr_model_predict(h_.get(), x.data(), x.size(), out, cap, len);
         });
     }
@@ -588,7 +617,7 @@ inline GammaPriorFit fit_gamma_prior(Span<const double> stats, size_t n, size_t 
                                      double b = 2, double a0 = 2, double b0 = 2,
                                      size_t max_iter = 1000, double tol = 1e-12) {
     GammaPriorFit fit{{}, {}};
-    fit.mean = detail::fetch<double>([&](double *out, size_t cap, size_t *len) {
+    fit.mean = detail::compute<double>(d, [&](double *out, size_t cap, size_t *len) {
         return dpd_blr_fit_gamma_prior(stats.data(), stats.size(), n, d, a, b, a0, b0, max_iter,
                                        tol, out, cap, len, &fit.info);
     });
@@ -623,6 +652,74 @@ inline double spearman(Span<const double> truth, Span<const double> predicted) {
     double out = 0.0;
     check(dpd_spearman(truth.data(), truth.size(), predicted.data(), predicted.size(), &out));
     return out;
+}
+
+// ---- summation kernels (wrapping arithmetic mod 2^64, what DCA nodes sum shares with) ----------
+
+/// Which implementation of `wrapping_add` to call: the dispatched fastest path, the scalar
+/// reference, or portable 4-lane SIMD.
+enum class Kernel { Dispatched, Scalar, Wide };
+
+/// The path the dispatched kernels take on this CPU: "portable", "avx2" or "avx512f".
+inline std::string kernel_path() {
+    return dpd_kernel_path_name(static_cast<uint32_t>(dpd_kernel_selected_path()));
+}
+
+/// acc[i] = acc[i] + src[i] mod 2^64; the lengths must match (else dpd::Error) and the arrays
+/// must not overlap.
+inline void wrapping_add(std::vector<uint64_t> &acc, Span<const uint64_t> src,
+                         Kernel kernel = Kernel::Dispatched) {
+    if (acc.size() != src.size())
+        throw Error(DPD_ERR_LENGTH_MISMATCH, "wrapping_add: acc and src lengths differ");
+    switch (kernel) {
+    case Kernel::Scalar: check(dpd_wrapping_add_u64_scalar(acc.data(), src.data(), src.size())); break;
+    case Kernel::Wide: check(dpd_wrapping_add_u64_wide(acc.data(), src.data(), src.size())); break;
+    default: check(dpd_wrapping_add_u64(acc.data(), src.data(), src.size())); break;
+    }
+}
+
+/// acc[i] = acc[i] − src[i] mod 2^64 (dispatched); lengths must match.
+inline void wrapping_sub(std::vector<uint64_t> &acc, Span<const uint64_t> src) {
+    if (acc.size() != src.size())
+        throw Error(DPD_ERR_LENGTH_MISMATCH, "wrapping_sub: acc and src lengths differ");
+    check(dpd_wrapping_sub_u64(acc.data(), src.data(), src.size()));
+}
+
+/// One measurement of a kernel: the fastest of `reps` calls on `len` words.
+struct KernelTiming {
+    std::string path;     ///< kernel_path() of this CPU
+    size_t len = 0;       ///< words per call
+    double seconds = 0.0; ///< fastest call
+    double gib_per_s = 0.0; ///< bytes touched (read acc, read src, write acc) per second, GiB
+};
+
+/// A small benchmark helper: times `wrapping_add` on `len` pseudo-random words (after one
+/// warm-up call) and keeps the fastest of `reps` calls. Reports; asserts nothing.
+inline KernelTiming kernel_benchmark(size_t len = size_t(1) << 20, int reps = 50,
+                                     Kernel kernel = Kernel::Dispatched) {
+    std::vector<uint64_t> acc(len), src(len);
+    uint64_t state = 0x9e3779b97f4a7c15u; // splitmix64: fixed, uninteresting input
+    for (size_t i = 0; i < len; ++i) {
+        uint64_t z = (state += 0x9e3779b97f4a7c15u);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+        acc[i] = z;
+        src[i] = z ^ (z >> 31);
+    }
+    wrapping_add(acc, src, kernel);
+    double best = 0.0;
+    for (int r = 0; r < reps; ++r) {
+        auto start = std::chrono::steady_clock::now();
+        wrapping_add(acc, src, kernel);
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (r == 0 || s < best) best = s;
+    }
+    KernelTiming t;
+    t.path = kernel_path();
+    t.len = len;
+    t.seconds = best;
+    t.gib_per_s = best > 0.0 ? 3.0 * 8.0 * double(len) / best / double(1u << 30) : 0.0;
+    return t;
 }
 
 } // namespace dpd

@@ -7,7 +7,9 @@
 //! - An output array `(T* out, size_t out_cap, size_t* out_len)` follows the query-size
 //!   pattern: when the result needs more than `out_cap` elements the call returns
 //!   `DPD_ERR_BUFFER_TOO_SMALL`, writes the required length to `*out_len` and nothing else;
-//!   `out` may be NULL only when `out_cap == 0` (a pure size query).
+//!   `out` may be NULL only when `out_cap == 0` (a pure size query). Where the length follows
+//!   from the inputs, the call checks the capacity with [`reserve_array`] BEFORE computing, so
+//!   a size query never runs (or draws noise for) the computation it sizes.
 //! - A scalar out-pointer must be non-NULL and writable; it is written only on success.
 
 use crate::error::{FfiError, FfiResult};
@@ -97,6 +99,34 @@ pub(crate) unsafe fn write_array<T: Copy>(
     dst[..values.len()].copy_from_slice(values);
     // SAFETY: checked non-NULL; the caller guarantees it is writable.
     unsafe { *out_len = values.len() };
+    Ok(())
+}
+
+/// The capacity check of the query-size pattern, for results whose length `needed` is known
+/// before they are computed: call it before the computation so that a size query (or a too
+/// small buffer) returns `DPD_ERR_BUFFER_TOO_SMALL` with `*out_len = needed` without running
+/// — and, for a noisy call, without spending randomness or privacy on — work that would be
+/// thrown away. [`write_array`] afterwards writes the result.
+///
+/// # Safety
+/// `out_len` must be NULL (→ error) or writable.
+pub(crate) unsafe fn reserve_array(
+    needed: usize,
+    cap: usize,
+    out_len: *mut usize,
+    name: &str,
+) -> FfiResult<()> {
+    if out_len.is_null() {
+        return Err(FfiError::null("out_len"));
+    }
+    if needed > cap {
+        // SAFETY: checked non-NULL; the caller guarantees it is writable.
+        unsafe { *out_len = needed };
+        return Err(FfiError::new(
+            dpd_status::DPD_ERR_BUFFER_TOO_SMALL,
+            format!("`{name}` needs {needed} elements, capacity is {cap}"),
+        ));
+    }
     Ok(())
 }
 

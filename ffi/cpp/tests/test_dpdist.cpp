@@ -87,6 +87,35 @@ static void dca_round(dpd::ShareMode mode) {
     for (size_t j = 0; j < d; ++j) CHECK(std::fabs(sim.sum[j] - r.sum[j]) <= 2 * tol);
 }
 
+// The wrappers of noisy calls run them once: dpd::simulate_round under a fixed seed releases
+// exactly what one direct C call releases, and a second call on the same generator differs (so
+// an extra run, which would advance the generator, could not go unnoticed).
+static void noisy_calls_run_once() {
+    const size_t n = 6, d = 4;
+    dpd::RoundConfig config(11, n, 3, 1, d, 10.0, dpd::ShareMode::Seed, 1.5);
+    std::vector<double> inputs(n * d);
+    for (size_t i = 0; i < n; ++i)
+        for (size_t j = 0; j < d; ++j) inputs[i * d + j] = value(i, j);
+    std::vector<uint64_t> none;
+    auto rng = dpd::Rng::insecure_fixed_seed(99);
+    dpd::Release wrapped = dpd::simulate_round(config, inputs, none, rng);
+    dpd::Release again = dpd::simulate_round(config, inputs, none, rng);
+
+    auto direct_rng = dpd::Rng::insecure_fixed_seed(99);
+    std::vector<double> direct(d);
+    size_t len = 0;
+    dpd_release_info info;
+    CHECK(dpd_simulate_round(config.get(), inputs.data(), inputs.size(), nullptr, 0,
+                             direct_rng.get(), direct.data(), d, &len, &info) == DPD_OK);
+    CHECK(len == d && wrapped.sum.size() == d);
+    bool differs = false;
+    for (size_t j = 0; j < d; ++j) {
+        CHECK(wrapped.sum[j] == direct[j]);
+        differs = differs || again.sum[j] != wrapped.sum[j];
+    }
+    CHECK(differs);
+}
+
 static void errors() {
     dpd::RoundConfig config(1, 3, 2, 1, 2, 1.0, dpd::ShareMode::Seed);
     auto rng = dpd::Rng::insecure_fixed_seed(3);
@@ -149,14 +178,36 @@ static void learners() {
                  [&] { config.distributed(1, 0, dpd::ShareMode::Seed); });
 }
 
+// The summation kernels: wrap-around by hand, every kernel the same, sub undoes add.
+static void kernels() {
+    const uint64_t max = UINT64_MAX;
+    std::vector<uint64_t> src = {2, max, 1, 0, max, 5, 7};
+    for (dpd::Kernel k : {dpd::Kernel::Dispatched, dpd::Kernel::Scalar, dpd::Kernel::Wide}) {
+        std::vector<uint64_t> acc = {max, max, 0, 0, 1, 10, 3};
+        dpd::wrapping_add(acc, src, k);
+        CHECK((acc == std::vector<uint64_t>{1, max - 1, 1, 0, 0, 15, 10}));
+        dpd::wrapping_sub(acc, src);
+        CHECK((acc == std::vector<uint64_t>{max, max, 0, 0, 1, 10, 3}));
+    }
+    std::vector<uint64_t> short_acc(3);
+    expect_error(DPD_ERR_LENGTH_MISMATCH, "lengths", [&] { dpd::wrapping_add(short_acc, src); });
+    std::string path = dpd::kernel_path();
+    CHECK(path == "portable" || path == "avx2" || path == "avx512f");
+    dpd::KernelTiming t = dpd::kernel_benchmark(4096, 3);
+    CHECK(t.len == 4096 && t.path == path && t.seconds >= 0.0);
+    std::printf("kernel %s: %zu words in %.2e s\n", t.path.c_str(), t.len, t.seconds);
+}
+
 int main() {
     dpd::check_abi();
     std::printf("dpdist %s\n", dpd::version().c_str());
     dca_round(dpd::ShareMode::Full);
     dca_round(dpd::ShareMode::Seed);
+    noisy_calls_run_once();
     errors();
     accountant();
     learners();
+    kernels();
     if (failures != 0) {
         std::fprintf(stderr, "test_dpdist (C++): %d of %d checks FAILED\n", failures, checks);
         return 1;

@@ -1,10 +1,11 @@
 # A privacy accountant with budget (epsilon, delta). Charges compose (basic composition for
-# (epsilon, delta) rounds, zCDP for Gaussian rounds); a charge that would exceed the budget
+# (epsilon, delta) rounds, exact mu-GDP for Gaussian rounds, zCDP for zCDP rounds); a charge that would exceed the budget
 # signals DPD_ERR_BUDGET_EXCEEDED and changes nothing, so charge BEFORE releasing.
 accountant <- function(epsilon, delta) .Call(dpdr_accountant_new, epsilon, delta)
 
 # Charges one Gaussian mechanism with L2 sensitivity `l2_sensitivity` and noise `sigma`
-# (zCDP rho = l2^2 / (2 sigma^2)). Returns the accountant invisibly.
+# (mu = l2 / sigma, composed exactly: a round calibrated for epsilon costs epsilon).
+# Returns the accountant invisibly.
 charge_gaussian <- function(accountant, l2_sensitivity, sigma) {
   .Call(dpdr_accountant_charge_gaussian, accountant, l2_sensitivity, sigma)
   invisible(accountant)

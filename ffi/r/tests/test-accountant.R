@@ -25,15 +25,16 @@ run_tests(list(
     expect_near(spent(acc)[["epsilon"]], 0.5, 1e-12)
   },
 
-  gaussian_round_is_converted_through_zcdp = function() {
-    # rho = 1^2 / (2 * 10^2) = 0.005; eps = rho + 2 sqrt(rho ln(1/1e-5))
-    #     = 0.005 + 2 sqrt(0.005 * 11.5129255) = 0.484852591219
+  gaussian_round_is_composed_exactly_and_zcdp_rounds_through_zcdp = function() {
+    # mu = 1/10: the smallest eps with Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) <= 1e-5
+    # is 0.340669364684326 (mpmath, 50 digits, bisection).
     acc <- accountant(1, 1e-5)
     charge_gaussian(acc, 1, 10)
     s <- spent(acc)
-    expect_near(s[["epsilon"]], 0.484852591219, 1e-9)
+    expect_near(s[["epsilon"]], 0.340669364684326, 1e-9)
     expect_near(s[["delta"]], 1e-5, 1e-18)
-    # rho = 0.005 more: total rho 0.01, eps = 0.01 + 2 sqrt(0.01 * 11.5129255) = 0.688612
+    # A zCDP round joins the Gaussian one as rho = mu^2 / 2 = 0.005: total rho 0.01,
+    # eps = 0.01 + 2 sqrt(0.01 * 11.5129255) = 0.688612
     charge_zcdp(acc, 0.005)
     expect_near(spent(acc)[["epsilon"]], 0.01 + 2 * sqrt(0.01 * log(1e5)), 1e-9)
     expect_dpdist_error(charge_gaussian(acc, 1, 1), "DPD_ERR_BUDGET_EXCEEDED")

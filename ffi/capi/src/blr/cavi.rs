@@ -5,7 +5,7 @@ use blr::{CaviOptions, GammaPrior, SuffStats};
 
 use crate::error::FfiResult;
 use crate::guard::ffi_entry;
-use crate::ptr::{check_out, slice_in, write_array, write_out};
+use crate::ptr::{check_out, reserve_array, slice_in, write_array, write_out};
 use crate::status::dpd_status;
 
 /// The precisions' posterior of a Gamma-prior fit and how the coordinate ascent ended.
@@ -59,6 +59,8 @@ pub unsafe extern "C" fn dpd_blr_fit_gamma_prior(
         // SAFETY: header contract for `(stats, len)`.
         let flat = unsafe { slice_in(stats, len, "stats") }?;
         let stats = SuffStats::from_flat(flat, d, n, true)?;
+        // SAFETY: `out_len` checked non-NULL and writable by the header contract.
+        unsafe { reserve_array(d, out_cap, out_len, "out_mean") }?;
         let fit = blr::fit_gamma_prior(
             &stats,
             GammaPrior { a, b, a0, b0 },

@@ -7,7 +7,7 @@ use crate::blr::config::dpd_blr_config;
 use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
 use crate::handle::{free_handle, handle_mut, handle_ref, into_handle};
-use crate::ptr::{check_out, slice_in, write_array, write_out};
+use crate::ptr::{check_out, reserve_array, slice_in, write_array, write_out};
 use crate::rng::dpd_rng;
 use crate::status::dpd_status;
 
@@ -179,6 +179,8 @@ pub unsafe extern "C" fn dpd_blr_model_predict(
         let beta = &model.inner.posterior.mean;
         let n = x.len() / beta.len().max(1);
         check_rows(x, n, beta.len())?;
+        // SAFETY: `out_len` checked non-NULL and writable by the header contract.
+        unsafe { reserve_array(n, out_cap, out_len, "out") }?;
         let predictions = blr::predict(beta, x, n)?;
         // SAFETY: header contract for the output array.
         unsafe { write_array(&predictions, out, out_cap, out_len, "out") }

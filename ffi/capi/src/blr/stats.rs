@@ -7,7 +7,7 @@ use blr::{Prior, SuffStats};
 use crate::blr::fit::check_rows;
 use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
-use crate::ptr::{check_out, slice_in, write_array, write_out};
+use crate::ptr::{check_out, reserve_array, slice_in, write_array, write_out};
 use crate::status::dpd_status;
 
 fn with_yy(flag: u32) -> FfiResult<bool> {
@@ -74,6 +74,8 @@ pub unsafe extern "C" fn dpd_blr_record_stats(
                 format!("y = {y} is not finite"),
             ));
         }
+        // SAFETY: `out_len` checked non-NULL and writable by the header contract.
+        unsafe { reserve_array(SuffStats::flat_len(d, yy), out_cap, out_len, "out") }?;
         let mut stats = vec![0.0; SuffStats::flat_len(d, yy)];
         SuffStats::record_into(x_row, y, yy, &mut stats)?;
         // SAFETY: header contract for the output array.
@@ -107,6 +109,8 @@ pub unsafe extern "C" fn dpd_blr_posterior_mean(
         // SAFETY: header contract for `(stats, len)`.
         let flat = unsafe { slice_in(stats, len, "stats") }?;
         let stats = SuffStats::from_flat(flat, d, n, with_yy(with_yy_flag)?)?;
+        // SAFETY: `out_len` checked non-NULL and writable by the header contract.
+        unsafe { reserve_array(d, out_cap, out_len, "out") }?;
         let posterior = blr::posterior(&stats, Prior { lambda, lambda0 })?;
         // SAFETY: header contract for the output array.
         unsafe { write_array(&posterior.mean, out, out_cap, out_len, "out") }
@@ -138,6 +142,8 @@ pub unsafe extern "C" fn dpd_blr_fit_non_private(
         // SAFETY: header contract for the arrays.
         let (x, y) = unsafe { (slice_in(x, x_len, "x")?, slice_in(y, n, "y")?) };
         check_rows(x, n, d)?;
+        // SAFETY: `out_len` checked non-NULL and writable by the header contract.
+        unsafe { reserve_array(d, out_cap, out_len, "out") }?;
         let posterior = blr::fit_non_private(x, y, n, d, Prior { lambda, lambda0 })?;
         // SAFETY: header contract for the output array.
         unsafe { write_array(&posterior.mean, out, out_cap, out_len, "out") }

@@ -8,7 +8,7 @@ use crate::dca::round::dpd_round_config;
 use crate::error::FfiResult;
 use crate::guard::ffi_entry;
 use crate::handle::{free_handle, handle_mut, handle_ref, into_handle};
-use crate::ptr::{check_out, write_array, write_out};
+use crate::ptr::{check_out, reserve_array, write_array, write_out};
 use crate::status::dpd_status;
 
 /// What a released sum contains and the guarantee it carries.
@@ -69,6 +69,8 @@ pub(crate) unsafe fn write_release(
 /// Collects the M node sums of a round.
 pub struct dpd_aggregator {
     inner: Aggregator,
+    /// d of the round: the length of the released sum, known before it is computed.
+    dim: usize,
 }
 
 /// Creates the aggregator of the round.
@@ -87,6 +89,7 @@ pub unsafe extern "C" fn dpd_aggregator_new(
         let config = &unsafe { handle_ref(config, "config") }?.inner;
         let handle = into_handle(dpd_aggregator {
             inner: Aggregator::new(config),
+            dim: config.dim(),
         });
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
         unsafe { write_out(out, handle, "out") }
@@ -138,6 +141,8 @@ pub unsafe extern "C" fn dpd_aggregator_release(
         check_out(out_len, "out_len")?;
         // SAFETY: header contract for `aggregator`.
         let aggregator = unsafe { handle_ref(aggregator, "aggregator") }?;
+        // SAFETY: `out_len` checked non-NULL and writable by the header contract.
+        unsafe { reserve_array(aggregator.dim, out_cap, out_len, "out_sum") }?;
         let release = aggregator.inner.release()?;
         // SAFETY: header contract for the outputs.
         unsafe { write_release(&release, out_sum, out_cap, out_len, info) }

@@ -5,7 +5,7 @@ use fixedpoint_shares::FixedPoint;
 
 use crate::error::FfiResult;
 use crate::guard::ffi_entry;
-use crate::ptr::{check_out, slice_in, write_array, write_out};
+use crate::ptr::{check_out, reserve_array, slice_in, write_array, write_out};
 use crate::status::dpd_status;
 
 /// Writes the largest number of fractional bits f (<= 52) such that `n_clients` values with
@@ -53,6 +53,8 @@ pub unsafe extern "C" fn dpd_fixed_point_encode(
         // SAFETY: header contract for `(values, len)`.
         let values = unsafe { slice_in(values, len, "values") }?;
         let codec = FixedPoint::new(frac_bits, bound)?;
+        // SAFETY: `out_len` checked non-NULL and writable by the header contract.
+        unsafe { reserve_array(values.len(), out_cap, out_len, "out") }?;
         let mut encoded = vec![0u64; values.len()];
         codec.encode(values, &mut encoded)?;
         // SAFETY: header contract for `(out, out_cap, out_len)`.
@@ -80,6 +82,8 @@ pub unsafe extern "C" fn dpd_fixed_point_decode(
         let sums = unsafe { slice_in(sums, len, "sums") }?;
         // Decoding does not depend on the element bound; 1.0 is valid for every f <= 62.
         let codec = FixedPoint::new(frac_bits, 1.0)?;
+        // SAFETY: `out_len` checked non-NULL and writable by the header contract.
+        unsafe { reserve_array(sums.len(), out_cap, out_len, "out") }?;
         let mut decoded = vec![0.0; sums.len()];
         codec.decode(sums, &mut decoded)?;
         // SAFETY: header contract for `(out, out_cap, out_len)`.

@@ -1,5 +1,6 @@
 //! Bindings of `fixedpoint_shares`: the DCA secure sum (codec, kernels, round configuration,
-//! client, compute node, aggregator, in-process simulation, wire inspection).
+//! client, compute node, aggregator, in-process simulation, wire inspection), and of
+//! `share_sealing` (HPKE sealing of a share to its compute node).
 
 pub(crate) mod aggregator;
 pub(crate) mod client;
@@ -9,5 +10,6 @@ mod kernels;
 pub(crate) mod node;
 pub(crate) mod node_sum;
 pub(crate) mod round;
+mod seal;
 mod simulate;
 mod wire;

@@ -8,7 +8,7 @@ use crate::dca::round::dpd_round_config;
 use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
 use crate::handle::{handle_mut, handle_ref};
-use crate::ptr::{check_out, slice_in};
+use crate::ptr::{check_out, reserve_array, slice_in};
 use crate::rng::dpd_rng;
 use crate::status::dpd_status;
 
@@ -57,6 +57,9 @@ pub unsafe extern "C" fn dpd_simulate_round(
                 ),
             ));
         }
+        // The sum has d values: size it before any share or noise is drawn.
+        // SAFETY: `out_len` checked non-NULL and writable by the header contract.
+        unsafe { reserve_array(d, out_cap, out_len, "out_sum") }?;
         let rows: Vec<&[f64]> = inputs.chunks_exact(d).collect();
         let dropped: Vec<ClientId> = dropped.iter().copied().map(ClientId).collect();
         let release = simulate_round(config, &rows, &dropped, rng.next_source())?;

@@ -2,10 +2,13 @@
 //!
 //! Charge a round BEFORE releasing its output: a charge that would take the total past the
 //! budget returns `DPD_ERR_BUDGET_EXCEEDED` and changes nothing, and the round must not be
-//! released. Gaussian / zCDP rounds compose in zCDP, (ε, δ) rounds by basic composition.
+//! released. Gaussian rounds compose exactly in μ-GDP (one round calibrated for (ε, δ) costs
+//! exactly (ε, δ)), zCDP rounds in zCDP (a plan with any zCDP round converts its Gaussian rounds
+//! through zCDP too), (ε, δ) rounds by basic composition. `dpd_accountant_new_zcdp` keeps the
+//! older zCDP composition of Gaussian rounds.
 
 use dp_noise::PrivacyLoss;
-use dp_noise::accountant::{Accountant, RoundCost};
+use dp_noise::accountant::{Accountant, GaussianComposition, RoundCost};
 
 use crate::error::FfiResult;
 use crate::guard::ffi_entry;
@@ -18,7 +21,8 @@ pub struct dpd_accountant {
     inner: Accountant,
 }
 
-/// Creates an accountant with budget (ε, δ): ε finite and >= 0, δ ∈ [0, 1).
+/// Creates an accountant with budget (ε, δ): ε finite and >= 0, δ ∈ [0, 1). Gaussian rounds
+/// compose exactly (μ-GDP, Dong–Roth–Su 2019).
 ///
 /// # Safety
 /// `out` must be NULL (→ `DPD_ERR_NULL_POINTER`) or point to a writable `dpd_accountant*`.
@@ -31,6 +35,29 @@ pub unsafe extern "C" fn dpd_accountant_new(
     ffi_entry("dpd_accountant_new", || {
         check_out(out, "out")?;
         let inner = Accountant::new(PrivacyLoss::new(epsilon, delta)?)?;
+        // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
+        unsafe { write_out(out, into_handle(dpd_accountant { inner }), "out") }
+    })
+}
+
+/// Creates an accountant with budget (ε, δ) that composes Gaussian rounds as μ²/2-zCDP and
+/// converts with Bun & Steinke's bound (looser than `dpd_accountant_new`; for plans written in
+/// zCDP).
+///
+/// # Safety
+/// As `dpd_accountant_new`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_accountant_new_zcdp(
+    epsilon: f64,
+    delta: f64,
+    out: *mut *mut dpd_accountant,
+) -> dpd_status {
+    ffi_entry("dpd_accountant_new_zcdp", || {
+        check_out(out, "out")?;
+        let inner = Accountant::with_composition(
+            PrivacyLoss::new(epsilon, delta)?,
+            GaussianComposition::Zcdp,
+        )?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
         unsafe { write_out(out, into_handle(dpd_accountant { inner }), "out") }
     })
@@ -53,8 +80,10 @@ unsafe fn charge(
     })
 }
 
-/// Charges a Gaussian round of ℓ2-sensitivity Δ₂ and noise σ (ρ = Δ₂²/(2σ²) in zCDP; also
-/// right for the discrete Gaussian of DCA, with both in the same units).
+/// Charges a Gaussian round of ℓ2-sensitivity Δ₂ and noise σ: μ = Δ₂/σ, composed exactly in
+/// μ-GDP (or as ρ = μ²/2 in zCDP, see `dpd_accountant_new_zcdp`). For the discrete Gaussian of
+/// DCA charge `dpd_accountant_charge_zcdp` with ρ = Δ₂²/(2σ²) in grid units: that is the bound
+/// proven for the discrete mechanism.
 /// `DPD_ERR_BUDGET_EXCEEDED` (nothing charged) if the total would exceed the budget.
 ///
 /// # Safety
@@ -90,7 +119,7 @@ pub unsafe extern "C" fn dpd_accountant_charge_zcdp(
     }
 }
 
-/// Charges an ε-DP round (e.g. Laplace).
+/// Charges an ε-DP round (e.g. Laplace); ε = 0 is refused (`DPD_ERR_INVALID_ARGUMENT`).
 ///
 /// # Safety
 /// As `dpd_accountant_charge_gaussian`.
@@ -107,7 +136,7 @@ pub unsafe extern "C" fn dpd_accountant_charge_pure(
     }
 }
 
-/// Charges an (ε, δ)-DP round (basic composition).
+/// Charges an (ε, δ)-DP round (basic composition); (0, 0) is refused.
 ///
 /// # Safety
 /// As `dpd_accountant_charge_gaussian`.

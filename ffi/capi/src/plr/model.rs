@@ -6,7 +6,7 @@ use plr_stacking::{LogisticModel, PrivacyLoss, StackedModel};
 use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
 use crate::handle::{free_handle, handle_ref, into_handle};
-use crate::ptr::{check_out, slice_in, write_array, write_out};
+use crate::ptr::{check_out, reserve_array, slice_in, write_array, write_out};
 use crate::status::dpd_status;
 
 /// Which kind of model a `dpd_plr_model` holds.
@@ -80,6 +80,15 @@ pub unsafe extern "C" fn dpd_plr_model_predict_proba(
         check_out(out_len, "out_len")?;
         // SAFETY: header contract for `model` and `(x, x_len)`.
         let (model, x) = unsafe { (handle_ref(model, "model")?, slice_in(x, x_len, "x")?) };
+        let n_features = match &model.model {
+            Model::Logistic(m) => m.n_features(),
+            Model::Stacked(m) => m.n_features(),
+        };
+        // One probability per row; a length that is not a positive multiple is refused below.
+        if n_features > 0 && x.len() % n_features == 0 {
+            // SAFETY: `out_len` checked non-NULL and writable by the header contract.
+            unsafe { reserve_array(x.len() / n_features, out_cap, out_len, "out") }?;
+        }
         let p = match &model.model {
             Model::Logistic(m) => m.predict_proba(x)?,
             Model::Stacked(m) => m.predict_proba(x)?,

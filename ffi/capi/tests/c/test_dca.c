@@ -184,6 +184,57 @@ static void simulated_round(void) {
     dpd_round_config_free(config);
 }
 
+/* The size query of a noisy call must not run it: with the same fixed seed, "size query, then
+ * fill" (and "too small, then fill") must release exactly the sum a direct fill releases. Were the
+ * round (or just its randomness) run for the size query, the fill would draw the next stream and
+ * the sums would differ. The query also leaves the output untouched. */
+static void size_query_runs_nothing(void) {
+    dpd_round_config *config = NULL;
+    CHECK_OK(dpd_round_config_new(5, N, M, T, D, BOUND, DPD_SHARE_MODE_SEED, 1.5,
+                                  DPD_FRAC_BITS_AUTO, &config));
+    double inputs[N * D];
+    for (size_t i = 0; i < N; i++)
+        for (size_t j = 0; j < D; j++) inputs[i * D + j] = value(i, j);
+    double direct[D], queried[D], refused[D];
+    size_t len = 0;
+    dpd_rng *rng = NULL;
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(77, &rng));
+    CHECK_OK(dpd_simulate_round(config, inputs, N * D, NULL, 0, rng, direct, D, &len, NULL));
+    dpd_rng_free(rng);
+
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(77, &rng));
+    len = 0;
+    CHECK(dpd_simulate_round(config, inputs, N * D, NULL, 0, rng, NULL, 0, &len, NULL) ==
+          DPD_ERR_BUFFER_TOO_SMALL);
+    CHECK(len == D);
+    CHECK_OK(dpd_simulate_round(config, inputs, N * D, NULL, 0, rng, queried, D, &len, NULL));
+    dpd_rng_free(rng);
+
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(77, &rng));
+    refused[0] = -12345.0;
+    CHECK(dpd_simulate_round(config, inputs, N * D, NULL, 0, rng, refused, 1, &len, NULL) ==
+          DPD_ERR_BUFFER_TOO_SMALL);
+    CHECK(len == D && refused[0] == -12345.0);
+    CHECK_OK(dpd_simulate_round(config, inputs, N * D, NULL, 0, rng, refused, D, &len, NULL));
+    dpd_rng_free(rng);
+
+    for (size_t j = 0; j < D; j++) {
+        CHECK(queried[j] == direct[j]);
+        CHECK(refused[j] == direct[j]);
+    }
+    /* A fresh draw from the same seed differs (the noise is really there): otherwise the
+     * comparison above could not fail. */
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(77, &rng));
+    double first[D], second[D];
+    CHECK_OK(dpd_simulate_round(config, inputs, N * D, NULL, 0, rng, first, D, &len, NULL));
+    CHECK_OK(dpd_simulate_round(config, inputs, N * D, NULL, 0, rng, second, D, &len, NULL));
+    int differs = 0;
+    for (size_t j = 0; j < D; j++) differs |= first[j] != second[j];
+    CHECK(differs);
+    dpd_rng_free(rng);
+    dpd_round_config_free(config);
+}
+
 static void codec(void) {
     uint32_t f = 0;
     CHECK_OK(dpd_fixed_point_frac_bits_for_sum(1000, 4.0, 0.0, &f));
@@ -238,6 +289,7 @@ int main(void) {
     run_round(DPD_SHARE_MODE_SEED, 1.5, 4);
     run_round(DPD_SHARE_MODE_FULL, 1.5, -1);
     simulated_round();
+    size_query_runs_nothing();
     codec();
     kernels();
     return check_exit("test_dca");

@@ -149,12 +149,12 @@ static void accountant(void) {
     CHECK_OK(dpd_accountant_spent(acc, &eps, &delta, &rounds));
     CHECK(fabs(eps - 0.8) < 1e-12 && delta == 0.0 && rounds == 2);
 
-    /* A Gaussian round, Delta = 1, sigma = 40: rho = 1/3200, converted with delta' = 1e-5:
-     * eps = 0.8 + rho + 2 sqrt(rho ln(1e5)) = 0.8 + 0.0003125 + 0.119964... = 0.920277... */
+    /* A Gaussian round, Delta = 1, sigma = 40: mu = 1/40, converted exactly with delta' = 1e-5:
+     * the smallest eps with Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) <= 1e-5 is
+     * 0.0749416871978764 (mpmath, 50 digits, bisection); eps = 0.8 + that. */
     CHECK_OK(dpd_accountant_charge_gaussian(acc, 1.0, 40.0));
     CHECK_OK(dpd_accountant_spent(acc, &eps, &delta, NULL));
-    double rho = 1.0 / 3200.0;
-    CHECK(fabs(eps - (0.8 + rho + 2.0 * sqrt(rho * log(1e5)))) < 1e-12);
+    CHECK(fabs(eps - (0.8 + 0.0749416871978764)) < 1e-11);
     CHECK(delta == 1e-5);
     /* sigma = 1 would cost rho = 0.5: far over budget, refused, nothing changes. */
     CHECK_FAILS(dpd_accountant_charge_gaussian(acc, 1.0, 1.0), DPD_ERR_BUDGET_EXCEEDED, "budget");
@@ -162,6 +162,26 @@ static void accountant(void) {
     CHECK_OK(dpd_accountant_spent(acc, &eps_after, NULL, &rounds));
     CHECK(eps_after == eps && rounds == 3);
     CHECK_FAILS(dpd_accountant_charge_zcdp(NULL, 0.1), DPD_ERR_NULL_POINTER, "`accountant`");
+    /* A round that costs nothing is refused, not counted. */
+    CHECK_FAILS(dpd_accountant_charge_pure(acc, 0.0), DPD_ERR_INVALID_ARGUMENT, "costs nothing");
+    CHECK_OK(dpd_accountant_spent(acc, NULL, NULL, &rounds));
+    CHECK(rounds == 3);
+    dpd_accountant_free(acc);
+
+    /* One round calibrated by the analytic Gaussian for (1, 1e-5) costs exactly eps = 1 (it cost
+     * 1.32 through zCDP); the zCDP accountant keeps the older, looser composition. */
+    double sigma = 0.0;
+    CHECK_OK(dpd_gaussian_sigma_analytic(1.0, 1e-5, 1.0, &sigma));
+    CHECK_OK(dpd_accountant_new(1.0, 1e-5, &acc));
+    CHECK_OK(dpd_accountant_charge_gaussian(acc, 1.0, sigma));
+    CHECK_OK(dpd_accountant_spent(acc, &eps, NULL, NULL));
+    CHECK(eps <= 1.0 && eps > 1.0 - 1e-9);
+    dpd_accountant_free(acc);
+    CHECK_OK(dpd_accountant_new_zcdp(2.0, 1e-5, &acc));
+    CHECK_OK(dpd_accountant_charge_gaussian(acc, 1.0, sigma));
+    CHECK_OK(dpd_accountant_spent(acc, &eps, NULL, NULL));
+    double rho = 1.0 / (2.0 * sigma * sigma);
+    CHECK(fabs(eps - (rho + 2.0 * sqrt(rho * log(1e5)))) < 1e-12 && eps > 1.3);
     dpd_accountant_free(acc);
 }
 

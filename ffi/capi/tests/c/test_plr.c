@@ -53,13 +53,14 @@ static double auc_of(const dpd_plr_model *model, const double *x, const double *
 
 static double sigmoid(double t) { return 1.0 / (1.0 + exp(-t)); }
 
-/* w.phi(row) with phi(x) = r x / max(1, |x|), as documented for the exported models. */
+/* w.phi(row) with phi(x) = x min(1, r/|x|) (x clipped into the ball of radius r), as documented
+   for the exported models. */
 static double margin(const double *w, double r, const double *row, size_t d) {
     double norm = 0.0, dot = 0.0;
     for (size_t j = 0; j < d; j++) norm += row[j] * row[j];
     norm = sqrt(norm);
     for (size_t j = 0; j < d; j++) dot += w[j] * row[j];
-    return dot * r / (norm > 1.0 ? norm : 1.0);
+    return dot * (norm > r ? r / norm : 1.0);
 }
 
 /* Recomputes a stacked model's prediction of row 0 from its exported parts. */

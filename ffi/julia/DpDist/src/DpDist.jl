@@ -6,11 +6,14 @@ Laplace noise, exact discrete samplers, a privacy accountant, and DCA — a secu
 additive secret shares in fixed point in which every client adds a share of the Gaussian noise,
 so that the released sum is differentially private.
 
-The shared library is `ENV["DPDIST_LIB"]` if set when the package is (pre)compiled, else
-`<repo>/target/release/libdpdist.<dlext>`.
+The shared library is found when the package is loaded (`__init__`), not at precompilation:
+`ENV["DPDIST_LIB"]` if set, else an `Artifacts.toml` artifact, `deps/lib/`, the repository's
+`target/release/`, the system search path (see `DpDist.library_candidates`); its ABI version is
+checked then.
 """
 module DpDist
 
+using Artifacts
 using Libdl
 
 export DpDistError, Rng
@@ -26,11 +29,13 @@ export PlrModel, plr_fit, pst_s_fit, pst_f_fit, pst_h_fit, predict_proba, model_
 export BlrSettings, BlrModel, CaviInfo, blr_fit, blr_mean, blr_spent, blr_bounds, blr_stats,
        blr_predict, blr_fit_non_private, blr_stats_len, blr_record_stats, blr_posterior_mean,
        blr_fit_gamma_prior, blr_search_thresholds, mae, rmse, spearman
+export kernel_path, wrapping_add!, wrapping_sub!, kernel_benchmark
 
 include("capi.jl")
 include("noise.jl")
 include("dca.jl")
 include("plr.jl")
 include("blr.jl")
+include("kernels.jl")
 
 end # module

@@ -1,9 +1,72 @@
 # The library, the C types of include/dpdist.h mirrored in Julia, and status -> exception.
 # scripts/check-julia.py checks every @ccall and struct here against the header.
 
-const libdpdist = get(ENV, "DPDIST_LIB",
-    normpath(joinpath(@__DIR__, "..", "..", "..", "..", "target", "release",
-                      "libdpdist." * Libdl.dlext)))
+# ---- finding the library at run time -----------------------------------------------------------
+#
+# `DPD_ABI_VERSION` of the include/dpdist.h these bindings mirror.
+const DPDIST_ABI_VERSION = 1
+# The name every @ccall below uses. On Linux it is the library's SONAME: `__init__` dlopens the
+# file it finds at load time, and the dynamic loader then resolves this name to that loaded copy
+# (the mechanism JLL packages use), so nothing about the path is fixed at precompilation.
+const libdpdist = Sys.islinux() ? "libdpdist.so.$(DPDIST_ABI_VERSION)" : "libdpdist"
+const libdpdist_file = Sys.islinux() ? libdpdist : "libdpdist." * Libdl.dlext
+# The file that was loaded, and its handle (set by `__init__`).
+const libdpdist_path = Ref{String}("")
+const libdpdist_handle = Ref{Ptr{Cvoid}}(C_NULL)
+
+"""
+    library_candidates()
+
+Where `__init__` looks for the library, in order: `ENV["DPDIST_LIB"]` (a file; nothing else is
+tried when it is set); an artifact named `libdpdist` declared in the package's `Artifacts.toml`
+(`<artifact>/lib/libdpdist.so.1`); the package's `deps/lib/` directory; the build tree of the
+repository this package sits in (`<repo>/target/release/`, `cargo build --release -p
+dpdist-capi`); then the system's search path (`LD_LIBRARY_PATH`, ldconfig).
+"""
+function library_candidates()
+    from_env = get(ENV, "DPDIST_LIB", "")
+    isempty(from_env) || return [from_env]
+    package = normpath(joinpath(@__DIR__, ".."))
+    found = String[]
+    toml = joinpath(package, "Artifacts.toml")
+    if isfile(toml)
+        hash = Artifacts.artifact_hash("libdpdist", toml)
+        if hash !== nothing && Artifacts.artifact_exists(hash)
+            push!(found, joinpath(Artifacts.artifact_path(hash), "lib", libdpdist_file))
+        end
+    end
+    push!(found, joinpath(package, "deps", "lib", libdpdist_file))
+    repo_build = normpath(joinpath(package, "..", "..", "..", "target", "release"))
+    # cargo names the file libdpdist.so; the SONAME link may not exist in a build tree.
+    push!(found, joinpath(repo_build, libdpdist_file), joinpath(repo_build, "libdpdist." * Libdl.dlext))
+    filter!(isfile, found)
+    system = Libdl.find_library([libdpdist_file, "libdpdist"])
+    isempty(system) || push!(found, system)
+    return found
+end
+
+function __init__()
+    candidates = library_candidates()
+    if isempty(candidates)
+        error("DpDist: libdpdist not found. Build it (cargo build --release -p dpdist-capi) and " *
+              "set ENV[\"DPDIST_LIB\"] to target/release/libdpdist.so, or see " *
+              "`?DpDist.library_candidates` for where it is looked for.")
+    end
+    path = first(candidates)
+    if haskey(ENV, "DPDIST_LIB") && !isfile(path)
+        error("DpDist: DPDIST_LIB = $path is not a file")
+    end
+    handle = Libdl.dlopen(path; throw_error=true)
+    # The ABI check goes through the handle just opened, before any @ccall by name.
+    abi = ccall(Libdl.dlsym(handle, :dpd_abi_version), UInt32, ())
+    if abi != DPDIST_ABI_VERSION
+        Libdl.dlclose(handle)
+        error("DpDist: $path has ABI version $abi, these bindings need $DPDIST_ABI_VERSION")
+    end
+    libdpdist_path[] = path
+    libdpdist_handle[] = handle
+    return nothing
+end
 
 # Opaque handle types: only ever behind a Ptr.
 struct dpd_rng end
@@ -91,7 +154,7 @@ argument_error(msg) = throw(DpDistError(:DPD_ERR_INVALID_ARGUMENT, 2, msg))
 """Version string of the linked library."""
 version() = unsafe_string(@ccall libdpdist.dpd_version()::Cstring)
 
-"""ABI version of the linked library (this binding was written for 1)."""
+"""ABI version of the linked library (`__init__` refused any other than `DPDIST_ABI_VERSION`)."""
 abi_version() = Int(@ccall libdpdist.dpd_abi_version()::UInt32)
 
 """Caps the library's worker threads (0 = one per core); only before the first parallel work."""

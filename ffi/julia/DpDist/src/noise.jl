@@ -142,7 +142,7 @@ end
 
 Base.unsafe_convert(::Type{Ptr{dpd_accountant}}, x::Accountant) = checked_ptr(x, "Accountant")
 
-"""Charges a Gaussian mechanism (zCDP ρ = Δ²/(2σ²))."""
+"""Charges a Gaussian mechanism (μ = Δ/σ, composed exactly in μ-GDP)."""
 function charge_gaussian!(acc::Accountant, l2_sensitivity::Real, sigma::Real)
     check(@ccall libdpdist.dpd_accountant_charge_gaussian(acc::Ptr{dpd_accountant},
                                                           l2_sensitivity::Cdouble,

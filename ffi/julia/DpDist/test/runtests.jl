@@ -75,10 +75,11 @@ end
     @test s.rounds == 2
     dpd_error(() -> charge_pure!(acc, 0.4), :DPD_ERR_BUDGET_EXCEEDED)
     @test spent(acc) == s
-    # ρ = 1/(2·10²) = 0.005; ε = ρ + 2 sqrt(ρ ln(1e5)) = 0.484852591219
+    # μ = 1/10 composed exactly (μ-GDP): the smallest ε with
+    # Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) ≤ 1e-5 is 0.340669364684326 (mpmath, 50 digits).
     acc = Accountant(1.0, 1e-5)
     charge_gaussian!(acc, 1.0, 10.0)
-    @test spent(acc).epsilon ≈ 0.484852591219 atol = 1e-9
+    @test spent(acc).epsilon ≈ 0.340669364684326 atol = 1e-9
     dpd_error(() -> charge_gaussian!(acc, 1.0, 1.0), :DPD_ERR_BUDGET_EXCEEDED)
     dpd_error(() -> Accountant(-1.0, 1e-5), :DPD_ERR_INVALID_ARGUMENT)
 end
@@ -348,4 +349,27 @@ end
     dpd_error(() -> blr_predict(blr_fit(x, y, s), x[:, 1:2]), :DPD_ERR_LENGTH_MISMATCH)
 end
 
+end
+
+@testset "summation kernels" begin
+    m = typemax(UInt64)
+    src = UInt64[2, m, 1, 0, m, 5, 7]
+    for kernel in (:dispatched, :scalar, :wide)
+        acc = UInt64[m, m, 0, 0, 1, 10, 3]
+        wrapping_add!(acc, src; kernel=kernel)
+        @test acc == UInt64[1, m - 1, 1, 0, 0, 15, 10]      # wraps mod 2^64
+        wrapping_sub!(acc, src)
+        @test acc == UInt64[m, m, 0, 0, 1, 10, 3]
+    end
+    dpd_error(() -> wrapping_add!(zeros(UInt64, 3), src), :DPD_ERR_LENGTH_MISMATCH)
+    dpd_error(() -> wrapping_add!(copy(src), src; kernel=:fast), :DPD_ERR_INVALID_ARGUMENT)
+    @test kernel_path() in ("portable", "avx2", "avx512f")
+    b = kernel_benchmark(len=4096, reps=3)
+    @test b.len == 4096 && b.path == kernel_path() && b.seconds >= 0
+end
+
+@testset "library lookup" begin
+    @test isfile(DpDist.libdpdist_path[])
+    @test DpDist.abi_version() == DpDist.DPDIST_ABI_VERSION
+    @test !isempty(DpDist.library_candidates())
 end
