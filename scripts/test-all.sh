@@ -12,12 +12,18 @@ cargo test --workspace --release
 step "C host tests over the C ABI"
 scripts/test-c.sh
 
+step "C host tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+scripts/test-c-sanitizers.sh
+
 step "C++ host tests over the RAII wrapper"
 scripts/test-cpp.sh
 
 if command -v R >/dev/null 2>&1; then
   step "R package tests"
   scripts/test-r.sh
+elif [ -n "${CI:-}" ]; then
+  echo "R is not installed: CI must run the R package tests (.ci/run installs r-base-core)" >&2
+  exit 1
 else
   step "R not installed: skipping the R package tests (apt-get install -y r-base-core)"
 fi
