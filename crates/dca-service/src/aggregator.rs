@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use dp_noise::PrivacyLoss;
-use dp_noise::accountant::{Accountant, RoundCost};
+use dp_noise::accountant::{Accountant, GaussianComposition, RoundCost};
 use fixedpoint_shares::{Aggregator as SumAggregator, ClientId, ClientSet, Release, agree};
 use reqwest::StatusCode;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -71,7 +71,13 @@ impl Aggregator {
              CREATE TABLE IF NOT EXISTS charges (
                  id TEXT PRIMARY KEY, l2_sensitivity REAL NOT NULL, sigma REAL NOT NULL);",
         )?;
-        let mut accountant = Accountant::new(budget).map_err(Error::Budget)?;
+        // A DCA release carries a sum of discrete Gaussians, not a continuous Gaussian: the exact
+        // μ-GDP curve is proven only for the latter, while ρ = Δ²/(2σ²)-zCDP holds for the
+        // discrete one too (Canonne–Kamath–Steinke 2020; sums: Kairouz–Liu–Steinke 2021, whose τ
+        // is negligible at dpdist's fixed-point scales). So rounds compose in zCDP here, as in
+        // the in-process BLR pipeline.
+        let mut accountant = Accountant::with_composition(budget, GaussianComposition::Zcdp)
+            .map_err(Error::Budget)?;
         {
             let mut stmt = db.prepare("SELECT l2_sensitivity, sigma FROM charges")?;
             let rows = stmt.query_map([], |r| Ok((r.get::<_, f64>(0)?, r.get::<_, f64>(1)?)))?;
