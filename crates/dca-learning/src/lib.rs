@@ -17,6 +17,41 @@
 //! inference (mean-field Gaussian posterior, clipped gradients of the expected log-likelihood).
 //!
 //! The privacy guarantee is per client (one record each), for the release of every iterate.
+//!
+//! ```
+//! use dca_learning::{
+//!     ClientSampling, Model, Optimizer, Privacy, PrivacyLoss, Records, RngSource, Trainer,
+//!     TrainerConfig, logistic_predict_proba,
+//! };
+//!
+//! // 200 clients with one record each: y = +1 exactly when x₀ > 0 (x₁ is a constant feature).
+//! let n = 200;
+//! let x: Vec<f64> = (0..n).flat_map(|i| [(i as f64 - 99.5) / 100.0, 1.0]).collect();
+//! let y: Vec<f64> = (0..n).map(|i| if i >= 100 { 1.0 } else { -1.0 }).collect();
+//! let records = Records::new(x, 2, y)?;
+//!
+//! let config = TrainerConfig {
+//!     model: Model::Logistic { l2: 1e-3 },
+//!     sampling: ClientSampling::Poisson { rate: 0.5 },
+//!     clip_norm: 1.0,
+//!     privacy: Privacy::Private {
+//!         budget: PrivacyLoss::new(4.0, 1e-5)?,
+//!         noise_multiplier: 2.0,
+//!     },
+//!     optimizer: Optimizer::adam(0.1),
+//!     n_nodes: 3,
+//!     max_dropped: 2,
+//! };
+//! // A fixed seed only for a reproducible doc example; production uses RngSource::Os.
+//! let mut trainer = Trainer::new(config, n, 2, RngSource::InsecureFixedSeed(7))?;
+//! trainer.fit(&records, 20)?;
+//! let spent = trainer.spent().expect("a private trainer has an accountant");
+//! assert!(spent.epsilon > 0.0 && spent.epsilon <= 4.0);
+//! // The learned direction separates the two halves.
+//! let p = logistic_predict_proba(trainer.params(), &[0.9, 1.0, -0.9, 1.0])?;
+//! assert!(p[0] > p[1]);
+//! # Ok::<(), dca_learning::Error>(())
+//! ```
 
 mod clip;
 mod data;

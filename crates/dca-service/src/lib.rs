@@ -13,6 +13,37 @@
 //! * [`tls`]: TLS 1.3 only (rustls, `ring` provider).
 //!
 //! The HTTP API is documented in `docs/http-api.md`.
+//!
+//! A round is named by the hash of its whole configuration, so parties that disagree on any
+//! field (here, the clipping bound) are talking about different rounds:
+//!
+//! ```
+//! use dca_service::{hex, spec::{RoundSpec, token_hash}};
+//! use share_sealing::NodeKeyPair;
+//!
+//! let keys: Vec<String> =
+//!     (0..3).map(|_| hex::encode(&NodeKeyPair::generate().public.to_bytes())).collect();
+//! let spec = RoundSpec {
+//!     round: 1,
+//!     n_clients: 2,
+//!     n_nodes: 3,
+//!     max_dropped: 0,
+//!     dim: 4,
+//!     bound: 1.0,
+//!     mode: "seed".into(),
+//!     noise_sigma_total: None,
+//!     l2_sensitivity: None,
+//!     frac_bits: None,
+//!     deadline_unix_ms: 1_900_000_000_000,
+//!     node_keys: keys,
+//!     client_token_sha256: vec![hex::encode(&token_hash("a")), hex::encode(&token_hash("b"))],
+//! };
+//! let round = spec.clone().validate()?;
+//! let wider = RoundSpec { bound: 2.0, ..spec }.validate()?;
+//! assert_eq!(round.id().len(), 64);
+//! assert_ne!(round.id(), wider.id());
+//! # Ok::<(), dca_service::Error>(())
+//! ```
 
 pub mod aggregator;
 pub mod client;

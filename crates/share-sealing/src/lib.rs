@@ -13,6 +13,23 @@
 //!
 //! Sealed layout: `enc` (32 bytes, the sender's ephemeral X25519 public key) ‖ AEAD ciphertext
 //! (plaintext length + 16-byte tag).
+//!
+//! ```
+//! use share_sealing::{NodeKeyPair, SEAL_OVERHEAD, SealContext, open, seal};
+//!
+//! let node = NodeKeyPair::generate();
+//! let slot = SealContext { round: 7, config_hash: [0x11; 32], client: 42, node: 1 };
+//! let share = b"wire bytes of one share message";
+//!
+//! let sealed = seal(&node.public, &slot, share)?;
+//! assert_eq!(sealed.len(), share.len() + SEAL_OVERHEAD);
+//! assert_eq!(open(&node.secret, &slot, &sealed)?, share);
+//!
+//! // Replayed into another client's slot, it does not open.
+//! let elsewhere = SealContext { client: 43, ..slot };
+//! assert!(open(&node.secret, &elsewhere, &sealed).is_err());
+//! # Ok::<(), share_sealing::Error>(())
+//! ```
 
 mod context;
 mod error;
