@@ -165,14 +165,11 @@ fn options() -> Options {
     if args.splits == Some(0) || args.repeats == 0 || args.runs == 0 {
         invalid("--splits, --repeats and --runs must be at least 1");
     }
-    let split: Option<[f64; 3]> = match &args.split {
-        None => None,
-        Some(p) => Some(
-            p.as_slice()
-                .try_into()
-                .unwrap_or_else(|_| invalid("--split needs three numbers")),
-        ),
-    };
+    let split: Option<[f64; 3]> = args.split.as_ref().map(|p| {
+        p.as_slice()
+            .try_into()
+            .unwrap_or_else(|_| invalid("--split needs three numbers"))
+    });
     let (mechanism, auto_split) = match args.mechanism {
         MechanismArg::Gaussian => (Mechanism::Gaussian, false),
         MechanismArg::Laplace => (
