@@ -1,8 +1,8 @@
 //! Calibration study of BLR credible intervals from DP statistics: naive (noise treated as data)
 //! against noise-aware (`blr::noise_aware`), on synthetic data with known β.
 //!
-//! Run: `cargo run --release --example blr_calibration [REPLICATIONS] [SVG_PATH]`
-//! (defaults 200 and `blr_calibration.svg`).
+//! Run: `cargo run --release --example blr_calibration` (`--help` for the number of
+//! replications and the figure's path, by default `target/figures/blr_calibration.svg`).
 //!
 //! Each replication draws β ~ N(0, I) (the model's prior, so a calibrated posterior covers at
 //! the nominal rate), x ~ U(−1, 1)^10 (public bounds |x_j| ≤ 1), y = xᵀβ + N(0, 1) (public bound
@@ -13,12 +13,14 @@
 
 use std::error::Error;
 use std::fmt::Write as _;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use blr::noise_aware::{NoiseAwareOptions, StatsNoise, naive_coefficients, noise_aware_posterior};
 use blr::sensitivity::rho_from_budget;
 use blr::ssp::{Mechanism, RoundBudget, release_stats};
 use blr::{Prior, posterior};
+use clap::Parser;
 use dp_noise::PrivacyLoss;
 use dp_noise::accountant::Accountant;
 use dp_noise::rng::RngSource;
@@ -26,6 +28,10 @@ use projection::release::{Aggregation, ReleaseContext};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use rand_distr::{Distribution, Normal};
+
+#[allow(dead_code)] // each example uses part of the shared module
+mod common;
+use common::figure::{Legend, Panel, Point, Series, write_svg};
 
 const D: usize = 10;
 const SIZES: [usize; 2] = [500, 5000];
@@ -44,16 +50,24 @@ struct Cell {
     intervals: usize,
 }
 
+/// Coverage of naive vs noise-aware BLR credible intervals under DP noise (synthetic data).
+#[derive(Parser, Debug)]
+#[command(name = "blr_calibration")]
+struct Args {
+    /// Replications per (n, ε) cell, each with its own β, data and noise.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..))]
+    replications: u64,
+    /// Where to write the SVG figure (coverage against ε).
+    #[arg(long, default_value = "target/figures/blr_calibration.svg")]
+    figure: PathBuf,
+}
+
 fn main() -> Res<()> {
-    let mut args = std::env::args().skip(1);
-    let reps: usize = match args.next() {
-        Some(s) => s.parse().map_err(|e| format!("replications {s:?}: {e}"))?,
-        None => 200,
-    };
-    let svg_path = args
-        .next()
-        .unwrap_or_else(|| "blr_calibration.svg".to_string());
+    let args = Args::parse();
+    let reps = args.replications as usize;
     let start = Instant::now();
+    let progress =
+        common::progress::bar((SIZES.len() * EPSILONS.len() * reps) as u64, "replications");
     let bounds_x = [1.0; D];
     let prior = Prior::default();
     let mut cells = vec![vec![Cell::default(); EPSILONS.len()]; SIZES.len()];
@@ -117,21 +131,26 @@ fn main() -> Res<()> {
                     }
                 }
                 cell.intervals += D;
+                progress.inc(1);
             }
-            println!(
+            progress.suspend(|| {
+                println!(
                 "n = {n}, ε = {epsilon}: 90% coverage naive {:.3}, noise-aware {:.3} ({reps} reps, \
                  {:.0} s so far)",
                 cell.covered[0][1] as f64 / cell.intervals as f64,
                 cell.covered[1][1] as f64 / cell.intervals as f64,
                 start.elapsed().as_secs_f64()
-            );
+                )
+            });
         }
     }
+    progress.finish_and_clear();
     let table = render_table(&cells, reps)?;
     println!("\n{table}");
-    std::fs::write(&svg_path, render_svg(&cells))?;
+    write_figure(&cells, reps, &args.figure)?;
     println!(
-        "figure: {svg_path}; total time {:.1} s",
+        "figure: {}; total time {:.1} s",
+        args.figure.display(),
         start.elapsed().as_secs_f64()
     );
     Ok(())
@@ -185,88 +204,50 @@ fn render_table(cells: &[Vec<Cell>], reps: usize) -> Res<String> {
     Ok(out)
 }
 
-/// Coverage of the 90% intervals against ε (log axis), one panel per n: naive and noise-aware,
-/// with the nominal 0.9 and the 88–92% target band. Hand-written SVG (no plotting dependency).
-fn render_svg(cells: &[Vec<Cell>]) -> String {
-    let (panel_w, panel_h, margin) = (360.0, 260.0, 50.0);
-    let width = SIZES.len() as f64 * (panel_w + margin) + margin;
-    let height = panel_h + 2.0 * margin + 30.0;
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
-         font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" \
-         fill=\"white\"/>\n"
-    );
-    let x_of = |epsilon: f64, left: f64| {
-        let (lo, hi) = (0.5f64.ln(), 5.0f64.ln());
-        left + (epsilon.ln() - lo) / (hi - lo) * panel_w
-    };
-    let y_of = |coverage: f64| margin + (1.0 - coverage) * panel_h;
-    for (s, &n) in SIZES.iter().enumerate() {
-        let left = margin + s as f64 * (panel_w + margin);
-        svg += &format!(
-            "<rect x=\"{left}\" y=\"{margin}\" width=\"{panel_w}\" height=\"{panel_h}\" \
-             fill=\"none\" stroke=\"black\"/>\n<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">\
-             n = {n}, d = {D}: coverage of 90% intervals</text>\n",
-            left + panel_w / 2.0,
-            margin - 10.0
-        );
-        svg += &format!(
-            "<rect x=\"{left}\" y=\"{}\" width=\"{panel_w}\" height=\"{}\" fill=\"#cfe8cf\"/>\n",
-            y_of(0.92),
-            y_of(0.88) - y_of(0.92)
-        );
-        for tick in [0.0, 0.25, 0.5, 0.75, 0.9, 1.0] {
-            svg += &format!(
-                "<line x1=\"{left}\" x2=\"{}\" y1=\"{y}\" y2=\"{y}\" stroke=\"#ccc\"/>\n\
-                 <text x=\"{}\" y=\"{}\" text-anchor=\"end\">{tick}</text>\n",
-                left + panel_w,
-                left - 4.0,
-                y_of(tick) + 4.0,
-                y = y_of(tick)
-            );
-        }
-        for &epsilon in &EPSILONS {
-            svg += &format!(
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">ε = {epsilon}</text>\n",
-                x_of(epsilon, left),
-                margin + panel_h + 16.0
-            );
-        }
-        for (m, (colour, name)) in [("#d62728", "naive"), ("#1f77b4", "noise-aware")]
-            .iter()
-            .enumerate()
-        {
-            let points: Vec<String> = EPSILONS
+/// Coverage against ε, one panel per interval level (rows: 90%, 50%) and n (columns): naive
+/// and noise-aware, with the nominal level as a guide and, for 90%, the 88–92% target shaded.
+fn write_figure(cells: &[Vec<Cell>], reps: usize, path: &std::path::Path) -> Res<()> {
+    let mut panels = Vec::new();
+    for l in [1, 0] {
+        for (s, &n) in SIZES.iter().enumerate() {
+            let series = [(1, "noise-aware"), (0, "naive")]
                 .iter()
-                .enumerate()
-                .map(|(e, &epsilon)| {
-                    let c = &cells[s][e];
-                    format!(
-                        "{:.1},{:.1}",
-                        x_of(epsilon, left),
-                        y_of(c.covered[m][1] as f64 / c.intervals as f64)
-                    )
+                .map(|&(m, name)| Series {
+                    name: name.to_string(),
+                    points: EPSILONS
+                        .iter()
+                        .enumerate()
+                        .map(|(e, &epsilon)| {
+                            let c = &cells[s][e];
+                            Point::new(epsilon, c.covered[m][l] as f64 / c.intervals as f64)
+                        })
+                        .collect(),
                 })
                 .collect();
-            svg += &format!(
-                "<polyline points=\"{}\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\"/>\n",
-                points.join(" ")
-            );
-            for p in &points {
-                let (px, py) = p.split_once(',').unwrap_or(("0", "0"));
-                svg += &format!("<circle cx=\"{px}\" cy=\"{py}\" r=\"3\" fill=\"{colour}\"/>\n");
-            }
-            svg += &format!(
-                "<text x=\"{}\" y=\"{}\" fill=\"{colour}\">{name}</text>\n",
-                left + 10.0,
-                margin + panel_h - 10.0 - 16.0 * m as f64
-            );
+            let level = LEVELS[l];
+            panels.push(Panel {
+                title: format!(
+                    "{:.0}% intervals, n = {n}, d = {D} ({reps} reps × {D} coefficients)",
+                    level * 100.0
+                ),
+                x_label: "ε".into(),
+                y_label: "empirical coverage".into(),
+                log_x: true,
+                y_range: Some((0.0, 1.0)),
+                series,
+                guides: vec![(format!("nominal {level}"), level)],
+                // Legends where the curves are not: between naive and noise-aware at 90%, above
+                // both at 50%.
+                target: (l == 1).then(|| ("target 0.88–0.92".to_string(), 0.88, 0.92)),
+                legend: if l == 1 {
+                    Legend::MiddleRight
+                } else {
+                    Legend::UpperRight
+                },
+                ..Panel::default()
+            });
         }
     }
-    svg += &format!(
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">green band: target 0.88–0.92</text>\n</svg>\n",
-        width / 2.0,
-        height - 8.0
-    );
-    svg
+    write_svg(path, &panels, 2, (520, 360))?;
+    Ok(())
 }

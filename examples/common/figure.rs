@@ -47,7 +47,7 @@ pub struct Panel {
     /// Fixed y range; otherwise the data's (bands included), with a margin.
     pub y_range: Option<(f64, f64)>,
     pub series: Vec<Series>,
-    /// Horizontal lines with a legend entry, e.g. a nominal level.
+    /// Horizontal lines with a legend entry (none when the name is empty), e.g. nominal levels.
     pub guides: Vec<(String, f64)>,
     /// A shaded horizontal strip with a legend entry, e.g. a target interval.
     pub target: Option<(String, f64, f64)>,
@@ -210,10 +210,13 @@ where
     for (name, level) in &panel.guides {
         let (x_lo, x_hi) = (chart.x_range().start, chart.x_range().end);
         let style = BLACK.mix(0.6).stroke_width(1);
-        chart
-            .draw_series(LineSeries::new([(x_lo, *level), (x_hi, *level)], style))?
-            .label(name.as_str())
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], style));
+        let drawn = chart.draw_series(LineSeries::new([(x_lo, *level), (x_hi, *level)], style))?;
+        // An unnamed guide shares the legend entry of the one before it.
+        if !name.is_empty() {
+            drawn
+                .label(name.as_str())
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], style));
+        }
     }
     for (i, series) in panel.series.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
