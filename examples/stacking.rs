@@ -3,7 +3,8 @@
 //! synthetic stand-in for MNIST 0-vs-8 after PCA, then a transfer demo (PST-H) on synthetic
 //! source / target domains shaped like the paper's hospital and branches.
 //!
-//! Run: `cargo run --release --example stacking` (add a number to change the master seed).
+//! Run: `cargo run --release --example stacking` (`--help`: master seed, number of splits, the
+//! figure's path, by default `target/figures/stacking.svg`: AUC against ε per method and data set).
 //!
 //! Every fit is ε-DP for its training data (δ = 0); the privacy spent per data set is printed.
 //! Randomness uses `RngSource::InsecureFixedSeed` so the tables are reproducible — an
@@ -11,7 +12,10 @@
 
 use std::error::Error;
 use std::fmt::Write as _;
+use std::path::PathBuf;
 use std::time::Instant;
+
+use clap::Parser;
 
 use plr_stacking::{
     Dataset, FeatureGroups, PlrConfig, RngSource, StackingConfig, TransferConfig, auc, fit_plr,
@@ -21,10 +25,35 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use rand_distr::{Distribution, Normal};
 
+#[allow(dead_code)] // each example uses part of the shared module
+mod common;
+use common::figure::{Legend, Panel, Point, Series, write_svg};
+
 const EPSILONS: [f64; 5] = [0.5, 1.0, 2.0, 5.0, f64::INFINITY];
 const METHODS: [&str; 4] = ["PLR", "PST-S", "PST-F(U)", "PST-F(W)"];
-const SPLITS: usize = 10;
 const K: usize = 5;
+
+/// Private logistic regression and stacking: test AUC of PLR, PST-S, PST-F(U), PST-F(W) and a
+/// PST-H transfer demo.
+#[derive(Parser, Debug)]
+#[command(name = "stacking")]
+struct Args {
+    /// Master seed of data, splits and noise (an experiment: fixed seeds are insecure).
+    #[arg(long, default_value_t = 2019)]
+    seed: u64,
+    /// Stratified 60/40 splits per data set.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(2..))]
+    splits: u64,
+    /// Where to write the SVG figure.
+    #[arg(long, default_value = "target/figures/stacking.svg")]
+    figure: PathBuf,
+}
+
+/// AUCs of one data set: `auc[method][ε]` over splits, and the printed table.
+struct Sweep {
+    auc: Vec<Vec<Vec<f64>>>,
+    table: String,
+}
 
 type Res<T> = Result<T, Box<dyn Error>>;
 
@@ -50,10 +79,8 @@ impl Table {
 }
 
 fn main() -> Res<()> {
-    let seed: u64 = match std::env::args().nth(1) {
-        Some(s) => s.parse().map_err(|e| format!("seed {s:?}: {e}"))?,
-        None => 2019,
-    };
+    let args = Args::parse();
+    let (seed, splits) = (args.seed, args.splits as usize);
     let start = Instant::now();
 
     // ---- bundled digits 0 vs 8 ------------------------------------------------------------
@@ -61,7 +88,8 @@ fn main() -> Res<()> {
         env!("CARGO_MANIFEST_DIR"),
         "/examples/data/digits_0_vs_8.csv"
     );
-    let mut digits = read_csv(path)?;
+    let (x, y, d) = common::csv_input::read_binary_labelled(path.as_ref(), "label")?;
+    let mut digits = Table { x, y, d };
     // Public bound, not a data statistic: pixels are 0..16, so (x − 8)/8 ∈ [−1, 1] and dividing
     // by √64 more gives ‖x‖ ≤ 1.
     digits.x.iter_mut().for_each(|v| *v = (*v - 8.0) / 64.0);
@@ -78,7 +106,7 @@ fn main() -> Res<()> {
         digits.n(),
         digits.d
     );
-    let digits_table = sweep(&digits, &digit_prior, 1e-2, seed)?;
+    let digits_sweep = sweep(&digits, &digit_prior, 1e-2, seed, splits)?;
 
     // ---- paper-sized synthetic set ----------------------------------------------------------
     let synthetic = paper_synthetic(5000, 100, seed)?;
@@ -88,7 +116,7 @@ fn main() -> Res<()> {
         synthetic.n(),
         synthetic.d
     );
-    let synthetic_table = sweep(&synthetic, &variances, 1e-3, seed + 1)?;
+    let synthetic_sweep = sweep(&synthetic, &variances, 1e-3, seed + 1, splits)?;
 
     // ---- rows well inside the unit ball -----------------------------------------------------
     let (inside, inside_scores) = standardised_synthetic(5000, 100, seed + 3)?;
@@ -99,33 +127,53 @@ fn main() -> Res<()> {
         inside.n(),
         inside.d
     );
-    let inside_table = sweep(&inside, &inside_scores, 1e-3, seed + 4)?;
+    let inside_sweep = sweep(&inside, &inside_scores, 1e-3, seed + 4, splits)?;
 
     // ---- transfer ---------------------------------------------------------------------------
     println!("\ntransfer: hospital (source) → branches (targets)");
-    let transfer_table = transfer_demo(seed + 2)?;
+    let transfer_table = transfer_demo(seed + 2, splits)?;
 
     println!(
-        "\n================ test AUC, mean ± sd over {SPLITS} stratified 60/40 splits ================"
+        "\n================ test AUC, mean ± sd over {splits} stratified 60/40 splits ================"
     );
-    println!("\ndigits 0 vs 8 (n = 352, d = 64)\n{digits_table}");
-    println!("synthetic (n = 5000, d = 100)\n{synthetic_table}");
+    println!("\ndigits 0 vs 8 (n = 352, d = 64)\n{}", digits_sweep.table);
+    println!("synthetic (n = 5000, d = 100)\n{}", synthetic_sweep.table);
     println!(
-        "standardised synthetic (n = 5000, d = 100, mean row norm {inside_norm:.2})\n{inside_table}"
+        "standardised synthetic (n = 5000, d = 100, mean row norm {inside_norm:.2})\n{}",
+        inside_sweep.table
     );
     println!("transfer (ε_src = ε_tgt = 1)\n{transfer_table}");
     println!(
         "privacy spent: each model above is ε-DP (δ = 0) for the data set it was trained on, \
          at the ε of its column\n(PST-S/F: parallel composition over the disjoint D^l parts and \
          D^h; PST-H: ε_src for the hospital, ε_tgt for each branch).\nEach split is a separate \
-         experiment on the same data: the 10 repetitions are for averaging, not a deployment."
+         experiment on the same data: the {splits} repetitions are for averaging, not a deployment."
     );
+    write_figure(
+        &[
+            ("digits 0 vs 8 (n = 352, d = 64)", &digits_sweep),
+            ("synthetic (n = 5000, d = 100)", &synthetic_sweep),
+            (
+                &format!("standardised synthetic (row norm {inside_norm:.2})"),
+                &inside_sweep,
+            ),
+        ],
+        splits,
+        &args.figure,
+    )?;
+    println!("figure: {}", args.figure.display());
     println!("total time {:.1} s", start.elapsed().as_secs_f64());
     Ok(())
 }
 
 /// AUC table of the four methods × ε for one data set.
-fn sweep(table: &Table, importance_scores: &[f64], lambda: f64, seed: u64) -> Res<String> {
+fn sweep(
+    table: &Table,
+    importance_scores: &[f64],
+    lambda: f64,
+    seed: u64,
+    splits: usize,
+) -> Res<Sweep> {
     let weighted = FeatureGroups::sorted_blocks(importance_scores, K)?;
     println!(
         "  PST-F(W) groups of {:?} features, q = {:?}",
@@ -137,8 +185,9 @@ fn sweep(table: &Table, importance_scores: &[f64], lambda: f64, seed: u64) -> Re
             .collect::<Vec<_>>()
     );
     // auc[method][eps] over splits
-    let mut results = vec![vec![Vec::with_capacity(SPLITS); EPSILONS.len()]; METHODS.len()];
-    for split in 0..SPLITS {
+    let mut results = vec![vec![Vec::with_capacity(splits); EPSILONS.len()]; METHODS.len()];
+    let progress = common::progress::bar(splits as u64, "  splits");
+    for split in 0..splits {
         let split_seed = seed.wrapping_mul(1_000_003).wrapping_add(split as u64);
         let mut split_rng = ChaCha20Rng::seed_from_u64(split_seed);
         let (train_idx, test_idx) = stratified_split(&table.y, 0.6, &mut split_rng);
@@ -163,15 +212,16 @@ fn sweep(table: &Table, importance_scores: &[f64], lambda: f64, seed: u64) -> Re
                 results[m][e].push(auc(p, &test_y)?);
             }
         }
-        println!(
-            "  split {}/{SPLITS}: train {} / test {} rows; AUC at ε = 1: PLR {:.3}, PST-F(W) {:.3}",
-            split + 1,
+        progress.set_message(format!(
+            "train {} / test {} rows; AUC at ε = 1: PLR {:.3}, PST-F(W) {:.3}",
             train_idx.len(),
             test_idx.len(),
             results[0][1][split],
             results[3][1][split]
-        );
+        ));
+        progress.inc(1);
     }
+    progress.finish_and_clear();
     let mut out = format!("{:<10}", "method");
     for &eps in &EPSILONS {
         let label = if eps.is_infinite() {
@@ -190,11 +240,59 @@ fn sweep(table: &Table, importance_scores: &[f64], lambda: f64, seed: u64) -> Re
         }
         out.push('\n');
     }
-    Ok(out)
+    Ok(Sweep {
+        auc: results,
+        table: out,
+    })
+}
+
+/// One panel per data set: test AUC against ε (finite ones, log axis), mean ± sd band over the
+/// splits, one line per method; the non-private PLR (ε = ∞) as a guide.
+fn write_figure(sets: &[(&str, &Sweep)], splits: usize, path: &std::path::Path) -> Res<()> {
+    let finite: Vec<usize> = (0..EPSILONS.len())
+        .filter(|&e| EPSILONS[e].is_finite())
+        .collect();
+    let panels: Vec<Panel> = sets
+        .iter()
+        .map(|(name, sweep)| {
+            let series = METHODS
+                .iter()
+                .enumerate()
+                .map(|(m, method)| Series {
+                    name: method.to_string(),
+                    points: finite
+                        .iter()
+                        .map(|&e| {
+                            let (mean, sd) = mean_sd(&sweep.auc[m][e]);
+                            Point::with_band(EPSILONS[e], mean, mean - sd, mean + sd)
+                        })
+                        .collect(),
+                })
+                .collect();
+            let guides = EPSILONS
+                .iter()
+                .position(|e| e.is_infinite())
+                .map(|e| ("PLR, ε = ∞".to_string(), mean_sd(&sweep.auc[0][e]).0))
+                .into_iter()
+                .collect();
+            Panel {
+                title: format!("{name}: AUC, mean ± sd over {splits} splits"),
+                x_label: "ε".into(),
+                y_label: "test AUC".into(),
+                log_x: true,
+                series,
+                guides,
+                legend: Legend::LowerRight,
+                ..Panel::default()
+            }
+        })
+        .collect();
+    write_svg(path, &panels, 3, (480, 400))?;
+    Ok(())
 }
 
 /// Synthetic source (hospital) and target (branches) domains; PLR(target) vs PST-H(W/U).
-fn transfer_demo(seed: u64) -> Res<String> {
+fn transfer_demo(seed: u64, splits: usize) -> Res<String> {
     let d = 50;
     let branch_sizes = [300, 500, 800, 1200];
     let mut gen_rng = ChaCha20Rng::seed_from_u64(seed);
@@ -229,7 +327,8 @@ fn transfer_demo(seed: u64) -> Res<String> {
     );
     let methods = ["PLR(target)", "PST-H(U)", "PST-H(W)"];
     let mut results = vec![vec![Vec::new(); branches.len()]; methods.len()];
-    for split in 0..SPLITS {
+    let progress = common::progress::bar(splits as u64, "  splits");
+    for split in 0..splits {
         let split_seed = seed.wrapping_mul(7_000_003).wrapping_add(split as u64);
         let mut split_rng = ChaCha20Rng::seed_from_u64(split_seed);
         for (b, branch) in branches.iter().enumerate() {
@@ -267,8 +366,9 @@ fn transfer_demo(seed: u64) -> Res<String> {
                 results[m][b].push(auc(&p, &test_y)?);
             }
         }
-        println!("  split {}/{SPLITS} done", split + 1);
+        progress.inc(1);
     }
+    progress.finish_and_clear();
     let mut out = format!("{:<12}", "branch (n)");
     for n in branch_sizes {
         write!(out, " {:>15}", format!("#{n}"))?;
@@ -401,57 +501,4 @@ fn mean_sd(v: &[f64]) -> (f64, f64) {
     let mean = v.iter().sum::<f64>() / n;
     let var = v.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
     (mean, var.sqrt())
-}
-
-/// Reads a CSV with a header, numeric cells, and the last column named `label` (0/1).
-fn read_csv(path: &str) -> Res<Table> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let (_, header) = lines.next().ok_or(format!("{path}: empty file"))?;
-    let columns: Vec<&str> = header.split(',').map(str::trim).collect();
-    if columns.last() != Some(&"label") || columns.len() < 2 {
-        return Err(
-            format!("{path}: the last column must be `label`, header is {header:?}").into(),
-        );
-    }
-    let d = columns.len() - 1;
-    let (mut x, mut y) = (Vec::new(), Vec::new());
-    for (number, line) in lines {
-        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
-        if cells.len() != d + 1 {
-            return Err(format!(
-                "{path}:{}: {} cells, expected {}",
-                number + 1,
-                cells.len(),
-                d + 1
-            )
-            .into());
-        }
-        for (c, cell) in cells.iter().enumerate() {
-            let v: f64 = cell.parse().map_err(|_| {
-                format!(
-                    "{path}:{}: column {:?}: {cell:?} is not a number",
-                    number + 1,
-                    columns[c]
-                )
-            })?;
-            if !v.is_finite() {
-                return Err(format!("{path}:{}: non-finite value {cell:?}", number + 1).into());
-            }
-            if c < d {
-                x.push(v);
-            } else if v == 0.0 || v == 1.0 {
-                y.push(v);
-            } else {
-                return Err(format!("{path}:{}: label {cell:?} is not 0 or 1", number + 1).into());
-            }
-        }
-    }
-    if y.is_empty() {
-        return Err(format!("{path}: no data rows").into());
-    }
-    Ok(Table { x, y, d })
 }

@@ -60,3 +60,24 @@ pub fn read_numeric(path: &Path) -> Result<Table, String> {
         rows,
     })
 }
+
+/// Reads a numeric CSV whose column `label` holds 0/1 class labels: the row-major inputs (every
+/// other column, in file order), the labels and the number of inputs.
+pub fn read_binary_labelled(
+    path: &Path,
+    label: &str,
+) -> Result<(Vec<f64>, Vec<f64>, usize), String> {
+    let table = read_numeric(path)?;
+    let (x, y, d, _) = table
+        .split_target(label)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if let Some(row) = y.iter().position(|&v| v != 0.0 && v != 1.0) {
+        return Err(format!(
+            "{}: data row {}: label {} is not 0 or 1",
+            path.display(),
+            row + 1,
+            y[row]
+        ));
+    }
+    Ok((x, y, d))
+}
