@@ -193,6 +193,22 @@ typedef enum dpd_blr_error_measure {
 } dpd_blr_error_measure;
 
 /**
+ * How the records of one step are chosen, for the RDP accountant.
+ */
+typedef enum dpd_sampling {
+    /**
+     * Each record independently with probability q (add/remove-one neighbours;
+     * Mironov–Talwar–Zhang 2019). q = 1 is no subsampling.
+     */
+    DPD_SAMPLING_POISSON = 0,
+    /**
+     * A uniformly random batch of exactly m of n records, q = m/n (replace-one neighbours;
+     * Wang–Balle–Kasiviswanathan 2019, Thm 9).
+     */
+    DPD_SAMPLING_WITHOUT_REPLACEMENT = 1,
+} dpd_sampling;
+
+/**
  * A privacy budget and what has been spent of it.
  */
 typedef struct dpd_accountant dpd_accountant;
@@ -213,6 +229,11 @@ typedef struct dpd_blr_config dpd_blr_config;
 typedef struct dpd_blr_model dpd_blr_model;
 
 /**
+ * The noise-aware posterior of β of a private BLR fit: a mixture of Gaussians.
+ */
+typedef struct dpd_blr_noise_aware dpd_blr_noise_aware;
+
+/**
  * One client of one round.
  */
 typedef struct dpd_client dpd_client;
@@ -226,6 +247,16 @@ typedef struct dpd_dataset dpd_dataset;
  * A partition of (some of) the features into K groups with importances q_k.
  */
 typedef struct dpd_feature_groups dpd_feature_groups;
+
+/**
+ * Settings of an iterative private training run (model, sampling, optimizer, privacy, DCA).
+ */
+typedef struct dpd_iterative_config dpd_iterative_config;
+
+/**
+ * An iterative training run in progress (or finished): its parameters θ and its accountant.
+ */
+typedef struct dpd_iterative_trainer dpd_iterative_trainer;
 
 /**
  * One compute node of one round.
@@ -375,6 +406,32 @@ typedef struct dpd_wire_header {
      */
     enum dpd_share_mode kind;
 } dpd_wire_header;
+
+/**
+ * What one iteration released and what the run has spent after it.
+ */
+typedef struct dpd_iterative_step_info {
+    /**
+     * The iteration (0-based).
+     */
+    uint64_t iteration;
+    /**
+     * σ of the noise in the released sum (σ_client·sqrt(n_included); 0 when non-private).
+     */
+    double noise_sigma_released;
+    /**
+     * Clients whose shares are in the sum (sampled or not: every client takes part).
+     */
+    size_t n_included;
+    /**
+     * ε spent by the run so far (INFINITY when non-private).
+     */
+    double epsilon_spent;
+    /**
+     * δ spent by the run so far (0 when non-private).
+     */
+    double delta_spent;
+} dpd_iterative_step_info;
 
 #ifdef __cplusplus
 extern "C" {
@@ -592,6 +649,102 @@ enum dpd_status dpd_blr_model_stats(const struct dpd_blr_model *model,
  * `model` must be NULL or a handle from `dpd_blr_fit` not freed before.
  */
 void dpd_blr_model_free(struct dpd_blr_model *model);
+
+/**
+ * The noise-aware posterior of the fit's coefficients (Bernstein & Sheldon 2019's model):
+ * `draws` >= 1 draws of the latent Σxxᵀ given its released value and the public noise of the
+ * fit's release (trusted aggregator, DCA or input perturbation, Gaussian or Laplace), inside
+ * the box of the fit's clipping bounds, each weighted by the likelihood of the released Σxy;
+ * 1000 draws is a good default. Randomness from `rng` (this is post-processing of the release:
+ * it costs no privacy, and a fixed seed makes it reproducible). The prior precisions are the
+ * fit's. Measured calibration and the approximations made are documented in `blr::noise_aware`.
+ *
+ * # Safety
+ * `model`, `rng` NULL (→ error) or live handles (`rng` not used concurrently); `out` NULL
+ * (→ error) or a writable `dpd_blr_noise_aware*`.
+ */
+enum dpd_status dpd_blr_model_noise_aware(const struct dpd_blr_model *model,
+                                          size_t draws,
+                                          struct dpd_rng *rng,
+                                          struct dpd_blr_noise_aware **out);
+
+/**
+ * Posterior summaries of the coefficients β_1..β_d: means into `out_mean`, standard deviations
+ * into `out_sd`, and the central credible interval at `level` in (0, 1) (e.g. 0.9) into
+ * `out_lower` / `out_upper`. The four arrays share the capacity `out_cap` and the query-size
+ * pattern (the length d goes to `*out_len`).
+ *
+ * # Safety
+ * `posterior` NULL (→ error) or a live handle; the four arrays NULL only with `out_cap == 0`,
+ * else `out_cap` writable doubles each, not overlapping; `out_len` NULL (→ error) or writable.
+ */
+enum dpd_status dpd_blr_noise_aware_coefficients(const struct dpd_blr_noise_aware *posterior,
+                                                 double level,
+                                                 double *out_mean,
+                                                 double *out_sd,
+                                                 double *out_lower,
+                                                 double *out_upper,
+                                                 size_t out_cap,
+                                                 size_t *out_len);
+
+/**
+ * Posterior summaries of predictions for the rows of `x` (row-major, `x_len` a positive
+ * multiple of d): with `observation = 0` of the mean response xᵀβ, with `observation = 1` of a
+ * new observation xᵀβ + e (adds the noise variance 1/λ). Outputs as
+ * `dpd_blr_noise_aware_coefficients`, one per row.
+ *
+ * # Safety
+ * As `dpd_blr_noise_aware_coefficients`; `x` NULL only with `x_len == 0`, else readable.
+ */
+enum dpd_status dpd_blr_noise_aware_predict(const struct dpd_blr_noise_aware *posterior,
+                                            const double *x,
+                                            size_t x_len,
+                                            uint32_t observation,
+                                            double level,
+                                            double *out_mean,
+                                            double *out_sd,
+                                            double *out_lower,
+                                            double *out_upper,
+                                            size_t out_cap,
+                                            size_t *out_len);
+
+/**
+ * Describes the posterior: the number of coefficients d and the effective sample size of its
+ * importance weights, (Σw)²/Σw² (<= draws; a value far below the draws means few draws carry
+ * the posterior — use more). Either pointer may be NULL.
+ *
+ * # Safety
+ * `posterior` NULL (→ error) or a live handle; each out-pointer NULL or writable.
+ */
+enum dpd_status dpd_blr_noise_aware_info(const struct dpd_blr_noise_aware *posterior,
+                                         size_t *out_d,
+                                         double *out_effective_sample_size);
+
+/**
+ * Frees a noise-aware posterior; NULL is a no-op.
+ *
+ * # Safety
+ * `posterior` must be NULL or a handle from `dpd_blr_model_noise_aware` not freed before.
+ */
+void dpd_blr_noise_aware_free(struct dpd_blr_noise_aware *posterior);
+
+/**
+ * The naive posterior's summaries of β (the released statistics treated as exact, as
+ * `dpd_blr_model_mean` does): means, standard deviations and central intervals at `level`,
+ * outputs as `dpd_blr_noise_aware_coefficients`. At small ε these intervals are too narrow;
+ * they are here for comparison.
+ *
+ * # Safety
+ * `model` NULL (→ error) or a live handle; outputs as `dpd_blr_noise_aware_coefficients`.
+ */
+enum dpd_status dpd_blr_model_coefficients(const struct dpd_blr_model *model,
+                                           double level,
+                                           double *out_mean,
+                                           double *out_sd,
+                                           double *out_lower,
+                                           double *out_upper,
+                                           size_t out_cap,
+                                           size_t *out_len);
 
 /**
  * Chooses the projection multipliers for a statistics release of n records with standard
@@ -1179,6 +1332,295 @@ enum dpd_status dpd_wire_inspect(const uint8_t *bytes, size_t len, struct dpd_wi
  * or point to a writable `size_t`.
  */
 enum dpd_status dpd_last_error_message(char *buf, size_t len, size_t *out_len);
+
+/**
+ * The ε after `steps` >= 1 steps of the sampled Gaussian mechanism with noise multiplier
+ * z = σ/C > 0 and sampling probability q in (0, 1] (`sampling` a `dpd_sampling` value), at
+ * δ in (0, 1), by the Rényi-DP accountant over dp_accounting's grid of orders with the
+ * conversion of Balle et al. 2020 (Thm 21); the order that attains it goes to `*out_order`
+ * (may be NULL). Continuous Gaussian noise; for DCA's discrete sum use the trainer's own
+ * accountant (`dpd_iterative_trainer_spent`).
+ *
+ * # Safety
+ * `out_epsilon` NULL (→ error) or writable; `out_order` NULL or writable.
+ */
+enum dpd_status dpd_rdp_epsilon(double q,
+                                double noise_multiplier,
+                                uint64_t steps,
+                                double delta,
+                                uint32_t sampling_kind,
+                                double *out_epsilon,
+                                double *out_order);
+
+/**
+ * The smallest noise multiplier z = σ/C (to relative precision 1e-9, rounded up so that it
+ * meets the target) for which `steps` >= 1 steps of the sampled Gaussian mechanism with
+ * sampling probability q in (0, 1] stay within (ε, δ) (ε > 0, δ in (0, 1)), by bisection over
+ * `dpd_rdp_epsilon`'s accountant. Errors: `DPD_ERR_INVALID_ARGUMENT`, `DPD_ERR_NUMERICAL` (no
+ * z <= 1e6 suffices).
+ *
+ * # Safety
+ * `out` NULL (→ error) or writable.
+ */
+enum dpd_status dpd_rdp_noise_multiplier(double epsilon,
+                                         double delta,
+                                         uint64_t steps,
+                                         double q,
+                                         uint32_t sampling_kind,
+                                         double *out);
+
+/**
+ * The smallest noise multiplier z for which `iterations` >= 1 iterations of a trainer with
+ * `config`'s model, sampling, clipping norm and DCA settings on `n_clients` clients with `dim`
+ * features stay within (ε, δ): bisection over the very mechanism the trainer charges (DCA's
+ * sum of discrete Gaussians from N − T − 1 honest clients; its grid depends on z). `config`'s
+ * privacy choice is ignored; pass the result to `dpd_iterative_config_set_private` with the
+ * same (ε, δ).
+ *
+ * # Safety
+ * `config` NULL (→ error) or a live handle; `out` NULL (→ error) or writable.
+ */
+enum dpd_status dpd_iterative_calibrate_noise_multiplier(const struct dpd_iterative_config *config,
+                                                         size_t n_clients,
+                                                         size_t dim,
+                                                         double epsilon,
+                                                         double delta,
+                                                         uint64_t iterations,
+                                                         double *out);
+
+/**
+ * Settings for logistic regression without intercept (add a constant feature for one):
+ * per-client loss ln(1 + exp(−y·wᵀx)), labels in {0, 1} or {−1, +1}, public penalty
+ * (`l2`/2)‖w‖² with `l2` >= 0 — the objective of PLR without its noise.
+ *
+ * # Safety
+ * `out` NULL (→ `DPD_ERR_NULL_POINTER`) or a writable `dpd_iterative_config*`.
+ */
+enum dpd_status dpd_iterative_config_new_logistic(double l2, struct dpd_iterative_config **out);
+
+/**
+ * Settings for Bayesian linear regression by DP variational inference: y ~ N(xᵀβ, 1/λ),
+ * β ~ N(0, I/λ₀), mean-field Gaussian posterior N(m, diag(s²)) with parameters θ = (m, ln s)
+ * of length 2d. `noise_precision` = λ > 0, `prior_precision` = λ₀ > 0.
+ *
+ * # Safety
+ * As `dpd_iterative_config_new_logistic`.
+ */
+enum dpd_status dpd_iterative_config_new_blr_vi(double noise_precision,
+                                                double prior_precision,
+                                                struct dpd_iterative_config **out);
+
+/**
+ * Poisson sampling: every client joins each iteration's batch independently with probability
+ * `rate` in (0, 1], flipping its own coin (nobody, not even the trainer, learns the batch).
+ * Guarantee for add/remove-one client. The released sum is divided by rate·N.
+ *
+ * # Safety
+ * `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle not used concurrently.
+ */
+enum dpd_status dpd_iterative_config_set_poisson(struct dpd_iterative_config *config, double rate);
+
+/**
+ * Fixed-size sampling: the trainer draws exactly `batch` >= 1 of the N clients uniformly
+ * without replacement each iteration (`batch` <= N is checked when the trainer is created).
+ * Guarantee for replace-one client, against everyone but the trainer (which knows the batch;
+ * use Poisson sampling when the trainer is not trusted).
+ *
+ * # Safety
+ * As `dpd_iterative_config_set_poisson`.
+ */
+enum dpd_status dpd_iterative_config_set_fixed_size(struct dpd_iterative_config *config,
+                                                    size_t batch);
+
+/**
+ * Plain SGD: θ ← θ − `learning_rate`·g (learning rate > 0).
+ *
+ * # Safety
+ * As `dpd_iterative_config_set_poisson`.
+ */
+enum dpd_status dpd_iterative_config_set_sgd(struct dpd_iterative_config *config,
+                                             double learning_rate);
+
+/**
+ * Adam with bias correction: learning rate > 0, β₁ and β₂ in [0, 1), `epsilon` > 0 (the
+ * denominator's constant, not a privacy parameter).
+ *
+ * # Safety
+ * As `dpd_iterative_config_set_poisson`.
+ */
+enum dpd_status dpd_iterative_config_set_adam(struct dpd_iterative_config *config,
+                                              double learning_rate,
+                                              double beta1,
+                                              double beta2,
+                                              double epsilon);
+
+/**
+ * C > 0: every client's gradient is scaled to ℓ2 norm <= C (ignored by a non-private run).
+ *
+ * # Safety
+ * As `dpd_iterative_config_set_poisson`.
+ */
+enum dpd_status dpd_iterative_config_set_clip_norm(struct dpd_iterative_config *config,
+                                                   double clip_norm);
+
+/**
+ * Each iteration is one DCA round with `n_nodes` >= 2 compute nodes that tolerates at most
+ * `max_dropped` missing or colluding clients (its noise is calibrated so that the N − T − 1
+ * honest shares alone carry σ_total; N − T − 1 >= 1 is checked when the trainer is created).
+ *
+ * # Safety
+ * As `dpd_iterative_config_set_poisson`.
+ */
+enum dpd_status dpd_iterative_config_set_dca(struct dpd_iterative_config *config,
+                                             uint32_t n_nodes,
+                                             size_t max_dropped);
+
+/**
+ * A private run: every round adds noise σ_total = `noise_multiplier`·C per coordinate and is
+ * charged to a Rényi-DP accountant with budget (ε, δ) (ε > 0, δ in (0, 1)); an iteration that
+ * would exceed it is refused before anything is released. `noise_multiplier` z > 0 — get the
+ * smallest z that lasts a planned number of iterations from
+ * `dpd_iterative_calibrate_noise_multiplier`.
+ *
+ * # Safety
+ * As `dpd_iterative_config_set_poisson`.
+ */
+enum dpd_status dpd_iterative_config_set_private(struct dpd_iterative_config *config,
+                                                 double epsilon,
+                                                 double delta,
+                                                 double noise_multiplier);
+
+/**
+ * A non-private run (no noise, no clipping, ε = ∞) over the same DCA rounds: for baselines and
+ * tests only.
+ *
+ * # Safety
+ * As `dpd_iterative_config_set_poisson`.
+ */
+enum dpd_status dpd_iterative_config_set_non_private(struct dpd_iterative_config *config);
+
+/**
+ * Frees settings; NULL is a no-op.
+ *
+ * # Safety
+ * `config` must be NULL or a handle from a `dpd_iterative_config_new_*` not freed before.
+ */
+void dpd_iterative_config_free(struct dpd_iterative_config *config);
+
+/**
+ * Creates a trainer for `n_clients` clients (one record each) with `dim` features, with the
+ * settings of `config` (whose privacy must have been chosen, else `DPD_ERR_INVALID_STATE`).
+ * Masks, noise and (fixed-size) batches come from `rng` — `dpd_rng_new_os` in production.
+ * Errors: `DPD_ERR_INVALID_ARGUMENT` (batch > N, N − T − 1 < 1, dim = 0, ...).
+ *
+ * # Safety
+ * `config`, `rng` NULL (→ error) or live handles (`rng` not used concurrently); `out` NULL
+ * (→ error) or a writable `dpd_iterative_trainer*`.
+ */
+enum dpd_status dpd_iterative_trainer_new(const struct dpd_iterative_config *config,
+                                          size_t n_clients,
+                                          size_t dim,
+                                          struct dpd_rng *rng,
+                                          struct dpd_iterative_trainer **out);
+
+/**
+ * One iteration on the clients' records (`n` must equal the trainer's N): check the budget,
+ * run the DCA round (clients listed in `dropped[0..n_dropped]` send nothing; at most T), update
+ * θ. `*out_info` (may be NULL) describes the release. Errors: `DPD_ERR_BUDGET_EXCEEDED` or
+ * `DPD_ERR_TOO_MANY_DROPOUTS` before anything is released or spent; `DPD_ERR_NUMERICAL` if
+ * θ would become non-finite (lower the learning rate). On any error θ, the optimizer state and
+ * the iteration count are unchanged.
+ *
+ * # Safety
+ * `trainer` NULL (→ error) or a live handle not used concurrently; arrays NULL only with
+ * length 0, else readable; `out_info` NULL or writable.
+ */
+enum dpd_status dpd_iterative_trainer_step(struct dpd_iterative_trainer *trainer,
+                                           const double *x,
+                                           size_t x_len,
+                                           const double *y,
+                                           size_t n,
+                                           const size_t *dropped,
+                                           size_t n_dropped,
+                                           struct dpd_iterative_step_info *out_info);
+
+/**
+ * Up to `iterations` iterations without dropouts; stops early, successfully, when the next one
+ * would exceed the budget. The number done is written to `*out_done` (0 when the budget was
+ * already spent). Records as `dpd_iterative_trainer_step`.
+ *
+ * # Safety
+ * As `dpd_iterative_trainer_step`; `out_done` NULL (→ error) or writable.
+ */
+enum dpd_status dpd_iterative_trainer_fit(struct dpd_iterative_trainer *trainer,
+                                          const double *x,
+                                          size_t x_len,
+                                          const double *y,
+                                          size_t n,
+                                          uint64_t iterations,
+                                          uint64_t *out_done);
+
+/**
+ * Copies the public parameters θ into `out` (query-size pattern): the d weights of logistic
+ * regression; for DP-VI BLR the 2d values (m_1..m_d, ln s_1..ln s_d) of the posterior
+ * N(m, diag(s²)).
+ *
+ * # Safety
+ * `trainer` NULL (→ error) or a live handle; `(out, out_cap, out_len)` per the output-array
+ * rule.
+ */
+enum dpd_status dpd_iterative_trainer_params(const struct dpd_iterative_trainer *trainer,
+                                             double *out,
+                                             size_t out_cap,
+                                             size_t *out_len);
+
+/**
+ * Describes the run: iterations done, number of features d and of parameters (d, or 2d for
+ * DP-VI BLR), and the noise multiplier z (0 when non-private). Any out-pointer may be NULL.
+ *
+ * # Safety
+ * `trainer` NULL (→ error) or a live handle; each out-pointer NULL or writable.
+ */
+enum dpd_status dpd_iterative_trainer_info(const struct dpd_iterative_trainer *trainer,
+                                           uint64_t *out_iterations,
+                                           size_t *out_dim,
+                                           size_t *out_n_params,
+                                           double *out_noise_multiplier);
+
+/**
+ * The privacy the accountant has charged so far, (ε, δ): ε at the budget's δ (ε = 0 before
+ * the first iteration; ε = INFINITY, δ = 0 for a non-private run). Either pointer may be NULL.
+ *
+ * # Safety
+ * `trainer` NULL (→ error) or a live handle; each out-pointer NULL or writable.
+ */
+enum dpd_status dpd_iterative_trainer_spent(const struct dpd_iterative_trainer *trainer,
+                                            double *out_epsilon,
+                                            double *out_delta);
+
+/**
+ * Predictions for the rows of `x` (row-major, `x_len` a positive multiple of d), one per row
+ * into `out` (query-size pattern): P(y = 1 | x) = σ(wᵀx) for logistic regression, the
+ * posterior mean xᵀm for DP-VI BLR. Uses only θ, which is public: costs no privacy.
+ *
+ * # Safety
+ * `trainer` NULL (→ error) or a live handle; `x` NULL only with `x_len == 0`, else readable;
+ * `(out, out_cap, out_len)` per the output-array rule.
+ */
+enum dpd_status dpd_iterative_trainer_predict(const struct dpd_iterative_trainer *trainer,
+                                              const double *x,
+                                              size_t x_len,
+                                              double *out,
+                                              size_t out_cap,
+                                              size_t *out_len);
+
+/**
+ * Frees a trainer; NULL is a no-op.
+ *
+ * # Safety
+ * `trainer` must be NULL or a handle from `dpd_iterative_trainer_new` not freed before.
+ */
+void dpd_iterative_trainer_free(struct dpd_iterative_trainer *trainer);
 
 /**
  * Creates an accountant with budget (ε, δ): ε finite and >= 0, δ ∈ [0, 1). Gaussian rounds

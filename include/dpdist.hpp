@@ -566,6 +566,82 @@ private:
     detail::Handle<dpd_blr_config, dpd_blr_config_free> h_;
 };
 
+/// Posterior means, standard deviations and central credible intervals [lower, upper], one
+/// entry per coefficient or per predicted row.
+struct PosteriorSummary {
+    std::vector<double> mean, sd, lower, upper;
+};
+
+namespace detail {
+/// Runs a computing call with four parallel outputs of `expected` elements (as `compute`).
+template <class Call> PosteriorSummary summarise(size_t expected, Call &&call) {
+    PosteriorSummary r;
+    auto size = [&](size_t n) {
+        r.mean.resize(n);
+        r.sd.resize(n);
+        r.lower.resize(n);
+        r.upper.resize(n);
+    };
+    size(expected);
+    size_t len = 0;
+    auto run = [&] {
+        return call(r.mean.data(), r.sd.data(), r.lower.data(), r.upper.data(), r.mean.size(),
+                    &len);
+    };
+    dpd_status status = run();
+    if (status == DPD_ERR_BUFFER_TOO_SMALL) {
+        size(len);
+        status = run();
+    }
+    check(status);
+    size(len);
+    return r;
+}
+} // namespace detail
+
+/// The noise-aware posterior of a private BLR fit's coefficients (the released statistics
+/// treated as noisy observations of the true ones).
+class BlrNoiseAware {
+public:
+    /// Summaries of β_1..β_d with central intervals at `level` in (0, 1).
+    PosteriorSummary coefficients(double level = 0.9) const {
+        return detail::summarise(d(), [&](double *m, double *s, double *lo, double *hi,
+                                          size_t cap, size_t *len) {
+            return dpd_blr_noise_aware_coefficients(h_.get(), level, m, s, lo, hi, cap, len);
+        });
+    }
+    /// Summaries of xᵀβ for the rows of x (n x d, row-major), or of a new observation
+    /// xᵀβ + e when `observation` is true.
+    PosteriorSummary predict(Span<const double> x, bool observation = false,
+                             double level = 0.9) const {
+        size_t rows = d() == 0 ? 0 : x.size() / d();
+        return detail::summarise(rows, [&](double *m, double *s, double *lo, double *hi,
+                                           size_t cap, size_t *len) {
+            return dpd_blr_noise_aware_predict(h_.get(), x.data(), x.size(),
+                                               observation ? 1u : 0u, level, m, s, lo, hi, cap,
+                                               len);
+        });
+    }
+    /// The number of coefficients d.
+    size_t d() const {
+        size_t d = 0;
+        check(dpd_blr_noise_aware_info(h_.get(), &d, nullptr));
+        return d;
+    }
+    /// (Σw)²/Σw² of the importance weights (<= draws).
+    double effective_sample_size() const {
+        double ess = 0.0;
+        check(dpd_blr_noise_aware_info(h_.get(), nullptr, &ess));
+        return ess;
+    }
+
+private:
+    friend class BlrModel;
+    explicit BlrNoiseAware(detail::Handle<dpd_blr_noise_aware, dpd_blr_noise_aware_free> h)
+        : h_(std::move(h)) {}
+    detail::Handle<dpd_blr_noise_aware, dpd_blr_noise_aware_free> h_;
+};
+
 /// A privately fitted BLR model.
 class BlrModel {
 public:
@@ -601,6 +677,23 @@ public:
         return detail::fetch<double>([&](double *out, size_t cap, size_t *len) {
             return dpd_blr_model_stats(h_.get(), out, cap, len);
         });
+    }
+    /// The naive posterior's summaries of β at `level` (noisy statistics treated as exact: too
+    /// narrow at small ε; for comparison with noise_aware()).
+    PosteriorSummary coefficients(double level = 0.9) const {
+        return detail::summarise(mean().size(), [&](double *m, double *s, double *lo, double *hi,
+                                                    size_t cap, size_t *len) {
+            return dpd_blr_model_coefficients(h_.get(), level, m, s, lo, hi, cap, len);
+        });
+    }
+    /// The noise-aware posterior of β (`draws` draws of the latent Σxxᵀ; 1000 is a good default).
+    /// Post-processing: costs no privacy.
+    BlrNoiseAware noise_aware(size_t draws, Rng &rng) const {
+        return BlrNoiseAware(
+            detail::make<dpd_blr_noise_aware, dpd_blr_noise_aware_free>(
+                [&](dpd_blr_noise_aware **out) {
+                    return dpd_blr_model_noise_aware(h_.get(), draws, rng.get(), out);
+                }));
     }
 
 private:
@@ -653,6 +746,155 @@ inline double spearman(Span<const double> truth, Span<const double> predicted) {
     check(dpd_spearman(truth.data(), truth.size(), predicted.data(), predicted.size(), &out));
     return out;
 }
+
+// ---- iterative private learning over DCA rounds (Rényi-DP accounting) ---------------------
+
+/// How the records of one step are chosen (Poisson: add/remove-one; without replacement:
+/// replace-one).
+enum class Sampling : uint32_t {
+    Poisson = DPD_SAMPLING_POISSON,
+    WithoutReplacement = DPD_SAMPLING_WITHOUT_REPLACEMENT
+};
+
+/// ε after `steps` steps of the sampled Gaussian (noise multiplier z, probability q) at δ.
+inline double rdp_epsilon(double q, double noise_multiplier, uint64_t steps, double delta,
+                          Sampling sampling = Sampling::Poisson) {
+    double eps = 0.0;
+    check(dpd_rdp_epsilon(q, noise_multiplier, steps, delta, static_cast<uint32_t>(sampling), &eps,
+                          nullptr));
+    return eps;
+}
+/// The smallest noise multiplier for which `steps` steps at probability q stay within (ε, δ).
+inline double rdp_noise_multiplier(double epsilon, double delta, uint64_t steps, double q,
+                                   Sampling sampling = Sampling::Poisson) {
+    double z = 0.0;
+    check(dpd_rdp_noise_multiplier(epsilon, delta, steps, q, static_cast<uint32_t>(sampling), &z));
+    return z;
+}
+
+/// Settings of an iterative run (defaults: Poisson q = 0.05, Adam 0.02, C = 1, M = 3, T = 0;
+/// the privacy must be chosen with private_budget() or non_private()).
+class IterativeConfig {
+public:
+    /// Logistic regression (labels 0/1 or ±1) with public penalty (l2/2)‖w‖².
+    static IterativeConfig logistic(double l2) {
+        return IterativeConfig([&](dpd_iterative_config **out) {
+            return dpd_iterative_config_new_logistic(l2, out);
+        });
+    }
+    /// BLR by DP variational inference (noise precision λ, prior precision λ₀).
+    static IterativeConfig blr_vi(double noise_precision, double prior_precision) {
+        return IterativeConfig([&](dpd_iterative_config **out) {
+            return dpd_iterative_config_new_blr_vi(noise_precision, prior_precision, out);
+        });
+    }
+    IterativeConfig &poisson(double rate) {
+        return apply(dpd_iterative_config_set_poisson(h_.get(), rate));
+    }
+    IterativeConfig &fixed_size(size_t batch) {
+        return apply(dpd_iterative_config_set_fixed_size(h_.get(), batch));
+    }
+    IterativeConfig &sgd(double learning_rate) {
+        return apply(dpd_iterative_config_set_sgd(h_.get(), learning_rate));
+    }
+    IterativeConfig &adam(double learning_rate, double beta1 = 0.9, double beta2 = 0.999,
+                          double epsilon = 1e-8) {
+        return apply(dpd_iterative_config_set_adam(h_.get(), learning_rate, beta1, beta2, epsilon));
+    }
+    IterativeConfig &clip_norm(double c) {
+        return apply(dpd_iterative_config_set_clip_norm(h_.get(), c));
+    }
+    IterativeConfig &dca(uint32_t n_nodes, size_t max_dropped) {
+        return apply(dpd_iterative_config_set_dca(h_.get(), n_nodes, max_dropped));
+    }
+    /// Budget (ε, δ) for the whole run and noise multiplier z (see calibrate_noise_multiplier).
+    IterativeConfig &private_budget(double epsilon, double delta, double noise_multiplier) {
+        return apply(dpd_iterative_config_set_private(h_.get(), epsilon, delta, noise_multiplier));
+    }
+    /// No noise, no clipping (ε = ∞): baselines only.
+    IterativeConfig &non_private() { return apply(dpd_iterative_config_set_non_private(h_.get())); }
+    /// The smallest z for which `iterations` iterations on n clients x d features stay within
+    /// (ε, δ), for the mechanism the trainer charges.
+    double calibrate_noise_multiplier(size_t n_clients, size_t dim, double epsilon, double delta,
+                                      uint64_t iterations) const {
+        double z = 0.0;
+        check(dpd_iterative_calibrate_noise_multiplier(h_.get(), n_clients, dim, epsilon, delta,
+                                                       iterations, &z));
+        return z;
+    }
+    const dpd_iterative_config *get() const noexcept { return h_.get(); }
+
+private:
+    template <class Make>
+    explicit IterativeConfig(Make &&m)
+        : h_(detail::make<dpd_iterative_config, dpd_iterative_config_free>(m)) {}
+    IterativeConfig &apply(dpd_status s) {
+        check(s);
+        return *this;
+    }
+    detail::Handle<dpd_iterative_config, dpd_iterative_config_free> h_;
+};
+
+/// An iterative training run: public parameters θ and a Rényi-DP accountant.
+class IterativeTrainer {
+public:
+    IterativeTrainer(const IterativeConfig &config, size_t n_clients, size_t dim, Rng &rng)
+        : h_(detail::make<dpd_iterative_trainer, dpd_iterative_trainer_free>(
+              [&](dpd_iterative_trainer **out) {
+                  return dpd_iterative_trainer_new(config.get(), n_clients, dim, rng.get(), out);
+              })) {}
+    /// One iteration on every client's record (x: n x d row-major); `dropped` clients send
+    /// nothing. Throws DPD_ERR_BUDGET_EXCEEDED (nothing released) past the budget.
+    dpd_iterative_step_info step(Span<const double> x, Span<const double> y,
+                                 Span<const size_t> dropped = {}) {
+        dpd_iterative_step_info info{};
+        check(dpd_iterative_trainer_step(h_.get(), x.data(), x.size(), y.data(), y.size(),
+                                         dropped.data(), dropped.size(), &info));
+        return info;
+    }
+    /// Up to `iterations` iterations, stopping at the budget; returns how many ran.
+    uint64_t fit(Span<const double> x, Span<const double> y, uint64_t iterations) {
+        uint64_t done = 0;
+        check(dpd_iterative_trainer_fit(h_.get(), x.data(), x.size(), y.data(), y.size(),
+                                        iterations, &done));
+        return done;
+    }
+    /// θ: d weights (logistic) or (m, ln s) of length 2d (DP-VI BLR).
+    std::vector<double> params() const {
+        return detail::fetch<double>([&](double *out, size_t cap, size_t *len) {
+            return dpd_iterative_trainer_params(h_.get(), out, cap, len);
+        });
+    }
+    /// P(y = 1 | x) (logistic) or the posterior mean xᵀm (DP-VI BLR), one per row of x.
+    std::vector<double> predict(Span<const double> x) const {
+        size_t d = 0;
+        check(dpd_iterative_trainer_info(h_.get(), nullptr, &d, nullptr, nullptr));
+        size_t rows = d == 0 ? 0 : x.size() / d;
+        return detail::compute<double>(rows, [&](double *out, size_t cap, size_t *len) {
+            return dpd_iterative_trainer_predict(h_.get(), x.data(), x.size(), out, cap, len);
+        });
+    }
+    /// (ε, δ) spent so far (ε = ∞ for a non-private run).
+    std::pair<double, double> spent() const {
+        std::pair<double, double> s{0.0, 0.0};
+        check(dpd_iterative_trainer_spent(h_.get(), &s.first, &s.second));
+        return s;
+    }
+    uint64_t iterations() const {
+        uint64_t it = 0;
+        check(dpd_iterative_trainer_info(h_.get(), &it, nullptr, nullptr, nullptr));
+        return it;
+    }
+    /// The noise multiplier z of the run (0 when non-private).
+    double noise_multiplier() const {
+        double z = 0.0;
+        check(dpd_iterative_trainer_info(h_.get(), nullptr, nullptr, nullptr, &z));
+        return z;
+    }
+
+private:
+    detail::Handle<dpd_iterative_trainer, dpd_iterative_trainer_free> h_;
+};
 
 // ---- summation kernels (wrapping arithmetic mod 2^64, what DCA nodes sum shares with) ----------
 

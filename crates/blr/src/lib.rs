@@ -28,6 +28,7 @@
 pub mod cavi;
 pub mod data;
 pub mod error;
+mod fit_noise;
 pub mod metrics;
 pub mod noise_aware;
 pub mod pipeline;

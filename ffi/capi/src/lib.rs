@@ -25,6 +25,7 @@ mod dca;
 mod error;
 mod guard;
 mod handle;
+mod iterative;
 mod noise;
 #[cfg(test)]
 mod null_tests;

@@ -111,3 +111,107 @@ fn null_handles_and_outputs_are_refused() {
         dpd_plr_model_free(null_mut());
     }
 }
+
+#[test]
+fn iterative_and_uncertainty_entry_points_refuse_null() {
+    use crate::blr::noise_aware::*;
+    use crate::iterative::calibrate::*;
+    use crate::iterative::config::*;
+    use crate::iterative::trainer::*;
+    let mut x = 0.0f64;
+    let mut n = 0usize;
+    let mut done = 0u64;
+    let sentinel = std::ptr::dangling_mut::<dpd_iterative_trainer>();
+    let mut trainer = sentinel;
+    let mut config = null_mut();
+    let mut rng = null_mut();
+    // SAFETY: every non-NULL pointer below is a live local or handle.
+    unsafe {
+        assert_eq!(dpd_rng_new_insecure_fixed_seed(1, &mut rng), DPD_OK);
+        assert_eq!(dpd_iterative_config_new_logistic(0.0, &mut config), DPD_OK);
+        assert_eq!(dpd_iterative_config_set_non_private(config), DPD_OK);
+        let cases: [(&str, dpd_status); 14] = [
+            (
+                "config_new out",
+                dpd_iterative_config_new_logistic(0.0, null_mut()),
+            ),
+            (
+                "blr_vi out",
+                dpd_iterative_config_new_blr_vi(1.0, 1.0, null_mut()),
+            ),
+            (
+                "set_sgd config",
+                dpd_iterative_config_set_sgd(null_mut(), 0.1),
+            ),
+            (
+                "set_private config",
+                dpd_iterative_config_set_private(null_mut(), 1.0, 1e-5, 1.0),
+            ),
+            (
+                "trainer_new config",
+                dpd_iterative_trainer_new(null(), 3, 1, rng, &mut trainer),
+            ),
+            (
+                "trainer_new rng",
+                dpd_iterative_trainer_new(config, 3, 1, null_mut(), &mut trainer),
+            ),
+            (
+                "trainer_new out",
+                dpd_iterative_trainer_new(config, 3, 1, rng, null_mut()),
+            ),
+            (
+                "step trainer",
+                dpd_iterative_trainer_step(null_mut(), null(), 0, null(), 0, null(), 0, null_mut()),
+            ),
+            (
+                "fit trainer",
+                dpd_iterative_trainer_fit(null_mut(), null(), 0, null(), 0, 1, &mut done),
+            ),
+            (
+                "params out_len",
+                dpd_iterative_trainer_params(null(), null_mut(), 0, null_mut()),
+            ),
+            (
+                "rdp_epsilon out",
+                dpd_rdp_epsilon(0.1, 1.0, 1, 1e-5, 0, null_mut(), null_mut()),
+            ),
+            (
+                "rdp_z out",
+                dpd_rdp_noise_multiplier(1.0, 1e-5, 1, 0.1, 0, null_mut()),
+            ),
+            (
+                "noise_aware model",
+                dpd_blr_model_noise_aware(null(), 10, rng, null_mut()),
+            ),
+            (
+                "noise_aware coefficients",
+                dpd_blr_noise_aware_coefficients(
+                    null(),
+                    0.9,
+                    null_mut(),
+                    null_mut(),
+                    null_mut(),
+                    null_mut(),
+                    0,
+                    &mut n,
+                ),
+            ),
+        ];
+        for (what, status) in cases {
+            assert_eq!(status, DPD_ERR_NULL_POINTER, "{what}");
+        }
+        assert_eq!(trainer, sentinel);
+        assert_eq!((x, n, done), (0.0, 0, 0));
+        x = 1.0;
+        assert_eq!(
+            dpd_iterative_trainer_spent(null(), &mut x, null_mut()),
+            DPD_ERR_NULL_POINTER
+        );
+        assert_eq!(x, 1.0);
+        dpd_iterative_config_free(config);
+        dpd_rng_free(rng);
+        dpd_iterative_config_free(null_mut());
+        dpd_iterative_trainer_free(null_mut());
+        dpd_blr_noise_aware_free(null_mut());
+    }
+}

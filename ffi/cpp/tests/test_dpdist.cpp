@@ -178,6 +178,90 @@ static void learners() {
                  [&] { config.distributed(1, 0, dpd::ShareMode::Seed); });
 }
 
+// Iterative learning and the RDP accountant through the wrapper: a published figure (TF
+// Privacy's compute_dp_sgd_privacy_statement, 3 decimals), a calibrated run that lasts exactly
+// the planned iterations, and the budget refusal.
+static void iterative() {
+    CHECK(std::fabs(dpd::rdp_epsilon(64.0 / 10000.0, 1.0, 782, 1e-6) - 1.616) < 5e-4);
+    double z0 = dpd::rdp_noise_multiplier(1.0, 1e-5, 100, 0.05, dpd::Sampling::WithoutReplacement);
+    CHECK(dpd::rdp_epsilon(0.05, z0, 100, 1e-5, dpd::Sampling::WithoutReplacement) <= 1.0);
+
+    const size_t n = 200, d = 2, planned = 15;
+    std::vector<double> x(n * d), labels(n);
+    for (size_t i = 0; i < n; ++i) {
+        x[i * d] = std::sin(0.7 * double(i));
+        x[i * d + 1] = std::cos(1.3 * double(i));
+        labels[i] = 2.0 * x[i * d] - x[i * d + 1] > 0.0 ? 1.0 : 0.0;
+    }
+    auto config = dpd::IterativeConfig::logistic(0.01);
+    config.poisson(0.25).adam(0.1).dca(3, 2);
+    auto rng = dpd::Rng::insecure_fixed_seed(5);
+    expect_error(DPD_ERR_INVALID_STATE, "set_private",
+                 [&] { dpd::IterativeTrainer unchosen(config, n, d, rng); });
+    double z = config.calibrate_noise_multiplier(n, d, 3.0, 1e-5, planned);
+    config.private_budget(3.0, 1e-5, z);
+    dpd::IterativeTrainer trainer(config, n, d, rng);
+    std::vector<size_t> dropped{4};
+    dpd_iterative_step_info info = trainer.step(x, labels, dropped);
+    CHECK(info.n_included == n - 1 && info.iteration == 0);
+    CHECK(trainer.fit(x, labels, 100) == planned - 1);
+    auto spent = trainer.spent();
+    CHECK(spent.first <= 3.0 && spent.first > 3.0 * (1 - 1e-6) && spent.second == 1e-5);
+    auto before = trainer.params();
+    expect_error(DPD_ERR_BUDGET_EXCEEDED, "nothing was released",
+                 [&] { trainer.step(x, labels); });
+    CHECK(trainer.params() == before && trainer.iterations() == planned);
+    CHECK(trainer.noise_multiplier() == z);
+    double auc = dpd::auc(trainer.predict(x), labels);
+    std::printf("iterative LR (DCA, eps=3, z=%.3f, %zu iterations) AUC %.4f\n", z, planned, auc);
+    CHECK(auc > 0.5 && auc <= 1.0);
+
+    // DP-VI BLR: θ has 2d entries; the predictions are xᵀm.
+    auto vi = dpd::IterativeConfig::blr_vi(1.0, 1.0);
+    vi.poisson(1.0).sgd(0.5).non_private();
+    dpd::IterativeTrainer blr(vi, n, d, rng);
+    std::vector<double> y(n);
+    for (size_t i = 0; i < n; ++i) y[i] = 0.8 * x[i * d] - 0.3 * x[i * d + 1];
+    CHECK(blr.fit(x, y, 50) == 50);
+    auto theta = blr.params();
+    CHECK(theta.size() == 2 * d);
+    auto pred = blr.predict(x);
+    CHECK(pred.size() == n && std::fabs(pred[3] - (theta[0] * x[6] + theta[1] * x[7])) < 1e-12);
+    CHECK(std::isinf(blr.spent().first));
+}
+
+// The noise-aware posterior of a BLR fit through the wrapper: wider than the naive one at ε = 1,
+// and a new observation adds exactly 1/λ = 1 to the predictive variance.
+static void blr_uncertainty() {
+    const size_t n = 300, d = 2;
+    std::vector<double> x(n * d), y(n);
+    for (size_t i = 0; i < n; ++i) {
+        x[i * d] = std::sin(0.7 * double(i));
+        x[i * d + 1] = std::cos(1.3 * double(i));
+        y[i] = 0.8 * x[i * d] - 0.3 * x[i * d + 1] + 0.3 * std::sin(5.0 * double(i));
+    }
+    std::vector<double> assumed{1.0, 1.0};
+    dpd::BlrConfig config(1.0, 1e-5, assumed, 2.0);
+    config.projection(false);
+    auto rng = dpd::Rng::insecure_fixed_seed(8);
+    dpd::BlrModel model(x, y, d, config, rng);
+    dpd::BlrNoiseAware aware = model.noise_aware(300, rng);
+    dpd::PosteriorSummary a = aware.coefficients(0.9), b = model.coefficients(0.9);
+    CHECK(a.mean.size() == d && b.sd.size() == d && aware.d() == d);
+    for (size_t j = 0; j < d; ++j) {
+        CHECK(a.sd[j] > b.sd[j]);
+        CHECK(a.lower[j] < a.mean[j] && a.mean[j] < a.upper[j]);
+    }
+    std::printf("BLR eps=1 beta_1: naive sd %.4f, noise-aware sd %.4f (ESS %.0f of 300)\n",
+                b.sd[0], a.sd[0], aware.effective_sample_size());
+    auto mean_response = aware.predict(x, false, 0.9);
+    auto observation = aware.predict(x, true, 0.9);
+    CHECK(mean_response.mean.size() == n);
+    CHECK(std::fabs(observation.sd[7] * observation.sd[7] -
+                    mean_response.sd[7] * mean_response.sd[7] - 1.0) < 1e-9);
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "credible level", [&] { aware.coefficients(1.5); });
+}
+
 // The summation kernels: wrap-around by hand, every kernel the same, sub undoes add.
 static void kernels() {
     const uint64_t max = UINT64_MAX;
@@ -207,6 +291,8 @@ int main() {
     errors();
     accountant();
     learners();
+    iterative();
+    blr_uncertainty();
     kernels();
     if (failures != 0) {
         std::fprintf(stderr, "test_dpdist (C++): %d of %d checks FAILED\n", failures, checks);

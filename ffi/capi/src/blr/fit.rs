@@ -13,9 +13,9 @@ use crate::status::dpd_status;
 
 /// A fitted private BLR model: the posterior from the released statistics and what it cost.
 pub struct dpd_blr_model {
-    inner: Fit,
-    /// Whether Σy² was released.
-    with_yy: bool,
+    pub(crate) inner: Fit,
+    /// The settings of the fit (what the noise-aware posterior needs to describe the noise).
+    pub(crate) config: blr::FitConfig,
 }
 
 /// Checks `x` holds n·d values.
@@ -68,7 +68,7 @@ pub unsafe extern "C" fn dpd_blr_fit(
                 out,
                 into_handle(dpd_blr_model {
                     inner,
-                    with_yy: config.inner.with_yy,
+                    config: config.inner.clone(),
                 }),
                 "out",
             )
@@ -205,7 +205,7 @@ pub unsafe extern "C" fn dpd_blr_model_stats(
         // SAFETY: header contract.
         unsafe {
             let model = handle_ref(model, "model")?;
-            let flat = model.inner.stats.to_flat(model.with_yy);
+            let flat = model.inner.stats.to_flat(model.config.with_yy);
             write_array(&flat, out, out_cap, out_len, "out")
         }
     })

@@ -6,5 +6,6 @@ mod cavi;
 pub(crate) mod config;
 mod errors;
 pub(crate) mod fit;
+pub(crate) mod noise_aware;
 mod search;
 mod stats;

@@ -1,0 +1,297 @@
+//! Uncertainty of a private BLR fit: the noise-aware posterior (the released statistics treated
+//! as noisy observations of the true ones, `blr::noise_aware`) and, for comparison, the naive
+//! Gaussian posterior that treats them as exact — posterior means, standard deviations and
+//! central credible intervals for β and for predictions.
+
+use blr::{NoiseAwarePosterior, Summary, naive_coefficients};
+
+use crate::blr::fit::dpd_blr_model;
+use crate::error::{FfiError, FfiResult};
+use crate::guard::ffi_entry;
+use crate::handle::{free_handle, handle_mut, handle_ref, into_handle};
+use crate::ptr::{check_out, reserve_array, slice_in, slice_out, write_out};
+use crate::rng::dpd_rng;
+use crate::status::dpd_status;
+
+/// The noise-aware posterior of β of a private BLR fit: a mixture of Gaussians.
+pub struct dpd_blr_noise_aware {
+    inner: NoiseAwarePosterior,
+}
+
+/// The four parallel output arrays of a summary call.
+struct SummaryOut {
+    mean: *mut f64,
+    sd: *mut f64,
+    lower: *mut f64,
+    upper: *mut f64,
+    cap: usize,
+    len: *mut usize,
+}
+
+impl SummaryOut {
+    /// The query-size check before any work: `needed` summaries must fit `cap`.
+    ///
+    /// # Safety
+    /// `len` NULL (→ error) or writable.
+    unsafe fn reserve(&self, needed: usize) -> FfiResult<()> {
+        // SAFETY: forwarded caller contract.
+        unsafe { reserve_array(needed, self.cap, self.len, "out_mean") }
+    }
+
+    /// Writes each field of `summaries` into its array and the count into `*len`.
+    ///
+    /// # Safety
+    /// Each array NULL only with `cap == 0`, else `cap` writable doubles, not aliasing each
+    /// other; `len` writable. [`SummaryOut::reserve`] has passed for `summaries.len()`.
+    unsafe fn write(&self, summaries: &[Summary]) -> FfiResult<()> {
+        // SAFETY: forwarded caller contract (distinct, writable arrays of `cap` doubles).
+        let (mean, sd, lower, upper) = unsafe {
+            (
+                slice_out(self.mean, self.cap, "out_mean")?,
+                slice_out(self.sd, self.cap, "out_sd")?,
+                slice_out(self.lower, self.cap, "out_lower")?,
+                slice_out(self.upper, self.cap, "out_upper")?,
+            )
+        };
+        for (k, s) in summaries.iter().enumerate() {
+            mean[k] = s.mean;
+            sd[k] = s.sd;
+            lower[k] = s.lower;
+            upper[k] = s.upper;
+        }
+        // SAFETY: forwarded caller contract.
+        unsafe { write_out(self.len, summaries.len(), "out_len") }
+    }
+}
+
+/// The noise-aware posterior of the fit's coefficients (Bernstein & Sheldon 2019's model):
+/// `draws` >= 1 draws of the latent Σxxᵀ given its released value and the public noise of the
+/// fit's release (trusted aggregator, DCA or input perturbation, Gaussian or Laplace), inside
+/// the box of the fit's clipping bounds, each weighted by the likelihood of the released Σxy;
+/// 1000 draws is a good default. Randomness from `rng` (this is post-processing of the release:
+/// it costs no privacy, and a fixed seed makes it reproducible). The prior precisions are the
+/// fit's. Measured calibration and the approximations made are documented in `blr::noise_aware`.
+///
+/// # Safety
+/// `model`, `rng` NULL (→ error) or live handles (`rng` not used concurrently); `out` NULL
+/// (→ error) or a writable `dpd_blr_noise_aware*`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_blr_model_noise_aware(
+    model: *const dpd_blr_model,
+    draws: usize,
+    rng: *mut dpd_rng,
+    out: *mut *mut dpd_blr_noise_aware,
+) -> dpd_status {
+    ffi_entry("dpd_blr_model_noise_aware", || {
+        check_out(out, "out")?;
+        // SAFETY: header contract for the handles.
+        let (model, rng) = unsafe { (handle_ref(model, "model")?, handle_mut(rng, "rng")?) };
+        // Each draw keeps a d×d eigenbasis: refuse a count that could never be allocated.
+        let d = model.inner.posterior.mean.len();
+        let per_draw = d.checked_mul(d).and_then(|dd| dd.checked_add(2 * d));
+        let total = per_draw.and_then(|p| p.checked_mul(draws));
+        let mut probe: Vec<f64> = Vec::new();
+        if total.is_none_or(|t| probe.try_reserve_exact(t).is_err()) {
+            return Err(FfiError::new(
+                dpd_status::DPD_ERR_OVERFLOW,
+                format!("`draws` = {draws}: the mixture of d = {d} would not fit in memory"),
+            ));
+        }
+        drop(probe);
+        let inner = model
+            .inner
+            .noise_aware_posterior(&model.config, draws, &rng.next_source())?;
+        // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
+        unsafe { write_out(out, into_handle(dpd_blr_noise_aware { inner }), "out") }
+    })
+}
+
+/// Posterior summaries of the coefficients β_1..β_d: means into `out_mean`, standard deviations
+/// into `out_sd`, and the central credible interval at `level` in (0, 1) (e.g. 0.9) into
+/// `out_lower` / `out_upper`. The four arrays share the capacity `out_cap` and the query-size
+/// pattern (the length d goes to `*out_len`).
+///
+/// # Safety
+/// `posterior` NULL (→ error) or a live handle; the four arrays NULL only with `out_cap == 0`,
+/// else `out_cap` writable doubles each, not overlapping; `out_len` NULL (→ error) or writable.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)] // Four parallel output arrays.
+pub unsafe extern "C" fn dpd_blr_noise_aware_coefficients(
+    posterior: *const dpd_blr_noise_aware,
+    level: f64,
+    out_mean: *mut f64,
+    out_sd: *mut f64,
+    out_lower: *mut f64,
+    out_upper: *mut f64,
+    out_cap: usize,
+    out_len: *mut usize,
+) -> dpd_status {
+    ffi_entry("dpd_blr_noise_aware_coefficients", || {
+        check_out(out_len, "out_len")?;
+        let out = SummaryOut {
+            mean: out_mean,
+            sd: out_sd,
+            lower: out_lower,
+            upper: out_upper,
+            cap: out_cap,
+            len: out_len,
+        };
+        // SAFETY: header contract.
+        let posterior = &unsafe { handle_ref(posterior, "posterior") }?.inner;
+        // SAFETY: `out_len` checked non-NULL and writable by the header contract.
+        unsafe { out.reserve(posterior.mean.len()) }?;
+        let summaries = posterior.coefficients(level)?;
+        // SAFETY: header contract for the arrays.
+        unsafe { out.write(&summaries) }
+    })
+}
+
+/// Posterior summaries of predictions for the rows of `x` (row-major, `x_len` a positive
+/// multiple of d): with `observation = 0` of the mean response xᵀβ, with `observation = 1` of a
+/// new observation xᵀβ + e (adds the noise variance 1/λ). Outputs as
+/// `dpd_blr_noise_aware_coefficients`, one per row.
+///
+/// # Safety
+/// As `dpd_blr_noise_aware_coefficients`; `x` NULL only with `x_len == 0`, else readable.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)] // Rows, options and four parallel output arrays.
+pub unsafe extern "C" fn dpd_blr_noise_aware_predict(
+    posterior: *const dpd_blr_noise_aware,
+    x: *const f64,
+    x_len: usize,
+    observation: u32,
+    level: f64,
+    out_mean: *mut f64,
+    out_sd: *mut f64,
+    out_lower: *mut f64,
+    out_upper: *mut f64,
+    out_cap: usize,
+    out_len: *mut usize,
+) -> dpd_status {
+    ffi_entry("dpd_blr_noise_aware_predict", || {
+        check_out(out_len, "out_len")?;
+        let out = SummaryOut {
+            mean: out_mean,
+            sd: out_sd,
+            lower: out_lower,
+            upper: out_upper,
+            cap: out_cap,
+            len: out_len,
+        };
+        // SAFETY: header contract for the handle and `(x, x_len)`.
+        let (posterior, x) = unsafe {
+            (
+                &handle_ref(posterior, "posterior")?.inner,
+                slice_in(x, x_len, "x")?,
+            )
+        };
+        let observation = match observation {
+            0 => false,
+            1 => true,
+            other => {
+                return Err(FfiError::invalid(format!(
+                    "`observation` must be 0 (mean response) or 1 (new observation), got {other}"
+                )));
+            }
+        };
+        let d = posterior.mean.len();
+        if d == 0 || x.is_empty() || !x.len().is_multiple_of(d) {
+            return Err(FfiError::new(
+                dpd_status::DPD_ERR_LENGTH_MISMATCH,
+                format!(
+                    "`x` has {} values: need a positive multiple of d = {d}",
+                    x.len()
+                ),
+            ));
+        }
+        // SAFETY: `out_len` checked non-NULL and writable by the header contract.
+        unsafe { out.reserve(x.len() / d) }?;
+        let summaries = x
+            .chunks_exact(d)
+            .map(|row| posterior.predict(row, observation, level))
+            .collect::<blr::Result<Vec<_>>>()?;
+        // SAFETY: header contract for the arrays.
+        unsafe { out.write(&summaries) }
+    })
+}
+
+/// Describes the posterior: the number of coefficients d and the effective sample size of its
+/// importance weights, (Σw)²/Σw² (<= draws; a value far below the draws means few draws carry
+/// the posterior — use more). Either pointer may be NULL.
+///
+/// # Safety
+/// `posterior` NULL (→ error) or a live handle; each out-pointer NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_blr_noise_aware_info(
+    posterior: *const dpd_blr_noise_aware,
+    out_d: *mut usize,
+    out_effective_sample_size: *mut f64,
+) -> dpd_status {
+    ffi_entry("dpd_blr_noise_aware_info", || {
+        // SAFETY: header contract.
+        let posterior = &unsafe { handle_ref(posterior, "posterior") }?.inner;
+        // SAFETY: each pointer is written only when non-NULL; writable by the header contract.
+        unsafe {
+            if !out_d.is_null() {
+                write_out(out_d, posterior.mean.len(), "out_d")?;
+            }
+            if !out_effective_sample_size.is_null() {
+                write_out(
+                    out_effective_sample_size,
+                    posterior.effective_sample_size,
+                    "out_effective_sample_size",
+                )?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Frees a noise-aware posterior; NULL is a no-op.
+///
+/// # Safety
+/// `posterior` must be NULL or a handle from `dpd_blr_model_noise_aware` not freed before.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_blr_noise_aware_free(posterior: *mut dpd_blr_noise_aware) {
+    // SAFETY: header contract.
+    unsafe { free_handle(posterior) }
+}
+
+/// The naive posterior's summaries of β (the released statistics treated as exact, as
+/// `dpd_blr_model_mean` does): means, standard deviations and central intervals at `level`,
+/// outputs as `dpd_blr_noise_aware_coefficients`. At small ε these intervals are too narrow;
+/// they are here for comparison.
+///
+/// # Safety
+/// `model` NULL (→ error) or a live handle; outputs as `dpd_blr_noise_aware_coefficients`.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)] // Four parallel output arrays.
+pub unsafe extern "C" fn dpd_blr_model_coefficients(
+    model: *const dpd_blr_model,
+    level: f64,
+    out_mean: *mut f64,
+    out_sd: *mut f64,
+    out_lower: *mut f64,
+    out_upper: *mut f64,
+    out_cap: usize,
+    out_len: *mut usize,
+) -> dpd_status {
+    ffi_entry("dpd_blr_model_coefficients", || {
+        check_out(out_len, "out_len")?;
+        let out = SummaryOut {
+            mean: out_mean,
+            sd: out_sd,
+            lower: out_lower,
+            upper: out_upper,
+            cap: out_cap,
+            len: out_len,
+        };
+        // SAFETY: header contract.
+        let posterior = &unsafe { handle_ref(model, "model") }?.inner.posterior;
+        // SAFETY: `out_len` checked non-NULL and writable by the header contract.
+        unsafe { out.reserve(posterior.mean.len()) }?;
+        let summaries = naive_coefficients(posterior, level)?;
+        // SAFETY: header contract for the arrays.
+        unsafe { out.write(&summaries) }
+    })
+}

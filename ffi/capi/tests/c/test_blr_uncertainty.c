@@ -1,0 +1,183 @@
+/* Uncertainty of a private BLR fit from C: the noise-aware posterior against the naive one (equal
+ * without noise, wider with it), interval algebra checked by hand, and the documented errors. */
+#include <math.h>
+#include <stdint.h>
+
+#include "check.h"
+
+enum { N = 400, D = 2, DRAWS = 200 };
+
+static double x[N * D], y[N];
+
+static void make_data(void) {
+    for (size_t i = 0; i < N; i++) {
+        x[2 * i] = fmod(0.6180339887 * (double)(i + 1), 1.0) * 2.0 - 1.0;
+        x[2 * i + 1] = fmod(0.7548776662 * (double)(i + 1), 1.0) * 2.0 - 1.0;
+        y[i] = 0.8 * x[2 * i] - 0.5 * x[2 * i + 1] + 0.5 * sin(7.0 * (double)i);
+    }
+}
+
+/* A fit at (epsilon, 1e-5) without projection (statistics at the assumed bounds); `setting`
+ * 0 = trusted aggregator, 1 = DCA (M = 3, T = 5), 2 = input perturbation. */
+static dpd_blr_model *fit(double epsilon, int setting, dpd_rng *rng) {
+    const double assumed_x[D] = {1.0, 1.0};
+    dpd_blr_config *config = NULL;
+    dpd_blr_model *model = NULL;
+    CHECK_OK(dpd_blr_config_new(epsilon, 1e-5, assumed_x, D, 3.0, &config));
+    CHECK_OK(dpd_blr_config_set_projection(config, 0));
+    if (setting == 1) CHECK_OK(dpd_blr_config_set_distributed(config, 3, 5, DPD_SHARE_MODE_SEED));
+    if (setting == 2) CHECK_OK(dpd_blr_config_set_input_perturbation(config));
+    CHECK_OK(dpd_blr_fit(x, N * D, y, N, D, config, rng, &model));
+    dpd_blr_config_free(config);
+    return model;
+}
+
+typedef struct {
+    double mean[D], sd[D], lower[D], upper[D];
+} summaries;
+
+static void coefficients(const dpd_blr_noise_aware *na, double level, summaries *s) {
+    size_t len = 0;
+    CHECK_OK(dpd_blr_noise_aware_coefficients(na, level, s->mean, s->sd, s->lower, s->upper, D,
+                                              &len));
+    CHECK(len == D);
+}
+
+static void naive(const dpd_blr_model *m, double level, summaries *s) {
+    size_t len = 0;
+    CHECK_OK(dpd_blr_model_coefficients(m, level, s->mean, s->sd, s->lower, s->upper, D, &len));
+    CHECK(len == D);
+}
+
+/* With (practically) no noise the noise-aware posterior is the naive one. */
+static void test_no_noise_gives_the_naive_posterior(dpd_rng *rng) {
+    dpd_blr_model *m = fit(1e7, 0, rng);
+    dpd_blr_noise_aware *na = NULL;
+    CHECK_OK(dpd_blr_model_noise_aware(m, DRAWS, rng, &na));
+    summaries a, b;
+    coefficients(na, 0.9, &a);
+    naive(m, 0.9, &b);
+    for (int j = 0; j < D; j++) {
+        CHECK(fabs(a.mean[j] - b.mean[j]) < 1e-4 * b.sd[j]);
+        CHECK(fabs(a.sd[j] / b.sd[j] - 1.0) < 1e-4);
+        CHECK(fabs(a.lower[j] - b.lower[j]) < 1e-3 * b.sd[j]);
+        CHECK(fabs(a.upper[j] - b.upper[j]) < 1e-3 * b.sd[j]);
+    }
+    /* The naive posterior mean is the model's mean. */
+    double mu[D];
+    size_t len = 0;
+    CHECK_OK(dpd_blr_model_mean(m, mu, D, &len));
+    CHECK(mu[0] == b.mean[0] && mu[1] == b.mean[1]);
+    dpd_blr_noise_aware_free(na);
+    dpd_blr_model_free(m);
+}
+
+/* At epsilon = 0.5 the noise-aware intervals are wider than the naive ones, nested by level, and
+ * the naive one is mean +- z_{0.95} sd with z_{0.95} = 1.6448536269514722 (tables). */
+static void test_noise_widens_and_interval_algebra(dpd_rng *rng) {
+    for (int setting = 0; setting < 3; setting++) {
+        dpd_blr_model *m = fit(0.5, setting, rng);
+        dpd_blr_noise_aware *na = NULL;
+        CHECK_OK(dpd_blr_model_noise_aware(m, DRAWS, rng, &na));
+        summaries a90, a50, b90;
+        coefficients(na, 0.9, &a90);
+        coefficients(na, 0.5, &a50);
+        naive(m, 0.9, &b90);
+        for (int j = 0; j < D; j++) {
+            CHECK(a90.sd[j] > b90.sd[j]);
+            CHECK(a90.upper[j] - a90.lower[j] > b90.upper[j] - b90.lower[j]);
+            CHECK(a90.lower[j] < a50.lower[j] && a50.lower[j] < a50.mean[j]);
+            CHECK(a50.mean[j] < a50.upper[j] && a50.upper[j] < a90.upper[j]);
+            CHECK(a50.mean[j] == a90.mean[j] && a50.sd[j] == a90.sd[j]);
+            CHECK(fabs(b90.upper[j] - (b90.mean[j] + 1.6448536269514722 * b90.sd[j])) <
+                  1e-6 * b90.sd[j]);
+            CHECK(fabs(b90.lower[j] - (b90.mean[j] - 1.6448536269514722 * b90.sd[j])) <
+                  1e-6 * b90.sd[j]);
+        }
+        /* Predictions: at the unit rows they are the coefficients; a new observation adds the
+         * noise variance 1/lambda = 1 (the prior's default) to every component, so exactly 1 to
+         * the variance of the mixture. */
+        const double rows[2 * D] = {1.0, 0.0, 0.0, 1.0};
+        summaries p, o;
+        size_t len = 0;
+        CHECK_OK(dpd_blr_noise_aware_predict(na, rows, 2 * D, 0, 0.9, p.mean, p.sd, p.lower,
+                                             p.upper, D, &len));
+        CHECK(len == 2);
+        CHECK_OK(dpd_blr_noise_aware_predict(na, rows, 2 * D, 1, 0.9, o.mean, o.sd, o.lower,
+                                             o.upper, D, &len));
+        for (int j = 0; j < D; j++) {
+            CHECK(fabs(p.mean[j] - a90.mean[j]) < 1e-12 * (1.0 + fabs(a90.mean[j])));
+            CHECK(fabs(p.sd[j] - a90.sd[j]) < 1e-12 * a90.sd[j]);
+            CHECK(fabs(o.sd[j] * o.sd[j] - p.sd[j] * p.sd[j] - 1.0) < 1e-9);
+            CHECK(o.lower[j] < p.lower[j] && p.upper[j] < o.upper[j]);
+        }
+        size_t d = 0;
+        double ess = -1.0;
+        CHECK_OK(dpd_blr_noise_aware_info(na, &d, &ess));
+        CHECK(d == D && ess >= 1.0 && ess <= DRAWS);
+        dpd_blr_noise_aware_free(na);
+        dpd_blr_model_free(m);
+    }
+}
+
+static void test_bad_input(dpd_rng *rng) {
+    dpd_blr_model *m = fit(1.0, 0, rng);
+    dpd_blr_noise_aware *na = NULL;
+    CHECK_FAILS(dpd_blr_model_noise_aware(m, 0, rng, &na), DPD_ERR_INVALID_ARGUMENT, "draws");
+    CHECK_FAILS(dpd_blr_model_noise_aware(m, SIZE_MAX, rng, &na), DPD_ERR_OVERFLOW, "draws");
+    CHECK_FAILS(dpd_blr_model_noise_aware(NULL, 10, rng, &na), DPD_ERR_NULL_POINTER, "model");
+    CHECK_FAILS(dpd_blr_model_noise_aware(m, 10, NULL, &na), DPD_ERR_NULL_POINTER, "rng");
+    CHECK_FAILS(dpd_blr_model_noise_aware(m, 10, rng, NULL), DPD_ERR_NULL_POINTER, "out");
+    CHECK(na == NULL);
+    CHECK_OK(dpd_blr_model_noise_aware(m, 50, rng, &na));
+
+    summaries s = {{7, 7}, {7, 7}, {7, 7}, {7, 7}};
+    size_t len = 0;
+    CHECK_FAILS(dpd_blr_noise_aware_coefficients(na, 0.9, NULL, NULL, NULL, NULL, 0, &len),
+                DPD_ERR_BUFFER_TOO_SMALL, "needs 2");
+    CHECK(len == D);
+    CHECK_FAILS(dpd_blr_noise_aware_coefficients(na, 0.9, s.mean, s.sd, s.lower, s.upper, 1, &len),
+                DPD_ERR_BUFFER_TOO_SMALL, "");
+    CHECK_FAILS(dpd_blr_noise_aware_coefficients(na, 0.9, s.mean, NULL, s.lower, s.upper, D, &len),
+                DPD_ERR_NULL_POINTER, "out_sd");
+    CHECK_FAILS(dpd_blr_noise_aware_coefficients(na, 1.0, s.mean, s.sd, s.lower, s.upper, D, &len),
+                DPD_ERR_INVALID_ARGUMENT, "credible level");
+    CHECK_FAILS(dpd_blr_noise_aware_coefficients(na, NAN, s.mean, s.sd, s.lower, s.upper, D, &len),
+                DPD_ERR_NON_FINITE, "credible level");
+    CHECK_FAILS(dpd_blr_noise_aware_coefficients(na, 0.9, s.mean, s.sd, s.lower, s.upper, D, NULL),
+                DPD_ERR_NULL_POINTER, "out_len");
+    CHECK_FAILS(dpd_blr_model_coefficients(m, 0.0, s.mean, s.sd, s.lower, s.upper, D, &len),
+                DPD_ERR_INVALID_ARGUMENT, "credible level");
+    CHECK(s.mean[0] == 7 && s.sd[1] == 7 && s.lower[0] == 7 && s.upper[1] == 7);
+
+    const double rows[3] = {1.0, 0.0, 0.5};
+    CHECK_FAILS(dpd_blr_noise_aware_predict(na, rows, 3, 0, 0.9, s.mean, s.sd, s.lower, s.upper,
+                                            D, &len),
+                DPD_ERR_LENGTH_MISMATCH, "multiple");
+    CHECK_FAILS(dpd_blr_noise_aware_predict(na, rows, 2, 2, 0.9, s.mean, s.sd, s.lower, s.upper,
+                                            D, &len),
+                DPD_ERR_INVALID_ARGUMENT, "observation");
+    CHECK_FAILS(dpd_blr_noise_aware_predict(na, rows, 2, 0, 0.9, NULL, NULL, NULL, NULL, 0, &len),
+                DPD_ERR_BUFFER_TOO_SMALL, "");
+    CHECK(len == 1);
+    const double bad[2] = {NAN, 0.0};
+    CHECK_FAILS(dpd_blr_noise_aware_predict(na, bad, 2, 0, 0.9, s.mean, s.sd, s.lower, s.upper,
+                                            D, &len),
+                DPD_ERR_NON_FINITE, "");
+    CHECK(s.mean[0] == 7);
+    CHECK_FAILS(dpd_blr_noise_aware_info(NULL, NULL, NULL), DPD_ERR_NULL_POINTER, "posterior");
+    dpd_blr_noise_aware_free(na);
+    dpd_blr_noise_aware_free(NULL);
+    dpd_blr_model_free(m);
+}
+
+int main(void) {
+    make_data();
+    dpd_rng *rng = NULL;
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(21, &rng));
+    test_no_noise_gives_the_naive_posterior(rng);
+    test_noise_widens_and_interval_algebra(rng);
+    test_bad_input(rng);
+    dpd_rng_free(rng);
+    return check_exit("test_blr_uncertainty");
+}
