@@ -247,12 +247,13 @@ mod tests {
             .noise_aware_posterior(&config, 300, &RngSource::InsecureFixedSeed(6))
             .unwrap();
         let naive = crate::noise_aware::naive_coefficients(&fitted.posterior, 0.9).unwrap();
-        for j in 0..d {
+        assert_eq!(naive.len(), d);
+        for (j, naive) in naive.iter().enumerate() {
             assert!(
-                aware.sd[j] > naive[j].sd,
+                aware.sd[j] > naive.sd,
                 "coefficient {j}: noise-aware sd {} vs naive {}",
                 aware.sd[j],
-                naive[j].sd
+                naive.sd
             );
         }
         assert!(
