@@ -29,6 +29,10 @@ export PlrModel, plr_fit, pst_s_fit, pst_f_fit, pst_h_fit, predict_proba, model_
 export BlrSettings, BlrModel, CaviInfo, blr_fit, blr_mean, blr_spent, blr_bounds, blr_stats,
        blr_predict, blr_fit_non_private, blr_stats_len, blr_record_stats, blr_posterior_mean,
        blr_fit_gamma_prior, blr_search_thresholds, mae, rmse, spearman
+export BlrNoiseAware, blr_noise_aware, blr_coefficients, blr_predict_interval,
+       effective_sample_size
+export rdp_epsilon, rdp_noise_multiplier, IterativeSettings, IterativeTrainer, StepInfo,
+       iterative_fit, iterative_calibrate, step!, fit!, iterative_params, iterative_predict
 export kernel_path, wrapping_add!, wrapping_sub!, kernel_benchmark
 
 include("capi.jl")
@@ -36,6 +40,8 @@ include("noise.jl")
 include("dca.jl")
 include("plr.jl")
 include("blr.jl")
+include("blr_uncertainty.jl")
+include("iterative.jl")
 include("kernels.jl")
 
 end # module

@@ -2,10 +2,14 @@
 # `BlrSettings` describes a private fit, `blr_fit` runs it on a matrix of records. Neighbouring
 # data sets differ in one record (n is public). The building blocks let hosts run the rounds.
 
-"""A fitted private BLR model: posterior from the released statistics and what it cost."""
+"""
+A fitted private BLR model: posterior from the released statistics and what it cost, and (when
+fitted with `noise_aware = true`) the noise-aware posterior of its coefficients.
+"""
 mutable struct BlrModel
     ptr::Ptr{dpd_blr_model}
-    BlrModel(ptr::Ptr{dpd_blr_model}) = finalizer(free!, new(ptr))
+    noise_aware::Any # Nothing or a BlrNoiseAware (blr_uncertainty.jl)
+    BlrModel(ptr::Ptr{dpd_blr_model}) = finalizer(free!, new(ptr, nothing))
 end
 
 function free!(x::BlrModel)
@@ -106,9 +110,23 @@ function query_then_fill(fill)
     return out[1:len[]]
 end
 
-"""Fits privately on the rows of `x` and `y`; the budget is charged before any release."""
+"""
+    blr_fit(x, y, settings; rng=Rng(), noise_aware=false, draws=1000)
+
+Fits privately on the rows of `x` and `y`; the budget is charged before any release. With
+`noise_aware = true` the model also carries the noise-aware posterior of β (`draws` draws of the
+latent Σxxᵀ; post-processing, no privacy cost), which `blr_coefficients` and
+`blr_predict_interval` then report.
+"""
 function blr_fit(x::AbstractMatrix{<:Real}, y::AbstractVector{<:Real}, s::BlrSettings;
-                 rng::Rng=Rng())
+                 rng::Rng=Rng(), noise_aware::Bool=false, draws::Integer=1000)
+    m = blr_fit_model(x, y, s, rng)
+    noise_aware && (m.noise_aware = blr_noise_aware(m; draws=draws, rng=rng))
+    return m
+end
+
+function blr_fit_model(x::AbstractMatrix{<:Real}, y::AbstractVector{<:Real}, s::BlrSettings,
+                       rng::Rng)
     rows = row_major(x)
     ys = convert(Vector{Cdouble}, y)
     n, d = size(x)

@@ -82,6 +82,9 @@ struct dpd_feature_groups end
 struct dpd_plr_model end
 struct dpd_blr_config end
 struct dpd_blr_model end
+struct dpd_blr_noise_aware end
+struct dpd_iterative_config end
+struct dpd_iterative_trainer end
 
 # dpd_status and the other C enums are C `int`s.
 const DPD_OK = Cint(0)
@@ -91,6 +94,8 @@ const DPD_SHARE_MODE_SEED = UInt32(1)
 const DPD_FRAC_BITS_AUTO = typemax(UInt32)
 const DPD_FEATURE_UNUSED = typemax(UInt32)
 const DPD_PLR_MODEL_STACKED = UInt32(1)
+const DPD_SAMPLING_POISSON = UInt32(0)
+const DPD_SAMPLING_WITHOUT_REPLACEMENT = UInt32(1)
 
 """What the aggregator released alongside the sum (mirrors `dpd_release_info`)."""
 struct dpd_release_info
@@ -114,6 +119,16 @@ struct dpd_wire_header
     kind::Cint
 end
 const WireHeader = dpd_wire_header
+
+"""What one iteration of an iterative run released (mirrors `dpd_iterative_step_info`)."""
+struct dpd_iterative_step_info
+    iteration::UInt64
+    noise_sigma_released::Cdouble
+    n_included::Csize_t
+    epsilon_spent::Cdouble
+    delta_spent::Cdouble
+end
+const StepInfo = dpd_iterative_step_info
 
 """
     DpDistError(status, code, msg)

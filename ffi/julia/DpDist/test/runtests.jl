@@ -351,6 +351,99 @@ end
 
 end
 
+@testset "BLR uncertainty" begin
+    n = 400
+    x = hcat([mod(0.6180339887 * i, 1.0) * 2 - 1 for i in 1:n],
+             [mod(0.7548776662 * i, 1.0) * 2 - 1 for i in 1:n])
+    y = 0.8 .* x[:, 1] .- 0.5 .* x[:, 2] .+ 0.5 .* sin.(7.0 .* (0:n-1))
+    s(ε) = BlrSettings(epsilon=ε, delta=1e-5, assumed_x=[1, 1], assumed_y=3, projection=false)
+    # Without noise the noise-aware posterior is the naive one.
+    m = blr_fit(x, y, s(1e7); rng=Rng(insecure_seed=21), noise_aware=true, draws=200)
+    a, b = blr_coefficients(m), blr_coefficients(m; naive=true)
+    @test maximum(abs.(a.sd ./ b.sd .- 1)) < 1e-4
+    @test b.mean == blr_mean(m)
+    # At ε = 0.5 it is wider, and the naive interval is mean ± z₀.₉₅ sd (z₀.₉₅ = 1.6448536269514722).
+    m = blr_fit(x, y, s(0.5); rng=Rng(insecure_seed=22), noise_aware=true, draws=200)
+    a, b = blr_coefficients(m; level=0.9), blr_coefficients(m; naive=true)
+    @test all(a.sd .> b.sd)
+    @test maximum(abs.(b.upper .- (b.mean .+ 1.6448536269514722 .* b.sd)) ./ b.sd) < 1e-6
+    a50 = blr_coefficients(m; level=0.5)
+    @test all(a.lower .< a50.lower .< a50.mean .< a50.upper .< a.upper)
+    # A new observation adds 1/λ = 1 to the predictive variance of every row.
+    p = blr_predict_interval(m, x[1:5, :])
+    o = blr_predict_interval(m, x[1:5, :]; observation=true)
+    @test maximum(abs.(o.sd .^ 2 .- p.sd .^ 2 .- 1)) < 1e-9
+    @test 1 <= effective_sample_size(m.noise_aware) <= 200
+    dpd_error(() -> blr_coefficients(m; level=1.0), :DPD_ERR_INVALID_ARGUMENT)
+    plain = blr_fit(x, y, s(1.0); rng=Rng(insecure_seed=23))
+    dpd_error(() -> blr_predict_interval(plain, x), :DPD_ERR_INVALID_ARGUMENT)
+    dpd_error(() -> blr_noise_aware(plain; draws=0), :DPD_ERR_INVALID_ARGUMENT)
+    @test length(blr_coefficients(blr_noise_aware(plain; draws=50)).mean) == 2
+end
+
+@testset "iterative learning" begin
+    # Published figures (TF Privacy compute_dp_sgd_privacy_statement / example_privacy).
+    @test abs(rdp_epsilon(64 / 10000, 1.0, 782, 1e-6).epsilon - 1.616) < 5e-4
+    @test abs(rdp_epsilon(1.0, 0.7, 2, 1e-5).epsilon - 10.8602036) < 5e-8
+    @test abs(rdp_noise_multiplier(0.7242234026109595, 1e-5, 6000, 0.0025) / 1.3 - 1) < 2e-9
+    z = rdp_noise_multiplier(1.0, 1e-5, 100, 0.05; sampling=:without_replacement)
+    @test rdp_epsilon(0.05, z, 100, 1e-5; sampling=:without_replacement).epsilon <= 1
+    dpd_error(() -> rdp_epsilon(0.0, 1.0, 5, 1e-5), :DPD_ERR_INVALID_ARGUMENT)
+
+    # Non-private full-batch SGD reaches the Newton optimum of the same objective.
+    n = 50
+    x = hcat([mod(0.6180339887 * i, 1.0) * 2 - 1 for i in 1:n],
+             [mod(0.7548776662 * i, 1.0) * 2 - 1 for i in 1:n])
+    labels = Float64.(x[:, 1] .- 0.5 .* x[:, 2] .+ 0.3 .* sin.(0:n-1) .> 0)
+    λ = 0.1
+    w = zeros(2)
+    for _ in 1:50
+        sgn = 2 .* labels .- 1
+        pr = 1 ./ (1 .+ exp.(sgn .* (x * w)))
+        g = -(x' * (sgn .* pr)) ./ n .+ λ .* w
+        H = (x' * (x .* (pr .* (1 .- pr)))) ./ n + λ * I
+        w -= H \ g
+    end
+    s = IterativeSettings(model=:logistic, l2=λ, rate=1.0, optimizer=:sgd, learning_rate=1.0,
+                          private=false)
+    t = iterative_fit(x, labels, s; iterations=300, rng=Rng(insecure_seed=11))
+    @test maximum(abs.(iterative_params(t) .- w)) < 1e-6
+    @test isinf(spent(t).epsilon) && spent(t).iterations == 300
+    @test iterative_predict(t, x) ≈ 1 ./ (1 .+ exp.(-(x * w))) atol = 1e-6
+
+    # A private run calibrated for 20 iterations lasts exactly 20 and spends the budget.
+    n = 200
+    x = hcat([mod(0.6180339887 * i, 1.0) * 2 - 1 for i in 1:n],
+             [mod(0.7548776662 * i, 1.0) * 2 - 1 for i in 1:n])
+    labels = Float64.(x[:, 1] .+ x[:, 2] .> 0)
+    s = IterativeSettings(model=:logistic, l2=0.01, rate=0.2, learning_rate=0.05, clip_norm=1.5,
+                          max_dropped=2, epsilon=2.0, delta=1e-5)
+    t = IterativeTrainer(s, n, 2; iterations=20, rng=Rng(insecure_seed=13))
+    info = step!(t, x, labels; dropped=[7])
+    @test info.iteration == 0 && info.n_included == n - 1
+    @test fit!(t, x, labels, 1000) == 19
+    sp = spent(t)
+    @test 2 * (1 - 1e-6) < sp.epsilon <= 2 && sp.delta == 1e-5 && sp.iterations == 20
+    before = iterative_params(t)
+    e = dpd_error(() -> step!(t, x, labels), :DPD_ERR_BUDGET_EXCEEDED)
+    @test occursin("nothing was released", e.msg)
+    @test iterative_params(t) == before && spent(t).iterations == 20
+    dpd_error(() -> step!(t, x, labels; dropped=[1, 2, 3]), :DPD_ERR_TOO_MANY_DROPOUTS)
+    dpd_error(() -> IterativeTrainer(IterativeSettings(epsilon=1.0, delta=1e-5), n, 2),
+              :DPD_ERR_INVALID_ARGUMENT)
+    dpd_error(() -> IterativeTrainer(IterativeSettings(model=:svm, private=false), n, 2),
+              :DPD_ERR_INVALID_ARGUMENT)
+
+    # DP-VI BLR: θ = (m, ln s), predictions xᵀm.
+    y = 0.8 .* x[:, 1] .- 0.3 .* x[:, 2]
+    t = iterative_fit(x, y, IterativeSettings(model=:blr_vi, rate=1.0, optimizer=:sgd,
+                                              learning_rate=0.5, private=false);
+                      iterations=50, rng=Rng(insecure_seed=5))
+    θ = iterative_params(t)
+    @test length(θ) == 4
+    @test iterative_predict(t, x) ≈ x * θ[1:2] atol = 1e-12
+end
+
 @testset "summation kernels" begin
     m = typemax(UInt64)
     src = UInt64[2, m, 1, 0, m, 5, 7]
