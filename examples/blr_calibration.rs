@@ -222,6 +222,7 @@ fn write_figure(cells: &[Vec<Cell>], reps: usize, path: &std::path::Path) -> Res
                             Point::new(epsilon, c.covered[m][l] as f64 / c.intervals as f64)
                         })
                         .collect(),
+                    ..Series::default()
                 })
                 .collect();
             let level = LEVELS[l];

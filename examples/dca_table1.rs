@@ -4,9 +4,14 @@
 //! fraction of each that the crate's kernels reach, all measured in this one run.
 //!
 //! ```text
-//! cargo run --release --example dca_table1 [-- --quick] [--mode seed|full|both]
-//!                                           [--max-n N] [--max-d D] [--no-limits] [--no-noise]
+//! cargo run --release --example dca_table1 [-- --full] [--mode seed|full|both]
+//!        [--max-n N] [--max-d D] [--no-limits] [--no-noise] [--figure PATH]
 //! ```
+//!
+//! By default the grid stops at N, d ≤ 1000 and the limits use small buffers (about a minute);
+//! `--full` runs the paper's whole grid up to N = 10⁵, d = 10⁴ (about ten minutes). The figure
+//! (default `target/figures/dca_table1.svg`) plots every cell's seconds against N·d, next to the
+//! paper's.
 //!
 //! A cell is one whole round through `fixedpoint_shares::simulate_round_with`: every client's
 //! input is generated lazily from a per-client seed (uniform in [-1, 1], the codec's bound),
@@ -28,9 +33,12 @@
 //! include the AES mask generation, so the comparison is conservative.
 
 use std::error::Error;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
+
+use clap::{Parser, ValueEnum};
 
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{
@@ -44,6 +52,10 @@ use rayon::prelude::*;
 #[allow(dead_code)]
 #[path = "../benches/support/limits.rs"]
 mod limits;
+
+#[allow(dead_code)] // each example uses part of the shared module
+mod common;
+use common::figure::{Legend, Panel, Point, Series, write_svg};
 
 /// Compute nodes, as in the paper's Table 1.
 const NODES: u16 = 10;
@@ -66,58 +78,61 @@ const NOISE_SIGMA_TOTAL: f64 = 1.0;
 /// One gibibyte (the peak-memory target).
 const GIB: usize = 1 << 30;
 
+#[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
+enum ModeArg {
+    /// Seed-compressed shares (node k ≥ 2 gets a 16-byte seed).
+    Seed,
+    /// Every share sent in full (the paper's protocol).
+    Full,
+    /// Both, one grid each.
+    Both,
+}
+
+/// DCA end to end on the DCA paper's Table 1 grid, then the machine's limits.
+#[derive(Parser, Debug)]
+#[command(name = "dca_table1")]
 struct Options {
-    modes: Vec<ShareMode>,
-    max_n: usize,
-    max_d: usize,
-    quick: bool,
-    limits: bool,
-    noise: bool,
+    /// The paper's whole grid (N up to 10⁵, d up to 10⁴) and full-size limit buffers; about ten
+    /// minutes. Default: N, d ≤ 1000 and small buffers.
+    #[arg(long)]
+    full: bool,
+    /// Share mode(s) to time.
+    #[arg(long, value_enum, default_value_t = ModeArg::Both)]
+    mode: ModeArg,
+    /// Largest N to run (accepts 1e5, 100_000).
+    #[arg(long, value_parser = parse_count)]
+    max_n: Option<usize>,
+    /// Largest d to run.
+    #[arg(long, value_parser = parse_count)]
+    max_d: Option<usize>,
+    /// Skip the streaming-read / keystream limit measurements.
+    #[arg(long)]
+    no_limits: bool,
+    /// Skip the noisy re-run of each cell.
+    #[arg(long)]
+    no_noise: bool,
+    /// Where to write the SVG figure (seconds against N·d).
+    #[arg(long, default_value = "target/figures/dca_table1.svg")]
+    figure: PathBuf,
 }
 
-fn usage() -> String {
-    "usage: dca_table1 [--quick] [--mode seed|full|both] [--max-n N] [--max-d D] [--no-limits] [--no-noise]"
-        .to_string()
-}
-
-fn parse_options() -> Result<Options, String> {
-    let mut o = Options {
-        modes: vec![ShareMode::Seed, ShareMode::Full],
-        max_n: usize::MAX,
-        max_d: usize::MAX,
-        quick: false,
-        limits: true,
-        noise: true,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = |name: &str| {
-            args.next()
-                .ok_or(format!("{name} needs a value\n{}", usage()))
-        };
-        match arg.as_str() {
-            "--quick" => o.quick = true,
-            "--no-limits" => o.limits = false,
-            "--no-noise" => o.noise = false,
-            "--mode" => {
-                o.modes = match value("--mode")?.as_str() {
-                    "seed" => vec![ShareMode::Seed],
-                    "full" => vec![ShareMode::Full],
-                    "both" => vec![ShareMode::Seed, ShareMode::Full],
-                    other => return Err(format!("unknown mode {other:?}\n{}", usage())),
-                }
-            }
-            "--max-n" => o.max_n = parse_count(&value("--max-n")?)?,
-            "--max-d" => o.max_d = parse_count(&value("--max-d")?)?,
-            "-h" | "--help" => return Err(usage()),
-            other => return Err(format!("unknown argument {other:?}\n{}", usage())),
+impl Options {
+    fn modes(&self) -> Vec<ShareMode> {
+        match self.mode {
+            ModeArg::Seed => vec![ShareMode::Seed],
+            ModeArg::Full => vec![ShareMode::Full],
+            ModeArg::Both => vec![ShareMode::Seed, ShareMode::Full],
         }
     }
-    if o.quick {
-        o.max_n = o.max_n.min(1_000);
-        o.max_d = o.max_d.min(1_000);
+
+    /// The grid's bounds: the flags, capped at 1000 unless `--full`.
+    fn max_n_d(&self) -> (usize, usize) {
+        let cap = if self.full { usize::MAX } else { 1_000 };
+        (
+            self.max_n.unwrap_or(usize::MAX).min(cap),
+            self.max_d.unwrap_or(usize::MAX).min(cap),
+        )
     }
-    Ok(o)
 }
 
 /// Accepts "100000", "1e5", "100_000".
@@ -199,26 +214,25 @@ fn plain_sum(codec: &FixedPoint, n: usize, d: usize) -> Result<Vec<i64>, String>
         )
 }
 
-/// Runs `work` while a ticker prints `done`/`total` every 5 s to stderr.
+/// Runs `work` while a progress bar (hidden when stderr is not a terminal) follows `done`.
 fn with_progress<T>(label: &str, total: usize, done: &AtomicUsize, work: impl FnOnce() -> T) -> T {
+    let bar = common::progress::bar(total as u64, label);
     let (stop, stopped) = mpsc::channel::<()>();
-    std::thread::scope(|s| {
+    let ticker = bar.clone();
+    let out = std::thread::scope(|s| {
         s.spawn(move || {
-            let start = Instant::now();
-            while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(Duration::from_secs(5))
+            while let Err(RecvTimeoutError::Timeout) =
+                stopped.recv_timeout(Duration::from_millis(200))
             {
-                let k = done.load(Ordering::Relaxed);
-                eprintln!(
-                    "    ... {label}: {k}/{total} clients ({:.0}%) after {:.0} s",
-                    100.0 * k as f64 / total as f64,
-                    start.elapsed().as_secs_f64()
-                );
+                ticker.set_position(done.load(Ordering::Relaxed) as u64);
             }
         });
         let out = work();
         drop(stop);
         out
-    })
+    });
+    bar.finish_and_clear();
+    out
 }
 
 struct Cell {
@@ -356,6 +370,49 @@ fn print_grid(mode: ShareMode, cells: &[Cell]) {
         }
         println!();
     }
+}
+
+/// Seconds against N·d on log-log axes: each share mode's cells, and the paper's Spark times for
+/// the same cells.
+fn write_figure(cells: &[Cell], path: &std::path::Path) -> Result<(), Box<dyn Error>> {
+    let mut series: Vec<Series> = [ShareMode::Seed, ShareMode::Full]
+        .into_iter()
+        .filter(|&mode| cells.iter().any(|c| c.mode == mode))
+        .map(|mode| Series {
+            name: format!("dpdist, {} shares", mode_name(mode)),
+            points: cells
+                .iter()
+                .filter(|c| c.mode == mode)
+                .map(|c| Point::new((c.n * c.d) as f64, c.seconds))
+                .collect(),
+            scatter: true,
+        })
+        .collect();
+    let mut paper: Vec<&Cell> = cells.iter().filter(|c| c.mode == cells[0].mode).collect();
+    paper.sort_by_key(|c| (c.n * c.d, c.n));
+    series.push(Series {
+        name: "paper (Spark, full shares)".into(),
+        points: paper
+            .iter()
+            .map(|c| Point::new((c.n * c.d) as f64, c.paper))
+            .collect(),
+        scatter: true,
+    });
+    let panel = Panel {
+        title: format!(
+            "DCA round, M = {NODES} nodes: seconds against N·d ({} threads)",
+            rayon::current_num_threads()
+        ),
+        x_label: "N·d (clients × vector length)".into(),
+        y_label: "seconds".into(),
+        log_x: true,
+        log_y: true,
+        series,
+        legend: Legend::UpperLeft,
+        ..Panel::default()
+    };
+    write_svg(path, &[panel], 1, (720, 480))?;
+    Ok(())
 }
 
 fn mib(bytes: u64) -> f64 {
@@ -753,13 +810,8 @@ fn measure_limits(quick: bool, largest_seed_cell: Option<f64>) -> Result<(), Box
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
-    let options = match parse_options() {
-        Ok(o) => o,
-        Err(message) => {
-            eprintln!("{message}");
-            std::process::exit(2);
-        }
-    };
+    let options = Options::parse();
+    let (max_n, max_d) = options.max_n_d();
     let wall = Instant::now();
     println!(
         "DCA, Table 1 grid: M = {NODES} compute nodes, inputs uniform in [-{BOUND}, {BOUND}), rayon threads = {}, kernel path = {}, load average {}",
@@ -772,21 +824,23 @@ fn main() -> Result<(), Box<dyn Error>> {
         "mode", "N", "d", "seconds", "cpu s", "plain s", "noisy s", "paper s", "speed-up"
     );
     let mut cells = Vec::new();
-    for &mode in &options.modes {
+    for mode in options.modes() {
         for (row, &d) in PAPER_D.iter().enumerate() {
             for (col, &n) in PAPER_N.iter().enumerate() {
-                if n > options.max_n || d > options.max_d {
+                if n > max_n || d > max_d {
                     continue;
                 }
-                let cell = run_cell(mode, n, d, PAPER_SECONDS[row][col], options.noise)?;
+                let cell = run_cell(mode, n, d, PAPER_SECONDS[row][col], !options.no_noise)?;
                 print_cell(&cell);
                 cells.push(cell);
             }
         }
     }
-    for &mode in &options.modes {
+    for mode in options.modes() {
         print_grid(mode, &cells);
     }
+    write_figure(&cells, &options.figure)?;
+    println!("\nfigure: {}", options.figure.display());
     let grid_peak = limits::peak_rss_bytes();
     let all_exact = cells.iter().all(|c| c.exact);
     println!(
@@ -843,12 +897,12 @@ fn main() -> Result<(), Box<dyn Error>> {
         wall.elapsed().as_secs_f64(),
         load_average()
     );
-    if options.limits {
+    if !options.no_limits {
         let largest_seed_cell = cells
             .iter()
             .find(|c| c.mode == ShareMode::Seed && c.n == 100_000 && c.d == 10_000)
             .map(|c| c.seconds);
-        measure_limits(options.quick, largest_seed_cell)?;
+        measure_limits(!options.full, largest_seed_cell)?;
         println!(
             "\npeak RSS (VmHWM) at exit, including the limit buffers: {}",
             limits::peak_rss_bytes()

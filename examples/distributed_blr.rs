@@ -674,6 +674,7 @@ fn write_figure(o: &Options, scores: &[Vec<Scores>], protocol: Protocol) -> Resu
                         Point::with_band(eps, median, q1, q3)
                     })
                     .collect(),
+                ..Series::default()
             })
             .collect()
     };

@@ -267,6 +267,7 @@ fn write_figure(sets: &[(&str, &Sweep)], splits: usize, path: &std::path::Path) 
                             Point::with_band(EPSILONS[e], mean, mean - sd, mean + sd)
                         })
                         .collect(),
+                    ..Series::default()
                 })
                 .collect();
             let guides = EPSILONS

@@ -29,11 +29,12 @@ impl Point {
     }
 }
 
-/// A named line.
-#[derive(Clone, Debug)]
+/// A named line (or, when `scatter`, markers only).
+#[derive(Clone, Debug, Default)]
 pub struct Series {
     pub name: String,
     pub points: Vec<Point>,
+    pub scatter: bool,
 }
 
 /// One plot: its series, axes and optional horizontal guides.
@@ -234,14 +235,22 @@ where
             chart.draw_series(std::iter::once(Polygon::new(outline, colour.mix(0.18))))?;
         }
         let line: Vec<(f64, f64)> = series.points.iter().map(|p| (p.x, p.y)).collect();
-        chart
-            .draw_series(LineSeries::new(line.clone(), colour.stroke_width(2)))?
-            .label(series.name.as_str())
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour.stroke_width(2)));
-        chart.draw_series(
+        let markers = chart.draw_series(
             line.iter()
                 .map(|&(x, y)| Circle::new((x, y), 3, colour.filled())),
         )?;
+        if series.scatter {
+            markers
+                .label(series.name.as_str())
+                .legend(move |(x, y)| Circle::new((x + 8, y), 3, colour.filled()));
+        } else {
+            chart
+                .draw_series(LineSeries::new(line, colour.stroke_width(2)))?
+                .label(series.name.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 16, y)], colour.stroke_width(2))
+                });
+        }
     }
     chart
         .configure_series_labels()
