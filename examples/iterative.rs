@@ -7,7 +7,10 @@
 //!    BLR through DCA (with and without the DCA paper's projection) and the non-private posterior;
 //! 3. wall time per iteration at N = 10⁴ clients, d = 100, and the share of it in the DCA round.
 //!
-//! Run: `cargo run --release --example iterative` (add a number to change the master seed).
+//! Run: `cargo run --release --example iterative` (digits, diabetes and the timing, about two
+//! minutes of CPU); `-- --full` adds the paper-sized synthetic set (n = 5000, d = 100, 400
+//! iterations per fit: about ten minutes). `--help` for the seed and the figure's path (default
+//! `target/figures/iterative.svg`: AUC and MAE against ε per method).
 //! Randomness uses `RngSource::InsecureFixedSeed` so the tables are reproducible — an
 //! experiment, not a deployment (use `RngSource::Os` there).
 //!
@@ -17,11 +20,13 @@
 
 use std::error::Error;
 use std::fmt::Write as _;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use blr::StdSource;
-use blr::data::{Table as BlrTable, centre_and_scale_to_range};
+use blr::data::centre_and_scale_to_range;
 use blr::{FitConfig, Mechanism, Prior, ProjectionConfig, fit, fit_non_private, mae, predict};
+use clap::Parser;
 use dca_learning::{
     ClientSampling, Model, Optimizer, Privacy, Records, Trainer, TrainerConfig,
     calibrate_noise_multiplier, clip_to_norm, logistic_predict_proba, vi_predict_mean,
@@ -36,12 +41,39 @@ use rand_core::{RngCore, SeedableRng};
 use rand_distr::{Distribution, Normal};
 use rayon::prelude::*;
 
+#[allow(dead_code)] // each example uses part of the shared module
+mod common;
+use common::figure::{Legend, Panel, Point, Series, write_svg};
+
 const EPSILONS: [f64; 4] = [0.5, 1.0, 2.0, 5.0];
 const DELTA: f64 = 1e-5;
 const LR_SPLITS: usize = 3;
 const BLR_SPLITS: usize = 5;
 
 type Res<T> = Result<T, Box<dyn Error>>;
+
+/// Iterative DP learning over DCA (DP-SGD logistic regression, DP-VI BLR) against one-shot PLR
+/// and SSP BLR.
+#[derive(Parser, Debug)]
+#[command(name = "iterative")]
+struct Args {
+    /// Master seed of data, splits and noise (an experiment: fixed seeds are insecure).
+    #[arg(long, default_value_t = 2019)]
+    seed: u64,
+    /// Also the paper-sized synthetic set (n = 5000, d = 100): about ten more minutes.
+    #[arg(long)]
+    full: bool,
+    /// Where to write the SVG figure.
+    #[arg(long, default_value = "target/figures/iterative.svg")]
+    figure: PathBuf,
+}
+
+/// One data set's scores: `values[method][ε]` over splits, and the printed table.
+struct Sweep {
+    names: Vec<&'static str>,
+    values: Vec<Vec<Vec<f64>>>,
+    table: String,
+}
 
 /// Row-major features, 0/1 labels (or real targets for BLR).
 struct Table {
@@ -74,32 +106,36 @@ struct LrSetting {
 }
 
 fn main() -> Res<()> {
-    let seed: u64 = match std::env::args().nth(1) {
-        Some(s) => s.parse().map_err(|e| format!("seed {s:?}: {e}"))?,
-        None => 2019,
-    };
+    let args = Args::parse();
+    let seed = args.seed;
     let start = Instant::now();
 
-    let synthetic = paper_synthetic(5000, 100, seed)?;
-    println!(
-        "synthetic (stacking example's MNIST-after-PCA stand-in): {} rows × {} features",
-        synthetic.n(),
-        synthetic.d
-    );
-    let synthetic_setting = LrSetting {
-        rate: 0.05,
-        iterations: 400,
-        clip: 1.0,
-        learning_rate: 0.02,
-        l2: 1e-3,
+    let synthetic = if args.full {
+        let synthetic = paper_synthetic(5000, 100, seed)?;
+        println!(
+            "synthetic (stacking example's MNIST-after-PCA stand-in): {} rows × {} features",
+            synthetic.n(),
+            synthetic.d
+        );
+        let synthetic_setting = LrSetting {
+            rate: 0.05,
+            iterations: 400,
+            clip: 1.0,
+            learning_rate: 0.02,
+            l2: 1e-3,
+        };
+        Some(lr_sweep(&synthetic, &synthetic_setting, seed)?)
+    } else {
+        println!("synthetic set skipped (--full runs it: about ten minutes more)");
+        None
     };
-    let synthetic_table = lr_sweep(&synthetic, &synthetic_setting, seed)?;
 
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/examples/data/digits_0_vs_8.csv"
     );
-    let mut digits = read_csv(path)?;
+    let (x, y, d) = common::csv_input::read_binary_labelled(path.as_ref(), "label")?;
+    let mut digits = Table { x, y, d };
     // Public bound: pixels are 0..16, so (x − 8)/64 gives ‖x‖ ≤ 1 (as in examples/stacking.rs).
     digits.x.iter_mut().for_each(|v| *v = (*v - 8.0) / 64.0);
     println!(
@@ -114,10 +150,10 @@ fn main() -> Res<()> {
         learning_rate: 0.05,
         l2: 1e-2,
     };
-    let digits_table = lr_sweep(&digits, &digits_setting, seed + 1)?;
+    let digits_sweep = lr_sweep(&digits, &digits_setting, seed + 1)?;
 
     println!("\ndiabetes: BLR by DP-VI vs SSP over DCA");
-    let blr_table = blr_sweep(seed + 2)?;
+    let blr = blr_sweep(seed + 2)?;
 
     println!("\ntiming: N = 10^4 clients, d = 100");
     let timing = timing(seed + 3)?;
@@ -125,19 +161,88 @@ fn main() -> Res<()> {
     println!(
         "\n================ test AUC, mean ± sd over {LR_SPLITS} stratified 60/40 splits ================"
     );
-    println!("\nsynthetic (n = 5000, d = 100)\n{synthetic_table}");
-    println!("digits 0 vs 8 (n = 352, d = 64)\n{digits_table}");
+    if let Some(synthetic) = &synthetic {
+        println!("\nsynthetic (n = 5000, d = 100)\n{}", synthetic.table);
+    }
+    println!("digits 0 vs 8 (n = 352, d = 64)\n{}", digits_sweep.table);
     println!(
-        "================ diabetes BLR: test MAE (mean ± sd over {BLR_SPLITS} splits, 100 test rows) ================\n\n{blr_table}"
+        "================ diabetes BLR: test MAE (mean ± sd over {BLR_SPLITS} splits, 100 test rows) ================\n\n{}",
+        blr.table
     );
     println!("{timing}");
+    let mut panels = Vec::new();
+    if let Some(synthetic) = &synthetic {
+        panels.push(panel(
+            "synthetic (n = 5000, d = 100): test AUC",
+            "AUC",
+            false,
+            synthetic,
+        ));
+    }
+    panels.push(panel(
+        "digits 0 vs 8 (n = 352, d = 64): test AUC",
+        "AUC",
+        false,
+        &digits_sweep,
+    ));
+    panels.push(panel(
+        "diabetes BLR (DCA protocol): test MAE",
+        "MAE",
+        true,
+        &blr,
+    ));
+    let columns = panels.len();
+    write_svg(&args.figure, &panels, columns, (480, 400))?;
+    println!("figure: {}", args.figure.display());
     println!("total time {:.1} s", start.elapsed().as_secs_f64());
     Ok(())
 }
 
+/// One panel: a sweep's scores against ε, mean ± sd band over its splits.
+fn panel(title: &str, y_label: &str, log_y: bool, sweep: &Sweep) -> Panel {
+    let series = sweep
+        .names
+        .iter()
+        .enumerate()
+        .map(|(m, name)| Series {
+            name: name.to_string(),
+            points: EPSILONS
+                .iter()
+                .enumerate()
+                .map(|(e, &epsilon)| {
+                    let (mean, sd) = mean_sd(&sweep.values[m][e]);
+                    // A log axis cannot show mean − sd ≤ 0: clamp the band's bottom.
+                    let lower = if log_y {
+                        (mean - sd).max(mean / 10.0)
+                    } else {
+                        mean - sd
+                    };
+                    Point::with_band(epsilon, mean, lower, mean + sd)
+                })
+                .collect(),
+            ..Series::default()
+        })
+        .collect();
+    Panel {
+        title: format!("{title}, mean ± sd"),
+        x_label: "ε".into(),
+        y_label: y_label.into(),
+        log_x: true,
+        log_y,
+        series,
+        legend: if log_y {
+            Legend::UpperRight
+        } else {
+            Legend::LowerRight
+        },
+        ..Panel::default()
+    }
+}
+
 /// AUC table of iterative DP-SGD over DCA, PLR and the non-private optimum on one data set.
-fn lr_sweep(table: &Table, s: &LrSetting, seed: u64) -> Res<String> {
+fn lr_sweep(table: &Table, s: &LrSetting, seed: u64) -> Res<Sweep> {
     let names = ["iterative-DCA", "PLR", "non-private"];
+    let progress = common::progress::bar((LR_SPLITS * EPSILONS.len()) as u64, "  fits");
     let mut results = vec![vec![Vec::new(); EPSILONS.len()]; names.len()];
     let mut spent = vec![(0.0f64, 0u64); EPSILONS.len()];
     let mut multipliers = vec![0.0; EPSILONS.len()];
@@ -194,15 +299,19 @@ fn lr_sweep(table: &Table, s: &LrSetting, seed: u64) -> Res<String> {
             let eps = trainer.spent().map_or(f64::NAN, |l| l.epsilon);
             spent[e] = (spent[e].0.max(eps), done);
             multipliers[e] = z;
+            progress.inc(1);
         }
-        println!(
-            "  split {}/{LR_SPLITS}: train {n} / test {}; AUC at ε = 1: iterative {:.3}, PLR {:.3}, non-private {np_auc:.3}",
-            split + 1,
-            test_idx.len(),
-            results[0][1][split],
-            results[1][1][split],
-        );
+        progress.suspend(|| {
+            println!(
+                "  split {}/{LR_SPLITS}: train {n} / test {}; AUC at ε = 1: iterative {:.3}, PLR {:.3}, non-private {np_auc:.3}",
+                split + 1,
+                test_idx.len(),
+                results[0][1][split],
+                results[1][1][split],
+            )
+        });
     }
+    progress.finish_and_clear();
     let mut out = format!(
         "iterative: Poisson q = {}, {} iterations, C = {}, Adam η = {}, λ = {}, M = 2 nodes, T = 0\n",
         s.rate, s.iterations, s.clip, s.learning_rate, s.l2
@@ -233,15 +342,18 @@ fn lr_sweep(table: &Table, s: &LrSetting, seed: u64) -> Res<String> {
         "\n(iterative: (ε, δ = {DELTA}) per client, spent as reported by the accountant, max over \
          splits; PLR: (ε, 0); non-private: ε = ∞)"
     )?;
-    Ok(out)
+    Ok(Sweep {
+        names: names.to_vec(),
+        values: results,
+        table: out,
+    })
 }
 
 /// Diabetes, the DCA paper's UCI protocol (centred, each column scaled to a range of 10,
 /// assumed bounds ±7.5): DP-VI over DCA vs SSP over DCA (DDP, DDP-proj) vs non-private.
-fn blr_sweep(seed: u64) -> Res<String> {
+fn blr_sweep(seed: u64) -> Res<Sweep> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data/diabetes.csv");
-    let text = std::fs::read_to_string(path)?;
-    let table = BlrTable::parse_csv(&text)?;
+    let table = common::csv_input::read_numeric(path.as_ref())?;
     let (mut x, mut y, d, _) = table.split_target("target")?;
     let n = table.rows;
     centre_and_scale_to_range(&mut x, n, d, 10.0)?;
@@ -273,6 +385,7 @@ fn blr_sweep(seed: u64) -> Res<String> {
     // DP-VI: C = 10 on the 2d-vector of ELBO gradients, q = 0.2, 200 iterations, Adam η = 0.05.
     let (vi_rate, vi_iters, vi_clip, vi_eta) = (0.2, 200u64, 10.0, 0.05);
     let mut split_rng = ChaCha20Rng::seed_from_u64(seed);
+    let progress = common::progress::bar((BLR_SPLITS * EPSILONS.len()) as u64, "  fits");
     for split in 0..BLR_SPLITS {
         let mut idx: Vec<usize> = (0..n).collect();
         for i in (1..n).rev() {
@@ -331,9 +444,10 @@ fn blr_sweep(seed: u64) -> Res<String> {
             maes[0][e].push(mae(&ys, &pred)?);
             vi_spent[e] = vi_spent[e].max(trainer.spent().map_or(f64::NAN, |l| l.epsilon));
             maes[3][e].push(np_mae);
+            progress.inc(1);
         }
-        eprintln!("  BLR split {}/{BLR_SPLITS} done", split + 1);
     }
+    progress.finish_and_clear();
     let mut out = format!(
         "n = {n_train} train rows (one client each), d = {d}; DP-VI: Poisson q = {vi_rate}, {vi_iters} \
          iterations, C = {vi_clip}, Adam η = {vi_eta}; SSP: Gaussian over DCA, bounds ±7.5\n"
@@ -356,7 +470,11 @@ fn blr_sweep(seed: u64) -> Res<String> {
         write!(out, " {eps:>15.4}")?;
     }
     writeln!(out, "\n(all private fits (ε, δ = {DELTA}))")?;
-    Ok(out)
+    Ok(Sweep {
+        names: names.to_vec(),
+        values: maes,
+        table: out,
+    })
 }
 
 /// Wall time per iteration at N = 10⁴, d = 100, and the time of the clients' gradient work
@@ -498,29 +616,4 @@ fn mean_sd(v: &[f64]) -> (f64, f64) {
     let mean = v.iter().sum::<f64>() / n;
     let var = v.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
     (mean, var.sqrt())
-}
-
-/// Reads a CSV with a header, numeric cells, and the last column named `label` (0/1).
-fn read_csv(path: &str) -> Res<Table> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let header = lines.next().ok_or(format!("{path}: empty file"))?;
-    let d = header.split(',').count() - 1;
-    if !header.trim_end().ends_with("label") || d == 0 {
-        return Err(format!("{path}: the last column must be `label`").into());
-    }
-    let (mut x, mut y) = (Vec::new(), Vec::new());
-    for line in lines {
-        let cells: Vec<f64> = line
-            .split(',')
-            .map(|c| c.trim().parse::<f64>())
-            .collect::<Result<_, _>>()
-            .map_err(|e| format!("{path}: {e}"))?;
-        if cells.len() != d + 1 || cells.iter().any(|v| !v.is_finite()) {
-            return Err(format!("{path}: bad row {line:?}").into());
-        }
-        x.extend_from_slice(&cells[..d]);
-        y.push(cells[d]);
-    }
-    Ok(Table { x, y, d })
 }
