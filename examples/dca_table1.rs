@@ -55,7 +55,7 @@ mod limits;
 
 #[allow(dead_code)] // each example uses part of the shared module
 mod common;
-use common::figure::{Legend, Panel, Point, Series, write_svg};
+use common::figure::{Draw, Legend, Panel, Point, Series, write_svg};
 
 /// Compute nodes, as in the paper's Table 1.
 const NODES: u16 = 10;
@@ -385,7 +385,7 @@ fn write_figure(cells: &[Cell], path: &std::path::Path) -> Result<(), Box<dyn Er
                 .filter(|c| c.mode == mode)
                 .map(|c| Point::new((c.n * c.d) as f64, c.seconds))
                 .collect(),
-            scatter: true,
+            draw: Draw::Markers,
         })
         .collect();
     let mut paper: Vec<&Cell> = cells.iter().filter(|c| c.mode == cells[0].mode).collect();
@@ -396,7 +396,7 @@ fn write_figure(cells: &[Cell], path: &std::path::Path) -> Result<(), Box<dyn Er
             .iter()
             .map(|c| Point::new((c.n * c.d) as f64, c.paper))
             .collect(),
-        scatter: true,
+        draw: Draw::Markers,
     });
     let panel = Panel {
         title: format!(

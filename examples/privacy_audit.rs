@@ -4,8 +4,9 @@
 //! more than it promises: the example says so loudly and exits with status 1.
 //!
 //! Run: `cargo run --release --example privacy_audit -- [--rounds R] [--plr-fits F]
-//! [--clients N] [--dropped T] [--seed S]` (defaults: R = 1 000 000 DCA rounds and F = 200 000
-//! PLR fits per dataset, N = 10, T = 2; a few minutes on 2 cores).
+//! [--clients N] [--dropped T] [--seed S] [--figure PATH]` (defaults: R = 1 000 000 DCA rounds and
+//! F = 200 000 PLR fits per dataset, N = 10, T = 2; a few minutes on 2 cores). The figure (default
+//! `target/figures/privacy_audit.svg`) shows the attack statistic's distribution under D₀ and D₁.
 //!
 //! # Method (Jagielski, Ullman & Oprea 2020; Nasr, Song, Thakurta, Papernot & Carlini 2021)
 //!
@@ -44,7 +45,10 @@
 //! an experiment, never a deployment.
 
 use std::error::Error;
+use std::path::PathBuf;
 use std::time::Instant;
+
+use clap::{CommandFactory, Parser};
 
 use dp_noise::calibrate::gaussian_sigma_analytic;
 use dp_noise::rng::RngSource;
@@ -53,6 +57,10 @@ use fixedpoint_shares::{
 };
 use plr_stacking::{Dataset, PlrConfig, fit_plr};
 use rayon::prelude::*;
+
+#[allow(dead_code)] // each example uses part of the shared module
+mod common;
+use common::figure::{Draw, Panel, Point, Series, write_svg};
 
 type Res<T> = Result<T, Box<dyn Error>>;
 
@@ -67,49 +75,54 @@ const BOUND: f64 = 1.0;
 /// Records of the PLR dataset and its regulariser.
 const PLR_N: usize = 20;
 const PLR_LAMBDA: f64 = 0.5;
-/// Runs per progress line.
+/// Runs per parallel batch (between progress updates).
 const CHUNK: usize = 20_000;
 
+/// Empirical privacy audit of a DCA round and of PLR: ε lower bounds from a distinguishing attack.
+#[derive(Parser, Debug)]
+#[command(name = "privacy_audit")]
 struct Options {
+    /// DCA rounds per dataset (at least 100; accepts 1_000_000).
+    #[arg(long, default_value = "1000000", value_parser = parse_count)]
     rounds: usize,
+    /// PLR fits per dataset (at least 100).
+    #[arg(long, default_value = "200000", value_parser = parse_count)]
     plr_fits: usize,
+    /// DCA clients N (at least T + 3: a target, a colluder and one more honest client).
+    #[arg(long, default_value_t = 10)]
     clients: usize,
+    /// DCA clients that drop out, T.
+    #[arg(long, default_value_t = 2)]
     dropped: usize,
+    /// Master seed of every run (an experiment: fixed seeds are insecure).
+    #[arg(long, default_value_t = 2020)]
     seed: u64,
+    /// Where to write the SVG figure (the statistic's histograms).
+    #[arg(long, default_value = "target/figures/privacy_audit.svg")]
+    figure: PathBuf,
 }
 
-fn parse_options() -> Result<Options, String> {
-    let mut o = Options {
-        rounds: 1_000_000,
-        plr_fits: 200_000,
-        clients: 10,
-        dropped: 2,
-        seed: 2020,
+/// A count, with optional `_` separators.
+fn parse_count(text: &str) -> Result<usize, String> {
+    text.replace('_', "")
+        .parse()
+        .map_err(|_| format!("not a non-negative integer: {text}"))
+}
+
+fn parse_options() -> Options {
+    let o = Options::parse();
+    let invalid = |message: &str| -> ! {
+        Options::command()
+            .error(clap::error::ErrorKind::ValueValidation, message)
+            .exit()
     };
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number: u64 = value
-            .replace('_', "")
-            .parse()
-            .map_err(|_| format!("{flag}: not a non-negative integer: {value}"))?;
-        let count = usize::try_from(number).map_err(|_| format!("{flag}: too large"))?;
-        match flag.as_str() {
-            "--rounds" => o.rounds = count,
-            "--plr-fits" => o.plr_fits = count,
-            "--clients" => o.clients = count,
-            "--dropped" => o.dropped = count,
-            "--seed" => o.seed = number,
-            _ => return Err(format!("unknown option {flag}")),
-        }
-    }
     if o.rounds < 100 || o.plr_fits < 100 {
-        return Err("--rounds and --plr-fits must be at least 100".into());
+        invalid("--rounds and --plr-fits must be at least 100");
     }
     if o.clients < o.dropped + 3 {
-        return Err("need N >= T + 3 (a target, a colluder and one more honest client)".into());
+        invalid("need N >= T + 3 (a target, a colluder and one more honest client)");
     }
-    Ok(o)
+    o
 }
 
 // ------------------------------------------------------------------------------------------
@@ -302,9 +315,9 @@ fn audit(d0: &[f64], d1: &[f64], delta: f64) -> Audit {
     }
 }
 
-/// Runs `f(i)` for i in 0..runs on the rayon pool, printing progress.
+/// Runs `f(i)` for i in 0..runs on the rayon pool, with a progress bar.
 fn collect_runs(what: &str, runs: usize, f: impl Fn(u64) -> Res<f64> + Sync) -> Res<Vec<f64>> {
-    let start = Instant::now();
+    let progress = common::progress::bar(runs as u64, &format!("  {what}"));
     let mut out = Vec::with_capacity(runs);
     while out.len() < runs {
         let from = out.len();
@@ -314,13 +327,9 @@ fn collect_runs(what: &str, runs: usize, f: impl Fn(u64) -> Res<f64> + Sync) -> 
             .map(|i| f(i as u64).map_err(|e| e.to_string()))
             .collect::<Result<_, String>>()?;
         out.extend(chunk);
-        eprint!(
-            "\r  {what}: {}/{runs} runs, {:.0} s   ",
-            out.len(),
-            start.elapsed().as_secs_f64()
-        );
+        progress.set_position(out.len() as u64);
     }
-    eprintln!();
+    progress.finish_and_clear();
     Ok(out)
 }
 
@@ -369,6 +378,57 @@ fn plr_dataset(target_label: f64) -> Res<Dataset> {
     Ok(Dataset::from_rows(&x, 1, &y)?)
 }
 
+/// Histograms (as densities) of the evaluation halves of the two samples, on common bins between
+/// their 0.1% and 99.9% quantiles.
+fn histogram_panel(title: &str, s0: &[f64], s1: &[f64], names: [&str; 2], a: &Audit) -> Panel {
+    const BINS: usize = 60;
+    let mut all: Vec<f64> = s0.iter().chain(s1).copied().collect();
+    all.sort_by(f64::total_cmp);
+    let (lo, hi) = (all[all.len() / 1000], all[all.len() - 1 - all.len() / 1000]);
+    let width = if hi > lo {
+        (hi - lo) / BINS as f64
+    } else {
+        1.0
+    };
+    let density = |s: &[f64]| -> Vec<Point> {
+        let mut counts = [0usize; BINS];
+        for v in s.iter().filter(|v| (lo..hi).contains(*v)) {
+            counts[(((v - lo) / width) as usize).min(BINS - 1)] += 1;
+        }
+        counts
+            .iter()
+            .enumerate()
+            .map(|(b, &c)| {
+                Point::new(
+                    lo + (b as f64 + 0.5) * width,
+                    c as f64 / (s.len() as f64 * width),
+                )
+            })
+            .collect()
+    };
+    Panel {
+        title: format!(
+            "{title}: ε̂ = {:.3}, lower bound {:.3}",
+            a.epsilon_hat, a.epsilon_lower
+        ),
+        x_label: "statistic".into(),
+        y_label: "density".into(),
+        series: vec![
+            Series {
+                name: names[0].to_string(),
+                points: density(s0),
+                draw: Draw::Line,
+            },
+            Series {
+                name: names[1].to_string(),
+                points: density(s1),
+                draw: Draw::Line,
+            },
+        ],
+        ..Panel::default()
+    }
+}
+
 fn report(name: &str, claimed: f64, delta: f64, a: &Audit) -> bool {
     println!(
         "{name:<22} {claimed:>8.3} {delta:>8.0e} {:>10} {:>12.4} {:>8} {:>8} {:>9.3} {:>14.3}",
@@ -378,13 +438,7 @@ fn report(name: &str, claimed: f64, delta: f64, a: &Audit) -> bool {
 }
 
 fn main() -> Res<()> {
-    let o = match parse_options() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("privacy_audit: {e}");
-            std::process::exit(2);
-        }
-    };
+    let o = parse_options();
     let started = Instant::now();
 
     // DCA: N clients, T dropped (clients 1..=T), colluder N − 1, target 0, M = 2, d = 1.
@@ -466,6 +520,24 @@ fn main() -> Res<()> {
     );
     let mut violated = report("DCA round (Gaussian)", EPSILON, DELTA, &dca);
     violated |= report("PLR (objective pert.)", EPSILON, 0.0, &plr);
+    let panels = [
+        histogram_panel(
+            "DCA round: released sum − colluder's input",
+            &d0[d0.len() / 2..],
+            &d1[d1.len() / 2..],
+            ["D₀ (target −B)", "D₁ (target +B)"],
+            &dca,
+        ),
+        histogram_panel(
+            "PLR: fitted weight",
+            &p0[p0.len() / 2..],
+            &p1[p1.len() / 2..],
+            ["D₀ (y = +1)", "D₁ (y = −1)"],
+            &plr,
+        ),
+    ];
+    write_svg(&o.figure, &panels, 2, (560, 400))?;
+    println!("figure: {}", o.figure.display());
     println!(
         "\ntotal {:.0} s; privacy spent: none (synthetic audit data)",
         started.elapsed().as_secs_f64()

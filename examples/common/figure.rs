@@ -29,12 +29,24 @@ impl Point {
     }
 }
 
-/// A named line (or, when `scatter`, markers only).
+/// A named series of points.
 #[derive(Clone, Debug, Default)]
 pub struct Series {
     pub name: String,
     pub points: Vec<Point>,
-    pub scatter: bool,
+    pub draw: Draw,
+}
+
+/// How a series is drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Draw {
+    /// A line with a marker at every point (few points: results against ε).
+    #[default]
+    LineAndMarkers,
+    /// Markers only (points that do not form a curve).
+    Markers,
+    /// A plain line (many points: a density).
+    Line,
 }
 
 /// One plot: its series, axes and optional horizontal guides.
@@ -235,22 +247,22 @@ where
             chart.draw_series(std::iter::once(Polygon::new(outline, colour.mix(0.18))))?;
         }
         let line: Vec<(f64, f64)> = series.points.iter().map(|p| (p.x, p.y)).collect();
-        let markers = chart.draw_series(
-            line.iter()
-                .map(|&(x, y)| Circle::new((x, y), 3, colour.filled())),
-        )?;
-        if series.scatter {
-            markers
-                .label(series.name.as_str())
-                .legend(move |(x, y)| Circle::new((x + 8, y), 3, colour.filled()));
-        } else {
-            chart
-                .draw_series(LineSeries::new(line, colour.stroke_width(2)))?
-                .label(series.name.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new([(x, y), (x + 16, y)], colour.stroke_width(2))
-                });
+        if series.draw != Draw::Line {
+            let markers = chart.draw_series(
+                line.iter()
+                    .map(|&(x, y)| Circle::new((x, y), 3, colour.filled())),
+            )?;
+            if series.draw == Draw::Markers {
+                markers
+                    .label(series.name.as_str())
+                    .legend(move |(x, y)| Circle::new((x + 8, y), 3, colour.filled()));
+                continue;
+            }
         }
+        chart
+            .draw_series(LineSeries::new(line, colour.stroke_width(2)))?
+            .label(series.name.as_str())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour.stroke_width(2)));
     }
     chart
         .configure_series_labels()
