@@ -1,23 +1,31 @@
 #!/usr/bin/env bash
-# DCA over the network on loopback: M = 3 compute-node processes with fresh TLS certificates, an
-# aggregator, and the 442 diabetes rows uploaded by 442 client processes (8 at a time). One
-# noisy round releases the column sums of (features, target); with --insecure-seed S the release
-# is compared with the same round run in one process (`dpdist round simulate`): they must be
-# bit-identical. Every process started here is killed on exit.
+# DCA over the network on loopback, with fresh TLS certificates: M = 3 compute-node processes and
+# the aggregator server process (`dpdist aggregator`). Two parts:
 #
-#   scripts/demo-network.sh [--insecure-seed S] [--mode seed|full]
+# 1. The main job: `dpdist blr` runs DCA paper Alg. 2 on the 442 diabetes rows (one client each,
+#    as concurrent tasks of one client process): the DP marginal-std round, the threshold search on
+#    auxiliary data, the statistics round, the BLR fit. Both rounds are created on the aggregator,
+#    uploaded to the nodes, closed and released by the aggregator. With --insecure-seed S the
+#    released statistics are compared with the in-process pipeline's (blr::fit, same seed): they
+#    must be bit-identical.
+# 2. One noisy round of column sums the step-by-step way: 442 `dpdist client upload` processes
+#    (8 at a time), `dpdist round release` (a second release is refused); with --insecure-seed
+#    compared with `dpdist round simulate`.
 #
-# Not yet: Alg. 2's two rounds (DP std, then statistics) and the BLR fit over the network; the
-# in-process pipeline (examples/distributed_blr.rs) does those.
+# Every process started here is killed on exit.
+#
+#   scripts/demo-network.sh [--insecure-seed S] [--mode seed|full] [--epsilon E]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seed=""
 mode=seed
+epsilon=5
 while [ $# -gt 0 ]; do
   case "$1" in
     --insecure-seed) seed="$2"; shift 2 ;;
     --mode) mode="$2"; shift 2 ;;
+    --epsilon) epsilon="$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -41,6 +49,7 @@ printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > "$work/san.ext"
 openssl x509 -req -in "$work/server.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -CAcreateserial \
   -days 1 -extfile "$work/san.ext" -out "$work/server.pem" 2>/dev/null
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/admin.token"
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/analyst.token"
 
 urls=()
 for k in 0 1 2; do
@@ -56,6 +65,42 @@ for k in 0 1 2; do
 done
 nodes="$(IFS=,; echo "${urls[*]}")"
 
+# The aggregator server: budget ε = 10 for the job's two rounds and the extra round below.
+"$bin" aggregator --listen 127.0.0.1:0 --cert "$work/server.pem" --key "$work/server.key" --nodes "$nodes" \
+  --ca "$work/ca.pem" --admin-token-file "$work/admin.token" --analyst-token-file "$work/analyst.token" \
+  --db "$work/aggregator-server.sqlite" --budget-epsilon 10 --budget-delta 1e-5 \
+  > "$work/aggregator.out" 2> "$work/aggregator.err" &
+pids+=($!)
+for _ in $(seq 1 100); do grep -q listening "$work/aggregator.out" 2>/dev/null && break; sleep 0.1; done
+agg_addr="$(awk '{for (i = 1; i < NF; i++) if ($i == "on") print $(i + 1)}' "$work/aggregator.out")"
+[ -n "$agg_addr" ] || { echo "the aggregator did not start" >&2; cat "$work/aggregator.err" >&2; exit 1; }
+echo "aggregator: https://$agg_addr" >&2
+
+echo "== 1. Alg. 2 over the network (DP std round, statistics round, BLR fit)" >&2
+start=$(date +%s.%N)
+"$bin" blr --aggregator "https://$agg_addr" --ca "$work/ca.pem" --analyst-token-file "$work/analyst.token" \
+  --data examples/data/diabetes.csv --epsilon "$epsilon" --mode "$mode" ${seed:+--insecure-seed "$seed"} \
+  > "$work/blr.json"
+end=$(date +%s.%N)
+python3 - "$work/blr.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for rd in r["rounds"]:
+    print(f"round {rd['round']}: released by the aggregator over {rd['clients']} clients, noise sd "
+          f"{rd['noise_sigma_released']:.3f} per entry (aggregator's accountant: eps = {rd['aggregator_spent_epsilon']:.4f})")
+print("DP std:", " ".join(f"{s:.3f}" for s in r["std_x"]), f"| y {r['std_y']:.3f}")
+print(f"thresholds: omega_x = {r['omega_x']:.2f}, omega_y = {r['omega_y']:.2f}")
+print("posterior mean:", " ".join(f"{b:.3f}" for b in r["posterior_mean"]))
+print(f"fit spent (eps, delta) = ({r['fit_spent_epsilon']:.4f}, {r['fit_spent_delta']:g}); in-sample MAE "
+      f"{r['in_sample_mae']:.4f} (non-private {r['in_sample_mae_non_private']:.4f})")
+if "statistics_bit_identical_to_in_process" in r:
+    print("network statistics == in-process pipeline statistics, bit for bit:",
+          r["statistics_bit_identical_to_in_process"])
+PY
+echo "job done in $(echo "$end - $start" | bc) s" >&2
+
+echo "== 2. one round step by step (client processes, round release)" >&2
+
 # Client rows: the 10 raw features and the target of each diabetes record (skip the header).
 tail -n +2 examples/data/diabetes.csv > "$work/rows.csv"
 n="$(wc -l < "$work/rows.csv")"
@@ -64,7 +109,7 @@ for i in $(seq 0 $((n - 1))); do head -c 16 /dev/urandom | od -An -tx1 | tr -d '
 common=(--nodes "$nodes" --ca "$work/ca.pem" --admin-token-file "$work/admin.token" --db "$work/agg.sqlite"
         --spec "$work/round.json" --budget-epsilon 5 --budget-delta 1e-5)
 # |x| <= 400 for every raw value; replacing one row moves the 11-vector by at most 800·sqrt(11) in l2.
-id="$("$bin" round create "${common[@]}" --round-number 1 --n-clients "$n" --max-dropped 2 --dim 11 \
+id="$("$bin" round create "${common[@]}" --round-number 3 --n-clients "$n" --max-dropped 2 --dim 11 \
       --bound 400 --mode "$mode" --sigma 4000 --l2-sensitivity 2653.3 --tokens-file "$work/tokens.txt")"
 echo "round $id created on 3 nodes (N = $n, d = 11, T = 2, $mode mode)" >&2
 

@@ -47,11 +47,11 @@ pub use noise_aware::{
     noise_aware_posterior,
 };
 pub use pipeline::{
-    Fit, FitConfig, ProjectionConfig, StdSource, fit, fit_non_private, stats_round_budget,
+    Fit, FitConfig, ProjectionConfig, StdSource, fit, fit_non_private, fit_via, stats_round_budget,
 };
 pub use posterior::{Posterior, Prior, posterior, predict};
 pub use sensitivity::{laplace_scales, rho_from_budget, stats_l2_sensitivity};
 pub use split::{SplitSearchConfig, search_laplace_split};
-pub use ssp::{Mechanism, RoundBudget, release_stats};
+pub use ssp::{Mechanism, RoundBudget, release_stats, release_stats_via};
 pub use stats::{SuffStats, packed_index, packed_len};
 pub use threshold::{ErrorMeasure, SearchTarget, search_thresholds_for};

@@ -18,19 +18,24 @@
 //! share is 0.1: with d + 1 released squares the std round only has to land the right order of
 //! magnitude (the threshold grid spans a factor 20), while the statistics carry the model.
 //! [`Fit::spent`] is what the accountant actually charged.
+//!
+//! **Where the DCA rounds run.** [`fit`] runs them in this process; [`fit_via`] hands both rounds
+//! to a [`DcaTransport`] (e.g. dca-service's compute nodes and aggregator over HTTPS) and does
+//! everything else — budget split, threshold search, posterior — exactly as [`fit`], so with the
+//! same fixed seed both release the same statistics bit for bit.
 
 use dp_noise::PrivacyLoss;
 use dp_noise::accountant::{Accountant, GaussianComposition};
 use dp_noise::rng::RngSource;
-use projection::marginal_std::{StdBudget, StdEstimate, StdMode, StdRound, dp_marginal_std};
-use projection::release::{Aggregation, ReleaseContext};
+use projection::marginal_std::{StdBudget, StdEstimate, StdMode, StdRound, dp_marginal_std_via};
+use projection::release::{Aggregation, DcaTransport, InProcess, ReleaseContext};
 use projection::search::{SearchConfig, ThresholdChoice};
 use rand_core::RngCore;
 
 use crate::error::{Error, Result, check_xy};
 use crate::posterior::{Posterior, Prior, posterior};
 use crate::sensitivity::rho_from_budget;
-use crate::ssp::{Mechanism, RoundBudget, release_stats};
+use crate::ssp::{Mechanism, RoundBudget, release_stats_via};
 use crate::stats::SuffStats;
 use crate::threshold::{ErrorMeasure, SearchTarget, search_thresholds_for};
 
@@ -141,6 +146,20 @@ pub fn fit(
     config: &FitConfig,
     rng: RngSource,
 ) -> Result<Fit> {
+    fit_via(x, y, n, d, config, rng, &mut InProcess)
+}
+
+/// [`fit`] with its DCA rounds (the std round is round 1, the statistics round 2) run by
+/// `transport`; trusted-aggregator and input-perturbation fits do not use it.
+pub fn fit_via(
+    x: &[f64],
+    y: &[f64],
+    n: usize,
+    d: usize,
+    config: &FitConfig,
+    rng: RngSource,
+    transport: &mut dyn DcaTransport,
+) -> Result<Fit> {
     check_xy(x, y, n, d)?;
     if config.assumed_x.len() != d {
         return Err(Error::LengthMismatch {
@@ -185,7 +204,7 @@ pub fn fit(
                         rng: rng.derive(1),
                         accountant: &mut accountant,
                     };
-                    let std = dp_marginal_std(x, y, n, &settings, ctx)?;
+                    let std = dp_marginal_std_via(x, y, n, &settings, ctx, transport)?;
                     (std.x.clone(), std.y, Some(std))
                 }
                 (StdSource::DpRound, None) => {
@@ -218,7 +237,7 @@ pub fn fit(
         rng: rng.derive(2),
         accountant: &mut accountant,
     };
-    let stats = release_stats(
+    let stats = release_stats_via(
         x,
         y,
         n,
@@ -228,6 +247,7 @@ pub fn fit(
         config.mechanism,
         stats_budget,
         ctx,
+        transport,
     )?;
     Ok(Fit {
         posterior: posterior(&stats, config.prior)?,

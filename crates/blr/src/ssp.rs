@@ -4,7 +4,7 @@
 //! ([`projection::release`]). Calibration and the sensitivity proofs are in [`crate::sensitivity`].
 
 use projection::clip::clip;
-use projection::release::{Noise, ReleaseContext, noisy_sum};
+use projection::release::{DcaTransport, InProcess, Noise, ReleaseContext, noisy_sum_via};
 
 use crate::error::{Error, Result, check_xy};
 use crate::sensitivity::{laplace_scales, stats_entry_bound, stats_l2_sensitivity};
@@ -67,6 +67,34 @@ pub fn release_stats(
     budget: RoundBudget,
     ctx: ReleaseContext<'_>,
 ) -> Result<SuffStats> {
+    release_stats_via(
+        x,
+        y,
+        n,
+        bounds_x,
+        bound_y,
+        with_yy,
+        mechanism,
+        budget,
+        ctx,
+        &mut InProcess,
+    )
+}
+
+/// [`release_stats`] with a DCA round run by `transport`.
+#[allow(clippy::too_many_arguments)]
+pub fn release_stats_via(
+    x: &[f64],
+    y: &[f64],
+    n: usize,
+    bounds_x: &[f64],
+    bound_y: f64,
+    with_yy: bool,
+    mechanism: Mechanism,
+    budget: RoundBudget,
+    ctx: ReleaseContext<'_>,
+    transport: &mut dyn DcaTransport,
+) -> Result<SuffStats> {
     let d = bounds_x.len();
     check_xy(x, y, n, d)?;
     let noise = stats_noise(bounds_x, bound_y, with_yy, mechanism, budget)?;
@@ -82,6 +110,6 @@ pub fn release_stats(
             .for_each(|((c, v), b)| *c = clip(*v, *b));
         SuffStats::record_into(&clipped, clip(t, bound_y), with_yy, out)?;
     }
-    let released = noisy_sum(&values, n, dim, bound, &noise, ctx)?;
+    let released = noisy_sum_via(&values, n, dim, bound, &noise, ctx, transport)?;
     SuffStats::from_flat(&released.sum, d, n, with_yy)
 }

@@ -69,6 +69,13 @@ fn cpu_seconds(pid: u32) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// The 1-, 5- and 15-minute load averages (the machine is shared: read the numbers with them).
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
 fn dir_bytes(dir: &PathBuf) -> u64 {
     std::fs::read_dir(dir)
         .map(|it| {
@@ -181,6 +188,7 @@ async fn main() {
     let round = Arc::new(agg.create_round(spec).await.unwrap());
     let seed = 99;
 
+    let load_before = load_average();
     eprintln!("uploading N = {n}, d = {dim}, M = {m}, {mode} mode, {conns} connections ...");
     let next = Arc::new(AtomicU64::new(0));
     let bytes_sent = Arc::new(AtomicU64::new(0));
@@ -273,6 +281,11 @@ async fn main() {
         );
     }
     println!("released sum identical to the in-process round (sum_units compared)");
+    println!(
+        "load average (1, 5, 15 min): {load_before} before the uploads, {} at the end; {} cores",
+        load_average(),
+        std::thread::available_parallelism().map_or(0, |p| p.get())
+    );
     drop(nodes);
     let _ = std::fs::remove_dir_all(&dir);
 }

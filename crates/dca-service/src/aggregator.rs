@@ -4,6 +4,7 @@
 //! neither releases twice nor forgets what was spent.
 
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use dp_noise::PrivacyLoss;
@@ -13,7 +14,7 @@ use reqwest::StatusCode;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use crate::node::{CloseRequest, ReceivedSet, RoundStatus};
+use crate::node::{AbortRequest, CloseRequest, ReceivedSet, RoundStatus};
 use crate::spec::{Round, RoundSpec};
 use crate::{Error, MEDIA_JSON, Result, sum_codec};
 
@@ -48,7 +49,9 @@ pub struct Aggregator {
     http: reqwest::Client,
     nodes: Vec<String>,
     admin_token: String,
-    db: Connection,
+    /// Locked only between awaits, never across one (so the aggregator can be shared by the
+    /// tasks of its server).
+    db: Mutex<Connection>,
     accountant: Accountant,
 }
 
@@ -91,9 +94,20 @@ impl Aggregator {
             http,
             nodes,
             admin_token,
-            db,
+            db: Mutex::new(db),
             accountant,
         })
+    }
+
+    fn db(&self) -> Result<MutexGuard<'_, Connection>> {
+        self.db
+            .lock()
+            .map_err(|_| Error::Io(std::io::Error::other("aggregator database lock poisoned")))
+    }
+
+    /// The node base URLs, in node order.
+    pub fn node_urls(&self) -> &[String] {
+        &self.nodes
     }
 
     /// Privacy spent so far.
@@ -132,7 +146,7 @@ impl Aggregator {
             )));
         }
         let id = round.id();
-        self.db.execute(
+        self.db()?.execute(
             "INSERT OR IGNORE INTO rounds (id, spec, state) VALUES (?1, ?2, 'created')",
             params![id, round.spec.canonical_json()],
         )?;
@@ -208,9 +222,110 @@ impl Aggregator {
         }
     }
 
+    /// Rounds created by this aggregator and neither released nor aborted yet.
+    pub fn open_rounds(&self) -> Result<Vec<Round>> {
+        self.rounds_in_state("created")
+    }
+
+    fn rounds_in_state(&self, state: &str) -> Result<Vec<Round>> {
+        let db = self.db()?;
+        let mut stmt = db.prepare("SELECT spec FROM rounds WHERE state = ?1 ORDER BY rowid")?;
+        let specs = stmt
+            .query_map(params![state], |r| r.get::<_, Vec<u8>>(0))?
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        specs
+            .iter()
+            .map(|json| {
+                serde_json::from_slice::<RoundSpec>(json)
+                    .map_err(|e| Error::InvalidSpec(format!("stored spec: {e}")))?
+                    .validate()
+            })
+            .collect()
+    }
+
+    /// The round with hex id `id`, if this aggregator created it.
+    pub fn round(&self, id: &str) -> Result<Option<Round>> {
+        let spec: Option<Vec<u8>> = self
+            .db()?
+            .query_row("SELECT spec FROM rounds WHERE id = ?1", params![id], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        spec.map(|json| {
+            serde_json::from_slice::<RoundSpec>(&json)
+                .map_err(|e| Error::InvalidSpec(format!("stored spec: {e}")))?
+                .validate()
+        })
+        .transpose()
+    }
+
+    /// The round's state as recorded: "created", "aborting" (nodes not all notified yet),
+    /// "aborted" or "released", with the abort reason or the release (JSON).
+    pub fn recorded_state(&self, round: &Round) -> Result<Option<(String, Option<String>)>> {
+        self.state(&round.id())
+    }
+
+    /// True when every node holds all N clients or the round's deadline has passed: the moment
+    /// to close it.
+    pub async fn due(&self, round: &Round) -> Result<bool> {
+        if crate::node::now_ms() >= round.spec.deadline_unix_ms {
+            return Ok(true);
+        }
+        Ok(self
+            .received_sets(round)
+            .await?
+            .iter()
+            .all(|s| s.missing() == 0))
+    }
+
+    /// Tells every node that the round is aborted (idempotent on the nodes), then records it
+    /// as "aborted". A node that cannot be reached leaves the round "aborting";
+    /// [`Aggregator::notify_pending_aborts`] tries again.
+    async fn notify_abort(&self, round: &Round, reason: &str) -> Result<()> {
+        let id = round.id();
+        let body = serde_json::to_vec(&AbortRequest {
+            reason: reason.to_string(),
+        })
+        .unwrap_or_default();
+        for url in &self.nodes {
+            let r = self
+                .http
+                .post(format!("{url}/rounds/{id}/abort"))
+                .bearer_auth(&self.admin_token)
+                .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
+                .body(body.clone())
+                .send()
+                .await?;
+            if !matches!(r.status(), StatusCode::OK | StatusCode::ACCEPTED) {
+                let s = r.status();
+                return Err(Error::Http(format!(
+                    "{url} refused the abort: {s}: {}",
+                    r.text().await.unwrap_or_default()
+                )));
+            }
+        }
+        self.db()?.execute(
+            "UPDATE rounds SET state = 'aborted' WHERE id = ?1 AND state = 'aborting'",
+            params![id],
+        )?;
+        Ok(())
+    }
+
+    /// Re-sends the abort of every round recorded as aborted whose nodes were not all told.
+    pub async fn notify_pending_aborts(&self) -> Result<()> {
+        for round in self.rounds_in_state("aborting")? {
+            let reason = self
+                .state(&round.id())?
+                .and_then(|(_, detail)| detail)
+                .unwrap_or_default();
+            self.notify_abort(&round, &reason).await?;
+        }
+        Ok(())
+    }
+
     fn state(&self, id: &str) -> Result<Option<(String, Option<String>)>> {
         Ok(self
-            .db
+            .db()?
             .query_row(
                 "SELECT state, detail FROM rounds WHERE id = ?1",
                 params![id],
@@ -237,8 +352,8 @@ impl Aggregator {
         let id = round.id();
         match self.state(&id)? {
             Some((s, _)) if s == "released" => return Err(Error::AlreadyReleased),
-            Some((s, Some(detail))) if s == "aborted" => {
-                return Err(Error::Http(format!("round was aborted: {detail}")));
+            Some((s, detail)) if s == "aborted" || s == "aborting" => {
+                return Err(Error::RoundAborted(detail.unwrap_or_default()));
             }
             Some(_) => {}
             None => {
@@ -253,13 +368,15 @@ impl Aggregator {
         let max_dropped = round.config.max_dropped();
         if agreed.missing() > max_dropped {
             let missing = agreed.missing();
-            self.db.execute(
-                "UPDATE rounds SET state = 'aborted', detail = ?2 WHERE id = ?1",
-                params![
-                    id,
-                    format!("{missing} clients missing, more than T = {max_dropped}")
-                ],
+            let reason = format!("{missing} clients missing, more than T = {max_dropped}");
+            // Recorded first: whatever happens to the notices, this round is never released.
+            self.db()?.execute(
+                "UPDATE rounds SET state = 'aborting', detail = ?2 WHERE id = ?1",
+                params![id, reason],
             )?;
+            // A node that misses the notice is told again by `notify_pending_aborts`; the
+            // abort itself stands either way.
+            let _ = self.notify_abort(round, &reason).await;
             return Err(Error::Aborted {
                 missing,
                 max_dropped,
@@ -318,7 +435,8 @@ impl Aggregator {
             spent_epsilon: spent.epsilon,
             spent_delta: spent.delta,
         };
-        let tx = self.db.transaction()?;
+        let mut db = self.db()?;
+        let tx = db.transaction()?;
         tx.execute(
             "UPDATE rounds SET state = 'released', detail = ?2 WHERE id = ?1",
             params![id, serde_json::to_string(&published).unwrap_or_default()],

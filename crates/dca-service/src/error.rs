@@ -26,12 +26,16 @@ pub enum Error {
     },
     /// The round was already released (the aggregator releases once).
     AlreadyReleased,
+    /// The round was aborted earlier (reason as recorded); it is never released.
+    RoundAborted(String),
     /// The privacy budget does not allow this round.
     Budget(dp_noise::Error),
     /// File or socket I/O.
     Io(std::io::Error),
     /// A bounded wait ran out.
     Timeout(String),
+    /// The learner (data preparation, fit) failed.
+    Learning(blr::Error),
 }
 
 impl fmt::Display for Error {
@@ -51,9 +55,11 @@ impl fmt::Display for Error {
                 "round aborted: {missing} clients missing, more than T = {max_dropped}; nothing released"
             ),
             Error::AlreadyReleased => write!(f, "round already released"),
+            Error::RoundAborted(reason) => write!(f, "round was aborted: {reason}"),
             Error::Budget(e) => write!(f, "privacy budget: {e}"),
             Error::Io(e) => write!(f, "I/O: {e}"),
             Error::Timeout(m) => write!(f, "timed out: {m}"),
+            Error::Learning(e) => write!(f, "learning: {e}"),
         }
     }
 }
@@ -83,5 +89,10 @@ impl From<std::io::Error> for Error {
 impl From<reqwest::Error> for Error {
     fn from(e: reqwest::Error) -> Self {
         Error::Http(e.to_string())
+    }
+}
+impl From<blr::Error> for Error {
+    fn from(e: blr::Error) -> Self {
+        Error::Learning(e)
     }
 }

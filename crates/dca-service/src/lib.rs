@@ -9,7 +9,11 @@
 //! * [`aggregator`]: decides the agreed client set (intersection of the nodes' received sets),
 //!   sends the same set to every node, collects the M node sums, releases, charges its
 //!   accountant, and records all of it so that it never releases twice.
+//! * [`aggregator_server`]: the aggregator as a long-running HTTPS server that closes and
+//!   releases (or aborts, telling the nodes) every round at its deadline or once complete.
 //! * [`client`]: shards a vector, seals each node's message, uploads with retries.
+//! * [`network_fit`]: Alg. 2 (DP std round, statistics round, BLR fit) with its two DCA rounds
+//!   run on the aggregator server and the nodes.
 //! * [`tls`]: TLS 1.3 only (rustls, `ring` provider).
 //!
 //! The HTTP API is documented in `docs/http-api.md`.
@@ -46,9 +50,11 @@
 //! ```
 
 pub mod aggregator;
+pub mod aggregator_server;
 pub mod client;
 mod error;
 pub mod hex;
+pub mod network_fit;
 pub mod node;
 mod node_store;
 pub mod spec;

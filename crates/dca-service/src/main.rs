@@ -27,9 +27,13 @@ struct Cli {
 enum Command {
     /// Run a compute node.
     Node(NodeArgs),
-    /// Run the aggregator for one round: create it on the nodes, wait until every client
-    /// uploaded or the deadline passed, release, print the release as JSON.
-    Aggregator(RoundArgs),
+    /// Run the aggregator server: the analyst creates rounds on it; it closes and releases (or
+    /// aborts, telling the nodes) each round at its deadline or once every client reached every
+    /// node, and serves the releases.
+    Aggregator(AggregatorArgs),
+    /// Alg. 2 over the network: the DP std round and the statistics round on the aggregator
+    /// and its nodes (the N clients are tasks of this process), then the BLR fit.
+    Blr(BlrArgs),
     /// Client commands.
     #[command(subcommand)]
     Client(ClientCommand),
@@ -61,6 +65,81 @@ struct NodeArgs {
     /// Largest request body in bytes.
     #[arg(long, default_value_t = 64 << 20)]
     max_body: usize,
+}
+
+#[derive(Args)]
+struct AggregatorArgs {
+    #[command(flatten)]
+    conn: Connection,
+    /// Address to listen on; port 0 picks a free one (printed on stdout).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: String,
+    /// PEM certificate chain of this server.
+    #[arg(long)]
+    cert: PathBuf,
+    /// PEM private key of this server.
+    #[arg(long)]
+    key: PathBuf,
+    /// File holding the nodes' shared secret (what the aggregator presents to them).
+    #[arg(long)]
+    admin_token_file: PathBuf,
+    /// File holding the analyst's bearer token (what callers of this server present).
+    #[arg(long)]
+    analyst_token_file: PathBuf,
+    /// The aggregator's database.
+    #[arg(long)]
+    db: PathBuf,
+    /// Privacy budget ε of the aggregator's accountant.
+    #[arg(long, default_value_t = 1.0)]
+    budget_epsilon: f64,
+    /// Privacy budget δ.
+    #[arg(long, default_value_t = 1e-5)]
+    budget_delta: f64,
+    /// How often open rounds are checked (ms).
+    #[arg(long, default_value_t = 200)]
+    poll_ms: u64,
+}
+
+#[derive(Args)]
+struct BlrArgs {
+    /// The aggregator server's base URL.
+    #[arg(long)]
+    aggregator: String,
+    /// PEM CA certificate the aggregator's and the nodes' certificates chain to.
+    #[arg(long)]
+    ca: PathBuf,
+    /// File holding the analyst's bearer token.
+    #[arg(long)]
+    analyst_token_file: PathBuf,
+    /// Numeric CSV with a header row; every row is one client.
+    #[arg(long, default_value = "examples/data/diabetes.csv")]
+    data: PathBuf,
+    /// Target column.
+    #[arg(long, default_value = "target")]
+    target: String,
+    /// ε of the whole fit (both rounds).
+    #[arg(long, default_value_t = 1.0)]
+    epsilon: f64,
+    /// δ of the whole fit.
+    #[arg(long, default_value_t = 1e-5)]
+    delta: f64,
+    /// T: clients that may drop out or collude.
+    #[arg(long, default_value_t = 2)]
+    max_dropped: usize,
+    /// full or seed.
+    #[arg(long, default_value = "seed")]
+    mode: String,
+    /// Clients uploading at the same time.
+    #[arg(long, default_value_t = 32)]
+    concurrency: usize,
+    /// Seconds the clients get to upload in each round.
+    #[arg(long, default_value_t = 600)]
+    upload_secs: u64,
+    /// ALL randomness (noise, masks, search) from this seed — INSECURE, anyone knowing it can
+    /// unmask; for reproducibility only. Also runs the same fit in one process and checks that
+    /// the released statistics are bit-identical.
+    #[arg(long)]
+    insecure_seed: Option<u64>,
 }
 
 #[derive(Args, Clone)]
@@ -229,18 +308,33 @@ async fn run(cli: Cli) -> Result<()> {
             serve_tls(listener, tls, app).await
         }
         Command::Aggregator(a) => {
-            let mut agg = aggregator(&a)?;
-            let round = agg.create_round(read_spec(&a.spec)?).await?;
-            eprintln!(
-                "round {} created on {} nodes",
-                round.id(),
+            let tls = tls::server_config(&std::fs::read(&a.cert)?, &std::fs::read(&a.key)?)?;
+            let agg = Aggregator::open(
+                &a.db,
+                http(&a.conn)?,
+                a.conn.nodes.clone(),
+                read_trimmed(&a.admin_token_file)?,
+                PrivacyLoss {
+                    epsilon: a.budget_epsilon,
+                    delta: a.budget_delta,
+                },
+            )?;
+            let app = dca_service::aggregator_server::router(
+                agg,
+                &read_trimmed(&a.analyst_token_file)?,
+                Duration::from_millis(a.poll_ms.max(10)),
+            );
+            let listener = tokio::net::TcpListener::bind(&a.listen).await?;
+            println!(
+                "dpdist aggregator listening on {} ({} nodes)",
+                listener.local_addr()?,
                 a.conn.nodes.len()
             );
-            agg.wait_for_uploads(&round, Duration::from_millis(200))
-                .await?;
-            print_json(&agg.release(&round).await?);
-            Ok(())
+            use std::io::Write as _;
+            std::io::stdout().flush()?;
+            serve_tls(listener, tls, app).await
         }
+        Command::Blr(a) => blr_job(a).await,
         Command::Client(ClientCommand::Upload {
             conn,
             spec,
@@ -353,6 +447,112 @@ async fn run(cli: Cli) -> Result<()> {
             print_json(&agg.release(&round).await?);
             Ok(())
         }
+    }
+}
+
+async fn blr_job(a: BlrArgs) -> Result<()> {
+    use dca_service::network_fit::{
+        NetworkTransport, dca_blr_config, fit_over_network, prepare_csv,
+    };
+    let mode = match a.mode.as_str() {
+        "seed" => fixedpoint_shares::ShareMode::Seed,
+        "full" => fixedpoint_shares::ShareMode::Full,
+        other => return Err(Error::InvalidSpec(format!("--mode {other}: seed or full"))),
+    };
+    let (x, y, n, d) = prepare_csv(&std::fs::read_to_string(&a.data)?, &a.target)?;
+    let http = tls::http_client(&std::fs::read(&a.ca)?, 64, Duration::from_secs(60))?;
+    let mut transport = NetworkTransport::new(
+        tokio::runtime::Handle::current(),
+        http,
+        a.aggregator.trim_end_matches('/').to_string(),
+        read_trimmed(&a.analyst_token_file)?,
+    );
+    transport.concurrency = a.concurrency;
+    transport.upload_window = Duration::from_secs(a.upload_secs);
+    let m = u16::try_from(transport.node_list().await?.nodes.len())
+        .map_err(|_| Error::InvalidSpec("too many nodes".into()))?;
+    let budget = PrivacyLoss {
+        epsilon: a.epsilon,
+        delta: a.delta,
+    };
+    let config = dca_blr_config(d, m, a.max_dropped, mode, budget);
+    let rng = match a.insecure_seed {
+        Some(seed) => RngSource::InsecureFixedSeed(seed),
+        None => RngSource::Os,
+    };
+    eprintln!(
+        "{}: {n} clients, d = {d}; Alg. 2 over the network on M = {m} nodes, T = {}, {} mode, (ε, δ) = ({}, {}){}",
+        a.data.display(),
+        a.max_dropped,
+        a.mode,
+        a.epsilon,
+        a.delta,
+        if a.insecure_seed.is_some() {
+            ", INSECURE fixed seed"
+        } else {
+            ""
+        }
+    );
+    let start = std::time::Instant::now();
+    let (fit, transport) = fit_over_network(
+        transport,
+        x.clone(),
+        y.clone(),
+        d,
+        config.clone(),
+        rng,
+    )
+    .await?;
+    let wall = start.elapsed().as_secs_f64();
+    let std = fit.std.as_ref();
+    let omega = fit.thresholds.as_ref();
+    let pred = blr::predict(&fit.posterior.mean, &x, n)?;
+    let np = blr::fit_non_private(&x, &y, n, d, blr::Prior::default())?;
+    let np_pred = blr::predict(&np.mean, &x, n)?;
+    let mut report = serde_json::json!({
+        "clients": n,
+        "dim": d,
+        "nodes": m,
+        "wall_seconds": wall,
+        "rounds": transport.releases.iter().map(|r| serde_json::json!({
+            "round": r.round, "id": r.id, "clients": r.clients.len(),
+            "noise_sigma_released": r.noise_sigma_released,
+            "aggregator_spent_epsilon": r.spent_epsilon,
+        })).collect::<Vec<_>>(),
+        "std_x": std.map(|s| s.x.clone()),
+        "std_y": std.map(|s| s.y),
+        "omega_x": omega.map(|o| o.omega_x),
+        "omega_y": omega.map(|o| o.omega_y),
+        "bounds_x": fit.bounds_x,
+        "bound_y": fit.bound_y,
+        "posterior_mean": fit.posterior.mean,
+        "fit_spent_epsilon": fit.spent.epsilon,
+        "fit_spent_delta": fit.spent.delta,
+        "in_sample_mae": blr::mae(&y, &pred)?,
+        "in_sample_mae_non_private": blr::mae(&y, &np_pred)?,
+    });
+    let mut identical = true;
+    if a.insecure_seed.is_some() {
+        let (xl, yl) = (x.clone(), y.clone());
+        let local = tokio::task::spawn_blocking(move || blr::fit(&xl, &yl, n, d, &config, rng))
+            .await
+            .map_err(|e| Error::Http(format!("in-process fit: {e}")))??;
+        let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        identical = bits(&local.stats.to_flat(false)) == bits(&fit.stats.to_flat(false))
+            && local.std.as_ref().map(|s| bits(&s.x)) == std.map(|s| bits(&s.x))
+            && bits(&local.posterior.mean) == bits(&fit.posterior.mean);
+        report["statistics_bit_identical_to_in_process"] = identical.into();
+    }
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&report).unwrap_or_default()
+    );
+    if identical {
+        Ok(())
+    } else {
+        Err(Error::InvalidSpec(
+            "the network fit's statistics differ from the in-process fit's".into(),
+        ))
     }
 }
 

@@ -79,6 +79,8 @@ struct RoundRuntime {
     received: ClientSet,
     agreed: Option<ClientSet>,
     sum: SumState,
+    /// Why the aggregator aborted the round (then nothing more is accepted or summed).
+    aborted: Option<String>,
 }
 
 struct Upload {
@@ -96,6 +98,7 @@ enum Command {
     Status([u8; 32], oneshot::Sender<ApiResult<RoundStatus>>),
     Received([u8; 32], oneshot::Sender<ApiResult<Vec<u64>>>),
     Close([u8; 32], Vec<u64>, oneshot::Sender<ApiResult<StatusCode>>),
+    Abort([u8; 32], String, oneshot::Sender<ApiResult<StatusCode>>),
     Sum([u8; 32], oneshot::Sender<ApiResult<Option<Vec<u8>>>>),
     SumReady([u8; 32], std::result::Result<Vec<u8>, String>),
 }
@@ -115,7 +118,7 @@ pub struct RoundStatus {
     pub id: String,
     /// Numeric round id.
     pub round: u64,
-    /// "open" or "closed".
+    /// "open", "closed" or "aborted".
     pub state: String,
     /// Clients whose share this node holds.
     pub received: usize,
@@ -129,6 +132,14 @@ pub struct RoundStatus {
 pub struct CloseRequest {
     /// Client ids, any order, no duplicates.
     pub agreed: Vec<u64>,
+}
+
+/// The aggregator's notice that a round is aborted (`POST /rounds/{id}/abort`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AbortRequest {
+    /// Why (recorded by the node, shown in its errors).
+    pub reason: String,
 }
 
 /// A node's received set (`GET /rounds/{id}/received`).
@@ -161,6 +172,24 @@ impl Actor {
                     "stored spec does not hash to its id".into(),
                 ));
             }
+            self.shared
+                .write()
+                .map_err(|_| Error::Io(std::io::Error::other("lock poisoned")))?
+                .insert(round.hash, round.clone());
+            if let Some(reason) = stored.aborted {
+                self.rounds.insert(
+                    round.hash,
+                    RoundRuntime {
+                        received: ClientSet::empty(round.config.n_clients()),
+                        round,
+                        node: None,
+                        agreed: None,
+                        sum: SumState::Open,
+                        aborted: Some(reason),
+                    },
+                );
+                continue;
+            }
             let mut node = ComputeNode::new(&round.config, NodeIndex(self.index))?;
             self.store.for_each_share(&round.hash, |_, message| {
                 node.absorb(&wire::decode(message)?)?;
@@ -173,6 +202,7 @@ impl Actor {
                 received,
                 agreed: None,
                 sum: SumState::Open,
+                aborted: None,
             };
             if let Some(agreed) = &stored.agreed {
                 let agreed = decode_ids(agreed, round.config.n_clients())?;
@@ -188,10 +218,6 @@ impl Actor {
                     }
                 }
             }
-            self.shared
-                .write()
-                .map_err(|_| Error::Io(std::io::Error::other("lock poisoned")))?
-                .insert(round.hash, round.clone());
             self.rounds.insert(round.hash, rt);
         }
         Ok(())
@@ -275,6 +301,15 @@ impl Actor {
                         .reply
                         .send(Err(ApiError::new(StatusCode::CONFLICT, "round is closed")));
                 }
+                Some(RoundRuntime {
+                    aborted: Some(reason),
+                    ..
+                }) => {
+                    let _ = u.reply.send(Err(ApiError::new(
+                        StatusCode::CONFLICT,
+                        format!("round was aborted: {reason}"),
+                    )));
+                }
                 Some(_) => to_commit.push(u),
             }
         }
@@ -344,7 +379,9 @@ impl Actor {
                         .map(|rt| RoundStatus {
                             id: hex::encode(&id),
                             round: rt.round.spec.round,
-                            state: if rt.agreed.is_some() {
+                            state: if rt.aborted.is_some() {
+                                "aborted"
+                            } else if rt.agreed.is_some() {
                                 "closed"
                             } else {
                                 "open"
@@ -372,9 +409,19 @@ impl Actor {
             Command::Close(id, agreed, reply) => {
                 let _ = reply.send(self.close(id, agreed));
             }
+            Command::Abort(id, reason, reply) => {
+                let _ = reply.send(self.abort(id, reason));
+            }
             Command::Sum(id, reply) => {
                 let _ = reply.send(match self.rounds.get(&id) {
                     None => Err(ApiError::not_found("unknown round")),
+                    Some(RoundRuntime {
+                        aborted: Some(reason),
+                        ..
+                    }) => Err(ApiError::new(
+                        StatusCode::CONFLICT,
+                        format!("round was aborted: {reason}"),
+                    )),
                     Some(rt) => match &rt.sum {
                         SumState::Open => {
                             Err(ApiError::new(StatusCode::CONFLICT, "round not closed"))
@@ -432,15 +479,48 @@ impl Actor {
                 received,
                 agreed: None,
                 sum: SumState::Open,
+                aborted: None,
             },
         );
         Ok(StatusCode::CREATED)
+    }
+
+    /// Records the abort (idempotent) and forgets the round's shares and running sum. A round
+    /// already closed with an agreed set is not aborted: its sum may be released.
+    fn abort(&mut self, id: [u8; 32], reason: String) -> ApiResult<StatusCode> {
+        let Some(rt) = self.rounds.get_mut(&id) else {
+            return Err(ApiError::not_found("unknown round"));
+        };
+        if rt.aborted.is_some() {
+            return Ok(StatusCode::OK);
+        }
+        if rt.agreed.is_some() {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "round is closed with an agreed set; it cannot be aborted",
+            ));
+        }
+        self.store
+            .abort(&id, &reason)
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        rt.node = None;
+        rt.received = ClientSet::empty(rt.round.config.n_clients());
+        rt.aborted = Some(reason);
+        Ok(StatusCode::ACCEPTED)
     }
 
     fn close(&mut self, id: [u8; 32], agreed_ids: Vec<u64>) -> ApiResult<StatusCode> {
         let Some(mut rt) = self.rounds.remove(&id) else {
             return Err(ApiError::not_found("unknown round"));
         };
+        if let Some(reason) = &rt.aborted {
+            let refused = Err(ApiError::new(
+                StatusCode::CONFLICT,
+                format!("round was aborted: {reason}"),
+            ));
+            self.rounds.insert(id, rt);
+            return refused;
+        }
         let result = self.close_round(&mut rt, agreed_ids);
         self.rounds.insert(id, rt);
         result
@@ -694,6 +774,21 @@ async fn close(
     Ok(status.into_response())
 }
 
+async fn abort(
+    State(state): State<Arc<AppState>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    state.admin(&headers)?;
+    content_type_is(&headers, MEDIA_JSON)?;
+    let round = state.round(&id)?;
+    let request: AbortRequest = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad_request(format!("abort request: {e}")))?;
+    let status = ask(&state, |tx| Command::Abort(round.hash, request.reason, tx)).await?;
+    Ok(status.into_response())
+}
+
 async fn node_sum(
     State(state): State<Arc<AppState>>,
     UrlPath(id): UrlPath<String>,
@@ -849,6 +944,7 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
         .route("/rounds/{id}", put(create_round).get(round_status))
         .route("/rounds/{id}/received", get(received))
         .route("/rounds/{id}/close", post(close))
+        .route("/rounds/{id}/abort", post(abort))
         .route("/rounds/{id}/sum", get(node_sum))
         .route("/rounds/{id}/shares/{client}", put(upload))
         .layer(DefaultBodyLimit::max(options.max_body))

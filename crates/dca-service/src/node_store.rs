@@ -21,6 +21,8 @@ pub(crate) struct StoredRound {
     pub spec_json: Vec<u8>,
     pub agreed: Option<Vec<u8>>,
     pub sum: Option<Vec<u8>>,
+    /// Why the aggregator aborted the round, if it did.
+    pub aborted: Option<String>,
 }
 
 /// What became of one upload in a group commit.
@@ -49,7 +51,8 @@ impl NodeStore {
                  round INTEGER NOT NULL UNIQUE,
                  spec BLOB NOT NULL,
                  agreed BLOB,
-                 sum BLOB
+                 sum BLOB,
+                 aborted TEXT
              );
              CREATE TABLE IF NOT EXISTS shares (
                  round_id BLOB NOT NULL,
@@ -59,13 +62,22 @@ impl NodeStore {
                  PRIMARY KEY (round_id, client)
              ) WITHOUT ROWID;",
         )?;
+        // Stores created before rounds could be aborted lack the column.
+        let has_aborted: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM pragma_table_info('rounds') WHERE name = 'aborted'",
+            [],
+            |r| r.get(0),
+        )?;
+        if has_aborted == 0 {
+            conn.execute("ALTER TABLE rounds ADD COLUMN aborted TEXT", [])?;
+        }
         Ok(NodeStore { conn })
     }
 
     pub fn rounds(&self) -> Result<Vec<StoredRound>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT id, spec, agreed, sum FROM rounds")?;
+            .prepare("SELECT id, spec, agreed, sum, aborted FROM rounds")?;
         let rows = stmt.query_map([], |r| {
             let id: Vec<u8> = r.get(0)?;
             Ok(StoredRound {
@@ -73,6 +85,7 @@ impl NodeStore {
                 spec_json: r.get(1)?,
                 agreed: r.get(2)?,
                 sum: r.get(3)?,
+                aborted: r.get(4)?,
             })
         })?;
         Ok(rows.collect::<std::result::Result<Vec<_>, _>>()?)
@@ -167,6 +180,19 @@ impl NodeStore {
             "UPDATE rounds SET agreed = ?2 WHERE id = ?1",
             params![&id[..], agreed],
         )?;
+        Ok(())
+    }
+
+    /// Records the abort and deletes the round's shares, in one transaction: an aborted round
+    /// releases nothing, so its shares are of no further use.
+    pub fn abort(&mut self, id: &[u8; 32], reason: &str) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "UPDATE rounds SET aborted = ?2 WHERE id = ?1",
+            params![&id[..], reason],
+        )?;
+        tx.execute("DELETE FROM shares WHERE round_id = ?1", params![&id[..]])?;
+        tx.commit()?;
         Ok(())
     }
 

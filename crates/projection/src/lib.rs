@@ -28,10 +28,12 @@ pub use auxiliary::{AuxData, AuxSpec};
 pub use clip::{clip, clip_columns, clip_vector, normalize_rows};
 pub use error::{Error, Result};
 pub use marginal_std::{
-    StdBudget, StdEstimate, StdMode, StdRound, dp_marginal_std, std_sensitivity,
+    StdBudget, StdEstimate, StdMode, StdRound, dp_marginal_std, dp_marginal_std_via,
+    std_sensitivity,
 };
 pub use release::{
-    Aggregation, DcaSettings, Noise, NoisySum, ReleaseContext, noisy_sum, zcdp_sigma,
+    Aggregation, DcaRound, DcaSettings, DcaTransport, InProcess, Noise, NoisySum, ReleaseContext,
+    noisy_sum, noisy_sum_via, zcdp_sigma,
 };
 pub use search::{
     Aggregate, OmegaGrid, SearchConfig, SplitChoice, SplitObjective, ThresholdChoice,

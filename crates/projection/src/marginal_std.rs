@@ -12,7 +12,7 @@ use dp_noise::accountant::RoundCost;
 
 use crate::clip::clip;
 use crate::error::{Error, Result, check_bounds, check_matrix};
-use crate::release::{Noise, ReleaseContext, noisy_sum};
+use crate::release::{DcaTransport, InProcess, Noise, ReleaseContext, noisy_sum_via};
 
 /// Which standard deviations the round estimates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,6 +88,18 @@ pub fn dp_marginal_std(
     settings: &StdRound<'_>,
     ctx: ReleaseContext<'_>,
 ) -> Result<StdEstimate> {
+    dp_marginal_std_via(x, y, n, settings, ctx, &mut InProcess)
+}
+
+/// [`dp_marginal_std`] with a DCA round run by `transport`.
+pub fn dp_marginal_std_via(
+    x: &[f64],
+    y: &[f64],
+    n: usize,
+    settings: &StdRound<'_>,
+    ctx: ReleaseContext<'_>,
+    transport: &mut dyn DcaTransport,
+) -> Result<StdEstimate> {
     let d = settings.assumed_x.len();
     if d == 0 || n == 0 {
         return Err(Error::Empty {
@@ -145,7 +157,7 @@ pub fn dp_marginal_std(
             }
         }
     };
-    let released = noisy_sum(&values, n, dim, bound, &noise, ctx)?;
+    let released = noisy_sum_via(&values, n, dim, bound, &noise, ctx, transport)?;
     let mut floored = 0;
     let mut std_of = |sum_sq: f64, count: f64| {
         let var = sum_sq / count;

@@ -23,13 +23,20 @@
 //!
 //! The cost is charged to the caller's accountant *before* anything is released; a release that
 //! would exceed the budget fails with the accountant's error and releases nothing.
+//!
+//! Where a DCA round physically runs is a [`DcaTransport`]: [`InProcess`] (`simulate_round_with`,
+//! what [`noisy_sum`] uses) or any other implementation, e.g. dca-service's compute nodes and
+//! aggregator over HTTPS ([`noisy_sum_via`]). The round's configuration, noise and charge are
+//! planned here either way, so both transports release the same numbers from the same randomness.
 
 use dp_noise::accountant::{Accountant, RoundCost};
 use dp_noise::calibrate::distributed_sigma;
 use dp_noise::continuous::{fill_gaussian, fill_laplace};
 use dp_noise::discrete::distributed_zcdp_rho;
 use dp_noise::rng::RngSource;
-use fixedpoint_shares::{RoundConfig, RoundId, RoundParams, ShareMode, simulate_round_with};
+use fixedpoint_shares::{
+    Release, RoundConfig, RoundId, RoundParams, ShareMode, simulate_round_with,
+};
 
 use crate::error::{Error, Result, check_matrix};
 
@@ -117,6 +124,51 @@ pub struct ReleaseContext<'a> {
     pub accountant: &'a mut Accountant,
 }
 
+/// One planned DCA round, handed to a [`DcaTransport`] to run.
+#[derive(Debug)]
+pub struct DcaRound<'a> {
+    /// The round's configuration (N, M, T, d, bound, mode, σ_total, fixed-point precision).
+    pub config: &'a RoundConfig,
+    /// Row-major `N × d`: row i is client i's vector (already checked against the bound).
+    pub values: &'a [f64],
+    /// Δ₂ of the sum the noise is calibrated for (value units).
+    pub l2_sensitivity: f64,
+    /// The zCDP ρ the round costs (already charged to the caller's accountant).
+    pub rho: f64,
+    /// Client i draws its noise and masks from `rng.derive(i)`, as `simulate_round_with` does.
+    pub rng: RngSource,
+}
+
+/// Where a DCA round runs. Implementations must give client i the randomness
+/// `round.rng.derive(i)` so that a fixed seed reproduces [`InProcess`] bit for bit.
+pub trait DcaTransport {
+    /// Runs the round and returns its release (all N clients included unless some dropped).
+    ///
+    /// # Errors
+    /// [`Error::Dca`] or [`Error::Transport`] when the round cannot be completed.
+    fn run_round(&mut self, round: &DcaRound<'_>) -> Result<Release>;
+}
+
+/// The whole round in this process (`simulate_round_with`): clients, nodes and aggregator.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InProcess;
+
+impl DcaTransport for InProcess {
+    fn run_round(&mut self, round: &DcaRound<'_>) -> Result<Release> {
+        let dim = round.config.dim();
+        let values = round.values;
+        Ok(simulate_round_with(
+            round.config,
+            |i, out| {
+                out.copy_from_slice(&values[i * dim..(i + 1) * dim]);
+                Ok(())
+            },
+            &[],
+            round.rng,
+        )?)
+    }
+}
+
 /// Releases Σ_i z_i for the row-major `n × dim` matrix `values` (row i = client i's vector).
 pub fn noisy_sum(
     values: &[f64],
@@ -125,6 +177,19 @@ pub fn noisy_sum(
     bound: f64,
     noise: &Noise,
     ctx: ReleaseContext<'_>,
+) -> Result<NoisySum> {
+    noisy_sum_via(values, n, dim, bound, noise, ctx, &mut InProcess)
+}
+
+/// [`noisy_sum`] with DCA rounds run by `transport` (other settings do not use it).
+pub fn noisy_sum_via(
+    values: &[f64],
+    n: usize,
+    dim: usize,
+    bound: f64,
+    noise: &Noise,
+    ctx: ReleaseContext<'_>,
+    transport: &mut dyn DcaTransport,
 ) -> Result<NoisySum> {
     let ReleaseContext {
         aggregation,
@@ -169,6 +234,7 @@ pub fn noisy_sum(
             round,
             rng,
             accountant,
+            transport,
         ),
         (Aggregation::Distributed(_), Noise::Laplace { .. }) => Err(Error::Unsupported {
             reason: "DCA supports only Gaussian noise (a sum of Laplace shares is not Laplace)",
@@ -247,6 +313,7 @@ fn distributed(
     round: u64,
     rng: RngSource,
     accountant: &mut Accountant,
+    transport: &mut dyn DcaTransport,
 ) -> Result<NoisySum> {
     let mut sigma_total = zcdp_sigma(l2_sensitivity, rho)?;
     // Fails early, with the noise library's message, when N − T − 1 < 1.
@@ -283,15 +350,13 @@ fn distributed(
         sigma_total *= (rho_charged / rho).sqrt() * (1.0 + 1e-12);
     };
     accountant.charge(RoundCost::zcdp(rho_charged)?)?;
-    let release = simulate_round_with(
-        &config,
-        |i, out| {
-            out.copy_from_slice(&values[i * dim..(i + 1) * dim]);
-            Ok(())
-        },
-        &[],
+    let release = transport.run_round(&DcaRound {
+        config: &config,
+        values,
+        l2_sensitivity,
+        rho: rho_charged,
         rng,
-    )?;
+    })?;
     Ok(NoisySum {
         noise_sd: vec![release.noise_sigma_released; dim],
         sum: release.sum,

@@ -221,3 +221,75 @@ pub fn values(i: usize, dim: usize) -> Vec<f64> {
         .map(|j| (((i * 31 + j * 17) % 29) as f64 - 14.0) * 0.513 + 0.001 * i as f64)
         .collect()
 }
+
+pub const ANALYST_TOKEN: &str = "analyst-secret-for-tests";
+
+/// A `dpdist aggregator` server process over the cluster's nodes; killed and reaped on drop.
+pub struct AggregatorProcess {
+    pub child: Child,
+    pub url: String,
+}
+
+impl AggregatorProcess {
+    pub fn start(cluster: &Cluster, db_name: &str, budget_epsilon: f64) -> AggregatorProcess {
+        std::fs::write(cluster.dir.join("analyst.token"), ANALYST_TOKEN).unwrap();
+        let certs = &cluster.certs;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dpdist"))
+            .arg("aggregator")
+            .args(["--listen", "127.0.0.1:0", "--poll-ms", "50"])
+            .arg("--cert")
+            .arg(certs.dir.join("server.pem"))
+            .arg("--key")
+            .arg(certs.dir.join("server.key"))
+            .arg("--ca")
+            .arg(certs.dir.join("ca.pem"))
+            .args(["--nodes", &cluster.urls().join(",")])
+            .arg("--admin-token-file")
+            .arg(certs.dir.join("admin.token"))
+            .arg("--analyst-token-file")
+            .arg(cluster.dir.join("analyst.token"))
+            .arg("--db")
+            .arg(cluster.dir.join(db_name))
+            .args(["--budget-epsilon", &budget_epsilon.to_string()])
+            .args(["--budget-delta", "1e-4"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn dpdist aggregator");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(l) => l,
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the aggregator did not start within 60 s");
+            }
+        };
+        let addr = line
+            .split_whitespace()
+            .skip_while(|w| *w != "on")
+            .nth(1)
+            .unwrap_or_else(|| {
+                let _ = child.kill();
+                panic!("unexpected aggregator banner: {line:?}")
+            })
+            .to_string();
+        AggregatorProcess {
+            child,
+            url: format!("https://{addr}"),
+        }
+    }
+}
+
+impl Drop for AggregatorProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,276 @@
+//! DCA paper Alg. 2 over the network: `blr::fit_via` with a [`NetworkTransport`], whose DCA
+//! rounds (the DP std round, then the statistics round) run on a `dpdist aggregator` server and
+//! `dpdist node` processes. Everything else — budget split, threshold search on auxiliary data,
+//! posterior — is `blr`'s own code, so with the same fixed seed the network fit releases the
+//! statistics of the in-process `blr::fit` bit for bit.
+//!
+//! The N clients are tasks of this process (at most `concurrency` at a time): client i computes
+//! its own vector, shards it with the randomness `rng.derive(i)`, seals each share to its node
+//! and uploads it with its own per-round bearer token. The analyst's side — writing the round
+//! config with the planned noise, waiting for the aggregator's release — is this process too.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fixedpoint_shares::{ClientId, ClientSet, Release, ShareMode};
+use projection::release::{DcaRound, DcaTransport};
+use rand_core::RngCore;
+use reqwest::StatusCode;
+use tokio::sync::Semaphore;
+
+use crate::aggregator::PublishedRelease;
+use crate::aggregator_server::NodeList;
+use crate::spec::{RoundSpec, token_hash};
+use crate::{Error, MEDIA_JSON, Result, hex};
+
+/// Runs DCA rounds on an aggregator server and its nodes.
+pub struct NetworkTransport {
+    runtime: tokio::runtime::Handle,
+    http: reqwest::Client,
+    aggregator_url: String,
+    analyst_token: String,
+    /// Time the clients get to upload (the round's deadline, from its creation).
+    pub upload_window: Duration,
+    /// Clients uploading at the same time.
+    pub concurrency: usize,
+    /// What the aggregator published for each round run so far, in order.
+    pub releases: Vec<PublishedRelease>,
+}
+
+impl NetworkTransport {
+    /// A transport on `runtime` (call [`DcaTransport::run_round`] from outside it, e.g. from
+    /// `spawn_blocking`), talking to the aggregator at `aggregator_url` with `http`.
+    pub fn new(
+        runtime: tokio::runtime::Handle,
+        http: reqwest::Client,
+        aggregator_url: String,
+        analyst_token: String,
+    ) -> Self {
+        NetworkTransport {
+            runtime,
+            http,
+            aggregator_url,
+            analyst_token,
+            upload_window: Duration::from_secs(600),
+            concurrency: 32,
+            releases: Vec::new(),
+        }
+    }
+
+    /// The aggregator's node list (`GET /nodes`).
+    pub async fn node_list(&self) -> Result<NodeList> {
+        Ok(self
+            .http
+            .get(format!("{}/nodes", self.aggregator_url))
+            .bearer_auth(&self.analyst_token)
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?)
+    }
+
+    async fn run(&mut self, dca: &DcaRound<'_>) -> Result<Release> {
+        let config = dca.config;
+        let params = config.params();
+        let nodes = self.node_list().await?;
+        let n = config.n_clients();
+        let mut csprng = dp_noise::rng::RngSource::Os
+            .try_rng()
+            .map_err(|e| Error::Http(format!("no OS randomness for client tokens: {e}")))?;
+        let tokens: Vec<String> = (0..n)
+            .map(|_| {
+                let mut t = [0u8; 16];
+                csprng.fill_bytes(&mut t);
+                hex::encode(&t)
+            })
+            .collect();
+        let spec = RoundSpec {
+            round: params.round.0,
+            n_clients: n,
+            n_nodes: params.n_nodes,
+            max_dropped: params.max_dropped,
+            dim: params.dim,
+            bound: params.bound,
+            mode: match params.mode {
+                ShareMode::Full => "full",
+                ShareMode::Seed => "seed",
+            }
+            .into(),
+            noise_sigma_total: params.noise_sigma_total,
+            l2_sensitivity: params.noise_sigma_total.map(|_| dca.l2_sensitivity),
+            frac_bits: params.frac_bits,
+            deadline_unix_ms: crate::node::now_ms() + self.upload_window.as_millis() as u64,
+            node_keys: nodes.node_keys.clone(),
+            client_token_sha256: tokens.iter().map(|t| hex::encode(&token_hash(t))).collect(),
+        };
+        let round = Arc::new(spec.validate()?);
+        // The same parameters give the same configuration; checked, since a difference would
+        // silently change every share.
+        if round.config.codec().frac_bits() != config.codec().frac_bits()
+            || round.config.noise() != config.noise()
+        {
+            return Err(Error::InvalidSpec(
+                "the round config does not reproduce the planned DCA configuration".into(),
+            ));
+        }
+        let id = round.id();
+        let created = self
+            .http
+            .put(format!("{}/rounds/{id}", self.aggregator_url))
+            .bearer_auth(&self.analyst_token)
+            .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
+            .body(round.spec.canonical_json())
+            .send()
+            .await?;
+        if !matches!(created.status(), StatusCode::OK | StatusCode::CREATED) {
+            let s = created.status();
+            return Err(Error::Http(format!(
+                "the aggregator refused round {}: {s}: {}",
+                params.round.0,
+                created.text().await.unwrap_or_default()
+            )));
+        }
+
+        let dim = config.dim();
+        let permits = Arc::new(Semaphore::new(self.concurrency.max(1)));
+        let mut clients = tokio::task::JoinSet::new();
+        for (i, token) in tokens.into_iter().enumerate() {
+            let permit = permits
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|_| Error::Http("upload limiter closed".into()))?;
+            let (http, round, urls) = (self.http.clone(), round.clone(), nodes.nodes.clone());
+            let values = dca.values[i * dim..(i + 1) * dim].to_vec();
+            let rng = dca.rng.derive(i as u64);
+            clients.spawn(async move {
+                let _permit = permit;
+                crate::client::upload(&http, &round, &urls, i as u64, &token, &values, rng).await
+            });
+            // Surface a failed client early instead of after all N.
+            while let Some(done) = clients.try_join_next() {
+                done.map_err(|e| Error::Http(format!("client task: {e}")))??;
+            }
+        }
+        while let Some(done) = clients.join_next().await {
+            done.map_err(|e| Error::Http(format!("client task: {e}")))??;
+        }
+
+        let published = self.await_release(&id).await?;
+        if published.sum_units.len() != dim || published.frac_bits != config.codec().frac_bits() {
+            return Err(Error::Http(
+                "the aggregator's release does not match the round".into(),
+            ));
+        }
+        let ids: Vec<ClientId> = published.clients.iter().map(|&c| ClientId(c)).collect();
+        let clients = ClientSet::from_ids(n, &ids)?;
+        let release = Release {
+            round: config.round(),
+            sum: published.sum.clone(),
+            sum_units: published.sum_units.clone(),
+            n_included: clients.len(),
+            clients,
+            n_clients: n,
+            max_dropped: config.max_dropped(),
+            frac_bits: published.frac_bits,
+            noise: config.noise(),
+            noise_sigma_released: published.noise_sigma_released,
+        };
+        self.releases.push(published);
+        Ok(release)
+    }
+
+    /// Polls `GET /rounds/{id}/release` until the aggregator has released the round (it does
+    /// so by itself once every client reached every node), for at most the upload window plus
+    /// a minute.
+    async fn await_release(&self, id: &str) -> Result<PublishedRelease> {
+        let poll = Duration::from_millis(100);
+        let polls = (self.upload_window + Duration::from_secs(60)).as_millis() / poll.as_millis();
+        for _ in 0..polls {
+            let r = self
+                .http
+                .get(format!("{}/rounds/{id}/release", self.aggregator_url))
+                .bearer_auth(&self.analyst_token)
+                .send()
+                .await?;
+            match r.status() {
+                StatusCode::OK => return Ok(r.json().await?),
+                StatusCode::ACCEPTED => tokio::time::sleep(poll).await,
+                s => {
+                    return Err(Error::Http(format!(
+                        "round {id}: {s}: {}",
+                        r.text().await.unwrap_or_default()
+                    )));
+                }
+            }
+        }
+        Err(Error::Timeout(format!("round {id} was not released")))
+    }
+}
+
+impl DcaTransport for NetworkTransport {
+    fn run_round(&mut self, round: &DcaRound<'_>) -> projection::Result<Release> {
+        let runtime = self.runtime.clone();
+        runtime
+            .block_on(self.run(round))
+            .map_err(|e| projection::Error::Transport(e.to_string()))
+    }
+}
+
+/// The diabetes-style CSV prepared as the DCA paper's UCI protocol (as
+/// `examples/distributed_blr.rs --protocol dca` does): every column centred and scaled to a
+/// range of 10, so the assumed bounds are ±7.5. Returns `(x row-major n × d, y, n, d)`.
+pub fn prepare_csv(text: &str, target: &str) -> Result<(Vec<f64>, Vec<f64>, usize, usize)> {
+    let table = blr::data::Table::parse_csv(text)?;
+    let (mut x, mut y, d, _) = table.split_target(target)?;
+    let n = table.rows;
+    blr::data::centre_and_scale_to_range(&mut x, n, d, 10.0)?;
+    blr::data::centre_and_scale_to_range(&mut y, n, 1, 10.0)?;
+    Ok((x, y, n, d))
+}
+
+/// Alg. 2 with DCA on `m` nodes, T = `max_dropped`, Gaussian noise at (ε, δ), assumed bounds
+/// ±7.5 (the prepared data's), projection with the DP std round and the DCA paper's search.
+pub fn dca_blr_config(
+    d: usize,
+    m: u16,
+    max_dropped: usize,
+    mode: ShareMode,
+    budget: dp_noise::PrivacyLoss,
+) -> blr::FitConfig {
+    blr::FitConfig {
+        aggregation: projection::Aggregation::Distributed(projection::DcaSettings {
+            compute_nodes: m,
+            max_dropped,
+            mode,
+        }),
+        mechanism: blr::Mechanism::Gaussian,
+        budget,
+        assumed_x: vec![7.5; d],
+        assumed_y: 7.5,
+        projection: Some(blr::ProjectionConfig::default()),
+        prior: blr::Prior::default(),
+        with_yy: false,
+    }
+}
+
+/// Runs `blr::fit_via` with `transport` on a blocking thread of the current runtime (the
+/// transport blocks on the runtime for each round). Returns the fit and the transport (with
+/// the aggregator's published releases).
+pub async fn fit_over_network(
+    mut transport: NetworkTransport,
+    x: Vec<f64>,
+    y: Vec<f64>,
+    d: usize,
+    config: blr::FitConfig,
+    rng: dp_noise::rng::RngSource,
+) -> Result<(blr::Fit, NetworkTransport)> {
+    tokio::task::spawn_blocking(move || {
+        let n = y.len();
+        let fit = blr::fit_via(&x, &y, n, d, &config, rng, &mut transport)?;
+        Ok((fit, transport))
+    })
+    .await
+    .map_err(|e| Error::Http(format!("fit task: {e}")))?
+}
