@@ -494,15 +494,8 @@ async fn blr_job(a: BlrArgs) -> Result<()> {
         }
     );
     let start = std::time::Instant::now();
-    let (fit, transport) = fit_over_network(
-        transport,
-        x.clone(),
-        y.clone(),
-        d,
-        config.clone(),
-        rng,
-    )
-    .await?;
+    let (fit, transport) =
+        fit_over_network(transport, x.clone(), y.clone(), d, config.clone(), rng).await?;
     let wall = start.elapsed().as_secs_f64();
     let std = fit.std.as_ref();
     let omega = fit.thresholds.as_ref();
