@@ -209,6 +209,20 @@ typedef enum dpd_sampling {
 } dpd_sampling;
 
 /**
+ * Which standard deviations the DP std round estimates.
+ */
+typedef enum dpd_blr_std_mode {
+    /**
+     * One σ shared by all x dimensions (2 released numbers; the default).
+     */
+    DPD_BLR_STD_POOLED = 0,
+    /**
+     * One σ per x dimension (d + 1 released numbers; the DCA paper's choice).
+     */
+    DPD_BLR_STD_PER_DIMENSION = 1,
+} dpd_blr_std_mode;
+
+/**
  * A privacy budget and what has been spent of it.
  */
 typedef struct dpd_accountant dpd_accountant;
@@ -525,6 +539,8 @@ enum dpd_status dpd_blr_config_set_laplace(struct dpd_blr_config *config,
 /**
  * Turns the projection of Alg. 2 (DP std round + threshold search on auxiliary data) on
  * (`enabled = 1`, the default) or off (`0`: statistics at the assumed bounds, whole budget).
+ * Turning it on when it is already on keeps its settings (`dpd_blr_config_set_dp_std`,
+ * `dpd_blr_config_set_public_std`).
  *
  * # Safety
  * As `dpd_blr_config_set_trusted`.
@@ -874,6 +890,34 @@ enum dpd_status dpd_spearman(const double *truth,
                              const double *predicted,
                              size_t n_predicted,
                              double *out);
+
+/**
+ * Estimates the standard deviations with the DP std round: `mode` a `dpd_blr_std_mode`, and
+ * `budget_share` ∈ (0, 1) the fraction of the fit's budget it spends (the statistics round gets
+ * the rest). The default is `DPD_BLR_STD_POOLED` with share 0.1. Needs projection on; on any
+ * error the settings are unchanged.
+ *
+ * # Safety
+ * As `dpd_blr_config_set_trusted`.
+ */
+enum dpd_status dpd_blr_config_set_dp_std(struct dpd_blr_config *config,
+                                          uint32_t mode,
+                                          double budget_share);
+
+/**
+ * Uses standard deviations that are public by construction (`x_std[0..d]` per x dimension, d
+ * as given to `dpd_blr_config_new`, and `y_std`), e.g. after a preprocessing that fixes them
+ * (unit-norm rows have pooled σ = sqrt(1/d); a standardised y has σ = 1). No budget is spent
+ * on them, so they must never be computed from the private data. All must be finite and > 0.
+ * Needs projection on; on any error the settings are unchanged.
+ *
+ * # Safety
+ * As `dpd_blr_config_set_trusted`; `x_std` NULL only with `d == 0`, else `d` readable doubles.
+ */
+enum dpd_status dpd_blr_config_set_public_std(struct dpd_blr_config *config,
+                                              const double *x_std,
+                                              size_t d,
+                                              double y_std);
 
 /**
  * Creates the aggregator of the round.

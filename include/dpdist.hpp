@@ -527,7 +527,14 @@ inline double auc(Span<const double> scores, Span<const double> labels) {
 
 // ---- Bayesian linear regression ----------------------------------------------------------
 
-/// Settings of a private BLR fit (defaults: trusted aggregator, Gaussian, projection, λ = λ₀ = 1).
+/// Which standard deviations the DP std round estimates.
+enum class StdMode : uint32_t {
+    Pooled = DPD_BLR_STD_POOLED,
+    PerDimension = DPD_BLR_STD_PER_DIMENSION
+};
+
+/// Settings of a private BLR fit (defaults: trusted aggregator, Gaussian, projection with a
+/// pooled DP std round, λ = λ₀ = 1).
 class BlrConfig {
 public:
     BlrConfig(double epsilon, double delta, Span<const double> assumed_x, double assumed_y)
@@ -548,6 +555,16 @@ public:
     }
     BlrConfig &projection(bool enabled) {
         return apply(dpd_blr_config_set_projection(h_.get(), enabled ? 1u : 0u));
+    }
+    /// The projection's σ from the DP std round (pooled by default), spending `budget_share`.
+    BlrConfig &dp_std(StdMode mode, double budget_share) {
+        return apply(dpd_blr_config_set_dp_std(h_.get(), static_cast<uint32_t>(mode),
+                                               budget_share));
+    }
+    /// The projection's σ are public by construction (never computed from the private data).
+    BlrConfig &public_std(Span<const double> x_std, double y_std) {
+        return apply(
+            dpd_blr_config_set_public_std(h_.get(), x_std.data(), x_std.size(), y_std));
     }
     BlrConfig &prior(double lambda, double lambda0) {
         return apply(dpd_blr_config_set_prior(h_.get(), lambda, lambda0));
@@ -671,6 +688,16 @@ public:
         return detail::compute<double>(rows, [&](double *out, size_t cap, size_t *len) {
             return dpd_blr_model_predict(h_.get(), x.data(), x.size(), out, cap, len);
         });
+    }
+    /// The clipping bounds of the statistics round: (B_j per x dimension, B_y); with
+    /// projection these are ω·σ̂.
+    std::pair<std::vector<double>, double> bounds() const {
+        size_t d = 0;
+        dpd_status s = dpd_blr_model_bounds(h_.get(), nullptr, 0, &d, nullptr); // size query
+        if (s != DPD_ERR_BUFFER_TOO_SMALL) check(s);
+        std::pair<std::vector<double>, double> out{std::vector<double>(d), 0.0};
+        check(dpd_blr_model_bounds(h_.get(), out.first.data(), d, &d, &out.second));
+        return out;
     }
     /// The released (noisy) statistics vector (with Σy² iff BlrConfig::release_yy).
     std::vector<double> stats() const {

@@ -176,6 +176,19 @@ static void learners() {
     CHECK(mae < 0.3); // |y| averages ~0.5: a model that learned nothing is far above this
     expect_error(DPD_ERR_INVALID_ARGUMENT, "n_nodes",
                  [&] { config.distributed(1, 0, dpd::ShareMode::Seed); });
+
+    // Public standard deviations: the bounds are one multiplier times them.
+    std::vector<double> x_std{0.7, 0.35};
+    config.public_std(x_std, 0.5);
+    dpd::BlrModel scaled(x, y, d, config, rng);
+    auto [bounds, bound_y] = scaled.bounds();
+    CHECK(bounds.size() == 2 && bound_y > 0.0);
+    CHECK(std::fabs(bounds[0] / x_std[0] - bounds[1] / x_std[1]) < 1e-12 * bounds[0]);
+    config.dp_std(dpd::StdMode::PerDimension, 0.2);
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "budget_share",
+                 [&] { config.dp_std(dpd::StdMode::Pooled, 1.5); });
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "dimensions",
+                 [&] { config.public_std(std::vector<double>{1.0}, 1.0); });
 }
 
 // Iterative learning and the RDP accountant through the wrapper: a published figure (TF

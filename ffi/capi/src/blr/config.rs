@@ -2,8 +2,8 @@
 //! public assumed bounds, then adjusted by setters (so that new settings never change an
 //! existing signature).
 //!
-//! Defaults: trusted aggregator, Gaussian mechanism, projection (Alg. 2, DP std round, the DCA
-//! paper's threshold grid), prior λ = λ₀ = 1, Σy² not released.
+//! Defaults: trusted aggregator, Gaussian mechanism, projection (Alg. 2: DP std round of pooled σ
+//! with 10% of the budget, the DCA paper's threshold grid), prior λ = λ₀ = 1, Σy² not released.
 
 use blr::{FitConfig, Mechanism, Prior, ProjectionConfig};
 use dp_noise::PrivacyLoss;
@@ -60,7 +60,7 @@ pub unsafe extern "C" fn dpd_blr_config_new(
 ///
 /// # Safety
 /// `config` NULL or a live handle not used concurrently.
-unsafe fn update(
+pub(crate) unsafe fn update(
     name: &str,
     config: *mut dpd_blr_config,
     change: impl FnOnce(&mut FitConfig) -> FfiResult<()>,
@@ -163,6 +163,8 @@ pub unsafe extern "C" fn dpd_blr_config_set_laplace(
 
 /// Turns the projection of Alg. 2 (DP std round + threshold search on auxiliary data) on
 /// (`enabled = 1`, the default) or off (`0`: statistics at the assumed bounds, whole budget).
+/// Turning it on when it is already on keeps its settings (`dpd_blr_config_set_dp_std`,
+/// `dpd_blr_config_set_public_std`).
 ///
 /// # Safety
 /// As `dpd_blr_config_set_trusted`.
@@ -176,7 +178,7 @@ pub unsafe extern "C" fn dpd_blr_config_set_projection(
         update("dpd_blr_config_set_projection", config, |c| {
             c.projection = match enabled {
                 0 => None,
-                1 => Some(ProjectionConfig::default()),
+                1 => Some(c.projection.take().unwrap_or_default()),
                 v => {
                     return Err(FfiError::invalid(format!(
                         "`enabled` must be 0 or 1, got {v}"

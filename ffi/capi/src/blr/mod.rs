@@ -9,3 +9,4 @@ pub(crate) mod fit;
 pub(crate) mod noise_aware;
 mod search;
 mod stats;
+mod std_source;

@@ -23,15 +23,19 @@ Base.unsafe_convert(::Type{Ptr{dpd_blr_model}}, x::BlrModel) = checked_ptr(x, "B
 """
     BlrSettings(; epsilon, delta, assumed_x, assumed_y, aggregation=:trusted, n_nodes=3,
                 max_dropped=0, share_mode=:seed, mechanism=:gaussian,
-                laplace_split=(0.6, 0.35, 0.05), projection=true, lambda=1, lambda0=1,
-                release_yy=false)
+                laplace_split=(0.6, 0.35, 0.05), projection=true, std=:pooled,
+                std_share=0.1, public_std_x=nothing, public_std_y=nothing, lambda=1,
+                lambda0=1, release_yy=false)
 
 Settings of a private fit with total budget (ε, δ) (δ ignored by Laplace). `assumed_x` (one
 bound per column) and `assumed_y` must be public, never computed from the private data.
 `aggregation`: `:trusted`, `:distributed` (DCA with `n_nodes` compute nodes and at most
 `max_dropped` missing or colluding clients, masks `:seed` or `:full`) or `:input`.
-`projection = true` runs Alg. 2 (10% of the budget to the DP std round, threshold search);
-`false` clips to the assumed bounds. `release_yy` also releases Σy² (for `blr_fit_gamma_prior`).
+`projection = true` runs Alg. 2 (DP std round, threshold search); `false` clips to the assumed
+bounds. `std` says where the projection's standard deviations come from: `:pooled` (the
+default; one DP σ for all x columns) or `:per_dimension` (one DP σ per column), spending
+`std_share` of the budget, or `:public` (`public_std_x`, `public_std_y`: known by construction
+of the preprocessing, never computed from the private data; no budget spent). `release_yy` also releases Σy² (for `blr_fit_gamma_prior`).
 """
 Base.@kwdef struct BlrSettings
     epsilon::Float64
@@ -45,6 +49,10 @@ Base.@kwdef struct BlrSettings
     mechanism::Symbol = :gaussian
     laplace_split::NTuple{3,Float64} = (0.6, 0.35, 0.05)
     projection::Bool = true
+    std::Symbol = :pooled
+    std_share::Float64 = 0.1
+    public_std_x::Union{Nothing,Vector{Float64}} = nothing
+    public_std_y::Union{Nothing,Float64} = nothing
     lambda::Float64 = 1.0
     lambda0::Float64 = 1.0
     release_yy::Bool = false
@@ -87,6 +95,21 @@ function with_config(f, s::BlrSettings)
         end
         check(@ccall libdpdist.dpd_blr_config_set_projection(cfg::Ptr{dpd_blr_config},
                                                              UInt32(s.projection)::UInt32)::Cint)
+        if s.projection && s.std === :public
+            x_std = s.public_std_x
+            (x_std === nothing || s.public_std_y === nothing) &&
+                argument_error("std = :public needs public_std_x and public_std_y")
+            check(@ccall libdpdist.dpd_blr_config_set_public_std(
+                cfg::Ptr{dpd_blr_config}, x_std::Ptr{Cdouble}, length(x_std)::Csize_t,
+                s.public_std_y::Cdouble)::Cint)
+        elseif s.projection
+            mode = s.std === :pooled ? DPD_BLR_STD_POOLED :
+                   s.std === :per_dimension ? DPD_BLR_STD_PER_DIMENSION :
+                   argument_error("std must be :pooled, :per_dimension or :public, got $(s.std)")
+            check(@ccall libdpdist.dpd_blr_config_set_dp_std(cfg::Ptr{dpd_blr_config},
+                                                             mode::UInt32,
+                                                             s.std_share::Cdouble)::Cint)
+        end
         check(@ccall libdpdist.dpd_blr_config_set_prior(cfg::Ptr{dpd_blr_config},
                                                         s.lambda::Cdouble,
                                                         s.lambda0::Cdouble)::Cint)

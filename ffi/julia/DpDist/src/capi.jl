@@ -96,6 +96,8 @@ const DPD_FEATURE_UNUSED = typemax(UInt32)
 const DPD_PLR_MODEL_STACKED = UInt32(1)
 const DPD_SAMPLING_POISSON = UInt32(0)
 const DPD_SAMPLING_WITHOUT_REPLACEMENT = UInt32(1)
+const DPD_BLR_STD_POOLED = UInt32(0)
+const DPD_BLR_STD_PER_DIMENSION = UInt32(1)
 
 """What the aggregator released alongside the sum (mirrors `dpd_release_info`)."""
 struct dpd_release_info

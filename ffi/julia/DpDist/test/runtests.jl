@@ -306,6 +306,22 @@ end
     @test blr_mean(blr_fit(x, y, s; rng=Rng(insecure_seed=5))) ==
           blr_mean(blr_fit(x, y, s; rng=Rng(insecure_seed=5)))
 
+    # Where the projection's σ come from: pooled DP (default) → one x bound; public → bounds
+    # proportional to the given σ; bad settings refused.
+    b0 = blr_bounds(blr_fit(x, y, s; rng=Rng(insecure_seed=5))).x
+    @test all(==(b0[1]), b0)
+    pub = BlrSettings(epsilon=1, delta=1e-5, assumed_x=[1, 1, 1], assumed_y=2, std=:public,
+                      public_std_x=[0.6, 0.2, 0.4], public_std_y=0.5)
+    bx = blr_bounds(blr_fit(x, y, pub; rng=Rng(insecure_seed=5))).x
+    @test bx ./ [0.6, 0.2, 0.4] ≈ fill(bx[1] / 0.6, 3) rtol = 1e-12
+    dpd_error(() -> blr_fit(x, y, BlrSettings(epsilon=1, delta=1e-5, assumed_x=[1, 1, 1],
+                                              assumed_y=2, std=:per_dimension, std_share=1.0)),
+              :DPD_ERR_INVALID_ARGUMENT)
+    dpd_error(() -> blr_fit(x, y, BlrSettings(epsilon=1, delta=1e-5, assumed_x=[1, 1, 1],
+                                              assumed_y=2, std=:public,
+                                              public_std_x=[0.6, 0.2], public_std_y=0.5)),
+              :DPD_ERR_INVALID_ARGUMENT)
+
     # Gamma prior: at convergence the mean is the ridge solution at E[λ], E[λ₀].
     exact = sum(blr_record_stats(x[i, :], y[i]; with_yy=true) for i in 1:2000)
     g = blr_fit_gamma_prior(exact, 2000, 3)
