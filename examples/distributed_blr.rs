@@ -120,8 +120,8 @@ struct Args {
     /// Share of the budget for the DP std round.
     #[arg(long, default_value_t = 0.1)]
     std_share: f64,
-    /// One σ per x dimension or one pooled σ.
-    #[arg(long, value_enum, default_value_t = StdModeArg::PerDim)]
+    /// One pooled σ (the library's default) or one σ per x dimension.
+    #[arg(long, value_enum, default_value_t = StdModeArg::Pooled)]
     std_mode: StdModeArg,
     /// Auxiliary data sets per grid point in the threshold search.
     #[arg(long, default_value_t = 10)]
