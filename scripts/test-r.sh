@@ -11,6 +11,10 @@ root=$(pwd)
 
 step() { printf '\n==> %s\n' "$*"; }
 
+step "R registration: init.c generated from src/*.c, every .Call matches a routine's arity"
+python3 scripts/check-r-registration.py
+python3 scripts/check-r-registration.py --self-test
+
 if [ -z "${DPDIST_LIB_DIR:-}" ]; then
   step "cargo build --release -p dpdist-capi"
   cargo build --release -p dpdist-capi

@@ -4,8 +4,11 @@
 # epsilon < 1 only (larger epsilon is an error).
 gaussian_sigma <- function(epsilon, delta, l2_sensitivity, method = c("analytic", "classic")) {
   method <- match.arg(method)
-  f <- if (method == "analytic") dpdr_gaussian_sigma_analytic else dpdr_gaussian_sigma_classic
-  .Call(f, epsilon, delta, l2_sensitivity)
+  if (method == "analytic") {
+    .Call(dpdr_gaussian_sigma_analytic, epsilon, delta, l2_sensitivity)
+  } else {
+    .Call(dpdr_gaussian_sigma_classic, epsilon, delta, l2_sensitivity)
+  }
 }
 
 # Per-client sigma when `n_clients` each add Gaussian noise and up to `max_dropped` of them may

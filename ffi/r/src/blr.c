@@ -68,16 +68,6 @@ static dpd_blr_model *model_of(SEXP x) {
   return (dpd_blr_model *)dpdr_handle(x, DPDR_BLR_MODEL, "model");
 }
 
-/* An R vector of the length a query-size call reports, filled by a second call. */
-#define QUERY_THEN_FILL(call_with)                                    \
-  do {                                                                \
-    size_t len_ = 0;                                                  \
-    dpd_status st_ = call_with(NULL, 0, &len_);                       \
-    if (st_ != DPD_ERR_BUFFER_TOO_SMALL) dpdr_check(st_);             \
-    out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)len_));           \
-    dpdr_check(call_with(len_ > 0 ? REAL(out) : NULL, len_, &len_));  \
-  } while (0)
-
 SEXP dpdr_blr_fit(SEXP x, SEXP y, SEXP settings, SEXP rng) {
   settings_t c = read_settings(settings);
   dpd_rng *r = (dpd_rng *)dpdr_handle(rng, DPDR_RNG, "rng");
@@ -96,24 +86,18 @@ SEXP dpdr_blr_fit(SEXP x, SEXP y, SEXP settings, SEXP rng) {
   return dpdr_wrap(model, DPDR_BLR_MODEL);
 }
 
-SEXP dpdr_blr_model_mean(SEXP model) {
-  dpd_blr_model *m = model_of(model);
-  SEXP out;
-#define CALL(o, cap, len) dpd_blr_model_mean(m, o, cap, len)
-  QUERY_THEN_FILL(CALL);
-#undef CALL
-  UNPROTECT(1);
-  return out;
+static dpd_status fill_mean(void *model, void *out, size_t cap, size_t *len) {
+  return dpd_blr_model_mean((const dpd_blr_model *)model, (double *)out, cap, len);
 }
 
+static dpd_status fill_stats(void *model, void *out, size_t cap, size_t *len) {
+  return dpd_blr_model_stats((const dpd_blr_model *)model, (double *)out, cap, len);
+}
+
+SEXP dpdr_blr_model_mean(SEXP model) { return dpdr_fetch(DPDR_DOUBLES, fill_mean, model_of(model), 0); }
+
 SEXP dpdr_blr_model_stats(SEXP model) {
-  dpd_blr_model *m = model_of(model);
-  SEXP out;
-#define CALL(o, cap, len) dpd_blr_model_stats(m, o, cap, len)
-  QUERY_THEN_FILL(CALL);
-#undef CALL
-  UNPROTECT(1);
-  return out;
+  return dpdr_fetch(DPDR_DOUBLES, fill_stats, model_of(model), 0);
 }
 
 SEXP dpdr_blr_model_spent(SEXP model) {
@@ -130,18 +114,23 @@ SEXP dpdr_blr_model_spent(SEXP model) {
   return out;
 }
 
+typedef struct {
+  const dpd_blr_model *model;
+  double bound_y;
+} bounds_ctx;
+
+static dpd_status fill_bounds(void *ctx, void *out, size_t cap, size_t *len) {
+  bounds_ctx *b = (bounds_ctx *)ctx;
+  return dpd_blr_model_bounds(b->model, (double *)out, cap, len, &b->bound_y);
+}
+
 SEXP dpdr_blr_model_bounds(SEXP model) {
-  dpd_blr_model *m = model_of(model);
-  size_t len = 0;
-  double by = 0;
-  dpd_status st = dpd_blr_model_bounds(m, NULL, 0, &len, NULL);
-  if (st != DPD_ERR_BUFFER_TOO_SMALL) dpdr_check(st);
-  SEXP bx = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)len));
-  dpdr_check(dpd_blr_model_bounds(m, len > 0 ? REAL(bx) : NULL, len, &len, &by));
+  bounds_ctx ctx = {model_of(model), 0};
+  SEXP bx = PROTECT(dpdr_fetch(DPDR_DOUBLES, fill_bounds, &ctx, 0));
   SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
   SEXP names = PROTECT(Rf_allocVector(STRSXP, 2));
   SET_VECTOR_ELT(out, 0, bx);
-  SET_VECTOR_ELT(out, 1, Rf_ScalarReal(by));
+  SET_VECTOR_ELT(out, 1, Rf_ScalarReal(ctx.bound_y));
   SET_STRING_ELT(names, 0, Rf_mkChar("x"));
   SET_STRING_ELT(names, 1, Rf_mkChar("y"));
   Rf_setAttrib(out, R_NamesSymbol, names);
@@ -151,7 +140,7 @@ SEXP dpdr_blr_model_bounds(SEXP model) {
 
 SEXP dpdr_blr_predict(SEXP model, SEXP x) {
   dpd_blr_model *m = model_of(model);
-  size_t d_model = 0;
+  size_t d_model = 0; /* a pure size query of the mean: the number of features */
   dpd_status st = dpd_blr_model_mean(m, NULL, 0, &d_model);
   if (st != DPD_ERR_BUFFER_TOO_SMALL) dpdr_check(st);
   size_t n = 0, d = 0;
@@ -183,62 +172,104 @@ SEXP dpdr_blr_fit_non_private(SEXP x, SEXP y, SEXP lambda, SEXP lambda0) {
   return out;
 }
 
+/* Length of the sufficient statistics of d features: the upper triangle of x x^T, x y, and
+ * y^2 when asked for (DESIGN.md, "Sufficient statistics"). */
+static size_t stats_len(size_t d, uint32_t with_yy) { return d * (d + 1) / 2 + d + (with_yy ? 1 : 0); }
+
+typedef struct {
+  const double *x_row;
+  size_t d;
+  double y;
+  uint32_t with_yy;
+} record_ctx;
+
+static dpd_status fill_record_stats(void *ctx, void *out, size_t cap, size_t *len) {
+  const record_ctx *r = (const record_ctx *)ctx;
+  return dpd_blr_record_stats(r->x_row, r->d, r->y, r->with_yy, (double *)out, cap, len);
+}
+
 SEXP dpdr_blr_record_stats(SEXP x_row, SEXP y, SEXP with_yy) {
-  const double *xr = dpdr_doubles(x_row, "x_row");
-  size_t d = (size_t)XLENGTH(x_row);
-  double yv = dpdr_double(y, "y");
-  uint32_t yy = dpdr_u32(with_yy, "with_yy");
-  SEXP out;
-#define CALL(o, cap, len) dpd_blr_record_stats(xr, d, yv, yy, o, cap, len)
-  QUERY_THEN_FILL(CALL);
-#undef CALL
-  UNPROTECT(1);
-  return out;
+  record_ctx ctx;
+  ctx.x_row = dpdr_doubles(x_row, "x_row");
+  ctx.d = (size_t)XLENGTH(x_row);
+  ctx.y = dpdr_double(y, "y");
+  ctx.with_yy = dpdr_u32(with_yy, "with_yy");
+  return dpdr_fetch(DPDR_DOUBLES, fill_record_stats, &ctx, stats_len(ctx.d, ctx.with_yy));
+}
+
+/* The statistics and the model sizes shared by the posterior mean and the Gamma-prior fit. */
+typedef struct {
+  const double *stats;
+  size_t stats_len, n, d;
+} stats_args;
+
+static stats_args read_stats_args(SEXP stats, SEXP n, SEXP d) {
+  stats_args a;
+  a.stats = dpdr_doubles(stats, "stats");
+  a.stats_len = (size_t)XLENGTH(stats);
+  a.n = dpdr_size(n, "n");
+  a.d = dpdr_size(d, "d");
+  return a;
+}
+
+typedef struct {
+  stats_args s;
+  uint32_t with_yy;
+  double lambda, lambda0;
+} posterior_ctx;
+
+static dpd_status fill_posterior_mean(void *ctx, void *out, size_t cap, size_t *len) {
+  const posterior_ctx *p = (const posterior_ctx *)ctx;
+  return dpd_blr_posterior_mean(p->s.stats, p->s.stats_len, p->s.n, p->s.d, p->with_yy,
+                                p->lambda, p->lambda0, (double *)out, cap, len);
 }
 
 SEXP dpdr_blr_posterior_mean(SEXP stats, SEXP n, SEXP d, SEXP with_yy, SEXP lambda,
                              SEXP lambda0) {
-  const double *s = dpdr_doubles(stats, "stats");
-  size_t len_s = (size_t)XLENGTH(stats), nn = dpdr_size(n, "n"), dd = dpdr_size(d, "d");
-  uint32_t yy = dpdr_u32(with_yy, "with_yy");
-  double lam = dpdr_double(lambda, "lambda"), lam0 = dpdr_double(lambda0, "lambda0");
-  SEXP out;
-#define CALL(o, cap, len) dpd_blr_posterior_mean(s, len_s, nn, dd, yy, lam, lam0, o, cap, len)
-  QUERY_THEN_FILL(CALL);
-#undef CALL
-  UNPROTECT(1);
-  return out;
+  posterior_ctx ctx;
+  ctx.s = read_stats_args(stats, n, d);
+  ctx.with_yy = dpdr_u32(with_yy, "with_yy");
+  ctx.lambda = dpdr_double(lambda, "lambda");
+  ctx.lambda0 = dpdr_double(lambda0, "lambda0");
+  return dpdr_fetch(DPDR_DOUBLES, fill_posterior_mean, &ctx, ctx.s.d);
+}
+
+typedef struct {
+  stats_args s;
+  const double *prior; /* a, b, a0, b0 */
+  size_t max_iter;
+  double tol;
+  dpd_blr_cavi_info info;
+} gamma_prior_ctx;
+
+static dpd_status fill_gamma_prior(void *ctx, void *out, size_t cap, size_t *len) {
+  gamma_prior_ctx *g = (gamma_prior_ctx *)ctx;
+  const double *p = g->prior;
+  return dpd_blr_fit_gamma_prior(g->s.stats, g->s.stats_len, g->s.n, g->s.d, p[0], p[1], p[2],
+                                 p[3], g->max_iter, g->tol, (double *)out, cap, len, &g->info);
 }
 
 SEXP dpdr_blr_fit_gamma_prior(SEXP stats, SEXP n, SEXP d, SEXP prior, SEXP max_iter, SEXP tol) {
-  const double *s = dpdr_doubles(stats, "stats");
-  size_t len_s = (size_t)XLENGTH(stats), nn = dpdr_size(n, "n"), dd = dpdr_size(d, "d");
+  gamma_prior_ctx ctx;
+  ctx.s = read_stats_args(stats, n, d);
   if (TYPEOF(prior) != REALSXP || XLENGTH(prior) != 4)
     dpdr_fail("DPD_ERR_LENGTH_MISMATCH", "`prior` must be c(a, b, a0, b0)");
-  const double *p = REAL(prior);
-  size_t iters = dpdr_size(max_iter, "max_iter");
-  double t = dpdr_double(tol, "tol");
-  dpd_blr_cavi_info info;
-  SEXP mean;
-  {
-    SEXP out;
-#define CALL(o, cap, len) \
-  dpd_blr_fit_gamma_prior(s, len_s, nn, dd, p[0], p[1], p[2], p[3], iters, t, o, cap, len, &info)
-    QUERY_THEN_FILL(CALL);
-#undef CALL
-    mean = out;
-  }
+  ctx.prior = REAL(prior);
+  ctx.max_iter = dpdr_size(max_iter, "max_iter");
+  ctx.tol = dpdr_double(tol, "tol");
+  SEXP mean = PROTECT(dpdr_fetch(DPDR_DOUBLES, fill_gamma_prior, &ctx, ctx.s.d));
+  const dpd_blr_cavi_info *info = &ctx.info;
   const char *keys[] = {"mean", "lambda_shape", "lambda_rate", "lambda0_shape", "lambda0_rate",
                         "iterations", "converged"};
   SEXP res = PROTECT(Rf_allocVector(VECSXP, 7));
   SEXP names = PROTECT(Rf_allocVector(STRSXP, 7));
   SET_VECTOR_ELT(res, 0, mean);
-  SET_VECTOR_ELT(res, 1, Rf_ScalarReal(info.lambda_shape));
-  SET_VECTOR_ELT(res, 2, Rf_ScalarReal(info.lambda_rate));
-  SET_VECTOR_ELT(res, 3, Rf_ScalarReal(info.lambda0_shape));
-  SET_VECTOR_ELT(res, 4, Rf_ScalarReal(info.lambda0_rate));
-  SET_VECTOR_ELT(res, 5, Rf_ScalarReal((double)info.iterations));
-  SET_VECTOR_ELT(res, 6, Rf_ScalarLogical(info.converged != 0));
+  SET_VECTOR_ELT(res, 1, Rf_ScalarReal(info->lambda_shape));
+  SET_VECTOR_ELT(res, 2, Rf_ScalarReal(info->lambda_rate));
+  SET_VECTOR_ELT(res, 3, Rf_ScalarReal(info->lambda0_shape));
+  SET_VECTOR_ELT(res, 4, Rf_ScalarReal(info->lambda0_rate));
+  SET_VECTOR_ELT(res, 5, Rf_ScalarReal((double)info->iterations));
+  SET_VECTOR_ELT(res, 6, Rf_ScalarLogical(info->converged != 0));
   for (int k = 0; k < 7; k++) SET_STRING_ELT(names, k, Rf_mkChar(keys[k]));
   Rf_setAttrib(res, R_NamesSymbol, names);
   UNPROTECT(3);

@@ -128,9 +128,9 @@ const double *dpdr_row_major(SEXP x, const char *name, size_t *n_rows, size_t *n
 /* ---- handles ------------------------------------------------------------------------------- */
 
 static const char *const kind_names[DPDR_KIND_COUNT] = {
-    "dpdist_rng",  "dpdist_accountant", "dpdist_round_config", "dpdist_client",
-    "dpdist_node", "dpdist_node_sum",   "dpdist_aggregator", "dpdist_plr_model",
-    "dpdist_blr_model"};
+    "dpdist_rng",       "dpdist_accountant", "dpdist_round_config", "dpdist_client",
+    "dpdist_node",      "dpdist_node_sum",   "dpdist_shares",       "dpdist_aggregator",
+    "dpdist_plr_model", "dpdist_blr_model"};
 
 static void free_handle(dpdr_kind kind, void *p) {
   switch (kind) {
@@ -140,6 +140,7 @@ static void free_handle(dpdr_kind kind, void *p) {
     case DPDR_CLIENT: dpd_client_free((dpd_client *)p); break;
     case DPDR_NODE: dpd_node_free((dpd_node *)p); break;
     case DPDR_NODE_SUM: dpd_node_sum_free((dpd_node_sum *)p); break;
+    case DPDR_SHARES: dpd_shares_free((dpd_shares *)p); break;
     case DPDR_AGGREGATOR: dpd_aggregator_free((dpd_aggregator *)p); break;
     case DPDR_PLR_MODEL: dpd_plr_model_free((dpd_plr_model *)p); break;
     case DPDR_BLR_MODEL: dpd_blr_model_free((dpd_blr_model *)p); break;
@@ -181,8 +182,12 @@ void *dpdr_handle(SEXP x, dpdr_kind kind, const char *name) {
   return p;
 }
 
+void dpdr_dispose(SEXP x) {
+  if (TYPEOF(x) == EXTPTRSXP) finalize(x);
+}
+
 /* Frees a handle now instead of at garbage collection. */
 SEXP dpdr_free(SEXP x) {
-  if (TYPEOF(x) == EXTPTRSXP) finalize(x);
+  dpdr_dispose(x);
   return R_NilValue;
 }

@@ -62,41 +62,39 @@ SEXP dpdr_client_new(SEXP config, SEXP client_id, SEXP rng) {
   return dpdr_wrap(client, DPDR_CLIENT);
 }
 
+typedef struct {
+  const dpd_shares *shares;
+  uint32_t node;
+} message_ctx;
+
+static dpd_status fill_message(void *ctx, void *out, size_t cap, size_t *len) {
+  const message_ctx *m = (const message_ctx *)ctx;
+  return dpd_shares_message(m->shares, m->node, (uint8_t *)out, cap, len);
+}
+
 /* Returns one raw vector of wire bytes per compute node (element k + 1 is for node k). The
- * shares handle lives only inside this call: it is freed before anything can fail in R. */
+ * shares handle is wrapped at once, so a failure below leaves it to the garbage collector. */
 SEXP dpdr_client_shard(SEXP client, SEXP values) {
   dpd_client *c = (dpd_client *)dpdr_handle(client, DPDR_CLIENT, "client");
   const double *v = dpdr_doubles(values, "values");
-  dpd_shares *shares = NULL;
-  dpdr_check(dpd_client_shard(c, v, (size_t)XLENGTH(values), &shares));
+  dpd_shares *raw_shares = NULL;
+  dpdr_check(dpd_client_shard(c, v, (size_t)XLENGTH(values), &raw_shares));
+  SEXP handle = PROTECT(dpdr_wrap(raw_shares, DPDR_SHARES));
 
   size_t count = 0;
-  dpd_status st = dpd_shares_count(shares, &count);
-  SEXP out = R_NilValue;
-  int n_protected = 0;
-  if (st == DPD_OK) {
-    out = PROTECT(Rf_allocVector(VECSXP, (R_xlen_t)count));
-    n_protected++;
-    for (size_t k = 0; k < count && st == DPD_OK; k++) {
-      size_t len = 0;
-      st = dpd_shares_message(shares, (uint32_t)k, NULL, 0, &len);
-      if (st != DPD_OK && st != DPD_ERR_BUFFER_TOO_SMALL) break;
-      /* allocVector can only fail by longjmp on memory exhaustion; the handle then leaks. */
-      SEXP bytes = Rf_allocVector(RAWSXP, (R_xlen_t)len);
-      SET_VECTOR_ELT(out, (R_xlen_t)k, bytes);
-      st = dpd_shares_message(shares, (uint32_t)k, RAW(bytes), len, &len);
-    }
-  }
-  dpd_shares_free(shares);
-  dpdr_check(st);
+  dpdr_check(dpd_shares_count(raw_shares, &count));
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, (R_xlen_t)count));
   SEXP names = PROTECT(Rf_allocVector(STRSXP, (R_xlen_t)count));
   for (size_t k = 0; k < count; k++) {
+    message_ctx ctx = {raw_shares, (uint32_t)k};
+    SET_VECTOR_ELT(out, (R_xlen_t)k, dpdr_fetch(DPDR_BYTES, fill_message, &ctx, 0));
     char name[32];
     snprintf(name, sizeof name, "node%zu", k);
     SET_STRING_ELT(names, (R_xlen_t)k, Rf_mkChar(name));
   }
   Rf_setAttrib(out, R_NamesSymbol, names);
-  UNPROTECT(n_protected + 1);
+  dpdr_dispose(handle); /* the messages are copied: free the masks now, not at some later GC */
+  UNPROTECT(3);
   return out;
 }
 
@@ -126,14 +124,12 @@ SEXP dpdr_node_retract(SEXP node, SEXP bytes) {
   return R_NilValue;
 }
 
+static dpd_status fill_received(void *node, void *out, size_t cap, size_t *len) {
+  return dpd_node_received((const dpd_node *)node, (uint64_t *)out, cap, len);
+}
+
 SEXP dpdr_node_received(SEXP node) {
-  dpd_node *n = node_of(node);
-  size_t len = 0;
-  dpd_status st = dpd_node_received(n, NULL, 0, &len);
-  if (st != DPD_ERR_BUFFER_TOO_SMALL) dpdr_check(st);
-  uint64_t *ids = (uint64_t *)R_alloc(len > 0 ? len : 1, sizeof(uint64_t));
-  if (len > 0) dpdr_check(dpd_node_received(n, ids, len, &len));
-  return dpdr_u64s_to_r(ids, len);
+  return dpdr_fetch(DPDR_IDS, fill_received, node_of(node), 0);
 }
 
 SEXP dpdr_node_finalize(SEXP node, SEXP agreed) {
@@ -240,15 +236,13 @@ SEXP dpdr_wire_inspect(SEXP bytes) {
 
 /* ---- node sums on the wire (compute node -> aggregator) ------------------------------------- */
 
+static dpd_status fill_node_sum_bytes(void *sum, void *out, size_t cap, size_t *len) {
+  return dpd_node_sum_to_bytes((const dpd_node_sum *)sum, (uint8_t *)out, cap, len);
+}
+
 SEXP dpdr_node_sum_to_bytes(SEXP node_sum) {
   dpd_node_sum *s = (dpd_node_sum *)dpdr_handle(node_sum, DPDR_NODE_SUM, "node_sum");
-  size_t len = 0;
-  dpd_status st = dpd_node_sum_to_bytes(s, NULL, 0, &len);
-  if (st != DPD_ERR_BUFFER_TOO_SMALL) dpdr_check(st);
-  SEXP out = PROTECT(Rf_allocVector(RAWSXP, (R_xlen_t)len));
-  if (len > 0) dpdr_check(dpd_node_sum_to_bytes(s, RAW(out), len, &len));
-  UNPROTECT(1);
-  return out;
+  return dpdr_fetch(DPDR_BYTES, fill_node_sum_bytes, s, 0);
 }
 
 SEXP dpdr_node_sum_from_bytes(SEXP bytes) {

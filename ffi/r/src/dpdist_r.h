@@ -30,6 +30,18 @@ SEXP dpdr_u64s_to_r(const uint64_t *v, size_t n);      /* exact conversion to do
 const double *dpdr_row_major(SEXP x, const char *name, size_t *n_rows, size_t *n_cols);
 uint64_t *dpdr_u64s_from_r(SEXP x, const char *name);  /* R_alloc'ed copy, each as dpdr_u64 */
 
+/* Size-then-fill (fetch.c): reads one output array of the C ABI into a new R vector. `fill`
+ * calls the C getter with (out, out_cap, out_len) and whatever it needs from `ctx`.
+ * `expected_len` is the length the caller expects (0 when unknown): when it suffices the getter
+ * runs once; otherwise a second call fills a vector of the length the first one reported. */
+typedef enum {
+  DPDR_DOUBLES, /* double[]  -> R double vector */
+  DPDR_BYTES,   /* uint8_t[] -> R raw vector */
+  DPDR_IDS      /* uint64_t[] -> R double vector, exact (ids beyond 2^53 are refused) */
+} dpdr_elements;
+typedef dpd_status (*dpdr_fill)(void *ctx, void *out, size_t out_cap, size_t *out_len);
+SEXP dpdr_fetch(dpdr_elements kind, dpdr_fill fill, void *ctx, size_t expected_len);
+
 /* Handles: an external pointer whose tag names its type and whose finalizer frees it. */
 typedef enum {
   DPDR_RNG,
@@ -38,6 +50,7 @@ typedef enum {
   DPDR_CLIENT,
   DPDR_NODE,
   DPDR_NODE_SUM,
+  DPDR_SHARES,
   DPDR_AGGREGATOR,
   DPDR_PLR_MODEL,
   DPDR_BLR_MODEL,
@@ -46,5 +59,6 @@ typedef enum {
 
 SEXP dpdr_wrap(void *handle, dpdr_kind kind);             /* returns an unprotected EXTPTRSXP */
 void *dpdr_handle(SEXP x, dpdr_kind kind, const char *name); /* never NULL */
+void dpdr_dispose(SEXP x); /* frees the handle now; the finalizer then does nothing */
 
 #endif

@@ -155,18 +155,23 @@ SEXP dpdr_plr_model_info(SEXP model) {
   return out;
 }
 
+typedef struct {
+  const dpd_plr_model *model;
+  double input_radius;
+} weights_ctx;
+
+static dpd_status fill_weights(void *ctx, void *out, size_t cap, size_t *len) {
+  weights_ctx *w = (weights_ctx *)ctx;
+  return dpd_plr_model_weights(w->model, (double *)out, cap, len, &w->input_radius);
+}
+
 SEXP dpdr_plr_model_weights(SEXP model) {
-  dpd_plr_model *m = model_of(model);
-  size_t len = 0;
-  double radius = 0;
-  dpd_status st = dpd_plr_model_weights(m, NULL, 0, &len, NULL);
-  if (st != DPD_ERR_BUFFER_TOO_SMALL) dpdr_check(st);
-  SEXP w = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)len));
-  dpdr_check(dpd_plr_model_weights(m, len > 0 ? REAL(w) : NULL, len, &len, &radius));
+  weights_ctx ctx = {model_of(model), 0};
+  SEXP w = PROTECT(dpdr_fetch(DPDR_DOUBLES, fill_weights, &ctx, 0));
   SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
   SEXP names = PROTECT(Rf_allocVector(STRSXP, 2));
   SET_VECTOR_ELT(out, 0, w);
-  SET_VECTOR_ELT(out, 1, Rf_ScalarReal(radius));
+  SET_VECTOR_ELT(out, 1, Rf_ScalarReal(ctx.input_radius));
   SET_STRING_ELT(names, 0, Rf_mkChar("weights"));
   SET_STRING_ELT(names, 1, Rf_mkChar("input_radius"));
   Rf_setAttrib(out, R_NamesSymbol, names);
@@ -174,26 +179,36 @@ SEXP dpdr_plr_model_weights(SEXP model) {
   return out;
 }
 
+/* The weights are the fetched array; the feature indices come in the same call, into a buffer
+ * of the same capacity that the fill allocates for itself (R_alloc: freed when .Call returns). */
+typedef struct {
+  const dpd_plr_model *model;
+  size_t k;
+  uint64_t *features;
+  double input_radius;
+} low_level_ctx;
+
+static dpd_status fill_low_level(void *ctx, void *out, size_t cap, size_t *len) {
+  low_level_ctx *l = (low_level_ctx *)ctx;
+  l->features = cap > 0 ? (uint64_t *)R_alloc(cap, sizeof(uint64_t)) : NULL;
+  return dpd_plr_model_low_level(l->model, l->k, l->features, cap, (double *)out, cap, len,
+                                 &l->input_radius);
+}
+
 /* Low-level model k (1-based from R) of a stack: features (1-based), weights, radius. */
 SEXP dpdr_plr_model_low_level(SEXP model, SEXP k) {
-  dpd_plr_model *m = model_of(model);
-  size_t kk = dpdr_size(k, "k");
-  if (kk < 1) dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`k` counts low-level models from 1");
-  size_t len = 0;
-  dpd_status st = dpd_plr_model_low_level(m, kk - 1, NULL, 0, NULL, 0, &len, NULL);
-  if (st != DPD_ERR_BUFFER_TOO_SMALL) dpdr_check(st);
-  uint64_t *features = (uint64_t *)R_alloc(len > 0 ? len : 1, sizeof(uint64_t));
-  SEXP w = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)len));
-  double radius = 0;
-  dpdr_check(dpd_plr_model_low_level(m, kk - 1, len > 0 ? features : NULL, len,
-                                     len > 0 ? REAL(w) : NULL, len, &len, &radius));
+  low_level_ctx ctx = {model_of(model), dpdr_size(k, "k"), NULL, 0};
+  if (ctx.k < 1) dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`k` counts low-level models from 1");
+  ctx.k -= 1;
+  SEXP w = PROTECT(dpdr_fetch(DPDR_DOUBLES, fill_low_level, &ctx, 0));
+  size_t len = (size_t)XLENGTH(w);
   SEXP f = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)len));
-  for (size_t i = 0; i < len; i++) REAL(f)[i] = (double)features[i] + 1;
+  for (size_t i = 0; i < len; i++) REAL(f)[i] = (double)ctx.features[i] + 1;
   SEXP out = PROTECT(Rf_allocVector(VECSXP, 3));
   SEXP names = PROTECT(Rf_allocVector(STRSXP, 3));
   SET_VECTOR_ELT(out, 0, f);
   SET_VECTOR_ELT(out, 1, w);
-  SET_VECTOR_ELT(out, 2, Rf_ScalarReal(radius));
+  SET_VECTOR_ELT(out, 2, Rf_ScalarReal(ctx.input_radius));
   SET_STRING_ELT(names, 0, Rf_mkChar("features"));
   SET_STRING_ELT(names, 1, Rf_mkChar("weights"));
   SET_STRING_ELT(names, 2, Rf_mkChar("input_radius"));
