@@ -1,51 +1,79 @@
 #!/usr/bin/env bash
-# Builds the dpdist C library in release, installs the R package (ffi/r) into a temporary
-# library, linking libdpdist.a statically, and runs every ffi/r/tests/test-*.R with Rscript.
-# Exits non-zero if the build, the install or any test fails. Needs R (r-base-core) and a C
-# compiler; nothing from CRAN.
-#   DPDIST_LIB_DIR      use a prebuilt libdpdist.a from this directory (skips the cargo build)
-#   DPDIST_INCLUDE_DIR  use dpdist.h from this directory (default: include/)
+# The R package (ffi/r) as CRAN would see it:
+#  1. the .Call registration: init.c generated from src/*.c, every .Call in R/ matching a
+#     routine's arity, every dpd_* name in the shim declared in include/dpdist.h;
+#  2. scripts/vendor-r.sh places the Rust crates and their vendored dependencies in ffi/r/src/rust
+#     (needs crates.io, or a cargo cache holding every crate of Cargo.lock);
+#  3. R CMD build makes the source tarball; R CMD check --no-manual installs it -- configure and
+#     src/Makevars build libdpdist.a with cargo, offline, from the tarball's vendored crates --
+#     and runs every ffi/r/tests/*.R.
+# Fails when any step fails or the check reports an ERROR or a WARNING; NOTEs are shown.
+# Needs R (r-base-core), a C compiler, cargo/rustc and python3; nothing from CRAN.
+#   DPDIST_R_CHECK_DIR  keep the tarball and dpdist.Rcheck here instead of a temporary directory
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+started=$(date +%s)
 
-step() { printf '\n==> %s\n' "$*"; }
+step() { printf '\n==> %s (%ds)\n' "$*" "$(($(date +%s) - started))"; }
 
 step "R registration: init.c generated from src/*.c, every .Call matches a routine's arity"
 python3 scripts/check-r-registration.py
 python3 scripts/check-r-registration.py --self-test
 
-if [ -z "${DPDIST_LIB_DIR:-}" ]; then
-  step "cargo build --release -p dpdist-capi"
-  cargo build --release -p dpdist-capi
-  target_dir=$(cargo metadata --format-version 1 --no-deps |
-    sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-  export DPDIST_LIB_DIR="$target_dir/release"
+step "scripts/vendor-r.sh: Rust crates and vendored dependencies into ffi/r/src/rust"
+scripts/vendor-r.sh
+
+if [ -n "${DPDIST_R_CHECK_DIR:-}" ]; then
+  work=$DPDIST_R_CHECK_DIR
+  mkdir -p "$work"
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
 fi
-export DPDIST_INCLUDE_DIR="${DPDIST_INCLUDE_DIR:-$root/include}"
+version=$(sed -n 's/^Version: *//p' ffi/r/DESCRIPTION)
+tarball="dpdist_${version}.tar.gz"
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/lib"
-# Install from a copy so the build leaves no objects or generated Makevars in the tree.
-cp -R ffi/r "$work/dpdist"
-rm -f "$work/dpdist/src/Makevars" "$work/dpdist/src/"*.o "$work/dpdist/src/"*.so
+step "R CMD build ffi/r"
+(cd "$work" && rm -f "$tarball" && R CMD build --no-build-vignettes --no-manual "$root/ffi/r")
+echo "source tarball: $(du -h "$work/$tarball" | cut -f1)"
 
-step "R CMD INSTALL ffi/r (static libdpdist.a from $DPDIST_LIB_DIR)"
-R CMD INSTALL --no-multiarch --library="$work/lib" "$work/dpdist"
+step "R CMD check --no-manual $tarball (builds the Rust library offline, runs tests/*.R)"
+# No network here: the check's look-up of the current time (future file timestamps) would only
+# add a NOTE that says it could not run.
+status=0
+(cd "$work" && _R_CHECK_FUTURE_FILE_TIMESTAMPS_=false \
+  R CMD check --no-manual --no-build-vignettes "$tarball") || status=$?
+log="$work/dpdist.Rcheck/00check.log"
 
-step "R tests (ffi/r/tests)"
-failed=0
-cd "$root/ffi/r/tests"
-for test in test-*.R; do
-  echo "--- $test"
-  if ! R_LIBS="$work/lib" Rscript --vanilla "$test"; then
-    echo "*** $test FAILED"
-    failed=$((failed + 1))
+show_failures() {
+  for f in "$work"/dpdist.Rcheck/tests/*.Rout.fail; do
+    [ -e "$f" ] || continue
+    echo "--- $f (last 40 lines)"
+    tail -n 40 "$f"
+  done
+  if [ -f "$work/dpdist.Rcheck/00install.out" ]; then
+    echo "--- 00install.out (last 40 lines)"
+    tail -n 40 "$work/dpdist.Rcheck/00install.out"
   fi
-done
-if [ "$failed" -ne 0 ]; then
-  echo "$failed R test file(s) failed"
+}
+
+if [ ! -f "$log" ]; then
+  echo "R CMD check left no log (exit status $status)" >&2
   exit 1
 fi
-echo "all R tests passed"
+for rout in "$work"/dpdist.Rcheck/tests/test-*.Rout; do
+  [ -e "$rout" ] || continue
+  printf '%-28s %3d ok, %d failed\n' "$(basename "$rout" .Rout)" \
+    "$(grep -c '^ok ' "$rout" || true)" "$(grep -c '^FAIL ' "$rout" || true)"
+done
+summary=$(grep '^Status:' "$log" || echo "Status: unknown")
+echo "R CMD check: $summary ($(($(date +%s) - started)) s since the start of test-r.sh)"
+if [ "$status" -ne 0 ] || ! echo "$summary" | grep -q '^Status: \(OK\|[0-9]* NOTEs\?\)$'; then
+  grep -B1 -A12 '\.\.\. \(ERROR\|WARNING\)$' "$log" || true
+  show_failures
+  echo "R CMD check failed: $summary (exit status $status)" >&2
+  exit 1
+fi
+grep -A8 '\.\.\. NOTE$' "$log" || true
+echo "R package OK"
