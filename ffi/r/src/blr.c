@@ -94,7 +94,9 @@ static dpd_status fill_stats(void *model, void *out, size_t cap, size_t *len) {
   return dpd_blr_model_stats((const dpd_blr_model *)model, (double *)out, cap, len);
 }
 
-SEXP dpdr_blr_model_mean(SEXP model) { return dpdr_fetch(DPDR_DOUBLES, fill_mean, model_of(model), 0); }
+SEXP dpdr_blr_model_mean(SEXP model) {
+  return dpdr_fetch(DPDR_DOUBLES, fill_mean, model_of(model), 0);
+}
 
 SEXP dpdr_blr_model_stats(SEXP model) {
   return dpdr_fetch(DPDR_DOUBLES, fill_stats, model_of(model), 0);
@@ -174,7 +176,9 @@ SEXP dpdr_blr_fit_non_private(SEXP x, SEXP y, SEXP lambda, SEXP lambda0) {
 
 /* Length of the sufficient statistics of d features: the upper triangle of x x^T, x y, and
  * y^2 when asked for (DESIGN.md, "Sufficient statistics"). */
-static size_t stats_len(size_t d, uint32_t with_yy) { return d * (d + 1) / 2 + d + (with_yy ? 1 : 0); }
+static size_t stats_len(size_t d, uint32_t with_yy) {
+  return d * (d + 1) / 2 + d + (with_yy ? 1 : 0);
+}
 
 typedef struct {
   const double *x_row;
