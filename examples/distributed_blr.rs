@@ -462,6 +462,13 @@ fn run(o: &Options) -> Result<(), String> {
             None => String::new(),
         }
     );
+    if a.protocol == Protocol::Dca && n_train < 10_000 {
+        println!(
+            "note: with {n_train} training rows the noise of the DCA protocol (fixed by its ±7.5 \
+             bounds) is larger than the statistics; the default robust protocol is the one that \
+             works at this size (see --help)"
+        );
+    }
     // The split search uses auxiliary data only (no privacy cost), so one choice per ε serves
     // every run.
     let mechanisms = a
