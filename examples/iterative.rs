@@ -7,10 +7,10 @@
 //!    BLR through DCA (with and without the DCA paper's projection) and the non-private posterior;
 //! 3. wall time per iteration at N = 10⁴ clients, d = 100, and the share of it in the DCA round.
 //!
-//! Run: `cargo run --release --example iterative` (digits, diabetes and the timing, about two
-//! minutes of CPU); `-- --full` adds the paper-sized synthetic set (n = 5000, d = 100, 400
-//! iterations per fit: about ten minutes). `--help` for the seed and the figure's path (default
-//! `target/figures/iterative.svg`: AUC and MAE against ε per method).
+//! Run: `cargo run --release --example iterative` (digits, diabetes and the timing: about 20 s);
+//! `-- --full` adds the paper-sized synthetic set (n = 5000, d = 100, 400 iterations per fit:
+//! about 15 minutes on a loaded 2-core machine). `--help` for the seed and the figure's path
+//! (default `target/figures/iterative.svg`: AUC and MAE against ε per method).
 //! Randomness uses `RngSource::InsecureFixedSeed` so the tables are reproducible — an
 //! experiment, not a deployment (use `RngSource::Os` there).
 //!
@@ -60,7 +60,7 @@ struct Args {
     /// Master seed of data, splits and noise (an experiment: fixed seeds are insecure).
     #[arg(long, default_value_t = 2019)]
     seed: u64,
-    /// Also the paper-sized synthetic set (n = 5000, d = 100): about ten more minutes.
+    /// Also the paper-sized synthetic set (n = 5000, d = 100): about 15 more minutes.
     #[arg(long)]
     full: bool,
     /// Where to write the SVG figure.
@@ -126,7 +126,7 @@ fn main() -> Res<()> {
         };
         Some(lr_sweep(&synthetic, &synthetic_setting, seed)?)
     } else {
-        println!("synthetic set skipped (--full runs it: about ten minutes more)");
+        println!("synthetic set skipped (--full runs it: about 15 minutes more)");
         None
     };
 
