@@ -487,3 +487,19 @@ fn samplers_have_the_stated_distribution() {
         );
     }
 }
+
+#[test]
+fn any_dropout_tolerance_is_an_error_not_an_overflow() {
+    let config = private_config(1.0, 1.0, ClientSampling::Poisson { rate: 0.5 }, usize::MAX);
+    let e = Trainer::new(config, 10, 2, RngSource::InsecureFixedSeed(1)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidParameter {
+                name: "max_dropped",
+                ..
+            }
+        ),
+        "{e}"
+    );
+}

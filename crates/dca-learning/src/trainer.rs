@@ -105,7 +105,12 @@ impl Trainer {
             } => {
                 crate::error::positive_finite("clip_norm", config.clip_norm)?;
                 crate::error::positive_finite("noise_multiplier", noise_multiplier)?;
-                if n_clients < config.max_dropped + 2 {
+                // Checked: T comes from the caller and may be anything up to usize::MAX.
+                if config
+                    .max_dropped
+                    .checked_add(2)
+                    .is_none_or(|m| n_clients < m)
+                {
                     return Err(Error::InvalidParameter {
                         name: "max_dropped",
                         value: config.max_dropped as f64,

@@ -86,9 +86,14 @@ pub unsafe extern "C" fn dpd_blr_model_noise_aware(
         check_out(out, "out")?;
         // SAFETY: header contract for the handles.
         let (model, rng) = unsafe { (handle_ref(model, "model")?, handle_mut(rng, "rng")?) };
-        // Each draw keeps a d×d eigenbasis: refuse a count that could never be allocated.
+        // Each draw keeps a d×d eigenbasis, two d-vectors and some bookkeeping (a Mat and two
+        // Vec headers, its weights: under 16 doubles): refuse a count that could never be
+        // allocated instead of aborting the process inside the sampler.
         let d = model.inner.posterior.mean.len();
-        let per_draw = d.checked_mul(d).and_then(|dd| dd.checked_add(2 * d));
+        let per_draw = d
+            .checked_mul(d)
+            .and_then(|dd| dd.checked_add(d.checked_mul(2)?))
+            .and_then(|n| n.checked_add(16));
         let total = per_draw.and_then(|p| p.checked_mul(draws));
         let mut probe: Vec<f64> = Vec::new();
         if total.is_none_or(|t| probe.try_reserve_exact(t).is_err()) {

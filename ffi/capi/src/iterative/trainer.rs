@@ -68,11 +68,14 @@ pub(crate) fn check_dim(model: Model, dim: usize) -> FfiResult<()> {
             format!("`dim` = {dim}: the model's parameters do not fit in memory"),
         )
     };
-    let n_params = n_params.ok_or_else(too_large)?;
-    // Two vectors of θ's length for the optimizer state, one for θ, a few per step: asking for
-    // one up front is enough to refuse sizes that could never be allocated.
+    // θ, the optimizer's two moment vectors and a step's gradient: ask for all four at once
+    // (and let go), so that a size that could never be allocated is refused here instead of
+    // aborting the process inside the trainer.
+    let total = n_params
+        .and_then(|p| p.checked_mul(4))
+        .ok_or_else(too_large)?;
     let mut probe: Vec<f64> = Vec::new();
-    probe.try_reserve_exact(n_params).map_err(|_| too_large())?;
+    probe.try_reserve_exact(total).map_err(|_| too_large())?;
     Ok(())
 }
 

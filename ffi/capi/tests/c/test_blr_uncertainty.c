@@ -49,27 +49,35 @@ static void naive(const dpd_blr_model *m, double level, summaries *s) {
     CHECK(len == D);
 }
 
-/* With (practically) no noise the noise-aware posterior is the naive one. */
-static void test_no_noise_gives_the_naive_posterior(dpd_rng *rng) {
-    dpd_blr_model *m = fit(1e7, 0, rng);
-    dpd_blr_noise_aware *na = NULL;
-    CHECK_OK(dpd_blr_model_noise_aware(m, DRAWS, rng, &na));
-    summaries a, b;
-    coefficients(na, 0.9, &a);
-    naive(m, 0.9, &b);
-    for (int j = 0; j < D; j++) {
-        CHECK(fabs(a.mean[j] - b.mean[j]) < 1e-4 * b.sd[j]);
-        CHECK(fabs(a.sd[j] / b.sd[j] - 1.0) < 1e-4);
-        CHECK(fabs(a.lower[j] - b.lower[j]) < 1e-3 * b.sd[j]);
-        CHECK(fabs(a.upper[j] - b.upper[j]) < 1e-3 * b.sd[j]);
+/* As epsilon grows the noise-aware posterior tends to the naive one (the Rust tests check the
+ * limit itself, with no noise at all): at epsilon = 100 — the largest budget a caller may ask
+ * for — the standard deviations agree within 5%, and the gap is smaller than at epsilon = 1. */
+static void test_large_epsilon_approaches_the_naive_posterior(dpd_rng *rng) {
+    double gap[2] = {0.0, 0.0};
+    const double epsilons[2] = {1.0, 100.0};
+    for (int k = 0; k < 2; k++) {
+        dpd_blr_model *m = fit(epsilons[k], 0, rng);
+        dpd_blr_noise_aware *na = NULL;
+        CHECK_OK(dpd_blr_model_noise_aware(m, DRAWS, rng, &na));
+        summaries a, b;
+        coefficients(na, 0.9, &a);
+        naive(m, 0.9, &b);
+        for (int j = 0; j < D; j++) gap[k] += fabs(a.sd[j] / b.sd[j] - 1.0);
+        if (k == 1) {
+            for (int j = 0; j < D; j++) {
+                CHECK(fabs(a.sd[j] / b.sd[j] - 1.0) < 0.05);
+                CHECK(fabs(a.mean[j] - b.mean[j]) < 0.5 * b.sd[j]);
+            }
+        }
+        /* The naive posterior mean is the model's mean. */
+        double mu[D];
+        size_t len = 0;
+        CHECK_OK(dpd_blr_model_mean(m, mu, D, &len));
+        CHECK(mu[0] == b.mean[0] && mu[1] == b.mean[1]);
+        dpd_blr_noise_aware_free(na);
+        dpd_blr_model_free(m);
     }
-    /* The naive posterior mean is the model's mean. */
-    double mu[D];
-    size_t len = 0;
-    CHECK_OK(dpd_blr_model_mean(m, mu, D, &len));
-    CHECK(mu[0] == b.mean[0] && mu[1] == b.mean[1]);
-    dpd_blr_noise_aware_free(na);
-    dpd_blr_model_free(m);
+    CHECK(gap[1] < gap[0]);
 }
 
 /* At epsilon = 0.5 the noise-aware intervals are wider than the naive ones, nested by level, and
@@ -175,7 +183,7 @@ int main(void) {
     make_data();
     dpd_rng *rng = NULL;
     CHECK_OK(dpd_rng_new_insecure_fixed_seed(21, &rng));
-    test_no_noise_gives_the_naive_posterior(rng);
+    test_large_epsilon_approaches_the_naive_posterior(rng);
     test_noise_widens_and_interval_algebra(rng);
     test_bad_input(rng);
     dpd_rng_free(rng);

@@ -373,10 +373,10 @@ end
              [mod(0.7548776662 * i, 1.0) * 2 - 1 for i in 1:n])
     y = 0.8 .* x[:, 1] .- 0.5 .* x[:, 2] .+ 0.5 .* sin.(7.0 .* (0:n-1))
     s(ε) = BlrSettings(epsilon=ε, delta=1e-5, assumed_x=[1, 1], assumed_y=3, projection=false)
-    # Without noise the noise-aware posterior is the naive one.
-    m = blr_fit(x, y, s(1e7); rng=Rng(insecure_seed=21), noise_aware=true, draws=200)
+    # As ε grows the noise-aware posterior approaches the naive one (within 5% at ε = 100).
+    m = blr_fit(x, y, s(100.0); rng=Rng(insecure_seed=21), noise_aware=true, draws=200)
     a, b = blr_coefficients(m), blr_coefficients(m; naive=true)
-    @test maximum(abs.(a.sd ./ b.sd .- 1)) < 1e-4
+    @test maximum(abs.(a.sd ./ b.sd .- 1)) < 0.05
     @test b.mean == blr_mean(m)
     # At ε = 0.5 it is wider, and the naive interval is mean ± z₀.₉₅ sd (z₀.₉₅ = 1.6448536269514722).
     m = blr_fit(x, y, s(0.5); rng=Rng(insecure_seed=22), noise_aware=true, draws=200)
