@@ -311,6 +311,28 @@ impl Aggregator {
         Ok(())
     }
 
+    /// Aborts an open round: recorded first (whatever happens to the notices, it is never
+    /// released), then every node is told; a node that misses the notice is told again by
+    /// [`Aggregator::notify_pending_aborts`]. A released round is not aborted.
+    pub async fn abort(&self, round: &Round, reason: &str) -> Result<()> {
+        let changed = self.db()?.execute(
+            "UPDATE rounds SET state = 'aborting', detail = ?2 WHERE id = ?1 AND state = 'created'",
+            params![round.id(), reason],
+        )?;
+        if changed == 0 {
+            return match self.state(&round.id())? {
+                Some((s, _)) if s == "released" => Err(Error::AlreadyReleased),
+                Some(_) => Ok(()),
+                None => Err(Error::InvalidSpec(
+                    "round not created by this aggregator".into(),
+                )),
+            };
+        }
+        // The abort stands even if a notice fails; it is retried later.
+        let _ = self.notify_abort(round, reason).await;
+        Ok(())
+    }
+
     /// Re-sends the abort of every round recorded as aborted whose nodes were not all told.
     pub async fn notify_pending_aborts(&self) -> Result<()> {
         for round in self.rounds_in_state("aborting")? {
@@ -368,15 +390,11 @@ impl Aggregator {
         let max_dropped = round.config.max_dropped();
         if agreed.missing() > max_dropped {
             let missing = agreed.missing();
-            let reason = format!("{missing} clients missing, more than T = {max_dropped}");
-            // Recorded first: whatever happens to the notices, this round is never released.
-            self.db()?.execute(
-                "UPDATE rounds SET state = 'aborting', detail = ?2 WHERE id = ?1",
-                params![id, reason],
-            )?;
-            // A node that misses the notice is told again by `notify_pending_aborts`; the
-            // abort itself stands either way.
-            let _ = self.notify_abort(round, &reason).await;
+            self.abort(
+                round,
+                &format!("{missing} clients missing, more than T = {max_dropped}"),
+            )
+            .await?;
             return Err(Error::Aborted {
                 missing,
                 max_dropped,

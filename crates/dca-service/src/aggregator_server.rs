@@ -215,8 +215,8 @@ async fn healthz() -> &'static str {
 }
 
 /// One pass of the server's own work: re-send pending abort notices, then close and release
-/// (or abort) every open round that is due. Errors are reported on stderr and retried on the
-/// next pass; a round that fails for a lasting reason stays open until its deadline.
+/// (or abort) every open round that is due. A round the accountant's budget does not allow is
+/// aborted; other errors (a node down) are reported on stderr and retried on the next pass.
 pub async fn tick(aggregator: &Mutex<Aggregator>) {
     let mut agg = aggregator.lock().await;
     if let Err(e) = agg.notify_pending_aborts().await {
@@ -238,6 +238,17 @@ pub async fn tick(aggregator: &Mutex<Aggregator>) {
                     r.clients.len(),
                     r.spent_epsilon
                 ),
+                // The budget will not grow back: this round can never be released.
+                Err(Error::Budget(e)) => {
+                    let reason = format!("the aggregator's privacy budget does not allow it: {e}");
+                    eprintln!(
+                        "dpdist aggregator: round {} aborted: {reason}",
+                        round.spec.round
+                    );
+                    if let Err(e) = agg.abort(&round, &reason).await {
+                        eprintln!("dpdist aggregator: round {}: {e}", round.spec.round);
+                    }
+                }
                 Err(e) => eprintln!("dpdist aggregator: round {}: {e}", round.spec.round),
             },
             Ok(false) => {}

@@ -320,6 +320,65 @@ async fn the_aggregator_server_authenticates_aborts_and_tells_the_nodes() {
             .await
             .unwrap();
         assert_eq!(r.status(), StatusCode::CONFLICT, "no second release");
+
+        // A complete round the budget does not allow (σ = 0.001 at Δ = 1: ρ = 5·10^5) is aborted,
+        // nothing is released, and the nodes are told.
+        let mut s = spec(403, 3, 0, 2, "seed", Some(0.001), list.node_keys.clone());
+        s.deadline_unix_ms = dca_service::node::now_ms() + 600_000;
+        let round = s.validate().unwrap();
+        let id = round.id();
+        let r = http
+            .put(format!("{}/rounds/{id}", aggregator.url))
+            .bearer_auth(ANALYST_TOKEN)
+            .header("content-type", "application/json")
+            .body(round.spec.canonical_json())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::CREATED);
+        for i in 0..3u64 {
+            upload(
+                http,
+                &round,
+                &urls,
+                i,
+                &client_token(i),
+                &values(i as usize, 2),
+                RngSource::Os,
+            )
+            .await
+            .unwrap();
+        }
+        let mut final_status = StatusCode::ACCEPTED;
+        let mut body = String::new();
+        for _ in 0..300 {
+            let r = http
+                .get(format!("{}/rounds/{id}/release", aggregator.url))
+                .bearer_auth(ANALYST_TOKEN)
+                .send()
+                .await
+                .unwrap();
+            final_status = r.status();
+            if final_status != StatusCode::ACCEPTED {
+                body = r.text().await.unwrap();
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(final_status, StatusCode::CONFLICT, "{body}");
+        assert!(body.contains("privacy budget"), "{body}");
+        for url in &urls {
+            let status: dca_service::node::RoundStatus = http
+                .get(format!("{url}/rounds/{id}"))
+                .bearer_auth(ADMIN_TOKEN)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            assert_eq!(status.state, "aborted");
+        }
     })
     .await
     .expect("test exceeded its time limit");
