@@ -76,7 +76,11 @@ async fn two_round_network_fit_equals_the_in_process_fit_bit_for_bit() {
         for r in &transport.releases {
             assert_eq!(r.clients, (0..n as u64).collect::<Vec<_>>());
         }
-        assert_eq!(transport.releases[0].sum.len(), d + 1);
+        let std_dim = match config.projection.as_ref().unwrap().std_mode {
+            projection::StdMode::PerDimension => d + 1,
+            projection::StdMode::PooledX => 2,
+        };
+        assert_eq!(transport.releases[0].sum.len(), std_dim);
         assert_eq!(
             transport.releases[1].sum.len(),
             blr::SuffStats::flat_len(d, false)
