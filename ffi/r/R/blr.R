@@ -35,9 +35,14 @@ blr_settings <- function(epsilon, delta, assumed_x, assumed_y,
   )
 }
 
-# Fits privately; the budget is charged before anything is released.
-blr_fit <- function(x, y, settings, rng = NULL) {
-  .Call(dpdr_blr_fit, as_double_matrix(x, "x"), as.double(y), settings, as_rng(rng))
+# Fits privately; the budget is charged before anything is released. noise_aware = TRUE also
+# computes the noise-aware posterior of the coefficients (`draws` draws; no privacy cost), which
+# blr_coefficients() and blr_predict_interval() then report.
+blr_fit <- function(x, y, settings, rng = NULL, noise_aware = FALSE, draws = 1000) {
+  rng <- as_rng(rng)
+  model <- .Call(dpdr_blr_fit, as_double_matrix(x, "x"), as.double(y), settings, rng)
+  if (isTRUE(noise_aware)) attr(model, "noise_aware") <- blr_noise_aware(model, draws, rng)
+  model
 }
 
 # Posterior mean (the coefficients).

@@ -130,7 +130,7 @@ const double *dpdr_row_major(SEXP x, const char *name, size_t *n_rows, size_t *n
 static const char *const kind_names[DPDR_KIND_COUNT] = {
     "dpdist_rng",       "dpdist_accountant", "dpdist_round_config", "dpdist_client",
     "dpdist_node",      "dpdist_node_sum",   "dpdist_shares",       "dpdist_aggregator",
-    "dpdist_plr_model", "dpdist_blr_model"};
+    "dpdist_plr_model", "dpdist_blr_model",  "dpdist_blr_noise_aware", "dpdist_iterative_trainer"};
 
 static void free_handle(dpdr_kind kind, void *p) {
   switch (kind) {
@@ -144,6 +144,10 @@ static void free_handle(dpdr_kind kind, void *p) {
     case DPDR_AGGREGATOR: dpd_aggregator_free((dpd_aggregator *)p); break;
     case DPDR_PLR_MODEL: dpd_plr_model_free((dpd_plr_model *)p); break;
     case DPDR_BLR_MODEL: dpd_blr_model_free((dpd_blr_model *)p); break;
+    case DPDR_BLR_NOISE_AWARE: dpd_blr_noise_aware_free((dpd_blr_noise_aware *)p); break;
+    case DPDR_ITERATIVE_TRAINER:
+      dpd_iterative_trainer_free((dpd_iterative_trainer *)p);
+      break;
     default: break;
   }
 }

@@ -19,6 +19,11 @@ SEXP dpdr_blr_search_thresholds(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_mae(SEXP, SEXP);
 SEXP dpdr_rmse(SEXP, SEXP);
 SEXP dpdr_spearman(SEXP, SEXP);
+SEXP dpdr_blr_noise_aware(SEXP, SEXP, SEXP);
+SEXP dpdr_blr_noise_aware_coefficients(SEXP, SEXP);
+SEXP dpdr_blr_model_coefficients(SEXP, SEXP);
+SEXP dpdr_blr_noise_aware_predict(SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_blr_noise_aware_ess(SEXP);
 SEXP dpdr_free(SEXP);
 SEXP dpdr_round_config_new(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_round_config_info(SEXP);
@@ -36,6 +41,15 @@ SEXP dpdr_simulate_round(SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_wire_inspect(SEXP);
 SEXP dpdr_node_sum_to_bytes(SEXP);
 SEXP dpdr_node_sum_from_bytes(SEXP);
+SEXP dpdr_iterative_calibrate(SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_iterative_trainer(SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_iterative_step(SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_iterative_fit(SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_iterative_params(SEXP);
+SEXP dpdr_iterative_predict(SEXP, SEXP);
+SEXP dpdr_iterative_spent(SEXP);
+SEXP dpdr_rdp_epsilon(SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_rdp_noise_multiplier(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_version(void);
 SEXP dpdr_abi_version(void);
 SEXP dpdr_set_num_threads(SEXP);
@@ -83,6 +97,11 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_mae",                           (DL_FUNC)&dpdr_mae,                           2},
     {"dpdr_rmse",                          (DL_FUNC)&dpdr_rmse,                          2},
     {"dpdr_spearman",                      (DL_FUNC)&dpdr_spearman,                      2},
+    {"dpdr_blr_noise_aware",               (DL_FUNC)&dpdr_blr_noise_aware,               3},
+    {"dpdr_blr_noise_aware_coefficients",  (DL_FUNC)&dpdr_blr_noise_aware_coefficients,  2},
+    {"dpdr_blr_model_coefficients",        (DL_FUNC)&dpdr_blr_model_coefficients,        2},
+    {"dpdr_blr_noise_aware_predict",       (DL_FUNC)&dpdr_blr_noise_aware_predict,       4},
+    {"dpdr_blr_noise_aware_ess",           (DL_FUNC)&dpdr_blr_noise_aware_ess,           1},
     {"dpdr_free",                          (DL_FUNC)&dpdr_free,                          1},
     {"dpdr_round_config_new",              (DL_FUNC)&dpdr_round_config_new,              9},
     {"dpdr_round_config_info",             (DL_FUNC)&dpdr_round_config_info,             1},
@@ -100,6 +119,15 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_wire_inspect",                  (DL_FUNC)&dpdr_wire_inspect,                  1},
     {"dpdr_node_sum_to_bytes",             (DL_FUNC)&dpdr_node_sum_to_bytes,             1},
     {"dpdr_node_sum_from_bytes",           (DL_FUNC)&dpdr_node_sum_from_bytes,           1},
+    {"dpdr_iterative_calibrate",           (DL_FUNC)&dpdr_iterative_calibrate,           4},
+    {"dpdr_iterative_trainer",             (DL_FUNC)&dpdr_iterative_trainer,             5},
+    {"dpdr_iterative_step",                (DL_FUNC)&dpdr_iterative_step,                4},
+    {"dpdr_iterative_fit",                 (DL_FUNC)&dpdr_iterative_fit,                 4},
+    {"dpdr_iterative_params",              (DL_FUNC)&dpdr_iterative_params,              1},
+    {"dpdr_iterative_predict",             (DL_FUNC)&dpdr_iterative_predict,             2},
+    {"dpdr_iterative_spent",               (DL_FUNC)&dpdr_iterative_spent,               1},
+    {"dpdr_rdp_epsilon",                   (DL_FUNC)&dpdr_rdp_epsilon,                   5},
+    {"dpdr_rdp_noise_multiplier",          (DL_FUNC)&dpdr_rdp_noise_multiplier,          5},
     {"dpdr_version",                       (DL_FUNC)&dpdr_version,                       0},
     {"dpdr_abi_version",                   (DL_FUNC)&dpdr_abi_version,                   0},
     {"dpdr_set_num_threads",               (DL_FUNC)&dpdr_set_num_threads,               1},

@@ -1,0 +1,98 @@
+# Iterative private learning through the C library: published RDP figures, a non-private run
+# against a Newton solve in base R, a calibrated private run that lasts exactly its iterations
+# and spends its budget, the budget refusal, DP-VI BLR, and bad input.
+source("helpers.R")
+
+grid <- function(n) {
+  i <- seq_len(n)
+  cbind((0.6180339887 * i) %% 1 * 2 - 1, (0.7548776662 * i) %% 1 * 2 - 1)
+}
+
+run_tests(list(
+  accountant_matches_published_figures = function() {
+    # TF Privacy compute_dp_sgd_privacy_statement (3 decimals) and example_privacy (7 places).
+    expect_near(rdp_epsilon(64 / 10000, 1, 782, 1e-6)[["epsilon"]], 1.616, 5e-4)
+    expect_near(rdp_epsilon(1, 0.7, 2, 1e-5)[["epsilon"]], 10.8602036, 5e-8)
+    # compute_dp_sgd_privacy Test0 inverted: z = 1.3.
+    expect_near(rdp_noise_multiplier(0.7242234026109595, 1e-5, 6000, 0.0025), 1.3, 3e-9)
+    z <- rdp_noise_multiplier(1, 1e-5, 100, 0.05, sampling = "without_replacement")
+    stopifnot(rdp_epsilon(0.05, z, 100, 1e-5, "without_replacement")[["epsilon"]] <= 1)
+    stopifnot(rdp_epsilon(0.05, z * (1 - 1e-6), 100, 1e-5,
+                          "without_replacement")[["epsilon"]] > 1)
+    expect_dpdist_error(rdp_epsilon(0, 1, 5, 1e-5), "DPD_ERR_INVALID_ARGUMENT")
+  },
+
+  non_private_logistic_reaches_the_newton_optimum = function() {
+    n <- 50
+    x <- grid(n)
+    labels <- as.double(x[, 1] - 0.5 * x[, 2] + 0.3 * sin(0:(n - 1)) > 0)
+    lambda <- 0.1
+    s <- 2 * labels - 1
+    w <- c(0, 0)
+    for (k in 1:50) {
+      p <- 1 / (1 + exp(s * drop(x %*% w)))
+      g <- -crossprod(x, s * p) / n + lambda * w
+      h <- crossprod(x, x * (p * (1 - p))) / n + lambda * diag(2)
+      w <- w - drop(solve(h, g))
+    }
+    st <- iterative_settings(l2 = lambda, rate = 1, optimizer = "sgd", learning_rate = 1,
+                             private = FALSE)
+    t <- iterative_fit(x, labels, st, iterations = 300, rng = dpdist_rng(insecure_seed = 11))
+    expect_near(iterative_params(t), w, 1e-6)
+    sp <- iterative_spent(t)
+    stopifnot(is.infinite(sp[["epsilon"]]), sp[["iterations"]] == 300)
+    expect_near(predict(t, x), 1 / (1 + exp(-drop(x %*% w))), 1e-6)
+  },
+
+  calibrated_private_run_spends_exactly_its_budget = function() {
+    n <- 200
+    x <- grid(n)
+    labels <- as.double(x[, 1] + x[, 2] > 0)
+    st <- iterative_settings(l2 = 0.01, rate = 0.2, learning_rate = 0.05, clip_norm = 1.5,
+                             max_dropped = 2, epsilon = 2, delta = 1e-5)
+    z <- iterative_calibrate(st, n, 2, 20)
+    t <- iterative_fit(x, labels, st, iterations = 1, rng = dpdist_rng(insecure_seed = 13))
+    stopifnot(iterative_spent(t)[["noise_multiplier"]] < z) # calibrated for 1 iteration only
+    t <- iterative_trainer(st, n, 2, 20, rng = dpdist_rng(insecure_seed = 13))
+    info <- iterative_step(t, x, labels, dropped = 7)
+    stopifnot(info[["iteration"]] == 0, info[["n_included"]] == n - 1)
+    # sigma released = z C sqrt(N - 1) / sqrt(N - T - 1), by hand.
+    expect_near(info[["noise_sigma_released"]], z * 1.5 * sqrt(199 / 197), 1e-9 * z)
+    stopifnot(iterative_train(t, x, labels, 1000) == 19)
+    sp <- iterative_spent(t)
+    stopifnot(sp[["epsilon"]] <= 2, sp[["epsilon"]] > 2 * (1 - 1e-6), sp[["delta"]] == 1e-5)
+    before <- iterative_params(t)
+    e <- expect_dpdist_error(iterative_step(t, x, labels), "DPD_ERR_BUDGET_EXCEEDED")
+    stopifnot(grepl("nothing was released", conditionMessage(e)))
+    stopifnot(identical(iterative_params(t), before), iterative_spent(t)[["iterations"]] == 20)
+    expect_dpdist_error(iterative_step(t, x, labels, dropped = c(1, 2, 3)),
+                        "DPD_ERR_TOO_MANY_DROPOUTS")
+  },
+
+  vi_blr_parameters_and_predictions = function() {
+    x <- grid(200)
+    y <- 0.8 * x[, 1] - 0.3 * x[, 2]
+    st <- iterative_settings(model = "blr_vi", rate = 1, optimizer = "sgd", learning_rate = 0.5,
+                             private = FALSE)
+    t <- iterative_fit(x, y, st, iterations = 50, rng = dpdist_rng(insecure_seed = 5))
+    theta <- iterative_params(t)
+    stopifnot(length(theta) == 4)
+    expect_near(predict(t, x), drop(x %*% theta[1:2]), 1e-12)
+  },
+
+  bad_settings_are_refused = function() {
+    x <- grid(20)
+    y <- as.double(x[, 1] > 0)
+    # A private run needs its budget.
+    expect_dpdist_error(iterative_fit(x, y, iterative_settings(), iterations = 5),
+                        "DPD_ERR_NON_FINITE")
+    expect_dpdist_error(iterative_fit(x, y, iterative_settings(rate = 0, private = FALSE), 5),
+                        "DPD_ERR_INVALID_ARGUMENT")
+    expect_dpdist_error(iterative_fit(x, y, iterative_settings(sampling = "fixed_size",
+                                                               batch = 21, private = FALSE), 5),
+                        "DPD_ERR_INVALID_ARGUMENT")
+    expect_dpdist_error(iterative_fit(x, y, list(), 5), "DPD_ERR_INVALID_ARGUMENT")
+    expect_dpdist_error(iterative_fit(x, y[-1], iterative_settings(private = FALSE), 5),
+                        "DPD_ERR_LENGTH_MISMATCH")
+  }
+))
