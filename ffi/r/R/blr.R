@@ -6,14 +6,25 @@
 # Settings of a private fit. `assumed_x` (one bound per column) and `assumed_y` must be public
 # knowledge, never computed from the private data. aggregation: "trusted" (a trusted aggregator
 # adds the noise), "distributed" (the clients, through DCA with `n_nodes` compute nodes and at
-# most `max_dropped` missing or colluding clients) or "input" (input perturbation).
+# most `max_dropped` missing or colluding clients) or "input" (input perturbation). With
+# `projection`, `std` says where the standard deviations that scale the thresholds come from:
+# "pooled" (default: one DP sigma for all x columns) or "per_dimension" (one per column), spending
+# `std_share` of the budget, or "public" (`public_std_x`, `public_std_y`: known by construction
+# of the preprocessing, never computed from the private data; no budget spent).
 blr_settings <- function(epsilon, delta, assumed_x, assumed_y,
                          aggregation = c("trusted", "distributed", "input"), n_nodes = 3,
                          max_dropped = 0, share_mode = c("seed", "full"),
                          mechanism = c("gaussian", "laplace"),
-                         laplace_split = c(0.6, 0.35, 0.05), projection = TRUE, lambda = 1,
+                         laplace_split = c(0.6, 0.35, 0.05), projection = TRUE,
+                         std = c("pooled", "per_dimension", "public"), std_share = 0.1,
+                         public_std_x = NULL, public_std_y = NULL, lambda = 1,
                          lambda0 = 1, release_yy = FALSE) {
   aggregation <- match.arg(aggregation)
+  std <- match.arg(std)
+  if (std == "public" && (is.null(public_std_x) || is.null(public_std_y))) {
+    dpdist_stop("DPD_ERR_INVALID_ARGUMENT",
+                "std = \"public\" needs public_std_x and public_std_y")
+  }
   share_mode <- match.arg(share_mode)
   mechanism <- match.arg(mechanism)
   flag <- function(v, name) {
@@ -30,7 +41,11 @@ blr_settings <- function(epsilon, delta, assumed_x, assumed_y,
          share_mode = if (share_mode == "seed") 1 else 0,
          laplace = as.double(mechanism == "laplace"), laplace_split = as.double(laplace_split),
          projection = flag(projection, "projection"), lambda = lambda, lambda0 = lambda0,
-         release_yy = flag(release_yy, "release_yy")),
+         release_yy = flag(release_yy, "release_yy"),
+         std = match(std, c("pooled", "per_dimension", "public")) - 1,
+         std_share = as.double(std_share),
+         public_std_x = as.double(if (is.null(public_std_x)) numeric(0) else public_std_x),
+         public_std_y = as.double(if (is.null(public_std_y)) NA else public_std_y)),
     class = "dpdist_blr_settings"
   )
 }

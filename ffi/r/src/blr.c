@@ -5,14 +5,17 @@
 /* The settings list built by blr_settings() in R/blr.R, in this order. */
 enum {
   S_EPSILON, S_DELTA, S_ASSUMED_X, S_ASSUMED_Y, S_AGGREGATION, S_N_NODES, S_MAX_DROPPED,
-  S_SHARE_MODE, S_LAPLACE, S_SPLIT, S_PROJECTION, S_LAMBDA, S_LAMBDA0, S_RELEASE_YY, S_COUNT
+  S_SHARE_MODE, S_LAPLACE, S_SPLIT, S_PROJECTION, S_LAMBDA, S_LAMBDA0, S_RELEASE_YY, S_STD,
+  S_STD_SHARE, S_PUBLIC_STD_X, S_PUBLIC_STD_Y, S_COUNT
 };
 
+enum { STD_PUBLIC = 2 }; /* 0 and 1 are DPD_BLR_STD_POOLED and DPD_BLR_STD_PER_DIMENSION */
+
 typedef struct {
-  double epsilon, delta, assumed_y, split[3], lambda, lambda0;
-  const double *assumed_x;
-  size_t d, max_dropped;
-  uint32_t aggregation, n_nodes, share_mode, laplace, projection, release_yy;
+  double epsilon, delta, assumed_y, split[3], lambda, lambda0, std_share, public_std_y;
+  const double *assumed_x, *public_std_x;
+  size_t d, max_dropped, public_d;
+  uint32_t aggregation, n_nodes, share_mode, laplace, projection, release_yy, std;
 } settings_t;
 
 /* Converts every field first (conversion failures signal before anything is allocated). */
@@ -38,6 +41,11 @@ static settings_t read_settings(SEXP s) {
   c.lambda = dpdr_double(VECTOR_ELT(s, S_LAMBDA), "lambda");
   c.lambda0 = dpdr_double(VECTOR_ELT(s, S_LAMBDA0), "lambda0");
   c.release_yy = dpdr_u32(VECTOR_ELT(s, S_RELEASE_YY), "release_yy");
+  c.std = dpdr_u32(VECTOR_ELT(s, S_STD), "std");
+  c.std_share = dpdr_double(VECTOR_ELT(s, S_STD_SHARE), "std_share");
+  c.public_std_x = dpdr_doubles(VECTOR_ELT(s, S_PUBLIC_STD_X), "public_std_x");
+  c.public_d = (size_t)XLENGTH(VECTOR_ELT(s, S_PUBLIC_STD_X));
+  c.public_std_y = dpdr_double(VECTOR_ELT(s, S_PUBLIC_STD_Y), "public_std_y");
   return c;
 }
 
@@ -54,6 +62,11 @@ static dpd_status new_config(const settings_t *c, dpd_blr_config **out) {
   if (st == DPD_OK && c->laplace)
     st = dpd_blr_config_set_laplace(cfg, c->split[0], c->split[1], c->split[2]);
   if (st == DPD_OK) st = dpd_blr_config_set_projection(cfg, c->projection);
+  if (st == DPD_OK && c->projection) {
+    st = c->std == STD_PUBLIC ? dpd_blr_config_set_public_std(cfg, c->public_std_x, c->public_d,
+                                                               c->public_std_y)
+                              : dpd_blr_config_set_dp_std(cfg, c->std, c->std_share);
+  }
   if (st == DPD_OK) st = dpd_blr_config_set_prior(cfg, c->lambda, c->lambda0);
   if (st == DPD_OK) st = dpd_blr_config_set_release_yy(cfg, c->release_yy);
   if (st != DPD_OK) {

@@ -67,6 +67,31 @@ run_tests(list(
     stopifnot(identical(a, b))
   },
 
+  std_settings_scale_the_bounds = function() {
+    d <- make_data(500, 4)
+    rng <- function() dpdist_rng(insecure_seed = 5)
+    # Pooled DP sigma (the default): one bound for every x column.
+    pooled <- blr_bounds(blr_fit(d$x, d$y, blr_settings(1, 1e-5, c(1, 1, 1), 2), rng = rng()))
+    stopifnot(length(pooled$x) == 3, all(pooled$x == pooled$x[1]))
+    # Public sigma: bounds proportional to them, whatever the data.
+    sx <- c(0.6, 0.2, 0.4)
+    pub <- blr_settings(1, 1e-5, c(1, 1, 1), 2, std = "public", public_std_x = sx,
+                        public_std_y = 0.5)
+    ratio <- blr_bounds(blr_fit(d$x, d$y, pub, rng = rng()))$x / sx
+    expect_near(ratio, rep(ratio[1], 3), 1e-12 * ratio[1])
+    per_dim <- blr_settings(1, 1e-5, c(1, 1, 1), 2, std = "per_dimension", std_share = 0.3)
+    stopifnot(length(blr_bounds(blr_fit(d$x, d$y, per_dim, rng = rng()))$x) == 3)
+    expect_dpdist_error(blr_fit(d$x, d$y, blr_settings(1, 1e-5, c(1, 1, 1), 2,
+                                                       std = "per_dimension", std_share = 1)),
+                        "DPD_ERR_INVALID_ARGUMENT")
+    expect_dpdist_error(blr_fit(d$x, d$y, blr_settings(1, 1e-5, c(1, 1, 1), 2, std = "public",
+                                                       public_std_x = c(0.6, 0.2),
+                                                       public_std_y = 0.5)),
+                        "DPD_ERR_INVALID_ARGUMENT")
+    expect_dpdist_error(blr_settings(1, 1e-5, c(1, 1, 1), 2, std = "public"),
+                        "DPD_ERR_INVALID_ARGUMENT")
+  },
+
   gamma_prior_fit_from_released_statistics = function() {
     d <- make_data(2000, 5)
     exact <- Reduce(`+`, lapply(seq_len(nrow(d$x)),
