@@ -69,6 +69,12 @@ iterative_fit <- function(x, y, settings, iterations, rng = NULL) {
 # A trainer for n_clients clients (one record each) with `dim` features, before any iteration;
 # a private run's noise is calibrated for `iterations` planned iterations unless settings give it.
 iterative_trainer <- function(settings, n_clients, dim, iterations, rng = NULL) {
+  if (inherits(settings, "dpdist_iterative_settings") && isTRUE(settings$private == 1) &&
+      (is.na(settings$epsilon) || is.na(settings$delta))) {
+    dpdist_stop("DPD_ERR_INVALID_ARGUMENT", paste(
+      "a private run needs its budget: iterative_settings(epsilon =, delta =),",
+      "or private = FALSE for a non-private baseline"))
+  }
   .Call(dpdr_iterative_trainer, settings, n_clients, dim, iterations, as_rng(rng))
 }
 

@@ -84,8 +84,9 @@ run_tests(list(
     x <- grid(20)
     y <- as.double(x[, 1] > 0)
     # A private run needs its budget.
-    expect_dpdist_error(iterative_fit(x, y, iterative_settings(), iterations = 5),
-                        "DPD_ERR_NON_FINITE")
+    e <- expect_dpdist_error(iterative_fit(x, y, iterative_settings(), iterations = 5),
+                             "DPD_ERR_INVALID_ARGUMENT")
+    stopifnot(grepl("needs its budget", conditionMessage(e)))
     expect_dpdist_error(iterative_fit(x, y, iterative_settings(rate = 0, private = FALSE), 5),
                         "DPD_ERR_INVALID_ARGUMENT")
     expect_dpdist_error(iterative_fit(x, y, iterative_settings(sampling = "fixed_size",

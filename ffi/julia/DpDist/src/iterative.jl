@@ -175,6 +175,9 @@ function IterativeTrainer(s::IterativeSettings, n_clients::Integer, dim::Integer
                           iterations::Union{Nothing,Integer}=nothing, rng::Rng=Rng())
     with_iterative_config(s) do cfg
         if s.private
+            (isnan(s.epsilon) || isnan(s.delta)) &&
+                argument_error("a private run needs its budget: IterativeSettings(epsilon=, " *
+                               "delta=), or private=false for a non-private baseline")
             z = s.noise_multiplier
             if z === nothing
                 iterations === nothing &&

@@ -447,6 +447,9 @@ end
     dpd_error(() -> step!(t, x, labels; dropped=[1, 2, 3]), :DPD_ERR_TOO_MANY_DROPOUTS)
     dpd_error(() -> IterativeTrainer(IterativeSettings(epsilon=1.0, delta=1e-5), n, 2),
               :DPD_ERR_INVALID_ARGUMENT)
+    e = dpd_error(() -> IterativeTrainer(IterativeSettings(), n, 2; iterations=5),
+                  :DPD_ERR_INVALID_ARGUMENT)
+    @test occursin("needs its budget", e.msg)
     dpd_error(() -> IterativeTrainer(IterativeSettings(model=:svm, private=false), n, 2),
               :DPD_ERR_INVALID_ARGUMENT)
 
