@@ -198,7 +198,9 @@ fn client_and_node_rates() -> fixedpoint_shares::Result<()> {
     let config = RoundConfig::new(&params(n + 1, d, ShareMode::Full))?;
     let share = |i: u64| fixedpoint_shares::ShareMessage {
         round: RoundId(1),
+        config: config.digest(),
         client: ClientId(i),
+        shard: fixedpoint_shares::ShardId(i),
         node: NodeIndex(0),
         frac_bits: config.codec().frac_bits(),
         dim: d,

@@ -5,6 +5,7 @@ use crate::ids::{NodeIndex, RoundId};
 use crate::kernels;
 use crate::node::{NodeSum, check_missing};
 use crate::round::{NoiseSpec, RoundConfig};
+use crate::shard_set::ShardSet;
 use crate::{Error, Result};
 
 /// A released sum and the guarantee it carries.
@@ -38,7 +39,7 @@ pub struct Aggregator {
     config: RoundConfig,
     acc: Vec<u64>,
     seen: Vec<bool>,
-    clients: Option<ClientSet>,
+    agreed: Option<ShardSet>,
 }
 
 impl Aggregator {
@@ -48,22 +49,31 @@ impl Aggregator {
             config: config.clone(),
             acc: vec![0; config.dim()],
             seen: vec![false; usize::from(config.n_nodes())],
-            clients: None,
+            agreed: None,
         }
     }
 
     /// Adds one node's sum.
     ///
     /// # Errors
-    /// [`Error::WrongRound`], [`Error::UnknownNode`], [`Error::DuplicateNodeSum`],
-    /// [`Error::WrongFracBits`], [`Error::LengthMismatch`], [`Error::ClientSetMismatch`] (a set
-    /// different from the first sum's); the aggregator is unchanged.
+    /// [`Error::WrongRound`], [`Error::WrongConfig`], [`Error::UnknownNode`],
+    /// [`Error::DuplicateNodeSum`], [`Error::WrongFracBits`], [`Error::LengthMismatch`],
+    /// [`Error::ClientSetMismatch`] (a client set different from the first sum's),
+    /// [`Error::AttemptMismatch`] (the same clients but another shard attempt of one: its masks
+    /// would not cancel); the aggregator is unchanged.
     pub fn add(&mut self, s: &NodeSum) -> Result<()> {
         let c = &self.config;
         if s.round != c.round() {
             return Err(Error::WrongRound {
                 expected: c.round(),
                 got: s.round,
+            });
+        }
+        if s.config != c.digest() {
+            return Err(Error::WrongConfig {
+                round: s.round,
+                expected: c.digest(),
+                got: s.config,
             });
         }
         let Some(&seen) = self.seen.get(usize::from(s.node.0)) else {
@@ -81,15 +91,23 @@ impl Aggregator {
                 got: s.frac_bits,
             });
         }
-        if s.clients.universe() != c.n_clients() {
+        if s.agreed.universe() != c.n_clients() {
             return Err(Error::ClientSetMismatch { node: s.node });
         }
-        if self
-            .clients
-            .as_ref()
-            .is_some_and(|first| *first != s.clients)
-        {
-            return Err(Error::ClientSetMismatch { node: s.node });
+        if let Some(first) = &self.agreed {
+            if first.clients() != s.agreed.clients() {
+                return Err(Error::ClientSetMismatch { node: s.node });
+            }
+            if let Some((client, _)) = first
+                .iter()
+                .zip(s.agreed.iter())
+                .find_map(|(a, b)| (a != b).then_some(a))
+            {
+                return Err(Error::AttemptMismatch {
+                    node: s.node,
+                    client,
+                });
+            }
         }
         kernels::add_assign(&mut self.acc, &s.sum).map_err(|_| Error::LengthMismatch {
             what: "node sum",
@@ -97,8 +115,8 @@ impl Aggregator {
             actual: s.sum.len(),
         })?;
         self.seen[usize::from(s.node.0)] = true;
-        if self.clients.is_none() {
-            self.clients = Some(s.clients.clone());
+        if self.agreed.is_none() {
+            self.agreed = Some(s.agreed.clone());
         }
         Ok(())
     }
@@ -110,8 +128,8 @@ impl Aggregator {
     /// missing (nothing is released).
     pub fn release(&self) -> Result<Release> {
         let have = self.seen.iter().filter(|&&s| s).count();
-        let clients = match &self.clients {
-            Some(set) if have == self.seen.len() => set,
+        let clients = match &self.agreed {
+            Some(set) if have == self.seen.len() => set.clients(),
             _ => {
                 return Err(Error::MissingNodeSums {
                     have,

@@ -3,8 +3,10 @@
 use dp_noise::discrete::DiscreteGaussian;
 use dp_noise::rng::RngSource;
 use rand_chacha::ChaCha20Rng;
+use rand_core::RngCore;
+use zeroize::{Zeroize, Zeroizing};
 
-use crate::ids::{ClientId, NodeIndex};
+use crate::ids::{ClientId, NodeIndex, ShardId};
 use crate::message::{ShareMessage, SharePayload};
 use crate::prg::{self, MaskDomain, Seed, Sign};
 use crate::round::{RoundConfig, ShareMode};
@@ -59,7 +61,9 @@ impl Client {
     }
 
     /// Encodes `values` (length d, |x| <= bound), adds the round's noise and splits the result
-    /// into M messages; element k is for node k.
+    /// into M messages; element k is for node k. All M carry one fresh random [`ShardId`]: a
+    /// second call (a retry) is a different attempt, and nodes holding different attempts of
+    /// this client never have them summed together.
     ///
     /// # Errors
     /// [`Error::LengthMismatch`], [`Error::NonFinite`], [`Error::OutOfBound`] — checked before
@@ -74,7 +78,9 @@ impl Client {
             });
         }
         let codec = self.config.codec();
-        let mut balancing = vec![0u64; dim];
+        // Wiped if an error returns early; on success it moves into node 0's message, whose
+        // payload wipes itself when dropped.
+        let mut balancing = Zeroizing::new(vec![0u64; dim]);
         codec.encode(values, &mut balancing)?;
         if let Some(noise) = &self.noise {
             let mut eta = [0i64; NOISE_BATCH];
@@ -85,15 +91,9 @@ impl Client {
                     *v = v.wrapping_add(*e as u64);
                 }
             }
+            // The noise is as secret as the value it hides.
+            eta.zeroize();
         }
-        let message = |node: u16, payload| ShareMessage {
-            round: self.config.round(),
-            client: self.id,
-            node: NodeIndex(node),
-            frac_bits: codec.frac_bits(),
-            dim,
-            payload,
-        };
         let mut masks = Vec::with_capacity(usize::from(self.config.n_nodes()));
         for node in 1..self.config.n_nodes() {
             let seed = Seed::random(&mut self.rng);
@@ -114,11 +114,30 @@ impl Client {
                     SharePayload::Full(mask)
                 }
             };
-            masks.push(message(node, payload));
+            masks.push(payload);
         }
+        let shard = ShardId(self.rng.next_u64());
+        let message = |node: usize, payload| ShareMessage {
+            round: self.config.round(),
+            config: self.config.digest(),
+            client: self.id,
+            shard,
+            node: NodeIndex(node as u16),
+            frac_bits: codec.frac_bits(),
+            dim,
+            payload,
+        };
         let mut out = Vec::with_capacity(masks.len() + 1);
-        out.push(message(0, SharePayload::Full(balancing)));
-        out.extend(masks);
+        out.push(message(
+            0,
+            SharePayload::Full(std::mem::take(&mut *balancing)),
+        ));
+        out.extend(
+            masks
+                .into_iter()
+                .enumerate()
+                .map(|(k, payload)| message(k + 1, payload)),
+        );
         Ok(out)
     }
 }

@@ -190,20 +190,6 @@ impl ClientSet {
     }
 }
 
-/// The agreed client set of a round: the clients every node received.
-///
-/// # Errors
-/// [`Error::InvalidParameter`] if `received` is empty or the universes differ.
-pub fn agree(received: &[&ClientSet]) -> Result<ClientSet> {
-    let (first, rest) = received.split_first().ok_or(Error::InvalidParameter {
-        name: "received",
-        value: 0.0,
-        requirement: "at least one node's client set",
-    })?;
-    rest.iter()
-        .try_fold((*first).clone(), |acc, set| acc.intersection(set))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,7 +212,7 @@ mod tests {
             [ClientId(0), ClientId(64), ClientId(129)]
         );
         let b = ClientSet::from_ids(130, &[ClientId(64), ClientId(5), ClientId(129)]).unwrap();
-        let both = agree(&[&a, &b]).unwrap();
+        let both = a.intersection(&b).unwrap();
         assert_eq!(
             both.iter().collect::<Vec<_>>(),
             [ClientId(64), ClientId(129)]
@@ -239,6 +225,5 @@ mod tests {
         assert_eq!(ClientSet::full(130).iter().count(), 130);
         assert!(ClientSet::from_ids(3, &[ClientId(1), ClientId(1)]).is_err());
         assert!(a.intersection(&ClientSet::empty(7)).is_err());
-        assert!(agree(&[]).is_err());
     }
 }

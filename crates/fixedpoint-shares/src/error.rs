@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::ids::{ClientId, NodeIndex, RoundId};
+use crate::ids::{ClientId, ConfigDigest, NodeIndex, RoundId, ShardId};
 use crate::wire::WireError;
 
 /// Everything that can go wrong in `fixedpoint_shares`. An operation that returns an error has
@@ -146,6 +146,52 @@ pub enum Error {
         /// M.
         need: usize,
     },
+    /// A message or node sum carries this round's id but another configuration's digest: bytes
+    /// of an earlier round that used the same id with other parameters.
+    WrongConfig {
+        /// The round id both share.
+        round: RoundId,
+        /// This round's config digest.
+        expected: ConfigDigest,
+        /// The digest in the bytes.
+        got: ConfigDigest,
+    },
+    /// A round id this party has already seen with another configuration.
+    RoundIdReused {
+        /// The round id.
+        round: RoundId,
+        /// The digest it was first seen with.
+        seen: ConfigDigest,
+        /// The digest offered now.
+        got: ConfigDigest,
+    },
+    /// The agreed set names another shard attempt of a client than the one this node absorbed
+    /// (the client sharded twice and the nodes hold different attempts).
+    ShardMismatch {
+        /// The client.
+        client: ClientId,
+        /// This node.
+        node: NodeIndex,
+        /// The attempt the agreed set names.
+        agreed: ShardId,
+        /// The attempt this node absorbed.
+        absorbed: ShardId,
+    },
+    /// `retract` was given a share that is not the one absorbed for that client (another shard
+    /// attempt, or another seed).
+    RetractMismatch {
+        /// The client.
+        client: ClientId,
+        /// What differs: "shard id" or "seed".
+        what: &'static str,
+    },
+    /// Node sums name different shard attempts of the same client: their masks do not cancel.
+    AttemptMismatch {
+        /// The node whose attempt differs from the first node sum's.
+        node: NodeIndex,
+        /// The client.
+        client: ClientId,
+    },
     /// Malformed wire bytes.
     Wire(WireError),
     /// The noise layer failed (calibration, sampler, OS randomness).
@@ -253,7 +299,41 @@ impl fmt::Display for Error {
             Error::MissingNodeSums { have, need } => {
                 write!(f, "only {have} of {need} node sums received")
             }
-            Error::Wire(e) => write!(f, "malformed share message: {e}"),
+            Error::WrongConfig {
+                round,
+                expected,
+                got,
+            } => write!(
+                f,
+                "bytes of round {round} under another configuration (digest {got}, this round's is \
+                 {expected}): the round id was reused with other parameters"
+            ),
+            Error::RoundIdReused { round, seen, got } => write!(
+                f,
+                "round id {round} was already used with another configuration (digest {seen}, now \
+                 {got}); every round needs a fresh id"
+            ),
+            Error::ShardMismatch {
+                client,
+                node,
+                agreed,
+                absorbed,
+            } => write!(
+                f,
+                "client {client} sharded more than once: the agreed set names attempt {agreed}, node \
+                 {node} absorbed attempt {absorbed}"
+            ),
+            Error::RetractMismatch { client, what } => write!(
+                f,
+                "refusing to retract client {client}: the share's {what} differs from the one \
+                 absorbed"
+            ),
+            Error::AttemptMismatch { node, client } => write!(
+                f,
+                "node {node} summed another shard attempt of client {client} than the other nodes \
+                 (the client sharded more than once); refusing to release"
+            ),
+            Error::Wire(e) => write!(f, "malformed wire bytes: {e}"),
             Error::Noise(e) => write!(f, "noise: {e}"),
         }
     }

@@ -1,4 +1,4 @@
-//! Identifiers of rounds, clients and compute nodes.
+//! Identifiers of rounds, clients, compute nodes, shard attempts and round configurations.
 
 use std::fmt;
 
@@ -15,6 +15,19 @@ pub struct ClientId(pub u64);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct NodeIndex(pub u16);
 
+/// One sharding of one client's value: a random id from the client's CSPRNG that every one of
+/// the M messages of that sharding carries. A client that shards twice (a retry) produces two
+/// attempts with different ids; nodes report (client, shard id) pairs, so shares of different
+/// attempts are never summed together (their masks would not cancel).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ShardId(pub u64);
+
+/// A digest of a round's whole configuration (SHA-256, first 16 bytes; see
+/// [`crate::RoundConfig::digest`]). Every message and node sum carries it, so bytes from an
+/// earlier round that reused the same round id with other parameters are refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ConfigDigest(pub [u8; 16]);
+
 impl fmt::Display for RoundId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
@@ -30,5 +43,17 @@ impl fmt::Display for ClientId {
 impl fmt::Display for NodeIndex {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
+    }
+}
+
+impl fmt::Display for ShardId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+impl fmt::Display for ConfigDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
     }
 }

@@ -174,6 +174,43 @@ pub fn add_assign_many(acc: &mut [u64], srcs: &[&[u64]]) -> Result<()> {
     Ok(())
 }
 
+/// `acc[i] += u64::from_le_bytes(src[8i..8i + 8])` (wrapping), runtime-dispatched: adds a full
+/// share straight from its wire bytes, with no intermediate vector.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] unless `src` is exactly `8 · acc.len()` bytes (nothing is written).
+pub fn add_assign_le_bytes(acc: &mut [u64], src: &[u8]) -> Result<()> {
+    let (words, tail) = src.as_chunks::<8>();
+    if !tail.is_empty() {
+        return Err(Error::LengthMismatch {
+            what: "kernel source bytes",
+            expected: acc.len().saturating_mul(8),
+            actual: src.len(),
+        });
+    }
+    check_len(acc.len(), words.len())?;
+    add_le_dispatched(acc, words);
+    Ok(())
+}
+
+/// `acc[i] -= u64::from_le_bytes(src[8i..8i + 8])` (wrapping), runtime-dispatched.
+///
+/// # Errors
+/// As [`add_assign_le_bytes`].
+pub fn sub_assign_le_bytes(acc: &mut [u64], src: &[u8]) -> Result<()> {
+    let (words, tail) = src.as_chunks::<8>();
+    if !tail.is_empty() {
+        return Err(Error::LengthMismatch {
+            what: "kernel source bytes",
+            expected: acc.len().saturating_mul(8),
+            actual: src.len(),
+        });
+    }
+    check_len(acc.len(), words.len())?;
+    sub_le_dispatched(acc, words);
+    Ok(())
+}
+
 // The `wide` loops (baseline target).
 
 #[inline]
@@ -215,6 +252,20 @@ fn sub_dispatched(acc: &mut [u64], src: &[u64]) {
 }
 
 #[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn add_le_dispatched(acc: &mut [u64], src: &[[u8; 8]]) {
+    for (a, s) in acc.iter_mut().zip(src) {
+        *a = a.wrapping_add(u64::from_le_bytes(*s));
+    }
+}
+
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn sub_le_dispatched(acc: &mut [u64], src: &[[u8; 8]]) {
+    for (a, s) in acc.iter_mut().zip(src) {
+        *a = a.wrapping_sub(u64::from_le_bytes(*s));
+    }
+}
+
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
 fn add4_dispatched(acc: &mut [u64], s0: &[u64], s1: &[u64], s2: &[u64], s3: &[u64]) {
     for ((((a, x0), x1), x2), x3) in acc.iter_mut().zip(s0).zip(s1).zip(s2).zip(s3) {
         *a = a
@@ -227,6 +278,28 @@ fn add4_dispatched(acc: &mut [u64], s0: &[u64], s1: &[u64], s2: &[u64], s3: &[u6
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn byte_kernels_match_the_word_kernels() {
+        for len in [0usize, 1, 3, 8, 33, 1000] {
+            let acc0: Vec<u64> = (0..len as u64)
+                .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                .collect();
+            let src: Vec<u64> = (0..len as u64).map(|i| u64::MAX - i * 977).collect();
+            let bytes: Vec<u8> = src.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let (mut a, mut b) = (acc0.clone(), acc0.clone());
+            super::add_assign_le_bytes(&mut a, &bytes).unwrap();
+            super::add_assign_scalar(&mut b, &src).unwrap();
+            assert_eq!(a, b, "len {len}");
+            super::sub_assign_le_bytes(&mut a, &bytes).unwrap();
+            assert_eq!(a, acc0, "len {len}");
+        }
+        let mut acc = vec![0u64; 2];
+        assert!(super::add_assign_le_bytes(&mut acc, &[0u8; 15]).is_err());
+        assert!(super::add_assign_le_bytes(&mut acc, &[0u8; 24]).is_err());
+        assert!(super::sub_assign_le_bytes(&mut acc, &[0u8; 17]).is_err());
+        assert_eq!(acc, [0, 0]);
+    }
+
     use rand_chacha::ChaCha20Rng;
     use rand_core::{RngCore, SeedableRng};
 

@@ -4,11 +4,14 @@
 //! distributed discrete Gaussian noise, and splits the result into M additive shares
 //! ([`Client::shard`]): masks for nodes 1..M are AES-128-CTR keystreams of fresh seeds (sent as
 //! the seed in [`ShareMode::Seed`], expanded in [`ShareMode::Full`]), node 0 gets the balancing
-//! share. Each [`ComputeNode`] sums the shares it receives, streaming; the nodes agree on the
-//! intersection of the client sets they received ([`agree`]); the [`Aggregator`] adds the M
-//! node sums — the masks cancel exactly — and decodes a [`Release`] that states N, T and the
-//! noise. [`simulate_round`] runs all of it in one process. [`wire`] is the message format,
-//! [`kernels`] the wrapping-add loops.
+//! share; all M messages of one sharding carry the same random [`ShardId`]. Each
+//! [`ComputeNode`] sums the shares it receives, streaming; the nodes agree on the intersection
+//! of the (client, shard attempt) pairs they received ([`agree`], so a client's retries are
+//! never mixed); the [`Aggregator`] adds the M node sums — the masks cancel exactly — and
+//! decodes a [`Release`] that states N, T and the noise. [`simulate_round`] runs all of it in
+//! one process. [`wire`] is the message format ([`Encode`] / [`Decode`], decoding bounded by
+//! the round's config), [`kernels`] the wrapping-add loops, [`RoundLedger`] keeps a party from
+//! reusing a round id with another configuration.
 //!
 //! Masks come from AES-128-CTR kernels chosen at run time (VAES-512, VAES-256, AES-NI, or the
 //! `aes` crate as the portable path; [`keystream_backend`] names the one in use), all producing
@@ -48,10 +51,12 @@ mod error;
 mod fixed_point;
 mod ids;
 pub mod kernels;
+mod ledger;
 mod message;
 mod node;
 mod prg;
 mod round;
+mod shard_set;
 mod simulate;
 pub mod wire;
 
@@ -60,10 +65,11 @@ mod tests;
 
 pub use aggregator::{Aggregator, Release};
 pub use client::Client;
-pub use client_set::{ClientSet, agree};
+pub use client_set::ClientSet;
 pub use error::Error;
 pub use fixed_point::FixedPoint;
-pub use ids::{ClientId, NodeIndex, RoundId};
+pub use ids::{ClientId, ConfigDigest, NodeIndex, RoundId, ShardId};
+pub use ledger::{Admission, RoundLedger};
 pub use message::{ShareMessage, SharePayload};
 pub use node::{ComputeNode, NodeSum};
 pub use prg::{Seed, keystream_backend, raw_keystream};
@@ -71,7 +77,9 @@ pub use round::{
     MAX_CLIENTS, MAX_DIM, NOISE_TAIL_FAILURE_PROBABILITY, NoiseSpec, RoundConfig, RoundParams,
     ShareMode, noise_tail,
 };
+pub use shard_set::{ShardSet, agree};
 pub use simulate::{simulate_round, simulate_round_with};
+pub use wire::{Decode, Encode};
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;

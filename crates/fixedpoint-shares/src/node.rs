@@ -2,21 +2,25 @@
 //! agreed client set's shares.
 //!
 //! Memory is O(d + N) whatever the number of clients: a share is added into the accumulator as
-//! it arrives and only the client id (a bit) is kept, plus the 16-byte seed of seed shares so
-//! that a client outside the agreed set can be removed again by re-expanding it. A full share
-//! cannot be re-derived; a client outside the agreed set whose full share was absorbed must be
-//! [`ComputeNode::retract`]ed with the same message before [`ComputeNode::finalize`].
+//! it arrives and only the client id (a bit) and its shard attempt are kept, plus the 16-byte
+//! seed of seed shares so that a client outside the agreed set can be removed again by
+//! re-expanding it. A full share cannot be re-derived; a client outside the agreed set whose
+//! full share was absorbed must be [`ComputeNode::retract`]ed with the same message before
+//! [`ComputeNode::finalize`]. Wire bytes are absorbed without copying the payload
+//! ([`ComputeNode::absorb_bytes`]).
 
 use std::collections::HashMap;
 
 use rayon::prelude::*;
 
 use crate::client_set::ClientSet;
-use crate::ids::{ClientId, NodeIndex, RoundId};
+use crate::ids::{ClientId, ConfigDigest, NodeIndex, RoundId, ShardId};
 use crate::kernels;
-use crate::message::{ShareMessage, SharePayload};
+use crate::message::ShareMessage;
 use crate::prg::{self, MaskDomain, Seed, Sign};
 use crate::round::{RoundConfig, ShareMode};
+use crate::shard_set::ShardSet;
+use crate::wire::{Decode, PayloadView, ShareView};
 use crate::{Error, Result};
 
 /// Granularity of the coordinate split across threads (8 KiB of each share per piece).
@@ -35,23 +39,37 @@ const PAR_MIN_WORK_WORDS: usize = 1 << 15;
 pub struct NodeSum {
     /// The round.
     pub round: RoundId,
+    /// The round's config digest.
+    pub config: ConfigDigest,
     /// The node that computed it.
     pub node: NodeIndex,
     /// Fractional bits of the encoding.
     pub frac_bits: u32,
-    /// The clients whose shares are in the sum.
-    pub clients: ClientSet,
-    /// Σ over `clients` of this node's shares, in Z_2^64.
+    /// The (client, shard attempt) pairs whose shares are in the sum.
+    pub agreed: ShardSet,
+    /// Σ over `agreed` of this node's shares, in Z_2^64.
     pub sum: Vec<u64>,
 }
+
+/// What a node keeps of an absorbed share.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Absorbed {
+    shard: ShardId,
+    /// The seed of a seed share (to remove it again by re-expansion); `None` for a full share.
+    seed: Option<Seed>,
+}
+
+/// Accumulator, received pairs and kept (client, attempt, seed) triples, for tests.
+#[cfg(test)]
+pub(crate) type NodeSnapshot = (Vec<u64>, ShardSet, Vec<(ClientId, ShardId, Option<Seed>)>);
 
 /// One compute node of one round.
 pub struct ComputeNode {
     config: RoundConfig,
     node: NodeIndex,
     acc: Vec<u64>,
-    received: ClientSet,
-    seeds: HashMap<ClientId, Seed>,
+    received: ShardSet,
+    absorbed: HashMap<ClientId, Absorbed>,
 }
 
 impl ComputeNode {
@@ -70,8 +88,8 @@ impl ComputeNode {
             config: config.clone(),
             node,
             acc: vec![0; config.dim()],
-            received: ClientSet::empty(config.n_clients()),
-            seeds: HashMap::new(),
+            received: ShardSet::empty(config.n_clients()),
+            absorbed: HashMap::new(),
         })
     }
 
@@ -80,19 +98,30 @@ impl ComputeNode {
         self.node
     }
 
-    /// The clients whose shares are in the accumulator.
-    pub fn received(&self) -> &ClientSet {
+    /// The (client, shard attempt) pairs whose shares are in the accumulator.
+    pub fn received(&self) -> &ShardSet {
         &self.received
     }
 
     /// Adds one client's share.
     ///
     /// # Errors
-    /// [`Error::WrongRound`], [`Error::WrongNode`], [`Error::WrongFracBits`],
-    /// [`Error::LengthMismatch`], [`Error::WrongPayloadKind`], [`Error::UnknownClient`],
-    /// [`Error::DuplicateClient`]; the node is unchanged.
+    /// [`Error::WrongRound`], [`Error::WrongConfig`], [`Error::WrongNode`],
+    /// [`Error::WrongFracBits`], [`Error::LengthMismatch`], [`Error::WrongPayloadKind`],
+    /// [`Error::UnknownClient`], [`Error::DuplicateClient`]; the node is unchanged.
     pub fn absorb(&mut self, msg: &ShareMessage) -> Result<()> {
-        self.absorb_batch(std::slice::from_ref(msg))
+        self.absorb_views(&[msg.view()])
+    }
+
+    /// Decodes untrusted wire bytes against this round and adds the share, reading a full
+    /// payload straight from the bytes (no intermediate vector).
+    ///
+    /// # Errors
+    /// [`Error::Wire`] for malformed bytes, otherwise as [`ComputeNode::absorb`]; the node is
+    /// unchanged.
+    pub fn absorb_bytes(&mut self, bytes: &[u8]) -> Result<()> {
+        let view = ShareView::get_decoded(&self.config, bytes)?;
+        self.absorb_views(&[view])
     }
 
     /// Adds many clients' shares, in parallel (rayon) when the batch is large. All-or-nothing:
@@ -101,55 +130,102 @@ impl ComputeNode {
     /// # Errors
     /// As [`ComputeNode::absorb`], for the first bad message; the node is unchanged.
     pub fn absorb_batch(&mut self, msgs: &[ShareMessage]) -> Result<()> {
-        for msg in msgs {
-            self.check(msg)?;
-            if self.received.contains(msg.client) {
-                return Err(Error::DuplicateClient { client: msg.client });
+        let views: Vec<ShareView<'_>> = msgs.iter().map(ShareMessage::view).collect();
+        self.absorb_views(&views)
+    }
+
+    fn absorb_views(&mut self, views: &[ShareView<'_>]) -> Result<()> {
+        for view in views {
+            self.check(view)?;
+            if self.received.clients().contains(view.client) {
+                return Err(Error::DuplicateClient {
+                    client: view.client,
+                });
             }
         }
-        if msgs.len() > 1 {
-            let mut ids: Vec<ClientId> = msgs.iter().map(|m| m.client).collect();
+        if views.len() > 1 {
+            let mut ids: Vec<ClientId> = views.iter().map(|m| m.client).collect();
             ids.sort_unstable();
             if let Some(pair) = ids.windows(2).find(|p| p[0] == p[1]) {
                 return Err(Error::DuplicateClient { client: pair[0] });
             }
         }
-        accumulate(&mut self.acc, msgs, Sign::Add);
-        for msg in msgs {
+        accumulate(&mut self.acc, views, Sign::Add);
+        for view in views {
             // Ids were checked above; insertion cannot fail.
-            let _ = self.received.insert(msg.client);
-            if let SharePayload::Seed(seed) = &msg.payload {
-                self.seeds.insert(msg.client, seed.clone());
-            }
+            let _ = self.received.insert(view.client, view.shard);
+            let seed = match &view.payload {
+                PayloadView::Seed(seed) => Some(seed.clone()),
+                _ => None,
+            };
+            self.absorbed.insert(
+                view.client,
+                Absorbed {
+                    shard: view.shard,
+                    seed,
+                },
+            );
         }
         Ok(())
     }
 
-    /// Removes a previously absorbed share again (the caller passes the identical message; the
-    /// node cannot verify that). Needed for full shares of clients outside the agreed set;
-    /// seed shares are removed by [`ComputeNode::finalize`] on its own.
+    /// Removes a previously absorbed share again: the caller passes the identical message.
+    /// Needed for full shares of clients outside the agreed set; seed shares are removed by
+    /// [`ComputeNode::finalize`] on its own. The node checks that it is the share it absorbed:
+    /// the same shard attempt and, for a seed share, the same seed (compared in constant
+    /// time). A full vector itself is not stored, so beyond its attempt it cannot be compared.
     ///
     /// # Errors
-    /// As [`ComputeNode::absorb`], or [`Error::NotAbsorbed`]; the node is unchanged.
+    /// As [`ComputeNode::absorb`], [`Error::NotAbsorbed`], or [`Error::RetractMismatch`] (another
+    /// attempt or seed); the node is unchanged.
     pub fn retract(&mut self, msg: &ShareMessage) -> Result<()> {
-        self.check(msg)?;
-        if !self.received.contains(msg.client) {
-            return Err(Error::NotAbsorbed { client: msg.client });
+        self.retract_view(&msg.view())
+    }
+
+    /// As [`ComputeNode::retract`], from wire bytes (read in place).
+    ///
+    /// # Errors
+    /// [`Error::Wire`] for malformed bytes, otherwise as [`ComputeNode::retract`].
+    pub fn retract_bytes(&mut self, bytes: &[u8]) -> Result<()> {
+        let view = ShareView::get_decoded(&self.config, bytes)?;
+        self.retract_view(&view)
+    }
+
+    fn retract_view(&mut self, view: &ShareView<'_>) -> Result<()> {
+        self.check(view)?;
+        let absorbed = self.absorbed.get(&view.client).ok_or(Error::NotAbsorbed {
+            client: view.client,
+        })?;
+        if absorbed.shard != view.shard {
+            return Err(Error::RetractMismatch {
+                client: view.client,
+                what: "shard id",
+            });
         }
-        accumulate(&mut self.acc, std::slice::from_ref(msg), Sign::Sub);
-        self.received.remove(msg.client);
-        self.seeds.remove(&msg.client);
+        if let (Some(kept), PayloadView::Seed(seed)) = (&absorbed.seed, &view.payload)
+            && kept != seed
+        {
+            return Err(Error::RetractMismatch {
+                client: view.client,
+                what: "seed",
+            });
+        }
+        accumulate(&mut self.acc, std::slice::from_ref(view), Sign::Sub);
+        self.received.remove(view.client);
+        self.absorbed.remove(&view.client);
         Ok(())
     }
 
-    /// The node's sum over the `agreed` client set (the intersection of what every node
-    /// received, see [`crate::agree`]). Seed shares of received clients outside the set are
-    /// subtracted by re-expansion. Does not change the node.
+    /// The node's sum over the `agreed` (client, shard attempt) pairs (the intersection of
+    /// what every node received, see [`crate::agree`]). Seed shares of received clients outside
+    /// the set are subtracted by re-expansion. Does not change the node.
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] (set over another N), [`Error::AgreedNotReceived`],
-    /// [`Error::TooManyMissing`] (more than T of N missing: no release), [`Error::NeedsRetraction`].
-    pub fn finalize(&self, agreed: &ClientSet) -> Result<NodeSum> {
+    /// [`Error::ShardMismatch`] (the set names another attempt of a client than this node
+    /// absorbed), [`Error::TooManyMissing`] (more than T of N missing: no release),
+    /// [`Error::NeedsRetraction`].
+    pub fn finalize(&self, agreed: &ShardSet) -> Result<NodeSum> {
         if agreed.universe() != self.config.n_clients() {
             return Err(Error::InvalidParameter {
                 name: "agreed client set universe",
@@ -157,16 +233,29 @@ impl ComputeNode {
                 requirement: "equal to the round's N",
             });
         }
-        if let Some(client) = agreed.difference(&self.received).next() {
-            return Err(Error::AgreedNotReceived {
-                client,
-                node: self.node,
-            });
+        for (client, shard) in agreed.iter() {
+            match self.received.shard(client) {
+                None => {
+                    return Err(Error::AgreedNotReceived {
+                        client,
+                        node: self.node,
+                    });
+                }
+                Some(absorbed) if absorbed != shard => {
+                    return Err(Error::ShardMismatch {
+                        client,
+                        node: self.node,
+                        agreed: shard,
+                        absorbed,
+                    });
+                }
+                Some(_) => {}
+            }
         }
-        check_missing(agreed, &self.config)?;
+        check_missing(agreed.clients(), &self.config)?;
         let mut excess = Vec::new();
-        for client in self.received.difference(agreed) {
-            match self.seeds.get(&client) {
+        for client in self.received.clients().difference(agreed.clients()) {
+            match self.absorbed.get(&client).and_then(|a| a.seed.as_ref()) {
                 Some(seed) => excess.push((client, seed)),
                 None => return Err(Error::NeedsRetraction { client }),
             }
@@ -182,9 +271,10 @@ impl ComputeNode {
         }
         Ok(NodeSum {
             round: self.config.round(),
+            config: self.config.digest(),
             node: self.node,
             frac_bits: self.config.codec().frac_bits(),
-            clients: agreed.clone(),
+            agreed: agreed.clone(),
             sum,
         })
     }
@@ -197,7 +287,9 @@ impl ComputeNode {
     /// [`Error::WrongRound`] or [`Error::WrongNode`] for another round or node,
     /// [`Error::DuplicateClient`] if a client is in both; `self` is unchanged.
     pub(crate) fn merge(&mut self, other: &ComputeNode) -> Result<()> {
-        if other.config.round() != self.config.round() {
+        if other.config.round() != self.config.round()
+            || other.config.digest() != self.config.digest()
+        {
             return Err(Error::WrongRound {
                 expected: self.config.round(),
                 got: other.config.round(),
@@ -209,34 +301,49 @@ impl ComputeNode {
                 got: other.node,
             });
         }
-        if let Some(client) = self.received.intersection(&other.received)?.iter().next() {
+        let both = self
+            .received
+            .clients()
+            .intersection(other.received.clients())?;
+        if let Some(client) = both.iter().next() {
             return Err(Error::DuplicateClient { client });
         }
         kernels::add_assign(&mut self.acc, &other.acc)?;
-        for client in other.received.iter() {
-            // Same universe (checked by `intersection`), so insertion cannot fail.
-            let _ = self.received.insert(client);
+        for (client, shard) in other.received.iter() {
+            // Same universe (checked by `intersection`) and disjoint, so insertion cannot fail.
+            let _ = self.received.insert(client, shard);
         }
-        self.seeds
-            .extend(other.seeds.iter().map(|(c, s)| (*c, s.clone())));
+        self.absorbed
+            .extend(other.absorbed.iter().map(|(c, a)| (*c, a.clone())));
         Ok(())
     }
 
     /// Everything an operation could change, for tests that check errors change nothing.
     #[cfg(test)]
-    pub(crate) fn snapshot(&self) -> (Vec<u64>, ClientSet, Vec<(ClientId, Seed)>) {
-        let mut seeds: Vec<_> = self.seeds.iter().map(|(c, s)| (*c, s.clone())).collect();
-        seeds.sort_by_key(|(c, _)| *c);
-        (self.acc.clone(), self.received.clone(), seeds)
+    pub(crate) fn snapshot(&self) -> NodeSnapshot {
+        let mut kept: Vec<_> = self
+            .absorbed
+            .iter()
+            .map(|(c, a)| (*c, a.shard, a.seed.clone()))
+            .collect();
+        kept.sort_by_key(|(c, _, _)| *c);
+        (self.acc.clone(), self.received.clone(), kept)
     }
 
     /// Checks everything about a message except whether its client was already absorbed.
-    fn check(&self, msg: &ShareMessage) -> Result<()> {
+    fn check(&self, msg: &ShareView<'_>) -> Result<()> {
         let c = &self.config;
         if msg.round != c.round() {
             return Err(Error::WrongRound {
                 expected: c.round(),
                 got: msg.round,
+            });
+        }
+        if msg.config != c.digest() {
+            return Err(Error::WrongConfig {
+                round: msg.round,
+                expected: c.digest(),
+                got: msg.config,
             });
         }
         if msg.node != self.node {
@@ -269,10 +376,7 @@ impl ComputeNode {
                 got: msg.payload.kind(),
             });
         }
-        let len = match &msg.payload {
-            SharePayload::Full(v) => v.len(),
-            SharePayload::Seed(_) => msg.dim,
-        };
+        let len = msg.payload.full_len().unwrap_or(msg.dim);
         if msg.dim != c.dim() || len != c.dim() {
             return Err(Error::LengthMismatch {
                 what: "share",
@@ -302,7 +406,7 @@ pub(crate) fn check_missing(agreed: &ClientSet, config: &RoundConfig) -> Result<
 /// Large vectors are split by coordinate range across threads (each thread expands seeds from
 /// its own offset, no extra accumulator); many small ones are split by client with one
 /// accumulator per thread, reduced at the end. Memory stays O(threads · d).
-fn accumulate(acc: &mut [u64], msgs: &[ShareMessage], sign: Sign) {
+fn accumulate(acc: &mut [u64], msgs: &[ShareView<'_>], sign: Sign) {
     let d = acc.len();
     let threads = rayon::current_num_threads();
     let work = msgs.len().saturating_mul(d);
@@ -340,14 +444,14 @@ fn accumulate(acc: &mut [u64], msgs: &[ShareMessage], sign: Sign) {
 /// time with the messages inner: full shares are added four at a time
 /// ([`kernels::add_assign_many`]), seed shares are expanded from the block's offset in their
 /// keystream (CTR seeks exactly to any word, see `prg::apply_mask`).
-fn accumulate_blocked(part: &mut [u64], start: usize, msgs: &[ShareMessage], sign: Sign) {
+fn accumulate_blocked(part: &mut [u64], start: usize, msgs: &[ShareView<'_>], sign: Sign) {
     let mut fulls: Vec<&[u64]> = Vec::with_capacity(msgs.len());
     for (b, block) in part.chunks_mut(BLOCK_WORDS).enumerate() {
         let offset = start + b * BLOCK_WORDS;
         fulls.clear();
         for msg in msgs {
             match (&msg.payload, sign) {
-                (SharePayload::Full(v), Sign::Add) => {
+                (PayloadView::Words(v), Sign::Add) => {
                     if let Some(src) = v.get(offset..offset + block.len()) {
                         fulls.push(src);
                     }
@@ -361,9 +465,9 @@ fn accumulate_blocked(part: &mut [u64], start: usize, msgs: &[ShareMessage], sig
 }
 
 /// `part ±= share[start .. start + part.len()]`.
-fn apply_range(part: &mut [u64], start: usize, msg: &ShareMessage, sign: Sign) {
+fn apply_range(part: &mut [u64], start: usize, msg: &ShareView<'_>, sign: Sign) {
     match &msg.payload {
-        SharePayload::Full(v) => {
+        PayloadView::Words(v) => {
             if let Some(src) = v.get(start..start + part.len()) {
                 let _ = match sign {
                     Sign::Add => kernels::add_assign(part, src),
@@ -371,7 +475,15 @@ fn apply_range(part: &mut [u64], start: usize, msg: &ShareMessage, sign: Sign) {
                 };
             }
         }
-        SharePayload::Seed(seed) => {
+        PayloadView::Bytes(b) => {
+            if let Some(src) = b.get(8 * start..8 * (start + part.len())) {
+                let _ = match sign {
+                    Sign::Add => kernels::add_assign_le_bytes(part, src),
+                    Sign::Sub => kernels::sub_assign_le_bytes(part, src),
+                };
+            }
+        }
+        PayloadView::Seed(seed) => {
             let domain = MaskDomain {
                 round: msg.round,
                 client: msg.client,

@@ -25,6 +25,8 @@ use std::fmt;
 use aes::Aes128;
 use aes::cipher::{BlockEncrypt, KeyInit};
 use rand_core::{CryptoRng, RngCore};
+use subtle::ConstantTimeEq;
+use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::ids::{ClientId, NodeIndex, RoundId};
 
@@ -34,9 +36,26 @@ mod vaes;
 use aes_ctr::Aes128Ctr;
 use vaes::Op;
 
-/// A 16-byte secret that expands into one mask. `Debug` does not print it.
-#[derive(Clone, PartialEq, Eq)]
+/// A 16-byte secret that expands into one mask. `Debug` does not print it, `==` compares in
+/// constant time, and the bytes are wiped when it is dropped.
+#[derive(Clone)]
 pub struct Seed([u8; 16]);
+
+impl PartialEq for Seed {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.ct_eq(&other.0).into()
+    }
+}
+
+impl Eq for Seed {}
+
+impl Drop for Seed {
+    fn drop(&mut self) {
+        self.0.zeroize();
+    }
+}
+
+impl ZeroizeOnDrop for Seed {}
 
 impl Seed {
     /// Wraps raw bytes (e.g. from the wire).
@@ -51,9 +70,9 @@ impl Seed {
 
     /// A fresh seed from a cryptographically secure generator.
     pub fn random<R: RngCore + CryptoRng>(rng: &mut R) -> Self {
-        let mut bytes = [0u8; 16];
-        rng.fill_bytes(&mut bytes);
-        Self(bytes)
+        let mut seed = Self([0u8; 16]);
+        rng.fill_bytes(&mut seed.0);
+        seed
     }
 }
 
@@ -88,7 +107,9 @@ fn keystream(seed: &Seed, domain: MaskDomain) -> Aes128Ctr {
     let mut nonce = [0u8; 8];
     nonce[..2].copy_from_slice(&domain.node.0.to_le_bytes());
     nonce[2..].copy_from_slice(b"dpdmsk");
-    Aes128Ctr::new(key.into(), nonce)
+    let stream = Aes128Ctr::new(key.into(), nonce);
+    key.as_mut_slice().zeroize();
+    stream
 }
 
 /// `acc[j] ±= r[start_word + j]` for the mask of `seed` in `domain`.
@@ -295,6 +316,16 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn seeds_compare_by_value() {
+        let a = Seed::from_bytes([9; 16]);
+        assert_eq!(a, a.clone());
+        let mut last_differs = [9; 16];
+        last_differs[15] = 8;
+        assert_ne!(a, Seed::from_bytes(last_differs));
+        assert_ne!(a, Seed::from_bytes([0; 16]));
     }
 
     #[test]

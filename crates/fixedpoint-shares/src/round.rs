@@ -3,8 +3,10 @@
 use dp_noise::calibrate::distributed_sigma;
 use dp_noise::discrete::{DiscreteGaussian, MAX_SCALE_UNITS, sum_closeness_tau};
 
+use sha2::{Digest, Sha256};
+
 use crate::fixed_point::FixedPoint;
-use crate::ids::RoundId;
+use crate::ids::{ConfigDigest, RoundId};
 use crate::{Error, Result};
 
 /// Largest vector length a round accepts (2^32 words = 32 GiB per share).
@@ -75,6 +77,7 @@ pub struct RoundConfig {
     params: RoundParams,
     codec: FixedPoint,
     noise: Option<NoiseSpec>,
+    digest: ConfigDigest,
 }
 
 impl RoundConfig {
@@ -160,6 +163,7 @@ impl RoundConfig {
             }
         };
         Ok(Self {
+            digest: config_digest(p, codec.frac_bits()),
             params: params.clone(),
             codec,
             noise,
@@ -206,6 +210,42 @@ impl RoundConfig {
     pub fn params(&self) -> &RoundParams {
         &self.params
     }
+    /// The digest of every parameter (and the resolved precision), carried by every message
+    /// and node sum of the round: equal configs have equal digests, and bytes of another
+    /// configuration under the same round id are refused ([`crate::Error::WrongConfig`]).
+    pub fn digest(&self) -> ConfigDigest {
+        self.digest
+    }
+}
+
+/// SHA-256 over a fixed-layout encoding of the parameters, truncated to 16 bytes (collisions
+/// cost 2^64 work). The resolved fractional bits are included, so a config that insists on f
+/// and one that picked f automatically digest alike exactly when they agree.
+fn config_digest(p: &RoundParams, frac_bits: u32) -> ConfigDigest {
+    let mut h = Sha256::new();
+    h.update(b"dpdist round config v1\0");
+    h.update(p.round.0.to_le_bytes());
+    h.update((p.n_clients as u64).to_le_bytes());
+    h.update(p.n_nodes.to_le_bytes());
+    h.update((p.max_dropped as u64).to_le_bytes());
+    h.update((p.dim as u64).to_le_bytes());
+    h.update(p.bound.to_bits().to_le_bytes());
+    h.update([match p.mode {
+        ShareMode::Full => 1u8,
+        ShareMode::Seed => 2,
+    }]);
+    match p.noise_sigma_total {
+        None => h.update([0u8]),
+        Some(sigma) => {
+            h.update([1u8]);
+            h.update(sigma.to_bits().to_le_bytes());
+        }
+    }
+    h.update(frac_bits.to_le_bytes());
+    let full = h.finalize();
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&full[..16]);
+    ConfigDigest(out)
 }
 
 /// The bound t (value units) on |Σ_i η_ij| over N clients each adding discrete Gaussian noise of
@@ -285,6 +325,54 @@ mod tests {
             },
         ] {
             assert!(RoundConfig::new(&p).is_err(), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn digest_binds_every_parameter() {
+        let base = RoundConfig::new(&params(5, 2, 1, 3)).unwrap();
+        assert_eq!(
+            RoundConfig::new(&params(5, 2, 1, 3)).unwrap().digest(),
+            base.digest()
+        );
+        // Asking for the precision the round picks anyway is the same round.
+        let same_f = RoundParams {
+            frac_bits: Some(base.codec().frac_bits()),
+            ..params(5, 2, 1, 3)
+        };
+        assert_eq!(RoundConfig::new(&same_f).unwrap().digest(), base.digest());
+        let others = [
+            RoundParams {
+                round: RoundId(2),
+                ..params(5, 2, 1, 3)
+            },
+            params(6, 2, 1, 3),
+            params(5, 3, 1, 3),
+            params(5, 2, 0, 3),
+            params(5, 2, 1, 4),
+            RoundParams {
+                bound: 2.0,
+                ..params(5, 2, 1, 3)
+            },
+            RoundParams {
+                mode: ShareMode::Full,
+                ..params(5, 2, 1, 3)
+            },
+            RoundParams {
+                noise_sigma_total: Some(1.0),
+                ..params(5, 2, 1, 3)
+            },
+            RoundParams {
+                frac_bits: Some(base.codec().frac_bits() - 1),
+                ..params(5, 2, 1, 3)
+            },
+        ];
+        for p in others {
+            assert_ne!(
+                RoundConfig::new(&p).unwrap().digest(),
+                base.digest(),
+                "{p:?}"
+            );
         }
     }
 

@@ -12,11 +12,12 @@ use rayon::prelude::*;
 
 use crate::aggregator::{Aggregator, Release};
 use crate::client::Client;
-use crate::client_set::{ClientSet, agree};
+use crate::client_set::ClientSet;
 use crate::ids::{ClientId, NodeIndex};
 use crate::message::ShareMessage;
 use crate::node::ComputeNode;
 use crate::round::{RoundConfig, ShareMode};
+use crate::shard_set::{ShardSet, agree};
 use crate::{Error, Result};
 
 /// Words of share messages held at once (32 MiB).
@@ -191,7 +192,7 @@ where
 
 /// Agreement, node sums and release.
 fn finish(config: &RoundConfig, nodes: &[ComputeNode]) -> Result<Release> {
-    let received: Vec<&ClientSet> = nodes.iter().map(ComputeNode::received).collect();
+    let received: Vec<&ShardSet> = nodes.iter().map(ComputeNode::received).collect();
     let agreed = agree(&received)?;
     let mut aggregator = Aggregator::new(config);
     for node in nodes {

@@ -1,49 +1,69 @@
-//! The wire formats: share messages (client → node, below) and node sums (node → aggregator,
-//! [`encode_node_sum`]). Both versioned, little-endian, self-describing.
+//! The wire format of both message kinds — share messages (client → node, [`ShareMessage`],
+//! borrowed as [`ShareView`]) and node sums (node → aggregator, [`NodeSum`]) — as one codec in
+//! the style of libprio: [`Encode`] and [`Decode`], where decoding takes the round it expects.
+//! Versioned, little-endian, self-describing; any transport (TLS, a queue, MPI, files) can carry
+//! it, confidentiality and authenticity between parties are the transport's job.
 //!
-//! Share message:
+//! Every message starts with the same header:
 //!
 //! ```text
 //! offset size field
-//!      0    4 magic "DPDS"
-//!      4    2 version (u16) = 1
-//!      6    1 kind: 1 = full vector, 2 = seed
+//!      0    4 magic: "DPDS" share message, "DPDN" node sum
+//!      4    2 version (u16) = 2
+//!      6    1 kind: 1 = full share, 2 = seed share, 3 = node sum
 //!      7    1 frac bits (<= 62)
 //!      8    2 node index (u16)
 //!     10    2 reserved, must be 0
 //!     12    8 round id (u64)
-//!     20    8 client id (u64)
-//!     28    8 dim (u64, <= 2^32)
-//!     36      payload: dim × u64 (full) or 16 bytes (seed)
+//!     20   16 config digest (`RoundConfig::digest`)
+//!     36    8 dim (u64, 1..=2^32)
+//!     44      body
 //! ```
 //!
-//! Any transport can carry it (TLS, a queue, MPI, files); confidentiality between client and
-//! node is the transport's job. [`decode`] takes untrusted bytes: every field is checked, the
-//! length must match exactly, and it never panics or allocates more than the input's size.
+//! Share message body: client id (u64), shard id (u64: the sharding attempt, the same in all M
+//! messages of one `Client::shard`), then dim × u64 (full) or the 16-byte seed.
+//!
+//! Node sum body: N (u64, the round's client count), the agreed client set as ceil(N/64) × u64
+//! (bit i of word w = client 64·w + i; bits at or beyond N must be 0), the shard id of each
+//! agreed client in increasing client order (one u64 per set bit), then the sum: dim × u64.
+//!
+//! Decoding takes untrusted bytes and the [`RoundConfig`] the party is in. Every field is
+//! checked; sizes come from the config (d, N) and are compared with the bytes before anything
+//! is allocated, so nothing larger than the config allows — and nothing larger than the input —
+//! is ever allocated; the length must match exactly (trailing bytes are an error); it never
+//! panics. Bytes of another round, or of the same round id under another configuration, are
+//! refused before the payload is looked at. [`ShareView::inspect`] reads a share message with
+//! no config (for routers and logs): it borrows the payload and allocates nothing.
 
 use std::fmt;
 
 mod node_sum;
-pub use node_sum::{NODE_SUM_MAGIC, decode_node_sum, encode_node_sum, node_sum_encoded_len};
+mod share;
+
+pub use share::{PayloadView, ShareView};
 
 use crate::fixed_point::MAX_EXPLICIT_FRAC_BITS;
-use crate::ids::{ClientId, NodeIndex, RoundId};
-use crate::message::{ShareMessage, SharePayload};
-use crate::prg::Seed;
-use crate::round::MAX_DIM;
+use crate::ids::{ConfigDigest, NodeIndex, RoundId};
+use crate::round::{MAX_DIM, RoundConfig};
 use crate::{Error, Result};
 
-/// First four bytes of every message.
-pub const MAGIC: [u8; 4] = *b"DPDS";
+#[cfg(doc)]
+use crate::{NodeSum, ShareMessage};
+
+/// First four bytes of a share message.
+pub const SHARE_MAGIC: [u8; 4] = *b"DPDS";
+/// First four bytes of a node sum.
+pub const NODE_SUM_MAGIC: [u8; 4] = *b"DPDN";
 /// The format version this crate writes and reads.
-pub const VERSION: u16 = 1;
-/// Header length in bytes.
-pub const HEADER_LEN: usize = 36;
+pub const VERSION: u16 = 2;
+/// Length of the common header in bytes.
+pub const HEADER_LEN: usize = 44;
 
 const KIND_FULL: u8 = 1;
 const KIND_SEED: u8 = 2;
+const KIND_NODE_SUM: u8 = 3;
 
-/// Why bytes are not a valid share message.
+/// Why bytes are not a valid message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum WireError {
@@ -52,11 +72,11 @@ pub enum WireError {
         /// Bytes given.
         len: usize,
     },
-    /// The first four bytes are not [`MAGIC`].
+    /// The first four bytes are not the magic of the expected message kind.
     BadMagic,
     /// A version this crate does not read.
     UnsupportedVersion(u16),
-    /// A kind byte other than 1 (full) or 2 (seed).
+    /// A kind byte not valid for this magic.
     UnknownKind(u8),
     /// More than 62 fractional bits.
     BadFracBits(u8),
@@ -64,9 +84,9 @@ pub enum WireError {
     ReservedNotZero,
     /// dim is 0 or above 2^32.
     BadDim(u64),
-    /// The payload is shorter than the header says.
+    /// The bytes end before the message does.
     Truncated {
-        /// Total length the header implies.
+        /// Total length the header (and round) imply, at least.
         expected: usize,
         /// Bytes given.
         actual: usize,
@@ -75,9 +95,9 @@ pub enum WireError {
     BadUniverse(u64),
     /// A node sum's client bitset has a bit at or beyond N.
     BadClientSet,
-    /// Bytes after the payload.
+    /// Bytes after the message.
     TrailingBytes {
-        /// Total length the header implies.
+        /// Length of the message.
         expected: usize,
         /// Bytes given.
         actual: usize,
@@ -90,7 +110,7 @@ impl fmt::Display for WireError {
             WireError::TooShort { len } => {
                 write!(f, "{len} bytes, shorter than the {HEADER_LEN}-byte header")
             }
-            WireError::BadMagic => write!(f, "bad magic (not a dpdist share message)"),
+            WireError::BadMagic => write!(f, "bad magic (not a dpdist message of this kind)"),
             WireError::UnsupportedVersion(v) => {
                 write!(f, "unsupported version {v} (this build reads {VERSION})")
             }
@@ -99,16 +119,13 @@ impl fmt::Display for WireError {
             WireError::ReservedNotZero => write!(f, "reserved header field is not zero"),
             WireError::BadDim(d) => write!(f, "dim {d} outside 1..=2^32"),
             WireError::Truncated { expected, actual } => {
-                write!(
-                    f,
-                    "truncated: {actual} bytes, the header implies {expected}"
-                )
+                write!(f, "truncated: {actual} bytes, the message needs {expected}")
             }
             WireError::BadUniverse(n) => write!(f, "client count {n} outside 1..=2^32"),
             WireError::BadClientSet => write!(f, "client bitset names a client at or beyond N"),
             WireError::TrailingBytes { expected, actual } => write!(
                 f,
-                "trailing bytes: {actual} bytes, the header implies {expected}"
+                "trailing bytes: {actual} bytes, the message is {expected}"
             ),
         }
     }
@@ -116,340 +133,255 @@ impl fmt::Display for WireError {
 
 impl std::error::Error for WireError {}
 
-/// Bytes [`encode`] writes for `msg`.
-pub fn encoded_len(msg: &ShareMessage) -> usize {
-    HEADER_LEN
-        + match &msg.payload {
-            SharePayload::Full(v) => v.len() * 8,
-            SharePayload::Seed(_) => 16,
-        }
-}
+/// Serialisation.
+pub trait Encode {
+    /// Bytes [`Encode::encode_into`] appends.
+    fn encoded_len(&self) -> usize;
 
-/// Serialises `msg`.
-///
-/// # Errors
-/// [`Error::LengthMismatch`] if a full payload's length is not `msg.dim`;
-/// [`Error::InvalidParameter`] for dim or frac bits the format cannot carry.
-pub fn encode(msg: &ShareMessage) -> Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(encoded_len(msg));
-    encode_into(msg, &mut out)?;
-    Ok(out)
-}
+    /// Appends the serialisation to `out` (unchanged on error).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] / [`Error::LengthMismatch`] for a value the format cannot
+    /// carry (dim, N or frac bits out of range, a payload not of length dim).
+    fn encode_into(&self, out: &mut Vec<u8>) -> Result<()>;
 
-/// Appends the serialisation of `msg` to `out` (unchanged on error).
-///
-/// # Errors
-/// As [`encode`].
-pub fn encode_into(msg: &ShareMessage, out: &mut Vec<u8>) -> Result<()> {
-    if msg.dim == 0 || msg.dim > MAX_DIM {
-        return Err(Error::InvalidParameter {
-            name: "dim",
-            value: msg.dim as f64,
-            requirement: "in 1..=2^32",
-        });
+    /// The serialisation as a new vector.
+    ///
+    /// # Errors
+    /// As [`Encode::encode_into`].
+    fn get_encoded(&self) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.encoded_len());
+        self.encode_into(&mut out)?;
+        Ok(out)
     }
-    let frac_bits = u8::try_from(msg.frac_bits)
-        .ok()
-        .filter(|&b| u32::from(b) <= MAX_EXPLICIT_FRAC_BITS)
-        .ok_or(Error::InvalidParameter {
-            name: "frac_bits",
-            value: f64::from(msg.frac_bits),
-            requirement: "<= 62",
-        })?;
-    let kind = match &msg.payload {
-        SharePayload::Full(v) if v.len() != msg.dim => {
-            return Err(Error::LengthMismatch {
-                what: "full payload",
-                expected: msg.dim,
-                actual: v.len(),
+}
+
+/// Deserialisation bounded by parameters `P` (the round the decoding party is in).
+pub trait Decode<'a, P: ?Sized>: Sized {
+    /// Reads one value off the front of `r`, checking it against `params`.
+    ///
+    /// # Errors
+    /// [`Error::Wire`] for malformed bytes; [`Error::WrongRound`], [`Error::WrongConfig`],
+    /// [`Error::WrongFracBits`], [`Error::LengthMismatch`] for well-formed bytes of another
+    /// round.
+    fn decode_from(params: &P, r: &mut Reader<'a>) -> Result<Self>;
+
+    /// Decodes exactly `bytes`: anything after the value is [`WireError::TrailingBytes`].
+    ///
+    /// # Errors
+    /// As [`Decode::decode_from`].
+    fn get_decoded(params: &P, bytes: &'a [u8]) -> Result<Self> {
+        let mut r = Reader::new(bytes);
+        let value = Self::decode_from(params, &mut r)?;
+        r.finish()?;
+        Ok(value)
+    }
+}
+
+/// A cursor over untrusted bytes; every read is bounds-checked.
+#[derive(Debug)]
+pub struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader at the start of `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Self { bytes, pos: 0 }
+    }
+
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    /// The next `n` bytes.
+    ///
+    /// # Errors
+    /// [`WireError::Truncated`] if fewer remain (nothing is consumed).
+    pub fn take(&mut self, n: usize) -> std::result::Result<&'a [u8], WireError> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&end| end <= self.bytes.len())
+            .ok_or(WireError::Truncated {
+                expected: self.pos.saturating_add(n),
+                actual: self.bytes.len(),
+            })?;
+        let out = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(out)
+    }
+
+    /// The next `N` bytes as an array.
+    ///
+    /// # Errors
+    /// As [`Reader::take`].
+    pub fn array<const N: usize>(&mut self) -> std::result::Result<[u8; N], WireError> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.take(N)?);
+        Ok(out)
+    }
+
+    /// The next little-endian `u64`.
+    ///
+    /// # Errors
+    /// As [`Reader::take`].
+    pub fn u64(&mut self) -> std::result::Result<u64, WireError> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+
+    /// Checks that nothing is left.
+    ///
+    /// # Errors
+    /// [`WireError::TrailingBytes`] otherwise.
+    pub fn finish(&self) -> std::result::Result<(), WireError> {
+        if self.pos == self.bytes.len() {
+            Ok(())
+        } else {
+            Err(WireError::TrailingBytes {
+                expected: self.pos,
+                actual: self.bytes.len(),
+            })
+        }
+    }
+}
+
+/// The header every message starts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Header {
+    pub kind: u8,
+    pub frac_bits: u32,
+    pub node: NodeIndex,
+    pub round: RoundId,
+    pub config: ConfigDigest,
+    pub dim: usize,
+}
+
+impl Header {
+    /// Appends the header after checking every field fits the format.
+    pub(crate) fn write(&self, magic: [u8; 4], out: &mut Vec<u8>) -> Result<()> {
+        if self.dim == 0 || self.dim > MAX_DIM {
+            return Err(Error::InvalidParameter {
+                name: "dim",
+                value: self.dim as f64,
+                requirement: "in 1..=2^32",
             });
         }
-        SharePayload::Full(_) => KIND_FULL,
-        SharePayload::Seed(_) => KIND_SEED,
-    };
-    out.reserve(encoded_len(msg));
-    out.extend_from_slice(&MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.push(kind);
-    out.push(frac_bits);
-    out.extend_from_slice(&msg.node.0.to_le_bytes());
-    out.extend_from_slice(&0u16.to_le_bytes());
-    out.extend_from_slice(&msg.round.0.to_le_bytes());
-    out.extend_from_slice(&msg.client.0.to_le_bytes());
-    out.extend_from_slice(&(msg.dim as u64).to_le_bytes());
-    match &msg.payload {
-        SharePayload::Full(v) => {
-            for w in v {
-                out.extend_from_slice(&w.to_le_bytes());
-            }
+        let frac_bits = u8::try_from(self.frac_bits)
+            .ok()
+            .filter(|&b| u32::from(b) <= MAX_EXPLICIT_FRAC_BITS)
+            .ok_or(Error::InvalidParameter {
+                name: "frac_bits",
+                value: f64::from(self.frac_bits),
+                requirement: "<= 62",
+            })?;
+        out.extend_from_slice(&magic);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.push(self.kind);
+        out.push(frac_bits);
+        out.extend_from_slice(&self.node.0.to_le_bytes());
+        out.extend_from_slice(&0u16.to_le_bytes());
+        out.extend_from_slice(&self.round.0.to_le_bytes());
+        out.extend_from_slice(&self.config.0);
+        out.extend_from_slice(&(self.dim as u64).to_le_bytes());
+        Ok(())
+    }
+
+    /// Reads and checks the header's own fields (format limits only).
+    pub(crate) fn read(magic: [u8; 4], r: &mut Reader<'_>) -> std::result::Result<Self, WireError> {
+        if r.remaining() < HEADER_LEN {
+            return Err(WireError::TooShort { len: r.remaining() });
         }
-        SharePayload::Seed(seed) => out.extend_from_slice(seed.as_bytes()),
-    }
-    Ok(())
-}
-
-/// Parses untrusted bytes into a message. Never panics.
-///
-/// # Errors
-/// [`Error::Wire`] naming what is wrong.
-pub fn decode(bytes: &[u8]) -> Result<ShareMessage> {
-    Ok(parse(bytes)?)
-}
-
-fn parse(bytes: &[u8]) -> std::result::Result<ShareMessage, WireError> {
-    let (header, payload) = bytes
-        .split_first_chunk::<HEADER_LEN>()
-        .ok_or(WireError::TooShort { len: bytes.len() })?;
-    let mut r = Reader(header);
-    if r.take::<4>() != MAGIC {
-        return Err(WireError::BadMagic);
-    }
-    let version = u16::from_le_bytes(r.take());
-    if version != VERSION {
-        return Err(WireError::UnsupportedVersion(version));
-    }
-    let [kind] = r.take();
-    let [frac_bits] = r.take();
-    let node = u16::from_le_bytes(r.take());
-    let reserved = u16::from_le_bytes(r.take());
-    let round = u64::from_le_bytes(r.take());
-    let client = u64::from_le_bytes(r.take());
-    let dim = u64::from_le_bytes(r.take());
-    if kind != KIND_FULL && kind != KIND_SEED {
-        return Err(WireError::UnknownKind(kind));
-    }
-    if u32::from(frac_bits) > MAX_EXPLICIT_FRAC_BITS {
-        return Err(WireError::BadFracBits(frac_bits));
-    }
-    if reserved != 0 {
-        return Err(WireError::ReservedNotZero);
-    }
-    let dim_usize = usize::try_from(dim)
-        .ok()
-        .filter(|&d| (1..=MAX_DIM).contains(&d))
-        .ok_or(WireError::BadDim(dim))?;
-    let payload_len = if kind == KIND_FULL { dim_usize * 8 } else { 16 };
-    let expected = HEADER_LEN + payload_len;
-    if payload.len() < payload_len {
-        return Err(WireError::Truncated {
-            expected,
-            actual: bytes.len(),
-        });
-    }
-    if payload.len() > payload_len {
-        return Err(WireError::TrailingBytes {
-            expected,
-            actual: bytes.len(),
-        });
-    }
-    let payload = if kind == KIND_FULL {
-        let (words, _) = payload.as_chunks::<8>();
-        SharePayload::Full(words.iter().map(|w| u64::from_le_bytes(*w)).collect())
-    } else {
-        let seed = <[u8; 16]>::try_from(payload).map_err(|_| WireError::Truncated {
-            expected,
-            actual: bytes.len(),
-        })?;
-        SharePayload::Seed(Seed::from_bytes(seed))
-    };
-    Ok(ShareMessage {
-        round: RoundId(round),
-        client: ClientId(client),
-        node: NodeIndex(node),
-        frac_bits: u32::from(frac_bits),
-        dim: dim_usize,
-        payload,
-    })
-}
-
-/// Reads fixed-size fields off the front of a header (callers take exactly the header's length).
-struct Reader<'a>(&'a [u8]);
-
-impl Reader<'_> {
-    fn take<const N: usize>(&mut self) -> [u8; N] {
-        match self.0.split_first_chunk::<N>() {
-            Some((field, rest)) => {
-                self.0 = rest;
-                *field
-            }
-            None => [0; N],
+        if r.array::<4>()? != magic {
+            return Err(WireError::BadMagic);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use proptest::prelude::*;
-
-    use super::*;
-
-    fn full(dim: usize) -> ShareMessage {
-        ShareMessage {
-            round: RoundId(0x0102_0304_0506_0708),
-            client: ClientId(42),
-            node: NodeIndex(0),
-            frac_bits: 40,
-            dim,
-            payload: SharePayload::Full(
-                (0..dim as u64)
-                    .map(|i| i.wrapping_mul(u64::MAX / 7))
-                    .collect(),
-            ),
+        let version = u16::from_le_bytes(r.array()?);
+        if version != VERSION {
+            return Err(WireError::UnsupportedVersion(version));
         }
-    }
-
-    fn seed() -> ShareMessage {
-        ShareMessage {
-            node: NodeIndex(3),
-            dim: 1000,
-            payload: SharePayload::Seed(Seed::from_bytes(*b"fedcba9876543210")),
-            ..full(1)
-        }
-    }
-
-    #[test]
-    fn layout_is_as_documented() {
-        let bytes = encode(&seed()).unwrap();
-        assert_eq!(bytes.len(), HEADER_LEN + 16);
-        assert_eq!(&bytes[..4], b"DPDS");
-        assert_eq!(bytes[4..6], [1, 0]); // version 1, LE
-        assert_eq!(bytes[6], 2); // seed
-        assert_eq!(bytes[7], 40);
-        assert_eq!(bytes[8..10], [3, 0]);
-        assert_eq!(bytes[10..12], [0, 0]);
-        assert_eq!(bytes[12..20], [8, 7, 6, 5, 4, 3, 2, 1]);
-        assert_eq!(bytes[20..28], [42, 0, 0, 0, 0, 0, 0, 0]);
-        assert_eq!(bytes[28..36], 1000u64.to_le_bytes());
-        assert_eq!(&bytes[36..], b"fedcba9876543210");
-        let f = encode(&full(2)).unwrap();
-        assert_eq!(f[6], 1);
-        assert_eq!(f[36..44], 0u64.to_le_bytes());
-        assert_eq!(f[44..52], (u64::MAX / 7).to_le_bytes());
-    }
-
-    #[test]
-    fn round_trips() {
-        for msg in [full(1), full(257), seed()] {
-            let bytes = encode(&msg).unwrap();
-            assert_eq!(bytes.len(), encoded_len(&msg));
-            assert_eq!(decode(&bytes).unwrap(), msg);
-        }
-    }
-
-    #[test]
-    fn every_truncation_and_any_extra_byte_is_an_error() {
-        for msg in [full(5), seed()] {
-            let bytes = encode(&msg).unwrap();
-            for cut in 0..bytes.len() {
-                let err = decode(&bytes[..cut]).unwrap_err();
-                assert!(
-                    matches!(
-                        err,
-                        Error::Wire(WireError::TooShort { .. } | WireError::Truncated { .. })
-                    ),
-                    "cut {cut}: {err}"
-                );
-            }
-            let mut longer = bytes.clone();
-            longer.push(0);
-            assert!(matches!(
-                decode(&longer),
-                Err(Error::Wire(WireError::TrailingBytes { .. }))
-            ));
-        }
-    }
-
-    #[test]
-    fn each_bad_header_field_is_named() {
-        let good = encode(&full(3)).unwrap();
-        let with = |at: usize, patch: &[u8]| {
-            let mut b = good.clone();
-            b[at..at + patch.len()].copy_from_slice(patch);
-            decode(&b).unwrap_err()
+        let [kind, frac_bits] = r.array()?;
+        let node = u16::from_le_bytes(r.array()?);
+        let reserved = u16::from_le_bytes(r.array()?);
+        let round = r.u64()?;
+        let config = ConfigDigest(r.array()?);
+        let dim = r.u64()?;
+        let kind_ok = if magic == NODE_SUM_MAGIC {
+            kind == KIND_NODE_SUM
+        } else {
+            kind == KIND_FULL || kind == KIND_SEED
         };
-        assert_eq!(with(0, b"DPDX"), Error::Wire(WireError::BadMagic));
-        assert_eq!(
-            with(4, &[2, 0]),
-            Error::Wire(WireError::UnsupportedVersion(2))
-        );
-        assert_eq!(with(6, &[0]), Error::Wire(WireError::UnknownKind(0)));
-        assert_eq!(with(6, &[3]), Error::Wire(WireError::UnknownKind(3)));
-        assert_eq!(with(7, &[63]), Error::Wire(WireError::BadFracBits(63)));
-        assert_eq!(with(10, &[0, 1]), Error::Wire(WireError::ReservedNotZero));
-        assert_eq!(
-            with(28, &0u64.to_le_bytes()),
-            Error::Wire(WireError::BadDim(0))
-        );
-        let huge = (1u64 << 32) + 1;
-        assert_eq!(
-            with(28, &huge.to_le_bytes()),
-            Error::Wire(WireError::BadDim(huge))
-        );
-        assert_eq!(
-            with(28, &u64::MAX.to_le_bytes()),
-            Error::Wire(WireError::BadDim(u64::MAX))
-        );
-        // A dim larger than the buffer holds: truncated, and nothing of that size allocated.
-        assert!(matches!(
-            with(28, &(1u64 << 32).to_le_bytes()),
-            Error::Wire(WireError::Truncated { .. })
-        ));
-        // Kind says seed but a full payload follows: trailing bytes.
-        assert!(matches!(
-            with(6, &[2]),
-            Error::Wire(WireError::TrailingBytes { .. })
-        ));
+        if !kind_ok {
+            return Err(WireError::UnknownKind(kind));
+        }
+        if u32::from(frac_bits) > MAX_EXPLICIT_FRAC_BITS {
+            return Err(WireError::BadFracBits(frac_bits));
+        }
+        if reserved != 0 {
+            return Err(WireError::ReservedNotZero);
+        }
+        let dim = usize::try_from(dim)
+            .ok()
+            .filter(|&d| (1..=MAX_DIM).contains(&d))
+            .ok_or(WireError::BadDim(dim))?;
+        Ok(Self {
+            kind,
+            frac_bits: u32::from(frac_bits),
+            node: NodeIndex(node),
+            round: RoundId(round),
+            config,
+            dim,
+        })
     }
 
-    #[test]
-    fn inconsistent_messages_are_not_encoded() {
-        let mut m = full(3);
-        m.dim = 4;
-        assert!(matches!(encode(&m), Err(Error::LengthMismatch { .. })));
-        let mut m = seed();
-        m.frac_bits = 63;
-        assert!(encode(&m).is_err());
-        m.frac_bits = 300;
-        assert!(encode(&m).is_err());
-        let mut m = seed();
-        m.dim = 0;
-        assert!(encode(&m).is_err());
-        let mut out = vec![7u8];
-        assert!(encode_into(&m, &mut out).is_err());
-        assert_eq!(out, [7]);
+    /// Refuses a header of another round: other id, other configuration under the same id,
+    /// other precision, other d. Runs before any payload is read.
+    pub(crate) fn check_round(&self, config: &RoundConfig) -> Result<()> {
+        if self.round != config.round() {
+            return Err(Error::WrongRound {
+                expected: config.round(),
+                got: self.round,
+            });
+        }
+        if self.config != config.digest() {
+            return Err(Error::WrongConfig {
+                round: self.round,
+                expected: config.digest(),
+                got: self.config,
+            });
+        }
+        if self.frac_bits != config.codec().frac_bits() {
+            return Err(Error::WrongFracBits {
+                expected: config.codec().frac_bits(),
+                got: self.frac_bits,
+            });
+        }
+        if self.dim != config.dim() {
+            return Err(Error::LengthMismatch {
+                what: "share",
+                expected: config.dim(),
+                actual: self.dim,
+            });
+        }
+        Ok(())
     }
+}
 
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
+/// `n` little-endian words off the front of `r`, into a vector allocated only after the bytes
+/// are known to be there.
+pub(crate) fn read_words(r: &mut Reader<'_>, n: usize) -> std::result::Result<Vec<u64>, WireError> {
+    let bytes = r.take(n.checked_mul(8).ok_or(WireError::Truncated {
+        expected: usize::MAX,
+        actual: r.bytes.len(),
+    })?)?;
+    let (words, _) = bytes.as_chunks::<8>();
+    Ok(words.iter().map(|w| u64::from_le_bytes(*w)).collect())
+}
 
-        #[test]
-        fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
-            let _ = decode(&bytes);
-        }
-
-        #[test]
-        fn random_bytes_behind_a_valid_prefix_never_panic(
-            tail in proptest::collection::vec(any::<u8>(), 0..120),
-            keep in 0usize..36,
-        ) {
-            let mut bytes = encode(&full(4)).unwrap()[..keep].to_vec();
-            bytes.extend_from_slice(&tail);
-            let _ = decode(&bytes);
-        }
-
-        #[test]
-        fn single_byte_corruption_never_panics_and_never_misparses_silently(
-            at in 0usize..(HEADER_LEN + 32),
-            xor in 1u8..=255,
-        ) {
-            let msg = full(4);
-            let mut bytes = encode(&msg).unwrap();
-            bytes[at] ^= xor;
-            // A corrupted payload word still parses (the format has no checksum; transports
-            // authenticate), but it can never parse back to the original message.
-            if let Ok(parsed) = decode(&bytes) {
-                prop_assert_ne!(parsed, msg);
-            }
-        }
+/// Appends words little-endian.
+pub(crate) fn write_words(words: &[u64], out: &mut Vec<u8>) {
+    for w in words {
+        out.extend_from_slice(&w.to_le_bytes());
     }
 }

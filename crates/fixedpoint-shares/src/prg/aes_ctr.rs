@@ -7,6 +7,7 @@
 use aes::Aes128;
 use aes::cipher::generic_array::GenericArray;
 use aes::cipher::{BlockEncrypt, KeyInit};
+use zeroize::Zeroize;
 
 use super::vaes::{self, Backend, Op};
 
@@ -18,6 +19,13 @@ const PORTABLE_BLOCKS: usize = 8;
 pub(crate) struct Aes128Ctr {
     key: [u8; 16],
     nonce: [u8; 8],
+}
+
+impl Drop for Aes128Ctr {
+    /// The key is a secret derived from a seed: wiped when the stream is done.
+    fn drop(&mut self) {
+        self.key.zeroize();
+    }
 }
 
 impl Aes128Ctr {

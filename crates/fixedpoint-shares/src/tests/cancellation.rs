@@ -7,8 +7,8 @@ use rand_core::{RngCore, SeedableRng};
 
 use super::{expand, ids, params, quantise};
 use crate::{
-    Aggregator, Client, ClientId, ClientSet, ComputeNode, Error, NodeIndex, RoundConfig, ShareMode,
-    agree, simulate_round,
+    Aggregator, Client, ClientId, ClientSet, ComputeNode, Error, NodeIndex, RoundConfig, ShardSet,
+    ShareMode, agree, simulate_round,
 };
 
 /// Inputs in [−bound, bound], with the bound itself and zero mixed in.
@@ -139,7 +139,7 @@ fn asymmetric_receipt_is_resolved_by_the_agreed_set() {
                 }
             }
         }
-        let received: Vec<&ClientSet> = nodes.iter().map(ComputeNode::received).collect();
+        let received: Vec<&ShardSet> = nodes.iter().map(ComputeNode::received).collect();
         let agreed = agree(&received).unwrap();
         assert_eq!(agreed.iter().collect::<Vec<_>>().len(), n - 3);
         // Node 0 holds full shares of clients 2 and 7, which are outside the agreed set.
@@ -164,7 +164,7 @@ fn asymmetric_receipt_is_resolved_by_the_agreed_set() {
             agg.add(&node.finalize(&agreed).unwrap()).unwrap();
         }
         let release = agg.release().unwrap();
-        let want = exact_sum(&x, &agreed, config.codec().frac_bits());
+        let want = exact_sum(&x, agreed.clients(), config.codec().frac_bits());
         let got: Vec<i128> = release.sum_units.iter().map(|&s| i128::from(s)).collect();
         assert_eq!(got, want, "{mode:?}");
         // Without client 0 as well, 4 > T = 3 are missing: every node refuses.

@@ -6,7 +6,7 @@ use super::{ids, params};
 use crate::message::{ShareMessage, SharePayload};
 use crate::{
     Aggregator, Client, ClientId, ClientSet, ComputeNode, Error, NodeIndex, RoundConfig, RoundId,
-    RoundParams, Seed, ShareMode, simulate_round,
+    RoundParams, Seed, ShardId, ShardSet, ShareMode, simulate_round,
 };
 
 fn setup(mode: ShareMode) -> (RoundConfig, Vec<Vec<ShareMessage>>) {
@@ -188,13 +188,13 @@ fn node_errors_change_nothing() {
         assert_eq!(node.snapshot(), before);
         // Finalize over a set containing a client this node never received; over another N.
         assert!(matches!(
-            node.finalize(&ClientSet::full(4)),
+            node.finalize(&ShardSet::from_pairs(4, &[(ClientId(1), good.shard)]).unwrap()),
             Err(Error::AgreedNotReceived {
                 client: ClientId(1),
                 ..
             })
         ));
-        assert!(node.finalize(&ClientSet::empty(5)).is_err());
+        assert!(node.finalize(&ShardSet::empty(5)).is_err());
         assert_eq!(node.snapshot(), before);
         // Absorb then retract restores the state exactly.
         node.absorb(&good).unwrap();
@@ -219,7 +219,10 @@ fn aggregator_errors_change_nothing() {
             node.absorb(msg).unwrap();
         }
     }
-    let agreed = ClientSet::from_ids(4, &ids(&[0, 1, 2])).unwrap();
+    let agreed = nodes[0]
+        .received()
+        .restricted_to(&ClientSet::from_ids(4, &ids(&[0, 1, 2])).unwrap())
+        .unwrap();
     let sums: Vec<_> = nodes.iter().map(|n| n.finalize(&agreed).unwrap()).collect();
     let mut agg = Aggregator::new(&config);
     assert!(matches!(
@@ -232,7 +235,20 @@ fn aggregator_errors_change_nothing() {
     let mut unknown = sums[1].clone();
     unknown.node = NodeIndex(3);
     let mut other_set = sums[1].clone();
-    other_set.clients = ClientSet::from_ids(4, &ids(&[0, 1, 3])).unwrap();
+    other_set.agreed = ShardSet::from_pairs(
+        4,
+        &[0usize, 1, 3].map(|c| (ClientId(c as u64), shards[c][0].shard)),
+    )
+    .unwrap();
+    // The same clients, but another shard attempt of client 1 (a retry the nodes mixed up).
+    let mut other_attempt = sums[1].clone();
+    other_attempt.agreed.remove(ClientId(1));
+    other_attempt
+        .agreed
+        .insert(ClientId(1), ShardId(shards[1][0].shard.0 ^ 1))
+        .unwrap();
+    let mut other_config = sums[1].clone();
+    other_config.config.0[0] ^= 1;
     let mut short = sums[1].clone();
     short.sum.pop();
     let mut frac = sums[1].clone();
@@ -242,6 +258,8 @@ fn aggregator_errors_change_nothing() {
         (&wrong_round, "round"),
         (&unknown, "unknown node"),
         (&other_set, "client set"),
+        (&other_attempt, "shard attempt"),
+        (&other_config, "config digest"),
         (&short, "length"),
         (&frac, "frac bits"),
     ] {

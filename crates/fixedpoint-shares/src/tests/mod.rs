@@ -1,5 +1,6 @@
 //! Cross-module protocol tests: exact cancellation, share uniformity, error atomicity, noise.
 
+mod attempts;
 mod cancellation;
 mod errors;
 mod noise;

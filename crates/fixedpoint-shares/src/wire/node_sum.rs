@@ -1,150 +1,91 @@
-//! Wire format of a node sum (compute node → aggregator).
-//!
-//! ```text
-//! offset size field
-//!      0    4 magic "DPDN"
-//!      4    2 version (u16) = 1
-//!      6    1 reserved, must be 0
-//!      7    1 frac bits (<= 62)
-//!      8    2 node index (u16)
-//!     10    2 reserved, must be 0
-//!     12    8 round id (u64)
-//!     20    8 N: clients of the round (u64, 1..=2^32)
-//!     28    8 dim (u64, 1..=2^32)
-//!     36      agreed client set: ceil(N/64) × u64, bit i of word w = client 64·w + i
-//!             (bits at or beyond N must be 0), then the sum: dim × u64
-//! ```
+//! Node sums on the wire (layout in the parent module's docs).
 
-use super::{HEADER_LEN, Reader, VERSION, WireError};
+use super::{
+    Decode, Encode, HEADER_LEN, Header, KIND_NODE_SUM, NODE_SUM_MAGIC, Reader, WireError,
+    read_words, write_words,
+};
 use crate::client_set::ClientSet;
-use crate::fixed_point::MAX_EXPLICIT_FRAC_BITS;
-use crate::ids::{NodeIndex, RoundId};
+use crate::ids::ShardId;
 use crate::node::NodeSum;
-use crate::round::{MAX_CLIENTS, MAX_DIM};
+use crate::round::{MAX_CLIENTS, RoundConfig};
+use crate::shard_set::ShardSet;
 use crate::{Error, Result};
 
-/// First four bytes of a node sum.
-pub const NODE_SUM_MAGIC: [u8; 4] = *b"DPDN";
+impl Encode for NodeSum {
+    fn encoded_len(&self) -> usize {
+        HEADER_LEN
+            + 8 * (1 + self.agreed.clients().words().len() + self.agreed.len() + self.sum.len())
+    }
 
-/// Bytes [`encode_node_sum`] writes for `s`.
-pub fn node_sum_encoded_len(s: &NodeSum) -> usize {
-    HEADER_LEN + 8 * (s.clients.words().len() + s.sum.len())
+    fn encode_into(&self, out: &mut Vec<u8>) -> Result<()> {
+        let n = self.agreed.universe();
+        if n == 0 || n > MAX_CLIENTS {
+            return Err(Error::InvalidParameter {
+                name: "n_clients",
+                value: n as f64,
+                requirement: "in 1..=2^32",
+            });
+        }
+        let header = Header {
+            kind: KIND_NODE_SUM,
+            frac_bits: self.frac_bits,
+            node: self.node,
+            round: self.round,
+            config: self.config,
+            dim: self.sum.len(),
+        };
+        let start = out.len();
+        out.reserve(self.encoded_len());
+        if let Err(e) = header.write(NODE_SUM_MAGIC, out) {
+            out.truncate(start);
+            return Err(e);
+        }
+        out.extend_from_slice(&(n as u64).to_le_bytes());
+        write_words(self.agreed.clients().words(), out);
+        for (_, shard) in self.agreed.iter() {
+            out.extend_from_slice(&shard.0.to_le_bytes());
+        }
+        write_words(&self.sum, out);
+        Ok(())
+    }
 }
 
-/// Serialises a node sum.
-///
-/// # Errors
-/// [`Error::InvalidParameter`] for a dim, N or frac bits the format cannot carry.
-pub fn encode_node_sum(s: &NodeSum) -> Result<Vec<u8>> {
-    let dim = s.sum.len();
-    let n = s.clients.universe();
-    if dim == 0 || dim > MAX_DIM {
-        return Err(Error::InvalidParameter {
-            name: "dim",
-            value: dim as f64,
-            requirement: "in 1..=2^32",
-        });
+impl<'a> Decode<'a, RoundConfig> for NodeSum {
+    /// Sizes come from the round: N must be the round's, d the round's, and the bytes for the
+    /// bitset, one shard id per set bit and the sum must be present before each is allocated.
+    fn decode_from(config: &RoundConfig, r: &mut Reader<'a>) -> Result<Self> {
+        let header = Header::read(NODE_SUM_MAGIC, r)?;
+        header.check_round(config)?;
+        let n = r.u64()?;
+        if n == 0 || n > MAX_CLIENTS as u64 {
+            return Err(WireError::BadUniverse(n).into());
+        }
+        if n != config.n_clients() as u64 {
+            return Err(Error::LengthMismatch {
+                what: "node sum client universe",
+                expected: config.n_clients(),
+                actual: usize::try_from(n).unwrap_or(usize::MAX),
+            });
+        }
+        let n = config.n_clients();
+        let words = read_words(r, n.div_ceil(64))?;
+        let clients = ClientSet::from_words(n, words).ok_or(WireError::BadClientSet)?;
+        let shard_ids = read_words(r, clients.len())?;
+        let mut agreed = ShardSet::empty(n);
+        for (client, shard) in clients.iter().zip(shard_ids) {
+            // Ids come from a bitset over 0..N, each once; cannot fail.
+            agreed.insert(client, ShardId(shard))?;
+        }
+        let sum = read_words(r, header.dim)?;
+        Ok(NodeSum {
+            round: header.round,
+            config: header.config,
+            node: header.node,
+            frac_bits: header.frac_bits,
+            agreed,
+            sum,
+        })
     }
-    if n == 0 || n > MAX_CLIENTS {
-        return Err(Error::InvalidParameter {
-            name: "n_clients",
-            value: n as f64,
-            requirement: "in 1..=2^32",
-        });
-    }
-    let frac_bits = u8::try_from(s.frac_bits)
-        .ok()
-        .filter(|&b| u32::from(b) <= MAX_EXPLICIT_FRAC_BITS)
-        .ok_or(Error::InvalidParameter {
-            name: "frac_bits",
-            value: f64::from(s.frac_bits),
-            requirement: "<= 62",
-        })?;
-    let mut out = Vec::with_capacity(node_sum_encoded_len(s));
-    out.extend_from_slice(&NODE_SUM_MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.push(0);
-    out.push(frac_bits);
-    out.extend_from_slice(&s.node.0.to_le_bytes());
-    out.extend_from_slice(&0u16.to_le_bytes());
-    out.extend_from_slice(&s.round.0.to_le_bytes());
-    out.extend_from_slice(&(n as u64).to_le_bytes());
-    out.extend_from_slice(&(dim as u64).to_le_bytes());
-    for w in s.clients.words().iter().chain(&s.sum) {
-        out.extend_from_slice(&w.to_le_bytes());
-    }
-    Ok(out)
-}
-
-/// Parses untrusted bytes into a node sum. Never panics; allocates at most the input's size.
-///
-/// # Errors
-/// [`Error::Wire`] naming what is wrong.
-pub fn decode_node_sum(bytes: &[u8]) -> Result<NodeSum> {
-    Ok(parse(bytes)?)
-}
-
-fn parse(bytes: &[u8]) -> std::result::Result<NodeSum, WireError> {
-    let (header, body) = bytes
-        .split_first_chunk::<HEADER_LEN>()
-        .ok_or(WireError::TooShort { len: bytes.len() })?;
-    let mut r = Reader(header);
-    if r.take::<4>() != NODE_SUM_MAGIC {
-        return Err(WireError::BadMagic);
-    }
-    let version = u16::from_le_bytes(r.take());
-    if version != VERSION {
-        return Err(WireError::UnsupportedVersion(version));
-    }
-    let [reserved_a] = r.take();
-    let [frac_bits] = r.take();
-    let node = u16::from_le_bytes(r.take());
-    let reserved_b = u16::from_le_bytes(r.take());
-    let round = u64::from_le_bytes(r.take());
-    let n = u64::from_le_bytes(r.take());
-    let dim = u64::from_le_bytes(r.take());
-    if reserved_a != 0 || reserved_b != 0 {
-        return Err(WireError::ReservedNotZero);
-    }
-    if u32::from(frac_bits) > MAX_EXPLICIT_FRAC_BITS {
-        return Err(WireError::BadFracBits(frac_bits));
-    }
-    let n_usize = usize::try_from(n)
-        .ok()
-        .filter(|&v| (1..=MAX_CLIENTS).contains(&v))
-        .ok_or(WireError::BadUniverse(n))?;
-    let dim_usize = usize::try_from(dim)
-        .ok()
-        .filter(|&v| (1..=MAX_DIM).contains(&v))
-        .ok_or(WireError::BadDim(dim))?;
-    let set_words = n_usize.div_ceil(64);
-    let expected = HEADER_LEN + 8 * (set_words + dim_usize);
-    if bytes.len() < expected {
-        return Err(WireError::Truncated {
-            expected,
-            actual: bytes.len(),
-        });
-    }
-    if bytes.len() > expected {
-        return Err(WireError::TrailingBytes {
-            expected,
-            actual: bytes.len(),
-        });
-    }
-    let (words, _) = body.as_chunks::<8>();
-    let (set, sum) = words.split_at(set_words.min(words.len()));
-    let clients = ClientSet::from_words(
-        n_usize,
-        set.iter().map(|w| u64::from_le_bytes(*w)).collect(),
-    )
-    .ok_or(WireError::BadClientSet)?;
-    Ok(NodeSum {
-        round: RoundId(round),
-        node: NodeIndex(node),
-        frac_bits: u32::from(frac_bits),
-        clients,
-        sum: sum.iter().map(|w| u64::from_le_bytes(*w)).collect(),
-    })
 }
 
 #[cfg(test)]
@@ -152,18 +93,35 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::ids::ClientId;
+    use crate::ids::{ClientId, NodeIndex, RoundId};
+    use crate::{RoundParams, ShareMessage, ShareMode};
+
+    fn config() -> RoundConfig {
+        RoundConfig::new(&RoundParams {
+            round: RoundId(9),
+            n_clients: 70,
+            n_nodes: 3,
+            max_dropped: 66,
+            dim: 3,
+            bound: 1.0,
+            mode: ShareMode::Seed,
+            noise_sigma_total: None,
+            frac_bits: Some(44),
+        })
+        .unwrap()
+    }
 
     fn sample() -> NodeSum {
-        let mut clients = ClientSet::empty(70);
+        let mut agreed = ShardSet::empty(70);
         for c in [0u64, 5, 64, 69] {
-            clients.insert(ClientId(c)).unwrap();
+            agreed.insert(ClientId(c), ShardId(1000 + c)).unwrap();
         }
         NodeSum {
             round: RoundId(9),
+            config: config().digest(),
             node: NodeIndex(2),
             frac_bits: 44,
-            clients,
+            agreed,
             sum: vec![1, u64::MAX, 1 << 63],
         }
     }
@@ -171,61 +129,78 @@ mod tests {
     #[test]
     fn round_trips_with_the_documented_layout() {
         let s = sample();
-        let bytes = encode_node_sum(&s).unwrap();
-        assert_eq!(bytes.len(), node_sum_encoded_len(&s));
-        assert_eq!(bytes.len(), 36 + 8 * (2 + 3));
+        let bytes = s.get_encoded().unwrap();
+        assert_eq!(bytes.len(), s.encoded_len());
+        assert_eq!(bytes.len(), 44 + 8 * (1 + 2 + 4 + 3));
         assert_eq!(&bytes[..4], b"DPDN");
+        assert_eq!(bytes[6], 3);
         assert_eq!(bytes[7], 44);
-        assert_eq!(bytes[20..28], 70u64.to_le_bytes());
-        assert_eq!(bytes[36..44], (1u64 | 1 << 5).to_le_bytes());
-        assert_eq!(bytes[44..52], (1u64 | 1 << 5).to_le_bytes());
-        assert_eq!(decode_node_sum(&bytes).unwrap(), s);
+        assert_eq!(bytes[44..52], 70u64.to_le_bytes());
+        assert_eq!(bytes[52..60], (1u64 | 1 << 5).to_le_bytes());
+        assert_eq!(bytes[60..68], (1u64 | 1 << 5).to_le_bytes());
+        assert_eq!(bytes[68..76], 1000u64.to_le_bytes());
+        assert_eq!(bytes[92..100], 1069u64.to_le_bytes());
+        assert_eq!(bytes[100..108], 1u64.to_le_bytes());
+        assert_eq!(NodeSum::get_decoded(&config(), &bytes).unwrap(), s);
         // A share message is not a node sum and vice versa.
         assert!(matches!(
-            super::super::decode(&bytes),
+            ShareMessage::get_decoded(&config(), &bytes),
             Err(Error::Wire(WireError::BadMagic))
         ));
     }
 
     #[test]
     fn malformed_node_sums_are_errors() {
-        let good = encode_node_sum(&sample()).unwrap();
+        let c = config();
+        let good = sample().get_encoded().unwrap();
         for cut in 0..good.len() {
-            assert!(decode_node_sum(&good[..cut]).is_err(), "cut {cut}");
+            assert!(NodeSum::get_decoded(&c, &good[..cut]).is_err(), "cut {cut}");
         }
         let mut longer = good.clone();
         longer.push(0);
         assert!(matches!(
-            decode_node_sum(&longer),
+            NodeSum::get_decoded(&c, &longer),
             Err(Error::Wire(WireError::TrailingBytes { .. }))
         ));
         let with = |at: usize, patch: &[u8]| {
             let mut b = good.clone();
             b[at..at + patch.len()].copy_from_slice(patch);
-            decode_node_sum(&b).unwrap_err()
+            NodeSum::get_decoded(&c, &b).unwrap_err()
         };
         assert_eq!(
             with(4, &[9, 0]),
             Error::Wire(WireError::UnsupportedVersion(9))
         );
-        assert_eq!(with(6, &[1]), Error::Wire(WireError::ReservedNotZero));
+        assert_eq!(with(6, &[1]), Error::Wire(WireError::UnknownKind(1)));
+        assert_eq!(with(10, &[1]), Error::Wire(WireError::ReservedNotZero));
         assert_eq!(with(7, &[70]), Error::Wire(WireError::BadFracBits(70)));
+        assert!(matches!(with(12, &[8]), Error::WrongRound { .. }));
+        assert!(matches!(
+            with(20, &[good[20] ^ 1]),
+            Error::WrongConfig { .. }
+        ));
         assert_eq!(
-            with(20, &0u64.to_le_bytes()),
+            with(44, &0u64.to_le_bytes()),
             Error::Wire(WireError::BadUniverse(0))
         );
-        assert_eq!(
-            with(28, &0u64.to_le_bytes()),
+        // N = 2^32 (2^26 set words) is a valid format but not this round's N: refused before
+        // anything of that size is allocated.
+        assert!(matches!(
+            with(44, &(1u64 << 32).to_le_bytes()),
+            Error::LengthMismatch { .. }
+        ));
+        assert!(matches!(
+            with(36, &0u64.to_le_bytes()),
             Error::Wire(WireError::BadDim(0))
-        );
+        ));
         // Client 70 of 70 (bit 6 of the second word) does not exist.
         assert_eq!(
-            with(44, &(1u64 << 6).to_le_bytes()),
+            with(60, &(1u64 << 6 | 1 << 5).to_le_bytes()),
             Error::Wire(WireError::BadClientSet)
         );
-        // N = 2^32 claims 2^26 set words: truncated, nothing of that size allocated.
+        // One more client in the bitset: its shard id eats a sum word, so the bytes run short.
         assert!(matches!(
-            with(20, &(1u64 << 32).to_le_bytes()),
+            with(52, &(1u64 | 1 << 5 | 1 << 9).to_le_bytes()),
             Error::Wire(WireError::Truncated { .. })
         ));
     }
@@ -235,13 +210,13 @@ mod tests {
 
         #[test]
         fn random_bytes_never_panic(
-            keep in 0usize..=36,
+            keep in 0usize..=HEADER_LEN + 8,
             tail in proptest::collection::vec(any::<u8>(), 0..100),
         ) {
-            let mut bytes = encode_node_sum(&sample()).unwrap()[..keep].to_vec();
+            let mut bytes = sample().get_encoded().unwrap()[..keep].to_vec();
             bytes.extend_from_slice(&tail);
-            let _ = decode_node_sum(&bytes);
-            let _ = decode_node_sum(&tail);
+            let _ = NodeSum::get_decoded(&config(), &bytes);
+            let _ = NodeSum::get_decoded(&config(), &tail);
         }
     }
 }
