@@ -40,7 +40,7 @@
  * an existing enum value changes; compare it with `dpd_abi_version()` at start-up. build.rs
  * reads this line for the shared library's SONAME (`libdpdist.so.N`).
  */
-#define DPD_ABI_VERSION 1
+#define DPD_ABI_VERSION 2
 
 /**
  * Result of a dpdist call. `DPD_OK` (0) is success; every other value is an error whose
@@ -300,6 +300,11 @@ typedef struct dpd_rng dpd_rng;
 typedef struct dpd_round_config dpd_round_config;
 
 /**
+ * Round id → configuration digest of the rounds a party has admitted.
+ */
+typedef struct dpd_round_ledger dpd_round_ledger;
+
+/**
  * The M wire messages of one sharding; message k is for compute node k.
  */
 typedef struct dpd_shares dpd_shares;
@@ -403,6 +408,10 @@ typedef struct dpd_wire_header {
      * Sending client's id.
      */
     uint64_t client;
+    /**
+     * The sharding attempt (the same in all M messages of one `dpd_client_shard`).
+     */
+    uint64_t shard;
     /**
      * Vector length d.
      */
@@ -1013,9 +1022,17 @@ void dpd_client_free(struct dpd_client *client);
 enum dpd_status dpd_shares_count(const struct dpd_shares *shares, size_t *out);
 
 /**
+ * Writes the shard id (the sharding attempt) that all M messages carry.
+ *
+ * # Safety
+ * `shares` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle; `out` NULL or writable.
+ */
+enum dpd_status dpd_shares_shard_id(const struct dpd_shares *shares, uint64_t *out);
+
+/**
  * Copies the wire bytes of the message for compute node `node` (0..M) into `out`
- * (query-size pattern). Node 0 always gets a full vector (36 + 8·d bytes); in seed mode nodes
- * 1..M get 36 + 16 bytes. `node >= M` → `DPD_ERR_UNKNOWN_NODE`.
+ * (query-size pattern). Node 0 always gets a full vector (60 + 8·d bytes); in seed mode nodes
+ * 1..M get 60 + 16 bytes. `node >= M` → `DPD_ERR_UNKNOWN_NODE`.
  *
  * # Safety
  * `shares` NULL or a live handle; `out` NULL with `out_cap == 0` or `out_cap` writable bytes;
@@ -1128,6 +1145,37 @@ enum dpd_status dpd_wrapping_add_u64_wide(uint64_t *acc, const uint64_t *src, si
 enum dpd_status dpd_wrapping_sub_u64(uint64_t *acc, const uint64_t *src, size_t len);
 
 /**
+ * Creates an empty ledger.
+ *
+ * # Safety
+ * `out` NULL (→ `DPD_ERR_NULL_POINTER`) or a writable `dpd_round_ledger*`.
+ */
+enum dpd_status dpd_round_ledger_new(struct dpd_round_ledger **out);
+
+/**
+ * Admits the round of `config`: records its id with its configuration, or confirms it is the
+ * round seen before under that id. `*out_new` (may be NULL) is 1 for a round id not seen
+ * before, 0 for the same round again. A round id seen with another configuration →
+ * `DPD_ERR_WRONG_ROUND` naming both digests; the ledger is unchanged. Call it before creating
+ * a node or aggregator for the round.
+ *
+ * # Safety
+ * `ledger` NULL or a live handle not used concurrently; `config` NULL or a live handle;
+ * `out_new` NULL or writable.
+ */
+enum dpd_status dpd_round_ledger_admit(struct dpd_round_ledger *ledger,
+                                       const struct dpd_round_config *config,
+                                       uint32_t *out_new);
+
+/**
+ * Frees a ledger; NULL is a no-op.
+ *
+ * # Safety
+ * `ledger` must be NULL or a handle from `dpd_round_ledger_new` not freed before.
+ */
+void dpd_round_ledger_free(struct dpd_round_ledger *ledger);
+
+/**
  * Creates compute node `node` (0..M) of the round. Node 0 receives the clients' full
  * balancing shares; in seed mode nodes 1..M receive 16-byte seeds.
  *
@@ -1140,9 +1188,11 @@ enum dpd_status dpd_node_new(const struct dpd_round_config *config,
                              struct dpd_node **out);
 
 /**
- * Parses untrusted wire bytes and adds the share to the node's sum. On any error the node is
- * unchanged: `DPD_ERR_MALFORMED` (bad bytes, wrong payload kind or precision),
- * `DPD_ERR_WRONG_ROUND`, `DPD_ERR_UNKNOWN_NODE` (addressed to another node),
+ * Parses untrusted wire bytes against the node's round and adds the share to the node's sum
+ * (a full share is added straight from the bytes). On any error the node is unchanged:
+ * `DPD_ERR_MALFORMED` (bad bytes, wrong payload kind or precision), `DPD_ERR_WRONG_ROUND`
+ * (another round, or bytes of an earlier round that used this round id with another
+ * configuration), `DPD_ERR_UNKNOWN_NODE` (addressed to another node),
  * `DPD_ERR_LENGTH_MISMATCH` (wrong d), `DPD_ERR_INVALID_ARGUMENT` (client id >= N),
  * `DPD_ERR_DUPLICATE_CLIENT`.
  *
@@ -1156,7 +1206,9 @@ enum dpd_status dpd_node_absorb(struct dpd_node *node, const uint8_t *bytes, siz
  * Removes a share absorbed earlier, given the identical wire bytes. Needed before
  * `dpd_node_finalize` for every client outside the agreed set whose FULL share this node
  * absorbed (always the case on node 0); seed shares are removed automatically.
- * Not absorbed → `DPD_ERR_INVALID_STATE`; otherwise errors as `dpd_node_absorb`.
+ * Not absorbed → `DPD_ERR_INVALID_STATE`; another shard attempt of the client than the one
+ * absorbed, or another seed → `DPD_ERR_INVALID_ARGUMENT` (node unchanged); otherwise errors as
+ * `dpd_node_absorb`.
  *
  * # Safety
  * As `dpd_node_absorb`.
@@ -1164,32 +1216,38 @@ enum dpd_status dpd_node_absorb(struct dpd_node *node, const uint8_t *bytes, siz
 enum dpd_status dpd_node_retract(struct dpd_node *node, const uint8_t *bytes, size_t len);
 
 /**
- * Copies the ids of the clients whose shares are in the node's sum, ascending, into `out_ids`
- * (query-size pattern). The nodes publish these lists and agree on their intersection.
+ * Copies the (client id, shard id) pairs whose shares are in the node's sum, ascending by
+ * client, into `out_ids[i]`, `out_shards[i]` (query-size pattern: both arrays have capacity
+ * `out_cap`, `*out_len` is the number of pairs). The nodes publish these lists and agree on
+ * the pairs every node holds; a client whose nodes hold different shard attempts (it sharded
+ * twice) is not in that intersection.
  *
  * # Safety
- * `node` NULL or a live handle; `out_ids` NULL with `out_cap == 0` or `out_cap` writable
- * `uint64_t`; `out_len` NULL (→ error) or writable.
+ * `node` NULL or a live handle; `out_ids` and `out_shards` each NULL with `out_cap == 0` or
+ * `out_cap` writable `uint64_t`; `out_len` NULL (→ error) or writable.
  */
 enum dpd_status dpd_node_received(const struct dpd_node *node,
                                   uint64_t *out_ids,
+                                  uint64_t *out_shards,
                                   size_t out_cap,
                                   size_t *out_len);
 
 /**
- * Computes the node's sum over the agreed client set `agreed_ids[0..n_agreed]` (the
- * intersection of what every node received) into a new `dpd_node_sum`. The node is not
- * changed. Errors: `DPD_ERR_TOO_MANY_DROPOUTS` (more than T of N clients missing: nothing
- * may be released), `DPD_ERR_INVALID_ARGUMENT` (an agreed client this node never received,
- * or an id >= N), `DPD_ERR_DUPLICATE_CLIENT` (an id listed twice), `DPD_ERR_INVALID_STATE` (a
- * full share outside the set was not retracted).
+ * Computes the node's sum over the agreed pairs (`agreed_ids[i]`, `agreed_shards[i]`),
+ * i < `n_agreed` — the pairs every node reported in `dpd_node_received` — into a new
+ * `dpd_node_sum`. The node is not changed. Errors: `DPD_ERR_TOO_MANY_DROPOUTS` (more than T of
+ * N clients missing: nothing may be released), `DPD_ERR_INVALID_ARGUMENT` (an agreed client
+ * this node never received, a shard id other than the one this node absorbed for that
+ * client, or an id >= N), `DPD_ERR_DUPLICATE_CLIENT` (a client listed twice),
+ * `DPD_ERR_INVALID_STATE` (a full share outside the set was not retracted).
  *
  * # Safety
- * `node` NULL or a live handle; `agreed_ids` NULL with `n_agreed == 0` or `n_agreed` readable
- * `uint64_t`; `out` NULL or a writable `dpd_node_sum*`.
+ * `node` NULL or a live handle; `agreed_ids` and `agreed_shards` each NULL with
+ * `n_agreed == 0` or `n_agreed` readable `uint64_t`; `out` NULL or a writable `dpd_node_sum*`.
  */
 enum dpd_status dpd_node_finalize(const struct dpd_node *node,
                                   const uint64_t *agreed_ids,
+                                  const uint64_t *agreed_shards,
                                   size_t n_agreed,
                                   struct dpd_node_sum **out);
 
@@ -1215,15 +1273,18 @@ enum dpd_status dpd_node_sum_to_bytes(const struct dpd_node_sum *sum,
                                       size_t *out_len);
 
 /**
- * Parses untrusted bytes from `dpd_node_sum_to_bytes` into a new node sum (never crashes;
- * `DPD_ERR_MALFORMED` with a precise message for bad bytes). Whether it fits the round is
- * checked by `dpd_aggregator_add`.
+ * Parses untrusted bytes from `dpd_node_sum_to_bytes` into a new node sum of the round
+ * `config` (never crashes; sizes are taken from the round, so nothing larger than the round
+ * allows is allocated). Errors: `DPD_ERR_MALFORMED` with a precise message for bad bytes,
+ * `DPD_ERR_WRONG_ROUND` (another round, or the same round id under another configuration),
+ * `DPD_ERR_LENGTH_MISMATCH` (another d or N).
  *
  * # Safety
- * `bytes` NULL with `len == 0` or `len` readable bytes; `out` NULL (→ error) or a writable
- * `dpd_node_sum*`.
+ * `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle; `bytes` NULL with `len == 0` or
+ * `len` readable bytes; `out` NULL (→ error) or a writable `dpd_node_sum*`.
  */
-enum dpd_status dpd_node_sum_from_bytes(const uint8_t *bytes,
+enum dpd_status dpd_node_sum_from_bytes(const struct dpd_round_config *config,
+                                        const uint8_t *bytes,
                                         size_t len,
                                         struct dpd_node_sum **out);
 
@@ -1351,8 +1412,9 @@ enum dpd_status dpd_simulate_round(const struct dpd_round_config *config,
 
 /**
  * Parses untrusted bytes as a share message (every field and the exact length are checked;
- * never crashes) and writes its header. `DPD_ERR_MALFORMED` with a precise message when the
- * bytes are not a valid message.
+ * never crashes; nothing is allocated) and writes its header. No round is needed: this is for
+ * routers and logs, a node checks the message against its round when absorbing it.
+ * `DPD_ERR_MALFORMED` with a precise message when the bytes are not a valid message.
  *
  * # Safety
  * `bytes` NULL with `len == 0` or `len` readable bytes; `out` NULL (→ error) or writable.

@@ -290,6 +290,12 @@ public:
             return dpd_shares_message(h_.get(), node, out, cap, len);
         });
     }
+    /// The sharding attempt all M messages carry (a retry gets a new one).
+    uint64_t shard_id() const {
+        uint64_t id = 0;
+        check(dpd_shares_shard_id(h_.get(), &id));
+        return id;
+    }
 
 private:
     friend class Client;
@@ -315,15 +321,73 @@ private:
     detail::Handle<dpd_client, dpd_client_free> h_;
 };
 
-/// A compute node's sum over the agreed clients.
+/// (client id, shard id) pairs, ascending by client: what a node received, what the nodes agree
+/// on. clients[i] sharded as attempt shards[i].
+struct ShardSet {
+    std::vector<uint64_t> clients;
+    std::vector<uint64_t> shards;
+};
+
+/// The pairs every node received: node sets' intersection, pair by pair. A client whose nodes
+/// hold different attempts (it sharded twice) is left out.
+inline ShardSet agree(const std::vector<ShardSet> &received) {
+    ShardSet out;
+    if (received.empty()) return out;
+    out = received.front();
+    for (size_t k = 1; k < received.size(); ++k) {
+        const ShardSet &other = received[k];
+        ShardSet kept;
+        size_t b = 0;
+        for (size_t a = 0; a < out.clients.size(); ++a) {
+            while (b < other.clients.size() && other.clients[b] < out.clients[a]) ++b;
+            if (b < other.clients.size() && other.clients[b] == out.clients[a] &&
+                other.shards[b] == out.shards[a]) {
+                kept.clients.push_back(out.clients[a]);
+                kept.shards.push_back(out.shards[a]);
+            }
+        }
+        out = std::move(kept);
+    }
+    return out;
+}
+
+/// A compute node's sum over the agreed pairs.
 class NodeSum {
 public:
+    /// Parses untrusted bytes of `to_bytes` against the round.
+    static NodeSum from_bytes(const RoundConfig &config, Span<const uint8_t> bytes) {
+        dpd_node_sum *raw = nullptr;
+        check(dpd_node_sum_from_bytes(config.get(), bytes.data(), bytes.size(), &raw));
+        return NodeSum(raw);
+    }
+    std::vector<uint8_t> to_bytes() const {
+        return detail::fetch<uint8_t>([&](uint8_t *out, size_t cap, size_t *len) {
+            return dpd_node_sum_to_bytes(h_.get(), out, cap, len);
+        });
+    }
     const dpd_node_sum *get() const noexcept { return h_.get(); }
 
 private:
     friend class ComputeNode;
     explicit NodeSum(dpd_node_sum *raw) : h_(raw) {}
     detail::Handle<dpd_node_sum, dpd_node_sum_free> h_;
+};
+
+/// The round ids a party has seen: refuses an id reused with another configuration.
+class RoundLedger {
+public:
+    RoundLedger()
+        : h_(detail::make<dpd_round_ledger, dpd_round_ledger_free>(
+              [&](dpd_round_ledger **out) { return dpd_round_ledger_new(out); })) {}
+    /// True for a new round id, false for the same round again; throws for another config.
+    bool admit(const RoundConfig &config) {
+        uint32_t is_new = 0;
+        check(dpd_round_ledger_admit(h_.get(), config.get(), &is_new));
+        return is_new != 0;
+    }
+
+private:
+    detail::Handle<dpd_round_ledger, dpd_round_ledger_free> h_;
 };
 
 /// A compute node of one round.
@@ -340,15 +404,28 @@ public:
     void retract(Span<const uint8_t> bytes) {
         check(dpd_node_retract(h_.get(), bytes.data(), bytes.size()));
     }
-    /// Ids of the clients absorbed so far, ascending.
-    std::vector<uint64_t> received() const {
-        return detail::fetch<uint64_t>([&](uint64_t *out, size_t cap, size_t *len) {
-            return dpd_node_received(h_.get(), out, cap, len);
-        });
+    /// The (client, shard) pairs absorbed so far, ascending by client.
+    ShardSet received() const {
+        ShardSet out;
+        size_t len = 0;
+        dpd_status status = dpd_node_received(h_.get(), nullptr, nullptr, 0, &len);
+        if (status == DPD_OK) return out;
+        if (status != DPD_ERR_BUFFER_TOO_SMALL) check(status);
+        out.clients.resize(len);
+        out.shards.resize(len);
+        check(dpd_node_received(h_.get(), out.clients.data(), out.shards.data(), len, &len));
+        out.clients.resize(len);
+        out.shards.resize(len);
+        return out;
     }
-    NodeSum finalize(Span<const uint64_t> agreed) const {
+    /// The node's sum over `agreed` (see `agree`); the node is unchanged.
+    NodeSum finalize(const ShardSet &agreed) const {
+        if (agreed.clients.size() != agreed.shards.size()) {
+            throw std::invalid_argument("dpd::ComputeNode::finalize: clients and shards differ in length");
+        }
         dpd_node_sum *raw = nullptr;
-        check(dpd_node_finalize(h_.get(), agreed.data(), agreed.size(), &raw));
+        check(dpd_node_finalize(h_.get(), agreed.clients.data(), agreed.shards.data(),
+                                agreed.clients.size(), &raw));
         return NodeSum(raw);
     }
 

@@ -59,7 +59,7 @@ fn null_handles_and_outputs_are_refused() {
             ),
             (
                 "received out_len",
-                dpd_node_received(null(), null_mut(), 0, null_mut()),
+                dpd_node_received(null(), null_mut(), null_mut(), 0, null_mut()),
             ),
             (
                 "aggregator_new config",

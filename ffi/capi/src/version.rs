@@ -5,7 +5,7 @@ use std::ffi::c_char;
 /// The ABI version this header describes. It changes whenever a signature, a struct layout or
 /// an existing enum value changes; compare it with `dpd_abi_version()` at start-up. build.rs
 /// reads this line for the shared library's SONAME (`libdpdist.so.N`).
-pub const DPD_ABI_VERSION: u32 = 1;
+pub const DPD_ABI_VERSION: u32 = 2;
 
 const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
 

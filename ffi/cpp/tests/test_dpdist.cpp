@@ -62,11 +62,18 @@ static void dca_round(dpd::ShareMode mode) {
             if (i == 3) lost = msg;
         }
     }
-    std::vector<uint64_t> agreed = nodes[1].received();
-    CHECK(agreed.size() == n - 1);
+    std::vector<dpd::ShardSet> received;
+    for (auto &node : nodes) received.push_back(node.received());
+    dpd::ShardSet agreed = dpd::agree(received);
+    CHECK(agreed.clients.size() == n - 1);
+    CHECK(agreed.shards.size() == n - 1);
     nodes[0].retract(lost);
     dpd::Aggregator aggregator(config);
-    for (auto &node : nodes) aggregator.add(node.finalize(agreed));
+    for (auto &node : nodes) {
+        // Through the wire and back, decoded against the round.
+        dpd::NodeSum sum = dpd::NodeSum::from_bytes(config, node.finalize(agreed).to_bytes());
+        aggregator.add(sum);
+    }
     dpd::Release r = aggregator.release();
     CHECK(r.sum.size() == d);
     CHECK(r.info.n_included == n - 1);
@@ -295,11 +302,62 @@ static void kernels() {
     std::printf("kernel %s: %zu words in %.2e s\n", t.path.c_str(), t.len, t.seconds);
 }
 
+// Client 0 shards twice; node 0 absorbs the first attempt, node 1 the retry. The pair agreement
+// leaves client 0 out (the release is the others' sum); agreeing on ids alone is refused by the
+// aggregator; a reused round id is refused by the ledger.
+static void mixed_retry() {
+    const size_t n = 4, d = 3;
+    dpd::RoundConfig config(78, n, 2, 1, d, 2.0, dpd::ShareMode::Seed);
+    auto rng = dpd::Rng::os();
+    std::vector<dpd::ComputeNode> nodes;
+    for (uint32_t k = 0; k < 2; ++k) nodes.emplace_back(config, k);
+    std::vector<uint8_t> first0;
+    for (size_t i = 0; i < n; ++i) {
+        std::vector<double> x(d);
+        for (size_t j = 0; j < d; ++j) x[j] = value(i, j);
+        dpd::Client client(config, i, rng);
+        dpd::Shares shares = client.shard(x);
+        if (i == 0) {
+            dpd::Shares retry = client.shard(x);
+            CHECK(retry.shard_id() != shares.shard_id());
+            CHECK(dpd::wire_inspect(retry.message(1)).shard == retry.shard_id());
+            first0 = shares.message(0);
+            nodes[0].absorb(first0);
+            nodes[1].absorb(retry.message(1));
+            continue;
+        }
+        for (uint32_t k = 0; k < 2; ++k) nodes[k].absorb(shares.message(k));
+    }
+    {
+        dpd::Aggregator ids_only(config);
+        ids_only.add(nodes[0].finalize(nodes[0].received()));
+        expect_error(DPD_ERR_INVALID_ARGUMENT, "sharded more than once",
+                     [&] { ids_only.add(nodes[1].finalize(nodes[1].received())); });
+    }
+    dpd::ShardSet agreed = dpd::agree({nodes[0].received(), nodes[1].received()});
+    CHECK(agreed.clients == (std::vector<uint64_t>{1, 2, 3}));
+    nodes[0].retract(first0);
+    dpd::Aggregator aggregator(config);
+    for (auto &node : nodes) aggregator.add(node.finalize(agreed));
+    dpd::Release r = aggregator.release();
+    for (size_t j = 0; j < d; ++j) {
+        double plain = value(1, j) + value(2, j) + value(3, j);
+        CHECK(std::fabs(r.sum[j] - plain) <=
+              double(n) * std::ldexp(1.0, -int(r.info.frac_bits)) + 1e-12);
+    }
+    dpd::RoundLedger ledger;
+    CHECK(ledger.admit(config));
+    CHECK(!ledger.admit(config));
+    dpd::RoundConfig other(78, n + 1, 2, 1, d, 2.0, dpd::ShareMode::Seed);
+    expect_error(DPD_ERR_WRONG_ROUND, "already used", [&] { ledger.admit(other); });
+}
+
 int main() {
     dpd::check_abi();
     std::printf("dpdist %s\n", dpd::version().c_str());
     dca_round(dpd::ShareMode::Full);
     dca_round(dpd::ShareMode::Seed);
+    mixed_retry();
     noisy_calls_run_once();
     errors();
     accountant();

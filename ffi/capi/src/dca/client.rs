@@ -1,7 +1,7 @@
 //! The DCA client: encodes its vector, adds its share of the noise and splits it into M
 //! messages (`fixedpoint_shares::Client`).
 
-use fixedpoint_shares::{Client, ClientId, wire};
+use fixedpoint_shares::{Client, ClientId, Encode};
 
 use crate::dca::round::dpd_round_config;
 use crate::error::{FfiError, FfiResult};
@@ -19,6 +19,7 @@ pub struct dpd_client {
 /// The M wire messages of one sharding; message k is for compute node k.
 pub struct dpd_shares {
     messages: Vec<Vec<u8>>,
+    shard: u64,
 }
 
 /// Creates client `client_id` (< N) of the round. Its mask seeds and noise come from a fresh
@@ -71,14 +72,14 @@ pub unsafe extern "C" fn dpd_client_shard(
                 slice_in(values, len, "values")?,
             )
         };
-        let messages = client
-            .inner
-            .shard(values)?
+        let shares = client.inner.shard(values)?;
+        let shard = shares.first().map_or(0, |m| m.shard.0);
+        let messages = shares
             .iter()
-            .map(wire::encode)
+            .map(Encode::get_encoded)
             .collect::<Result<Vec<_>, _>>()?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
-        unsafe { write_out(out, into_handle(dpd_shares { messages }), "out") }
+        unsafe { write_out(out, into_handle(dpd_shares { messages, shard }), "out") }
     })
 }
 
@@ -107,9 +108,24 @@ pub unsafe extern "C" fn dpd_shares_count(
     })
 }
 
+/// Writes the shard id (the sharding attempt) that all M messages carry.
+///
+/// # Safety
+/// `shares` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_shares_shard_id(
+    shares: *const dpd_shares,
+    out: *mut u64,
+) -> dpd_status {
+    ffi_entry("dpd_shares_shard_id", || -> FfiResult<()> {
+        // SAFETY: header contract for `shares` and `out`.
+        unsafe { write_out(out, handle_ref(shares, "shares")?.shard, "out") }
+    })
+}
+
 /// Copies the wire bytes of the message for compute node `node` (0..M) into `out`
-/// (query-size pattern). Node 0 always gets a full vector (36 + 8·d bytes); in seed mode nodes
-/// 1..M get 36 + 16 bytes. `node >= M` → `DPD_ERR_UNKNOWN_NODE`.
+/// (query-size pattern). Node 0 always gets a full vector (60 + 8·d bytes); in seed mode nodes
+/// 1..M get 60 + 16 bytes. `node >= M` → `DPD_ERR_UNKNOWN_NODE`.
 ///
 /// # Safety
 /// `shares` NULL or a live handle; `out` NULL with `out_cap == 0` or `out_cap` writable bytes;

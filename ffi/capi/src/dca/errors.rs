@@ -19,8 +19,14 @@ impl From<Error> for FfiError {
             | Error::UnknownClient { .. }
             | Error::AgreedNotReceived { .. }
             | Error::ClientSetMismatch { .. }
+            | Error::AttemptMismatch { .. }
+            | Error::ShardMismatch { .. }
+            | Error::RetractMismatch { .. }
             | Error::DuplicateNodeSum { .. } => dpd_status::DPD_ERR_INVALID_ARGUMENT,
-            Error::WrongRound { .. } => dpd_status::DPD_ERR_WRONG_ROUND,
+            // Another round, or the same round id under another configuration.
+            Error::WrongRound { .. } | Error::WrongConfig { .. } | Error::RoundIdReused { .. } => {
+                dpd_status::DPD_ERR_WRONG_ROUND
+            }
             Error::WrongNode { .. } | Error::UnknownNode { .. } => dpd_status::DPD_ERR_UNKNOWN_NODE,
             // Well-formed bytes that do not fit this round's format.
             Error::WrongFracBits { .. } | Error::WrongPayloadKind { .. } | Error::Wire(_) => {

@@ -7,6 +7,7 @@ pub(crate) mod client;
 mod codec;
 mod errors;
 mod kernels;
+mod ledger;
 pub(crate) mod node;
 pub(crate) mod node_sum;
 pub(crate) mod round;

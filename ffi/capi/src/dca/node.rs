@@ -1,7 +1,7 @@
 //! The DCA compute node: absorbs one share per client from wire bytes and outputs the sum of
-//! the agreed client set (`fixedpoint_shares::ComputeNode`).
+//! the agreed (client, shard id) pairs (`fixedpoint_shares::ComputeNode`).
 
-use fixedpoint_shares::{ClientId, ClientSet, ComputeNode, NodeIndex, wire};
+use fixedpoint_shares::{ClientId, ComputeNode, NodeIndex, ShardId, ShardSet};
 
 use crate::dca::node_sum::dpd_node_sum;
 use crate::dca::round::dpd_round_config;
@@ -52,9 +52,11 @@ pub unsafe extern "C" fn dpd_node_new(
     })
 }
 
-/// Parses untrusted wire bytes and adds the share to the node's sum. On any error the node is
-/// unchanged: `DPD_ERR_MALFORMED` (bad bytes, wrong payload kind or precision),
-/// `DPD_ERR_WRONG_ROUND`, `DPD_ERR_UNKNOWN_NODE` (addressed to another node),
+/// Parses untrusted wire bytes against the node's round and adds the share to the node's sum
+/// (a full share is added straight from the bytes). On any error the node is unchanged:
+/// `DPD_ERR_MALFORMED` (bad bytes, wrong payload kind or precision), `DPD_ERR_WRONG_ROUND`
+/// (another round, or bytes of an earlier round that used this round id with another
+/// configuration), `DPD_ERR_UNKNOWN_NODE` (addressed to another node),
 /// `DPD_ERR_LENGTH_MISMATCH` (wrong d), `DPD_ERR_INVALID_ARGUMENT` (client id >= N),
 /// `DPD_ERR_DUPLICATE_CLIENT`.
 ///
@@ -70,7 +72,7 @@ pub unsafe extern "C" fn dpd_node_absorb(
     ffi_entry("dpd_node_absorb", || {
         // SAFETY: header contract for `node` and `(bytes, len)`.
         let (node, bytes) = unsafe { (handle_mut(node, "node")?, slice_in(bytes, len, "bytes")?) };
-        node.inner.absorb(&wire::decode(bytes)?)?;
+        node.inner.absorb_bytes(bytes)?;
         Ok(())
     })
 }
@@ -78,7 +80,9 @@ pub unsafe extern "C" fn dpd_node_absorb(
 /// Removes a share absorbed earlier, given the identical wire bytes. Needed before
 /// `dpd_node_finalize` for every client outside the agreed set whose FULL share this node
 /// absorbed (always the case on node 0); seed shares are removed automatically.
-/// Not absorbed → `DPD_ERR_INVALID_STATE`; otherwise errors as `dpd_node_absorb`.
+/// Not absorbed → `DPD_ERR_INVALID_STATE`; another shard attempt of the client than the one
+/// absorbed, or another seed → `DPD_ERR_INVALID_ARGUMENT` (node unchanged); otherwise errors as
+/// `dpd_node_absorb`.
 ///
 /// # Safety
 /// As `dpd_node_absorb`.
@@ -91,61 +95,84 @@ pub unsafe extern "C" fn dpd_node_retract(
     ffi_entry("dpd_node_retract", || {
         // SAFETY: header contract for `node` and `(bytes, len)`.
         let (node, bytes) = unsafe { (handle_mut(node, "node")?, slice_in(bytes, len, "bytes")?) };
-        node.inner.retract(&wire::decode(bytes)?)?;
+        node.inner.retract_bytes(bytes)?;
         Ok(())
     })
 }
 
-/// Copies the ids of the clients whose shares are in the node's sum, ascending, into `out_ids`
-/// (query-size pattern). The nodes publish these lists and agree on their intersection.
+/// Copies the (client id, shard id) pairs whose shares are in the node's sum, ascending by
+/// client, into `out_ids[i]`, `out_shards[i]` (query-size pattern: both arrays have capacity
+/// `out_cap`, `*out_len` is the number of pairs). The nodes publish these lists and agree on
+/// the pairs every node holds; a client whose nodes hold different shard attempts (it sharded
+/// twice) is not in that intersection.
 ///
 /// # Safety
-/// `node` NULL or a live handle; `out_ids` NULL with `out_cap == 0` or `out_cap` writable
-/// `uint64_t`; `out_len` NULL (→ error) or writable.
+/// `node` NULL or a live handle; `out_ids` and `out_shards` each NULL with `out_cap == 0` or
+/// `out_cap` writable `uint64_t`; `out_len` NULL (→ error) or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dpd_node_received(
     node: *const dpd_node,
     out_ids: *mut u64,
+    out_shards: *mut u64,
     out_cap: usize,
     out_len: *mut usize,
 ) -> dpd_status {
     ffi_entry("dpd_node_received", || -> FfiResult<()> {
         // SAFETY: header contract for `node`.
         let node = unsafe { handle_ref(node, "node") }?;
-        let ids: Vec<u64> = node.inner.received().iter().map(|c| c.0).collect();
-        // SAFETY: header contract for `(out_ids, out_cap, out_len)`.
-        unsafe { write_array(&ids, out_ids, out_cap, out_len, "out_ids") }
+        let (ids, shards): (Vec<u64>, Vec<u64>) =
+            node.inner.received().iter().map(|(c, s)| (c.0, s.0)).unzip();
+        // Both arrays or neither: nothing is written unless both can be.
+        for (ptr, name) in [(out_ids, "out_ids"), (out_shards, "out_shards")] {
+            if out_cap > 0 && ptr.is_null() {
+                return Err(FfiError::null(name));
+            }
+        }
+        // SAFETY: header contract for `(out_ids, out_shards, out_cap, out_len)`; on a too-small
+        // capacity the first call fails before writing anything.
+        unsafe {
+            write_array(&shards, out_shards, out_cap, out_len, "out_shards")?;
+            write_array(&ids, out_ids, out_cap, out_len, "out_ids")
+        }
     })
 }
 
-/// Computes the node's sum over the agreed client set `agreed_ids[0..n_agreed]` (the
-/// intersection of what every node received) into a new `dpd_node_sum`. The node is not
-/// changed. Errors: `DPD_ERR_TOO_MANY_DROPOUTS` (more than T of N clients missing: nothing
-/// may be released), `DPD_ERR_INVALID_ARGUMENT` (an agreed client this node never received,
-/// or an id >= N), `DPD_ERR_DUPLICATE_CLIENT` (an id listed twice), `DPD_ERR_INVALID_STATE` (a
-/// full share outside the set was not retracted).
+/// Computes the node's sum over the agreed pairs (`agreed_ids[i]`, `agreed_shards[i]`),
+/// i < `n_agreed` — the pairs every node reported in `dpd_node_received` — into a new
+/// `dpd_node_sum`. The node is not changed. Errors: `DPD_ERR_TOO_MANY_DROPOUTS` (more than T of
+/// N clients missing: nothing may be released), `DPD_ERR_INVALID_ARGUMENT` (an agreed client
+/// this node never received, a shard id other than the one this node absorbed for that
+/// client, or an id >= N), `DPD_ERR_DUPLICATE_CLIENT` (a client listed twice),
+/// `DPD_ERR_INVALID_STATE` (a full share outside the set was not retracted).
 ///
 /// # Safety
-/// `node` NULL or a live handle; `agreed_ids` NULL with `n_agreed == 0` or `n_agreed` readable
-/// `uint64_t`; `out` NULL or a writable `dpd_node_sum*`.
+/// `node` NULL or a live handle; `agreed_ids` and `agreed_shards` each NULL with
+/// `n_agreed == 0` or `n_agreed` readable `uint64_t`; `out` NULL or a writable `dpd_node_sum*`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dpd_node_finalize(
     node: *const dpd_node,
     agreed_ids: *const u64,
+    agreed_shards: *const u64,
     n_agreed: usize,
     out: *mut *mut dpd_node_sum,
 ) -> dpd_status {
     ffi_entry("dpd_node_finalize", || {
         check_out(out, "out")?;
-        // SAFETY: header contract for `node` and `(agreed_ids, n_agreed)`.
-        let (node, ids) = unsafe {
+        // SAFETY: header contract for `node`, `(agreed_ids, n_agreed)` and
+        // `(agreed_shards, n_agreed)`.
+        let (node, ids, shards) = unsafe {
             (
                 handle_ref(node, "node")?,
                 slice_in(agreed_ids, n_agreed, "agreed_ids")?,
+                slice_in(agreed_shards, n_agreed, "agreed_shards")?,
             )
         };
-        let ids: Vec<ClientId> = ids.iter().copied().map(ClientId).collect();
-        let agreed = ClientSet::from_ids(node.n_clients, &ids)?;
+        let pairs: Vec<(ClientId, ShardId)> = ids
+            .iter()
+            .zip(shards)
+            .map(|(&c, &s)| (ClientId(c), ShardId(s)))
+            .collect();
+        let agreed = ShardSet::from_pairs(node.n_clients, &pairs)?;
         let inner = node.inner.finalize(&agreed)?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
         unsafe { write_out(out, into_handle(dpd_node_sum { inner }), "out") }

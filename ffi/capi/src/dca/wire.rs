@@ -1,6 +1,6 @@
 //! Inspecting wire bytes without a node: lets a router or a log see what a message is.
 
-use fixedpoint_shares::{SharePayload, wire};
+use fixedpoint_shares::wire::{PayloadView, ShareView};
 
 use crate::dca::round::dpd_share_mode;
 use crate::error::FfiResult;
@@ -16,6 +16,8 @@ pub struct dpd_wire_header {
     pub round: u64,
     /// Sending client's id.
     pub client: u64,
+    /// The sharding attempt (the same in all M messages of one `dpd_client_shard`).
+    pub shard: u64,
     /// Vector length d.
     pub dim: u64,
     /// Receiving compute node.
@@ -27,8 +29,9 @@ pub struct dpd_wire_header {
 }
 
 /// Parses untrusted bytes as a share message (every field and the exact length are checked;
-/// never crashes) and writes its header. `DPD_ERR_MALFORMED` with a precise message when the
-/// bytes are not a valid message.
+/// never crashes; nothing is allocated) and writes its header. No round is needed: this is for
+/// routers and logs, a node checks the message against its round when absorbing it.
+/// `DPD_ERR_MALFORMED` with a precise message when the bytes are not a valid message.
 ///
 /// # Safety
 /// `bytes` NULL with `len == 0` or `len` readable bytes; `out` NULL (→ error) or writable.
@@ -41,16 +44,19 @@ pub unsafe extern "C" fn dpd_wire_inspect(
     ffi_entry("dpd_wire_inspect", || -> FfiResult<()> {
         check_out(out, "out")?;
         // SAFETY: header contract for `(bytes, len)`.
-        let message = wire::decode(unsafe { slice_in(bytes, len, "bytes") }?)?;
+        let message = ShareView::inspect(unsafe { slice_in(bytes, len, "bytes") }?)?;
         let header = dpd_wire_header {
             round: message.round.0,
             client: message.client.0,
+            shard: message.shard.0,
             dim: message.dim as u64,
             node: u32::from(message.node.0),
             frac_bits: message.frac_bits,
             kind: match message.payload {
-                SharePayload::Full(_) => dpd_share_mode::DPD_SHARE_MODE_FULL,
-                SharePayload::Seed(_) => dpd_share_mode::DPD_SHARE_MODE_SEED,
+                PayloadView::Seed(_) => dpd_share_mode::DPD_SHARE_MODE_SEED,
+                PayloadView::Words(_) | PayloadView::Bytes(_) => {
+                    dpd_share_mode::DPD_SHARE_MODE_FULL
+                }
             },
         };
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.

@@ -1,6 +1,8 @@
 /* A whole DCA round driven from C: several clients, M compute nodes, both share modes, a client
- * that drops out half-way, with and without DP noise; plus the in-process simulation, the codec
- * and the kernels. The expected sums are computed here in plain C from the inputs. */
+ * that drops out half-way, with and without DP noise; a client that shards twice with its
+ * attempts split between the nodes; round ids reused with another configuration; plus the
+ * in-process simulation, the codec and the kernels. The expected sums are computed here in plain
+ * C from the inputs. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,6 +24,229 @@ static uint8_t *message_for(const dpd_shares *shares, uint32_t k, size_t *len) {
     CHECK_OK(dpd_shares_message(shares, k, buf, need, len));
     CHECK(*len == need);
     return buf;
+}
+
+/* The (client, shard) pairs every one of the M nodes received, into ids/shards; returns how many.
+ * Node 0's list, kept where every other node lists the same client with the same shard id. */
+static size_t agree(dpd_node *const nodes[M], uint64_t ids[N], uint64_t shards[N]) {
+    size_t n = 0;
+    CHECK_OK(dpd_node_received(nodes[0], ids, shards, N, &n));
+    for (uint32_t k = 1; k < M; k++) {
+        uint64_t got[N], got_shards[N];
+        size_t n_got = 0;
+        CHECK_OK(dpd_node_received(nodes[k], got, got_shards, N, &n_got));
+        size_t kept = 0;
+        for (size_t a = 0; a < n; a++) {
+            for (size_t b = 0; b < n_got; b++) {
+                if (ids[a] == got[b] && shards[a] == got_shards[b]) {
+                    ids[kept] = ids[a];
+                    shards[kept++] = shards[a];
+                    break;
+                }
+            }
+        }
+        n = kept;
+    }
+    return n;
+}
+
+/* Shards client `i` (value(i, .)) once and copies node k's message into msgs[k] (malloc'd). */
+static uint64_t shard_client(dpd_round_config *config, dpd_rng *rng, size_t i, uint8_t *msgs[M],
+                             size_t lens[M]) {
+    double x[D];
+    for (size_t j = 0; j < D; j++) x[j] = value(i, j);
+    dpd_client *client = NULL;
+    dpd_shares *shares = NULL;
+    CHECK_OK(dpd_client_new(config, i, rng, &client));
+    CHECK_OK(dpd_client_shard(client, x, D, &shares));
+    uint64_t shard = 0;
+    CHECK_OK(dpd_shares_shard_id(shares, &shard));
+    for (uint32_t k = 0; k < M; k++) msgs[k] = message_for(shares, k, &lens[k]);
+    dpd_shares_free(shares);
+    dpd_client_free(client);
+    return shard;
+}
+
+/* Client 1 shards twice (a retry): node 0 absorbs attempt 1, nodes 1 and 2 attempt 2. The pair
+ * agreement leaves client 1 out and the release is the plain sum of the others; agreeing on ids
+ * alone (each node using its own attempt) is refused by the aggregator; retracting the other
+ * attempt is refused. Never a wrong release. */
+static void mixed_retry(uint32_t mode) {
+    dpd_round_config *config = NULL;
+    CHECK_OK(dpd_round_config_new(43, N, M, T, D, BOUND, mode, 0.0, DPD_FRAC_BITS_AUTO, &config));
+    dpd_rng *rng = NULL;
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(8, &rng));
+    dpd_node *nodes[M] = {NULL};
+    for (uint32_t k = 0; k < M; k++) CHECK_OK(dpd_node_new(config, k, &nodes[k]));
+    uint8_t *first[M], *retry[M];
+    size_t first_len[M], retry_len[M];
+    for (size_t i = 0; i < N; i++) {
+        if (i == 1) continue;
+        uint8_t *msgs[M];
+        size_t lens[M];
+        shard_client(config, rng, i, msgs, lens);
+        for (uint32_t k = 0; k < M; k++) {
+            CHECK_OK(dpd_node_absorb(nodes[k], msgs[k], lens[k]));
+            free(msgs[k]);
+        }
+    }
+    uint64_t first_shard = shard_client(config, rng, 1, first, first_len);
+    uint64_t retry_shard = shard_client(config, rng, 1, retry, retry_len);
+    CHECK(first_shard != retry_shard);
+    CHECK_OK(dpd_node_absorb(nodes[0], first[0], first_len[0]));
+    for (uint32_t k = 1; k < M; k++) CHECK_OK(dpd_node_absorb(nodes[k], retry[k], retry_len[k]));
+
+    /* Agreeing on client ids only, each node with the attempt it holds: the aggregator sees two
+     * attempts of client 1 and refuses. */
+    dpd_aggregator *aggregator = NULL;
+    CHECK_OK(dpd_aggregator_new(config, &aggregator));
+    for (uint32_t k = 0; k < M; k++) {
+        uint64_t ids[N], shards[N];
+        size_t n = 0;
+        CHECK_OK(dpd_node_received(nodes[k], ids, shards, N, &n));
+        CHECK(n == N);
+        dpd_node_sum *sum = NULL;
+        CHECK_OK(dpd_node_finalize(nodes[k], ids, shards, n, &sum));
+        if (k == 0) {
+            CHECK_OK(dpd_aggregator_add(aggregator, sum));
+        } else {
+            CHECK_FAILS(dpd_aggregator_add(aggregator, sum), DPD_ERR_INVALID_ARGUMENT,
+                        "sharded more than once");
+        }
+        dpd_node_sum_free(sum);
+    }
+    size_t out_len = 0;
+    double out[D];
+    CHECK_FAILS(dpd_aggregator_release(aggregator, out, D, &out_len, NULL),
+                DPD_ERR_INVALID_STATE, "node sums");
+    dpd_aggregator_free(aggregator);
+
+    /* Node 0 handed node 1's pairs (attempt 2 of client 1) refuses to finalize. */
+    {
+        uint64_t ids[N], shards[N];
+        size_t n = 0;
+        CHECK_OK(dpd_node_received(nodes[1], ids, shards, N, &n));
+        dpd_node_sum *sum = (dpd_node_sum *)0x1;
+        CHECK_FAILS(dpd_node_finalize(nodes[0], ids, shards, n, &sum), DPD_ERR_INVALID_ARGUMENT,
+                    "sharded more than once");
+        CHECK(sum == (dpd_node_sum *)0x1);
+    }
+    /* Retracting the attempt node 0 never absorbed is refused. */
+    CHECK_FAILS(dpd_node_retract(nodes[0], retry[0], retry_len[0]), DPD_ERR_INVALID_ARGUMENT,
+                "shard id");
+
+    /* The pair agreement excludes client 1; its full shares are retracted; the release is the
+     * plain sum of the other clients. */
+    uint64_t agreed[N], agreed_shards[N];
+    size_t n_agreed = agree(nodes, agreed, agreed_shards);
+    CHECK(n_agreed == N - 1);
+    for (size_t a = 0; a < n_agreed; a++) CHECK(agreed[a] != 1);
+    CHECK_OK(dpd_node_retract(nodes[0], first[0], first_len[0]));
+    if (mode == DPD_SHARE_MODE_FULL) {
+        for (uint32_t k = 1; k < M; k++) CHECK_OK(dpd_node_retract(nodes[k], retry[k], retry_len[k]));
+    }
+    CHECK_OK(dpd_aggregator_new(config, &aggregator));
+    for (uint32_t k = 0; k < M; k++) {
+        dpd_node_sum *sum = NULL;
+        CHECK_OK(dpd_node_finalize(nodes[k], agreed, agreed_shards, n_agreed, &sum));
+        CHECK_OK(dpd_aggregator_add(aggregator, sum));
+        dpd_node_sum_free(sum);
+    }
+    uint32_t frac_bits = 0;
+    CHECK_OK(dpd_round_config_info(config, &frac_bits, NULL, NULL));
+    CHECK_OK(dpd_aggregator_release(aggregator, out, D, &out_len, NULL));
+    for (size_t j = 0; j < D; j++) {
+        double plain = 0.0;
+        for (size_t i = 0; i < N; i++)
+            if (i != 1) plain += value(i, j);
+        CHECK(fabs(out[j] - plain) <= (double)N * ldexp(1.0, -(int)frac_bits) + 1e-12);
+    }
+    dpd_aggregator_free(aggregator);
+    for (uint32_t k = 0; k < M; k++) {
+        free(first[k]);
+        free(retry[k]);
+        dpd_node_free(nodes[k]);
+    }
+    dpd_rng_free(rng);
+    dpd_round_config_free(config);
+}
+
+/* Round id 44 used again with another configuration (N differs): the ledger refuses it, and
+ * a message or node sum of the old round is refused by the new round's node and aggregator. */
+static void reused_round_id(void) {
+    dpd_round_config *old_config = NULL, *new_config = NULL, *again = NULL;
+    CHECK_OK(dpd_round_config_new(44, N, M, T, D, BOUND, DPD_SHARE_MODE_SEED, 0.0,
+                                  DPD_FRAC_BITS_AUTO, &old_config));
+    uint32_t frac_bits = 0;
+    CHECK_OK(dpd_round_config_info(old_config, &frac_bits, NULL, NULL));
+    CHECK_OK(dpd_round_config_new(44, N + 1, M, T, D, BOUND, DPD_SHARE_MODE_SEED, 0.0, frac_bits,
+                                  &new_config));
+    CHECK_OK(dpd_round_config_new(44, N, M, T, D, BOUND, DPD_SHARE_MODE_SEED, 0.0,
+                                  DPD_FRAC_BITS_AUTO, &again));
+    dpd_round_ledger *ledger = NULL;
+    CHECK_OK(dpd_round_ledger_new(&ledger));
+    uint32_t is_new = 7;
+    CHECK_OK(dpd_round_ledger_admit(ledger, old_config, &is_new));
+    CHECK(is_new == 1);
+    CHECK_OK(dpd_round_ledger_admit(ledger, again, &is_new));
+    CHECK(is_new == 0);
+    is_new = 7;
+    CHECK_FAILS(dpd_round_ledger_admit(ledger, new_config, &is_new), DPD_ERR_WRONG_ROUND,
+                "already used with another configuration");
+    CHECK(is_new == 7);
+    CHECK_OK(dpd_round_ledger_admit(ledger, again, NULL)); /* unchanged by the refusal */
+    dpd_round_ledger_free(ledger);
+    dpd_round_ledger_free(NULL);
+
+    dpd_rng *rng = NULL;
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(9, &rng));
+    uint8_t *msgs[M];
+    size_t lens[M];
+    shard_client(old_config, rng, 0, msgs, lens);
+    dpd_node *node = NULL;
+    CHECK_OK(dpd_node_new(new_config, 1, &node));
+    CHECK_FAILS(dpd_node_absorb(node, msgs[1], lens[1]), DPD_ERR_WRONG_ROUND, "reused");
+    size_t n = 99;
+    CHECK_OK(dpd_node_received(node, NULL, NULL, 0, &n));
+    CHECK(n == 0);
+
+    /* An old node sum (node 0 of the old round, all N clients) is refused by the new round. */
+    dpd_node *old_node = NULL;
+    CHECK_OK(dpd_node_new(old_config, 0, &old_node));
+    CHECK_OK(dpd_node_absorb(old_node, msgs[0], lens[0]));
+    for (size_t i = 1; i < N; i++) {
+        uint8_t *more[M];
+        size_t more_lens[M];
+        shard_client(old_config, rng, i, more, more_lens);
+        CHECK_OK(dpd_node_absorb(old_node, more[0], more_lens[0]));
+        for (uint32_t k = 0; k < M; k++) free(more[k]);
+    }
+    uint64_t ids[N], shards[N];
+    CHECK_OK(dpd_node_received(old_node, ids, shards, N, &n));
+    dpd_node_sum *old_sum = NULL;
+    CHECK_OK(dpd_node_finalize(old_node, ids, shards, n, &old_sum));
+    size_t sum_len = 0;
+    CHECK(dpd_node_sum_to_bytes(old_sum, NULL, 0, &sum_len) == DPD_ERR_BUFFER_TOO_SMALL);
+    uint8_t *sum_bytes = malloc(sum_len);
+    CHECK_OK(dpd_node_sum_to_bytes(old_sum, sum_bytes, sum_len, &sum_len));
+    dpd_node_sum *decoded = (dpd_node_sum *)0x1;
+    CHECK_FAILS(dpd_node_sum_from_bytes(new_config, sum_bytes, sum_len, &decoded),
+                DPD_ERR_WRONG_ROUND, "reused");
+    CHECK(decoded == (dpd_node_sum *)0x1);
+    dpd_aggregator *aggregator = NULL;
+    CHECK_OK(dpd_aggregator_new(new_config, &aggregator));
+    CHECK_FAILS(dpd_aggregator_add(aggregator, old_sum), DPD_ERR_WRONG_ROUND, "reused");
+    dpd_aggregator_free(aggregator);
+
+    free(sum_bytes);
+    dpd_node_sum_free(old_sum);
+    dpd_node_free(old_node);
+    dpd_node_free(node);
+    for (uint32_t k = 0; k < M; k++) free(msgs[k]);
+    dpd_rng_free(rng);
+    dpd_round_config_free(again);
+    dpd_round_config_free(new_config);
+    dpd_round_config_free(old_config);
 }
 
 /* One round. `dropout` (a client id, or -1) sends its share to node 0 only and then vanishes,
@@ -58,15 +283,17 @@ static void run_round(uint32_t mode, double sigma_total, int dropout) {
         size_t count = 0;
         CHECK_OK(dpd_shares_count(shares, &count));
         CHECK(count == M);
+        uint64_t shard = 0;
+        CHECK_OK(dpd_shares_shard_id(shares, &shard));
         for (uint32_t k = 0; k < M; k++) {
             size_t len = 0;
             uint8_t *msg = message_for(shares, k, &len);
-            size_t expected = 36 + ((k == 0 || mode == DPD_SHARE_MODE_FULL) ? 8 * D : 16);
+            size_t expected = 60 + ((k == 0 || mode == DPD_SHARE_MODE_FULL) ? 8 * D : 16);
             CHECK(len == expected);
             dpd_wire_header header;
             CHECK_OK(dpd_wire_inspect(msg, len, &header));
             CHECK(header.round == 42 && header.client == i && header.node == k &&
-                  header.dim == D && header.frac_bits == frac_bits);
+                  header.dim == D && header.frac_bits == frac_bits && header.shard == shard);
             if ((int)i == dropout && k > 0) {
                 free(msg); /* lost: the client dropped out */
                 continue;
@@ -83,32 +310,14 @@ static void run_round(uint32_t mode, double sigma_total, int dropout) {
         dpd_client_free(client);
     }
 
-    /* Agreement: the intersection of what every node received. */
-    uint64_t agreed[N];
-    size_t n_agreed = 0;
-    CHECK_OK(dpd_node_received(nodes[0], agreed, N, &n_agreed));
-    CHECK(n_agreed == N);
-    for (uint32_t k = 1; k < M; k++) {
-        uint64_t got[N];
-        size_t n_got = 0;
-        CHECK_OK(dpd_node_received(nodes[k], got, N, &n_got));
-        CHECK(n_got == (dropout >= 0 ? N - 1 : N));
-        size_t kept = 0;
-        for (size_t a = 0; a < n_agreed; a++) {
-            for (size_t b = 0; b < n_got; b++) {
-                if (agreed[a] == got[b]) {
-                    agreed[kept++] = agreed[a];
-                    break;
-                }
-            }
-        }
-        n_agreed = kept;
-    }
+    /* Agreement: the (client, shard) pairs every node received. */
+    uint64_t agreed[N], agreed_shards[N];
+    size_t n_agreed = agree(nodes, agreed, agreed_shards);
     if (dropout >= 0) {
         CHECK(n_agreed == N - 1);
         /* Node 0 still holds the full share of the dropped client: finalizing now is refused. */
         dpd_node_sum *refused = (dpd_node_sum *)0x1;
-        CHECK_FAILS(dpd_node_finalize(nodes[0], agreed, n_agreed, &refused),
+        CHECK_FAILS(dpd_node_finalize(nodes[0], agreed, agreed_shards, n_agreed, &refused),
                     DPD_ERR_INVALID_STATE, "retract");
         CHECK(refused == (dpd_node_sum *)0x1);
         CHECK_OK(dpd_node_retract(nodes[0], dropout_msg, dropout_len));
@@ -119,8 +328,17 @@ static void run_round(uint32_t mode, double sigma_total, int dropout) {
     CHECK_OK(dpd_aggregator_new(config, &aggregator));
     for (uint32_t k = 0; k < M; k++) {
         dpd_node_sum *sum = NULL;
-        CHECK_OK(dpd_node_finalize(nodes[k], agreed, n_agreed, &sum));
-        CHECK_OK(dpd_aggregator_add(aggregator, sum));
+        CHECK_OK(dpd_node_finalize(nodes[k], agreed, agreed_shards, n_agreed, &sum));
+        /* Through the wire, as between processes: decoded against the round. */
+        size_t sum_len = 0;
+        CHECK(dpd_node_sum_to_bytes(sum, NULL, 0, &sum_len) == DPD_ERR_BUFFER_TOO_SMALL);
+        uint8_t *sum_bytes = malloc(sum_len);
+        CHECK_OK(dpd_node_sum_to_bytes(sum, sum_bytes, sum_len, &sum_len));
+        dpd_node_sum *received = NULL;
+        CHECK_OK(dpd_node_sum_from_bytes(config, sum_bytes, sum_len, &received));
+        CHECK_OK(dpd_aggregator_add(aggregator, received));
+        dpd_node_sum_free(received);
+        free(sum_bytes);
         dpd_node_sum_free(sum);
         dpd_node_free(nodes[k]);
     }
@@ -288,6 +506,9 @@ int main(void) {
     run_round(DPD_SHARE_MODE_SEED, 0.0, 4);
     run_round(DPD_SHARE_MODE_SEED, 1.5, 4);
     run_round(DPD_SHARE_MODE_FULL, 1.5, -1);
+    mixed_retry(DPD_SHARE_MODE_SEED);
+    mixed_retry(DPD_SHARE_MODE_FULL);
+    reused_round_id();
     simulated_round();
     size_query_runs_nothing();
     codec();

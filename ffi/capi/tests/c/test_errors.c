@@ -114,7 +114,7 @@ static void client_errors(dpd_rng *rng) {
     size_t len = 0;
     CHECK_FAILS(dpd_shares_message(shares, 0, small, sizeof small, &len),
                 DPD_ERR_BUFFER_TOO_SMALL, "needs");
-    CHECK(len == 36 + 8 * D); /* required size reported */
+    CHECK(len == 60 + 8 * D); /* required size reported */
     CHECK(small[0] == 0);     /* buffer untouched */
     CHECK_FAILS(dpd_shares_message(shares, M, NULL, 0, &len), DPD_ERR_UNKNOWN_NODE, "node 2");
     CHECK_FAILS(dpd_shares_message(shares, 0, NULL, 0, NULL), DPD_ERR_NULL_POINTER, "out_len");
@@ -155,25 +155,37 @@ static void node_errors(dpd_rng *rng) {
 
     /* None of the failures above changed the node. */
     size_t n_received = 99;
-    CHECK_OK(dpd_node_received(node, NULL, 0, &n_received));
+    CHECK_OK(dpd_node_received(node, NULL, NULL, 0, &n_received));
     CHECK(n_received == 0);
 
     CHECK_OK(dpd_node_absorb(node, msg, len));
     CHECK_FAILS(dpd_node_absorb(node, msg, len), DPD_ERR_DUPLICATE_CLIENT, "duplicate");
-    uint64_t ids[N];
-    CHECK_OK(dpd_node_received(node, ids, N, &n_received));
+    uint64_t ids[N], shards[N];
+    CHECK_FAILS(dpd_node_received(node, ids, NULL, N, &n_received), DPD_ERR_NULL_POINTER,
+                "`out_shards`");
+    CHECK_OK(dpd_node_received(node, ids, shards, N, &n_received));
     CHECK(n_received == 1 && ids[0] == 0);
+    dpd_wire_header msg_header;
+    CHECK_OK(dpd_wire_inspect(msg, len, &msg_header));
+    CHECK(shards[0] == msg_header.shard);
 
     /* Only client 0 of N = 4 arrived: 3 missing > T = 1, nothing may be released. */
     dpd_node_sum *sum = (dpd_node_sum *)0x1;
     const uint64_t agreed[1] = {0};
-    CHECK_FAILS(dpd_node_finalize(node, agreed, 1, &sum), DPD_ERR_TOO_MANY_DROPOUTS,
+    CHECK_FAILS(dpd_node_finalize(node, agreed, shards, 1, &sum), DPD_ERR_TOO_MANY_DROPOUTS,
                 "refusing to release");
     const uint64_t twice[2] = {0, 0};
-    CHECK_FAILS(dpd_node_finalize(node, twice, 2, &sum), DPD_ERR_DUPLICATE_CLIENT, "");
+    const uint64_t twice_shards[2] = {shards[0], shards[0]};
+    CHECK_FAILS(dpd_node_finalize(node, twice, twice_shards, 2, &sum), DPD_ERR_DUPLICATE_CLIENT,
+                "");
     const uint64_t unknown[1] = {9};
-    CHECK_FAILS(dpd_node_finalize(node, unknown, 1, &sum), DPD_ERR_INVALID_ARGUMENT,
+    CHECK_FAILS(dpd_node_finalize(node, unknown, shards, 1, &sum), DPD_ERR_INVALID_ARGUMENT,
                 "unknown client 9");
+    const uint64_t other_attempt[1] = {shards[0] ^ 1};
+    CHECK_FAILS(dpd_node_finalize(node, agreed, other_attempt, 1, &sum), DPD_ERR_INVALID_ARGUMENT,
+                "sharded more than once");
+    CHECK_FAILS(dpd_node_finalize(node, agreed, NULL, 1, &sum), DPD_ERR_NULL_POINTER,
+                "`agreed_shards`");
     CHECK(sum == (dpd_node_sum *)0x1);
     CHECK_FAILS(dpd_node_retract(node, for_node1, len1), DPD_ERR_UNKNOWN_NODE, "");
 
