@@ -138,18 +138,27 @@ function retract!(node::Node, bytes::Vector{UInt8})
     return node
 end
 
-"""Ids of the clients whose shares the node has absorbed."""
+"""
+    received(node) -> Vector{Tuple{UInt64,UInt64}}
+
+The (client id, shard id) pairs whose shares the node has absorbed, ascending by client. The
+nodes agree on the pairs every node holds (`reduce(intersect, received.(nodes))`): a client
+whose nodes hold different sharding attempts (it sharded twice) drops out of that intersection.
+"""
 function received(node::Node)
     len = Ref{Csize_t}(0)
     status = @ccall libdpdist.dpd_node_received(node::Ptr{dpd_node}, C_NULL::Ptr{UInt64},
-                                                0::Csize_t, len::Ref{Csize_t})::Cint
+                                                C_NULL::Ptr{UInt64}, 0::Csize_t,
+                                                len::Ref{Csize_t})::Cint
     status == DPD_ERR_BUFFER_TOO_SMALL || check(status)
     ids = Vector{UInt64}(undef, len[])
+    shards = Vector{UInt64}(undef, len[])
     if !isempty(ids)
         check(@ccall libdpdist.dpd_node_received(node::Ptr{dpd_node}, ids::Ptr{UInt64},
-                                                 length(ids)::Csize_t, len::Ref{Csize_t})::Cint)
+                                                 shards::Ptr{UInt64}, length(ids)::Csize_t,
+                                                 len::Ref{Csize_t})::Cint)
     end
-    return ids
+    return collect(zip(ids, shards))
 end
 
 """A compute node's sum over an agreed client set."""
@@ -169,14 +178,16 @@ Base.unsafe_convert(::Type{Ptr{dpd_node_sum}}, x::NodeSum) = checked_ptr(x, "Nod
 """
     finalize_sum(node, agreed) -> NodeSum
 
-The node's sum over exactly the `agreed` clients (the intersection of what every node received).
-Throws `:DPD_ERR_TOO_MANY_DROPOUTS` if more than T clients are missing.
+The node's sum over exactly the `agreed` (client id, shard id) pairs (the intersection of what
+every node received, see `received`). Throws `:DPD_ERR_TOO_MANY_DROPOUTS` if more than T clients
+are missing, `:DPD_ERR_INVALID_ARGUMENT` if a pair names another attempt than the node absorbed.
 """
-function finalize_sum(node::Node, agreed::AbstractVector{<:Integer})
-    ids = convert(Vector{UInt64}, agreed)
+function finalize_sum(node::Node, agreed::AbstractVector{<:Tuple{Integer,Integer}})
+    ids = UInt64[p[1] for p in agreed]
+    shards = UInt64[p[2] for p in agreed]
     out = Ref{Ptr{dpd_node_sum}}(C_NULL)
     check(@ccall libdpdist.dpd_node_finalize(node::Ptr{dpd_node}, ids::Ptr{UInt64},
-                                             length(ids)::Csize_t,
+                                             shards::Ptr{UInt64}, length(ids)::Csize_t,
                                              out::Ref{Ptr{dpd_node_sum}})::Cint)
     return NodeSum(out[])
 end
@@ -283,10 +294,14 @@ function node_sum_bytes(sum::NodeSum)
     return bytes
 end
 
-"""Parses node-sum bytes (untrusted input; malformed bytes throw `:DPD_ERR_MALFORMED`)."""
-function node_sum_from_bytes(bytes::Vector{UInt8})
+"""
+Parses node-sum bytes of the round `cfg` (untrusted input; malformed bytes throw
+`:DPD_ERR_MALFORMED`, bytes of another round or configuration `:DPD_ERR_WRONG_ROUND`).
+"""
+function node_sum_from_bytes(cfg::RoundConfig, bytes::Vector{UInt8})
     out = Ref{Ptr{dpd_node_sum}}(C_NULL)
-    check(@ccall libdpdist.dpd_node_sum_from_bytes(bytes::Ptr{UInt8}, length(bytes)::Csize_t,
+    check(@ccall libdpdist.dpd_node_sum_from_bytes(cfg::Ptr{dpd_round_config},
+                                                   bytes::Ptr{UInt8}, length(bytes)::Csize_t,
                                                    out::Ref{Ptr{dpd_node_sum}})::Cint)
     return NodeSum(out[])
 end

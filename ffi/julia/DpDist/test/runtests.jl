@@ -101,8 +101,8 @@ function manual_round(mode; max_dropped=1, sends=fill(0:2, 5))
         absorb!(nodes[k+1], messages[i+1][k+1])
     end
     agreed = reduce(intersect, received.(nodes))
-    for i in setdiff(0:4, agreed), k in 0:2
-        if i in received(nodes[k+1]) && wire_inspect(messages[i+1][k+1]).kind == 0
+    for i in setdiff(0:4, first.(agreed)), k in 0:2
+        if i in first.(received(nodes[k+1])) && wire_inspect(messages[i+1][k+1]).kind == 0
             retract!(nodes[k+1], messages[i+1][k+1])
         end
     end
@@ -143,7 +143,8 @@ end
     dpd_error(() -> absorb!(node, UInt8[]), :DPD_ERR_MALFORMED)
     dpd_error(() -> absorb!(node, s[2]), :DPD_ERR_UNKNOWN_NODE)
     dpd_error(() -> wire_inspect(s[2][1:5]), :DPD_ERR_MALFORMED)
-    @test received(node) == UInt64[0]
+    @test first.(received(node)) == UInt64[0]
+    @test last.(received(node)) == [wire_inspect(s[1]).shard]
     dpd_error(() -> RoundConfig(round=1, n_clients=4, n_nodes=1, max_dropped=1, dim=3,
                                 bound=10.0), :DPD_ERR_INVALID_ARGUMENT)
     dpd_error(() -> RoundConfig(round=1, n_clients=4, n_nodes=2, max_dropped=1, dim=3,
@@ -258,11 +259,13 @@ end
     end
     agg = Aggregator(cfg)
     for n in nodes
-        add!(agg, node_sum_from_bytes(node_sum_bytes(finalize_sum(n, 0:2))))
+        add!(agg, node_sum_from_bytes(cfg, node_sum_bytes(finalize_sum(n, received(n)))))
     end
     @test maximum(abs.(release(agg).sum .- [3.0, 6.0])) <= 3 * 2.0^-config_info(cfg).frac_bits
-    b = node_sum_bytes(finalize_sum(nodes[1], 0:2))
-    dpd_error(() -> node_sum_from_bytes(b[1:end-1]), :DPD_ERR_MALFORMED)
+    b = node_sum_bytes(finalize_sum(nodes[1], received(nodes[1])))
+    dpd_error(() -> node_sum_from_bytes(cfg, b[1:end-1]), :DPD_ERR_MALFORMED)
+    other = RoundConfig(round=1, n_clients=4, n_nodes=2, max_dropped=0, dim=2, bound=10.0)
+    dpd_error(() -> node_sum_from_bytes(other, b), :DPD_ERR_WRONG_ROUND)
 end
 
 
