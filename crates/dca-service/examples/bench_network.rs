@@ -20,7 +20,7 @@ use dca_service::spec::{RoundSpec, token_hash};
 use dca_service::{hex, tls};
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
-use fixedpoint_shares::{Client, ClientId, simulate_round_with, wire};
+use fixedpoint_shares::{Client, ClientId, Encode, simulate_round_with};
 
 struct Killed(Child);
 impl Drop for Killed {
@@ -220,7 +220,7 @@ async fn main() {
                 .unwrap();
                 for (k, msg) in msgs.iter().enumerate() {
                     let sealed =
-                        seal_for(&round, i, k as u16, &wire::encode(msg).unwrap()).unwrap();
+                        seal_for(&round, i, k as u16, &Encode::get_encoded(msg).unwrap()).unwrap();
                     bytes_sent.fetch_add(sealed.len() as u64, Ordering::Relaxed);
                     upload_sealed(&http, &urls[k], &id, i, &format!("t{i}"), &sealed)
                         .await

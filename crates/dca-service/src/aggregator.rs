@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use dp_noise::PrivacyLoss;
 use dp_noise::accountant::{Accountant, GaussianComposition, RoundCost};
-use fixedpoint_shares::{Aggregator as SumAggregator, ClientId, ClientSet, Release, agree};
+use fixedpoint_shares::{Aggregator as SumAggregator, ClientId, ClientSet, Release};
 use reqwest::StatusCode;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
@@ -146,6 +146,7 @@ impl Aggregator {
             )));
         }
         let id = round.id();
+        self.refuse_reused_round_number(&round)?;
         self.db()?.execute(
             "INSERT OR IGNORE INTO rounds (id, spec, state) VALUES (?1, ?2, 'created')",
             params![id, round.spec.canonical_json()],
@@ -168,6 +169,28 @@ impl Aggregator {
             }
         }
         Ok(round)
+    }
+
+    /// A numeric round id names one configuration for good: the rounds this aggregator ever
+    /// created (persisted in its database) are the ledger of seen (round id, config) pairs.
+    fn refuse_reused_round_number(&self, round: &Round) -> Result<()> {
+        let db = self.db()?;
+        let mut stmt = db.prepare("SELECT id, spec FROM rounds")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+        })?;
+        for row in rows {
+            let (id, spec) = row?;
+            let seen: RoundSpec = serde_json::from_slice(&spec)
+                .map_err(|e| Error::InvalidSpec(format!("stored spec: {e}")))?;
+            if seen.round == round.spec.round && id != round.id() {
+                return Err(Error::InvalidSpec(format!(
+                    "round number {} was already used with another configuration (round {id})",
+                    round.spec.round
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Each node's status of the round.
@@ -385,8 +408,12 @@ impl Aggregator {
             }
         }
         let sets = self.received_sets(round).await?;
-        let refs: Vec<&ClientSet> = sets.iter().collect();
-        let agreed = agree(&refs)?;
+        let agreed = match sets.split_first() {
+            Some((first, rest)) => rest
+                .iter()
+                .try_fold(first.clone(), |acc, set| acc.intersection(set))?,
+            None => ClientSet::empty(round.config.n_clients()),
+        };
         let max_dropped = round.config.max_dropped();
         if agreed.missing() > max_dropped {
             let missing = agreed.missing();

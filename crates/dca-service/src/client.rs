@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use dp_noise::rng::RngSource;
-use fixedpoint_shares::{Client, ClientId, wire};
+use fixedpoint_shares::{Client, ClientId, Encode};
 use reqwest::StatusCode;
 use share_sealing::SealContext;
 
@@ -110,7 +110,7 @@ pub async fn upload(
     let messages = Client::new(&round.config, ClientId(client), rng)?.shard(values)?;
     let id = round.id();
     for (k, (msg, url)) in messages.iter().zip(node_urls).enumerate() {
-        let sealed = seal_for(round, client, k as u16, &wire::encode(msg)?)?;
+        let sealed = seal_for(round, client, k as u16, &msg.get_encoded()?)?;
         upload_sealed(http, url, &id, client, token, &sealed).await?;
     }
     Ok(())

@@ -19,11 +19,12 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use fixedpoint_shares::{
-    ClientId, ClientSet, ComputeNode, NodeIndex, ShareMessage, ShareMode, SharePayload, wire,
+    ClientId, ClientSet, ComputeNode, Decode, NodeIndex, ShareMessage, ShareMode, SharePayload,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use share_sealing::{NodeKeyPair, SealContext};
+use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
@@ -192,10 +193,10 @@ impl Actor {
             }
             let mut node = ComputeNode::new(&round.config, NodeIndex(self.index))?;
             self.store.for_each_share(&round.hash, |_, message| {
-                node.absorb(&wire::decode(message)?)?;
+                node.absorb_bytes(message)?;
                 Ok(())
             })?;
-            let received = node.received().clone();
+            let received = node.received().clients().clone();
             let mut rt = RoundRuntime {
                 round: round.clone(),
                 node: Some(node),
@@ -243,7 +244,9 @@ impl Actor {
                 .share(&id, client.0)
                 .map_err(|e| e.to_string())
                 .and_then(|m| m.ok_or_else(|| "stored share missing".to_string()))
-                .and_then(|m| wire::decode(&m).map_err(|e| e.to_string()))
+                .and_then(|m| {
+                    ShareMessage::get_decoded(&rt.round.config, &m).map_err(|e| e.to_string())
+                })
                 .and_then(|msg| match msg.payload {
                     SharePayload::Full(_) => node.retract(&msg).map_err(|e| e.to_string()),
                     SharePayload::Seed(_) => Ok(()), // finalize re-expands and removes it
@@ -256,7 +259,11 @@ impl Actor {
         let tx = self.tx.clone();
         std::thread::spawn(move || {
             let result = node
-                .finalize(&agreed)
+                .received()
+                .restricted_to(&agreed)
+                // Each node sums the attempt it holds; the aggregator refuses node sums that
+                // name different attempts of a client (a client that sharded twice).
+                .and_then(|pairs| node.finalize(&pairs))
                 .map(|s| sum_codec::encode(&s))
                 .map_err(|e| e.to_string());
             let _ = tx.send(Command::SumReady(id, result));
@@ -641,7 +648,8 @@ impl AppState {
 
     fn admin(&self, headers: &HeaderMap) -> ApiResult<()> {
         let token = bearer(headers)?;
-        if token_hash(token) == self.admin_token_hash {
+        // Constant time: the comparison must not reveal how much of a guess was right.
+        if bool::from(token_hash(token).ct_eq(&self.admin_token_hash)) {
             Ok(())
         } else {
             Err(ApiError::new(
@@ -857,7 +865,7 @@ async fn upload(
         .get(client as usize)
         .ok_or_else(|| ApiError::not_found("unknown client"))?;
     let token = bearer(&headers)?;
-    if token_hash(token) != *token_hash_listed {
+    if !bool::from(token_hash(token).ct_eq(token_hash_listed)) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "not this client's token",
@@ -885,8 +893,8 @@ async fn upload(
     };
     let message = share_sealing::open(&state.keys.secret, &ctx, &body)
         .map_err(|e| ApiError::bad_request(format!("sealed share: {e}")))?;
-    let parsed =
-        wire::decode(&message).map_err(|e| ApiError::bad_request(format!("share message: {e}")))?;
+    let parsed = ShareMessage::get_decoded(&round.config, &message)
+        .map_err(|e| ApiError::bad_request(format!("share message: {e}")))?;
     check_message(&parsed, &round, state.index, client)?;
     let digest: [u8; 32] = Sha256::digest(&message).into();
     let (tx, rx) = oneshot::channel();

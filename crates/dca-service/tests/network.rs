@@ -12,7 +12,7 @@ use common::*;
 use dca_service::Error;
 use dca_service::client::{Uploaded, put_sealed, seal_for, upload, upload_sealed};
 use dp_noise::rng::RngSource;
-use fixedpoint_shares::{Client, ClientId, simulate_round, wire};
+use fixedpoint_shares::{Client, ClientId, Encode, simulate_round};
 use reqwest::StatusCode;
 
 const SEED: u64 = 20260;
@@ -238,6 +238,20 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once() {
             .create_round(spec(303, 6, 1, 3, "full", None, keys.clone()))
             .await
             .unwrap();
+        // Round number 302 again with another configuration: refused, before any node is asked.
+        let reused = agg
+            .create_round(spec(302, 7, 1, 3, "full", None, keys.clone()))
+            .await
+            .unwrap_err();
+        assert!(
+            reused
+                .to_string()
+                .contains("already used with another configuration"),
+            "{reused}"
+        );
+        // The same configuration again is the same round (idempotent creation).
+        let again = agg.create_round(round.spec.clone()).await.unwrap();
+        assert_eq!(again.id(), round.id());
         let id = round.id();
         let msg = |client: u64, seed: u64| {
             Client::new(
@@ -250,7 +264,7 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once() {
             .unwrap()
         };
         let m0 = msg(0, 1);
-        let w0 = wire::encode(&m0[0]).unwrap();
+        let w0 = Encode::get_encoded(&m0[0]).unwrap();
         let sealed = seal_for(&round, 0, 0, &w0).unwrap();
         let t0 = client_token(0);
         // Retry of the same bytes → 200; a fresh sealing of the same share → 200; another share → 409.
@@ -274,7 +288,8 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once() {
                 .0,
             StatusCode::OK
         );
-        let different = seal_for(&round, 0, 0, &wire::encode(&msg(0, 2)[0]).unwrap()).unwrap();
+        let different =
+            seal_for(&round, 0, 0, &Encode::get_encoded(&msg(0, 2)[0]).unwrap()).unwrap();
         assert_eq!(
             put_sealed(http, &urls[0], &id, 0, &t0, different)
                 .await
@@ -284,7 +299,7 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once() {
         );
 
         // Bad input of every kind: 4xx, nothing stored.
-        let w1 = wire::encode(&msg(1, 1)[0]).unwrap();
+        let w1 = Encode::get_encoded(&msg(1, 1)[0]).unwrap();
         let t1 = client_token(1);
         let good1 = seal_for(&round, 1, 0, &w1).unwrap();
         let put = |client: u64, token: &str, body: Vec<u8>| {
@@ -447,7 +462,7 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once() {
         assert_eq!(agg.statuses(&round).await.unwrap()[0].received, 1);
 
         // Clients 1..5 upload; client 0 to node 1 too. Release with one dropout (≤ T).
-        let m0_node1 = seal_for(&round, 0, 1, &wire::encode(&m0[1]).unwrap()).unwrap();
+        let m0_node1 = seal_for(&round, 0, 1, &Encode::get_encoded(&m0[1]).unwrap()).unwrap();
         upload_sealed(http, &urls[1], &id, 0, &t0, &m0_node1)
             .await
             .unwrap();
@@ -478,7 +493,7 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once() {
             &id,
             5,
             &client_token(5),
-            &seal_for(&round, 5, 0, &wire::encode(&m5[0]).unwrap()).unwrap(),
+            &seal_for(&round, 5, 0, &Encode::get_encoded(&m5[0]).unwrap()).unwrap(),
         )
         .await
         .unwrap();
@@ -492,7 +507,7 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once() {
             assert_eq!(released.sum_units[j], expect);
         }
         // After close: shares refused; no second release (also after an aggregator restart).
-        let late = seal_for(&round, 5, 1, &wire::encode(&m5[1]).unwrap()).unwrap();
+        let late = seal_for(&round, 5, 1, &Encode::get_encoded(&m5[1]).unwrap()).unwrap();
         assert_eq!(
             put_sealed(http, &urls[1], &id, 5, &client_token(5), late)
                 .await
@@ -550,7 +565,7 @@ async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_su
         .unwrap()
         .shard(&values(11, 4))
         .unwrap();
-        let sealed = seal_for(&round, 11, 0, &wire::encode(&late[0]).unwrap()).unwrap();
+        let sealed = seal_for(&round, 11, 0, &Encode::get_encoded(&late[0]).unwrap()).unwrap();
         let (status, _) = put_sealed(
             &cluster.http,
             &cluster.nodes[0].url,

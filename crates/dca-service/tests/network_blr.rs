@@ -15,7 +15,7 @@ use dca_service::client::{put_sealed, seal_for, upload};
 use dca_service::network_fit::{NetworkTransport, dca_blr_config, fit_over_network, prepare_csv};
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
-use fixedpoint_shares::{Client, ClientId, ShareMode, wire};
+use fixedpoint_shares::{Client, ClientId, Encode, ShareMode};
 use reqwest::StatusCode;
 
 const LIMIT: Duration = Duration::from_secs(300);
@@ -250,7 +250,7 @@ async fn the_aggregator_server_authenticates_aborts_and_tells_the_nodes() {
             .unwrap()
             .shard(&values(4, 3))
             .unwrap();
-        let sealed = seal_for(&round, 4, 0, &wire::encode(&msg[0]).unwrap()).unwrap();
+        let sealed = seal_for(&round, 4, 0, &Encode::get_encoded(&msg[0]).unwrap()).unwrap();
         let (status, _) = put_sealed(http, &urls[0], &id, 4, &client_token(4), sealed)
             .await
             .unwrap();
