@@ -5,7 +5,7 @@
 #![no_main]
 
 use dpdist_fuzz::{N_NODES, fixture_config, mode_from, records};
-use fixedpoint_shares::{Aggregator, NodeIndex, wire};
+use fixedpoint_shares::{Aggregator, Decode, NodeIndex, NodeSum};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
     let config = fixture_config(mode_from(selector));
     let mut agg = Aggregator::new(&config);
     for (_, body) in records(rest) {
-        let Ok(sum) = wire::decode_node_sum(body) else {
+        let Ok(sum) = NodeSum::get_decoded(&config, body) else {
             continue;
         };
         let before: Vec<NodeIndex> = agg.received_nodes().collect();

@@ -1,12 +1,13 @@
-//! A compute node fed a sequence of arbitrary byte strings as share messages (absorb or
-//! retract), then finalised over what it received. Input: a selector byte (bit 0: seed / full
-//! mode; bits 1..: node index mod M), then records `[op][len u16][bytes]` (see
-//! `dpdist_fuzz::records`). Checks: no panic; a rejected message leaves the received set
+//! A compute node fed a sequence of arbitrary byte strings as share messages (absorbed or
+//! retracted straight from the bytes), then finalised over what it received. Input: a selector
+//! byte (bit 0: seed / full mode; bits 1..: node index mod M), then records `[op][len u16][bytes]`
+//! (see `dpdist_fuzz::records`). Checks: no panic; a rejected message leaves the received pairs
 //! unchanged; an accepted absorb can be retracted and absorbed again.
 #![no_main]
 
 use dpdist_fuzz::{N_NODES, fixture_config, mode_from, records};
-use fixedpoint_shares::{ComputeNode, NodeIndex, wire};
+use fixedpoint_shares::wire::ShareView;
+use fixedpoint_shares::{ComputeNode, NodeIndex};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -17,14 +18,11 @@ fuzz_target!(|data: &[u8]| {
     let node_index = NodeIndex(u16::from(selector >> 1) % N_NODES);
     let mut node = ComputeNode::new(&config, node_index).expect("fixture node");
     for (op, body) in records(rest) {
-        let Ok(msg) = wire::decode(body) else {
-            continue;
-        };
         let before = node.received().clone();
         let result = if op & 1 == 0 {
-            node.absorb(&msg)
+            node.absorb_bytes(body)
         } else {
-            node.retract(&msg)
+            node.retract_bytes(body)
         };
         match result {
             Err(_) => assert_eq!(
@@ -32,14 +30,19 @@ fuzz_target!(|data: &[u8]| {
                 before,
                 "a rejected message changed the node"
             ),
-            Ok(()) if op & 1 == 0 => {
-                assert!(node.received().contains(msg.client));
-                node.retract(&msg).expect("an absorbed message retracts");
-                assert_eq!(*node.received(), before, "retract did not undo absorb");
-                node.absorb(&msg)
-                    .expect("a retracted message absorbs again");
+            Ok(()) => {
+                let view = ShareView::inspect(body).expect("an accepted message is well-formed");
+                if op & 1 == 0 {
+                    assert_eq!(node.received().shard(view.client), Some(view.shard));
+                    node.retract_bytes(body)
+                        .expect("an absorbed message retracts");
+                    assert_eq!(*node.received(), before, "retract did not undo absorb");
+                    node.absorb_bytes(body)
+                        .expect("a retracted message absorbs again");
+                } else {
+                    assert!(!node.received().clients().contains(view.client));
+                }
             }
-            Ok(()) => assert!(!node.received().contains(msg.client)),
         }
     }
     let received = node.received().clone();

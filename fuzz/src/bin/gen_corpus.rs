@@ -9,7 +9,7 @@ use std::path::Path;
 use dp_noise::rng::RngSource;
 use dpdist_fuzz::{N_CLIENTS, N_NODES, fixture_config, push_record};
 use fixedpoint_shares::{
-    Client, ClientId, ClientSet, ComputeNode, NodeIndex, ShareMessage, ShareMode, wire,
+    Client, ClientId, ClientSet, ComputeNode, Encode, NodeIndex, ShareMessage, ShareMode,
 };
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) {
@@ -43,7 +43,7 @@ fn main() {
         // decode_share: one file per (client, node) of two clients.
         for (i, msgs) in all.iter().take(2).enumerate() {
             for msg in msgs {
-                let bytes = wire::encode(msg).expect("encode");
+                let bytes = msg.get_encoded().expect("encode");
                 write(
                     &root.join("decode_share"),
                     &format!("{tag}-c{i}-n{}", msg.node.0),
@@ -58,11 +58,11 @@ fn main() {
                 push_record(
                     &mut input,
                     0,
-                    &wire::encode(&msgs[usize::from(k)]).expect("encode"),
+                    &msgs[usize::from(k)].get_encoded().expect("encode"),
                 );
             }
             let last = &all[N_CLIENTS - 1][usize::from(k)];
-            push_record(&mut input, 1, &wire::encode(last).expect("encode"));
+            push_record(&mut input, 1, &last.get_encoded().expect("encode"));
             write(&root.join("node_absorb"), &format!("{tag}-n{k}"), &input);
         }
         // Node sums of the full client set, and a dropout of client 0.
@@ -74,9 +74,12 @@ fn main() {
                 nodes[usize::from(msg.node.0)].absorb(msg).expect("absorb");
             }
         }
-        let full = ClientSet::full(N_CLIENTS);
+        // Every node received the same attempt of every client: node 0's pairs are the agreed set.
+        let full = nodes[0].received().clone();
         let ids: Vec<ClientId> = (1..N_CLIENTS as u64).map(ClientId).collect();
-        let dropped_one = ClientSet::from_ids(N_CLIENTS, &ids).expect("set");
+        let dropped_one = full
+            .restricted_to(&ClientSet::from_ids(N_CLIENTS, &ids).expect("set"))
+            .expect("pairs");
         for (set_tag, set) in [("all", &full), ("drop0", &dropped_one)] {
             let mut input = vec![selector];
             for node in &mut nodes {
@@ -88,7 +91,7 @@ fn main() {
                     node_for_set = node.finalize(set);
                 }
                 let sum = node_for_set.expect("finalize");
-                let bytes = wire::encode_node_sum(&sum).expect("encode node sum");
+                let bytes = sum.get_encoded().expect("encode node sum");
                 write(
                     &root.join("decode_node_sum"),
                     &format!("{tag}-{set_tag}-n{}", sum.node.0),
