@@ -39,12 +39,21 @@ dca_absorb <- function(node, bytes) invisible(.Call(dpdr_node_absorb, node, byte
 # Takes back an absorbed full-mode share of a client that is outside the agreed set.
 dca_retract <- function(node, bytes) invisible(.Call(dpdr_node_retract, node, bytes))
 
-# Ids of the clients whose shares the node has absorbed.
-dca_received <- function(node) .Call(dpdr_node_received, node)
+# The (client, shard) pairs whose shares the node has absorbed: a data frame with columns
+# `client` (0-based id) and `shard` (the sharding attempt, 16 hex digits). The nodes agree on the
+# pairs every node holds, Reduce(merge, lapply(nodes, dca_received)): a client whose nodes hold
+# different attempts (it sharded twice) is not in that intersection.
+dca_received <- function(node) {
+  r <- .Call(dpdr_node_received, node)
+  data.frame(client = r$client, shard = r$shard, stringsAsFactors = FALSE)
+}
 
-# The node's sum over exactly the `agreed` clients (the intersection of what every node
-# received). Refuses (DPD_ERR_TOO_MANY_DROPOUTS) if more than max_dropped are missing.
-dca_finalize <- function(node, agreed) .Call(dpdr_node_finalize, node, agreed)
+# The node's sum over exactly the `agreed` pairs (a data frame like dca_received's). Refuses
+# (DPD_ERR_TOO_MANY_DROPOUTS) if more than max_dropped are missing, DPD_ERR_INVALID_ARGUMENT if a
+# pair names another attempt than the node absorbed.
+dca_finalize <- function(node, agreed) {
+  .Call(dpdr_node_finalize, node, agreed$client, as.character(agreed$shard))
+}
 
 # The aggregator of the round: add every node's sum, then release.
 dca_aggregator <- function(config) .Call(dpdr_aggregator_new, config)
@@ -88,4 +97,6 @@ print.dpdist_round_config <- function(x, ...) {
 
 # Wire bytes of a node sum, for the hop from a compute node to the aggregator, and back.
 dca_node_sum_bytes <- function(node_sum) .Call(dpdr_node_sum_to_bytes, node_sum)
-dca_node_sum_from_bytes <- function(bytes) .Call(dpdr_node_sum_from_bytes, bytes)
+# Decoding checks the bytes against the round `config` (another round or configuration:
+# DPD_ERR_WRONG_ROUND; malformed: DPD_ERR_MALFORMED).
+dca_node_sum_from_bytes <- function(config, bytes) .Call(dpdr_node_sum_from_bytes, config, bytes)

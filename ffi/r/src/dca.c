@@ -1,6 +1,7 @@
 /* DCA, the secure summation round: configuration, clients, compute nodes, aggregator, and the
  * in-process simulation of a whole round. */
 #include <stdio.h>
+#include <string.h>
 
 #include "dpdist_r.h"
 
@@ -124,19 +125,73 @@ SEXP dpdr_node_retract(SEXP node, SEXP bytes) {
   return R_NilValue;
 }
 
-static dpd_status fill_received(void *node, void *out, size_t cap, size_t *len) {
-  return dpd_node_received((const dpd_node *)node, (uint64_t *)out, cap, len);
+/* Shard ids are random 64-bit values, which an R double cannot hold exactly: they travel as
+ * 16 hex digits. */
+static SEXP shard_ids_to_r(const uint64_t *v, size_t n) {
+  SEXP out = PROTECT(Rf_allocVector(STRSXP, (R_xlen_t)n));
+  char buf[17];
+  for (size_t i = 0; i < n; i++) {
+    snprintf(buf, sizeof buf, "%016llx", (unsigned long long)v[i]);
+    SET_STRING_ELT(out, (R_xlen_t)i, Rf_mkChar(buf));
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+static uint64_t *shard_ids_from_r(SEXP x, const char *name) {
+  if (TYPEOF(x) != STRSXP)
+    dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`%s` must be a character vector of shard ids", name);
+  R_xlen_t n = XLENGTH(x);
+  uint64_t *out = (uint64_t *)R_alloc(n > 0 ? (size_t)n : 1, sizeof(uint64_t));
+  for (R_xlen_t i = 0; i < n; i++) {
+    SEXP el = STRING_ELT(x, i);
+    const char *hex = el == NA_STRING ? "" : CHAR(el);
+    uint64_t v = 0;
+    size_t len = strlen(hex);
+    int ok = len == 16;
+    for (size_t j = 0; ok && j < len; j++) {
+      char c = hex[j];
+      int digit = c >= '0' && c <= '9' ? c - '0'
+                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                         : -1;
+      if (digit < 0) ok = 0;
+      v = (v << 4) | (uint64_t)(digit < 0 ? 0 : digit);
+    }
+    if (!ok)
+      dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`%s`[%lld] must be 16 hex digits", name,
+                (long long)i + 1);
+    out[i] = v;
+  }
+  return out;
 }
 
 SEXP dpdr_node_received(SEXP node) {
-  return dpdr_fetch(DPDR_IDS, fill_received, node_of(node), 0);
+  dpd_node *n = node_of(node);
+  size_t len = 0;
+  dpd_status st = dpd_node_received(n, NULL, NULL, 0, &len);
+  if (st != DPD_ERR_BUFFER_TOO_SMALL) dpdr_check(st);
+  uint64_t *ids = (uint64_t *)R_alloc(len > 0 ? len : 1, sizeof(uint64_t));
+  uint64_t *shards = (uint64_t *)R_alloc(len > 0 ? len : 1, sizeof(uint64_t));
+  if (len > 0) dpdr_check(dpd_node_received(n, ids, shards, len, &len));
+  const char *names[] = {"client", "shard"};
+  SEXP values[2];
+  values[0] = PROTECT(dpdr_u64s_to_r(ids, len));
+  values[1] = PROTECT(shard_ids_to_r(shards, len));
+  SEXP out = named_list(2, names, values);
+  UNPROTECT(2);
+  return out;
 }
 
-SEXP dpdr_node_finalize(SEXP node, SEXP agreed) {
+SEXP dpdr_node_finalize(SEXP node, SEXP clients, SEXP shards) {
   dpd_node *n = node_of(node);
-  uint64_t *ids = dpdr_u64s_from_r(agreed, "agreed");
+  uint64_t *ids = dpdr_u64s_from_r(clients, "agreed$client");
+  uint64_t *shard_ids = shard_ids_from_r(shards, "agreed$shard");
+  if (XLENGTH(clients) != XLENGTH(shards))
+    dpdr_fail("DPD_ERR_LENGTH_MISMATCH", "`agreed` has %lld clients but %lld shard ids",
+              (long long)XLENGTH(clients), (long long)XLENGTH(shards));
   dpd_node_sum *sum = NULL;
-  dpdr_check(dpd_node_finalize(n, ids, (size_t)XLENGTH(agreed), &sum));
+  dpdr_check(dpd_node_finalize(n, ids, shard_ids, (size_t)XLENGTH(clients), &sum));
   return dpdr_wrap(sum, DPDR_NODE_SUM);
 }
 
@@ -220,8 +275,8 @@ SEXP dpdr_wire_inspect(SEXP bytes) {
   const uint8_t *b = dpdr_raw(bytes, "bytes");
   dpd_wire_header h;
   dpdr_check(dpd_wire_inspect(b, (size_t)XLENGTH(bytes), &h));
-  const char *names[] = {"round", "client", "dim", "node", "frac_bits", "mode"};
-  SEXP values[6];
+  const char *names[] = {"round", "client", "dim", "node", "frac_bits", "mode", "shard"};
+  SEXP values[7];
   uint64_t ids[3] = {h.round, h.client, h.dim};
   values[0] = PROTECT(dpdr_u64s_to_r(&ids[0], 1));
   values[1] = PROTECT(dpdr_u64s_to_r(&ids[1], 1));
@@ -229,8 +284,9 @@ SEXP dpdr_wire_inspect(SEXP bytes) {
   values[3] = PROTECT(Rf_ScalarInteger((int)h.node));
   values[4] = PROTECT(Rf_ScalarInteger((int)h.frac_bits));
   values[5] = PROTECT(Rf_mkString(h.kind == DPD_SHARE_MODE_SEED ? "seed" : "full"));
-  SEXP out = named_list(6, names, values);
-  UNPROTECT(6);
+  values[6] = PROTECT(shard_ids_to_r(&h.shard, 1));
+  SEXP out = named_list(7, names, values);
+  UNPROTECT(7);
   return out;
 }
 
@@ -245,9 +301,10 @@ SEXP dpdr_node_sum_to_bytes(SEXP node_sum) {
   return dpdr_fetch(DPDR_BYTES, fill_node_sum_bytes, s, 0);
 }
 
-SEXP dpdr_node_sum_from_bytes(SEXP bytes) {
+SEXP dpdr_node_sum_from_bytes(SEXP config, SEXP bytes) {
+  dpd_round_config *cfg = config_of(config);
   const uint8_t *b = dpdr_raw(bytes, "bytes");
   dpd_node_sum *s = NULL;
-  dpdr_check(dpd_node_sum_from_bytes(b, (size_t)XLENGTH(bytes), &s));
+  dpdr_check(dpd_node_sum_from_bytes(cfg, b, (size_t)XLENGTH(bytes), &s));
   return dpdr_wrap(s, DPDR_NODE_SUM);
 }

@@ -33,14 +33,14 @@ SEXP dpdr_node_new(SEXP, SEXP);
 SEXP dpdr_node_absorb(SEXP, SEXP);
 SEXP dpdr_node_retract(SEXP, SEXP);
 SEXP dpdr_node_received(SEXP);
-SEXP dpdr_node_finalize(SEXP, SEXP);
+SEXP dpdr_node_finalize(SEXP, SEXP, SEXP);
 SEXP dpdr_aggregator_new(SEXP);
 SEXP dpdr_aggregator_add(SEXP, SEXP);
 SEXP dpdr_aggregator_release(SEXP);
 SEXP dpdr_simulate_round(SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_wire_inspect(SEXP);
 SEXP dpdr_node_sum_to_bytes(SEXP);
-SEXP dpdr_node_sum_from_bytes(SEXP);
+SEXP dpdr_node_sum_from_bytes(SEXP, SEXP);
 SEXP dpdr_iterative_calibrate(SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_iterative_trainer(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_iterative_step(SEXP, SEXP, SEXP, SEXP);
@@ -111,14 +111,14 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_node_absorb",                   (DL_FUNC)&dpdr_node_absorb,                   2},
     {"dpdr_node_retract",                  (DL_FUNC)&dpdr_node_retract,                  2},
     {"dpdr_node_received",                 (DL_FUNC)&dpdr_node_received,                 1},
-    {"dpdr_node_finalize",                 (DL_FUNC)&dpdr_node_finalize,                 2},
+    {"dpdr_node_finalize",                 (DL_FUNC)&dpdr_node_finalize,                 3},
     {"dpdr_aggregator_new",                (DL_FUNC)&dpdr_aggregator_new,                1},
     {"dpdr_aggregator_add",                (DL_FUNC)&dpdr_aggregator_add,                2},
     {"dpdr_aggregator_release",            (DL_FUNC)&dpdr_aggregator_release,            1},
     {"dpdr_simulate_round",                (DL_FUNC)&dpdr_simulate_round,                4},
     {"dpdr_wire_inspect",                  (DL_FUNC)&dpdr_wire_inspect,                  1},
     {"dpdr_node_sum_to_bytes",             (DL_FUNC)&dpdr_node_sum_to_bytes,             1},
-    {"dpdr_node_sum_from_bytes",           (DL_FUNC)&dpdr_node_sum_from_bytes,           1},
+    {"dpdr_node_sum_from_bytes",           (DL_FUNC)&dpdr_node_sum_from_bytes,           2},
     {"dpdr_iterative_calibrate",           (DL_FUNC)&dpdr_iterative_calibrate,           4},
     {"dpdr_iterative_trainer",             (DL_FUNC)&dpdr_iterative_trainer,             5},
     {"dpdr_iterative_step",                (DL_FUNC)&dpdr_iterative_step,                4},

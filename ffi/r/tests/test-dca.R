@@ -30,11 +30,11 @@ manual_round <- function(x, mode, n_nodes = 3, max_dropped = 1, sends = NULL, se
     targets <- if (is.null(sends)) seq_len(n_nodes) - 1 else sends[[i]]
     for (k in targets) dca_absorb(nodes[[k + 1]], shares[[k + 1]])
   }
-  agreed <- Reduce(intersect, lapply(nodes, dca_received))
+  agreed <- Reduce(merge, lapply(nodes, dca_received))
   # Full shares of clients outside the agreed set are taken back (seed shares need not be).
-  for (i in setdiff(seq_len(n) - 1, agreed)) {
+  for (i in setdiff(seq_len(n) - 1, agreed$client)) {
     for (k in seq_len(n_nodes) - 1) {
-      if ((i %in% dca_received(nodes[[k + 1]])) &&
+      if ((i %in% dca_received(nodes[[k + 1]])$client) &&
           dca_wire_inspect(messages[[i + 1]][[k + 1]])$mode == "full") {
         dca_retract(nodes[[k + 1]], messages[[i + 1]][[k + 1]])
       }
@@ -44,7 +44,7 @@ manual_round <- function(x, mode, n_nodes = 3, max_dropped = 1, sends = NULL, se
   for (node in nodes) {
     node_sum <- dca_finalize(node, agreed)
     # In a deployment the node sum travels to the aggregator as bytes.
-    if (via_bytes) node_sum <- dca_node_sum_from_bytes(dca_node_sum_bytes(node_sum))
+    if (via_bytes) node_sum <- dca_node_sum_from_bytes(cfg, dca_node_sum_bytes(node_sum))
     dca_add(agg, node_sum)
   }
   dca_release(agg)
@@ -79,13 +79,47 @@ run_tests(list(
     cfg <- dca_config(1, 3, 2, 0, 2, 10)
     node <- dca_node(cfg, 0)
     for (i in 0:2) dca_absorb(node, dca_shard(dca_client(cfg, i), c(1, 2))$node0)
-    bytes <- dca_node_sum_bytes(dca_finalize(node, 0:2))
-    expect_dpdist_error(dca_node_sum_from_bytes(bytes[-length(bytes)]), "DPD_ERR_MALFORMED")
-    expect_dpdist_error(dca_node_sum_from_bytes(raw(3)), "DPD_ERR_MALFORMED")
+    bytes <- dca_node_sum_bytes(dca_finalize(node, dca_received(node)))
+    expect_dpdist_error(dca_node_sum_from_bytes(cfg, bytes[-length(bytes)]), "DPD_ERR_MALFORMED")
+    expect_dpdist_error(dca_node_sum_from_bytes(cfg, raw(3)), "DPD_ERR_MALFORMED")
+    other <- dca_config(1, 4, 2, 0, 2, 10) # the same round id with another N
+    expect_dpdist_error(dca_node_sum_from_bytes(other, bytes), "DPD_ERR_WRONG_ROUND")
     agg <- dca_aggregator(cfg)
-    dca_add(agg, dca_node_sum_from_bytes(bytes))
-    expect_dpdist_error(dca_add(agg, dca_node_sum_from_bytes(bytes)), "DPD_ERR_INVALID_ARGUMENT")
+    dca_add(agg, dca_node_sum_from_bytes(cfg, bytes))
+    expect_dpdist_error(dca_add(agg, dca_node_sum_from_bytes(cfg, bytes)),
+                        "DPD_ERR_INVALID_ARGUMENT")
     expect_dpdist_error(dca_release(agg), "DPD_ERR_INVALID_STATE") # node 1's sum is missing
+  },
+
+  mixed_retry_is_excluded_never_summed = function() {
+    # Client 0 shards twice: node 0 absorbs the first attempt, node 1 the retry. The pair
+    # agreement leaves client 0 out; agreeing on ids alone is refused by the aggregator.
+    x <- inputs_5x4()
+    cfg <- dca_config(9, 5, 2, 1, 4, 10, mode = "seed")
+    rng <- dpdist_rng(insecure_seed = 6)
+    nodes <- list(dca_node(cfg, 0), dca_node(cfg, 1))
+    client0 <- dca_client(cfg, 0, rng)
+    first <- dca_shard(client0, x[1, ])
+    retry <- dca_shard(client0, x[1, ])
+    stopifnot(!identical(dca_wire_inspect(first$node0)$shard, dca_wire_inspect(retry$node0)$shard))
+    dca_absorb(nodes[[1]], first$node0)
+    dca_absorb(nodes[[2]], retry$node1)
+    for (i in 2:5) {
+      s <- dca_shard(dca_client(cfg, i - 1, rng), x[i, ])
+      dca_absorb(nodes[[1]], s$node0)
+      dca_absorb(nodes[[2]], s$node1)
+    }
+    ids_only <- dca_aggregator(cfg)
+    dca_add(ids_only, dca_finalize(nodes[[1]], dca_received(nodes[[1]])))
+    expect_dpdist_error(dca_add(ids_only, dca_finalize(nodes[[2]], dca_received(nodes[[2]]))),
+                        "DPD_ERR_INVALID_ARGUMENT")
+    agreed <- Reduce(merge, lapply(nodes, dca_received))
+    stopifnot(identical(agreed$client, c(1, 2, 3, 4)))
+    dca_retract(nodes[[1]], first$node0)
+    agg <- dca_aggregator(cfg)
+    for (node in nodes) dca_add(agg, dca_finalize(node, agreed))
+    r <- dca_release(agg)
+    expect_near(r$sum, colSums(x[-1, ]), quantum(r, 4), "sum without the mixed client")
   },
 
   too_many_dropouts_release_nothing = function() {
@@ -104,7 +138,9 @@ run_tests(list(
       dca_absorb(n0, s$node0)
       if (i != 2) dca_absorb(n1, s$node1)
     }
-    expect_dpdist_error(dca_finalize(n0, c(0, 1)), "DPD_ERR_INVALID_STATE")
+    agreed <- dca_received(n1)
+    stopifnot(identical(agreed$client, c(0, 1)))
+    expect_dpdist_error(dca_finalize(n0, agreed), "DPD_ERR_INVALID_STATE")
   },
 
   wire_bytes_describe_themselves = function() {
@@ -115,6 +151,7 @@ run_tests(list(
     stopifnot(h0$round == 7, h0$client == 2, h0$dim == 5, h0$node == 0, h0$mode == "full")
     stopifnot(h2$node == 2, h2$mode == "seed", length(s$node2) < length(s$node0))
     stopifnot(h0$frac_bits == dca_config_info(cfg)$frac_bits)
+    stopifnot(nchar(h0$shard) == 16, identical(h0$shard, h2$shard)) # one attempt, M messages
   },
 
   bad_input_is_an_error_and_changes_nothing = function() {
@@ -141,7 +178,7 @@ run_tests(list(
     s2 <- dca_shard(dca_client(other_round, 1, rng), c(1, 2, 3))
     expect_dpdist_error(dca_absorb(node, s2$node0), "DPD_ERR_WRONG_ROUND")
     expect_dpdist_error(dca_absorb(node, "not bytes"), "DPD_ERR_INVALID_ARGUMENT")
-    stopifnot(identical(dca_received(node), 0)) # none of the failures changed the node
+    stopifnot(identical(dca_received(node)$client, 0)) # none of the failures changed the node
 
     expect_dpdist_error(dca_node(cfg, 2), "DPD_ERR_UNKNOWN_NODE")
     expect_dpdist_error(dca_absorb(cfg, s$node0), "DPD_ERR_INVALID_ARGUMENT") # wrong handle
