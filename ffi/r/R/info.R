@@ -1,7 +1,7 @@
 # Version of the linked dpdist C library (a string such as "0.1.0").
 dpdist_version <- function() .Call(dpdr_version)
 
-# ABI version of the linked C library; the binding was written for ABI 1.
+# ABI version of the linked C library; the binding was written for ABI 2.
 dpdist_abi_version <- function() .Call(dpdr_abi_version)
 
 # Caps the library's worker threads (0 = one per core). Works only before the first parallel
