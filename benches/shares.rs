@@ -19,7 +19,7 @@ use aes::cipher::{KeyIvInit, StreamCipher};
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{
-    Client, ClientId, ComputeNode, NodeIndex, RoundConfig, RoundId, RoundParams, Seed,
+    Client, ClientId, ComputeNode, NodeIndex, RoundConfig, RoundId, RoundParams, Seed, ShardId,
     ShareMessage, ShareMode, SharePayload, raw_keystream,
 };
 
@@ -48,7 +48,9 @@ fn round(n_clients: usize, n_nodes: u16, dim: usize, mode: ShareMode) -> RoundCo
 fn message(config: &RoundConfig, client: usize, node: u16, payload: SharePayload) -> ShareMessage {
     ShareMessage {
         round: ROUND,
+        config: config.digest(),
         client: ClientId(client as u64),
+        shard: ShardId(client as u64),
         node: NodeIndex(node),
         frac_bits: config.codec().frac_bits(),
         dim: config.dim(),

@@ -43,7 +43,8 @@ use clap::{Parser, ValueEnum};
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{
     Client, ClientId, ComputeNode, FixedPoint, NodeIndex, RoundConfig, RoundId, RoundParams, Seed,
-    ShareMessage, ShareMode, SharePayload, keystream_backend, raw_keystream, simulate_round_with,
+    ShardId, ShareMessage, ShareMode, SharePayload, keystream_backend, raw_keystream,
+    simulate_round_with,
 };
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
@@ -450,7 +451,9 @@ fn round_config(
 fn share(config: &RoundConfig, client: usize, node: u16, payload: SharePayload) -> ShareMessage {
     ShareMessage {
         round: config.round(),
+        config: config.digest(),
         client: ClientId(client as u64),
+        shard: ShardId(client as u64),
         node: NodeIndex(node),
         frac_bits: config.codec().frac_bits(),
         dim: config.dim(),

@@ -120,8 +120,12 @@ pub unsafe extern "C" fn dpd_node_received(
     ffi_entry("dpd_node_received", || -> FfiResult<()> {
         // SAFETY: header contract for `node`.
         let node = unsafe { handle_ref(node, "node") }?;
-        let (ids, shards): (Vec<u64>, Vec<u64>) =
-            node.inner.received().iter().map(|(c, s)| (c.0, s.0)).unzip();
+        let (ids, shards): (Vec<u64>, Vec<u64>) = node
+            .inner
+            .received()
+            .iter()
+            .map(|(c, s)| (c.0, s.0))
+            .unzip();
         // Both arrays or neither: nothing is written unless both can be.
         for (ptr, name) in [(out_ids, "out_ids"), (out_shards, "out_shards")] {
             if out_cap > 0 && ptr.is_null() {

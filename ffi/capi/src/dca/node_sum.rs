@@ -57,8 +57,12 @@ pub unsafe extern "C" fn dpd_node_sum_from_bytes(
     ffi_entry("dpd_node_sum_from_bytes", || {
         check_out(out, "out")?;
         // SAFETY: header contract for `config` and `(bytes, len)`.
-        let (config, bytes) =
-            unsafe { (handle_ref(config, "config")?, slice_in(bytes, len, "bytes")?) };
+        let (config, bytes) = unsafe {
+            (
+                handle_ref(config, "config")?,
+                slice_in(bytes, len, "bytes")?,
+            )
+        };
         let inner = NodeSum::get_decoded(&config.inner, bytes)?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
         unsafe { write_out(out, into_handle(dpd_node_sum { inner }), "out") }
