@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use dp_noise::PrivacyLoss;
 use dp_noise::accountant::{Accountant, GaussianComposition, RoundCost};
+use dp_noise::discrete::distributed_zcdp_rho;
 use fixedpoint_shares::{Aggregator as SumAggregator, ClientId, ClientSet, Release};
 use reqwest::StatusCode;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -71,22 +72,19 @@ impl Aggregator {
         db.execute_batch(
             "CREATE TABLE IF NOT EXISTS rounds (
                  id TEXT PRIMARY KEY, spec BLOB NOT NULL, state TEXT NOT NULL, detail TEXT);
-             CREATE TABLE IF NOT EXISTS charges (
-                 id TEXT PRIMARY KEY, l2_sensitivity REAL NOT NULL, sigma REAL NOT NULL);",
+             CREATE TABLE IF NOT EXISTS charges (id TEXT PRIMARY KEY, rho REAL NOT NULL);",
         )?;
         // A DCA release carries a sum of discrete Gaussians, not a continuous Gaussian: the exact
-        // μ-GDP curve is proven only for the latter, while ρ = Δ²/(2σ²)-zCDP holds for the
-        // discrete one too (Canonne–Kamath–Steinke 2020; sums: Kairouz–Liu–Steinke 2021, whose τ
-        // is negligible at dpdist's fixed-point scales). So rounds compose in zCDP here, as in
-        // the in-process BLR pipeline.
+        // μ-GDP curve is proven only for the latter, while zCDP holds for the sum too
+        // (Kairouz–Liu–Steinke 2021, Thm 1; see `round_rho`). So rounds compose in zCDP here, as
+        // in the in-process BLR pipeline.
         let mut accountant = Accountant::with_composition(budget, GaussianComposition::Zcdp)
             .map_err(Error::Budget)?;
         {
-            let mut stmt = db.prepare("SELECT l2_sensitivity, sigma FROM charges")?;
-            let rows = stmt.query_map([], |r| Ok((r.get::<_, f64>(0)?, r.get::<_, f64>(1)?)))?;
-            for row in rows {
-                let (l2, sigma) = row?;
-                let cost = RoundCost::gaussian(l2, sigma).map_err(Error::Budget)?;
+            let mut stmt = db.prepare("SELECT rho FROM charges")?;
+            let rows = stmt.query_map([], |r| r.get::<_, f64>(0))?;
+            for rho in rows {
+                let cost = RoundCost::zcdp(rho?).map_err(Error::Budget)?;
                 accountant.charge(cost).map_err(Error::Budget)?;
             }
         }
@@ -427,13 +425,13 @@ impl Aggregator {
                 max_dropped,
             });
         }
-        let cost = match (round.spec.noise_sigma_total, round.spec.l2_sensitivity) {
-            (Some(sigma), Some(l2)) => {
-                let cost = RoundCost::gaussian(l2, sigma).map_err(Error::Budget)?;
+        let cost = match round_rho(round)? {
+            Some(rho) => {
+                let cost = RoundCost::zcdp(rho).map_err(Error::Budget)?;
                 self.accountant.check(cost).map_err(Error::Budget)?;
-                Some((cost, l2, sigma))
+                Some((cost, rho))
             }
-            _ => None,
+            None => None,
         };
         let agreed_ids: Vec<u64> = agreed.iter().map(|c| c.0).collect();
         let close_body = serde_json::to_vec(&CloseRequest {
@@ -465,7 +463,7 @@ impl Aggregator {
             )?)?;
         }
         let release: Release = sums.release()?;
-        if let Some((cost, _, _)) = cost {
+        if let Some((cost, _)) = cost {
             self.accountant.charge(cost).map_err(Error::Budget)?;
         }
         let spent = self.accountant.spent();
@@ -486,10 +484,10 @@ impl Aggregator {
             "UPDATE rounds SET state = 'released', detail = ?2 WHERE id = ?1",
             params![id, serde_json::to_string(&published).unwrap_or_default()],
         )?;
-        if let Some((_, l2, sigma)) = cost {
+        if let Some((_, rho)) = cost {
             tx.execute(
-                "INSERT INTO charges (id, l2_sensitivity, sigma) VALUES (?1, ?2, ?3)",
-                params![id, l2, sigma],
+                "INSERT INTO charges (id, rho) VALUES (?1, ?2)",
+                params![id, rho],
             )?;
         }
         tx.commit()?;
@@ -528,5 +526,69 @@ impl Aggregator {
         Err(Error::Timeout(format!(
             "{url} node sum not ready after {SUM_POLLS} polls"
         )))
+    }
+}
+
+/// The zCDP ρ of a noisy round's release, exactly as the in-process pipeline charges it
+/// (`projection::release`): the N − T − 1 honest clients' discrete Gaussians N_ℤ(0, σ_c²) in
+/// grid units protect an integer vector whose ℓ2 sensitivity in grid units is Δ₂·2^f + √d
+/// (encoding rounds each coordinate by at most ½ unit, so two encodings differ by at most one
+/// extra unit per coordinate), which is ρ-zCDP by Kairouz–Liu–Steinke 2021, Thm 1. `None` for
+/// a round without noise (it releases an exact sum and charges nothing).
+fn round_rho(round: &Round) -> Result<Option<f64>> {
+    let (Some(noise), Some(l2)) = (round.config.noise(), round.spec.l2_sensitivity) else {
+        return Ok(None);
+    };
+    let config = &round.config;
+    let honest = config.n_clients() - config.max_dropped() - 1;
+    let l2_units = l2 * config.codec().scale() + (config.dim() as f64).sqrt();
+    distributed_zcdp_rho(l2_units, noise.sigma_client_units, honest, config.dim())
+        .map(Some)
+        .map_err(Error::Budget)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_rho;
+    use crate::hex;
+    use crate::spec::{RoundSpec, token_hash};
+    use share_sealing::NodeKeyPair;
+
+    fn round(frac_bits: u32) -> crate::spec::Round {
+        RoundSpec {
+            round: 1,
+            n_clients: 16,
+            n_nodes: 2,
+            max_dropped: 2,
+            dim: 5,
+            bound: 1.0,
+            mode: "seed".into(),
+            noise_sigma_total: Some(2.5),
+            l2_sensitivity: Some(1.0),
+            frac_bits: Some(frac_bits),
+            deadline_unix_ms: 1_900_000_000_000,
+            node_keys: (0..2)
+                .map(|_| hex::encode(&NodeKeyPair::generate().public.to_bytes()))
+                .collect(),
+            client_token_sha256: (0..16)
+                .map(|i| hex::encode(&token_hash(&format!("t{i}"))))
+                .collect(),
+        }
+        .validate()
+        .unwrap()
+    }
+
+    /// On a coarse grid (f = 4) the rounding term is large: ρ = (Δ₂·2^f + √d)² /
+    /// (2·(N − T − 1)·σ_c²·2^2f) with σ_c = σ/√(N − T − 1) is (1 + √5/16)² / (2·2.5²) = 0.1039…,
+    /// not the continuous 0.08 (KLS's τ underflows at σ_c·2^f ≈ 11).
+    #[test]
+    fn the_charge_counts_the_grid_rounding_like_the_pipeline() {
+        let by_hand = (1.0 + 5f64.sqrt() / 16.0).powi(2) / (2.0 * 2.5 * 2.5);
+        let rho = round_rho(&round(4)).unwrap().unwrap();
+        assert!(
+            (rho - by_hand).abs() < 1e-12 * by_hand,
+            "{rho} vs {by_hand}"
+        );
+        assert!(rho > 0.1);
     }
 }
