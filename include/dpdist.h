@@ -126,6 +126,16 @@ typedef enum dpd_status {
      * The operating system's random number generator failed.
      */
     DPD_ERR_RNG = 18,
+    /**
+     * A buffer whose size comes from the arguments (a dimension, a client count, a length)
+     * could not be allocated. Nothing was changed; the process is intact.
+     */
+    DPD_ERR_ALLOC = 19,
+    /**
+     * ε, δ, a sensitivity Δ or a noise σ is outside its documented range (see the header's
+     * "Privacy parameters" section); the message names the range.
+     */
+    DPD_ERR_INVALID_PRIVACY_PARAMETER = 20,
 } dpd_status;
 
 /**
@@ -801,7 +811,9 @@ enum dpd_status dpd_blr_search_thresholds(const double *sigma_x,
 
 /**
  * Writes the length of a statistics vector for d features: d(d+1)/2 entries of Σxxᵀ (packed
- * upper triangle, row-major), d of Σxy, and Σy² when `with_yy = 1`.
+ * upper triangle, row-major), d of Σxy, and Σy² when `with_yy = 1`. A length that does not
+ * fit a `size_t`, or whose doubles would not fit the address space, is `DPD_ERR_OVERFLOW`
+ * (never a wrapped value).
  *
  * # Safety
  * `out` NULL (→ error) or a writable `size_t`.
@@ -929,7 +941,8 @@ enum dpd_status dpd_blr_config_set_public_std(struct dpd_blr_config *config,
                                               double y_std);
 
 /**
- * Creates the aggregator of the round.
+ * Creates the aggregator of the round. It holds d words: `DPD_ERR_ALLOC` when they cannot be
+ * allocated (never an abort).
  *
  * # Safety
  * `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle; `out` NULL or a writable
@@ -994,7 +1007,8 @@ enum dpd_status dpd_client_new(const struct dpd_round_config *config,
  * noise: send each client's shares of a round only once.
  *
  * Errors: `DPD_ERR_LENGTH_MISMATCH`, `DPD_ERR_NON_FINITE`, `DPD_ERR_OVERFLOW` (|x| > bound),
- * checked before any randomness is drawn.
+ * checked before any randomness is drawn; `DPD_ERR_ALLOC` when the shares (d words for node 0,
+ * and for every node in full mode) cannot be allocated.
  *
  * # Safety
  * `client` NULL or a live handle; `values` NULL with `len == 0` or `len` readable doubles;
@@ -1177,7 +1191,9 @@ void dpd_round_ledger_free(struct dpd_round_ledger *ledger);
 
 /**
  * Creates compute node `node` (0..M) of the round. Node 0 receives the clients' full
- * balancing shares; in seed mode nodes 1..M receive 16-byte seeds.
+ * balancing shares; in seed mode nodes 1..M receive 16-byte seeds. The node holds d words
+ * and N bits: when they cannot be allocated (e.g. d = 2^32 needs 32 GiB) the call returns
+ * `DPD_ERR_ALLOC` (never aborts the process); `node >= M` → `DPD_ERR_UNKNOWN_NODE`.
  *
  * # Safety
  * `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle; `out` NULL or a writable
@@ -1307,6 +1323,10 @@ void dpd_node_sum_free(struct dpd_node_sum *sum);
  * carries N(0, σ_total²) per coordinate even if T clients are missing or collude;
  * `noise_sigma_total = 0` gives an exact, NON-private sum. `frac_bits` is
  * `DPD_FRAC_BITS_AUTO` or an explicit number of fractional bits (an error if unsafe).
+ *
+ * Limits: 1 <= N <= 2^32, 2 <= M <= 65535, 1 <= d <= 2^32 (the wire format's maximum). The
+ * configuration itself is small; nodes and aggregators allocate d words each, clients M·d
+ * words when sharding, and report `DPD_ERR_ALLOC` when the memory is not there.
  *
  * Errors: `DPD_ERR_INVALID_ARGUMENT` (N, M, T, d, bound, mode, N − T − 1 < 1 with noise),
  * `DPD_ERR_NON_FINITE`, `DPD_ERR_OVERFLOW` (no precision lets the sum fit the ring).

@@ -24,7 +24,9 @@ static_libs=(-lpthread -ldl -lm) # what a Rust staticlib needs on Linux besides 
 
 # detect_leaks: leaked dpdist handles fail the test. abort_on_error/halt_on_error: the first
 # report ends the run with a non-zero status. UBSan prints a stack and exits non-zero.
-export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+# allocator_may_return_null: a refused allocation returns NULL, as glibc's malloc does, instead of
+# ASan ending the process; test_limits.c checks that dpdist turns it into DPD_ERR_ALLOC.
+export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1:halt_on_error=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 
 # Probe: can this machine build and run a sanitized program, and does ASan really report? A

@@ -13,7 +13,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let config = fixture_config(mode_from(selector));
-    let mut agg = Aggregator::new(&config);
+    let mut agg = Aggregator::new(&config).expect("fixture aggregator");
     for (_, body) in records(rest) {
         let Ok(sum) = NodeSum::get_decoded(&config, body) else {
             continue;

@@ -9,9 +9,21 @@ use faer::{Accum, Mat, MatRef, Par};
 
 use crate::error::{Error, Result, check_xy};
 
-/// Number of entries of the packed upper triangle of a `d × d` symmetric matrix.
+/// Number of entries of the packed upper triangle of a `d × d` symmetric matrix, for a d whose
+/// statistics exist in memory (use [`checked_packed_len`] for a d that comes from a caller).
 pub fn packed_len(d: usize) -> usize {
     d * (d + 1) / 2
+}
+
+/// d(d+1)/2 without wrapping: `None` when it does not fit a `usize`. The halving is done on the
+/// even factor first, so d = 2^32 (whose d(d+1) overflows 64 bits) is still exact.
+pub fn checked_packed_len(d: usize) -> Option<usize> {
+    let next = d.checked_add(1)?;
+    if d % 2 == 0 {
+        (d / 2).checked_mul(next)
+    } else {
+        d.checked_mul(next / 2)
+    }
 }
 
 /// Position of entry (j, k), j ≤ k, in the packed upper triangle.
@@ -52,18 +64,39 @@ impl SuffStats {
     }
 
     /// Length of the flat vector `[xx…, xy…]` (with `yy` appended when `with_yy`).
+    /// For a d whose statistics exist in memory; [`SuffStats::checked_flat_len`] for a d that
+    /// comes from a caller.
     pub fn flat_len(d: usize, with_yy: bool) -> usize {
         packed_len(d) + d + usize::from(with_yy)
+    }
+
+    /// [`SuffStats::flat_len`] for a d that comes from a caller: an error instead of a wrapped
+    /// value when the length, or its size in bytes as `f64`s, does not fit the address space
+    /// (so no array of that length can exist).
+    ///
+    /// # Errors
+    /// [`Error::Projection`] with `projection::Error::SizeOverflow`.
+    pub fn checked_flat_len(d: usize, with_yy: bool) -> Result<usize> {
+        checked_packed_len(d)
+            .and_then(|p| p.checked_add(d))
+            .and_then(|p| p.checked_add(usize::from(with_yy)))
+            .filter(|&len| len <= isize::MAX as usize / size_of::<f64>())
+            .ok_or(Error::Projection(projection::Error::SizeOverflow {
+                what: "flat BLR statistics (d(d+1)/2 + d values)",
+                rows: d,
+                cols: d,
+            }))
     }
 
     /// Writes one record's statistics `[x_j x_k (j ≤ k)…, x_j y…, (y²)]` into `out`
     /// (length [`SuffStats::flat_len`]). This is the vector a client contributes to the sum.
     pub fn record_into(x_row: &[f64], y: f64, with_yy: bool, out: &mut [f64]) -> Result<()> {
         let d = x_row.len();
-        if out.len() != Self::flat_len(d, with_yy) {
+        let expected = Self::checked_flat_len(d, with_yy)?;
+        if out.len() != expected {
             return Err(Error::LengthMismatch {
                 what: "record buffer",
-                expected: Self::flat_len(d, with_yy),
+                expected,
                 got: out.len(),
             });
         }
@@ -97,10 +130,11 @@ impl SuffStats {
     /// Rebuilds statistics from a flat vector; without `yy` in it, `yy` is set to NaN-free 0 and
     /// must not be used (only the Gamma-prior variant needs it).
     pub fn from_flat(flat: &[f64], d: usize, n: usize, with_yy: bool) -> Result<Self> {
-        if flat.len() != Self::flat_len(d, with_yy) {
+        let expected = Self::checked_flat_len(d, with_yy)?;
+        if flat.len() != expected {
             return Err(Error::LengthMismatch {
                 what: "flat statistics",
-                expected: Self::flat_len(d, with_yy),
+                expected,
                 got: flat.len(),
             });
         }
@@ -206,6 +240,30 @@ mod tests {
             }
         }
         assert_eq!(p, packed_len(d));
+    }
+
+    #[test]
+    fn lengths_from_callers_never_wrap() {
+        assert_eq!(checked_packed_len(0), Some(0));
+        assert_eq!(checked_packed_len(3), Some(6));
+        assert_eq!(checked_packed_len(4), Some(10));
+        // d = 2^32: d(d+1) overflows 64 bits, d(d+1)/2 = 2^63 + 2^31 does not.
+        assert_eq!(checked_packed_len(1 << 32), Some((1 << 63) + (1 << 31)));
+        assert_eq!(checked_packed_len(usize::MAX), None);
+        assert_eq!(SuffStats::checked_flat_len(3, true).unwrap(), 10);
+        // The largest d whose statistics fit isize::MAX bytes of doubles: d(d+1)/2 + d + 1
+        // <= 2^60 − 1 holds for d = 1518500248 and fails for d + 1.
+        let d_max = 1_518_500_248;
+        assert!(SuffStats::checked_flat_len(d_max, true).is_ok());
+        for d in [d_max + 1, 1 << 32, usize::MAX / 2, usize::MAX] {
+            let e = SuffStats::checked_flat_len(d, false).unwrap_err();
+            assert!(
+                matches!(e, Error::Projection(projection::Error::SizeOverflow { .. })),
+                "{d}: {e:?}"
+            );
+        }
+        // A flat vector of any length is refused for such a d instead of panicking on a slice.
+        assert!(SuffStats::from_flat(&[], usize::MAX, 10, false).is_err());
     }
 
     #[test]

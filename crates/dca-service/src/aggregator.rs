@@ -455,7 +455,7 @@ impl Aggregator {
                 )));
             }
         }
-        let mut sums = SumAggregator::new(&round.config);
+        let mut sums = SumAggregator::new(&round.config)?;
         for url in &self.nodes {
             sums.add(&sum_codec::decode(
                 &self.fetch_sum(url, &id).await?,

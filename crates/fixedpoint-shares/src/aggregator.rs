@@ -44,13 +44,16 @@ pub struct Aggregator {
 
 impl Aggregator {
     /// An aggregator for the round.
-    pub fn new(config: &RoundConfig) -> Self {
-        Self {
+    ///
+    /// # Errors
+    /// [`Error::Allocation`] if the d-word accumulator cannot be allocated.
+    pub fn new(config: &RoundConfig) -> Result<Self> {
+        Ok(Self {
             config: config.clone(),
-            acc: vec![0; config.dim()],
+            acc: crate::alloc::zeroed(config.dim(), "aggregator accumulator")?,
             seen: vec![false; usize::from(config.n_nodes())],
             agreed: None,
-        }
+        })
     }
 
     /// Adds one node's sum.

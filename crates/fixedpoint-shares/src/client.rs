@@ -67,7 +67,8 @@ impl Client {
     ///
     /// # Errors
     /// [`Error::LengthMismatch`], [`Error::NonFinite`], [`Error::OutOfBound`] — checked before
-    /// any randomness is drawn.
+    /// any randomness is drawn; [`Error::Allocation`] if the M shares of d words cannot be
+    /// allocated.
     pub fn shard(&mut self, values: &[f64]) -> Result<Vec<ShareMessage>> {
         let dim = self.config.dim();
         if values.len() != dim {
@@ -80,7 +81,7 @@ impl Client {
         let codec = self.config.codec();
         // Wiped if an error returns early; on success it moves into node 0's message, whose
         // payload wipes itself when dropped.
-        let mut balancing = Zeroizing::new(vec![0u64; dim]);
+        let mut balancing = Zeroizing::new(crate::alloc::zeroed(dim, "client's balancing share")?);
         codec.encode(values, &mut balancing)?;
         if let Some(noise) = &self.noise {
             let mut eta = [0i64; NOISE_BATCH];
@@ -108,8 +109,7 @@ impl Client {
                     SharePayload::Seed(seed)
                 }
                 ShareMode::Full => {
-                    // calloc: large masks come as fresh zero pages, never memset.
-                    let mut mask = vec![0u64; dim];
+                    let mut mask = crate::alloc::zeroed(dim, "client's mask share")?;
                     prg::split_mask(&seed, domain, &mut mask, &mut balancing);
                     SharePayload::Full(mask)
                 }

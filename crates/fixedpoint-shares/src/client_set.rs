@@ -21,6 +21,16 @@ impl ClientSet {
         }
     }
 
+    /// The empty subset of `0..universe`, or [`Error::Allocation`] if the allocator refuses its
+    /// `universe / 8` bytes (for a universe that comes from a caller).
+    pub fn try_empty(universe: usize) -> Result<Self> {
+        Ok(Self {
+            universe,
+            words: crate::alloc::zeroed(universe.div_ceil(64), "client set")?,
+            len: 0,
+        })
+    }
+
     /// All of `0..universe`.
     pub fn full(universe: usize) -> Self {
         let mut set = Self::empty(universe);

@@ -196,6 +196,13 @@ pub enum Error {
     Wire(WireError),
     /// The noise layer failed (calibration, sampler, OS randomness).
     Noise(dp_noise::Error),
+    /// The allocator refused a buffer whose size comes from the round's parameters (d, N, M).
+    Allocation {
+        /// What the buffer is for.
+        what: &'static str,
+        /// The bytes requested (saturated at `usize::MAX`).
+        bytes: usize,
+    },
 }
 
 impl fmt::Display for Error {
@@ -335,6 +342,11 @@ impl fmt::Display for Error {
             ),
             Error::Wire(e) => write!(f, "malformed wire bytes: {e}"),
             Error::Noise(e) => write!(f, "noise: {e}"),
+            Error::Allocation { what, bytes } => write!(
+                f,
+                "cannot allocate {bytes} bytes for the {what}: the allocator refused (a smaller \
+                 dimension or client count, or more memory, is needed)"
+            ),
         }
     }
 }

@@ -45,6 +45,7 @@
 //! ```
 
 mod aggregator;
+mod alloc;
 mod client;
 mod client_set;
 mod error;

@@ -76,7 +76,8 @@ impl ComputeNode {
     /// Node `node` of the round.
     ///
     /// # Errors
-    /// [`Error::UnknownNode`] unless `node < M`.
+    /// [`Error::UnknownNode`] unless `node < M`; [`Error::Allocation`] if the d-word
+    /// accumulator or the N-bit client set cannot be allocated.
     pub fn new(config: &RoundConfig, node: NodeIndex) -> Result<Self> {
         if node.0 >= config.n_nodes() {
             return Err(Error::UnknownNode {
@@ -87,7 +88,7 @@ impl ComputeNode {
         Ok(Self {
             config: config.clone(),
             node,
-            acc: vec![0; config.dim()],
+            acc: crate::alloc::zeroed(config.dim(), "node accumulator")?,
             received: ShardSet::empty(config.n_clients()),
             absorbed: HashMap::new(),
         })

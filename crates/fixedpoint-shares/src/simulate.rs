@@ -194,7 +194,7 @@ where
 fn finish(config: &RoundConfig, nodes: &[ComputeNode]) -> Result<Release> {
     let received: Vec<&ShardSet> = nodes.iter().map(ComputeNode::received).collect();
     let agreed = agree(&received)?;
-    let mut aggregator = Aggregator::new(config);
+    let mut aggregator = Aggregator::new(config)?;
     for node in nodes {
         aggregator.add(&node.finalize(&agreed)?)?;
     }

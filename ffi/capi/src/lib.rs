@@ -20,6 +20,7 @@
 // The C names are the Rust names (see above).
 #![allow(non_camel_case_types)]
 
+mod alloc;
 mod blr;
 mod dca;
 mod error;

@@ -47,6 +47,12 @@ pub enum dpd_status {
     DPD_ERR_OTHER = 17,
     /// The operating system's random number generator failed.
     DPD_ERR_RNG = 18,
+    /// A buffer whose size comes from the arguments (a dimension, a client count, a length)
+    /// could not be allocated. Nothing was changed; the process is intact.
+    DPD_ERR_ALLOC = 19,
+    /// ε, δ, a sensitivity Δ or a noise σ is outside its documented range (see the header's
+    /// "Privacy parameters" section); the message names the range.
+    DPD_ERR_INVALID_PRIVACY_PARAMETER = 20,
 }
 
 impl dpd_status {
@@ -72,6 +78,8 @@ impl dpd_status {
             Self::DPD_ERR_NUMERICAL => c"DPD_ERR_NUMERICAL",
             Self::DPD_ERR_OTHER => c"DPD_ERR_OTHER",
             Self::DPD_ERR_RNG => c"DPD_ERR_RNG",
+            Self::DPD_ERR_ALLOC => c"DPD_ERR_ALLOC",
+            Self::DPD_ERR_INVALID_PRIVACY_PARAMETER => c"DPD_ERR_INVALID_PRIVACY_PARAMETER",
         }
     }
 }
@@ -88,7 +96,7 @@ pub extern "C" fn dpd_status_name(status: u32) -> *const std::ffi::c_char {
 }
 
 /// Every status, for lookups by number (a C caller may pass any integer).
-const ALL: [dpd_status; 19] = [
+const ALL: [dpd_status; 21] = [
     dpd_status::DPD_OK,
     dpd_status::DPD_ERR_NULL_POINTER,
     dpd_status::DPD_ERR_INVALID_ARGUMENT,
@@ -108,6 +116,8 @@ const ALL: [dpd_status; 19] = [
     dpd_status::DPD_ERR_NUMERICAL,
     dpd_status::DPD_ERR_OTHER,
     dpd_status::DPD_ERR_RNG,
+    dpd_status::DPD_ERR_ALLOC,
+    dpd_status::DPD_ERR_INVALID_PRIVACY_PARAMETER,
 ];
 
 #[cfg(test)]

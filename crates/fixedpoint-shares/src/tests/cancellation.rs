@@ -159,7 +159,7 @@ fn asymmetric_receipt_is_resolved_by_the_agreed_set() {
             nodes[2].retract(&shards[2][2]).unwrap();
             nodes[2].retract(&shards[9][2]).unwrap();
         }
-        let mut agg = Aggregator::new(&config);
+        let mut agg = Aggregator::new(&config).unwrap();
         for node in &nodes {
             agg.add(&node.finalize(&agreed).unwrap()).unwrap();
         }

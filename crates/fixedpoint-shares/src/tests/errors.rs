@@ -224,7 +224,7 @@ fn aggregator_errors_change_nothing() {
         .restricted_to(&ClientSet::from_ids(4, &ids(&[0, 1, 2])).unwrap())
         .unwrap();
     let sums: Vec<_> = nodes.iter().map(|n| n.finalize(&agreed).unwrap()).collect();
-    let mut agg = Aggregator::new(&config);
+    let mut agg = Aggregator::new(&config).unwrap();
     assert!(matches!(
         agg.release(),
         Err(Error::MissingNodeSums { have: 0, need: 3 })

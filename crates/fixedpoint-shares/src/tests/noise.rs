@@ -127,7 +127,7 @@ fn noisy_shares_cancel_exactly_and_the_noise_stays_in_its_tail() {
         assert!(nonzero > n * d / 2, "noise was not added");
         let agreed = nodes[0].received().clone();
         assert_eq!(agreed.clients(), &ClientSet::full(n));
-        let mut agg = Aggregator::new(&config);
+        let mut agg = Aggregator::new(&config).unwrap();
         for node in &nodes {
             agg.add(&node.finalize(&agreed).unwrap()).unwrap();
         }

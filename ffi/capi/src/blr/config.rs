@@ -9,6 +9,7 @@ use blr::{FitConfig, Mechanism, Prior, ProjectionConfig};
 use dp_noise::PrivacyLoss;
 use projection::release::{Aggregation, DcaSettings};
 
+use crate::alloc::copied;
 use crate::dca::round::share_mode;
 use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
@@ -45,7 +46,7 @@ pub unsafe extern "C" fn dpd_blr_config_new(
             aggregation: Aggregation::Trusted,
             mechanism: Mechanism::Gaussian,
             budget: PrivacyLoss::new(epsilon, delta)?,
-            assumed_x: assumed_x.to_vec(),
+            assumed_x: copied(assumed_x, "assumed bounds")?,
             assumed_y,
             projection: Some(ProjectionConfig::default()),
             prior: Prior::default(),

@@ -6,6 +6,7 @@
 use blr::{ErrorMeasure, SearchTarget};
 use projection::search::SearchConfig;
 
+use crate::alloc::copied;
 use crate::blr::config::dpd_blr_config;
 use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
@@ -102,7 +103,7 @@ pub unsafe extern "C" fn dpd_blr_search_thresholds(
             ));
         }
         let target = SearchTarget {
-            sigma_x: sigma_x.to_vec(),
+            sigma_x: copied(sigma_x, "feature standard deviations")?,
             sigma_y,
             n,
             mechanism: c.mechanism,

@@ -4,6 +4,7 @@
 
 use blr::{Prior, SuffStats};
 
+use crate::alloc::zeroed;
 use crate::blr::fit::check_rows;
 use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
@@ -21,7 +22,9 @@ fn with_yy(flag: u32) -> FfiResult<bool> {
 }
 
 /// Writes the length of a statistics vector for d features: d(d+1)/2 entries of Σxxᵀ (packed
-/// upper triangle, row-major), d of Σxy, and Σy² when `with_yy = 1`.
+/// upper triangle, row-major), d of Σxy, and Σy² when `with_yy = 1`. A length that does not
+/// fit a `size_t`, or whose doubles would not fit the address space, is `DPD_ERR_OVERFLOW`
+/// (never a wrapped value).
 ///
 /// # Safety
 /// `out` NULL (→ error) or a writable `size_t`.
@@ -33,7 +36,7 @@ pub unsafe extern "C" fn dpd_blr_stats_len(
 ) -> dpd_status {
     ffi_entry("dpd_blr_stats_len", || {
         check_out(out, "out")?;
-        let len = SuffStats::flat_len(d, with_yy(with_yy_flag)?);
+        let len = SuffStats::checked_flat_len(d, with_yy(with_yy_flag)?)?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
         unsafe { write_out(out, len, "out") }
     })
@@ -75,8 +78,9 @@ pub unsafe extern "C" fn dpd_blr_record_stats(
             ));
         }
         // SAFETY: `out_len` checked non-NULL and writable by the header contract.
-        unsafe { reserve_array(SuffStats::flat_len(d, yy), out_cap, out_len, "out") }?;
-        let mut stats = vec![0.0; SuffStats::flat_len(d, yy)];
+        let len = SuffStats::checked_flat_len(d, yy)?;
+        unsafe { reserve_array(len, out_cap, out_len, "out") }?;
+        let mut stats = zeroed::<f64>(len, "record statistics")?;
         SuffStats::record_into(x_row, y, yy, &mut stats)?;
         // SAFETY: header contract for the output array.
         unsafe { write_array(&stats, out, out_cap, out_len, "out") }

@@ -73,7 +73,8 @@ pub struct dpd_aggregator {
     dim: usize,
 }
 
-/// Creates the aggregator of the round.
+/// Creates the aggregator of the round. It holds d words: `DPD_ERR_ALLOC` when they cannot be
+/// allocated (never an abort).
 ///
 /// # Safety
 /// `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle; `out` NULL or a writable
@@ -88,7 +89,7 @@ pub unsafe extern "C" fn dpd_aggregator_new(
         // SAFETY: header contract for `config`.
         let config = &unsafe { handle_ref(config, "config") }?.inner;
         let handle = into_handle(dpd_aggregator {
-            inner: Aggregator::new(config),
+            inner: Aggregator::new(config)?,
             dim: config.dim(),
         });
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.

@@ -51,7 +51,8 @@ pub unsafe extern "C" fn dpd_client_new(
 /// noise: send each client's shares of a round only once.
 ///
 /// Errors: `DPD_ERR_LENGTH_MISMATCH`, `DPD_ERR_NON_FINITE`, `DPD_ERR_OVERFLOW` (|x| > bound),
-/// checked before any randomness is drawn.
+/// checked before any randomness is drawn; `DPD_ERR_ALLOC` when the shares (d words for node 0,
+/// and for every node in full mode) cannot be allocated.
 ///
 /// # Safety
 /// `client` NULL or a live handle; `values` NULL with `len == 0` or `len` readable doubles;

@@ -3,6 +3,7 @@
 
 use fixedpoint_shares::FixedPoint;
 
+use crate::alloc::zeroed;
 use crate::error::FfiResult;
 use crate::guard::ffi_entry;
 use crate::ptr::{check_out, reserve_array, slice_in, write_array, write_out};
@@ -55,7 +56,7 @@ pub unsafe extern "C" fn dpd_fixed_point_encode(
         let codec = FixedPoint::new(frac_bits, bound)?;
         // SAFETY: `out_len` checked non-NULL and writable by the header contract.
         unsafe { reserve_array(values.len(), out_cap, out_len, "out") }?;
-        let mut encoded = vec![0u64; values.len()];
+        let mut encoded = zeroed::<u64>(values.len(), "encoded values")?;
         codec.encode(values, &mut encoded)?;
         // SAFETY: header contract for `(out, out_cap, out_len)`.
         unsafe { write_array(&encoded, out, out_cap, out_len, "out") }
@@ -84,7 +85,7 @@ pub unsafe extern "C" fn dpd_fixed_point_decode(
         let codec = FixedPoint::new(frac_bits, 1.0)?;
         // SAFETY: `out_len` checked non-NULL and writable by the header contract.
         unsafe { reserve_array(sums.len(), out_cap, out_len, "out") }?;
-        let mut decoded = vec![0.0; sums.len()];
+        let mut decoded = zeroed::<f64>(sums.len(), "decoded values")?;
         codec.decode(sums, &mut decoded)?;
         // SAFETY: header contract for `(out, out_cap, out_len)`.
         unsafe { write_array(&decoded, out, out_cap, out_len, "out") }

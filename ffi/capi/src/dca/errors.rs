@@ -38,6 +38,7 @@ impl From<Error> for FfiError {
             | Error::MissingNodeSums { .. } => dpd_status::DPD_ERR_INVALID_STATE,
             Error::TooManyMissing { .. } => dpd_status::DPD_ERR_TOO_MANY_DROPOUTS,
             Error::Noise(inner) => FfiError::from(inner.clone()).status,
+            Error::Allocation { .. } => dpd_status::DPD_ERR_ALLOC,
             _ => dpd_status::DPD_ERR_OTHER,
         };
         FfiError::new(status, error.to_string())

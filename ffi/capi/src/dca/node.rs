@@ -18,7 +18,9 @@ pub struct dpd_node {
 }
 
 /// Creates compute node `node` (0..M) of the round. Node 0 receives the clients' full
-/// balancing shares; in seed mode nodes 1..M receive 16-byte seeds.
+/// balancing shares; in seed mode nodes 1..M receive 16-byte seeds. The node holds d words
+/// and N bits: when they cannot be allocated (e.g. d = 2^32 needs 32 GiB) the call returns
+/// `DPD_ERR_ALLOC` (never aborts the process); `node >= M` → `DPD_ERR_UNKNOWN_NODE`.
 ///
 /// # Safety
 /// `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle; `out` NULL or a writable

@@ -47,6 +47,10 @@ pub(crate) fn share_mode(mode: u32) -> FfiResult<ShareMode> {
 /// `noise_sigma_total = 0` gives an exact, NON-private sum. `frac_bits` is
 /// `DPD_FRAC_BITS_AUTO` or an explicit number of fractional bits (an error if unsafe).
 ///
+/// Limits: 1 <= N <= 2^32, 2 <= M <= 65535, 1 <= d <= 2^32 (the wire format's maximum). The
+/// configuration itself is small; nodes and aggregators allocate d words each, clients M·d
+/// words when sharding, and report `DPD_ERR_ALLOC` when the memory is not there.
+///
 /// Errors: `DPD_ERR_INVALID_ARGUMENT` (N, M, T, d, bound, mode, N − T − 1 < 1 with noise),
 /// `DPD_ERR_NON_FINITE`, `DPD_ERR_OVERFLOW` (no precision lets the sum fit the ring).
 ///

@@ -6,6 +6,7 @@
 use dp_noise::discrete::{DiscreteGaussian, DiscreteLaplace};
 use dp_noise::{continuous, objective};
 
+use crate::alloc::zeroed;
 use crate::guard::ffi_entry;
 use crate::handle::handle_mut;
 use crate::ptr::slice_out;
@@ -73,7 +74,7 @@ pub unsafe extern "C" fn dpd_sample_gaussian(
         // SAFETY: header contract for `rng` and `(out, len)`.
         let (rng, out) = unsafe { (handle_mut(rng, "rng")?, slice_out(out, len, "out")?) };
         // Sample into a scratch buffer so that `out` is untouched if the sampler refuses.
-        let mut scratch = vec![0.0; len];
+        let mut scratch = zeroed::<f64>(len, "sample buffer")?;
         continuous::fill_gaussian(&mut rng.next_source().try_rng()?, sigma, &mut scratch)?;
         out.copy_from_slice(&scratch);
         Ok(())
@@ -94,7 +95,7 @@ pub unsafe extern "C" fn dpd_sample_laplace(
     ffi_entry("dpd_sample_laplace", || {
         // SAFETY: header contract for `rng` and `(out, len)`.
         let (rng, out) = unsafe { (handle_mut(rng, "rng")?, slice_out(out, len, "out")?) };
-        let mut scratch = vec![0.0; len];
+        let mut scratch = zeroed::<f64>(len, "sample buffer")?;
         continuous::fill_laplace(&mut rng.next_source().try_rng()?, scale, &mut scratch)?;
         out.copy_from_slice(&scratch);
         Ok(())
@@ -116,7 +117,7 @@ pub unsafe extern "C" fn dpd_sample_objective_perturbation(
     ffi_entry("dpd_sample_objective_perturbation", || {
         // SAFETY: header contract for `rng` and `(out, d)`.
         let (rng, out) = unsafe { (handle_mut(rng, "rng")?, slice_out(out, d, "out")?) };
-        let mut scratch = vec![0.0; d];
+        let mut scratch = zeroed::<f64>(d, "sample buffer")?;
         objective::fill_objective_perturbation(
             &mut rng.next_source().try_rng()?,
             epsilon_prime,

@@ -2,6 +2,7 @@
 
 use plr_stacking::{Dataset, FeatureGroups};
 
+use crate::alloc::copied;
 use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
 use crate::handle::{free_handle, into_handle};
@@ -98,7 +99,8 @@ pub unsafe extern "C" fn dpd_feature_groups_new(
             )
         };
         let groups = groups_from_assignment(assignment, n_groups)?;
-        let inner = FeatureGroups::new(groups, importance.to_vec(), n_features)?;
+        let inner =
+            FeatureGroups::new(groups, copied(importance, "group importances")?, n_features)?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
         unsafe { write_out(out, into_handle(dpd_feature_groups { inner }), "out") }
     })

@@ -3,6 +3,7 @@
 
 use plr_stacking::{LogisticModel, PrivacyLoss, StackedModel};
 
+use crate::alloc::copied;
 use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
 use crate::handle::{free_handle, handle_ref, into_handle};
@@ -247,7 +248,7 @@ pub unsafe extern "C" fn dpd_plr_model_from_weights(
         check_out(out, "out")?;
         // SAFETY: header contract for `(weights, d)`.
         let weights = unsafe { slice_in(weights, d, "weights") }?;
-        let model = LogisticModel::new(weights.to_vec(), input_radius)?;
+        let model = LogisticModel::new(copied(weights, "weights")?, input_radius)?;
         let handle = into_handle(dpd_plr_model {
             model: Model::Logistic(model),
             privacy: None,
