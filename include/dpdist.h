@@ -15,6 +15,20 @@
  *   move between threads but must not be used by two threads at once.
  * - Enum-valued inputs are passed as uint32_t and validated. No callbacks into the host.
  * - Randomness: dpd_rng_new_os() in production; dpd_rng_new_insecure_fixed_seed() for tests only.
+ * - Sizes: every buffer sized by an argument (a dimension, a client count, a length) is reserved
+ *   fallibly: memory that is not there is DPD_ERR_ALLOC, never an abort of the process; a length
+ *   that does not fit a size_t is DPD_ERR_OVERFLOW (or DPD_ERR_LENGTH_MISMATCH), never wrapped.
+ *
+ * Privacy parameters (checked by every function that takes one; a value outside its range, NaN
+ * and infinities included, is DPD_ERR_INVALID_PRIVACY_PARAMETER and the message names the range):
+ *   epsilon      [1e-6, 100]                       (DPD_EPSILON_MIN, DPD_EPSILON_MAX)
+ *   delta        [2.2e-308, 0.01]; 0 where a pure  (DPD_DELTA_MIN, DPD_DELTA_MAX)
+ *                epsilon-DP budget or charge makes sense
+ *   sensitivity  [1e-12, 1e12], l1 or l2           (DPD_SENSITIVITY_MIN, DPD_SENSITIVITY_MAX)
+ *   sigma, scale [1e-15, 1e20]                     (DPD_SIGMA_MIN, DPD_SIGMA_MAX)
+ *   rho (zCDP)   [5e-13, 5000]                     (DPD_RHO_MIN, DPD_RHO_MAX)
+ * A charge that costs nothing (epsilon = 0, rho = 0, (0, 0), sigma = infinity) is refused, not
+ * counted. delta <= 0.01 is a ceiling on nonsense, not advice: use delta much smaller than 1/N.
  */
 
 #ifndef DPDIST_H
@@ -34,6 +48,65 @@
  * Marks a feature that belongs to no group in `dpd_feature_groups_new`.
  */
 #define DPD_FEATURE_UNUSED 4294967295
+
+/**
+ * Smallest ε accepted (a budget, a charge, a mechanism's ε).
+ */
+#define DPD_EPSILON_MIN 1e-6
+
+/**
+ * Largest ε accepted: e^100 already makes the ε-bound vacuous for any practical purpose.
+ */
+#define DPD_EPSILON_MAX 100.0
+
+/**
+ * Largest δ accepted. δ is the probability that the e^ε bound fails outright: publishing one
+ * uniformly chosen record of N in the clear is (0, 1/N)-DP, so a δ of 10^-2 already permits
+ * exposing one person in every hundred. The library cannot know N, so this is a ceiling on
+ * nonsense, not a recommendation: use δ much smaller than 1/N (dpdist's examples use 10^-5).
+ */
+#define DPD_DELTA_MAX 0.01
+
+/**
+ * Smallest positive δ accepted: the smallest normal double (subnormals are refused).
+ */
+#define DPD_DELTA_MIN 2.2250738585072014e-308
+
+/**
+ * Smallest sensitivity Δ (ℓ1 or ℓ2, in the units of the released values).
+ */
+#define DPD_SENSITIVITY_MIN 1e-12
+
+/**
+ * Largest sensitivity Δ.
+ */
+#define DPD_SENSITIVITY_MAX 1e12
+
+/**
+ * Smallest noise σ (or Laplace scale) accepted as an input.
+ */
+#define DPD_SIGMA_MIN 1e-15
+
+/**
+ * Largest noise σ (or Laplace scale) accepted as an input.
+ */
+#define DPD_SIGMA_MAX 1e20
+
+/**
+ * Smallest ρ of a zCDP charge: ε_min²/2 (a charge that costs less is a zero-cost charge).
+ */
+#define DPD_RHO_MIN 5e-13
+
+/**
+ * Largest ρ of a zCDP charge: ε_max²/2.
+ */
+#define DPD_RHO_MAX 5000.0
+
+/**
+ * The most worker threads `dpd_set_num_threads` accepts: far above any core count, far below
+ * what would exhaust the process's threads or stacks.
+ */
+#define DPD_MAX_THREADS 4096
 
 /**
  * The ABI version this header describes. It changes whenever a signature, a struct layout or
@@ -501,6 +574,11 @@ enum dpd_status dpd_blr_fit_gamma_prior(const double *stats,
  * Creates fit settings with total budget (ε, δ) (δ is ignored by Laplace) and the public
  * assumed bounds |x_j| <= `assumed_x[j]` (j < d = `d`) and |y| <= `assumed_y`. The bounds must
  * be public knowledge, never computed from the private data.
+ *
+ * Refused at construction, nothing created: ε outside [1e-6, 100] or δ not 0 and outside
+ * [2.2e-308, 0.01] → `DPD_ERR_INVALID_PRIVACY_PARAMETER`; a NaN or infinite bound →
+ * `DPD_ERR_NON_FINITE`; a bound <= 0 or d = 0 → `DPD_ERR_INVALID_ARGUMENT` (the bounds set the
+ * sensitivity, so a bound that is not a positive number would void the guarantee).
  *
  * # Safety
  * `assumed_x` NULL only with `d == 0`, else `d` readable doubles; `out` NULL (→ error) or a
@@ -1321,7 +1399,8 @@ void dpd_node_sum_free(struct dpd_node_sum *sum);
  * `noise_sigma_total` > 0 makes the round differentially private: each client adds exact
  * discrete Gaussian noise of σ_total/sqrt(N − T − 1) (value units) so that the released sum
  * carries N(0, σ_total²) per coordinate even if T clients are missing or collude;
- * `noise_sigma_total = 0` gives an exact, NON-private sum. `frac_bits` is
+ * `noise_sigma_total = 0` gives an exact, NON-private sum; any other value must be in
+ * [1e-15, 1e20] (`DPD_ERR_INVALID_PRIVACY_PARAMETER`). `frac_bits` is
  * `DPD_FRAC_BITS_AUTO` or an explicit number of fractional bits (an error if unsafe).
  *
  * Limits: 1 <= N <= 2^32, 2 <= M <= 65535, 1 <= d <= 2^32 (the wire format's maximum). The
@@ -1749,8 +1828,9 @@ enum dpd_status dpd_iterative_trainer_predict(const struct dpd_iterative_trainer
 void dpd_iterative_trainer_free(struct dpd_iterative_trainer *trainer);
 
 /**
- * Creates an accountant with budget (ε, δ): ε finite and >= 0, δ ∈ [0, 1). Gaussian rounds
- * compose exactly (μ-GDP, Dong–Roth–Su 2019).
+ * Creates an accountant with budget (ε, δ): ε ∈ [1e-6, 100], δ = 0 or δ ∈ [2.2e-308, 0.01]
+ * (`DPD_ERR_INVALID_PRIVACY_PARAMETER` otherwise). Gaussian rounds compose exactly (μ-GDP,
+ * Dong–Roth–Su 2019).
  *
  * # Safety
  * `out` must be NULL (→ `DPD_ERR_NULL_POINTER`) or point to a writable `dpd_accountant*`.
@@ -1771,7 +1851,8 @@ enum dpd_status dpd_accountant_new_zcdp(double epsilon, double delta, struct dpd
  * Charges a Gaussian round of ℓ2-sensitivity Δ₂ and noise σ: μ = Δ₂/σ, composed exactly in
  * μ-GDP (or as ρ = μ²/2 in zCDP, see `dpd_accountant_new_zcdp`). For the discrete Gaussian of
  * DCA charge `dpd_accountant_charge_zcdp` with ρ = Δ₂²/(2σ²) in grid units: that is the bound
- * proven for the discrete mechanism.
+ * proven for the discrete mechanism. Δ₂ ∈ [1e-12, 1e12] and σ ∈ [1e-15, 1e20], else
+ * `DPD_ERR_INVALID_PRIVACY_PARAMETER`.
  * `DPD_ERR_BUDGET_EXCEEDED` (nothing charged) if the total would exceed the budget.
  *
  * # Safety
@@ -1782,7 +1863,8 @@ enum dpd_status dpd_accountant_charge_gaussian(struct dpd_accountant *accountant
                                                double sigma);
 
 /**
- * Charges a ρ-zCDP round (ρ finite and > 0).
+ * Charges a ρ-zCDP round, ρ ∈ [5e-13, 5000] (ε_min²/2 to ε_max²/2; a zero-cost charge is
+ * refused with `DPD_ERR_INVALID_PRIVACY_PARAMETER`).
  *
  * # Safety
  * As `dpd_accountant_charge_gaussian`.
@@ -1790,7 +1872,8 @@ enum dpd_status dpd_accountant_charge_gaussian(struct dpd_accountant *accountant
 enum dpd_status dpd_accountant_charge_zcdp(struct dpd_accountant *accountant, double rho);
 
 /**
- * Charges an ε-DP round (e.g. Laplace); ε = 0 is refused (`DPD_ERR_INVALID_ARGUMENT`).
+ * Charges an ε-DP round (e.g. Laplace), ε ∈ [1e-6, 100]; ε = 0 (a zero-cost charge) and
+ * anything else outside the range is refused (`DPD_ERR_INVALID_PRIVACY_PARAMETER`).
  *
  * # Safety
  * As `dpd_accountant_charge_gaussian`.
@@ -1798,7 +1881,9 @@ enum dpd_status dpd_accountant_charge_zcdp(struct dpd_accountant *accountant, do
 enum dpd_status dpd_accountant_charge_pure(struct dpd_accountant *accountant, double epsilon);
 
 /**
- * Charges an (ε, δ)-DP round (basic composition); (0, 0) is refused.
+ * Charges an (ε, δ)-DP round (basic composition): ε = 0 or in [1e-6, 100], δ = 0 or in
+ * [2.2e-308, 0.01], not both 0 (a zero-cost charge); otherwise
+ * `DPD_ERR_INVALID_PRIVACY_PARAMETER`.
  *
  * # Safety
  * As `dpd_accountant_charge_gaussian`.
@@ -1982,7 +2067,8 @@ enum dpd_status dpd_feature_groups_new(const uint32_t *group_of_feature,
 void dpd_feature_groups_free(struct dpd_feature_groups *groups);
 
 /**
- * Fits PLR by objective perturbation: ε > 0 (or INFINITY), λ > 0. Rows are projected to
+ * Fits PLR by objective perturbation: ε ∈ [1e-6, 100] (or INFINITY; otherwise
+ * `DPD_ERR_INVALID_PRIVACY_PARAMETER`), λ > 0. Rows are projected to
  * ‖x‖ <= 1. Errors: `DPD_ERR_INVALID_ARGUMENT` (ε, λ), `DPD_ERR_NUMERICAL` (no convergence).
  *
  * # Safety
@@ -2185,7 +2271,8 @@ void dpd_rng_free(struct dpd_rng *rng);
 const char *dpd_status_name(uint32_t status);
 
 /**
- * Builds the global worker pool with `n` threads (`n = 0`: one per core).
+ * Builds the global worker pool with `n` threads (`n = 0`: one per core; at most
+ * `DPD_MAX_THREADS`, else `DPD_ERR_INVALID_ARGUMENT`).
  *
  * Must be called before any other dpdist call that computes; the pool can be built only once
  * per process. Returns `DPD_ERR_ALREADY_INITIALIZED` (changing nothing) if it already exists,

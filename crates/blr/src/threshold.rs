@@ -115,7 +115,8 @@ impl ThresholdObjective for Objective<'_> {
         let t = self.target;
         let (n, d) = (aux.n, aux.d);
         let bounds_x: Vec<f64> = t.sigma_x.iter().map(|s| omega_x * s).collect();
-        let mut xc = aux.x.clone();
+        let mut xc = projection::error::try_zeroed(aux.x.len(), "clipped auxiliary inputs")?;
+        xc.copy_from_slice(&aux.x);
         for row in xc.chunks_exact_mut(d) {
             row.iter_mut()
                 .zip(&bounds_x)
@@ -133,7 +134,7 @@ impl ThresholdObjective for Objective<'_> {
                 }
             })
             .collect();
-        let mut yc = vec![0.0; n];
+        let mut yc = projection::error::try_zeroed(n, "clipped auxiliary targets")?;
         omega_ys
             .iter()
             .map(|oy| {

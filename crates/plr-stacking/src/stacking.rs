@@ -385,7 +385,9 @@ pub(crate) fn split_rows(
     rng: &RngSource,
 ) -> Result<(Vec<usize>, Vec<usize>)> {
     let n_high = (n as f64 * high_fraction).round() as usize;
-    if n_high == 0 || n < n_high + min_low.max(1) {
+    // `min_low` is a caller's part count: the sum must not wrap (usize::MAX parts).
+    let needed = n_high.checked_add(min_low.max(1));
+    if n_high == 0 || needed.is_none_or(|needed| n < needed) {
         return Err(Error::PartitionTooSmall {
             rows: n,
             high_rows: n_high,

@@ -73,8 +73,23 @@ impl AuxData {
         let (n, d) = (spec.n, spec.d());
         let mut normal = || -> f64 { StandardNormal.sample(rng) };
         let beta: Vec<f64> = (0..d).map(|_| normal() / spec.lambda0.sqrt()).collect();
-        let mut x = Vec::with_capacity(n * d);
-        let mut y = Vec::with_capacity(n);
+        // n is the real data's record count, from the caller: size it without wrapping and
+        // without aborting when the memory is not there.
+        let values = n.checked_mul(d).ok_or(Error::SizeOverflow {
+            what: "auxiliary data",
+            rows: n,
+            cols: d,
+        })?;
+        let mut x = Vec::new();
+        let mut y = Vec::new();
+        let refused = |what, len: usize| Error::Allocation {
+            what,
+            bytes: len.saturating_mul(size_of::<f64>()),
+        };
+        x.try_reserve_exact(values)
+            .map_err(|_| refused("auxiliary inputs", values))?;
+        y.try_reserve_exact(n)
+            .map_err(|_| refused("auxiliary targets", n))?;
         // y's model standard deviation; y is rescaled by y_scale / y_sd so its scale matches.
         let y_sd = (beta.iter().map(|b| b * b).sum::<f64>() + 1.0 / spec.lambda).sqrt();
         for _ in 0..n {

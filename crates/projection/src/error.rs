@@ -24,6 +24,14 @@ pub enum Error {
         /// Columns asked for.
         cols: usize,
     },
+    /// The allocator refused a buffer whose size comes from the caller (e.g. auxiliary data of
+    /// as many records as the real data).
+    Allocation {
+        /// What the buffer is for.
+        what: &'static str,
+        /// The bytes requested (saturated at `usize::MAX`).
+        bytes: usize,
+    },
     /// Something that needs at least one element (rows, columns, clients, repeats) has none.
     Empty {
         /// What was empty.
@@ -95,6 +103,12 @@ impl fmt::Display for Error {
             Error::SizeOverflow { what, rows, cols } => {
                 write!(f, "{what}: {rows} × {cols} overflows usize")
             }
+            Error::Allocation { what, bytes } => {
+                write!(
+                    f,
+                    "cannot allocate {bytes} bytes for the {what}: the allocator refused"
+                )
+            }
             Error::Empty { what } => write!(f, "{what}: need at least one, got none"),
             Error::NonFinite {
                 what,
@@ -157,6 +171,20 @@ impl From<fixedpoint_shares::Error> for Error {
 
 /// Shorthand for results of this crate.
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// `len` zeros, or [`Error::Allocation`] when the allocator refuses them (a size that comes
+/// from a caller must not abort the process).
+pub fn try_zeroed(len: usize, what: &'static str) -> Result<Vec<f64>> {
+    let mut buffer = Vec::new();
+    buffer
+        .try_reserve_exact(len)
+        .map_err(|_| Error::Allocation {
+            what,
+            bytes: len.saturating_mul(size_of::<f64>()),
+        })?;
+    buffer.resize(len, 0.0);
+    Ok(buffer)
+}
 
 /// Checks that `values` holds `rows × cols` finite numbers; `what` names the input in messages.
 pub fn check_matrix(values: &[f64], rows: usize, cols: usize, what: &'static str) -> Result<()> {

@@ -31,8 +31,11 @@ mod noise;
 #[cfg(test)]
 mod null_tests;
 mod plr;
+mod privacy;
 mod ptr;
 mod rng;
+#[cfg(test)]
+mod size_sweep_tests;
 mod status;
 mod threads;
 mod version;

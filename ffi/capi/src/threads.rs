@@ -10,7 +10,12 @@ use crate::guard::ffi_entry;
 use crate::ptr::write_out;
 use crate::status::dpd_status;
 
-/// Builds the global worker pool with `n` threads (`n = 0`: one per core).
+/// The most worker threads `dpd_set_num_threads` accepts: far above any core count, far below
+/// what would exhaust the process's threads or stacks.
+pub const DPD_MAX_THREADS: usize = 4096;
+
+/// Builds the global worker pool with `n` threads (`n = 0`: one per core; at most
+/// `DPD_MAX_THREADS`, else `DPD_ERR_INVALID_ARGUMENT`).
 ///
 /// Must be called before any other dpdist call that computes; the pool can be built only once
 /// per process. Returns `DPD_ERR_ALREADY_INITIALIZED` (changing nothing) if it already exists,
@@ -19,6 +24,11 @@ use crate::status::dpd_status;
 #[unsafe(no_mangle)]
 pub extern "C" fn dpd_set_num_threads(n: usize) -> dpd_status {
     ffi_entry("dpd_set_num_threads", || {
+        if n > DPD_MAX_THREADS {
+            return Err(FfiError::invalid(format!(
+                "`n` = {n} threads: at most DPD_MAX_THREADS = {DPD_MAX_THREADS}"
+            )));
+        }
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)
             .build_global()

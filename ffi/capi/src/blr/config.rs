@@ -14,6 +14,7 @@ use crate::dca::round::share_mode;
 use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
 use crate::handle::{free_handle, handle_mut, into_handle};
+use crate::privacy;
 use crate::ptr::{check_out, slice_in, write_out};
 use crate::status::dpd_status;
 
@@ -25,6 +26,11 @@ pub struct dpd_blr_config {
 /// Creates fit settings with total budget (ε, δ) (δ is ignored by Laplace) and the public
 /// assumed bounds |x_j| <= `assumed_x[j]` (j < d = `d`) and |y| <= `assumed_y`. The bounds must
 /// be public knowledge, never computed from the private data.
+///
+/// Refused at construction, nothing created: ε outside [1e-6, 100] or δ not 0 and outside
+/// [2.2e-308, 0.01] → `DPD_ERR_INVALID_PRIVACY_PARAMETER`; a NaN or infinite bound →
+/// `DPD_ERR_NON_FINITE`; a bound <= 0 or d = 0 → `DPD_ERR_INVALID_ARGUMENT` (the bounds set the
+/// sensitivity, so a bound that is not a positive number would void the guarantee).
 ///
 /// # Safety
 /// `assumed_x` NULL only with `d == 0`, else `d` readable doubles; `out` NULL (→ error) or a
@@ -42,10 +48,21 @@ pub unsafe extern "C" fn dpd_blr_config_new(
         check_out(out, "out")?;
         // SAFETY: header contract for `(assumed_x, d)`.
         let assumed_x = unsafe { slice_in(assumed_x, d, "assumed_x") }?;
+        let budget = PrivacyLoss::new(
+            privacy::epsilon("epsilon", epsilon)?,
+            privacy::delta_or_zero("delta", delta)?,
+        )?;
+        if assumed_x.is_empty() {
+            return Err(FfiError::invalid("`d` = 0: at least one feature is needed"));
+        }
+        for (j, &bound) in assumed_x.iter().enumerate() {
+            check_bound(&format!("assumed_x[{j}]"), bound)?;
+        }
+        check_bound("assumed_y", assumed_y)?;
         let inner = FitConfig {
             aggregation: Aggregation::Trusted,
             mechanism: Mechanism::Gaussian,
-            budget: PrivacyLoss::new(epsilon, delta)?,
+            budget,
             assumed_x: copied(assumed_x, "assumed bounds")?,
             assumed_y,
             projection: Some(ProjectionConfig::default()),
@@ -55,6 +72,22 @@ pub unsafe extern "C" fn dpd_blr_config_new(
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
         unsafe { write_out(out, into_handle(dpd_blr_config { inner }), "out") }
     })
+}
+
+/// An assumed bound must be a finite positive number.
+fn check_bound(name: &str, bound: f64) -> FfiResult<()> {
+    if !bound.is_finite() {
+        return Err(FfiError::new(
+            dpd_status::DPD_ERR_NON_FINITE,
+            format!("`{name}` = {bound} is not finite: assumed bounds are finite and > 0"),
+        ));
+    }
+    if bound <= 0.0 {
+        return Err(FfiError::invalid(format!(
+            "`{name}` = {bound}: assumed bounds must be > 0"
+        )));
+    }
+    Ok(())
 }
 
 /// Runs `change` on the settings behind `config`.

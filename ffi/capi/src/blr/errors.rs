@@ -10,6 +10,7 @@ fn projection_status(error: &projection::Error) -> dpd_status {
     match error {
         E::LengthMismatch { .. } => dpd_status::DPD_ERR_LENGTH_MISMATCH,
         E::SizeOverflow { .. } => dpd_status::DPD_ERR_OVERFLOW,
+        E::Allocation { .. } => dpd_status::DPD_ERR_ALLOC,
         E::NonFinite { .. } => dpd_status::DPD_ERR_NON_FINITE,
         E::NotPositive { value, .. } if !value.is_finite() => dpd_status::DPD_ERR_NON_FINITE,
         E::Empty { .. }

@@ -2,11 +2,11 @@
 //! regression pipeline (DCA paper Alg. 2), sufficient statistics, posterior, prediction and
 //! metrics.
 
-mod cavi;
+pub(crate) mod cavi;
 pub(crate) mod config;
 mod errors;
 pub(crate) mod fit;
 pub(crate) mod noise_aware;
-mod search;
-mod stats;
-mod std_source;
+pub(crate) mod search;
+pub(crate) mod stats;
+pub(crate) mod std_source;

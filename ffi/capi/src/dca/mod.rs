@@ -4,13 +4,13 @@
 
 pub(crate) mod aggregator;
 pub(crate) mod client;
-mod codec;
+pub(crate) mod codec;
 mod errors;
-mod kernels;
-mod ledger;
+pub(crate) mod kernels;
+pub(crate) mod ledger;
 pub(crate) mod node;
 pub(crate) mod node_sum;
 pub(crate) mod round;
-mod seal;
-mod simulate;
-mod wire;
+pub(crate) mod seal;
+pub(crate) mod simulate;
+pub(crate) mod wire;

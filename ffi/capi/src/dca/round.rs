@@ -5,6 +5,7 @@ use fixedpoint_shares::{RoundConfig, RoundId, RoundParams, ShareMode};
 use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
 use crate::handle::{free_handle, handle_ref, into_handle};
+use crate::privacy;
 use crate::ptr::{check_out, write_out};
 use crate::status::dpd_status;
 
@@ -44,7 +45,8 @@ pub(crate) fn share_mode(mode: u32) -> FfiResult<ShareMode> {
 /// `noise_sigma_total` > 0 makes the round differentially private: each client adds exact
 /// discrete Gaussian noise of σ_total/sqrt(N − T − 1) (value units) so that the released sum
 /// carries N(0, σ_total²) per coordinate even if T clients are missing or collude;
-/// `noise_sigma_total = 0` gives an exact, NON-private sum. `frac_bits` is
+/// `noise_sigma_total = 0` gives an exact, NON-private sum; any other value must be in
+/// [1e-15, 1e20] (`DPD_ERR_INVALID_PRIVACY_PARAMETER`). `frac_bits` is
 /// `DPD_FRAC_BITS_AUTO` or an explicit number of fractional bits (an error if unsafe).
 ///
 /// Limits: 1 <= N <= 2^32, 2 <= M <= 65535, 1 <= d <= 2^32 (the wire format's maximum). The
@@ -82,7 +84,11 @@ pub unsafe extern "C" fn dpd_round_config_new(
             dim,
             bound,
             mode: share_mode(mode)?,
-            noise_sigma_total: (noise_sigma_total != 0.0).then_some(noise_sigma_total),
+            noise_sigma_total: if noise_sigma_total == 0.0 {
+                None
+            } else {
+                Some(privacy::sigma("noise_sigma_total", noise_sigma_total)?)
+            },
             frac_bits: (frac_bits != DPD_FRAC_BITS_AUTO).then_some(frac_bits),
         };
         let inner = RoundConfig::new(&params)?;

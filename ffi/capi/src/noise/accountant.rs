@@ -10,9 +10,10 @@
 use dp_noise::PrivacyLoss;
 use dp_noise::accountant::{Accountant, GaussianComposition, RoundCost};
 
-use crate::error::FfiResult;
+use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
 use crate::handle::{free_handle, handle_mut, handle_ref, into_handle};
+use crate::privacy;
 use crate::ptr::{check_out, write_out};
 use crate::status::dpd_status;
 
@@ -21,8 +22,9 @@ pub struct dpd_accountant {
     inner: Accountant,
 }
 
-/// Creates an accountant with budget (ε, δ): ε finite and >= 0, δ ∈ [0, 1). Gaussian rounds
-/// compose exactly (μ-GDP, Dong–Roth–Su 2019).
+/// Creates an accountant with budget (ε, δ): ε ∈ [1e-6, 100], δ = 0 or δ ∈ [2.2e-308, 0.01]
+/// (`DPD_ERR_INVALID_PRIVACY_PARAMETER` otherwise). Gaussian rounds compose exactly (μ-GDP,
+/// Dong–Roth–Su 2019).
 ///
 /// # Safety
 /// `out` must be NULL (→ `DPD_ERR_NULL_POINTER`) or point to a writable `dpd_accountant*`.
@@ -34,7 +36,7 @@ pub unsafe extern "C" fn dpd_accountant_new(
 ) -> dpd_status {
     ffi_entry("dpd_accountant_new", || {
         check_out(out, "out")?;
-        let inner = Accountant::new(PrivacyLoss::new(epsilon, delta)?)?;
+        let inner = Accountant::new(budget(epsilon, delta)?)?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
         unsafe { write_out(out, into_handle(dpd_accountant { inner }), "out") }
     })
@@ -54,13 +56,19 @@ pub unsafe extern "C" fn dpd_accountant_new_zcdp(
 ) -> dpd_status {
     ffi_entry("dpd_accountant_new_zcdp", || {
         check_out(out, "out")?;
-        let inner = Accountant::with_composition(
-            PrivacyLoss::new(epsilon, delta)?,
-            GaussianComposition::Zcdp,
-        )?;
+        let inner =
+            Accountant::with_composition(budget(epsilon, delta)?, GaussianComposition::Zcdp)?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
         unsafe { write_out(out, into_handle(dpd_accountant { inner }), "out") }
     })
+}
+
+/// A budget (ε, δ) in the documented ranges: ε ∈ [1e-6, 100], δ = 0 or in [2.2e-308, 0.01].
+fn budget(epsilon: f64, delta: f64) -> FfiResult<PrivacyLoss> {
+    Ok(PrivacyLoss::new(
+        privacy::epsilon("epsilon", epsilon)?,
+        privacy::delta_or_zero("delta", delta)?,
+    )?)
 }
 
 /// Charges `cost()` to the accountant behind `accountant`.
@@ -70,7 +78,7 @@ pub unsafe extern "C" fn dpd_accountant_new_zcdp(
 unsafe fn charge(
     name: &str,
     accountant: *mut dpd_accountant,
-    cost: impl FnOnce() -> dp_noise::Result<RoundCost>,
+    cost: impl FnOnce() -> FfiResult<RoundCost>,
 ) -> dpd_status {
     ffi_entry(name, || {
         // SAFETY: forwarded caller contract.
@@ -83,7 +91,8 @@ unsafe fn charge(
 /// Charges a Gaussian round of ℓ2-sensitivity Δ₂ and noise σ: μ = Δ₂/σ, composed exactly in
 /// μ-GDP (or as ρ = μ²/2 in zCDP, see `dpd_accountant_new_zcdp`). For the discrete Gaussian of
 /// DCA charge `dpd_accountant_charge_zcdp` with ρ = Δ₂²/(2σ²) in grid units: that is the bound
-/// proven for the discrete mechanism.
+/// proven for the discrete mechanism. Δ₂ ∈ [1e-12, 1e12] and σ ∈ [1e-15, 1e20], else
+/// `DPD_ERR_INVALID_PRIVACY_PARAMETER`.
 /// `DPD_ERR_BUDGET_EXCEEDED` (nothing charged) if the total would exceed the budget.
 ///
 /// # Safety
@@ -97,12 +106,16 @@ pub unsafe extern "C" fn dpd_accountant_charge_gaussian(
     // SAFETY: forwarded caller contract.
     unsafe {
         charge("dpd_accountant_charge_gaussian", accountant, || {
-            RoundCost::gaussian(l2_sensitivity, sigma)
+            Ok(RoundCost::gaussian(
+                privacy::sensitivity("l2_sensitivity", l2_sensitivity)?,
+                privacy::sigma("sigma", sigma)?,
+            )?)
         })
     }
 }
 
-/// Charges a ρ-zCDP round (ρ finite and > 0).
+/// Charges a ρ-zCDP round, ρ ∈ [5e-13, 5000] (ε_min²/2 to ε_max²/2; a zero-cost charge is
+/// refused with `DPD_ERR_INVALID_PRIVACY_PARAMETER`).
 ///
 /// # Safety
 /// As `dpd_accountant_charge_gaussian`.
@@ -114,12 +127,13 @@ pub unsafe extern "C" fn dpd_accountant_charge_zcdp(
     // SAFETY: forwarded caller contract.
     unsafe {
         charge("dpd_accountant_charge_zcdp", accountant, || {
-            RoundCost::zcdp(rho)
+            Ok(RoundCost::zcdp(privacy::rho("rho", rho)?)?)
         })
     }
 }
 
-/// Charges an ε-DP round (e.g. Laplace); ε = 0 is refused (`DPD_ERR_INVALID_ARGUMENT`).
+/// Charges an ε-DP round (e.g. Laplace), ε ∈ [1e-6, 100]; ε = 0 (a zero-cost charge) and
+/// anything else outside the range is refused (`DPD_ERR_INVALID_PRIVACY_PARAMETER`).
 ///
 /// # Safety
 /// As `dpd_accountant_charge_gaussian`.
@@ -131,12 +145,14 @@ pub unsafe extern "C" fn dpd_accountant_charge_pure(
     // SAFETY: forwarded caller contract.
     unsafe {
         charge("dpd_accountant_charge_pure", accountant, || {
-            RoundCost::pure(epsilon)
+            Ok(RoundCost::pure(privacy::epsilon("epsilon", epsilon)?)?)
         })
     }
 }
 
-/// Charges an (ε, δ)-DP round (basic composition); (0, 0) is refused.
+/// Charges an (ε, δ)-DP round (basic composition): ε = 0 or in [1e-6, 100], δ = 0 or in
+/// [2.2e-308, 0.01], not both 0 (a zero-cost charge); otherwise
+/// `DPD_ERR_INVALID_PRIVACY_PARAMETER`.
 ///
 /// # Safety
 /// As `dpd_accountant_charge_gaussian`.
@@ -149,7 +165,16 @@ pub unsafe extern "C" fn dpd_accountant_charge_approx(
     // SAFETY: forwarded caller contract.
     unsafe {
         charge("dpd_accountant_charge_approx", accountant, || {
-            RoundCost::approx(epsilon, delta)
+            let epsilon = privacy::epsilon_or_zero("epsilon", epsilon)?;
+            let delta = privacy::delta_or_zero("delta", delta)?;
+            if epsilon == 0.0 && delta == 0.0 {
+                return Err(FfiError::new(
+                    dpd_status::DPD_ERR_INVALID_PRIVACY_PARAMETER,
+                    "a charge of (epsilon, delta) = (0, 0) costs nothing and is refused: \
+                     epsilon in {0} ∪ [1e-6, 100], delta in {0} ∪ [2.2e-308, 0.01], not both 0",
+                ));
+            }
+            Ok(RoundCost::approx(epsilon, delta)?)
         })
     }
 }

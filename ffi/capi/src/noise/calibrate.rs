@@ -4,11 +4,12 @@ use dp_noise::calibrate;
 
 use crate::error::FfiResult;
 use crate::guard::ffi_entry;
+use crate::privacy;
 use crate::ptr::{check_out, write_out};
 use crate::status::dpd_status;
 
 /// Runs a calibration and writes its result to `out` on success.
-fn calibrated(name: &str, out: *mut f64, f: impl FnOnce() -> dp_noise::Result<f64>) -> dpd_status {
+fn calibrated(name: &str, out: *mut f64, f: impl FnOnce() -> FfiResult<f64>) -> dpd_status {
     ffi_entry(name, || -> FfiResult<()> {
         check_out(out, "out")?;
         let value = f()?;
@@ -32,7 +33,11 @@ pub unsafe extern "C" fn dpd_gaussian_sigma_classic(
     out: *mut f64,
 ) -> dpd_status {
     calibrated("dpd_gaussian_sigma_classic", out, || {
-        calibrate::gaussian_sigma_classic(epsilon, delta, l2_sensitivity)
+        Ok(calibrate::gaussian_sigma_classic(
+            privacy::epsilon("epsilon", epsilon)?,
+            privacy::delta("delta", delta)?,
+            privacy::sensitivity("l2_sensitivity", l2_sensitivity)?,
+        )?)
     })
 }
 
@@ -50,7 +55,11 @@ pub unsafe extern "C" fn dpd_gaussian_sigma_analytic(
     out: *mut f64,
 ) -> dpd_status {
     calibrated("dpd_gaussian_sigma_analytic", out, || {
-        calibrate::gaussian_sigma_analytic(epsilon, delta, l2_sensitivity)
+        Ok(calibrate::gaussian_sigma_analytic(
+            privacy::epsilon("epsilon", epsilon)?,
+            privacy::delta("delta", delta)?,
+            privacy::sensitivity("l2_sensitivity", l2_sensitivity)?,
+        )?)
     })
 }
 
@@ -68,7 +77,11 @@ pub unsafe extern "C" fn dpd_distributed_sigma(
     out: *mut f64,
 ) -> dpd_status {
     calibrated("dpd_distributed_sigma", out, || {
-        calibrate::distributed_sigma(sigma_total, n_clients, max_dropped_or_colluding)
+        Ok(calibrate::distributed_sigma(
+            privacy::sigma("sigma_total", sigma_total)?,
+            n_clients,
+            max_dropped_or_colluding,
+        )?)
     })
 }
 
@@ -83,6 +96,9 @@ pub unsafe extern "C" fn dpd_laplace_scale(
     out: *mut f64,
 ) -> dpd_status {
     calibrated("dpd_laplace_scale", out, || {
-        calibrate::laplace_scale(epsilon, l1_sensitivity)
+        Ok(calibrate::laplace_scale(
+            privacy::epsilon("epsilon", epsilon)?,
+            privacy::sensitivity("l1_sensitivity", l1_sensitivity)?,
+        )?)
     })
 }

@@ -9,6 +9,7 @@ use dp_noise::{continuous, objective};
 use crate::alloc::zeroed;
 use crate::guard::ffi_entry;
 use crate::handle::handle_mut;
+use crate::privacy;
 use crate::ptr::slice_out;
 use crate::rng::dpd_rng;
 use crate::status::dpd_status;
@@ -75,6 +76,7 @@ pub unsafe extern "C" fn dpd_sample_gaussian(
         let (rng, out) = unsafe { (handle_mut(rng, "rng")?, slice_out(out, len, "out")?) };
         // Sample into a scratch buffer so that `out` is untouched if the sampler refuses.
         let mut scratch = zeroed::<f64>(len, "sample buffer")?;
+        let sigma = privacy::sigma("sigma", sigma)?;
         continuous::fill_gaussian(&mut rng.next_source().try_rng()?, sigma, &mut scratch)?;
         out.copy_from_slice(&scratch);
         Ok(())
@@ -96,6 +98,7 @@ pub unsafe extern "C" fn dpd_sample_laplace(
         // SAFETY: header contract for `rng` and `(out, len)`.
         let (rng, out) = unsafe { (handle_mut(rng, "rng")?, slice_out(out, len, "out")?) };
         let mut scratch = zeroed::<f64>(len, "sample buffer")?;
+        let scale = privacy::sigma("scale", scale)?;
         continuous::fill_laplace(&mut rng.next_source().try_rng()?, scale, &mut scratch)?;
         out.copy_from_slice(&scratch);
         Ok(())
@@ -120,7 +123,7 @@ pub unsafe extern "C" fn dpd_sample_objective_perturbation(
         let mut scratch = zeroed::<f64>(d, "sample buffer")?;
         objective::fill_objective_perturbation(
             &mut rng.next_source().try_rng()?,
-            epsilon_prime,
+            privacy::epsilon("epsilon_prime", epsilon_prime)?,
             &mut scratch,
         )?;
         out.copy_from_slice(&scratch);

@@ -11,6 +11,7 @@ use crate::guard::ffi_entry;
 use crate::handle::{handle_mut, handle_ref, into_handle};
 use crate::plr::data::{dpd_dataset, dpd_feature_groups};
 use crate::plr::model::{Model, dpd_plr_model};
+use crate::privacy;
 use crate::ptr::{check_out, write_out};
 use crate::rng::dpd_rng;
 use crate::status::dpd_status;
@@ -31,7 +32,8 @@ fn stacked(fit: StackedFit) -> dpd_plr_model {
     }
 }
 
-/// Fits PLR by objective perturbation: ε > 0 (or INFINITY), λ > 0. Rows are projected to
+/// Fits PLR by objective perturbation: ε ∈ [1e-6, 100] (or INFINITY; otherwise
+/// `DPD_ERR_INVALID_PRIVACY_PARAMETER`), λ > 0. Rows are projected to
 /// ‖x‖ <= 1. Errors: `DPD_ERR_INVALID_ARGUMENT` (ε, λ), `DPD_ERR_NUMERICAL` (no convergence).
 ///
 /// # Safety
@@ -51,7 +53,10 @@ pub unsafe extern "C" fn dpd_plr_fit(
         let (data, rng) = unsafe { (handle_ref(dataset, "dataset")?, handle_mut(rng, "rng")?) };
         let fit = fit_plr(
             &data.inner,
-            &PlrConfig { epsilon, lambda },
+            &PlrConfig {
+                epsilon: privacy::epsilon_or_non_private("epsilon", epsilon)?,
+                lambda,
+            },
             &rng.next_source(),
         )?;
         let model = dpd_plr_model {
@@ -86,7 +91,7 @@ pub unsafe extern "C" fn dpd_pst_s_fit(
         // SAFETY: header contract for the handles.
         let (data, rng) = unsafe { (handle_ref(dataset, "dataset")?, handle_mut(rng, "rng")?) };
         let config = StackingConfig {
-            epsilon,
+            epsilon: privacy::epsilon_or_non_private("epsilon", epsilon)?,
             lambda,
             lambda_high,
             high_fraction,
@@ -125,7 +130,7 @@ pub unsafe extern "C" fn dpd_pst_f_fit(
             )
         };
         let config = StackingConfig {
-            epsilon,
+            epsilon: privacy::epsilon_or_non_private("epsilon", epsilon)?,
             lambda,
             lambda_high,
             high_fraction,
@@ -170,8 +175,8 @@ pub unsafe extern "C" fn dpd_pst_h_fit(
             )
         };
         let config = TransferConfig {
-            epsilon_source,
-            epsilon_target,
+            epsilon_source: privacy::epsilon_or_non_private("epsilon_source", epsilon_source)?,
+            epsilon_target: privacy::epsilon_or_non_private("epsilon_target", epsilon_target)?,
             lambda_source,
             lambda_target,
             lambda_high,

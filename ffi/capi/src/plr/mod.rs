@@ -4,5 +4,5 @@
 pub(crate) mod data;
 mod errors;
 pub(crate) mod fit;
-mod metrics;
+pub(crate) mod metrics;
 pub(crate) mod model;

@@ -256,8 +256,29 @@ int main(void) {
 
     /* Bad inputs. */
     dpd_blr_config *bad = (dpd_blr_config *)0x1;
-    CHECK_FAILS(dpd_blr_config_new(NAN, 1e-5, assumed_x, D, 2.0, &bad), DPD_ERR_NON_FINITE,
-                "epsilon");
+    CHECK_FAILS(dpd_blr_config_new(NAN, 1e-5, assumed_x, D, 2.0, &bad),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "epsilon");
+    CHECK_FAILS(dpd_blr_config_new(1.0, 0.5, assumed_x, D, 2.0, &bad),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "0.01");
+    /* The assumed bounds set the sensitivity: refused at construction unless finite and > 0. */
+    const double nan_bound[D] = {1.0, NAN, 1.0};
+    const double inf_bound[D] = {1.0, 1.0, INFINITY};
+    const double zero_bound[D] = {0.0, 1.0, 1.0};
+    const double negative_bound[D] = {1.0, -2.0, 1.0};
+    CHECK_FAILS(dpd_blr_config_new(1.0, 1e-5, nan_bound, D, 2.0, &bad), DPD_ERR_NON_FINITE,
+                "assumed_x[1]");
+    CHECK_FAILS(dpd_blr_config_new(1.0, 1e-5, inf_bound, D, 2.0, &bad), DPD_ERR_NON_FINITE,
+                "assumed_x[2]");
+    CHECK_FAILS(dpd_blr_config_new(1.0, 1e-5, zero_bound, D, 2.0, &bad),
+                DPD_ERR_INVALID_ARGUMENT, "assumed_x[0]");
+    CHECK_FAILS(dpd_blr_config_new(1.0, 1e-5, negative_bound, D, 2.0, &bad),
+                DPD_ERR_INVALID_ARGUMENT, "> 0");
+    CHECK_FAILS(dpd_blr_config_new(1.0, 1e-5, assumed_x, D, NAN, &bad), DPD_ERR_NON_FINITE,
+                "assumed_y");
+    CHECK_FAILS(dpd_blr_config_new(1.0, 1e-5, assumed_x, D, 0.0, &bad), DPD_ERR_INVALID_ARGUMENT,
+                "assumed_y");
+    CHECK_FAILS(dpd_blr_config_new(1.0, 1e-5, assumed_x, D, -1.0, &bad),
+                DPD_ERR_INVALID_ARGUMENT, "assumed_y");
     CHECK_FAILS(dpd_blr_config_new(1.0, 1e-5, NULL, D, 2.0, &bad), DPD_ERR_NULL_POINTER,
                 "assumed_x");
     CHECK(bad == (dpd_blr_config *)0x1);

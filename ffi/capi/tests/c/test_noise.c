@@ -23,10 +23,10 @@ static void calibration(void) {
     double untouched = -1.0;
     CHECK_FAILS(dpd_gaussian_sigma_classic(1.5, 1e-5, 1.0, &untouched), DPD_ERR_INVALID_ARGUMENT,
                 "analytic");
-    CHECK_FAILS(dpd_gaussian_sigma_classic(0.5, 0.0, 1.0, &untouched), DPD_ERR_INVALID_ARGUMENT,
-                "delta");
-    CHECK_FAILS(dpd_gaussian_sigma_classic(NAN, 1e-5, 1.0, &untouched), DPD_ERR_NON_FINITE,
-                "epsilon");
+    CHECK_FAILS(dpd_gaussian_sigma_classic(0.5, 0.0, 1.0, &untouched),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "delta");
+    CHECK_FAILS(dpd_gaussian_sigma_classic(NAN, 1e-5, 1.0, &untouched),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "epsilon");
     CHECK_FAILS(dpd_gaussian_sigma_classic(0.5, 1e-5, 1.0, NULL), DPD_ERR_NULL_POINTER, "`out`");
     CHECK(untouched == -1.0);
 
@@ -99,7 +99,8 @@ static void samplers(void) {
     CHECK(fabs(mean) < 6.0 * 1.5 / sqrt(S));
     CHECK(fabs(var - 2.25) < 6.0 * 2.25 * sqrt(2.0 / S));
     double first = x[0];
-    CHECK_FAILS(dpd_sample_gaussian(rng, INFINITY, x, S), DPD_ERR_NON_FINITE, "sigma");
+    CHECK_FAILS(dpd_sample_gaussian(rng, INFINITY, x, S), DPD_ERR_INVALID_PRIVACY_PARAMETER,
+                "sigma");
     CHECK(x[0] == first);
 
     /* Laplace b = 2: variance 8, sd of the sample variance sqrt((24 b^4 - 64)/S) = 0.126. */
@@ -121,8 +122,8 @@ static void samplers(void) {
     CHECK(fabs(mean - 6.0) < 6.0 * sqrt(12.0 / K));
     moments(first_coord, K, &mean, &var);
     CHECK(fabs(mean) < 6.0 * 4.0 / sqrt(K));
-    CHECK_FAILS(dpd_sample_objective_perturbation(rng, 0.0, b, 3), DPD_ERR_INVALID_ARGUMENT,
-                "epsilon");
+    CHECK_FAILS(dpd_sample_objective_perturbation(rng, 0.0, b, 3),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "epsilon");
 
     /* The OS generator works and is not the fixed seed's stream. */
     dpd_rng *os = NULL;
@@ -134,16 +135,81 @@ static void samplers(void) {
     dpd_rng_free(rng);
 }
 
+/* The documented ranges (header "Privacy parameters"; README): each violation is
+ * DPD_ERR_INVALID_PRIVACY_PARAMETER with the range in the message, and writes nothing. */
+static void privacy_ranges(void) {
+    double out = -1.0;
+    CHECK_FAILS(dpd_gaussian_sigma_analytic(1e6, 0.5, 1.0, &out),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "[1e-6, 100]");
+    CHECK_FAILS(dpd_gaussian_sigma_analytic(1.0, 0.5, 1.0, &out),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "0.01");
+    CHECK_FAILS(dpd_gaussian_sigma_analytic(1.0, 0.011, 1.0, &out),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "delta");
+    CHECK_FAILS(dpd_gaussian_sigma_analytic(1.0, 4.9e-324, 1.0, &out),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "delta");
+    CHECK_FAILS(dpd_gaussian_sigma_analytic(1.0, 1e-5, 1e-300, &out),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "[1e-12, 1e12]");
+    CHECK_FAILS(dpd_gaussian_sigma_analytic(1.0, 1e-5, 4.9e-324, &out),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "l2_sensitivity");
+    CHECK_FAILS(dpd_gaussian_sigma_classic(0.5, 1e-5, 1e13, &out),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "l2_sensitivity");
+    CHECK_FAILS(dpd_laplace_scale(0.0, 1.0, &out), DPD_ERR_INVALID_PRIVACY_PARAMETER,
+                "epsilon");
+    CHECK_FAILS(dpd_laplace_scale(1.0, INFINITY, &out), DPD_ERR_INVALID_PRIVACY_PARAMETER,
+                "l1_sensitivity");
+    CHECK_FAILS(dpd_distributed_sigma(1e-300, 10, 2, &out), DPD_ERR_INVALID_PRIVACY_PARAMETER,
+                "sigma_total");
+    CHECK(out == -1.0);
+    /* The edges themselves are accepted. */
+    CHECK_OK(dpd_gaussian_sigma_analytic(DPD_EPSILON_MAX, DPD_DELTA_MAX, DPD_SENSITIVITY_MIN,
+                                         &out));
+    CHECK(out >= DPD_SIGMA_MIN);
+    CHECK_OK(dpd_gaussian_sigma_classic(DPD_EPSILON_MIN, DPD_DELTA_MIN, DPD_SENSITIVITY_MAX,
+                                        &out));
+    CHECK(out <= DPD_SIGMA_MAX);
+
+    dpd_rng *rng = NULL;
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(3, &rng));
+    double samples[4] = {7, 7, 7, 7};
+    CHECK_FAILS(dpd_sample_gaussian(rng, -1.0, samples, 4), DPD_ERR_INVALID_PRIVACY_PARAMETER,
+                "sigma");
+    CHECK_FAILS(dpd_sample_laplace(rng, NAN, samples, 4), DPD_ERR_INVALID_PRIVACY_PARAMETER,
+                "scale");
+    CHECK_FAILS(dpd_sample_objective_perturbation(rng, 1e9, samples, 4),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "epsilon_prime");
+    CHECK(samples[0] == 7 && samples[3] == 7);
+    dpd_rng_free(rng);
+
+    dpd_round_config *config = (dpd_round_config *)0x1;
+    CHECK_FAILS(dpd_round_config_new(1, 10, 2, 1, 3, 1.0, DPD_SHARE_MODE_SEED, 1e-300,
+                                     DPD_FRAC_BITS_AUTO, &config),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "noise_sigma_total");
+    CHECK_FAILS(dpd_round_config_new(1, 10, 2, 1, 3, 1.0, DPD_SHARE_MODE_SEED, NAN,
+                                     DPD_FRAC_BITS_AUTO, &config),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "noise_sigma_total");
+    CHECK(config == (dpd_round_config *)0x1);
+
+    dpd_accountant *acc = (dpd_accountant *)0x1;
+    CHECK_FAILS(dpd_accountant_new(1.0, 0.5, &acc), DPD_ERR_INVALID_PRIVACY_PARAMETER, "0.01");
+    CHECK_FAILS(dpd_accountant_new(0.0, 1e-5, &acc), DPD_ERR_INVALID_PRIVACY_PARAMETER,
+                "costs nothing");
+    CHECK(acc == (dpd_accountant *)0x1);
+    CHECK_OK(dpd_accountant_new(1.0, 0.0, &acc)); /* a pure ε budget */
+    dpd_accountant_free(acc);
+}
+
 static void accountant(void) {
     dpd_accountant *acc = (dpd_accountant *)0x1;
-    CHECK_FAILS(dpd_accountant_new(NAN, 1e-5, &acc), DPD_ERR_NON_FINITE, "epsilon");
-    CHECK_FAILS(dpd_accountant_new(1.0, 1.5, &acc), DPD_ERR_INVALID_ARGUMENT, "delta");
+    CHECK_FAILS(dpd_accountant_new(NAN, 1e-5, &acc), DPD_ERR_INVALID_PRIVACY_PARAMETER,
+                "epsilon");
+    CHECK_FAILS(dpd_accountant_new(1.0, 1.5, &acc), DPD_ERR_INVALID_PRIVACY_PARAMETER, "delta");
     CHECK(acc == (dpd_accountant *)0x1);
     CHECK_OK(dpd_accountant_new(1.0, 1e-5, &acc));
     CHECK_OK(dpd_accountant_charge_pure(acc, 0.4));
     CHECK_OK(dpd_accountant_charge_pure(acc, 0.4));
     CHECK_FAILS(dpd_accountant_charge_pure(acc, 0.4), DPD_ERR_BUDGET_EXCEEDED, "nothing was spent");
-    CHECK_FAILS(dpd_accountant_charge_approx(acc, -1.0, 0.0), DPD_ERR_INVALID_ARGUMENT, "epsilon");
+    CHECK_FAILS(dpd_accountant_charge_approx(acc, -1.0, 0.0), DPD_ERR_INVALID_PRIVACY_PARAMETER,
+                "epsilon");
     double eps = -1.0, delta = -1.0;
     size_t rounds = 0;
     CHECK_OK(dpd_accountant_spent(acc, &eps, &delta, &rounds));
@@ -163,7 +229,17 @@ static void accountant(void) {
     CHECK(eps_after == eps && rounds == 3);
     CHECK_FAILS(dpd_accountant_charge_zcdp(NULL, 0.1), DPD_ERR_NULL_POINTER, "`accountant`");
     /* A round that costs nothing is refused, not counted. */
-    CHECK_FAILS(dpd_accountant_charge_pure(acc, 0.0), DPD_ERR_INVALID_ARGUMENT, "costs nothing");
+    CHECK_FAILS(dpd_accountant_charge_pure(acc, 0.0), DPD_ERR_INVALID_PRIVACY_PARAMETER,
+                "costs nothing");
+    CHECK_FAILS(dpd_accountant_charge_zcdp(acc, 0.0), DPD_ERR_INVALID_PRIVACY_PARAMETER,
+                "costs nothing");
+    CHECK_FAILS(dpd_accountant_charge_approx(acc, 0.0, 0.0), DPD_ERR_INVALID_PRIVACY_PARAMETER,
+                "costs nothing");
+    /* sigma = infinity would be a Gaussian round that costs nothing (mu = 0). */
+    CHECK_FAILS(dpd_accountant_charge_gaussian(acc, 1.0, INFINITY),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "[1e-15, 1e20]");
+    CHECK_FAILS(dpd_accountant_charge_gaussian(acc, 1e-300, 1.0),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "[1e-12, 1e12]");
     CHECK_OK(dpd_accountant_spent(acc, NULL, NULL, &rounds));
     CHECK(rounds == 3);
     dpd_accountant_free(acc);
@@ -226,6 +302,7 @@ static void noisy_rounds(void) {
 int main(void) {
     calibration();
     samplers();
+    privacy_ranges();
     accountant();
     noisy_rounds();
     return check_exit("test_noise");

@@ -190,7 +190,12 @@ int main(void) {
     CHECK_FAILS(dpd_auc(p1, N, y_one, N, &a), DPD_ERR_INVALID_ARGUMENT, "one class");
     dpd_plr_model *none = (dpd_plr_model *)0x1;
     CHECK_FAILS(dpd_plr_fit(data, 1.0, 0.0, rng, &none), DPD_ERR_INVALID_ARGUMENT, "lambda");
-    CHECK_FAILS(dpd_plr_fit(data, -1.0, 0.1, rng, &none), DPD_ERR_INVALID_ARGUMENT, "epsilon");
+    CHECK_FAILS(dpd_plr_fit(data, -1.0, 0.1, rng, &none), DPD_ERR_INVALID_PRIVACY_PARAMETER,
+                "epsilon");
+    CHECK_FAILS(dpd_plr_fit(data, 1e3, 0.1, rng, &none), DPD_ERR_INVALID_PRIVACY_PARAMETER,
+                "[1e-6, 100]");
+    CHECK_FAILS(dpd_pst_s_fit(data, 2, NAN, 0.1, 0.1, 0.5, rng, &none),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "epsilon");
     CHECK_FAILS(dpd_plr_fit(NULL, 1.0, 0.1, rng, &none), DPD_ERR_NULL_POINTER, "`dataset`");
     CHECK_FAILS(dpd_pst_s_fit(data, 0, 1.0, 0.1, 0.1, 0.5, rng, &none), DPD_ERR_INVALID_ARGUMENT,
                 "n_parts");
