@@ -48,8 +48,9 @@
 //! Learning with Secure Aggregation" (ICML 2021) bounds the gap: with
 //! τ = 10·Σ_{k=1}^{n−1} exp(−2π²σ²·k/(k+1)), the sum mechanism on integer vectors of dimension
 //! d and ℓ2-sensitivity Δ satisfies ½ε̃²-zCDP with
-//! ε̃ = min( sqrt(Δ²/(nσ²) + τd/2), Δ/(√n·σ) + τ√d )
-//! (their Thm. 1, stated for σ ≥ 1/2), i.e. the continuous-Gaussian value Δ/(√n σ) plus a term
+//! ε̃ = min( sqrt(Δ²/(nσ²) + 2τd), Δ/(√n·σ) + τ√d )
+//! (their Prop. 14 in zCDP form, for σ ≥ 1/2; see [`distributed_zcdp_rho`] for the derivation
+//! and why 2τd), i.e. the continuous-Gaussian value Δ/(√n σ) plus a term
 //! that vanishes with τ. [`sum_closeness_tau`] and [`distributed_zcdp_rho`] compute these so a
 //! release can report them. For σ ≥ 4 units τ < 10·n·e^{−157} — far below 1e−60.
 
@@ -60,6 +61,9 @@ mod laplace;
 mod lazy_exp;
 mod sum_bound;
 mod wide;
+
+#[cfg(test)]
+mod exact_renyi_tests;
 
 pub use gaussian::{DiscreteGaussian, MIN_GAUSSIAN_SIGMA_UNITS};
 pub use laplace::{DiscreteLaplace, MIN_LAPLACE_SCALE_UNITS};
