@@ -124,5 +124,5 @@ fn the_kls_bound_is_never_below_the_exact_divergence() {
     assert_eq!(cases, 4 * 3 * 3 * 9);
     println!("{cases} cases: min bound/exact = {tightest:.4} (earlier form: {tightest_old:.4})");
     // The bound is not vacuous here: at its tightest it is within a factor 2 of the truth.
-    assert!(tightest >= 1.0 && tightest < 2.0, "{tightest}");
+    assert!((1.0..2.0).contains(&tightest), "{tightest}");
 }
