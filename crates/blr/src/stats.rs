@@ -19,7 +19,7 @@ pub fn packed_len(d: usize) -> usize {
 /// even factor first, so d = 2^32 (whose d(d+1) overflows 64 bits) is still exact.
 pub fn checked_packed_len(d: usize) -> Option<usize> {
     let next = d.checked_add(1)?;
-    if d % 2 == 0 {
+    if d.is_multiple_of(2) {
         (d / 2).checked_mul(next)
     } else {
         d.checked_mul(next / 2)

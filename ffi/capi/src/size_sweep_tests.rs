@@ -281,11 +281,14 @@ impl Drop for Fixture {
     }
 }
 
+/// A call of one exported function with the given values of its `size_t` arguments.
+type SizedCall = Box<dyn Fn(&mut Fixture, &[usize]) -> dpd_status>;
+
 /// One exported function: its valid sizes (in header order) and a call with given sizes.
 struct Case {
     name: &'static str,
     valid: Vec<usize>,
-    call: Box<dyn Fn(&mut Fixture, &[usize]) -> dpd_status>,
+    call: SizedCall,
 }
 
 macro_rules! case {
