@@ -15,8 +15,10 @@ use std::ptr::{null, null_mut};
 use crate::blr::cavi::*;
 use crate::blr::config::*;
 use crate::blr::fit::*;
+use crate::blr::noise_aware::*;
 use crate::blr::search::*;
 use crate::blr::stats::*;
+use crate::blr::std_source::*;
 use crate::dca::aggregator::*;
 use crate::dca::client::*;
 use crate::dca::codec::*;
@@ -28,6 +30,9 @@ use crate::dca::seal::*;
 use crate::dca::simulate::*;
 use crate::dca::wire::*;
 use crate::error::dpd_last_error_message;
+use crate::iterative::calibrate::*;
+use crate::iterative::config::*;
+use crate::iterative::trainer::*;
 use crate::noise::calibrate::*;
 use crate::noise::samplers::*;
 use crate::plr::data::*;
@@ -80,6 +85,9 @@ struct Fixture {
     dataset: *mut dpd_dataset,
     plr_model: *mut dpd_plr_model,
     stacked: *mut dpd_plr_model,
+    noise_aware: *mut dpd_blr_noise_aware,
+    iterative_config: *mut dpd_iterative_config,
+    trainer: *mut dpd_iterative_trainer,
     /// 64 values in [−0.5, 0.5].
     values: Vec<f64>,
     /// 64 labels alternating 0, 1.
@@ -116,6 +124,9 @@ impl Fixture {
             dataset: null_mut(),
             plr_model: null_mut(),
             stacked: null_mut(),
+            noise_aware: null_mut(),
+            iterative_config: null_mut(),
+            trainer: null_mut(),
             values,
             labels,
             stats: vec![0.0; D * (D + 1) / 2 + D + 1],
@@ -256,6 +267,22 @@ impl Fixture {
                 dpd_pst_s_fit(f.dataset, 2, 1.0, 0.1, 1.0, 0.2, f.rng, &mut f.stacked),
                 "pst-s fit",
             );
+            ok(
+                dpd_blr_model_noise_aware(f.blr_model, 50, f.rng, &mut f.noise_aware),
+                "noise-aware posterior",
+            );
+            ok(
+                dpd_iterative_config_new_logistic(0.1, &mut f.iterative_config),
+                "iterative config",
+            );
+            ok(
+                dpd_iterative_config_set_non_private(f.iterative_config),
+                "non-private",
+            );
+            ok(
+                dpd_iterative_trainer_new(f.iterative_config, N_ROWS, D, f.rng, &mut f.trainer),
+                "trainer",
+            );
         }
         f
     }
@@ -277,6 +304,9 @@ impl Drop for Fixture {
             dpd_dataset_free(self.dataset);
             dpd_plr_model_free(self.plr_model);
             dpd_plr_model_free(self.stacked);
+            dpd_blr_noise_aware_free(self.noise_aware);
+            dpd_iterative_trainer_free(self.trainer);
+            dpd_iterative_config_free(self.iterative_config);
         }
     }
 }
@@ -816,6 +846,140 @@ fn cases() -> Vec<Case> {
             let status = dpd_plr_model_from_weights(input(&f.values, s[0]), s[0], 1.0, &mut out);
             dpd_plr_model_free(out);
             status
+        }),
+        case!(dpd_blr_model_noise_aware, [20], |f, s| {
+            let mut out = null_mut();
+            let status = dpd_blr_model_noise_aware(f.blr_model, s[0], f.rng, &mut out);
+            dpd_blr_noise_aware_free(out);
+            status
+        }),
+        case!(dpd_blr_noise_aware_coefficients, [BUF], |f, s| {
+            let (mut m, mut sd, mut lo, mut hi) = ([0.0; BUF], [0.0; BUF], [0.0; BUF], [0.0; BUF]);
+            let mut len = 0;
+            dpd_blr_noise_aware_coefficients(
+                f.noise_aware,
+                0.9,
+                output(&mut m, s[0]),
+                output(&mut sd, s[0]),
+                output(&mut lo, s[0]),
+                output(&mut hi, s[0]),
+                s[0],
+                &mut len,
+            )
+        }),
+        case!(dpd_blr_noise_aware_predict, [D * 4, BUF], |f, s| {
+            let (mut m, mut sd, mut lo, mut hi) = ([0.0; BUF], [0.0; BUF], [0.0; BUF], [0.0; BUF]);
+            let mut len = 0;
+            dpd_blr_noise_aware_predict(
+                f.noise_aware,
+                input(&f.values, s[0]),
+                s[0],
+                0,
+                0.9,
+                output(&mut m, s[1]),
+                output(&mut sd, s[1]),
+                output(&mut lo, s[1]),
+                output(&mut hi, s[1]),
+                s[1],
+                &mut len,
+            )
+        }),
+        case!(dpd_blr_model_coefficients, [BUF], |f, s| {
+            let (mut m, mut sd, mut lo, mut hi) = ([0.0; BUF], [0.0; BUF], [0.0; BUF], [0.0; BUF]);
+            let mut len = 0;
+            dpd_blr_model_coefficients(
+                f.blr_model,
+                0.9,
+                output(&mut m, s[0]),
+                output(&mut sd, s[0]),
+                output(&mut lo, s[0]),
+                output(&mut hi, s[0]),
+                s[0],
+                &mut len,
+            )
+        }),
+        case!(dpd_blr_config_set_public_std, [D], |_f, s| {
+            let bounds = [1.0; D];
+            let stds = [0.5; BUF];
+            let mut config = null_mut();
+            ok(
+                dpd_blr_config_new(1.0, 1e-5, bounds.as_ptr(), D, 1.0, &mut config),
+                "config",
+            );
+            let status = dpd_blr_config_set_public_std(config, input(&stds, s[0]), s[0], 0.5);
+            dpd_blr_config_free(config);
+            status
+        }),
+        case!(dpd_iterative_calibrate_noise_multiplier, [N_ROWS, D], |_f, s| {
+            let mut out = 0.0;
+            let mut config = null_mut();
+            ok(dpd_iterative_config_new_logistic(0.1, &mut config), "config");
+            let status =
+                dpd_iterative_calibrate_noise_multiplier(config, s[0], s[1], 1.0, 1e-5, 10, &mut out);
+            dpd_iterative_config_free(config);
+            status
+        }),
+        case!(dpd_iterative_config_set_fixed_size, [4], |_f, s| {
+            let mut config = null_mut();
+            ok(dpd_iterative_config_new_logistic(0.1, &mut config), "config");
+            let status = dpd_iterative_config_set_fixed_size(config, s[0]);
+            dpd_iterative_config_free(config);
+            status
+        }),
+        case!(dpd_iterative_config_set_dca, [1], |_f, s| {
+            let mut config = null_mut();
+            ok(dpd_iterative_config_new_logistic(0.1, &mut config), "config");
+            let status = dpd_iterative_config_set_dca(config, 2, s[0]);
+            dpd_iterative_config_free(config);
+            status
+        }),
+        case!(dpd_iterative_trainer_new, [N_ROWS, D], |f, s| {
+            let mut out = null_mut();
+            let status = dpd_iterative_trainer_new(f.iterative_config, s[0], s[1], f.rng, &mut out);
+            dpd_iterative_trainer_free(out);
+            status
+        }),
+        case!(dpd_iterative_trainer_step, [N_ROWS * D, N_ROWS, 0], |f, s| {
+            let dropped = [1usize; BUF];
+            dpd_iterative_trainer_step(
+                f.trainer,
+                input(&f.values, s[0]),
+                s[0],
+                input(&f.labels, s[1]),
+                s[1],
+                input(&dropped, s[2]),
+                s[2],
+                null_mut(),
+            )
+        }),
+        case!(dpd_iterative_trainer_fit, [N_ROWS * D, N_ROWS], |f, s| {
+            let mut done = 0;
+            dpd_iterative_trainer_fit(
+                f.trainer,
+                input(&f.values, s[0]),
+                s[0],
+                input(&f.labels, s[1]),
+                s[1],
+                2,
+                &mut done,
+            )
+        }),
+        case!(dpd_iterative_trainer_params, [BUF], |f, s| {
+            let mut out = [0.0; BUF];
+            let mut len = 0;
+            dpd_iterative_trainer_params(f.trainer, output(&mut out, s[0]), s[0], &mut len)
+        }),
+        case!(dpd_iterative_trainer_predict, [D * 4, BUF], |f, s| {
+            let mut out = [0.0; BUF];
+            let mut len = 0;
+            dpd_iterative_trainer_predict(
+                f.trainer,
+                input(&f.values, s[0]),
+                s[0],
+                output(&mut out, s[1]),
+                s[1],
+                &mut len,
+            )
         }),
         case!(dpd_set_num_threads, [0], |_f, s| {
             // The pool exists already (see the test): this never builds one.

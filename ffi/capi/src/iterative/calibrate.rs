@@ -90,6 +90,7 @@ pub unsafe extern "C" fn dpd_rdp_epsilon(
             .into_iter()
             .map(|r| r * steps as f64)
             .collect();
+        let delta = crate::privacy::delta("delta", delta)?;
         let (epsilon, order) = epsilon_from_rdp(&orders, &totals, delta)?;
         // SAFETY: `out_epsilon` checked non-NULL; `out_order` written only when non-NULL; both
         // writable by the header contract.

@@ -72,9 +72,13 @@ impl dpd_iterative_config {
     }
 }
 
-/// A privacy budget that can be spent: ε > 0 finite, δ in (0, 1).
+/// A privacy budget that can be spent: ε ∈ [1e-6, 100], δ ∈ [2.2e-308, 0.01] (the header's
+/// privacy-parameter ranges; `DPD_ERR_INVALID_PRIVACY_PARAMETER` outside them).
 pub(crate) fn budget(epsilon: f64, delta: f64) -> FfiResult<PrivacyLoss> {
-    let loss = PrivacyLoss::new(epsilon, delta)?;
+    let loss = PrivacyLoss::new(
+        crate::privacy::epsilon("epsilon", epsilon)?,
+        crate::privacy::delta("delta", delta)?,
+    )?;
     if epsilon <= 0.0 || delta <= 0.0 {
         return Err(FfiError::invalid(format!(
             "the budget (epsilon = {epsilon}, delta = {delta}) must have epsilon > 0 and delta \

@@ -61,10 +61,14 @@ static void test_rdp_accountant(void) {
     CHECK_FAILS(dpd_rdp_epsilon(0.1, -1.0, 5, 1e-5, 0, &eps, NULL), DPD_ERR_INVALID_ARGUMENT, "");
     CHECK_FAILS(dpd_rdp_epsilon(0.1, 1.0, 5, 1e-5, 0, NULL, NULL), DPD_ERR_NULL_POINTER,
                 "out_epsilon");
-    CHECK_FAILS(dpd_rdp_noise_multiplier(0.0, 1e-5, 10, 0.1, 0, &z), DPD_ERR_INVALID_ARGUMENT,
-                "epsilon");
-    CHECK_FAILS(dpd_rdp_noise_multiplier(1.0, 0.0, 10, 0.1, 0, &z), DPD_ERR_INVALID_ARGUMENT,
-                "delta");
+    CHECK_FAILS(dpd_rdp_noise_multiplier(0.0, 1e-5, 10, 0.1, 0, &z),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "epsilon");
+    CHECK_FAILS(dpd_rdp_noise_multiplier(1.0, 0.0, 10, 0.1, 0, &z),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "delta");
+    CHECK_FAILS(dpd_rdp_noise_multiplier(1.0, 0.5, 10, 0.1, 0, &z),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "0.01");
+    CHECK_FAILS(dpd_rdp_epsilon(0.1, 1.0, 5, 0.5, 0, &z, NULL),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "delta");
     CHECK_FAILS(dpd_rdp_noise_multiplier(1.0, 1e-5, 10, 1.5, 0, &z), DPD_ERR_INVALID_ARGUMENT,
                 "q");
     CHECK(z == -7.0);
@@ -311,12 +315,12 @@ static void test_bad_settings(void) {
     CHECK_FAILS(dpd_iterative_config_set_clip_norm(cfg, INFINITY), DPD_ERR_NON_FINITE,
                 "clip_norm");
     CHECK_FAILS(dpd_iterative_config_set_dca(cfg, 1, 0), DPD_ERR_INVALID_ARGUMENT, "n_nodes");
-    CHECK_FAILS(dpd_iterative_config_set_private(cfg, 0.0, 1e-5, 1.0), DPD_ERR_INVALID_ARGUMENT,
-                "epsilon");
+    CHECK_FAILS(dpd_iterative_config_set_private(cfg, 0.0, 1e-5, 1.0),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "epsilon");
     CHECK_FAILS(dpd_iterative_config_set_private(cfg, 1.0, 1e-5, 0.0), DPD_ERR_INVALID_ARGUMENT,
                 "noise_multiplier");
-    CHECK_FAILS(dpd_iterative_config_set_private(cfg, NAN, 1e-5, 1.0), DPD_ERR_NON_FINITE,
-                "epsilon");
+    CHECK_FAILS(dpd_iterative_config_set_private(cfg, NAN, 1e-5, 1.0),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "epsilon");
     /* None of the refused setters changed anything: still no privacy chosen. */
     CHECK_FAILS(dpd_iterative_trainer_new(cfg, 10, 2, rng, &tr), DPD_ERR_INVALID_STATE, "");
 

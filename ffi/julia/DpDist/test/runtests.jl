@@ -40,8 +40,8 @@ end
     @test distributed_sigma(10.0, 10, 2) ≈ 3.77964473009 atol = 1e-10   # 10 / sqrt(7)
     dpd_error(() -> distributed_sigma(10.0, 3, 2), :DPD_ERR_INVALID_ARGUMENT)
     @test laplace_scale(0.5, 2.0) == 4.0
-    dpd_error(() -> gaussian_sigma(NaN, 1e-5, 1.0), :DPD_ERR_NON_FINITE)
-    dpd_error(() -> laplace_scale(Inf, 1.0), :DPD_ERR_NON_FINITE)
+    dpd_error(() -> gaussian_sigma(NaN, 1e-5, 1.0), :DPD_ERR_INVALID_PRIVACY_PARAMETER)
+    dpd_error(() -> laplace_scale(Inf, 1.0), :DPD_ERR_INVALID_PRIVACY_PARAMETER)
     @test DpDist.abi_version() == 1
     @test !isempty(DpDist.version())
 end
@@ -81,7 +81,7 @@ end
     charge_gaussian!(acc, 1.0, 10.0)
     @test spent(acc).epsilon ≈ 0.340669364684326 atol = 1e-9
     dpd_error(() -> charge_gaussian!(acc, 1.0, 1.0), :DPD_ERR_BUDGET_EXCEEDED)
-    dpd_error(() -> Accountant(-1.0, 1e-5), :DPD_ERR_INVALID_ARGUMENT)
+    dpd_error(() -> Accountant(-1.0, 1e-5), :DPD_ERR_INVALID_PRIVACY_PARAMETER)
 end
 
 const X = [1.5 -2.25 3.125 0.3;
@@ -361,7 +361,7 @@ end
     dpd_error(() -> blr_fit(x, y[2:end], s), :DPD_ERR_LENGTH_MISMATCH)
     dpd_error(() -> blr_fit_non_private(x, y[2:end]), :DPD_ERR_LENGTH_MISMATCH)
     dpd_error(() -> blr_fit(x, y, BlrSettings(epsilon=NaN, delta=1e-5, assumed_x=[1, 1, 1],
-                                              assumed_y=2)), :DPD_ERR_NON_FINITE)
+                                              assumed_y=2)), :DPD_ERR_INVALID_PRIVACY_PARAMETER)
     dpd_error(() -> blr_fit(x, y, BlrSettings(epsilon=1, delta=1e-5, assumed_x=[1, 1, 1],
                                               assumed_y=2, aggregation=:distributed,
                                               n_nodes=1)), :DPD_ERR_INVALID_ARGUMENT)
