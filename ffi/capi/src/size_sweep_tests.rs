@@ -910,25 +910,39 @@ fn cases() -> Vec<Case> {
             dpd_blr_config_free(config);
             status
         }),
-        case!(dpd_iterative_calibrate_noise_multiplier, [N_ROWS, D], |_f, s| {
-            let mut out = 0.0;
-            let mut config = null_mut();
-            ok(dpd_iterative_config_new_logistic(0.1, &mut config), "config");
-            let status =
-                dpd_iterative_calibrate_noise_multiplier(config, s[0], s[1], 1.0, 1e-5, 10, &mut out);
-            dpd_iterative_config_free(config);
-            status
-        }),
+        case!(
+            dpd_iterative_calibrate_noise_multiplier,
+            [N_ROWS, D],
+            |_f, s| {
+                let mut out = 0.0;
+                let mut config = null_mut();
+                ok(
+                    dpd_iterative_config_new_logistic(0.1, &mut config),
+                    "config",
+                );
+                let status = dpd_iterative_calibrate_noise_multiplier(
+                    config, s[0], s[1], 1.0, 1e-5, 10, &mut out,
+                );
+                dpd_iterative_config_free(config);
+                status
+            }
+        ),
         case!(dpd_iterative_config_set_fixed_size, [4], |_f, s| {
             let mut config = null_mut();
-            ok(dpd_iterative_config_new_logistic(0.1, &mut config), "config");
+            ok(
+                dpd_iterative_config_new_logistic(0.1, &mut config),
+                "config",
+            );
             let status = dpd_iterative_config_set_fixed_size(config, s[0]);
             dpd_iterative_config_free(config);
             status
         }),
         case!(dpd_iterative_config_set_dca, [1], |_f, s| {
             let mut config = null_mut();
-            ok(dpd_iterative_config_new_logistic(0.1, &mut config), "config");
+            ok(
+                dpd_iterative_config_new_logistic(0.1, &mut config),
+                "config",
+            );
             let status = dpd_iterative_config_set_dca(config, 2, s[0]);
             dpd_iterative_config_free(config);
             status
@@ -939,19 +953,23 @@ fn cases() -> Vec<Case> {
             dpd_iterative_trainer_free(out);
             status
         }),
-        case!(dpd_iterative_trainer_step, [N_ROWS * D, N_ROWS, 0], |f, s| {
-            let dropped = [1usize; BUF];
-            dpd_iterative_trainer_step(
-                f.trainer,
-                input(&f.values, s[0]),
-                s[0],
-                input(&f.labels, s[1]),
-                s[1],
-                input(&dropped, s[2]),
-                s[2],
-                null_mut(),
-            )
-        }),
+        case!(
+            dpd_iterative_trainer_step,
+            [N_ROWS * D, N_ROWS, 0],
+            |f, s| {
+                let dropped = [1usize; BUF];
+                dpd_iterative_trainer_step(
+                    f.trainer,
+                    input(&f.values, s[0]),
+                    s[0],
+                    input(&f.labels, s[1]),
+                    s[1],
+                    input(&dropped, s[2]),
+                    s[2],
+                    null_mut(),
+                )
+            }
+        ),
         case!(dpd_iterative_trainer_fit, [N_ROWS * D, N_ROWS], |f, s| {
             let mut done = 0;
             dpd_iterative_trainer_fit(
