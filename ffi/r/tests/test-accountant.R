@@ -43,9 +43,9 @@ run_tests(list(
   bad_budgets_are_refused = function() {
     expect_dpdist_error(accountant(-1, 1e-5), "DPD_ERR_INVALID_PRIVACY_PARAMETER")
     expect_dpdist_error(accountant(1, 1.5), "DPD_ERR_INVALID_PRIVACY_PARAMETER")
-    expect_dpdist_error(accountant(NaN, 1e-5), "DPD_ERR_NON_FINITE")
+    expect_dpdist_error(accountant(NaN, 1e-5), "DPD_ERR_INVALID_PRIVACY_PARAMETER")
     acc <- accountant(1, 1e-5)
-    expect_dpdist_error(charge_pure(acc, NaN), "DPD_ERR_NON_FINITE")
+    expect_dpdist_error(charge_pure(acc, NaN), "DPD_ERR_INVALID_PRIVACY_PARAMETER")
     expect_dpdist_error(charge_pure(dpdist_rng(), 0.1), "DPD_ERR_INVALID_ARGUMENT")
     stopifnot(spent(acc)[["rounds"]] == 0)
   }

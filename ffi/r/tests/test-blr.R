@@ -153,7 +153,7 @@ run_tests(list(
     y_nan[1] <- NA_real_
     expect_dpdist_error(blr_fit_non_private(d$x, y_nan), "DPD_ERR_NON_FINITE")
     expect_dpdist_error(blr_fit(d$x, d$y, blr_settings(NaN, 1e-5, c(1, 1, 1), 2)),
-                        "DPD_ERR_NON_FINITE")
+                        "DPD_ERR_INVALID_PRIVACY_PARAMETER")
     expect_dpdist_error(blr_fit(d$x, d$y, list()), "DPD_ERR_INVALID_ARGUMENT")
     expect_dpdist_error(blr_fit(d$x, d$y, blr_settings(1, 1e-5, c(1, 1, 1), 2,
                                                        aggregation = "distributed",

@@ -41,9 +41,9 @@ run_tests(list(
   },
 
   bad_numbers_are_conditions_not_crashes = function() {
-    expect_dpdist_error(gaussian_sigma(NaN, 1e-5, 1), "DPD_ERR_NON_FINITE")
+    expect_dpdist_error(gaussian_sigma(NaN, 1e-5, 1), "DPD_ERR_INVALID_PRIVACY_PARAMETER")
     expect_dpdist_error(gaussian_sigma(-1, 1e-5, 1), "DPD_ERR_INVALID_PRIVACY_PARAMETER")
-    expect_dpdist_error(laplace_scale(Inf, 1), "DPD_ERR_NON_FINITE")
+    expect_dpdist_error(laplace_scale(Inf, 1), "DPD_ERR_INVALID_PRIVACY_PARAMETER")
     expect_dpdist_error(gaussian_sigma(c(1, 2), 1e-5, 1), "DPD_ERR_INVALID_ARGUMENT")
     expect_dpdist_error(gaussian_sigma("a", 1e-5, 1), "DPD_ERR_INVALID_ARGUMENT")
     expect_dpdist_error(distributed_sigma(1, 2.5, 0), "DPD_ERR_INVALID_ARGUMENT")
