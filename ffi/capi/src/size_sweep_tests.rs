@@ -79,6 +79,9 @@ struct Fixture {
     node_sum: *mut dpd_node_sum,
     node_sum_bytes: Vec<u8>,
     message: Vec<u8>,
+    /// The agreed (client, shard) pairs of the round: clients 0..4 and their shard ids.
+    agreed_ids: Vec<u64>,
+    agreed_shards: Vec<u64>,
     aggregator: *mut dpd_aggregator,
     blr_config: *mut dpd_blr_config,
     blr_model: *mut dpd_blr_model,
@@ -118,6 +121,8 @@ impl Fixture {
             node_sum: null_mut(),
             node_sum_bytes: vec![0; 4096],
             message: vec![0; 4096],
+            agreed_ids: vec![0; BUF],
+            agreed_shards: vec![0; BUF],
             aggregator: null_mut(),
             blr_config: null_mut(),
             blr_model: null_mut(),
@@ -184,7 +189,17 @@ impl Fixture {
                     dpd_shares_free(shares);
                 }
             }
-            let ids = [0u64, 1, 2, 3];
+            ok(
+                dpd_node_received(
+                    nodes[0],
+                    f.agreed_ids.as_mut_ptr(),
+                    f.agreed_shards.as_mut_ptr(),
+                    BUF,
+                    &mut len,
+                ),
+                "received",
+            );
+            assert_eq!(len, 4);
             ok(
                 dpd_aggregator_new(f.config, &mut f.aggregator),
                 "aggregator",
@@ -192,7 +207,13 @@ impl Fixture {
             for (k, node) in nodes.iter().enumerate() {
                 let mut sum = null_mut();
                 ok(
-                    dpd_node_finalize(*node, ids.as_ptr(), 4, &mut sum),
+                    dpd_node_finalize(
+                        *node,
+                        f.agreed_ids.as_ptr(),
+                        f.agreed_shards.as_ptr(),
+                        4,
+                        &mut sum,
+                    ),
                     "finalize",
                 );
                 ok(dpd_aggregator_add(f.aggregator, sum), "add");
@@ -554,8 +575,8 @@ fn cases() -> Vec<Case> {
             dpd_shares_free(out);
             status
         }),
-        case!(dpd_shares_message, [BUF], |f, s| {
-            let mut out = [0u8; BUF];
+        case!(dpd_shares_message, [4096], |f, s| {
+            let mut out = vec![0u8; 4096];
             let mut len = 0;
             dpd_shares_message(f.shares, 1, output(&mut out, s[0]), s[0], &mut len)
         }),
@@ -637,12 +658,24 @@ fn cases() -> Vec<Case> {
         case!(dpd_node_received, [BUF], |f, s| {
             let mut out = [0u64; BUF];
             let mut len = 0;
-            dpd_node_received(f.node, output(&mut out, s[0]), s[0], &mut len)
+            let mut shards = [0u64; BUF];
+            dpd_node_received(
+                f.node,
+                output(&mut out, s[0]),
+                output(&mut shards, s[0]),
+                s[0],
+                &mut len,
+            )
         }),
         case!(dpd_node_finalize, [4], |f, s| {
-            let ids: Vec<u64> = (0..BUF as u64).collect();
             let mut out = null_mut();
-            let status = dpd_node_finalize(f.node, input(&ids, s[0]), s[0], &mut out);
+            let status = dpd_node_finalize(
+                f.node,
+                input(&f.agreed_ids, s[0]),
+                input(&f.agreed_shards, s[0]),
+                s[0],
+                &mut out,
+            );
             dpd_node_sum_free(out);
             status
         }),
@@ -658,7 +691,8 @@ fn cases() -> Vec<Case> {
                 s[0]
             };
             let mut out = null_mut();
-            let status = dpd_node_sum_from_bytes(input(&f.node_sum_bytes, len), len, &mut out);
+            let status =
+                dpd_node_sum_from_bytes(f.config, input(&f.node_sum_bytes, len), len, &mut out);
             dpd_node_sum_free(out);
             status
         }),
