@@ -65,7 +65,7 @@ fn mixed_retry_is_excluded_by_the_pair_agreement() {
             nodes[1].retract(&retry[1]).unwrap();
             nodes[2].retract(&retry[2]).unwrap();
         }
-        let mut agg = Aggregator::new(&config);
+        let mut agg = Aggregator::new(&config).unwrap();
         for node in &nodes {
             agg.add(&node.finalize(&agreed).unwrap()).unwrap();
         }
@@ -97,7 +97,7 @@ fn mixed_retry_agreed_by_ids_only_is_refused_by_the_aggregator() {
                 .unwrap()
         })
         .collect();
-    let mut agg = Aggregator::new(&config);
+    let mut agg = Aggregator::new(&config).unwrap();
     agg.add(&sums[0]).unwrap();
     let err = agg.add(&sums[1]).unwrap_err();
     assert_eq!(
@@ -227,7 +227,7 @@ fn old_round_replayed_under_the_same_id_is_refused() {
         }
     }
     let old_sum = old_nodes[0].finalize(old_nodes[0].received()).unwrap();
-    let mut agg = Aggregator::new(&new);
+    let mut agg = Aggregator::new(&new).unwrap();
     assert!(matches!(agg.add(&old_sum), Err(Error::WrongConfig { .. })));
     assert!(matches!(
         <crate::NodeSum as crate::Decode<_>>::get_decoded(&new, &old_sum.get_encoded().unwrap()),
