@@ -112,7 +112,7 @@ run_tests(list(
     x2[3, 2] <- NaN
     expect_dpdist_error(plr_fit(x2, d$y, 1, 0.01), "DPD_ERR_NON_FINITE")
     expect_dpdist_error(plr_fit(d$x, d$y[-1], 1, 0.01), "DPD_ERR_LENGTH_MISMATCH")
-    expect_dpdist_error(plr_fit(d$x, d$y, -1, 0.01), "DPD_ERR_INVALID_ARGUMENT")
+    expect_dpdist_error(plr_fit(d$x, d$y, -1, 0.01), "DPD_ERR_INVALID_PRIVACY_PARAMETER")
     expect_dpdist_error(plr_fit(d$x, d$y, 1, 0), "DPD_ERR_INVALID_ARGUMENT")
     expect_dpdist_error(plr_fit(as.vector(d$x), d$y, 1, 0.01), "DPD_ERR_INVALID_ARGUMENT")
     expect_dpdist_error(pst_f_fit(d$x, d$y, c(1, 1, 2, 2), c(0.5, 0.6), 1, 0.01),
