@@ -98,3 +98,18 @@ impl std::fmt::Debug for NodeSecretKey {
         f.write_str("NodeSecretKey(..)")
     }
 }
+
+#[cfg(test)]
+mod wipe_tests {
+    /// hpke's X25519 secret key is an `x25519_dalek::StaticSecret` (a `[u8; 32]`); only with
+    /// x25519-dalek's `zeroize` feature, which this crate's manifest turns on, does it implement
+    /// `Zeroize` and get the `#[zeroize(drop)]` Drop impl. Without the feature this fails to
+    /// compile, and a plain byte array would not need dropping at all.
+    #[test]
+    fn the_node_secret_key_is_wiped_on_drop() {
+        fn zeroizable<T: zeroize::Zeroize>() {}
+        zeroizable::<x25519_dalek::StaticSecret>();
+        assert!(std::mem::needs_drop::<x25519_dalek::StaticSecret>());
+        assert!(!std::mem::needs_drop::<[u8; 32]>());
+    }
+}
