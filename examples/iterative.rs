@@ -249,7 +249,7 @@ fn lr_sweep(table: &Table, s: &LrSetting, seed: u64) -> Res<Sweep> {
     for split in 0..LR_SPLITS {
         let split_seed = seed.wrapping_mul(1_000_003).wrapping_add(split as u64);
         let mut split_rng = ChaCha20Rng::seed_from_u64(split_seed);
-        let (train_idx, test_idx) = stratified_split(&table.y, 0.6, &mut split_rng);
+        let (train_idx, test_idx) = common::split::stratified_split(&table.y, 0.6, &mut split_rng);
         let (train_x, train_y) = table.rows(&train_idx);
         let (test_x, test_y) = table.rows(&test_idx);
         let n = train_y.len();
@@ -589,26 +589,6 @@ fn scale_rows(table: &mut Table) {
         max_norm = max_norm.max(row.iter().map(|v| v * v).sum::<f64>().sqrt());
     }
     table.x.iter_mut().for_each(|v| *v /= max_norm);
-}
-
-/// Stratified split: a `train_share` of each class goes to the training set.
-fn stratified_split(
-    y: &[f64],
-    train_share: f64,
-    rng: &mut ChaCha20Rng,
-) -> (Vec<usize>, Vec<usize>) {
-    let (mut train, mut test) = (Vec::new(), Vec::new());
-    for class in [0.0, 1.0] {
-        let mut idx: Vec<usize> = (0..y.len()).filter(|&i| y[i] == class).collect();
-        for i in (1..idx.len()).rev() {
-            let j = (rng.next_u64() % (i as u64 + 1)) as usize;
-            idx.swap(i, j);
-        }
-        let cut = (idx.len() as f64 * train_share).round() as usize;
-        train.extend_from_slice(&idx[..cut]);
-        test.extend_from_slice(&idx[cut..]);
-    }
-    (train, test)
 }
 
 fn mean_sd(v: &[f64]) -> (f64, f64) {

@@ -190,7 +190,7 @@ fn sweep(
     for split in 0..splits {
         let split_seed = seed.wrapping_mul(1_000_003).wrapping_add(split as u64);
         let mut split_rng = ChaCha20Rng::seed_from_u64(split_seed);
-        let (train_idx, test_idx) = stratified_split(&table.y, 0.6, &mut split_rng);
+        let (train_idx, test_idx) = common::split::stratified_split(&table.y, 0.6, &mut split_rng);
         let (train_x, train_y) = table.rows(&train_idx);
         let (test_x, test_y) = table.rows(&test_idx);
         let train = Dataset::from_rows(&train_x, table.d, &train_y)?;
@@ -333,7 +333,8 @@ fn transfer_demo(seed: u64, splits: usize) -> Res<String> {
         let split_seed = seed.wrapping_mul(7_000_003).wrapping_add(split as u64);
         let mut split_rng = ChaCha20Rng::seed_from_u64(split_seed);
         for (b, branch) in branches.iter().enumerate() {
-            let (train_idx, test_idx) = stratified_split(&branch.y, 0.6, &mut split_rng);
+            let (train_idx, test_idx) =
+                common::split::stratified_split(&branch.y, 0.6, &mut split_rng);
             let (train_x, train_y) = branch.rows(&train_idx);
             let (test_x, test_y) = branch.rows(&test_idx);
             let target = Dataset::from_rows(&train_x, d, &train_y)?;
@@ -475,26 +476,6 @@ fn bernoulli(rng: &mut ChaCha20Rng, z: f64) -> f64 {
     } else {
         0.0
     }
-}
-
-/// Stratified split: a `train_share` of each class goes to the training set.
-fn stratified_split(
-    y: &[f64],
-    train_share: f64,
-    rng: &mut ChaCha20Rng,
-) -> (Vec<usize>, Vec<usize>) {
-    let (mut train, mut test) = (Vec::new(), Vec::new());
-    for class in [0.0, 1.0] {
-        let mut idx: Vec<usize> = (0..y.len()).filter(|&i| y[i] == class).collect();
-        for i in (1..idx.len()).rev() {
-            let j = (rng.next_u64() % (i as u64 + 1)) as usize;
-            idx.swap(i, j);
-        }
-        let cut = (idx.len() as f64 * train_share).round() as usize;
-        train.extend_from_slice(&idx[..cut]);
-        test.extend_from_slice(&idx[cut..]);
-    }
-    (train, test)
 }
 
 fn mean_sd(v: &[f64]) -> (f64, f64) {

@@ -1,7 +1,8 @@
-//! Pieces the examples share: CSV input, progress bars and SVG figures. Not an example itself
+//! Pieces the examples share: CSV input, progress bars, SVG figures and a stratified split. Not an example itself
 //! (Cargo only discovers `examples/*.rs` and `examples/*/main.rs`); each example includes it with
 //! `mod common;` and uses what it needs, hence the `dead_code` allowance at each `mod` line.
 
 pub mod csv_input;
 pub mod figure;
 pub mod progress;
+pub mod split;
