@@ -424,7 +424,7 @@ fn run(o: &Options) -> Result<(), String> {
         measure,
     };
     let dca = Aggregation::Distributed(DcaSettings {
-        compute_nodes: a.nodes,
+        n_nodes: a.nodes,
         max_dropped: a.max_dropped,
         ..DcaSettings::default()
     });

@@ -378,7 +378,7 @@ fn blr_sweep(seed: u64) -> Res<Sweep> {
         measure: blr::ErrorMeasure::Mae,
     };
     let dca = Aggregation::Distributed(DcaSettings {
-        compute_nodes: 2,
+        n_nodes: 2,
         max_dropped: 0,
         ..DcaSettings::default()
     });

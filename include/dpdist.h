@@ -161,7 +161,7 @@ typedef enum dpd_status {
     /**
      * More clients are missing than the round tolerates; nothing is released.
      */
-    DPD_ERR_TOO_MANY_DROPOUTS = 9,
+    DPD_ERR_TOO_MANY_DROPPED = 9,
     /**
      * Wire bytes could not be parsed (bad magic, version, kind, truncated, trailing bytes).
      */
@@ -1044,7 +1044,7 @@ enum dpd_status dpd_aggregator_add(struct dpd_aggregator *aggregator,
 /**
  * Decodes the released sum (d doubles, query-size pattern into `out_sum`) once all M node
  * sums are in, and describes it in `*info` (optional, may be NULL). Errors:
- * `DPD_ERR_INVALID_STATE` (node sums missing), `DPD_ERR_TOO_MANY_DROPOUTS`. The aggregator is
+ * `DPD_ERR_INVALID_STATE` (node sums missing), `DPD_ERR_TOO_MANY_DROPPED`. The aggregator is
  * not changed, so a size query followed by the real call is fine.
  *
  * # Safety
@@ -1329,7 +1329,7 @@ enum dpd_status dpd_node_received(const struct dpd_node *node,
 /**
  * Computes the node's sum over the agreed pairs (`agreed_ids[i]`, `agreed_shards[i]`),
  * i < `n_agreed` — the pairs every node reported in `dpd_node_received` — into a new
- * `dpd_node_sum`. The node is not changed. Errors: `DPD_ERR_TOO_MANY_DROPOUTS` (more than T of
+ * `dpd_node_sum`. The node is not changed. Errors: `DPD_ERR_TOO_MANY_DROPPED` (more than T of
  * N clients missing: nothing may be released), `DPD_ERR_INVALID_ARGUMENT` (an agreed client
  * this node never received, a shard id other than the one this node absorbed for that
  * client, or an id >= N), `DPD_ERR_DUPLICATE_CLIENT` (a client listed twice),
@@ -1490,7 +1490,7 @@ enum dpd_status dpd_share_open(const uint8_t *node_secret_key,
  * Runs one round: every client in 0..N except `dropped[0..n_dropped]` shards its row of
  * `inputs` (N × d, row-major, `len` = N·d), the nodes sum and agree, the aggregator releases.
  * Writes the sum (query-size pattern, d doubles) and, if `info` is not NULL, its description.
- * More than T dropped → `DPD_ERR_TOO_MANY_DROPOUTS`; `len != N·d` →
+ * More than T dropped → `DPD_ERR_TOO_MANY_DROPPED`; `len != N·d` →
  * `DPD_ERR_LENGTH_MISMATCH`; bad values as `dpd_client_shard`.
  *
  * # Safety
@@ -1732,7 +1732,7 @@ enum dpd_status dpd_iterative_trainer_new(const struct dpd_iterative_config *con
  * One iteration on the clients' records (`n` must equal the trainer's N): check the budget,
  * run the DCA round (clients listed in `dropped[0..n_dropped]` send nothing; at most T), update
  * θ. `*out_info` (may be NULL) describes the release. Errors: `DPD_ERR_BUDGET_EXCEEDED` or
- * `DPD_ERR_TOO_MANY_DROPOUTS` before anything is released or spent; `DPD_ERR_NUMERICAL` if
+ * `DPD_ERR_TOO_MANY_DROPPED` before anything is released or spent; `DPD_ERR_NUMERICAL` if
  * θ would become non-finite (lower the learning rate). On any error θ, the optimizer state and
  * the iteration count are unchanged.
  *
@@ -1950,7 +1950,7 @@ enum dpd_status dpd_gaussian_sigma_analytic(double epsilon,
  */
 enum dpd_status dpd_distributed_sigma(double sigma_total,
                                       size_t n_clients,
-                                      size_t max_dropped_or_colluding,
+                                      size_t max_dropped,
                                       double *out);
 
 /**

@@ -107,7 +107,7 @@ fn summed(noise: EntryNoise, n: f64) -> EntryNoise {
 mod tests {
     use dp_noise::PrivacyLoss;
     use dp_noise::accountant::Accountant;
-    use projection::release::{DcaSettings, ReleaseContext, noisy_sum};
+    use projection::release::{DcaSettings, ReleaseContext, release_sum};
 
     use crate::pipeline::fit;
     use crate::ssp::{Mechanism, stats_noise};
@@ -157,7 +157,7 @@ mod tests {
             delta: 0.5,
         })
         .unwrap();
-        let released = noisy_sum(
+        let released = release_sum(
             &vec![0.0; n * dim],
             n,
             dim,
@@ -186,7 +186,7 @@ mod tests {
         let (n, d) = (60, 2);
         let (x, y) = data(n, d);
         let dca = Aggregation::Distributed(DcaSettings {
-            compute_nodes: 3,
+            n_nodes: 3,
             max_dropped: 9,
             ..DcaSettings::default()
         });
@@ -225,7 +225,7 @@ mod tests {
         let trusted = config(Aggregation::Trusted, Mechanism::Gaussian);
         let dca = config(
             Aggregation::Distributed(DcaSettings {
-                compute_nodes: 3,
+                n_nodes: 3,
                 max_dropped: 9,
                 ..DcaSettings::default()
             }),

@@ -4,7 +4,7 @@
 //! ([`projection::release`]). Calibration and the sensitivity proofs are in [`crate::sensitivity`].
 
 use projection::clip::clip;
-use projection::release::{DcaTransport, InProcess, Noise, ReleaseContext, noisy_sum_via};
+use projection::release::{DcaTransport, InProcess, Noise, ReleaseContext, release_sum_via};
 
 use crate::error::{Error, Result, check_xy};
 use crate::sensitivity::{laplace_scales, stats_entry_bound, stats_l2_sensitivity};
@@ -110,6 +110,6 @@ pub fn release_stats_via(
             .for_each(|((c, v), b)| *c = clip(*v, *b));
         SuffStats::record_into(&clipped, clip(t, bound_y), with_yy, out)?;
     }
-    let released = noisy_sum_via(&values, n, dim, bound, &noise, ctx, transport)?;
+    let released = release_sum_via(&values, n, dim, bound, &noise, ctx, transport)?;
     SuffStats::from_flat(&released.sum, d, n, with_yy)
 }

@@ -113,7 +113,7 @@ fn ddp_is_indistinguishable_from_ta() {
     let data = diabetes();
     let (n_train, d) = (342, data.3);
     let dca = Aggregation::Distributed(DcaSettings {
-        compute_nodes: 3,
+        n_nodes: 3,
         ..DcaSettings::default()
     });
     let m = 150;
@@ -165,7 +165,7 @@ fn projection_beats_no_projection_at_eps_1() {
     for agg in [
         Aggregation::Trusted,
         Aggregation::Distributed(DcaSettings {
-            compute_nodes: 3,
+            n_nodes: 3,
             ..DcaSettings::default()
         }),
     ] {

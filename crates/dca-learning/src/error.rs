@@ -40,7 +40,7 @@ pub enum Error {
         budget: PrivacyLoss,
     },
     /// More clients dropped out than the round tolerates; nothing was released or spent.
-    TooManyDropouts {
+    TooManyDropped {
         /// Clients missing.
         dropped: usize,
         /// T.
@@ -85,7 +85,7 @@ impl fmt::Display for Error {
                  delta = {}) but the budget is (epsilon = {}, delta = {}); nothing was released",
                 would_spend.epsilon, would_spend.delta, budget.epsilon, budget.delta
             ),
-            Error::TooManyDropouts {
+            Error::TooManyDropped {
                 dropped,
                 max_dropped,
             } => write!(

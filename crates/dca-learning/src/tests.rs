@@ -235,7 +235,7 @@ fn accountant_refuses_and_changes_nothing() {
     let snapshot = (fresh.params().to_vec(), fresh.spent(), fresh.iteration());
     assert!(matches!(
         fresh.step(&records, &[1, 2]),
-        Err(Error::TooManyDropouts { .. })
+        Err(Error::TooManyDropped { .. })
     ));
     assert!(fresh.step(&records, &[1, 1]).is_err());
     assert!(fresh.step(&records, &[n]).is_err());

@@ -171,7 +171,7 @@ impl Trainer {
     /// `dropped` send nothing (at most T).
     ///
     /// # Errors
-    /// [`Error::BudgetExceeded`] / [`Error::TooManyDropouts`] before anything is released or
+    /// [`Error::BudgetExceeded`] / [`Error::TooManyDropped`] before anything is released or
     /// spent; wrong record count or dimension, bad labels, duplicate or unknown dropouts;
     /// [`Error::Diverged`] if the update is not finite. On any error θ, the optimizer state and
     /// the iteration count are unchanged (a DCA failure after the charge keeps the charge).
@@ -314,7 +314,7 @@ impl Trainer {
             });
         }
         if sorted.len() > self.config.max_dropped {
-            return Err(Error::TooManyDropouts {
+            return Err(Error::TooManyDropped {
                 dropped: sorted.len(),
                 max_dropped: self.config.max_dropped,
             });

@@ -230,18 +230,18 @@ pub fn prepare_csv(text: &str, target: &str) -> Result<(Vec<f64>, Vec<f64>, usiz
     Ok((x, y, n, d))
 }
 
-/// Alg. 2 with DCA on `m` nodes, T = `max_dropped`, Gaussian noise at (ε, δ), assumed bounds
+/// Alg. 2 with DCA on `n_nodes` compute nodes, T = `max_dropped`, Gaussian noise at (ε, δ), assumed bounds
 /// ±7.5 (the prepared data's), projection with the DP std round and the DCA paper's search.
 pub fn dca_blr_config(
     d: usize,
-    m: u16,
+    n_nodes: u16,
     max_dropped: usize,
     mode: ShareMode,
     budget: dp_noise::PrivacyLoss,
 ) -> blr::FitConfig {
     blr::FitConfig {
         aggregation: projection::Aggregation::Distributed(projection::DcaSettings {
-            compute_nodes: m,
+            n_nodes,
             max_dropped,
             mode,
         }),

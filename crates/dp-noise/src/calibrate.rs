@@ -138,19 +138,15 @@ pub(crate) fn ln_delta_of_scale(epsilon: f64, s: f64) -> f64 {
 /// may drop out or collude.
 ///
 /// Errors unless σ_total is finite and > 0 and N − T − 1 ≥ 1.
-pub fn distributed_sigma(
-    sigma_total: f64,
-    n_clients: usize,
-    max_dropped_or_colluding: usize,
-) -> Result<f64> {
+pub fn distributed_sigma(sigma_total: f64, n_clients: usize, max_dropped: usize) -> Result<f64> {
     positive_finite("sigma_total", sigma_total)?;
     let honest_others = n_clients
-        .checked_sub(max_dropped_or_colluding)
+        .checked_sub(max_dropped)
         .and_then(|h| h.checked_sub(1))
         .filter(|&h| h >= 1)
         .ok_or(Error::TooFewHonestClients {
             n_clients,
-            max_dropped_or_colluding,
+            max_dropped,
         })?;
     finite_result(sigma_total / (honest_others as f64).sqrt())
 }
@@ -315,7 +311,7 @@ mod tests {
                 distributed_sigma(1.0, n, t),
                 Err(Error::TooFewHonestClients {
                     n_clients: n,
-                    max_dropped_or_colluding: t
+                    max_dropped: t
                 })
             );
         }

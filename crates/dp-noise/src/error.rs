@@ -26,7 +26,7 @@ pub enum Error {
         /// N, the number of clients.
         n_clients: usize,
         /// T, the number of clients that may drop out or collude.
-        max_dropped_or_colluding: usize,
+        max_dropped: usize,
     },
     /// The round would take the total privacy loss past the budget; nothing was spent.
     BudgetExceeded {
@@ -62,10 +62,10 @@ impl fmt::Display for Error {
             ),
             Error::TooFewHonestClients {
                 n_clients,
-                max_dropped_or_colluding,
+                max_dropped,
             } => write!(
                 f,
-                "distributed noise needs N - T - 1 >= 1, got N = {n_clients}, T = {max_dropped_or_colluding}"
+                "distributed noise needs N - T - 1 >= 1, got N = {n_clients}, T = {max_dropped}"
             ),
             Error::BudgetExceeded {
                 would_spend,

@@ -127,7 +127,7 @@ impl Aggregator {
     /// Decodes the sum once every node's sum is in.
     ///
     /// # Errors
-    /// [`Error::MissingNodeSums`]; [`Error::TooManyMissing`] if more than T clients are
+    /// [`Error::MissingNodeSums`]; [`Error::TooManyDropped`] if more than T clients are
     /// missing (nothing is released).
     pub fn release(&self) -> Result<Release> {
         let have = self.seen.iter().filter(|&&s| s).count();

@@ -121,7 +121,7 @@ pub enum Error {
         client: ClientId,
     },
     /// More than T clients are missing: the noise would be too small, so nothing is released.
-    TooManyMissing {
+    TooManyDropped {
         /// Clients missing from the agreed set.
         missing: usize,
         /// T.
@@ -289,7 +289,7 @@ impl fmt::Display for Error {
                 "client {client} is outside the agreed set but its full share is still in the sum; \
                  retract it first"
             ),
-            Error::TooManyMissing {
+            Error::TooManyDropped {
                 missing,
                 max_dropped,
                 n_clients,

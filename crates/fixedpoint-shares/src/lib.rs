@@ -20,7 +20,8 @@
 //! `unsafe_code = "deny"` rather than the workspace's `forbid` only so that this module can opt
 //! out.
 //!
-//! Phase names follow libprio: client shards, nodes aggregate, the collector unshards.
+//! The phases are named shard → absorb → agree → finalize → release (the README's "Vocabulary"
+//! section maps them to libprio's shard / accumulate / unshard and to the C, R and Julia names).
 //!
 //! ```
 //! use dp_noise::rng::RngSource;

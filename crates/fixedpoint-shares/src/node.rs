@@ -224,7 +224,7 @@ impl ComputeNode {
     /// # Errors
     /// [`Error::InvalidParameter`] (set over another N), [`Error::AgreedNotReceived`],
     /// [`Error::ShardMismatch`] (the set names another attempt of a client than this node
-    /// absorbed), [`Error::TooManyMissing`] (more than T of N missing: no release),
+    /// absorbed), [`Error::TooManyDropped`] (more than T of N missing: no release),
     /// [`Error::NeedsRetraction`].
     pub fn finalize(&self, agreed: &ShardSet) -> Result<NodeSum> {
         if agreed.universe() != self.config.n_clients() {
@@ -392,7 +392,7 @@ impl ComputeNode {
 /// Refuses a set missing more than T of the N clients.
 pub(crate) fn check_missing(agreed: &ClientSet, config: &RoundConfig) -> Result<()> {
     if agreed.missing() > config.max_dropped() {
-        Err(Error::TooManyMissing {
+        Err(Error::TooManyDropped {
             missing: agreed.missing(),
             max_dropped: config.max_dropped(),
             n_clients: config.n_clients(),

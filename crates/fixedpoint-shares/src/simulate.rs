@@ -28,7 +28,7 @@ const BATCH_WORDS: usize = 1 << 22;
 ///
 /// # Errors
 /// [`Error::LengthMismatch`] (not N inputs, or an input not of length d), any client error
-/// (bad values), [`Error::TooManyMissing`] if more than T clients dropped (nothing released).
+/// (bad values), [`Error::TooManyDropped`] if more than T clients dropped (nothing released).
 pub fn simulate_round<V: AsRef<[f64]> + Sync>(
     config: &RoundConfig,
     inputs: &[V],
@@ -78,7 +78,7 @@ where
     let n = config.n_clients();
     let dropped = ClientSet::from_ids(n, dropped)?;
     if dropped.len() > config.max_dropped() {
-        return Err(Error::TooManyMissing {
+        return Err(Error::TooManyDropped {
             missing: dropped.len(),
             max_dropped: config.max_dropped(),
             n_clients: n,

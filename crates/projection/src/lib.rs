@@ -32,8 +32,8 @@ pub use marginal_std::{
     std_sensitivity,
 };
 pub use release::{
-    Aggregation, DcaRound, DcaSettings, DcaTransport, InProcess, Noise, NoisySum, ReleaseContext,
-    noisy_sum, noisy_sum_via, zcdp_sigma,
+    Aggregation, DcaRound, DcaSettings, DcaTransport, InProcess, Noise, Release, ReleaseContext,
+    release_sum, release_sum_via, zcdp_sigma,
 };
 pub use search::{
     Aggregate, OmegaGrid, SearchConfig, SplitChoice, SplitObjective, ThresholdChoice,

@@ -12,7 +12,7 @@ use dp_noise::accountant::RoundCost;
 
 use crate::clip::clip;
 use crate::error::{Error, Result, check_bounds, check_matrix};
-use crate::release::{DcaTransport, InProcess, Noise, ReleaseContext, noisy_sum_via};
+use crate::release::{DcaTransport, InProcess, Noise, ReleaseContext, release_sum_via};
 
 /// Which standard deviations the round estimates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,7 +157,7 @@ pub fn dp_marginal_std_via(
             }
         }
     };
-    let released = noisy_sum_via(&values, n, dim, bound, &noise, ctx, transport)?;
+    let released = release_sum_via(&values, n, dim, bound, &noise, ctx, transport)?;
     let mut floored = 0;
     let mut std_of = |sum_sq: f64, count: f64| {
         let var = sum_sq / count;
@@ -275,7 +275,7 @@ mod tests {
         for aggregation in [
             Aggregation::Trusted,
             Aggregation::Distributed(DcaSettings {
-                compute_nodes: 2,
+                n_nodes: 2,
                 ..DcaSettings::default()
             }),
         ] {

@@ -25,8 +25,8 @@
 //! would exceed the budget fails with the accountant's error and releases nothing.
 //!
 //! Where a DCA round physically runs is a [`DcaTransport`]: [`InProcess`] (`simulate_round_with`,
-//! what [`noisy_sum`] uses) or any other implementation, e.g. dca-service's compute nodes and
-//! aggregator over HTTPS ([`noisy_sum_via`]). The round's configuration, noise and charge are
+//! what [`release_sum`] uses) or any other implementation, e.g. dca-service's compute nodes and
+//! aggregator over HTTPS ([`release_sum_via`]). The round's configuration, noise and charge are
 //! planned here either way, so both transports release the same numbers from the same randomness.
 
 use dp_noise::accountant::{Accountant, RoundCost};
@@ -34,9 +34,7 @@ use dp_noise::calibrate::distributed_sigma;
 use dp_noise::continuous::{fill_gaussian, fill_laplace};
 use dp_noise::discrete::distributed_zcdp_rho;
 use dp_noise::rng::RngSource;
-use fixedpoint_shares::{
-    Release, RoundConfig, RoundId, RoundParams, ShareMode, simulate_round_with,
-};
+use fixedpoint_shares::{RoundConfig, RoundId, RoundParams, ShareMode, simulate_round_with};
 
 use crate::error::{Error, Result, check_matrix};
 
@@ -44,7 +42,7 @@ use crate::error::{Error, Result, check_matrix};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DcaSettings {
     /// M ≥ 2 compute nodes.
-    pub compute_nodes: u16,
+    pub n_nodes: u16,
     /// T: clients that may drop out or collude (the noise is scaled for N − T − 1 honest ones).
     pub max_dropped: usize,
     /// How masks travel (seed-compressed or full vectors).
@@ -55,7 +53,7 @@ impl Default for DcaSettings {
     /// M = 10 compute nodes (DCA paper's experiments), T = 0, seed-compressed shares.
     fn default() -> Self {
         DcaSettings {
-            compute_nodes: 10,
+            n_nodes: 10,
             max_dropped: 0,
             mode: ShareMode::Seed,
         }
@@ -94,7 +92,7 @@ pub enum Noise {
 
 /// A released noisy sum.
 #[derive(Clone, Debug, PartialEq)]
-pub struct NoisySum {
+pub struct Release {
     /// Σ_i z_i + noise.
     pub sum: Vec<f64>,
     /// What the release cost (charge it to an accountant).
@@ -146,7 +144,7 @@ pub trait DcaTransport {
     ///
     /// # Errors
     /// [`Error::Dca`] or [`Error::Transport`] when the round cannot be completed.
-    fn run_round(&mut self, round: &DcaRound<'_>) -> Result<Release>;
+    fn run_round(&mut self, round: &DcaRound<'_>) -> Result<fixedpoint_shares::Release>;
 }
 
 /// The whole round in this process (`simulate_round_with`): clients, nodes and aggregator.
@@ -154,7 +152,7 @@ pub trait DcaTransport {
 pub struct InProcess;
 
 impl DcaTransport for InProcess {
-    fn run_round(&mut self, round: &DcaRound<'_>) -> Result<Release> {
+    fn run_round(&mut self, round: &DcaRound<'_>) -> Result<fixedpoint_shares::Release> {
         let dim = round.config.dim();
         let values = round.values;
         Ok(simulate_round_with(
@@ -170,19 +168,19 @@ impl DcaTransport for InProcess {
 }
 
 /// Releases Σ_i z_i for the row-major `n × dim` matrix `values` (row i = client i's vector).
-pub fn noisy_sum(
+pub fn release_sum(
     values: &[f64],
     n: usize,
     dim: usize,
     bound: f64,
     noise: &Noise,
     ctx: ReleaseContext<'_>,
-) -> Result<NoisySum> {
-    noisy_sum_via(values, n, dim, bound, noise, ctx, &mut InProcess)
+) -> Result<Release> {
+    release_sum_via(values, n, dim, bound, noise, ctx, &mut InProcess)
 }
 
-/// [`noisy_sum`] with DCA rounds run by `transport` (other settings do not use it).
-pub fn noisy_sum_via(
+/// [`release_sum`] with DCA rounds run by `transport` (other settings do not use it).
+pub fn release_sum_via(
     values: &[f64],
     n: usize,
     dim: usize,
@@ -190,7 +188,7 @@ pub fn noisy_sum_via(
     noise: &Noise,
     ctx: ReleaseContext<'_>,
     transport: &mut dyn DcaTransport,
-) -> Result<NoisySum> {
+) -> Result<Release> {
     let ReleaseContext {
         aggregation,
         round,
@@ -292,7 +290,7 @@ pub fn noisy_sum_via(
                 std::f64::consts::SQRT_2
             } * (copies as f64).sqrt();
             let noise_sd = per_coordinate.iter().map(|s| s * sd_factor).collect();
-            Ok(NoisySum {
+            Ok(Release {
                 sum,
                 cost,
                 noise_sd,
@@ -314,7 +312,7 @@ fn distributed(
     rng: RngSource,
     accountant: &mut Accountant,
     transport: &mut dyn DcaTransport,
-) -> Result<NoisySum> {
+) -> Result<Release> {
     let mut sigma_total = zcdp_sigma(l2_sensitivity, rho)?;
     // Fails early, with the noise library's message, when N − T − 1 < 1.
     distributed_sigma(sigma_total, n, dca.max_dropped)?;
@@ -326,7 +324,7 @@ fn distributed(
         let config = RoundConfig::new(&RoundParams {
             round: RoundId(round),
             n_clients: n,
-            n_nodes: dca.compute_nodes,
+            n_nodes: dca.n_nodes,
             max_dropped: dca.max_dropped,
             dim,
             bound,
@@ -357,7 +355,7 @@ fn distributed(
         rho: rho_charged,
         rng,
     })?;
-    Ok(NoisySum {
+    Ok(Release {
         noise_sd: vec![release.noise_sigma_released; dim],
         sum: release.sum,
         cost: RoundCost::zcdp(rho_charged)?,
@@ -425,12 +423,12 @@ mod tests {
             Aggregation::Trusted,
             Aggregation::InputPerturbation,
             Aggregation::Distributed(DcaSettings {
-                compute_nodes: 3,
+                n_nodes: 3,
                 ..DcaSettings::default()
             }),
         ] {
             let mut acc = acc();
-            let r = noisy_sum(&v, n, dim, 1.0, &noise, ctx(agg, 3, &mut acc)).unwrap();
+            let r = release_sum(&v, n, dim, 1.0, &noise, ctx(agg, 3, &mut acc)).unwrap();
             // σ = 1/sqrt(2e6) ≈ 7.1e-4 per draw; input perturbation sums 40 draws (sd 4.5e-3);
             // 0.05 is more than 10 sd in every case.
             for (a, b) in r.sum.iter().zip(&truth) {
@@ -465,7 +463,7 @@ mod tests {
             rho: 1.0,
         };
         let mut a = acc();
-        let err = noisy_sum(
+        let err = release_sum(
             &v,
             n,
             dim,
@@ -480,16 +478,16 @@ mod tests {
             epsilon: 1.0,
         };
         let dca = Aggregation::Distributed(DcaSettings::default());
-        assert!(noisy_sum(&v, n, dim, 1.0, &lap, ctx(dca, 1, &mut a)).is_err());
+        assert!(release_sum(&v, n, dim, 1.0, &lap, ctx(dca, 1, &mut a)).is_err());
         // N − T − 1 < 1.
         let tiny = Aggregation::Distributed(DcaSettings {
-            compute_nodes: 2,
+            n_nodes: 2,
             max_dropped: 0,
             mode: ShareMode::Seed,
         });
-        assert!(noisy_sum(&v[..dim], 1, dim, 1.0, &noise, ctx(tiny, 1, &mut a)).is_err());
+        assert!(release_sum(&v[..dim], 1, dim, 1.0, &noise, ctx(tiny, 1, &mut a)).is_err());
         assert!(
-            noisy_sum(
+            release_sum(
                 &v,
                 n,
                 dim + 1,
@@ -508,7 +506,7 @@ mod tests {
         })
         .unwrap();
         assert!(
-            noisy_sum(
+            release_sum(
                 &v,
                 n,
                 dim,
@@ -529,7 +527,7 @@ mod tests {
             epsilon: 0.7,
         };
         let mut a = acc();
-        let r = noisy_sum(&v, n, dim, 1.0, &lap, ctx(Aggregation::Trusted, 1, &mut a)).unwrap();
+        let r = release_sum(&v, n, dim, 1.0, &lap, ctx(Aggregation::Trusted, 1, &mut a)).unwrap();
         assert!((a.spent().epsilon - 0.7).abs() < 1e-12);
         assert_eq!(
             r.cost,

@@ -27,7 +27,7 @@ pub enum dpd_status {
     /// A compute-node index outside 0..M, or a share addressed to another node.
     DPD_ERR_UNKNOWN_NODE = 8,
     /// More clients are missing than the round tolerates; nothing is released.
-    DPD_ERR_TOO_MANY_DROPOUTS = 9,
+    DPD_ERR_TOO_MANY_DROPPED = 9,
     /// Wire bytes could not be parsed (bad magic, version, kind, truncated, trailing bytes).
     DPD_ERR_MALFORMED = 10,
     /// The privacy accountant refused a charge that would exceed the budget.
@@ -68,7 +68,7 @@ impl dpd_status {
             Self::DPD_ERR_DUPLICATE_CLIENT => c"DPD_ERR_DUPLICATE_CLIENT",
             Self::DPD_ERR_WRONG_ROUND => c"DPD_ERR_WRONG_ROUND",
             Self::DPD_ERR_UNKNOWN_NODE => c"DPD_ERR_UNKNOWN_NODE",
-            Self::DPD_ERR_TOO_MANY_DROPOUTS => c"DPD_ERR_TOO_MANY_DROPOUTS",
+            Self::DPD_ERR_TOO_MANY_DROPPED => c"DPD_ERR_TOO_MANY_DROPPED",
             Self::DPD_ERR_MALFORMED => c"DPD_ERR_MALFORMED",
             Self::DPD_ERR_BUDGET_EXCEEDED => c"DPD_ERR_BUDGET_EXCEEDED",
             Self::DPD_ERR_BUFFER_TOO_SMALL => c"DPD_ERR_BUFFER_TOO_SMALL",
@@ -106,7 +106,7 @@ const ALL: [dpd_status; 21] = [
     dpd_status::DPD_ERR_DUPLICATE_CLIENT,
     dpd_status::DPD_ERR_WRONG_ROUND,
     dpd_status::DPD_ERR_UNKNOWN_NODE,
-    dpd_status::DPD_ERR_TOO_MANY_DROPOUTS,
+    dpd_status::DPD_ERR_TOO_MANY_DROPPED,
     dpd_status::DPD_ERR_MALFORMED,
     dpd_status::DPD_ERR_BUDGET_EXCEEDED,
     dpd_status::DPD_ERR_BUFFER_TOO_SMALL,

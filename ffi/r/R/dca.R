@@ -49,7 +49,7 @@ dca_received <- function(node) {
 }
 
 # The node's sum over exactly the `agreed` pairs (a data frame like dca_received's). Refuses
-# (DPD_ERR_TOO_MANY_DROPOUTS) if more than max_dropped are missing, DPD_ERR_INVALID_ARGUMENT if a
+# (DPD_ERR_TOO_MANY_DROPPED) if more than max_dropped are missing, DPD_ERR_INVALID_ARGUMENT if a
 # pair names another attempt than the node absorbed.
 dca_finalize <- function(node, agreed) {
   .Call(dpdr_node_finalize, node, agreed$client, as.character(agreed$shard))

@@ -125,7 +125,7 @@ run_tests(list(
   too_many_dropouts_release_nothing = function() {
     x <- inputs_5x4()
     sends <- list(0:2, integer(0), integer(0), 0:2, 0:2) # 2 missing, T = 1
-    expect_dpdist_error(manual_round(x, "seed", sends = sends), "DPD_ERR_TOO_MANY_DROPOUTS")
+    expect_dpdist_error(manual_round(x, "seed", sends = sends), "DPD_ERR_TOO_MANY_DROPPED")
   },
 
   unretracted_full_share_is_refused = function() {
@@ -202,7 +202,7 @@ run_tests(list(
       expect_near(r$sum, colSums(x[-c(1, 8), ]), quantum(r, 48), paste(mode, "with dropouts"))
     }
     expect_dpdist_error(dca_simulate_round(x, max_dropped = 1, bound = 1, dropped = c(0, 7)),
-                        "DPD_ERR_TOO_MANY_DROPOUTS")
+                        "DPD_ERR_TOO_MANY_DROPPED")
     expect_dpdist_error(dca_simulate_round(x, bound = 0.5), "DPD_ERR_OVERFLOW")
     y <- x
     y[3, 2] <- NaN

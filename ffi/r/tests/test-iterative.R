@@ -66,7 +66,7 @@ run_tests(list(
     stopifnot(grepl("nothing was released", conditionMessage(e)))
     stopifnot(identical(iterative_params(t), before), iterative_spent(t)[["iterations"]] == 20)
     expect_dpdist_error(iterative_step(t, x, labels, dropped = c(1, 2, 3)),
-                        "DPD_ERR_TOO_MANY_DROPOUTS")
+                        "DPD_ERR_TOO_MANY_DROPPED")
   },
 
   vi_blr_parameters_and_predictions = function() {

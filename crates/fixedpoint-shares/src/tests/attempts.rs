@@ -130,7 +130,7 @@ fn mixed_retry_agreed_by_ids_only_is_refused_by_the_aggregator() {
     let agreed = agree(&received).unwrap();
     assert!(matches!(
         nodes[1].finalize(&agreed),
-        Err(Error::TooManyMissing { missing: 1, .. })
+        Err(Error::TooManyDropped { missing: 1, .. })
     ));
 }
 

@@ -101,7 +101,7 @@ proptest! {
             }
         }
         let refused = simulate_round(&config, &x, &ids(&too_many), RngSource::InsecureFixedSeed(seed));
-        let is_refusal = matches!(refused, Err(Error::TooManyMissing { .. }));
+        let is_refusal = matches!(refused, Err(Error::TooManyDropped { .. }));
         prop_assert!(is_refusal);
     }
 }
@@ -173,7 +173,7 @@ fn asymmetric_receipt_is_resolved_by_the_agreed_set() {
         for node in &nodes {
             assert!(matches!(
                 node.finalize(&smaller),
-                Err(Error::TooManyMissing { missing: 4, .. })
+                Err(Error::TooManyDropped { missing: 4, .. })
             ));
         }
     }

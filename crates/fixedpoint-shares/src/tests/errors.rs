@@ -300,7 +300,7 @@ fn simulate_checks_inputs_and_dropped_ids() {
     assert!(simulate_round(&config, &x, &ids(&[1, 1]), rng).is_err());
     assert!(matches!(
         simulate_round(&config, &x, &ids(&[0, 1]), rng),
-        Err(Error::TooManyMissing {
+        Err(Error::TooManyDropped {
             missing: 2,
             max_dropped: 1,
             n_clients: 3

@@ -136,15 +136,14 @@ pub unsafe extern "C" fn dpd_blr_config_set_distributed(
     // SAFETY: forwarded caller contract.
     unsafe {
         update("dpd_blr_config_set_distributed", config, |c| {
-            let compute_nodes =
-                u16::try_from(n_nodes)
-                    .ok()
-                    .filter(|&m| m >= 2)
-                    .ok_or_else(|| {
-                        FfiError::invalid(format!("`n_nodes` = {n_nodes}: need 2..=65535"))
-                    })?;
+            let n_nodes = u16::try_from(n_nodes)
+                .ok()
+                .filter(|&m| m >= 2)
+                .ok_or_else(|| {
+                    FfiError::invalid(format!("`n_nodes` = {n_nodes}: need 2..=65535"))
+                })?;
             c.aggregation = Aggregation::Distributed(DcaSettings {
-                compute_nodes,
+                n_nodes,
                 max_dropped,
                 mode: share_mode(mode)?,
             });

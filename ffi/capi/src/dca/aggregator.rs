@@ -124,7 +124,7 @@ pub unsafe extern "C" fn dpd_aggregator_add(
 
 /// Decodes the released sum (d doubles, query-size pattern into `out_sum`) once all M node
 /// sums are in, and describes it in `*info` (optional, may be NULL). Errors:
-/// `DPD_ERR_INVALID_STATE` (node sums missing), `DPD_ERR_TOO_MANY_DROPOUTS`. The aggregator is
+/// `DPD_ERR_INVALID_STATE` (node sums missing), `DPD_ERR_TOO_MANY_DROPPED`. The aggregator is
 /// not changed, so a size query followed by the real call is fine.
 ///
 /// # Safety

@@ -36,7 +36,7 @@ impl From<Error> for FfiError {
             Error::NotAbsorbed { .. }
             | Error::NeedsRetraction { .. }
             | Error::MissingNodeSums { .. } => dpd_status::DPD_ERR_INVALID_STATE,
-            Error::TooManyMissing { .. } => dpd_status::DPD_ERR_TOO_MANY_DROPOUTS,
+            Error::TooManyDropped { .. } => dpd_status::DPD_ERR_TOO_MANY_DROPPED,
             Error::Noise(inner) => FfiError::from(inner.clone()).status,
             Error::Allocation { .. } => dpd_status::DPD_ERR_ALLOC,
             _ => dpd_status::DPD_ERR_OTHER,

@@ -145,7 +145,7 @@ pub unsafe extern "C" fn dpd_node_received(
 
 /// Computes the node's sum over the agreed pairs (`agreed_ids[i]`, `agreed_shards[i]`),
 /// i < `n_agreed` — the pairs every node reported in `dpd_node_received` — into a new
-/// `dpd_node_sum`. The node is not changed. Errors: `DPD_ERR_TOO_MANY_DROPOUTS` (more than T of
+/// `dpd_node_sum`. The node is not changed. Errors: `DPD_ERR_TOO_MANY_DROPPED` (more than T of
 /// N clients missing: nothing may be released), `DPD_ERR_INVALID_ARGUMENT` (an agreed client
 /// this node never received, a shard id other than the one this node absorbed for that
 /// client, or an id >= N), `DPD_ERR_DUPLICATE_CLIENT` (a client listed twice),

@@ -15,7 +15,7 @@ use crate::status::dpd_status;
 /// Runs one round: every client in 0..N except `dropped[0..n_dropped]` shards its row of
 /// `inputs` (N × d, row-major, `len` = N·d), the nodes sum and agree, the aggregator releases.
 /// Writes the sum (query-size pattern, d doubles) and, if `info` is not NULL, its description.
-/// More than T dropped → `DPD_ERR_TOO_MANY_DROPOUTS`; `len != N·d` →
+/// More than T dropped → `DPD_ERR_TOO_MANY_DROPPED`; `len != N·d` →
 /// `DPD_ERR_LENGTH_MISMATCH`; bad values as `dpd_client_shard`.
 ///
 /// # Safety

@@ -15,7 +15,7 @@ fn learning_status(error: &Error) -> dpd_status {
         Error::LengthMismatch { .. } => dpd_status::DPD_ERR_LENGTH_MISMATCH,
         Error::NonFinite { .. } => dpd_status::DPD_ERR_NON_FINITE,
         Error::BudgetExceeded { .. } => dpd_status::DPD_ERR_BUDGET_EXCEEDED,
-        Error::TooManyDropouts { .. } => dpd_status::DPD_ERR_TOO_MANY_DROPOUTS,
+        Error::TooManyDropped { .. } => dpd_status::DPD_ERR_TOO_MANY_DROPPED,
         Error::Diverged { .. } => dpd_status::DPD_ERR_NUMERICAL,
         Error::Noise(inner) => FfiError::from(inner.clone()).status,
         Error::Shares(inner) => FfiError::from(inner.clone()).status,
@@ -82,11 +82,11 @@ mod tests {
                 S::DPD_ERR_BUDGET_EXCEEDED,
             ),
             (
-                Error::TooManyDropouts {
+                Error::TooManyDropped {
                     dropped: 3,
                     max_dropped: 1,
                 },
-                S::DPD_ERR_TOO_MANY_DROPOUTS,
+                S::DPD_ERR_TOO_MANY_DROPPED,
             ),
             (Error::Diverged { iteration: 4 }, S::DPD_ERR_NUMERICAL),
             (
@@ -94,12 +94,12 @@ mod tests {
                 S::DPD_ERR_RNG,
             ),
             (
-                Error::Shares(fixedpoint_shares::Error::TooManyMissing {
+                Error::Shares(fixedpoint_shares::Error::TooManyDropped {
                     missing: 3,
                     max_dropped: 1,
                     n_clients: 10,
                 }),
-                S::DPD_ERR_TOO_MANY_DROPOUTS,
+                S::DPD_ERR_TOO_MANY_DROPPED,
             ),
         ];
         for (error, expected) in cases {

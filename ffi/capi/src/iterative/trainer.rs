@@ -134,7 +134,7 @@ unsafe fn records(
 /// One iteration on the clients' records (`n` must equal the trainer's N): check the budget,
 /// run the DCA round (clients listed in `dropped[0..n_dropped]` send nothing; at most T), update
 /// θ. `*out_info` (may be NULL) describes the release. Errors: `DPD_ERR_BUDGET_EXCEEDED` or
-/// `DPD_ERR_TOO_MANY_DROPOUTS` before anything is released or spent; `DPD_ERR_NUMERICAL` if
+/// `DPD_ERR_TOO_MANY_DROPPED` before anything is released or spent; `DPD_ERR_NUMERICAL` if
 /// θ would become non-finite (lower the learning rate). On any error θ, the optimizer state and
 /// the iteration count are unchanged.
 ///

@@ -73,14 +73,14 @@ pub unsafe extern "C" fn dpd_gaussian_sigma_analytic(
 pub unsafe extern "C" fn dpd_distributed_sigma(
     sigma_total: f64,
     n_clients: usize,
-    max_dropped_or_colluding: usize,
+    max_dropped: usize,
     out: *mut f64,
 ) -> dpd_status {
     calibrated("dpd_distributed_sigma", out, || {
         Ok(calibrate::distributed_sigma(
             privacy::sigma("sigma_total", sigma_total)?,
             n_clients,
-            max_dropped_or_colluding,
+            max_dropped,
         )?)
     })
 }

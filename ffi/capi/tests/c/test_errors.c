@@ -172,7 +172,7 @@ static void node_errors(dpd_rng *rng) {
     /* Only client 0 of N = 4 arrived: 3 missing > T = 1, nothing may be released. */
     dpd_node_sum *sum = (dpd_node_sum *)0x1;
     const uint64_t agreed[1] = {0};
-    CHECK_FAILS(dpd_node_finalize(node, agreed, shards, 1, &sum), DPD_ERR_TOO_MANY_DROPOUTS,
+    CHECK_FAILS(dpd_node_finalize(node, agreed, shards, 1, &sum), DPD_ERR_TOO_MANY_DROPPED,
                 "refusing to release");
     const uint64_t twice[2] = {0, 0};
     const uint64_t twice_shards[2] = {shards[0], shards[0]};

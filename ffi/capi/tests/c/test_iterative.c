@@ -252,7 +252,7 @@ static void test_private_run_spends_exactly_the_budget(void) {
     dpd_iterative_step_info info;
     size_t dropped[3] = {7, 8, 9};
     CHECK_FAILS(dpd_iterative_trainer_step(tr, x, NP * D, y, NP, dropped, 3, &info),
-                DPD_ERR_TOO_MANY_DROPOUTS, "tolerates at most 2");
+                DPD_ERR_TOO_MANY_DROPPED, "tolerates at most 2");
     CHECK_OK(dpd_iterative_trainer_spent(tr, &eps, NULL));
     CHECK(eps == 0.0);
     CHECK_OK(dpd_iterative_trainer_step(tr, x, NP * D, y, NP, dropped, 1, &info));

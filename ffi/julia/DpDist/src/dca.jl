@@ -179,7 +179,7 @@ Base.unsafe_convert(::Type{Ptr{dpd_node_sum}}, x::NodeSum) = checked_ptr(x, "Nod
     finalize_sum(node, agreed) -> NodeSum
 
 The node's sum over exactly the `agreed` (client id, shard id) pairs (the intersection of what
-every node received, see `received`). Throws `:DPD_ERR_TOO_MANY_DROPOUTS` if more than T clients
+every node received, see `received`). Throws `:DPD_ERR_TOO_MANY_DROPPED` if more than T clients
 are missing, `:DPD_ERR_INVALID_ARGUMENT` if a pair names another attempt than the node absorbed.
 """
 function finalize_sum(node::Node, agreed::AbstractVector{<:Tuple{Integer,Integer}})

@@ -125,7 +125,7 @@ end
               3 * 2.0^-r.info.frac_bits
     end
     dpd_error(() -> manual_round(:seed; sends=[0:2, Int[], Int[], 0:2, 0:2]),
-              :DPD_ERR_TOO_MANY_DROPOUTS)
+              :DPD_ERR_TOO_MANY_DROPPED)
 end
 
 @testset "DCA errors" begin
@@ -164,7 +164,7 @@ end
         @test maximum(abs.(r.sum .- vec(sum(x[keep, :], dims=1)))) <= 48 * 2.0^-r.info.frac_bits
     end
     dpd_error(() -> dca_simulate_round(x; bound=1.0, max_dropped=1, dropped=[0, 7]),
-              :DPD_ERR_TOO_MANY_DROPOUTS)
+              :DPD_ERR_TOO_MANY_DROPPED)
     # Noise: σ_client = 1.5/sqrt(17), released σ = σ_client·sqrt(20); 2000 coordinates.
     z = zeros(20, 2000)
     r = dca_simulate_round(z; bound=1.0, max_dropped=2, sigma_total=1.5,
@@ -447,7 +447,7 @@ end
     e = dpd_error(() -> step!(t, x, labels), :DPD_ERR_BUDGET_EXCEEDED)
     @test occursin("nothing was released", e.msg)
     @test iterative_params(t) == before && spent(t).iterations == 20
-    dpd_error(() -> step!(t, x, labels; dropped=[1, 2, 3]), :DPD_ERR_TOO_MANY_DROPOUTS)
+    dpd_error(() -> step!(t, x, labels; dropped=[1, 2, 3]), :DPD_ERR_TOO_MANY_DROPPED)
     dpd_error(() -> IterativeTrainer(IterativeSettings(epsilon=1.0, delta=1e-5), n, 2),
               :DPD_ERR_INVALID_ARGUMENT)
     e = dpd_error(() -> IterativeTrainer(IterativeSettings(), n, 2; iterations=5),
