@@ -28,6 +28,7 @@ use rand_core::{RngCore, SeedableRng};
 #[allow(dead_code)] // each example uses part of the shared module
 mod common;
 use common::figure::{Legend, Panel, Point, Series, write_svg};
+use common::summary::mean_sd;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
 enum Protocol {
@@ -322,18 +323,6 @@ fn summary(values: &[f64]) -> (f64, f64, f64, f64) {
         quantile(&s, 0.75),
         mean,
     )
-}
-
-/// Mean and sample standard deviation (0 for a single value).
-fn mean_sd(values: &[f64]) -> (f64, f64) {
-    let k = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / k;
-    let var = if values.len() > 1 {
-        values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (k - 1.0)
-    } else {
-        0.0
-    };
-    (mean, var.sqrt())
 }
 
 /// Test scores of one method at one ε: one entry per run, one value per split inside it.

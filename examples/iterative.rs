@@ -38,12 +38,13 @@ use projection::search::{OmegaGrid, SearchConfig};
 use projection::{Aggregation, DcaSettings, StdMode};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
-use rand_distr::{Distribution, Normal};
 use rayon::prelude::*;
 
 #[allow(dead_code)] // each example uses part of the shared module
 mod common;
 use common::figure::{Legend, Panel, Point, Series, write_svg};
+use common::summary::mean_sd;
+use common::synthetic::{Table, paper_synthetic};
 
 const EPSILONS: [f64; 4] = [0.5, 1.0, 2.0, 5.0];
 const DELTA: f64 = 1e-5;
@@ -73,27 +74,6 @@ struct Sweep {
     names: Vec<&'static str>,
     values: Vec<Vec<Vec<f64>>>,
     table: String,
-}
-
-/// Row-major features, 0/1 labels (or real targets for BLR).
-struct Table {
-    x: Vec<f64>,
-    y: Vec<f64>,
-    d: usize,
-}
-
-impl Table {
-    fn n(&self) -> usize {
-        self.y.len()
-    }
-
-    fn rows(&self, idx: &[usize]) -> (Vec<f64>, Vec<f64>) {
-        let x = idx
-            .iter()
-            .flat_map(|&i| self.x[i * self.d..(i + 1) * self.d].iter().copied())
-            .collect();
-        (x, idx.iter().map(|&i| self.y[i]).collect())
-    }
 }
 
 /// The iterative logistic-regression run: Poisson rate, iterations, C, Adam step, λ.
@@ -536,64 +516,4 @@ fn timing(seed: u64) -> Res<String> {
         1e3 * grad,
         100.0 * (1.0 - grad / per_iter)
     ))
-}
-
-/// n rows, x_j ~ N(0, 1/(1+j)), y ~ Bernoulli(σ(xᵀw)), rows centred and scaled to ‖x‖ ≤ 1.
-fn domain(n: usize, w: &[f64], rng: &mut ChaCha20Rng) -> Res<Table> {
-    let d = w.len();
-    let normal = Normal::new(0.0, 1.0)?;
-    let mut x = Vec::with_capacity(n * d);
-    let mut y = Vec::with_capacity(n);
-    for _ in 0..n {
-        let row: Vec<f64> = (0..d)
-            .map(|j| normal.sample(rng) / ((1 + j) as f64).sqrt())
-            .collect();
-        let z: f64 = row.iter().zip(w).map(|(a, b)| a * b).sum();
-        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        y.push(if u < 1.0 / (1.0 + (-z).exp()) {
-            1.0
-        } else {
-            0.0
-        });
-        x.extend(row);
-    }
-    let mut table = Table { x, y, d };
-    scale_rows(&mut table);
-    Ok(table)
-}
-
-/// The stacking example's paper-sized synthetic set: w_j ~ N(0, 9/(1+j)).
-fn paper_synthetic(n: usize, d: usize, seed: u64) -> Res<Table> {
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let normal = Normal::new(0.0, 1.0)?;
-    let w: Vec<f64> = (0..d)
-        .map(|j| normal.sample(&mut rng) * 3.0 / ((1 + j) as f64).sqrt())
-        .collect();
-    domain(n, &w, &mut rng)
-}
-
-/// Centres the rows and divides by the largest row norm (an experiment's choice, as in
-/// examples/stacking.rs; the trainer clips every gradient to C itself, so the guarantee does
-/// not depend on it).
-fn scale_rows(table: &mut Table) {
-    let (n, d) = (table.n(), table.d);
-    let mut mean = vec![0.0; d];
-    for row in table.x.chunks(d) {
-        mean.iter_mut()
-            .zip(row)
-            .for_each(|(m, v)| *m += v / n as f64);
-    }
-    let mut max_norm: f64 = 0.0;
-    for row in table.x.chunks_mut(d) {
-        row.iter_mut().zip(&mean).for_each(|(v, m)| *v -= m);
-        max_norm = max_norm.max(row.iter().map(|v| v * v).sum::<f64>().sqrt());
-    }
-    table.x.iter_mut().for_each(|v| *v /= max_norm);
-}
-
-fn mean_sd(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = v.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-    (mean, var.sqrt())
 }

@@ -22,12 +22,14 @@ use plr_stacking::{
     fit_pst_f, fit_pst_h, fit_pst_s,
 };
 use rand_chacha::ChaCha20Rng;
-use rand_core::{RngCore, SeedableRng};
+use rand_core::SeedableRng;
 use rand_distr::{Distribution, Normal};
 
 #[allow(dead_code)] // each example uses part of the shared module
 mod common;
 use common::figure::{Legend, Panel, Point, Series, write_svg};
+use common::summary::mean_sd;
+use common::synthetic::{Table, bernoulli, logistic_domain, paper_synthetic};
 
 const EPSILONS: [f64; 5] = [0.5, 1.0, 2.0, 5.0, f64::INFINITY];
 const METHODS: [&str; 4] = ["PLR", "PST-S", "PST-F(U)", "PST-F(W)"];
@@ -56,27 +58,6 @@ struct Sweep {
 }
 
 type Res<T> = Result<T, Box<dyn Error>>;
-
-/// Row-major features, 0/1 labels.
-struct Table {
-    x: Vec<f64>,
-    y: Vec<f64>,
-    d: usize,
-}
-
-impl Table {
-    fn n(&self) -> usize {
-        self.y.len()
-    }
-
-    fn rows(&self, idx: &[usize]) -> (Vec<f64>, Vec<f64>) {
-        let x = idx
-            .iter()
-            .flat_map(|&i| self.x[i * self.d..(i + 1) * self.d].iter().copied())
-            .collect();
-        (x, idx.iter().map(|&i| self.y[i]).collect())
-    }
-}
 
 fn main() -> Res<()> {
     let args = Args::parse();
@@ -120,7 +101,7 @@ fn main() -> Res<()> {
 
     // ---- rows well inside the unit ball -----------------------------------------------------
     let (inside, inside_scores) = standardised_synthetic(5000, 100, seed + 3)?;
-    let inside_norm = mean_row_norm(&inside);
+    let inside_norm = inside.mean_row_norm();
     println!(
         "\nstandardised synthetic: {} rows × {} features, mean row norm {inside_norm:.3}; \
          λ = 1e-3, K = {K}",
@@ -304,7 +285,7 @@ fn transfer_demo(seed: u64, splits: usize) -> Res<String> {
         .iter()
         .map(|v| normal.sample(&mut gen_rng) * v.sqrt())
         .collect();
-    let source = domain(12_000, &w_source, &mut gen_rng)?;
+    let source = logistic_domain(12_000, &w_source, &mut gen_rng)?;
     let branches: Vec<Table> = branch_sizes
         .iter()
         .map(|&n| {
@@ -314,7 +295,7 @@ fn transfer_demo(seed: u64, splits: usize) -> Res<String> {
                 .zip(&importance)
                 .map(|(ws, v)| ws + 0.5 * v.sqrt() * normal.sample(&mut gen_rng))
                 .collect();
-            domain(n, &w, &mut gen_rng)
+            logistic_domain(n, &w, &mut gen_rng)
         })
         .collect::<Res<_>>()?;
     let source_data = Dataset::from_rows(&source.x, d, &source.y)?;
@@ -387,50 +368,6 @@ fn transfer_demo(seed: u64, splits: usize) -> Res<String> {
     Ok(out)
 }
 
-/// n rows, x_j ~ N(0, 1/(1+j)), y ~ Bernoulli(σ(xᵀw)), rows scaled by a public bound (below).
-fn domain(n: usize, w: &[f64], rng: &mut ChaCha20Rng) -> Res<Table> {
-    let d = w.len();
-    let normal = Normal::new(0.0, 1.0)?;
-    let mut x = Vec::with_capacity(n * d);
-    let mut y = Vec::with_capacity(n);
-    for _ in 0..n {
-        let row: Vec<f64> = (0..d)
-            .map(|j| normal.sample(rng) / ((1 + j) as f64).sqrt())
-            .collect();
-        let z: f64 = row.iter().zip(w).map(|(a, b)| a * b).sum();
-        y.push(bernoulli(rng, z));
-        x.extend(row);
-    }
-    let mut table = Table { x, y, d };
-    scale_rows(&mut table);
-    Ok(table)
-}
-
-/// The paper-sized synthetic set: x_j ~ N(0, 1/(1+j)), w_j ~ N(0, 9/(1+j)), y ~ B(σ(xᵀw)).
-fn paper_synthetic(n: usize, d: usize, seed: u64) -> Res<Table> {
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let normal = Normal::new(0.0, 1.0)?;
-    let w: Vec<f64> = (0..d)
-        .map(|j| normal.sample(&mut rng) * 3.0 / ((1 + j) as f64).sqrt())
-        .collect();
-    domain(n, &w, &mut rng)
-}
-
-/// Projects every row into the unit ball: x ↦ x / max(1, ‖x‖).
-///
-/// A per-record map with public constants (the generating mean 0 is known), so it costs no
-/// privacy and needs no data statistic. Rows already inside the ball keep their length: dividing
-/// every row by the largest row norm instead (the example's earlier choice) shrank all of them by
-/// a data-dependent factor and cost about 0.03 AUC at ε = 1. The library projects rows (PLR) and
-/// clips feature groups to ‖x_(k)‖ ≤ q_k (PST-F/H) itself; this step only fixes what "a row"
-/// means before the groups are cut.
-fn scale_rows(table: &mut Table) {
-    for row in table.x.chunks_mut(table.d) {
-        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
-        row.iter_mut().for_each(|v| *v /= norm.max(1.0));
-    }
-}
-
 /// The paper-sized generator with columns standardised by their public sd 1/√(1+j) and rows
 /// divided by the public constant 4√d, so the mean row norm is about 0.25: rows well inside the
 /// unit ball, where multiplying a group by q_k (instead of clipping it) starved PST-F.
@@ -457,30 +394,4 @@ fn standardised_synthetic(n: usize, d: usize, seed: u64) -> Res<(Table, Vec<f64>
     }
     let scores = (0..d).map(|j| 9.0 / ((1 + j) as f64).powi(2)).collect();
     Ok((Table { x, y, d }, scores))
-}
-
-/// Mean Euclidean norm of the rows.
-fn mean_row_norm(table: &Table) -> f64 {
-    table
-        .x
-        .chunks(table.d)
-        .map(|r| r.iter().map(|v| v * v).sum::<f64>().sqrt())
-        .sum::<f64>()
-        / table.n() as f64
-}
-
-fn bernoulli(rng: &mut ChaCha20Rng, z: f64) -> f64 {
-    let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-    if u < 1.0 / (1.0 + (-z).exp()) {
-        1.0
-    } else {
-        0.0
-    }
-}
-
-fn mean_sd(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = v.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-    (mean, var.sqrt())
 }

@@ -1,4 +1,5 @@
-//! Pieces the examples share: CSV input, progress bars, SVG figures and a stratified split. Not an example itself
+//! Pieces the examples share: CSV input, progress bars, SVG figures, a stratified split, summaries
+//! and the synthetic logistic-regression data. Not an example itself
 //! (Cargo only discovers `examples/*.rs` and `examples/*/main.rs`); each example includes it with
 //! `mod common;` and uses what it needs, hence the `dead_code` allowance at each `mod` line.
 
@@ -6,3 +7,5 @@ pub mod csv_input;
 pub mod figure;
 pub mod progress;
 pub mod split;
+pub mod summary;
+pub mod synthetic;
