@@ -5,7 +5,9 @@
 use dp_noise::PrivacyLoss;
 use dp_noise::rdp::{BaseNoise, DiscreteSum, RdpAccountant, SubsampledGaussian};
 use dp_noise::rng::RngSource;
-use fixedpoint_shares::{ClientId, RoundConfig, RoundId, RoundParams, ShareMode};
+use fixedpoint_shares::{
+    ClientId, DcaRound, DcaTransport, InProcess, RoundConfig, RoundId, RoundParams, ShareMode,
+};
 
 use crate::clip::clip_to_norm;
 use crate::model::Model;
@@ -176,6 +178,21 @@ impl Trainer {
     /// [`Error::Diverged`] if the update is not finite. On any error θ, the optimizer state and
     /// the iteration count are unchanged (a DCA failure after the charge keeps the charge).
     pub fn step(&mut self, records: &Records, dropped: &[usize]) -> Result<StepReport> {
+        self.step_via(records, dropped, &mut InProcess)
+    }
+
+    /// [`Trainer::step`] with the iteration's DCA round run by `transport` — e.g. dca-service's
+    /// compute nodes and aggregator over HTTPS. The trainer computes every client's clipped
+    /// gradient itself (one process holding all records, as in an experiment) and hands the
+    /// matrix to the transport, whose clients shard it with `rng.derive(i)`: with a fixed seed
+    /// the release equals the in-process one bit for bit. Errors and guarantees as `step`; a
+    /// transport failure changes nothing either (the accountant is committed only afterwards).
+    pub fn step_via(
+        &mut self,
+        records: &Records,
+        dropped: &[usize],
+        transport: &mut dyn DcaTransport,
+    ) -> Result<StepReport> {
         self.check_records(records)?;
         let dropped_ids = self.check_dropped(dropped)?;
         let element_bound = match self.config.privacy {
@@ -194,53 +211,23 @@ impl Trainer {
         };
 
         let round_rng = self.rng.derive(2 * self.iteration);
-        let sample_rng = self.rng.derive(2 * self.iteration + 1);
-        let batch_mask = match self.config.sampling {
-            ClientSampling::FixedSize { batch } => Some(fixed_size_batch(
-                &mut sample_rng.try_rng()?,
-                self.n_clients,
-                batch,
-            )),
-            ClientSampling::Poisson { .. } => None,
-        };
-        let model = self.config.model;
-        let params = &self.params;
-        let clip = match self.config.privacy {
-            Privacy::Private { .. } => Some(self.config.clip_norm),
-            Privacy::NonPrivate => None,
-        };
-        let sampling = self.config.sampling;
-        let release = fixedpoint_shares::simulate_round_with(
-            &round,
-            |i, out| {
-                let selected = match (&batch_mask, sampling) {
-                    (Some(mask), _) => mask[i],
-                    (None, ClientSampling::Poisson { rate }) => {
-                        let mut coin = sample_rng
-                            .derive(i as u64)
-                            .try_rng()
-                            .map_err(fixedpoint_shares::Error::Noise)?;
-                        poisson_coin(&mut coin, rate)
-                    }
-                    (None, ClientSampling::FixedSize { .. }) => false,
-                };
-                if selected {
-                    model.record_gradient(params, records.x(i), records.y(i), out);
-                    if let Some(c) = clip {
-                        clip_to_norm(out, c);
-                    }
-                } else {
-                    out.fill(0.0);
-                }
-                Ok(())
+        let gradients = self.batch_gradients(records, self.rng.derive(2 * self.iteration + 1))?;
+        let release = transport.run_round(&DcaRound {
+            config: &round,
+            values: &gradients,
+            dropped: &dropped_ids,
+            l2_sensitivity: match self.config.privacy {
+                Privacy::Private { .. } => self.config.clip_norm,
+                Privacy::NonPrivate => 0.0,
             },
-            &dropped_ids,
-            round_rng,
-        )?;
+            rng: round_rng,
+        })?;
 
         let normaliser = self.config.sampling.normaliser(self.n_clients);
         let mut gradient: Vec<f64> = release.sum.iter().map(|s| s / normaliser).collect();
-        model.add_public_gradient(params, self.n_clients, &mut gradient);
+        self.config
+            .model
+            .add_public_gradient(&self.params, self.n_clients, &mut gradient);
         let (new_params, new_state) =
             self.state
                 .propose(&self.config.optimizer, &self.params, &gradient);
@@ -333,6 +320,58 @@ impl Trainer {
             max = g.iter().fold(max, |m, v| m.max(v.abs()));
         }
         (max * (1.0 + 1e-9)).max(1e-12)
+    }
+
+    /// Row-major N × p: row i is client i's clipped gradient if it is in this iteration's
+    /// batch (fixed-size: drawn by the trainer; Poisson: client i's own coin from
+    /// `sample_rng.derive(i)`), zeros otherwise — every client joins every round, so the nodes
+    /// and the aggregator never learn the batch.
+    fn batch_gradients(&self, records: &Records, sample_rng: RngSource) -> Result<Vec<f64>> {
+        let p = self.params.len();
+        let len = self.n_clients.checked_mul(p).ok_or(Error::Shares(
+            fixedpoint_shares::Error::Allocation {
+                what: "gradient matrix",
+                bytes: usize::MAX,
+            },
+        ))?;
+        let mut gradients = Vec::new();
+        gradients.try_reserve_exact(len).map_err(|_| {
+            Error::Shares(fixedpoint_shares::Error::Allocation {
+                what: "gradient matrix",
+                bytes: len.saturating_mul(size_of::<f64>()),
+            })
+        })?;
+        gradients.resize(len, 0.0);
+        let batch_mask = match self.config.sampling {
+            ClientSampling::FixedSize { batch } => Some(fixed_size_batch(
+                &mut sample_rng.try_rng()?,
+                self.n_clients,
+                batch,
+            )),
+            ClientSampling::Poisson { .. } => None,
+        };
+        let clip = match self.config.privacy {
+            Privacy::Private { .. } => Some(self.config.clip_norm),
+            Privacy::NonPrivate => None,
+        };
+        for (i, out) in gradients.chunks_exact_mut(p.max(1)).enumerate() {
+            let selected = match (&batch_mask, self.config.sampling) {
+                (Some(mask), _) => mask[i],
+                (None, ClientSampling::Poisson { rate }) => {
+                    poisson_coin(&mut sample_rng.derive(i as u64).try_rng()?, rate)
+                }
+                (None, ClientSampling::FixedSize { .. }) => false,
+            };
+            if selected {
+                self.config
+                    .model
+                    .record_gradient(&self.params, records.x(i), records.y(i), out);
+                if let Some(c) = clip {
+                    clip_to_norm(out, c);
+                }
+            }
+        }
+        Ok(gradients)
     }
 
     fn round_config(&self, element_bound: f64) -> Result<RoundConfig> {

@@ -36,6 +36,8 @@ pub enum Error {
     Timeout(String),
     /// The learner (data preparation, fit) failed.
     Learning(blr::Error),
+    /// The iterative trainer refused or failed (budget, records, divergence).
+    Training(dca_learning::Error),
 }
 
 impl fmt::Display for Error {
@@ -60,6 +62,7 @@ impl fmt::Display for Error {
             Error::Io(e) => write!(f, "I/O: {e}"),
             Error::Timeout(m) => write!(f, "timed out: {m}"),
             Error::Learning(e) => write!(f, "learning: {e}"),
+            Error::Training(e) => write!(f, "training: {e}"),
         }
     }
 }
@@ -94,5 +97,10 @@ impl From<reqwest::Error> for Error {
 impl From<blr::Error> for Error {
     fn from(e: blr::Error) -> Self {
         Error::Learning(e)
+    }
+}
+impl From<dca_learning::Error> for Error {
+    fn from(e: dca_learning::Error) -> Self {
+        Error::Training(e)
     }
 }

@@ -55,6 +55,7 @@ pub mod client;
 mod error;
 pub mod hex;
 pub mod network_fit;
+pub mod network_train;
 pub mod node;
 mod node_store;
 pub mod spec;

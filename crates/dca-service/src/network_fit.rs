@@ -12,8 +12,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use fixedpoint_shares::{ClientId, ClientSet, Release, ShareMode};
-use projection::release::{DcaRound, DcaTransport};
+use fixedpoint_shares::{ClientId, ClientSet, DcaRound, DcaTransport, Release, ShareMode};
 use rand_core::RngCore;
 use reqwest::StatusCode;
 use tokio::sync::Semaphore;
@@ -135,7 +134,17 @@ impl NetworkTransport {
         let dim = config.dim();
         let permits = Arc::new(Semaphore::new(self.concurrency.max(1)));
         let mut clients = tokio::task::JoinSet::new();
+        // Dropped clients send nothing; the aggregator closes the round at its deadline.
+        let mut sends = vec![true; n];
+        for &ClientId(c) in dca.dropped {
+            if let Some(s) = usize::try_from(c).ok().and_then(|c| sends.get_mut(c)) {
+                *s = false;
+            }
+        }
         for (i, token) in tokens.into_iter().enumerate() {
+            if !sends[i] {
+                continue;
+            }
             let permit = permits
                 .clone()
                 .acquire_owned()
@@ -210,11 +219,11 @@ impl NetworkTransport {
 }
 
 impl DcaTransport for NetworkTransport {
-    fn run_round(&mut self, round: &DcaRound<'_>) -> projection::Result<Release> {
+    fn run_round(&mut self, round: &DcaRound<'_>) -> fixedpoint_shares::Result<Release> {
         let runtime = self.runtime.clone();
         runtime
             .block_on(self.run(round))
-            .map_err(|e| projection::Error::Transport(e.to_string()))
+            .map_err(|e| fixedpoint_shares::Error::Transport(e.to_string()))
     }
 }
 
@@ -230,8 +239,9 @@ pub fn prepare_csv(text: &str, target: &str) -> Result<(Vec<f64>, Vec<f64>, usiz
     Ok((x, y, n, d))
 }
 
-/// Alg. 2 with DCA on `n_nodes` compute nodes, T = `max_dropped`, Gaussian noise at (ε, δ), assumed bounds
-/// ±7.5 (the prepared data's), projection with the DP std round and the DCA paper's search.
+/// Alg. 2 with DCA on `n_nodes` compute nodes, T = `max_dropped`, Gaussian noise at (ε, δ),
+/// assumed bounds ±7.5 (the prepared data's), projection with the DP std round and the DCA
+/// paper's search.
 pub fn dca_blr_config(
     d: usize,
     n_nodes: u16,

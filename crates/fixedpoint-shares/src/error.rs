@@ -203,6 +203,9 @@ pub enum Error {
         /// The bytes requested (saturated at `usize::MAX`).
         bytes: usize,
     },
+    /// A [`crate::DcaTransport`] other than the in-process one could not complete the round (a
+    /// node or the aggregator over the network); the message says what and where.
+    Transport(String),
 }
 
 impl fmt::Display for Error {
@@ -347,6 +350,7 @@ impl fmt::Display for Error {
                 "cannot allocate {bytes} bytes for the {what}: the allocator refused (a smaller \
                  dimension or client count, or more memory, is needed)"
             ),
+            Error::Transport(m) => write!(f, "DCA round transport: {m}"),
         }
     }
 }

@@ -60,6 +60,7 @@ mod prg;
 mod round;
 mod shard_set;
 mod simulate;
+mod transport;
 pub mod wire;
 
 #[cfg(test)]
@@ -81,6 +82,7 @@ pub use round::{
 };
 pub use shard_set::{ShardSet, agree};
 pub use simulate::{simulate_round, simulate_round_with};
+pub use transport::{DcaRound, DcaTransport, InProcess};
 pub use wire::{Decode, Encode};
 
 /// `Result` with this crate's [`Error`].

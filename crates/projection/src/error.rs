@@ -87,9 +87,6 @@ pub enum Error {
     Noise(dp_noise::Error),
     /// The DCA secure-sum round failed.
     Dca(fixedpoint_shares::Error),
-    /// A [`crate::release::DcaTransport`] other than the in-process one failed (e.g. a node or
-    /// the aggregator over the network); the message says what and where.
-    Transport(String),
 }
 
 impl fmt::Display for Error {
@@ -142,7 +139,6 @@ impl fmt::Display for Error {
             Error::Unsupported { reason } => write!(f, "unsupported: {reason}"),
             Error::Noise(e) => write!(f, "noise: {e}"),
             Error::Dca(e) => write!(f, "DCA round: {e}"),
-            Error::Transport(m) => write!(f, "DCA round transport: {m}"),
         }
     }
 }

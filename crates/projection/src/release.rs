@@ -34,7 +34,8 @@ use dp_noise::calibrate::distributed_sigma;
 use dp_noise::continuous::{fill_gaussian, fill_laplace};
 use dp_noise::discrete::distributed_zcdp_rho;
 use dp_noise::rng::RngSource;
-use fixedpoint_shares::{RoundConfig, RoundId, RoundParams, ShareMode, simulate_round_with};
+pub use fixedpoint_shares::{DcaRound, DcaTransport, InProcess};
+use fixedpoint_shares::{RoundConfig, RoundId, RoundParams, ShareMode};
 
 use crate::error::{Error, Result, check_matrix};
 
@@ -120,51 +121,6 @@ pub struct ReleaseContext<'a> {
     pub rng: RngSource,
     /// Charged before the release.
     pub accountant: &'a mut Accountant,
-}
-
-/// One planned DCA round, handed to a [`DcaTransport`] to run.
-#[derive(Debug)]
-pub struct DcaRound<'a> {
-    /// The round's configuration (N, M, T, d, bound, mode, σ_total, fixed-point precision).
-    pub config: &'a RoundConfig,
-    /// Row-major `N × d`: row i is client i's vector (already checked against the bound).
-    pub values: &'a [f64],
-    /// Δ₂ of the sum the noise is calibrated for (value units).
-    pub l2_sensitivity: f64,
-    /// The zCDP ρ the round costs (already charged to the caller's accountant).
-    pub rho: f64,
-    /// Client i draws its noise and masks from `rng.derive(i)`, as `simulate_round_with` does.
-    pub rng: RngSource,
-}
-
-/// Where a DCA round runs. Implementations must give client i the randomness
-/// `round.rng.derive(i)` so that a fixed seed reproduces [`InProcess`] bit for bit.
-pub trait DcaTransport {
-    /// Runs the round and returns its release (all N clients included unless some dropped).
-    ///
-    /// # Errors
-    /// [`Error::Dca`] or [`Error::Transport`] when the round cannot be completed.
-    fn run_round(&mut self, round: &DcaRound<'_>) -> Result<fixedpoint_shares::Release>;
-}
-
-/// The whole round in this process (`simulate_round_with`): clients, nodes and aggregator.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct InProcess;
-
-impl DcaTransport for InProcess {
-    fn run_round(&mut self, round: &DcaRound<'_>) -> Result<fixedpoint_shares::Release> {
-        let dim = round.config.dim();
-        let values = round.values;
-        Ok(simulate_round_with(
-            round.config,
-            |i, out| {
-                out.copy_from_slice(&values[i * dim..(i + 1) * dim]);
-                Ok(())
-            },
-            &[],
-            round.rng,
-        )?)
-    }
 }
 
 /// Releases Σ_i z_i for the row-major `n × dim` matrix `values` (row i = client i's vector).
@@ -351,8 +307,8 @@ fn distributed(
     let release = transport.run_round(&DcaRound {
         config: &config,
         values,
+        dropped: &[],
         l2_sensitivity,
-        rho: rho_charged,
         rng,
     })?;
     Ok(Release {

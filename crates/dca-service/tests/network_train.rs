@@ -1,0 +1,116 @@
+//! Iterative private learning (DCA paper Sec. 4.2) across processes on loopback: two
+//! `dpdist node` processes and a `dpdist aggregator` server; the trainer and its clients are
+//! this test. Every iteration's DCA round runs on the services and must release exactly what the
+//! in-process trainer releases with the same seed — also with a client that drops out, which
+//! the aggregator handles at the round's deadline. Every process is killed when its guard drops;
+//! every wait is bounded.
+
+#![allow(missing_docs)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use dca_learning::{
+    ClientSampling, Model, Optimizer, Privacy, PrivacyLoss, Records, RngSource, Trainer,
+    TrainerConfig,
+};
+use dca_service::network_fit::NetworkTransport;
+use dca_service::network_train::train_over_network;
+
+const LIMIT: Duration = Duration::from_secs(300);
+
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// 30 records, 3 features, labels from the sign of a fixed linear score (deterministic).
+fn sample_records() -> Records {
+    let (n, d) = (30, 3);
+    let x: Vec<f64> = (0..n * d)
+        .map(|k| ((k * 7 + 3) % 11) as f64 / 10.0 - 0.5)
+        .collect();
+    let y = x
+        .chunks(d)
+        .map(|r| f64::from(r[0] - 0.5 * r[1] + 0.25 * r[2] > 0.0))
+        .collect();
+    Records::new(x, d, y).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn training_over_the_services_equals_the_in_process_trainer_bit_for_bit() {
+    tokio::time::timeout(LIMIT, async {
+        let cluster = Cluster::start("train", 2);
+        let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let records = sample_records();
+        let config = TrainerConfig {
+            model: Model::Logistic { l2: 1e-3 },
+            sampling: ClientSampling::Poisson { rate: 0.5 },
+            clip_norm: 1.0,
+            privacy: Privacy::Private {
+                budget: PrivacyLoss {
+                    epsilon: 5.0,
+                    delta: 1e-5,
+                },
+                noise_multiplier: 4.0,
+            },
+            optimizer: Optimizer::adam(0.1),
+            n_nodes: 2,
+            max_dropped: 1,
+        };
+        let seed = RngSource::InsecureFixedSeed(2019);
+        let trainer = Trainer::new(config, records.len(), records.dim(), seed).unwrap();
+
+        let mut transport = NetworkTransport::new(
+            tokio::runtime::Handle::current(),
+            cluster.http.clone(),
+            aggregator.url.clone(),
+            ANALYST_TOKEN.to_string(),
+        );
+        transport.concurrency = 8;
+        transport.upload_window = Duration::from_secs(120);
+        let run = train_over_network(transport, trainer.clone(), records.clone(), 3)
+            .await
+            .unwrap();
+
+        let mut local = trainer;
+        let local_steps: Vec<_> = (0..3).map(|_| local.step(&records, &[]).unwrap()).collect();
+        assert_eq!(run.steps.len(), 3);
+        assert_eq!(
+            run.transport.releases.len(),
+            3,
+            "one aggregator round per iteration"
+        );
+        for (k, (net, own)) in run.steps.iter().zip(&local_steps).enumerate() {
+            assert_eq!(run.transport.releases[k].round, k as u64);
+            assert_eq!(
+                bits(&net.released_sum),
+                bits(&own.released_sum),
+                "iteration {k}"
+            );
+            assert_eq!(net.n_included, records.len());
+            assert!(net.noise_sigma_released > 0.0);
+            assert_eq!(net.spent, own.spent);
+        }
+        assert_eq!(bits(run.trainer.params()), bits(local.params()));
+        assert_eq!(run.trainer.iteration(), 3);
+
+        // A client that sends nothing: the aggregator closes the round at its deadline without
+        // it, and the release is still the in-process one (which drops the same client).
+        let (mut net_trainer, mut transport) = (run.trainer, run.transport);
+        transport.upload_window = Duration::from_secs(15);
+        let handle = tokio::task::spawn_blocking(move || {
+            let step = net_trainer.step_via(&sample_records(), &[4], &mut transport);
+            (step, net_trainer)
+        });
+        let (step, net_trainer) = handle.await.unwrap();
+        let step = step.unwrap();
+        let own = local.step(&records, &[4]).unwrap();
+        assert_eq!(step.n_included, records.len() - 1);
+        assert_eq!(bits(&step.released_sum), bits(&own.released_sum));
+        assert_eq!(bits(net_trainer.params()), bits(local.params()));
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
