@@ -32,6 +32,10 @@ pub struct NetworkTransport {
     pub upload_window: Duration,
     /// Clients uploading at the same time.
     pub concurrency: usize,
+    /// Added to every planned round id on the aggregator, so that several jobs (each numbering
+    /// its rounds from 0 or 1) can share one aggregator, whose round ids must be distinct. The
+    /// release is the same whatever the offset: the masks depend on the id, but cancel.
+    pub round_offset: u64,
     /// What the aggregator published for each round run so far, in order.
     pub releases: Vec<PublishedRelease>,
 }
@@ -52,6 +56,7 @@ impl NetworkTransport {
             analyst_token,
             upload_window: Duration::from_secs(600),
             concurrency: 32,
+            round_offset: 0,
             releases: Vec::new(),
         }
     }
@@ -84,8 +89,18 @@ impl NetworkTransport {
                 hex::encode(&t)
             })
             .collect();
+        let aggregator_round = params
+            .round
+            .0
+            .checked_add(self.round_offset)
+            .ok_or_else(|| {
+                Error::InvalidSpec(format!(
+                    "round {} + offset {} overflows",
+                    params.round.0, self.round_offset
+                ))
+            })?;
         let spec = RoundSpec {
-            round: params.round.0,
+            round: aggregator_round,
             n_clients: n,
             n_nodes: params.n_nodes,
             max_dropped: params.max_dropped,
@@ -125,8 +140,7 @@ impl NetworkTransport {
         if !matches!(created.status(), StatusCode::OK | StatusCode::CREATED) {
             let s = created.status();
             return Err(Error::Http(format!(
-                "the aggregator refused round {}: {s}: {}",
-                params.round.0,
+                "the aggregator refused round {aggregator_round}: {s}: {}",
                 created.text().await.unwrap_or_default()
             )));
         }
