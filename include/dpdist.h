@@ -1780,6 +1780,22 @@ enum dpd_status dpd_iterative_trainer_params(const struct dpd_iterative_trainer 
                                              size_t *out_len);
 
 /**
+ * Copies the last iteration's released sum — Σ over the sampled, present clients of their
+ * clipped gradients plus the round's noise, as every party of the DCA round saw it — into `out`
+ * (query-size pattern; as many values as `dpd_iterative_trainer_params` has). Written by
+ * `dpd_iterative_trainer_step` and by each iteration of `dpd_iterative_trainer_fit`; length 0
+ * before the first iteration. Public information: reading it costs no privacy.
+ *
+ * # Safety
+ * `trainer` NULL (→ error) or a live handle; `(out, out_cap, out_len)` per the output-array
+ * rule.
+ */
+enum dpd_status dpd_iterative_trainer_last_release(const struct dpd_iterative_trainer *trainer,
+                                                   double *out,
+                                                   size_t out_cap,
+                                                   size_t *out_len);
+
+/**
  * Describes the run: iterations done, number of features d and of parameters (d, or 2d for
  * DP-VI BLR), and the noise multiplier z (0 when non-private). Any out-pointer may be NULL.
  *

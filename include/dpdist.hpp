@@ -969,6 +969,12 @@ public:
             return dpd_iterative_trainer_params(h_.get(), out, cap, len);
         });
     }
+    /// The last iteration's released noisy sum (as long as params(); empty before the first).
+    std::vector<double> last_release() const {
+        return detail::fetch<double>([&](double *out, size_t cap, size_t *len) {
+            return dpd_iterative_trainer_last_release(h_.get(), out, cap, len);
+        });
+    }
     /// P(y = 1 | x) (logistic) or the posterior mean xᵀm (DP-VI BLR), one per row of x.
     std::vector<double> predict(Span<const double> x) const {
         size_t d = 0;

@@ -76,6 +76,8 @@ pub struct Trainer {
     accountant: Option<RdpAccountant>,
     iteration: u64,
     rng: RngSource,
+    /// The last iteration's released (noisy) sum; empty before the first.
+    last_release: Vec<f64>,
 }
 
 impl Trainer {
@@ -133,6 +135,7 @@ impl Trainer {
             accountant,
             iteration: 0,
             rng,
+            last_release: Vec::new(),
         };
         // Validates N, M, T and the noise against the DCA layer once, up front.
         trainer.round_config(1.0)?;
@@ -142,6 +145,12 @@ impl Trainer {
     /// The public parameters θ.
     pub fn params(&self) -> &[f64] {
         &self.params
+    }
+
+    /// The last iteration's released noisy sum — what every party of the round saw — or an
+    /// empty slice before the first iteration. Public, like the parameters derived from it.
+    pub fn last_release(&self) -> &[f64] {
+        &self.last_release
     }
 
     /// Iterations done.
@@ -239,6 +248,7 @@ impl Trainer {
         self.params = new_params;
         self.state = new_state;
         self.accountant = next_accountant;
+        self.last_release.clone_from(&release.sum);
         let report = StepReport {
             iteration: self.iteration,
             released_sum: release.sum,

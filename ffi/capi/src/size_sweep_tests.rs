@@ -1021,6 +1021,11 @@ fn cases() -> Vec<Case> {
             let mut len = 0;
             dpd_iterative_trainer_params(f.trainer, output(&mut out, s[0]), s[0], &mut len)
         }),
+        case!(dpd_iterative_trainer_last_release, [BUF], |f, s| {
+            let mut out = [0.0; BUF];
+            let mut len = 0;
+            dpd_iterative_trainer_last_release(f.trainer, output(&mut out, s[0]), s[0], &mut len)
+        }),
         case!(dpd_iterative_trainer_predict, [D * 4, BUF], |f, s| {
             let mut out = [0.0; BUF];
             let mut len = 0;
@@ -1150,7 +1155,7 @@ fn every_size_argument_survives_extreme_values() {
             }
         }
     }
-    // Every size argument of the header, 4 extremes each (53 functions, 89 arguments: 356).
+    // Every size argument of the header, at each of the extremes.
     let arguments: usize = header_size_arguments().values().sum();
     assert_eq!(calls, arguments * EXTREMES.len());
 }

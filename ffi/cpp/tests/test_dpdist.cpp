@@ -221,9 +221,11 @@ static void iterative() {
     double z = config.calibrate_noise_multiplier(n, d, 3.0, 1e-5, planned);
     config.private_budget(3.0, 1e-5, z);
     dpd::IterativeTrainer trainer(config, n, d, rng);
+    CHECK(trainer.last_release().empty());
     std::vector<size_t> dropped{4};
     dpd_iterative_step_info info = trainer.step(x, labels, dropped);
     CHECK(info.n_included == n - 1 && info.iteration == 0);
+    CHECK(trainer.last_release().size() == d && info.noise_sigma_released > 0.0);
     CHECK(trainer.fit(x, labels, 100) == planned - 1);
     auto spent = trainer.spent();
     CHECK(spent.first <= 3.0 && spent.first > 3.0 * (1 - 1e-6) && spent.second == 1e-5);

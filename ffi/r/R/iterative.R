@@ -94,6 +94,10 @@ iterative_step <- function(trainer, x, y, dropped = numeric(0)) {
 # theta: the d weights (logistic) or (m, log s) of length 2d (DP-VI BLR).
 iterative_params <- function(trainer) .Call(dpdr_iterative_params, trainer)
 
+# The last iteration's released noisy sum (numeric(0) before the first iteration): public, the
+# clipped gradients of the sampled clients plus the round's noise.
+iterative_last_release <- function(trainer) .Call(dpdr_iterative_last_release, trainer)
+
 # c(epsilon =, delta =, iterations =, noise_multiplier =) spent so far (epsilon Inf when
 # non-private).
 iterative_spent <- function(trainer) .Call(dpdr_iterative_spent, trainer)

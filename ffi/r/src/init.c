@@ -46,6 +46,7 @@ SEXP dpdr_iterative_trainer(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_iterative_step(SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_iterative_fit(SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_iterative_params(SEXP);
+SEXP dpdr_iterative_last_release(SEXP);
 SEXP dpdr_iterative_predict(SEXP, SEXP);
 SEXP dpdr_iterative_spent(SEXP);
 SEXP dpdr_rdp_epsilon(SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -124,6 +125,7 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_iterative_step",                (DL_FUNC)&dpdr_iterative_step,                4},
     {"dpdr_iterative_fit",                 (DL_FUNC)&dpdr_iterative_fit,                 4},
     {"dpdr_iterative_params",              (DL_FUNC)&dpdr_iterative_params,              1},
+    {"dpdr_iterative_last_release",        (DL_FUNC)&dpdr_iterative_last_release,        1},
     {"dpdr_iterative_predict",             (DL_FUNC)&dpdr_iterative_predict,             2},
     {"dpdr_iterative_spent",               (DL_FUNC)&dpdr_iterative_spent,               1},
     {"dpdr_rdp_epsilon",                   (DL_FUNC)&dpdr_rdp_epsilon,                   5},

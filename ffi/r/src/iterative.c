@@ -174,6 +174,15 @@ SEXP dpdr_iterative_params(SEXP trainer) {
   return dpdr_fetch(DPDR_DOUBLES, fill_params, trainer_of(trainer), 0);
 }
 
+static dpd_status fill_last_release(void *t, void *out, size_t cap, size_t *len) {
+  return dpd_iterative_trainer_last_release((const dpd_iterative_trainer *)t, (double *)out, cap,
+                                            len);
+}
+
+SEXP dpdr_iterative_last_release(SEXP trainer) {
+  return dpdr_fetch(DPDR_DOUBLES, fill_last_release, trainer_of(trainer), 0);
+}
+
 typedef struct {
   const dpd_iterative_trainer *trainer;
   const double *rows;

@@ -42,6 +42,13 @@ run_tests(list(
     sp <- iterative_spent(t)
     stopifnot(is.infinite(sp[["epsilon"]]), sp[["iterations"]] == 300)
     expect_near(predict(t, x), 1 / (1 + exp(-drop(x %*% w))), 1e-6)
+
+    # The released sum of one iteration from w = 0 with every client sampled and no noise: the
+    # gradient sum -sum_i s_i x_i / 2, computed here.
+    t1 <- iterative_trainer(st, n, 2, 1, dpdist_rng(insecure_seed = 3))
+    stopifnot(length(iterative_last_release(t1)) == 0)
+    iterative_step(t1, x, labels)
+    expect_near(iterative_last_release(t1), -drop(crossprod(x, s)) / 2, 1e-9)
   },
 
   calibrated_private_run_spends_exactly_its_budget = function() {

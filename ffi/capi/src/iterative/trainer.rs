@@ -224,6 +224,32 @@ pub unsafe extern "C" fn dpd_iterative_trainer_params(
     })
 }
 
+/// Copies the last iteration's released sum — Σ over the sampled, present clients of their
+/// clipped gradients plus the round's noise, as every party of the DCA round saw it — into `out`
+/// (query-size pattern; as many values as `dpd_iterative_trainer_params` has). Written by
+/// `dpd_iterative_trainer_step` and by each iteration of `dpd_iterative_trainer_fit`; length 0
+/// before the first iteration. Public information: reading it costs no privacy.
+///
+/// # Safety
+/// `trainer` NULL (→ error) or a live handle; `(out, out_cap, out_len)` per the output-array
+/// rule.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_iterative_trainer_last_release(
+    trainer: *const dpd_iterative_trainer,
+    out: *mut f64,
+    out_cap: usize,
+    out_len: *mut usize,
+) -> dpd_status {
+    ffi_entry("dpd_iterative_trainer_last_release", || {
+        check_out(out_len, "out_len")?;
+        // SAFETY: header contract.
+        unsafe {
+            let trainer = handle_ref(trainer, "trainer")?;
+            write_array(trainer.inner.last_release(), out, out_cap, out_len, "out")
+        }
+    })
+}
+
 /// Describes the run: iterations done, number of features d and of parameters (d, or 2d for
 /// DP-VI BLR), and the noise multiplier z (0 when non-private). Any out-pointer may be NULL.
 ///

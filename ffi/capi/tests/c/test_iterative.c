@@ -170,6 +170,61 @@ static void test_logistic_converges_to_optimum(void) {
     dpd_rng_free(rng);
 }
 
+/* Sum over all N clients of the logistic-loss gradient at w (labels 0/1 read as -1/+1):
+ * -y x / (1 + exp(y w.x)). */
+static void gradient_sum(const double *x, const double *y, size_t n, const double w[2],
+                         double out[2]) {
+    out[0] = out[1] = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double s = y[i] > 0.5 ? 1.0 : -1.0;
+        double g = -s / (1.0 + exp(s * (w[0] * x[2 * i] + w[1] * x[2 * i + 1])));
+        out[0] += g * x[2 * i];
+        out[1] += g * x[2 * i + 1];
+    }
+}
+
+/* The last iteration's released sum, read back through the C ABI: without noise and with every
+ * client sampled it is the gradient sum at the parameters the iteration started from, computed
+ * here independently (up to the fixed-point grid). */
+static void test_last_release_is_the_gradient_sum(void) {
+    double x[N * D], y[N];
+    make_x(x, N);
+    for (size_t i = 0; i < N; i++) y[i] = (x[2 * i] + 0.25 * x[2 * i + 1]) > 0.1;
+    dpd_iterative_config *cfg = NULL;
+    dpd_rng *rng = NULL;
+    dpd_iterative_trainer *tr = NULL;
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(5, &rng));
+    CHECK_OK(dpd_iterative_config_new_logistic(0.1, &cfg));
+    CHECK_OK(dpd_iterative_config_set_poisson(cfg, 1.0));
+    CHECK_OK(dpd_iterative_config_set_sgd(cfg, 0.5));
+    CHECK_OK(dpd_iterative_config_set_non_private(cfg));
+    CHECK_OK(dpd_iterative_trainer_new(cfg, N, D, rng, &tr));
+
+    double released[2] = {-7.0, -7.0}, want[2], w[2] = {0.0, 0.0};
+    size_t len = 99;
+    CHECK_OK(dpd_iterative_trainer_last_release(tr, released, 2, &len));
+    CHECK(len == 0 && released[0] == -7.0);
+    for (int step = 0; step < 3; step++) {
+        gradient_sum(x, y, N, w, want);
+        CHECK_OK(dpd_iterative_trainer_step(tr, x, N * D, y, N, NULL, 0, NULL));
+        len = 0;
+        CHECK_FAILS(dpd_iterative_trainer_last_release(tr, NULL, 0, &len),
+                    DPD_ERR_BUFFER_TOO_SMALL, "needs 2");
+        CHECK(len == 2);
+        CHECK_OK(dpd_iterative_trainer_last_release(tr, released, 2, &len));
+        CHECK(fabs(released[0] - want[0]) < 1e-9 && fabs(released[1] - want[1]) < 1e-9);
+        CHECK_OK(dpd_iterative_trainer_params(tr, w, 2, &len));
+    }
+    CHECK(w[0] != 0.0);
+    CHECK_FAILS(dpd_iterative_trainer_last_release(NULL, released, 2, &len),
+                DPD_ERR_NULL_POINTER, "trainer");
+    CHECK_FAILS(dpd_iterative_trainer_last_release(tr, released, 2, NULL), DPD_ERR_NULL_POINTER,
+                "out_len");
+    dpd_iterative_trainer_free(tr);
+    dpd_iterative_config_free(cfg);
+    dpd_rng_free(rng);
+}
+
 /* DP-VI BLR without noise reaches the exact mean-field optimum: m = (lambda X'X + lambda0 I)^-1
  * lambda X'y, s_j^2 = 1 / (lambda sum_i x_ij^2 + lambda0). */
 static void test_blr_vi_converges_to_closed_form(void) {
@@ -361,6 +416,7 @@ static void test_bad_settings(void) {
 int main(void) {
     test_rdp_accountant();
     test_logistic_converges_to_optimum();
+    test_last_release_is_the_gradient_sum();
     test_blr_vi_converges_to_closed_form();
     test_private_run_spends_exactly_the_budget();
     test_bad_settings();

@@ -32,7 +32,8 @@ export BlrSettings, BlrModel, CaviInfo, blr_fit, blr_mean, blr_spent, blr_bounds
 export BlrNoiseAware, blr_noise_aware, blr_coefficients, blr_predict_interval,
        effective_sample_size
 export rdp_epsilon, rdp_noise_multiplier, IterativeSettings, IterativeTrainer, StepInfo,
-       iterative_fit, iterative_calibrate, step!, fit!, iterative_params, iterative_predict
+       iterative_fit, iterative_calibrate, step!, fit!, iterative_params, iterative_last_release,
+       iterative_predict
 export kernel_path, wrapping_add!, wrapping_sub!, kernel_benchmark
 
 include("capi.jl")

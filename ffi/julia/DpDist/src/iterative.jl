@@ -264,6 +264,15 @@ function iterative_params(t::IterativeTrainer)
     end
 end
 
+"""The last iteration's released noisy sum (as long as `iterative_params`; empty before the first)."""
+function iterative_last_release(t::IterativeTrainer)
+    query_then_fill() do buf, cap, len
+        @ccall libdpdist.dpd_iterative_trainer_last_release(t::Ptr{dpd_iterative_trainer},
+                                                            buf::Ptr{Cdouble}, cap::Csize_t,
+                                                            len::Ref{Csize_t})::Cint
+    end
+end
+
 """P(y = 1 | x) (logistic) or the posterior mean xᵀm (DP-VI BLR) for each row of `x`."""
 function iterative_predict(t::IterativeTrainer, x::AbstractMatrix{<:Real})
     size(x, 2) == t.dim || throw(DpDistError(:DPD_ERR_LENGTH_MISMATCH, 3,

@@ -429,6 +429,12 @@ end
     @test maximum(abs.(iterative_params(t) .- w)) < 1e-6
     @test isinf(spent(t).epsilon) && spent(t).iterations == 300
     @test iterative_predict(t, x) ≈ 1 ./ (1 .+ exp.(-(x * w))) atol = 1e-6
+    # One iteration from w = 0, every client sampled, no noise: the released sum is the gradient
+    # sum -Σ sᵢxᵢ/2, computed here.
+    t1 = IterativeTrainer(s, n, 2; iterations=1, rng=Rng(insecure_seed=3))
+    @test isempty(iterative_last_release(t1))
+    step!(t1, x, labels)
+    @test iterative_last_release(t1) ≈ -(x' * (2 .* labels .- 1)) ./ 2 atol = 1e-9
 
     # A private run calibrated for 20 iterations lasts exactly 20 and spends the budget.
     n = 200
