@@ -10,7 +10,7 @@ use std::time::Duration;
 use dp_noise::PrivacyLoss;
 use dp_noise::accountant::{Accountant, GaussianComposition, RoundCost};
 use dp_noise::discrete::distributed_zcdp_rho;
-use fixedpoint_shares::{Aggregator as SumAggregator, ClientId, ClientSet, Release};
+use fixedpoint_shares::{Aggregator as SumAggregator, Release, ShardSet, agree};
 use reqwest::StatusCode;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
@@ -209,8 +209,8 @@ impl Aggregator {
         Ok(out)
     }
 
-    /// Each node's received client set.
-    pub async fn received_sets(&self, round: &Round) -> Result<Vec<ClientSet>> {
+    /// Each node's received (client, shard attempt) pairs.
+    pub async fn received_sets(&self, round: &Round) -> Result<Vec<ShardSet>> {
         let n = round.config.n_clients();
         let mut out = Vec::new();
         for url in &self.nodes {
@@ -223,8 +223,10 @@ impl Aggregator {
                 .error_for_status()?
                 .json()
                 .await?;
-            let ids: Vec<ClientId> = set.clients.into_iter().map(ClientId).collect();
-            out.push(ClientSet::from_ids(n, &ids)?);
+            out.push(
+                set.pairs(n)
+                    .map_err(|e| Error::Http(format!("{url}: received set: {e}")))?,
+            );
         }
         Ok(out)
     }
@@ -234,7 +236,7 @@ impl Aggregator {
     pub async fn wait_for_uploads(&self, round: &Round, poll: Duration) -> Result<()> {
         loop {
             let sets = self.received_sets(round).await?;
-            if sets.iter().all(|s| s.missing() == 0)
+            if sets.iter().all(|s| s.clients().missing() == 0)
                 || crate::node::now_ms() >= round.spec.deadline_unix_ms
             {
                 return Ok(());
@@ -296,7 +298,7 @@ impl Aggregator {
             .received_sets(round)
             .await?
             .iter()
-            .all(|s| s.missing() == 0))
+            .all(|s| s.clients().missing() == 0))
     }
 
     /// Tells every node that the round is aborted (idempotent on the nodes), then records it
@@ -405,13 +407,15 @@ impl Aggregator {
                 ));
             }
         }
+        // The pairs every node holds: a client that sharded twice and whose nodes hold different
+        // attempts is left out (it counts as missing), never summed.
         let sets = self.received_sets(round).await?;
-        let agreed = match sets.split_first() {
-            Some((first, rest)) => rest
-                .iter()
-                .try_fold(first.clone(), |acc, set| acc.intersection(set))?,
-            None => ClientSet::empty(round.config.n_clients()),
+        let agreed_pairs = if sets.is_empty() {
+            ShardSet::empty(round.config.n_clients())
+        } else {
+            agree(&sets.iter().collect::<Vec<_>>())?
         };
+        let agreed = agreed_pairs.clients().clone();
         let max_dropped = round.config.max_dropped();
         if agreed.missing() > max_dropped {
             let missing = agreed.missing();
@@ -434,10 +438,7 @@ impl Aggregator {
             None => None,
         };
         let agreed_ids: Vec<u64> = agreed.iter().map(|c| c.0).collect();
-        let close_body = serde_json::to_vec(&CloseRequest {
-            agreed: agreed_ids.clone(),
-        })
-        .unwrap_or_default();
+        let close_body = serde_json::to_vec(&CloseRequest::new(&agreed_pairs)).unwrap_or_default();
         for url in &self.nodes {
             let r = self
                 .http

@@ -19,7 +19,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use fixedpoint_shares::{
-    ClientId, ClientSet, ComputeNode, Decode, NodeIndex, ShareMessage, ShareMode, SharePayload,
+    ClientId, ClientSet, ComputeNode, Decode, NodeIndex, ShardId, ShardSet, ShareMessage,
+    ShareMode, SharePayload,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -77,7 +78,8 @@ enum SumState {
 struct RoundRuntime {
     round: Arc<Round>,
     node: Option<ComputeNode>,
-    received: ClientSet,
+    /// The (client, shard attempt) pair of every share this node holds.
+    received: ShardSet,
     agreed: Option<ClientSet>,
     sum: SumState,
     /// Why the aggregator aborted the round (then nothing more is accepted or summed).
@@ -97,8 +99,12 @@ enum Command {
     Create(Arc<Round>, oneshot::Sender<ApiResult<StatusCode>>),
     Upload(Box<Upload>),
     Status([u8; 32], oneshot::Sender<ApiResult<RoundStatus>>),
-    Received([u8; 32], oneshot::Sender<ApiResult<Vec<u64>>>),
-    Close([u8; 32], Vec<u64>, oneshot::Sender<ApiResult<StatusCode>>),
+    Received([u8; 32], oneshot::Sender<ApiResult<ReceivedSet>>),
+    Close(
+        [u8; 32],
+        CloseRequest,
+        oneshot::Sender<ApiResult<StatusCode>>,
+    ),
     Abort([u8; 32], String, oneshot::Sender<ApiResult<StatusCode>>),
     Sum([u8; 32], oneshot::Sender<ApiResult<Option<Vec<u8>>>>),
     SumReady([u8; 32], std::result::Result<Vec<u8>, String>),
@@ -127,12 +133,23 @@ pub struct RoundStatus {
     pub sum: String,
 }
 
-/// The agreed set the aggregator sends (`POST /rounds/{id}/close`).
+/// The agreed set the aggregator sends (`POST /rounds/{id}/close`): (client, shard attempt)
+/// pairs, as parallel lists.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CloseRequest {
     /// Client ids, any order, no duplicates.
     pub agreed: Vec<u64>,
+    /// The shard id of each agreed client's attempt (16 hex digits), in the same order.
+    pub shards: Vec<String>,
+}
+
+impl CloseRequest {
+    /// The request that sends `agreed`.
+    pub fn new(agreed: &ShardSet) -> Self {
+        let (agreed, shards) = pairs_to_wire(agreed);
+        CloseRequest { agreed, shards }
+    }
 }
 
 /// The aggregator's notice that a round is aborted (`POST /rounds/{id}/abort`).
@@ -143,11 +160,53 @@ pub struct AbortRequest {
     pub reason: String,
 }
 
-/// A node's received set (`GET /rounds/{id}/received`).
+/// A node's received set (`GET /rounds/{id}/received`): the (client, shard attempt) pairs it
+/// holds, as parallel lists.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ReceivedSet {
     /// Client ids, ascending.
     pub clients: Vec<u64>,
+    /// The shard id of each client's stored share (16 hex digits), in the same order.
+    pub shards: Vec<String>,
+}
+
+impl ReceivedSet {
+    /// The pairs, checked against a round of `n_clients` clients.
+    ///
+    /// # Errors
+    /// Lists of different lengths, a malformed shard id, a client id ≥ N or listed twice.
+    pub fn pairs(&self, n_clients: usize) -> Result<ShardSet> {
+        pairs_from_wire(n_clients, &self.clients, &self.shards)
+    }
+}
+
+/// A set of (client, shard) pairs as the JSON bodies carry it: client ids and, in the same order,
+/// shard ids as 16 hex digits (a JSON number cannot hold every u64 exactly).
+fn pairs_to_wire(pairs: &ShardSet) -> (Vec<u64>, Vec<String>) {
+    pairs
+        .iter()
+        .map(|(c, s)| (c.0, hex::encode(&s.0.to_be_bytes())))
+        .unzip()
+}
+
+fn pairs_from_wire(n_clients: usize, clients: &[u64], shards: &[String]) -> Result<ShardSet> {
+    if clients.len() != shards.len() {
+        return Err(Error::InvalidSpec(format!(
+            "{} client ids but {} shard ids",
+            clients.len(),
+            shards.len()
+        )));
+    }
+    let pairs = clients
+        .iter()
+        .zip(shards)
+        .map(|(&c, s)| {
+            hex::decode_array::<8>(s)
+                .map(|b| (ClientId(c), ShardId(u64::from_be_bytes(b))))
+                .ok_or_else(|| Error::InvalidSpec(format!("shard id {s:?}: need 16 hex digits")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(ShardSet::from_pairs(n_clients, &pairs)?)
 }
 
 fn encode_ids(set: &ClientSet) -> Vec<u8> {
@@ -181,7 +240,7 @@ impl Actor {
                 self.rounds.insert(
                     round.hash,
                     RoundRuntime {
-                        received: ClientSet::empty(round.config.n_clients()),
+                        received: ShardSet::empty(round.config.n_clients()),
                         round,
                         node: None,
                         agreed: None,
@@ -196,7 +255,7 @@ impl Actor {
                 node.absorb_bytes(message)?;
                 Ok(())
             })?;
-            let received = node.received().clients().clone();
+            let received = node.received().clone();
             let mut rt = RoundRuntime {
                 round: round.clone(),
                 node: Some(node),
@@ -235,6 +294,7 @@ impl Actor {
         let id = rt.round.hash;
         let excluded: Vec<ClientId> = rt
             .received
+            .clients()
             .iter()
             .filter(|c| !agreed.contains(*c))
             .collect();
@@ -261,8 +321,7 @@ impl Actor {
             let result = node
                 .received()
                 .restricted_to(&agreed)
-                // Each node sums the attempt it holds; the aggregator refuses node sums that
-                // name different attempts of a client (a client that sharded twice).
+                // The attempts this node holds, which the close request was checked against.
                 .and_then(|pairs| node.finalize(&pairs))
                 .map(|s| sum_codec::encode(&s))
                 .map_err(|e| e.to_string());
@@ -368,7 +427,7 @@ impl Actor {
         // store's primary key, so this cannot fail; if it did, a restart rebuilds from the store.
         node.absorb(&u.parsed)
             .map_err(|e| ApiError::internal(format!("absorb after commit: {e}")))?;
-        let _ = rt.received.insert(u.parsed.client);
+        let _ = rt.received.insert(u.parsed.client, u.parsed.shard);
         Ok(StatusCode::CREATED)
     }
 
@@ -410,7 +469,10 @@ impl Actor {
                     self.rounds
                         .get(&id)
                         .ok_or_else(|| ApiError::not_found("unknown round"))
-                        .map(|rt| rt.received.iter().map(|c| c.0).collect()),
+                        .map(|rt| {
+                            let (clients, shards) = pairs_to_wire(&rt.received);
+                            ReceivedSet { clients, shards }
+                        }),
                 );
             }
             Command::Close(id, agreed, reply) => {
@@ -474,7 +536,7 @@ impl Actor {
         self.store
             .insert_round(&round.hash, round.spec.round, &round.spec.canonical_json())
             .map_err(|e| ApiError::internal(e.to_string()))?;
-        let received = ClientSet::empty(round.config.n_clients());
+        let received = ShardSet::empty(round.config.n_clients());
         if let Ok(mut shared) = self.shared.write() {
             shared.insert(round.hash, round.clone());
         }
@@ -511,12 +573,12 @@ impl Actor {
             .abort(&id, &reason)
             .map_err(|e| ApiError::internal(e.to_string()))?;
         rt.node = None;
-        rt.received = ClientSet::empty(rt.round.config.n_clients());
+        rt.received = ShardSet::empty(rt.round.config.n_clients());
         rt.aborted = Some(reason);
         Ok(StatusCode::ACCEPTED)
     }
 
-    fn close(&mut self, id: [u8; 32], agreed_ids: Vec<u64>) -> ApiResult<StatusCode> {
+    fn close(&mut self, id: [u8; 32], request: CloseRequest) -> ApiResult<StatusCode> {
         let Some(mut rt) = self.rounds.remove(&id) else {
             return Err(ApiError::not_found("unknown round"));
         };
@@ -528,7 +590,7 @@ impl Actor {
             self.rounds.insert(id, rt);
             return refused;
         }
-        let result = self.close_round(&mut rt, agreed_ids);
+        let result = self.close_round(&mut rt, request);
         self.rounds.insert(id, rt);
         result
     }
@@ -536,12 +598,12 @@ impl Actor {
     fn close_round(
         &mut self,
         rt: &mut RoundRuntime,
-        agreed_ids: Vec<u64>,
+        request: CloseRequest,
     ) -> ApiResult<StatusCode> {
         let n = rt.round.config.n_clients();
-        let ids: Vec<ClientId> = agreed_ids.into_iter().map(ClientId).collect();
-        let agreed = ClientSet::from_ids(n, &ids)
+        let pairs = pairs_from_wire(n, &request.agreed, &request.shards)
             .map_err(|e| ApiError::bad_request(format!("agreed set: {e}")))?;
+        let agreed = pairs.clients().clone();
         if let Some(existing) = &rt.agreed {
             return if *existing == agreed {
                 Ok(StatusCode::OK)
@@ -552,11 +614,27 @@ impl Actor {
                 ))
             };
         }
-        if let Some(c) = agreed.iter().find(|c| !rt.received.contains(*c)) {
-            return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                format!("agreed client {c} was not received by this node"),
-            ));
+        for (client, shard) in pairs.iter() {
+            match rt.received.shard(client) {
+                None => {
+                    return Err(ApiError::new(
+                        StatusCode::CONFLICT,
+                        format!("agreed client {client} was not received by this node"),
+                    ));
+                }
+                // A client that sharded twice and whose nodes hold different attempts: the
+                // aggregator must have left it out; summing it would corrupt the release.
+                Some(held) if held != shard => {
+                    return Err(ApiError::new(
+                        StatusCode::CONFLICT,
+                        format!(
+                            "agreed client {client}: this node holds shard attempt {:016x}, not {:016x}",
+                            held.0, shard.0
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
         }
         if agreed.missing() > rt.round.config.max_dropped() {
             return Err(ApiError::new(
@@ -763,8 +841,8 @@ async fn received(
 ) -> ApiResult<Response> {
     state.admin(&headers)?;
     let round = state.round(&id)?;
-    let clients = ask(&state, |tx| Command::Received(round.hash, tx)).await?;
-    Ok(json(StatusCode::OK, &ReceivedSet { clients }))
+    let received = ask(&state, |tx| Command::Received(round.hash, tx)).await?;
+    Ok(json(StatusCode::OK, &received))
 }
 
 async fn close(
@@ -778,7 +856,7 @@ async fn close(
     let round = state.round(&id)?;
     let request: CloseRequest = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("close request: {e}")))?;
-    let status = ask(&state, |tx| Command::Close(round.hash, request.agreed, tx)).await?;
+    let status = ask(&state, |tx| Command::Close(round.hash, request, tx)).await?;
     Ok(status.into_response())
 }
 

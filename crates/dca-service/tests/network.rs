@@ -11,6 +11,7 @@ use std::time::Duration;
 use common::*;
 use dca_service::Error;
 use dca_service::client::{Uploaded, put_sealed, seal_for, upload, upload_sealed};
+use dca_service::node::CloseRequest;
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{Client, ClientId, Encode, simulate_round};
 use reqwest::StatusCode;
@@ -535,16 +536,28 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once() {
             Err(Error::AlreadyReleased)
         ));
         assert_eq!(again.published(&round).unwrap().unwrap(), released);
-        // Closing again with another set is refused by the node.
+        // Closing again with another set (node 0's own pairs, client 5 included) is refused.
+        let node0 = again.received_sets(&round).await.unwrap().swap_remove(0);
+        assert_eq!(node0.len(), 6);
         let r = http
             .post(format!("{}/rounds/{id}/close", urls[0]))
             .bearer_auth(ADMIN_TOKEN)
             .header("content-type", "application/json")
-            .body(r#"{"agreed":[0,1,2,3,5]}"#)
+            .body(serde_json::to_vec(&CloseRequest::new(&node0)).unwrap())
             .send()
             .await
             .unwrap();
         assert_eq!(r.status(), StatusCode::CONFLICT);
+        // A close request without the shard ids is malformed.
+        let r = http
+            .post(format!("{}/rounds/{id}/close", urls[0]))
+            .bearer_auth(ADMIN_TOKEN)
+            .header("content-type", "application/json")
+            .body(r#"{"agreed":[0,1,2,3,4]}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::BAD_REQUEST);
     })
     .await
     .expect("test exceeded its time limit");
@@ -588,6 +601,8 @@ async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_su
         assert_eq!(status, StatusCode::CONFLICT);
         // Node 2 is closed by hand and killed at once, before or while it computes its sum;
         // after a restart it recomputes the sum from its store, and the release is exact.
+        let node2 = agg.received_sets(&round).await.unwrap().swap_remove(2);
+        assert_eq!(node2.len(), 11);
         let r = cluster
             .http
             .post(format!(
@@ -597,10 +612,7 @@ async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_su
             ))
             .bearer_auth(ADMIN_TOKEN)
             .header("content-type", "application/json")
-            .body(format!(
-                "{{\"agreed\":{:?}}}",
-                (0..11).collect::<Vec<u64>>()
-            ))
+            .body(serde_json::to_vec(&CloseRequest::new(&node2)).unwrap())
             .send()
             .await
             .unwrap();
@@ -616,6 +628,72 @@ async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_su
         assert_eq!(net.sum_units, local.sum_units);
         assert_eq!(bits(&net.sum), bits(&local.sum));
         assert_eq!(net.clients, (0..11).collect::<Vec<u64>>());
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
+/// A client that sharded twice and whose nodes hold different attempts (node 0 the first, node 1
+/// the retry; each node accepted the one share it got) is left out of the agreed set and
+/// removed by both nodes: the release is the exact sum of the others, in both share modes —
+/// never a sum with masks that do not cancel.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_whose_nodes_hold_different_attempts_is_left_out() {
+    tokio::time::timeout(LIMIT, async {
+        let cluster = Cluster::start("attempts", 2);
+        let mut agg = cluster.aggregator("agg.sqlite");
+        let keys = agg.node_keys().await.unwrap();
+        let urls = cluster.urls();
+        for (k, mode) in ["seed", "full"].into_iter().enumerate() {
+            let round = agg
+                .create_round(spec(501 + k as u64, 6, 1, 3, mode, None, keys.clone()))
+                .await
+                .unwrap();
+            let id = round.id();
+            upload_all(&cluster, &round, 0..5).await;
+            let attempt = |seed: u64| {
+                Client::new(
+                    &round.config,
+                    ClientId(5),
+                    RngSource::InsecureFixedSeed(seed),
+                )
+                .unwrap()
+                .shard(&values(5, 3))
+                .unwrap()
+            };
+            let (first, retry) = (attempt(1), attempt(2));
+            assert_ne!(first[0].shard, retry[0].shard);
+            for (node, message) in [(0usize, &first[0]), (1, &retry[1])] {
+                let sealed = seal_for(
+                    &round,
+                    5,
+                    node as u16,
+                    &Encode::get_encoded(message).unwrap(),
+                )
+                .unwrap();
+                let (status, _) =
+                    put_sealed(&cluster.http, &urls[node], &id, 5, &client_token(5), sealed)
+                        .await
+                        .unwrap();
+                assert_eq!(status, StatusCode::CREATED, "{mode}: node {node}");
+            }
+            let sets = agg.received_sets(&round).await.unwrap();
+            assert!(
+                sets.iter().all(|s| s.len() == 6),
+                "both nodes hold client 5"
+            );
+            assert_ne!(sets[0].shard(ClientId(5)), sets[1].shard(ClientId(5)));
+
+            let released = agg.release(&round).await.unwrap();
+            assert_eq!(released.clients, vec![0, 1, 2, 3, 4], "{mode}");
+            let f = round.config.codec().frac_bits();
+            for j in 0..3 {
+                let expect: i64 = (0..5)
+                    .map(|i| (values(i, 3)[j] * 2f64.powi(f as i32)).round() as i64)
+                    .sum();
+                assert_eq!(released.sum_units[j], expect, "{mode}: coordinate {j}");
+            }
+        }
     })
     .await
     .expect("test exceeded its time limit");
