@@ -1020,7 +1020,8 @@ enum dpd_status dpd_blr_config_set_public_std(struct dpd_blr_config *config,
 
 /**
  * Creates the aggregator of the round. It holds d words: `DPD_ERR_ALLOC` when they cannot be
- * allocated (never an abort).
+ * allocated (never an abort). A party that keeps a `dpd_round_ledger` uses
+ * `dpd_aggregator_new_admitted` instead.
  *
  * # Safety
  * `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle; `out` NULL or a writable
@@ -1028,6 +1029,20 @@ enum dpd_status dpd_blr_config_set_public_std(struct dpd_blr_config *config,
  */
 enum dpd_status dpd_aggregator_new(const struct dpd_round_config *config,
                                    struct dpd_aggregator **out);
+
+/**
+ * As `dpd_aggregator_new`, admitting the round through `ledger` (see
+ * `dpd_round_ledger_admit`): a round id the ledger has seen with another configuration →
+ * `DPD_ERR_WRONG_ROUND`, nothing created. The round is recorded only if the aggregator could
+ * be created.
+ *
+ * # Safety
+ * `ledger` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle not used concurrently; `config`
+ * and `out` as `dpd_aggregator_new`.
+ */
+enum dpd_status dpd_aggregator_new_admitted(struct dpd_round_ledger *ledger,
+                                            const struct dpd_round_config *config,
+                                            struct dpd_aggregator **out);
 
 /**
  * Adds one node's sum (the aggregator copies it; free `sum` when convenient). Errors, with the
@@ -1248,8 +1263,8 @@ enum dpd_status dpd_round_ledger_new(struct dpd_round_ledger **out);
  * Admits the round of `config`: records its id with its configuration, or confirms it is the
  * round seen before under that id. `*out_new` (may be NULL) is 1 for a round id not seen
  * before, 0 for the same round again. A round id seen with another configuration →
- * `DPD_ERR_WRONG_ROUND` naming both digests; the ledger is unchanged. Call it before creating
- * a node or aggregator for the round.
+ * `DPD_ERR_WRONG_ROUND` naming both digests; the ledger is unchanged. `dpd_node_new_admitted`
+ * and `dpd_aggregator_new_admitted` admit and create in one call.
  *
  * # Safety
  * `ledger` NULL or a live handle not used concurrently; `config` NULL or a live handle;
@@ -1271,7 +1286,8 @@ void dpd_round_ledger_free(struct dpd_round_ledger *ledger);
  * Creates compute node `node` (0..M) of the round. Node 0 receives the clients' full
  * balancing shares; in seed mode nodes 1..M receive 16-byte seeds. The node holds d words
  * and N bits: when they cannot be allocated (e.g. d = 2^32 needs 32 GiB) the call returns
- * `DPD_ERR_ALLOC` (never aborts the process); `node >= M` → `DPD_ERR_UNKNOWN_NODE`.
+ * `DPD_ERR_ALLOC` (never aborts the process); `node >= M` → `DPD_ERR_UNKNOWN_NODE`. A party
+ * that keeps a `dpd_round_ledger` uses `dpd_node_new_admitted` instead.
  *
  * # Safety
  * `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle; `out` NULL or a writable
@@ -1280,6 +1296,20 @@ void dpd_round_ledger_free(struct dpd_round_ledger *ledger);
 enum dpd_status dpd_node_new(const struct dpd_round_config *config,
                              uint32_t node,
                              struct dpd_node **out);
+
+/**
+ * As `dpd_node_new`, admitting the round through `ledger` (see `dpd_round_ledger_admit`): a
+ * round id the ledger has seen with another configuration → `DPD_ERR_WRONG_ROUND`, nothing
+ * created. The round is recorded only if the node could be created.
+ *
+ * # Safety
+ * `ledger` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle not used concurrently; `config`
+ * and `out` as `dpd_node_new`.
+ */
+enum dpd_status dpd_node_new_admitted(struct dpd_round_ledger *ledger,
+                                      const struct dpd_round_config *config,
+                                      uint32_t node,
+                                      struct dpd_node **out);
 
 /**
  * Parses untrusted wire bytes against the node's round and adds the share to the node's sum

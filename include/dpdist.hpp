@@ -386,6 +386,8 @@ public:
         return is_new != 0;
     }
 
+    dpd_round_ledger *get() const { return h_.get(); }
+
 private:
     detail::Handle<dpd_round_ledger, dpd_round_ledger_free> h_;
 };
@@ -396,6 +398,12 @@ public:
     ComputeNode(const RoundConfig &config, uint32_t node)
         : h_(detail::make<dpd_node, dpd_node_free>(
               [&](dpd_node **out) { return dpd_node_new(config.get(), node, out); })) {}
+    /// Admitted through `ledger`: throws DPD_ERR_WRONG_ROUND for a round id it saw with another
+    /// configuration (nothing created).
+    ComputeNode(RoundLedger &ledger, const RoundConfig &config, uint32_t node)
+        : h_(detail::make<dpd_node, dpd_node_free>([&](dpd_node **out) {
+              return dpd_node_new_admitted(ledger.get(), config.get(), node, out);
+          })) {}
     /// Adds one client's share from untrusted wire bytes (unchanged on error).
     void absorb(Span<const uint8_t> bytes) {
         check(dpd_node_absorb(h_.get(), bytes.data(), bytes.size()));
@@ -445,6 +453,12 @@ public:
     explicit Aggregator(const RoundConfig &config)
         : h_(detail::make<dpd_aggregator, dpd_aggregator_free>(
               [&](dpd_aggregator **out) { return dpd_aggregator_new(config.get(), out); })),
+          dim_(config.dim()) {}
+    /// Admitted through `ledger`, as ComputeNode's ledger constructor.
+    Aggregator(RoundLedger &ledger, const RoundConfig &config)
+        : h_(detail::make<dpd_aggregator, dpd_aggregator_free>([&](dpd_aggregator **out) {
+              return dpd_aggregator_new_admitted(ledger.get(), config.get(), out);
+          })),
           dim_(config.dim()) {}
     void add(const NodeSum &sum) { check(dpd_aggregator_add(h_.get(), sum.get())); }
     Release release() const {

@@ -6,13 +6,14 @@
 //! and with a deterministic (insecure, test-only) seed they would even reuse masks, letting node
 //! 0 alone recover z − z′. A node or aggregator admits each round through its ledger first;
 //! messages additionally carry [`crate::RoundConfig::digest`], so bytes of the old round are
-//! refused by the new one even where no ledger is kept.
+//! refused by the new one even where no ledger is kept. A party that keeps a ledger creates its
+//! nodes and aggregators through it ([`RoundLedger::compute_node`], [`RoundLedger::aggregator`]).
 
 use std::collections::HashMap;
 
-use crate::ids::{ConfigDigest, RoundId};
+use crate::ids::{ConfigDigest, NodeIndex, RoundId};
 use crate::round::RoundConfig;
-use crate::{Error, Result};
+use crate::{Aggregator, ComputeNode, Error, Result};
 
 /// What [`RoundLedger::admit`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +77,30 @@ impl RoundLedger {
         }
     }
 
+    /// Compute node `node` of `config`'s round, admitted through this ledger: the node is
+    /// created first and the round recorded only if that succeeds, so a failed creation leaves
+    /// the ledger unchanged.
+    ///
+    /// # Errors
+    /// [`ComputeNode::new`]'s errors; [`Error::RoundIdReused`] if the round id was seen with
+    /// another configuration (nothing created, the ledger unchanged).
+    pub fn compute_node(&mut self, config: &RoundConfig, node: NodeIndex) -> Result<ComputeNode> {
+        let created = ComputeNode::new(config, node)?;
+        self.admit(config)?;
+        Ok(created)
+    }
+
+    /// The aggregator of `config`'s round, admitted through this ledger (as
+    /// [`RoundLedger::compute_node`]).
+    ///
+    /// # Errors
+    /// [`Aggregator::new`]'s errors; [`Error::RoundIdReused`] as for a node.
+    pub fn aggregator(&mut self, config: &RoundConfig) -> Result<Aggregator> {
+        let created = Aggregator::new(config)?;
+        self.admit(config)?;
+        Ok(created)
+    }
+
     /// The recorded (round id, config digest) pairs, in increasing round id (for storage).
     pub fn seen(&self) -> Vec<(RoundId, ConfigDigest)> {
         let mut all: Vec<_> = self.seen.iter().map(|(r, d)| (*r, *d)).collect();
@@ -128,5 +153,29 @@ mod tests {
         let d = config(1, 1).digest();
         let e = config(1, 2).digest();
         assert!(RoundLedger::from_seen([(RoundId(1), d), (RoundId(1), e)]).is_err());
+    }
+
+    #[test]
+    fn nodes_and_aggregators_made_through_the_ledger_refuse_a_reused_round_id() {
+        let mut ledger = RoundLedger::new();
+        assert!(ledger.compute_node(&config(9, 3), NodeIndex(0)).is_ok());
+        assert!(ledger.compute_node(&config(9, 3), NodeIndex(1)).is_ok());
+        assert!(ledger.aggregator(&config(9, 3)).is_ok());
+        let before = ledger.clone();
+        assert!(matches!(
+            ledger.compute_node(&config(9, 4), NodeIndex(0)),
+            Err(Error::RoundIdReused { .. })
+        ));
+        assert!(matches!(
+            ledger.aggregator(&config(9, 4)),
+            Err(Error::RoundIdReused { .. })
+        ));
+        // A node that cannot be created records nothing.
+        assert!(matches!(
+            ledger.compute_node(&config(10, 3), NodeIndex(2)),
+            Err(Error::UnknownNode { .. })
+        ));
+        assert_eq!(ledger, before);
+        assert_eq!(ledger.admit(&config(10, 4)).unwrap(), Admission::New);
     }
 }

@@ -352,6 +352,12 @@ static void mixed_retry() {
     CHECK(!ledger.admit(config));
     dpd::RoundConfig other(78, n + 1, 2, 1, d, 2.0, dpd::ShareMode::Seed);
     expect_error(DPD_ERR_WRONG_ROUND, "already used", [&] { ledger.admit(other); });
+    dpd::ComputeNode admitted(ledger, config, 0);
+    dpd::Aggregator admitted_aggregator(ledger, config);
+    expect_error(DPD_ERR_WRONG_ROUND, "already used",
+                 [&] { dpd::ComputeNode refused(ledger, other, 0); });
+    expect_error(DPD_ERR_WRONG_ROUND, "already used",
+                 [&] { dpd::Aggregator refused(ledger, other); });
 }
 
 int main() {

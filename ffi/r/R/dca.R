@@ -30,8 +30,16 @@ dca_client <- function(config, client_id, rng = NULL) {
 # share per compute node. Returns a list of raw vectors: element "node<k>" goes to node k.
 dca_shard <- function(client, values) .Call(dpdr_client_shard, client, as.double(values))
 
-# Compute node `node` (0-based) of the round.
-dca_node <- function(config, node) .Call(dpdr_node_new, config, node)
+# The round ids a party has taken part in: a node or aggregator created with `ledger =` refuses
+# (DPD_ERR_WRONG_ROUND, nothing created) a round id the ledger saw with another configuration.
+dca_ledger <- function() .Call(dpdr_round_ledger_new)
+
+# Records the round of `config` in the ledger: TRUE for a new round id, FALSE for the same round
+# again; DPD_ERR_WRONG_ROUND (ledger unchanged) for a reused id with another configuration.
+dca_admit <- function(ledger, config) .Call(dpdr_round_ledger_admit, ledger, config)
+
+# Compute node `node` (0-based) of the round, admitted through `ledger` when one is given.
+dca_node <- function(config, node, ledger = NULL) .Call(dpdr_node_new, config, node, ledger)
 
 # Adds one share message (raw wire bytes) to the node's running sum. On error nothing changes.
 dca_absorb <- function(node, bytes) invisible(.Call(dpdr_node_absorb, node, bytes))
@@ -56,7 +64,7 @@ dca_finalize <- function(node, agreed) {
 }
 
 # The aggregator of the round: add every node's sum, then release.
-dca_aggregator <- function(config) .Call(dpdr_aggregator_new, config)
+dca_aggregator <- function(config, ledger = NULL) .Call(dpdr_aggregator_new, config, ledger)
 
 dca_add <- function(aggregator, node_sum) {
   invisible(.Call(dpdr_aggregator_add, aggregator, node_sum))

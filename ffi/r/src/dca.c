@@ -103,11 +103,31 @@ SEXP dpdr_client_shard(SEXP client, SEXP values) {
 
 static dpd_node *node_of(SEXP x) { return (dpd_node *)dpdr_handle(x, DPDR_NODE, "node"); }
 
-SEXP dpdr_node_new(SEXP config, SEXP node) {
+/* ---- round ledger ----------------------------------------------------------------------------- */
+
+/* NULL for R's NULL: the node or aggregator is then created without a ledger. */
+static dpd_round_ledger *ledger_or_null(SEXP x) {
+  return Rf_isNull(x) ? NULL : (dpd_round_ledger *)dpdr_handle(x, DPDR_ROUND_LEDGER, "ledger");
+}
+
+SEXP dpdr_round_ledger_new(void) {
+  dpd_round_ledger *out = NULL;
+  dpdr_check(dpd_round_ledger_new(&out));
+  return dpdr_wrap(out, DPDR_ROUND_LEDGER);
+}
+
+SEXP dpdr_round_ledger_admit(SEXP ledger, SEXP config) {
+  uint32_t is_new = 0;
+  dpdr_check(dpd_round_ledger_admit(ledger_or_null(ledger), config_of(config), &is_new));
+  return Rf_ScalarLogical(is_new != 0);
+}
+
+SEXP dpdr_node_new(SEXP config, SEXP node, SEXP ledger) {
   dpd_round_config *cfg = config_of(config);
   uint32_t k = dpdr_u32(node, "node");
+  dpd_round_ledger *l = ledger_or_null(ledger);
   dpd_node *out = NULL;
-  dpdr_check(dpd_node_new(cfg, k, &out));
+  dpdr_check(l ? dpd_node_new_admitted(l, cfg, k, &out) : dpd_node_new(cfg, k, &out));
   return dpdr_wrap(out, DPDR_NODE);
 }
 
@@ -201,10 +221,11 @@ static dpd_aggregator *aggregator_of(SEXP x) {
   return (dpd_aggregator *)dpdr_handle(x, DPDR_AGGREGATOR, "aggregator");
 }
 
-SEXP dpdr_aggregator_new(SEXP config) {
+SEXP dpdr_aggregator_new(SEXP config, SEXP ledger) {
   dpd_round_config *cfg = config_of(config);
+  dpd_round_ledger *l = ledger_or_null(ledger);
   dpd_aggregator *out = NULL;
-  dpdr_check(dpd_aggregator_new(cfg, &out));
+  dpdr_check(l ? dpd_aggregator_new_admitted(l, cfg, &out) : dpd_aggregator_new(cfg, &out));
   SEXP ptr = dpdr_wrap(out, DPDR_AGGREGATOR);
   R_SetExternalPtrProtected(ptr, config); /* release needs the round's dimension */
   return ptr;

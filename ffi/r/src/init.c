@@ -29,12 +29,14 @@ SEXP dpdr_round_config_new(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP)
 SEXP dpdr_round_config_info(SEXP);
 SEXP dpdr_client_new(SEXP, SEXP, SEXP);
 SEXP dpdr_client_shard(SEXP, SEXP);
-SEXP dpdr_node_new(SEXP, SEXP);
+SEXP dpdr_round_ledger_new(void);
+SEXP dpdr_round_ledger_admit(SEXP, SEXP);
+SEXP dpdr_node_new(SEXP, SEXP, SEXP);
 SEXP dpdr_node_absorb(SEXP, SEXP);
 SEXP dpdr_node_retract(SEXP, SEXP);
 SEXP dpdr_node_received(SEXP);
 SEXP dpdr_node_finalize(SEXP, SEXP, SEXP);
-SEXP dpdr_aggregator_new(SEXP);
+SEXP dpdr_aggregator_new(SEXP, SEXP);
 SEXP dpdr_aggregator_add(SEXP, SEXP);
 SEXP dpdr_aggregator_release(SEXP);
 SEXP dpdr_simulate_round(SEXP, SEXP, SEXP, SEXP);
@@ -108,12 +110,14 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_round_config_info",             (DL_FUNC)&dpdr_round_config_info,             1},
     {"dpdr_client_new",                    (DL_FUNC)&dpdr_client_new,                    3},
     {"dpdr_client_shard",                  (DL_FUNC)&dpdr_client_shard,                  2},
-    {"dpdr_node_new",                      (DL_FUNC)&dpdr_node_new,                      2},
+    {"dpdr_round_ledger_new",              (DL_FUNC)&dpdr_round_ledger_new,              0},
+    {"dpdr_round_ledger_admit",            (DL_FUNC)&dpdr_round_ledger_admit,            2},
+    {"dpdr_node_new",                      (DL_FUNC)&dpdr_node_new,                      3},
     {"dpdr_node_absorb",                   (DL_FUNC)&dpdr_node_absorb,                   2},
     {"dpdr_node_retract",                  (DL_FUNC)&dpdr_node_retract,                  2},
     {"dpdr_node_received",                 (DL_FUNC)&dpdr_node_received,                 1},
     {"dpdr_node_finalize",                 (DL_FUNC)&dpdr_node_finalize,                 3},
-    {"dpdr_aggregator_new",                (DL_FUNC)&dpdr_aggregator_new,                1},
+    {"dpdr_aggregator_new",                (DL_FUNC)&dpdr_aggregator_new,                2},
     {"dpdr_aggregator_add",                (DL_FUNC)&dpdr_aggregator_add,                2},
     {"dpdr_aggregator_release",            (DL_FUNC)&dpdr_aggregator_release,            1},
     {"dpdr_simulate_round",                (DL_FUNC)&dpdr_simulate_round,                4},

@@ -122,6 +122,23 @@ run_tests(list(
     expect_near(r$sum, colSums(x[-1, ]), quantum(r, 4), "sum without the mixed client")
   },
 
+  reused_round_id_is_refused_by_the_ledger = function() {
+    cfg <- dca_config(7, 3, 2, 0, 2, 10)
+    other <- dca_config(7, 4, 2, 0, 2, 10) # the same round id with another N
+    ledger <- dca_ledger()
+    stopifnot(isTRUE(dca_admit(ledger, cfg)), identical(dca_admit(ledger, cfg), FALSE))
+    node <- dca_node(cfg, 1, ledger = ledger)
+    agg <- dca_aggregator(cfg, ledger = ledger)
+    stopifnot(inherits(node, "dpdist_node"), inherits(agg, "dpdist_aggregator"))
+    expect_dpdist_error(dca_admit(ledger, other), "DPD_ERR_WRONG_ROUND")
+    expect_dpdist_error(dca_node(other, 0, ledger = ledger), "DPD_ERR_WRONG_ROUND")
+    expect_dpdist_error(dca_aggregator(other, ledger = ledger), "DPD_ERR_WRONG_ROUND")
+    # Without a ledger nothing is checked; the ledger is unchanged by the refusals.
+    stopifnot(inherits(dca_node(other, 0), "dpdist_node"))
+    stopifnot(identical(dca_admit(ledger, cfg), FALSE))
+    expect_dpdist_error(dca_node(cfg, 0, ledger = cfg), "DPD_ERR_INVALID_ARGUMENT")
+  },
+
   too_many_dropouts_release_nothing = function() {
     x <- inputs_5x4()
     sends <- list(0:2, integer(0), integer(0), 0:2, 0:2) # 2 missing, T = 1

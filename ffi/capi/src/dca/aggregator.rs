@@ -3,6 +3,7 @@
 
 use fixedpoint_shares::{Aggregator, Release};
 
+use crate::dca::ledger::dpd_round_ledger;
 use crate::dca::node_sum::dpd_node_sum;
 use crate::dca::round::dpd_round_config;
 use crate::error::FfiResult;
@@ -74,7 +75,8 @@ pub struct dpd_aggregator {
 }
 
 /// Creates the aggregator of the round. It holds d words: `DPD_ERR_ALLOC` when they cannot be
-/// allocated (never an abort).
+/// allocated (never an abort). A party that keeps a `dpd_round_ledger` uses
+/// `dpd_aggregator_new_admitted` instead.
 ///
 /// # Safety
 /// `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle; `out` NULL or a writable
@@ -90,6 +92,38 @@ pub unsafe extern "C" fn dpd_aggregator_new(
         let config = &unsafe { handle_ref(config, "config") }?.inner;
         let handle = into_handle(dpd_aggregator {
             inner: Aggregator::new(config)?,
+            dim: config.dim(),
+        });
+        // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
+        unsafe { write_out(out, handle, "out") }
+    })
+}
+
+/// As `dpd_aggregator_new`, admitting the round through `ledger` (see
+/// `dpd_round_ledger_admit`): a round id the ledger has seen with another configuration →
+/// `DPD_ERR_WRONG_ROUND`, nothing created. The round is recorded only if the aggregator could
+/// be created.
+///
+/// # Safety
+/// `ledger` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle not used concurrently; `config`
+/// and `out` as `dpd_aggregator_new`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_aggregator_new_admitted(
+    ledger: *mut dpd_round_ledger,
+    config: *const dpd_round_config,
+    out: *mut *mut dpd_aggregator,
+) -> dpd_status {
+    ffi_entry("dpd_aggregator_new_admitted", || {
+        check_out(out, "out")?;
+        // SAFETY: header contract for `ledger` and `config`.
+        let (ledger, config) = unsafe {
+            (
+                handle_mut(ledger, "ledger")?,
+                &handle_ref(config, "config")?.inner,
+            )
+        };
+        let handle = into_handle(dpd_aggregator {
+            inner: ledger.inner.aggregator(config)?,
             dim: config.dim(),
         });
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.

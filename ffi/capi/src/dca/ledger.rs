@@ -12,7 +12,7 @@ use crate::status::dpd_status;
 
 /// Round id → configuration digest of the rounds a party has admitted.
 pub struct dpd_round_ledger {
-    inner: RoundLedger,
+    pub(crate) inner: RoundLedger,
 }
 
 /// Creates an empty ledger.
@@ -34,8 +34,8 @@ pub unsafe extern "C" fn dpd_round_ledger_new(out: *mut *mut dpd_round_ledger) -
 /// Admits the round of `config`: records its id with its configuration, or confirms it is the
 /// round seen before under that id. `*out_new` (may be NULL) is 1 for a round id not seen
 /// before, 0 for the same round again. A round id seen with another configuration →
-/// `DPD_ERR_WRONG_ROUND` naming both digests; the ledger is unchanged. Call it before creating
-/// a node or aggregator for the round.
+/// `DPD_ERR_WRONG_ROUND` naming both digests; the ledger is unchanged. `dpd_node_new_admitted`
+/// and `dpd_aggregator_new_admitted` admit and create in one call.
 ///
 /// # Safety
 /// `ledger` NULL or a live handle not used concurrently; `config` NULL or a live handle;

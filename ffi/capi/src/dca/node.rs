@@ -1,8 +1,9 @@
 //! The DCA compute node: absorbs one share per client from wire bytes and outputs the sum of
 //! the agreed (client, shard id) pairs (`fixedpoint_shares::ComputeNode`).
 
-use fixedpoint_shares::{ClientId, ComputeNode, NodeIndex, ShardId, ShardSet};
+use fixedpoint_shares::{ClientId, ComputeNode, NodeIndex, RoundConfig, ShardId, ShardSet};
 
+use crate::dca::ledger::dpd_round_ledger;
 use crate::dca::node_sum::dpd_node_sum;
 use crate::dca::round::dpd_round_config;
 use crate::error::{FfiError, FfiResult};
@@ -20,7 +21,8 @@ pub struct dpd_node {
 /// Creates compute node `node` (0..M) of the round. Node 0 receives the clients' full
 /// balancing shares; in seed mode nodes 1..M receive 16-byte seeds. The node holds d words
 /// and N bits: when they cannot be allocated (e.g. d = 2^32 needs 32 GiB) the call returns
-/// `DPD_ERR_ALLOC` (never aborts the process); `node >= M` → `DPD_ERR_UNKNOWN_NODE`.
+/// `DPD_ERR_ALLOC` (never aborts the process); `node >= M` → `DPD_ERR_UNKNOWN_NODE`. A party
+/// that keeps a `dpd_round_ledger` uses `dpd_node_new_admitted` instead.
 ///
 /// # Safety
 /// `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle; `out` NULL or a writable
@@ -35,23 +37,68 @@ pub unsafe extern "C" fn dpd_node_new(
         check_out(out, "out")?;
         // SAFETY: header contract for `config`.
         let config = &unsafe { handle_ref(config, "config") }?.inner;
-        let index = u16::try_from(node).map_err(|_| {
-            FfiError::new(
-                dpd_status::DPD_ERR_UNKNOWN_NODE,
-                format!(
-                    "unknown node {node}: the round has nodes 0..{}",
-                    config.n_nodes()
-                ),
-            )
-        })?;
-        let inner = ComputeNode::new(config, NodeIndex(index))?;
-        let handle = into_handle(dpd_node {
-            inner,
-            n_clients: config.n_clients(),
-        });
+        let inner = ComputeNode::new(config, node_index(config, node)?)?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
-        unsafe { write_out(out, handle, "out") }
+        unsafe { write_node(out, inner, config) }
     })
+}
+
+/// As `dpd_node_new`, admitting the round through `ledger` (see `dpd_round_ledger_admit`): a
+/// round id the ledger has seen with another configuration → `DPD_ERR_WRONG_ROUND`, nothing
+/// created. The round is recorded only if the node could be created.
+///
+/// # Safety
+/// `ledger` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle not used concurrently; `config`
+/// and `out` as `dpd_node_new`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_node_new_admitted(
+    ledger: *mut dpd_round_ledger,
+    config: *const dpd_round_config,
+    node: u32,
+    out: *mut *mut dpd_node,
+) -> dpd_status {
+    ffi_entry("dpd_node_new_admitted", || {
+        check_out(out, "out")?;
+        // SAFETY: header contract for `ledger` and `config`.
+        let (ledger, config) = unsafe {
+            (
+                handle_mut(ledger, "ledger")?,
+                &handle_ref(config, "config")?.inner,
+            )
+        };
+        let inner = ledger
+            .inner
+            .compute_node(config, node_index(config, node)?)?;
+        // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
+        unsafe { write_node(out, inner, config) }
+    })
+}
+
+fn node_index(config: &RoundConfig, node: u32) -> FfiResult<NodeIndex> {
+    u16::try_from(node).map(NodeIndex).map_err(|_| {
+        FfiError::new(
+            dpd_status::DPD_ERR_UNKNOWN_NODE,
+            format!(
+                "unknown node {node}: the round has nodes 0..{}",
+                config.n_nodes()
+            ),
+        )
+    })
+}
+
+/// # Safety
+/// `out` non-NULL and writable.
+unsafe fn write_node(
+    out: *mut *mut dpd_node,
+    inner: ComputeNode,
+    config: &RoundConfig,
+) -> FfiResult<()> {
+    let handle = into_handle(dpd_node {
+        inner,
+        n_clients: config.n_clients(),
+    });
+    // SAFETY: the caller's contract.
+    unsafe { write_out(out, handle, "out") }
 }
 
 /// Parses untrusted wire bytes against the node's round and adds the share to the node's sum

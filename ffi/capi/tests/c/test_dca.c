@@ -195,6 +195,35 @@ static void reused_round_id(void) {
                 "already used with another configuration");
     CHECK(is_new == 7);
     CHECK_OK(dpd_round_ledger_admit(ledger, again, NULL)); /* unchanged by the refusal */
+
+    /* Nodes and aggregators created through the ledger: the old round's are created, the
+     * reused id's are refused and nothing is created; a node index outside 0..M records
+     * nothing. */
+    dpd_node *admitted_node = NULL, *refused_node = NULL;
+    dpd_aggregator *admitted_agg = NULL, *refused_agg = NULL;
+    CHECK_OK(dpd_node_new_admitted(ledger, again, 1, &admitted_node));
+    CHECK(admitted_node != NULL);
+    CHECK_OK(dpd_aggregator_new_admitted(ledger, again, &admitted_agg));
+    CHECK(admitted_agg != NULL);
+    CHECK_FAILS(dpd_node_new_admitted(ledger, new_config, 0, &refused_node), DPD_ERR_WRONG_ROUND,
+                "already used with another configuration");
+    CHECK(refused_node == NULL);
+    CHECK_FAILS(dpd_aggregator_new_admitted(ledger, new_config, &refused_agg),
+                DPD_ERR_WRONG_ROUND, "already used with another configuration");
+    CHECK(refused_agg == NULL);
+    dpd_round_ledger *fresh = NULL;
+    CHECK_OK(dpd_round_ledger_new(&fresh));
+    CHECK_FAILS(dpd_node_new_admitted(fresh, new_config, M, &refused_node), DPD_ERR_UNKNOWN_NODE,
+                "unknown node");
+    CHECK_OK(dpd_round_ledger_admit(fresh, old_config, &is_new)); /* the failure recorded nothing */
+    CHECK(is_new == 1);
+    CHECK_FAILS(dpd_node_new_admitted(NULL, again, 0, &refused_node), DPD_ERR_NULL_POINTER,
+                "ledger");
+    CHECK_FAILS(dpd_aggregator_new_admitted(ledger, NULL, &refused_agg), DPD_ERR_NULL_POINTER,
+                "config");
+    dpd_node_free(admitted_node);
+    dpd_aggregator_free(admitted_agg);
+    dpd_round_ledger_free(fresh);
     dpd_round_ledger_free(ledger);
     dpd_round_ledger_free(NULL);
 

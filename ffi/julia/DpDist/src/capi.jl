@@ -77,6 +77,7 @@ struct dpd_shares end
 struct dpd_node end
 struct dpd_node_sum end
 struct dpd_aggregator end
+struct dpd_round_ledger end
 struct dpd_dataset end
 struct dpd_feature_groups end
 struct dpd_plr_model end

@@ -105,13 +105,53 @@ function share_message(shares::Ptr{dpd_shares}, node::UInt32)
     return bytes
 end
 
-"""Compute node `node` (0-based) of the round."""
+"""
+    RoundLedger()
+
+The round ids a party has taken part in: a `Node` or `Aggregator` created with `ledger=` refuses
+(`:DPD_ERR_WRONG_ROUND`, nothing created) a round id the ledger saw with another configuration.
+"""
+mutable struct RoundLedger
+    ptr::Ptr{dpd_round_ledger}
+    function RoundLedger()
+        out = Ref{Ptr{dpd_round_ledger}}(C_NULL)
+        check(@ccall libdpdist.dpd_round_ledger_new(out::Ref{Ptr{dpd_round_ledger}})::Cint)
+        return finalizer(free!, new(out[]))
+    end
+end
+
+function free!(x::RoundLedger)
+    @ccall libdpdist.dpd_round_ledger_free(x.ptr::Ptr{dpd_round_ledger})::Cvoid
+    x.ptr = C_NULL
+    return nothing
+end
+
+Base.unsafe_convert(::Type{Ptr{dpd_round_ledger}}, x::RoundLedger) = checked_ptr(x, "RoundLedger")
+
+"""`true` for a new round id, `false` for the same round again; throws
+`:DPD_ERR_WRONG_ROUND` (ledger unchanged) for a reused id with another configuration."""
+function admit!(ledger::RoundLedger, cfg::RoundConfig)
+    is_new = Ref{UInt32}(0)
+    check(@ccall libdpdist.dpd_round_ledger_admit(ledger::Ptr{dpd_round_ledger},
+                                                  cfg::Ptr{dpd_round_config},
+                                                  is_new::Ref{UInt32})::Cint)
+    return is_new[] != 0
+end
+
+"""Compute node `node` (0-based) of the round, admitted through `ledger` when one is given."""
 mutable struct Node
     ptr::Ptr{dpd_node}
-    function Node(cfg::RoundConfig, node::Integer)
+    function Node(cfg::RoundConfig, node::Integer; ledger::Union{RoundLedger,Nothing}=nothing)
         out = Ref{Ptr{dpd_node}}(C_NULL)
-        check(@ccall libdpdist.dpd_node_new(cfg::Ptr{dpd_round_config}, node::UInt32,
-                                            out::Ref{Ptr{dpd_node}})::Cint)
+        if ledger === nothing
+            check(@ccall libdpdist.dpd_node_new(cfg::Ptr{dpd_round_config}, node::UInt32,
+                                                out::Ref{Ptr{dpd_node}})::Cint)
+        else
+            check(@ccall libdpdist.dpd_node_new_admitted(ledger::Ptr{dpd_round_ledger},
+                                                         cfg::Ptr{dpd_round_config},
+                                                         node::UInt32,
+                                                         out::Ref{Ptr{dpd_node}})::Cint)
+        end
         return finalizer(free!, new(out[]))
     end
 end
@@ -196,10 +236,16 @@ end
 mutable struct Aggregator
     ptr::Ptr{dpd_aggregator}
     dim::Int
-    function Aggregator(cfg::RoundConfig)
+    function Aggregator(cfg::RoundConfig; ledger::Union{RoundLedger,Nothing}=nothing)
         out = Ref{Ptr{dpd_aggregator}}(C_NULL)
-        check(@ccall libdpdist.dpd_aggregator_new(cfg::Ptr{dpd_round_config},
-                                                  out::Ref{Ptr{dpd_aggregator}})::Cint)
+        if ledger === nothing
+            check(@ccall libdpdist.dpd_aggregator_new(cfg::Ptr{dpd_round_config},
+                                                      out::Ref{Ptr{dpd_aggregator}})::Cint)
+        else
+            check(@ccall libdpdist.dpd_aggregator_new_admitted(ledger::Ptr{dpd_round_ledger},
+                                                               cfg::Ptr{dpd_round_config},
+                                                               out::Ref{Ptr{dpd_aggregator}})::Cint)
+        end
         return finalizer(free!, new(out[], config_info(cfg).dim))
     end
 end

@@ -400,6 +400,21 @@ end
     @test length(blr_coefficients(blr_noise_aware(plain; draws=50)).mean) == 2
 end
 
+@testset "round ledger" begin
+    cfg = RoundConfig(round=7, n_clients=3, n_nodes=2, max_dropped=0, dim=2, bound=10.0)
+    other = RoundConfig(round=7, n_clients=4, n_nodes=2, max_dropped=0, dim=2, bound=10.0)
+    ledger = RoundLedger()
+    @test admit!(ledger, cfg) == true
+    @test admit!(ledger, cfg) == false
+    @test Node(cfg, 1; ledger=ledger) isa Node
+    @test Aggregator(cfg; ledger=ledger) isa Aggregator
+    dpd_error(() -> admit!(ledger, other), :DPD_ERR_WRONG_ROUND)
+    dpd_error(() -> Node(other, 0; ledger=ledger), :DPD_ERR_WRONG_ROUND)
+    dpd_error(() -> Aggregator(other; ledger=ledger), :DPD_ERR_WRONG_ROUND)
+    @test Node(other, 0) isa Node  # no ledger, no check
+    @test admit!(ledger, cfg) == false  # unchanged by the refusals
+end
+
 @testset "iterative learning" begin
     # Published figures (TF Privacy compute_dp_sgd_privacy_statement / example_privacy).
     @test abs(rdp_epsilon(64 / 10000, 1.0, 782, 1e-6).epsilon - 1.616) < 5e-4
