@@ -104,8 +104,9 @@ struct AggregatorArgs {
     poll_ms: u64,
 }
 
+/// How an analyst's job reaches the aggregator server, and how its clients upload.
 #[derive(Args)]
-struct BlrArgs {
+struct AnalystConnection {
     /// The aggregator server's base URL.
     #[arg(long)]
     aggregator: String,
@@ -115,6 +116,41 @@ struct BlrArgs {
     /// File holding the analyst's bearer token.
     #[arg(long)]
     analyst_token_file: PathBuf,
+    /// Clients uploading at the same time.
+    #[arg(long, default_value_t = 32)]
+    concurrency: usize,
+    /// Seconds the clients get to upload in each round.
+    #[arg(long, default_value_t = 600)]
+    upload_secs: u64,
+    /// Added to the job's own round ids (blr: 1, 2; train: 0, 1, …) on the aggregator, whose ids
+    /// must be distinct across jobs.
+    #[arg(long, default_value_t = 0)]
+    round_offset: u64,
+}
+
+impl AnalystConnection {
+    /// The transport of the job's rounds, and M (the aggregator's node count).
+    async fn transport(&self) -> Result<(dca_service::network_fit::NetworkTransport, u16)> {
+        let http = tls::http_client(&std::fs::read(&self.ca)?, 64, Duration::from_secs(60))?;
+        let mut transport = dca_service::network_fit::NetworkTransport::new(
+            tokio::runtime::Handle::current(),
+            http,
+            self.aggregator.trim_end_matches('/').to_string(),
+            read_trimmed(&self.analyst_token_file)?,
+        );
+        transport.concurrency = self.concurrency;
+        transport.upload_window = Duration::from_secs(self.upload_secs);
+        transport.round_offset = self.round_offset;
+        let m = u16::try_from(transport.node_list().await?.nodes.len())
+            .map_err(|_| Error::InvalidSpec("too many nodes".into()))?;
+        Ok((transport, m))
+    }
+}
+
+#[derive(Args)]
+struct BlrArgs {
+    #[command(flatten)]
+    analyst: AnalystConnection,
     /// Numeric CSV with a header row; every row is one client.
     #[arg(long, default_value = "examples/data/diabetes.csv")]
     data: PathBuf,
@@ -133,16 +169,6 @@ struct BlrArgs {
     /// full or seed.
     #[arg(long, default_value = "seed")]
     mode: String,
-    /// Clients uploading at the same time.
-    #[arg(long, default_value_t = 32)]
-    concurrency: usize,
-    /// Seconds the clients get to upload in each round.
-    #[arg(long, default_value_t = 600)]
-    upload_secs: u64,
-    /// Added to the job's round ids (1, 2) on the aggregator, whose ids must be distinct across
-    /// jobs.
-    #[arg(long, default_value_t = 0)]
-    round_offset: u64,
     /// ALL randomness (noise, masks, search) from this seed — INSECURE, anyone knowing it can
     /// unmask; for reproducibility only. Also runs the same fit in one process and checks that
     /// the released statistics are bit-identical.
@@ -152,15 +178,8 @@ struct BlrArgs {
 
 #[derive(Args)]
 struct TrainArgs {
-    /// The aggregator server's base URL.
-    #[arg(long)]
-    aggregator: String,
-    /// PEM CA certificate the aggregator's and the nodes' certificates chain to.
-    #[arg(long)]
-    ca: PathBuf,
-    /// File holding the analyst's bearer token.
-    #[arg(long)]
-    analyst_token_file: PathBuf,
+    #[command(flatten)]
+    analyst: AnalystConnection,
     /// Numeric CSV with a header row and a 0/1 label column; every row is one client.
     #[arg(long, default_value = "examples/data/digits_0_vs_8.csv")]
     data: PathBuf,
@@ -194,16 +213,6 @@ struct TrainArgs {
     /// T: clients that may drop out or collude in a round.
     #[arg(long, default_value_t = 2)]
     max_dropped: usize,
-    /// Added to the trainer's round ids (0, 1, …) on the aggregator, whose ids must be distinct
-    /// across jobs.
-    #[arg(long, default_value_t = 0)]
-    round_offset: u64,
-    /// Clients uploading at the same time.
-    #[arg(long, default_value_t = 32)]
-    concurrency: usize,
-    /// Seconds the clients get to upload in each round.
-    #[arg(long, default_value_t = 600)]
-    upload_secs: u64,
     /// ALL randomness (noise, masks, sampling) from this seed — INSECURE, for reproducibility
     /// only. Also runs the same training in one process and checks that every iteration's
     /// release and the final parameters are bit-identical.
@@ -521,27 +530,14 @@ async fn run(cli: Cli) -> Result<()> {
 }
 
 async fn blr_job(a: BlrArgs) -> Result<()> {
-    use dca_service::network_fit::{
-        NetworkTransport, dca_blr_config, fit_over_network, prepare_csv,
-    };
+    use dca_service::network_fit::{dca_blr_config, fit_over_network, prepare_csv};
     let mode = match a.mode.as_str() {
         "seed" => fixedpoint_shares::ShareMode::Seed,
         "full" => fixedpoint_shares::ShareMode::Full,
         other => return Err(Error::InvalidSpec(format!("--mode {other}: seed or full"))),
     };
     let (x, y, n, d) = prepare_csv(&std::fs::read_to_string(&a.data)?, &a.target)?;
-    let http = tls::http_client(&std::fs::read(&a.ca)?, 64, Duration::from_secs(60))?;
-    let mut transport = NetworkTransport::new(
-        tokio::runtime::Handle::current(),
-        http,
-        a.aggregator.trim_end_matches('/').to_string(),
-        read_trimmed(&a.analyst_token_file)?,
-    );
-    transport.concurrency = a.concurrency;
-    transport.upload_window = Duration::from_secs(a.upload_secs);
-    transport.round_offset = a.round_offset;
-    let m = u16::try_from(transport.node_list().await?.nodes.len())
-        .map_err(|_| Error::InvalidSpec("too many nodes".into()))?;
+    let (transport, m) = a.analyst.transport().await?;
     let budget = PrivacyLoss {
         epsilon: a.epsilon,
         delta: a.delta,
@@ -625,7 +621,6 @@ async fn train_job(a: TrainArgs) -> Result<()> {
         ClientSampling, Model, Optimizer, Privacy, Records, Trainer, TrainerConfig,
         calibrate_noise_multiplier, logistic_predict_proba,
     };
-    use dca_service::network_fit::NetworkTransport;
     use dca_service::network_train::train_over_network;
 
     let table = blr::data::Table::parse_csv(&std::fs::read_to_string(&a.data)?)?;
@@ -649,18 +644,7 @@ async fn train_job(a: TrainArgs) -> Result<()> {
     let n = y.len();
     let records = Records::new(x.clone(), d, y.clone())?;
 
-    let http = tls::http_client(&std::fs::read(&a.ca)?, 64, Duration::from_secs(60))?;
-    let mut transport = NetworkTransport::new(
-        tokio::runtime::Handle::current(),
-        http,
-        a.aggregator.trim_end_matches('/').to_string(),
-        read_trimmed(&a.analyst_token_file)?,
-    );
-    transport.concurrency = a.concurrency;
-    transport.upload_window = Duration::from_secs(a.upload_secs);
-    transport.round_offset = a.round_offset;
-    let m = u16::try_from(transport.node_list().await?.nodes.len())
-        .map_err(|_| Error::InvalidSpec("too many nodes".into()))?;
+    let (transport, m) = a.analyst.transport().await?;
     let budget = PrivacyLoss {
         epsilon: a.epsilon,
         delta: a.delta,
