@@ -6,8 +6,9 @@
 //! 1. builds the round's public configuration and asks the RDP accountant
 //!    (`dp_noise::rdp`) whether one more round fits the budget — if not, it stops with
 //!    [`Error::BudgetExceeded`] before anything is computed or released;
-//! 2. runs one DCA round (`fixedpoint_shares::simulate_round_with`) in which every client
-//!    takes part: a client in the batch ([`ClientSampling`]) sends its per-record gradient
+//! 2. runs one DCA round — in this process ([`Trainer::step`]) or on any
+//!    `fixedpoint_shares::DcaTransport`, e.g. dca-service's compute nodes and aggregator over
+//!    HTTPS ([`Trainer::step_via`]) — in which every client takes part: a client in the batch ([`ClientSampling`]) sends its per-record gradient
 //!    clipped to ℓ2 norm C, the others a zero vector, and each adds its share
 //!    σ_total/√(N − T − 1) of distributed discrete Gaussian noise, σ_total = z·C;
 //! 3. divides the released sum by the public batch normaliser, adds the gradient of the public
