@@ -46,7 +46,7 @@ impl ClientSet {
     /// # Errors
     /// [`Error::UnknownClient`] for an id >= universe; [`Error::DuplicateClient`] for a repeat.
     pub fn from_ids(universe: usize, ids: &[ClientId]) -> Result<Self> {
-        let mut set = Self::empty(universe);
+        let mut set = Self::try_empty(universe)?;
         for &id in ids {
             if !set.insert(id)? {
                 return Err(Error::DuplicateClient { client: id });

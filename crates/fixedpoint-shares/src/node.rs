@@ -89,7 +89,7 @@ impl ComputeNode {
             config: config.clone(),
             node,
             acc: crate::alloc::zeroed(config.dim(), "node accumulator")?,
-            received: ShardSet::empty(config.n_clients()),
+            received: ShardSet::try_empty(config.n_clients())?,
             absorbed: HashMap::new(),
         })
     }

@@ -20,12 +20,21 @@ pub struct ShardSet {
 }
 
 impl ShardSet {
-    /// No client of `0..universe`.
+    /// No client of `0..universe` (a universe the program chose; see [`ShardSet::try_empty`]).
     pub fn empty(universe: usize) -> Self {
         Self {
             clients: ClientSet::empty(universe),
             shards: BTreeMap::new(),
         }
+    }
+
+    /// No client of `0..universe`, or [`Error::Allocation`] if the allocator refuses its
+    /// `universe / 8` bytes (for a universe that comes from a caller or from bytes).
+    pub fn try_empty(universe: usize) -> Result<Self> {
+        Ok(Self {
+            clients: ClientSet::try_empty(universe)?,
+            shards: BTreeMap::new(),
+        })
     }
 
     /// The set of these pairs.
@@ -34,7 +43,7 @@ impl ShardSet {
     /// [`Error::UnknownClient`] for an id >= universe; [`Error::DuplicateClient`] for a client
     /// listed twice (even with the same attempt).
     pub fn from_pairs(universe: usize, pairs: &[(ClientId, ShardId)]) -> Result<Self> {
-        let mut set = Self::empty(universe);
+        let mut set = Self::try_empty(universe)?;
         for &(client, shard) in pairs {
             set.insert(client, shard)?;
         }
@@ -97,7 +106,7 @@ impl ShardSet {
     /// [`Error::InvalidParameter`] if the universes differ.
     pub fn intersection(&self, other: &ShardSet) -> Result<ShardSet> {
         let both = self.clients.intersection(&other.clients)?;
-        let mut out = Self::empty(self.universe());
+        let mut out = Self::try_empty(self.universe())?;
         for client in both.iter() {
             if let (Some(a), Some(b)) = (self.shard(client), other.shard(client))
                 && a == b
@@ -115,7 +124,7 @@ impl ShardSet {
     /// [`Error::InvalidParameter`] if the universes differ; [`Error::NotAbsorbed`] for a client
     /// of `clients` that is not in `self`.
     pub fn restricted_to(&self, clients: &ClientSet) -> Result<ShardSet> {
-        let mut out = Self::empty(self.universe());
+        let mut out = Self::try_empty(self.universe())?;
         if clients.universe() != self.universe() {
             return Err(Error::InvalidParameter {
                 name: "client set universe",

@@ -71,7 +71,7 @@ impl<'a> Decode<'a, RoundConfig> for NodeSum {
         let words = read_words(r, n.div_ceil(64))?;
         let clients = ClientSet::from_words(n, words).ok_or(WireError::BadClientSet)?;
         let shard_ids = read_words(r, clients.len())?;
-        let mut agreed = ShardSet::empty(n);
+        let mut agreed = ShardSet::try_empty(n)?;
         for (client, shard) in clients.iter().zip(shard_ids) {
             // Ids come from a bitset over 0..N, each once; cannot fail.
             agreed.insert(client, ShardId(shard))?;
