@@ -29,21 +29,35 @@ struct SummaryOut {
 }
 
 impl SummaryOut {
-    /// The query-size check before any work: `needed` summaries must fit `cap`.
-    ///
-    /// # Safety
-    /// `len` NULL (→ error) or writable.
-    unsafe fn reserve(&self, needed: usize) -> FfiResult<()> {
-        // SAFETY: forwarded caller contract.
-        unsafe { reserve_array(needed, self.cap, self.len, "out_mean") }
+    /// The four arrays `[mean, sd, lower, upper]` of capacity `cap` and the count's
+    /// out-pointer, which must not be NULL.
+    fn new(arrays: [*mut f64; 4], cap: usize, len: *mut usize) -> FfiResult<Self> {
+        check_out(len, "out_len")?;
+        let [mean, sd, lower, upper] = arrays;
+        Ok(SummaryOut {
+            mean,
+            sd,
+            lower,
+            upper,
+            cap,
+            len,
+        })
     }
 
-    /// Writes each field of `summaries` into its array and the count into `*len`.
+    /// The query-size check for `needed` summaries before any work, then `summarise`, then
+    /// each field of its summaries into its array and the count into `*len`.
     ///
     /// # Safety
     /// Each array NULL only with `cap == 0`, else `cap` writable doubles, not aliasing each
-    /// other; `len` writable. [`SummaryOut::reserve`] has passed for `summaries.len()`.
-    unsafe fn write(&self, summaries: &[Summary]) -> FfiResult<()> {
+    /// other; `len` writable.
+    unsafe fn fill(
+        &self,
+        needed: usize,
+        summarise: impl FnOnce() -> FfiResult<Vec<Summary>>,
+    ) -> FfiResult<()> {
+        // SAFETY: forwarded caller contract (`len` non-NULL by construction).
+        unsafe { reserve_array(needed, self.cap, self.len, "out_mean") }?;
+        let summaries = summarise()?;
         // SAFETY: forwarded caller contract (distinct, writable arrays of `cap` doubles).
         let (mean, sd, lower, upper) = unsafe {
             (
@@ -132,22 +146,11 @@ pub unsafe extern "C" fn dpd_blr_noise_aware_coefficients(
     out_len: *mut usize,
 ) -> dpd_status {
     ffi_entry("dpd_blr_noise_aware_coefficients", || {
-        check_out(out_len, "out_len")?;
-        let out = SummaryOut {
-            mean: out_mean,
-            sd: out_sd,
-            lower: out_lower,
-            upper: out_upper,
-            cap: out_cap,
-            len: out_len,
-        };
+        let out = SummaryOut::new([out_mean, out_sd, out_lower, out_upper], out_cap, out_len)?;
         // SAFETY: header contract.
         let posterior = &unsafe { handle_ref(posterior, "posterior") }?.inner;
-        // SAFETY: `out_len` checked non-NULL and writable by the header contract.
-        unsafe { out.reserve(posterior.mean.len()) }?;
-        let summaries = posterior.coefficients(level)?;
-        // SAFETY: header contract for the arrays.
-        unsafe { out.write(&summaries) }
+        // SAFETY: header contract for the arrays and `out_len`.
+        unsafe { out.fill(posterior.mean.len(), || Ok(posterior.coefficients(level)?)) }
     })
 }
 
@@ -174,15 +177,7 @@ pub unsafe extern "C" fn dpd_blr_noise_aware_predict(
     out_len: *mut usize,
 ) -> dpd_status {
     ffi_entry("dpd_blr_noise_aware_predict", || {
-        check_out(out_len, "out_len")?;
-        let out = SummaryOut {
-            mean: out_mean,
-            sd: out_sd,
-            lower: out_lower,
-            upper: out_upper,
-            cap: out_cap,
-            len: out_len,
-        };
+        let out = SummaryOut::new([out_mean, out_sd, out_lower, out_upper], out_cap, out_len)?;
         // SAFETY: header contract for the handle and `(x, x_len)`.
         let (posterior, x) = unsafe {
             (
@@ -209,14 +204,14 @@ pub unsafe extern "C" fn dpd_blr_noise_aware_predict(
                 ),
             ));
         }
-        // SAFETY: `out_len` checked non-NULL and writable by the header contract.
-        unsafe { out.reserve(x.len() / d) }?;
-        let summaries = x
-            .chunks_exact(d)
-            .map(|row| posterior.predict(row, observation, level))
-            .collect::<blr::Result<Vec<_>>>()?;
-        // SAFETY: header contract for the arrays.
-        unsafe { out.write(&summaries) }
+        let summarise = || {
+            x.chunks_exact(d)
+                .map(|row| posterior.predict(row, observation, level))
+                .collect::<blr::Result<Vec<_>>>()
+                .map_err(FfiError::from)
+        };
+        // SAFETY: header contract for the arrays and `out_len`.
+        unsafe { out.fill(x.len() / d, summarise) }
     })
 }
 
@@ -282,21 +277,14 @@ pub unsafe extern "C" fn dpd_blr_model_coefficients(
     out_len: *mut usize,
 ) -> dpd_status {
     ffi_entry("dpd_blr_model_coefficients", || {
-        check_out(out_len, "out_len")?;
-        let out = SummaryOut {
-            mean: out_mean,
-            sd: out_sd,
-            lower: out_lower,
-            upper: out_upper,
-            cap: out_cap,
-            len: out_len,
-        };
+        let out = SummaryOut::new([out_mean, out_sd, out_lower, out_upper], out_cap, out_len)?;
         // SAFETY: header contract.
         let posterior = &unsafe { handle_ref(model, "model") }?.inner.posterior;
-        // SAFETY: `out_len` checked non-NULL and writable by the header contract.
-        unsafe { out.reserve(posterior.mean.len()) }?;
-        let summaries = naive_coefficients(posterior, level)?;
-        // SAFETY: header contract for the arrays.
-        unsafe { out.write(&summaries) }
+        // SAFETY: header contract for the arrays and `out_len`.
+        unsafe {
+            out.fill(posterior.mean.len(), || {
+                Ok(naive_coefficients(posterior, level)?)
+            })
+        }
     })
 }
