@@ -16,6 +16,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use blr::latent::LatentPrior;
 use blr::noise_aware::{NoiseAwareOptions, StatsNoise, naive_coefficients, noise_aware_posterior};
 use blr::sensitivity::rho_from_budget;
 use blr::ssp::{Mechanism, RoundBudget, release_stats};
@@ -42,11 +43,15 @@ const DRAWS: usize = 300;
 
 type Res<T> = Result<T, Box<dyn Error>>;
 
+/// The methods compared: naive, noise-aware with the flat prior on Σxxᵀ (the first version),
+/// noise-aware with the data-model prior (the default).
+const METHODS: [&str; 3] = ["naive", "noise-aware, flat Σxxᵀ", "noise-aware"];
+
 /// Coverage counts and summed widths of one (n, ε) cell, per method and level.
 #[derive(Default, Clone)]
 struct Cell {
-    covered: [[usize; 2]; 2],
-    width: [[f64; 2]; 2],
+    covered: [[usize; 2]; 3],
+    width: [[f64; 2]; 3],
     intervals: usize,
 }
 
@@ -60,6 +65,14 @@ struct Args {
     /// Where to write the SVG figure (coverage against ε).
     #[arg(long, default_value = "target/figures/blr_calibration.svg")]
     figure: PathBuf,
+    /// Draw x ~ U(−s, s)^10 while the public bounds stay |x_j| ≤ 1: s < 1 makes the default
+    /// data-model prior (second moments B²/3, i.e. s = 1) wrong by a factor s².
+    #[arg(long, default_value_t = 1.0)]
+    x_spread: f64,
+    /// Degrees of freedom ν of the data-model prior (default: ν and the moments' scale
+    /// integrated over their posterior given each release).
+    #[arg(long)]
+    dof: Option<f64>,
 }
 
 fn main() -> Res<()> {
@@ -88,7 +101,7 @@ fn main() -> Res<()> {
             let cell = &mut cells[s][e];
             for rep in 0..reps {
                 let seed = ((s as u64) << 48) ^ ((e as u64) << 40) ^ rep as u64;
-                let (x, y, beta) = draw_data(n, seed)?;
+                let (x, y, beta) = draw_data(n, args.x_spread, seed)?;
                 let mut accountant = Accountant::new(budget)?;
                 let stats = release_stats(
                     &x,
@@ -107,20 +120,29 @@ fn main() -> Res<()> {
                     },
                 )?;
                 let naive = posterior(&stats, prior)?;
-                let aware = noise_aware_posterior(
-                    &stats,
-                    noise,
-                    prior,
-                    NoiseAwareOptions {
-                        draws: DRAWS,
-                        bounds_x: Some(&bounds_x),
-                    },
-                    &RngSource::InsecureFixedSeed(seed ^ (2 << 60)),
-                )?;
+                let aware = |latent| {
+                    noise_aware_posterior(
+                        &stats,
+                        noise,
+                        prior,
+                        NoiseAwareOptions {
+                            draws: DRAWS,
+                            bounds_x: Some(&bounds_x),
+                            latent,
+                        },
+                        &RngSource::InsecureFixedSeed(seed ^ (2 << 60)),
+                    )
+                };
+                let flat = aware(LatentPrior::Flat)?;
+                let data_model = aware(LatentPrior::DataModel {
+                    second_moments: None,
+                    dof: args.dof,
+                })?;
                 for (l, &level) in LEVELS.iter().enumerate() {
                     let methods = [
                         naive_coefficients(&naive, level)?,
-                        aware.coefficients(level)?,
+                        flat.coefficients(level)?,
+                        data_model.coefficients(level)?,
                     ];
                     for (m, summaries) in methods.iter().enumerate() {
                         for (summary, &b) in summaries.iter().zip(&beta) {
@@ -135,17 +157,18 @@ fn main() -> Res<()> {
             }
             progress.suspend(|| {
                 println!(
-                "n = {n}, ε = {epsilon}: 90% coverage naive {:.3}, noise-aware {:.3} ({reps} reps, \
-                 {:.0} s so far)",
+                "n = {n}, ε = {epsilon}: 90% coverage naive {:.3}, flat {:.3}, noise-aware {:.3} \
+                 ({reps} reps, {:.0} s so far)",
                 cell.covered[0][1] as f64 / cell.intervals as f64,
                 cell.covered[1][1] as f64 / cell.intervals as f64,
+                cell.covered[2][1] as f64 / cell.intervals as f64,
                 start.elapsed().as_secs_f64()
                 )
             });
         }
     }
     progress.finish_and_clear();
-    let table = render_table(&cells, reps)?;
+    let table = render_table(&cells, reps, &args)?;
     println!("\n{table}");
     write_figure(&cells, reps, &args.figure)?;
     println!(
@@ -156,15 +179,15 @@ fn main() -> Res<()> {
     Ok(())
 }
 
-/// One synthetic data set with its true β.
-fn draw_data(n: usize, seed: u64) -> Res<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+/// One synthetic data set with its true β (x ~ U(−spread, spread)^D).
+fn draw_data(n: usize, spread: f64, seed: u64) -> Res<(Vec<f64>, Vec<f64>, Vec<f64>)> {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let normal = Normal::new(0.0, 1.0)?;
     let beta: Vec<f64> = (0..D).map(|_| normal.sample(&mut rng)).collect();
     let (mut x, mut y) = (Vec::with_capacity(n * D), Vec::with_capacity(n));
     for _ in 0..n {
         let row: Vec<f64> = (0..D)
-            .map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0)
+            .map(|_| ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) * spread)
             .collect();
         y.push(row.iter().zip(&beta).map(|(a, b)| a * b).sum::<f64>() + normal.sample(&mut rng));
         x.extend(row);
@@ -172,24 +195,31 @@ fn draw_data(n: usize, seed: u64) -> Res<(Vec<f64>, Vec<f64>, Vec<f64>)> {
     Ok((x, y, beta))
 }
 
-fn render_table(cells: &[Vec<Cell>], reps: usize) -> Res<String> {
+fn render_table(cells: &[Vec<Cell>], reps: usize, args: &Args) -> Res<String> {
     let mut out = format!(
         "coverage of the credible intervals for each of the {D} coefficients ({reps} replications \
-         per cell, {} intervals), mean width in brackets\n\n",
-        reps * D
+         per cell, {} intervals; x ~ U(−{s}, {s}), bounds 1; data-model prior ν = {dof}), mean \
+         width in brackets\n\n",
+        reps * D,
+        s = args.x_spread,
+        dof = args
+            .dof
+            .map_or("from each release".to_string(), |v| v.to_string()),
     );
-    writeln!(
-        out,
-        "| n | ε | naive 50% | noise-aware 50% | naive 90% | noise-aware 90% |"
-    )?;
-    writeln!(out, "| --- | --- | --- | --- | --- | --- |")?;
+    out.push_str("| n | ε |");
+    for level in ["50%", "90%"] {
+        for method in METHODS {
+            write!(out, " {method} {level} |")?;
+        }
+    }
+    writeln!(out, "\n| --- | --- |{}", " --- |".repeat(2 * METHODS.len()))?;
     for (s, &n) in SIZES.iter().enumerate() {
         for (e, &epsilon) in EPSILONS.iter().enumerate() {
             let c = &cells[s][e];
             let k = c.intervals as f64;
             write!(out, "| {n} | {epsilon} |")?;
             for l in 0..2 {
-                for m in 0..2 {
+                for m in 0..METHODS.len() {
                     write!(
                         out,
                         " {:.3} ({:.2}) |",
@@ -210,9 +240,10 @@ fn write_figure(cells: &[Vec<Cell>], reps: usize, path: &std::path::Path) -> Res
     let mut panels = Vec::new();
     for l in [1, 0] {
         for (s, &n) in SIZES.iter().enumerate() {
-            let series = [(1, "noise-aware"), (0, "naive")]
+            let series = [2, 1, 0]
                 .iter()
-                .map(|&(m, name)| Series {
+                .map(|&m| (m, METHODS[m]))
+                .map(|(m, name)| Series {
                     name: name.to_string(),
                     points: EPSILONS
                         .iter()

@@ -18,6 +18,7 @@ use dp_noise::rng::RngSource;
 use projection::release::Aggregation;
 
 use crate::error::Result;
+use crate::latent::LatentPrior;
 use crate::noise_aware::{
     EntryNoise, NoiseAwareOptions, NoiseAwarePosterior, StatsNoise, noise_aware_posterior,
 };
@@ -77,6 +78,7 @@ impl Fit {
             NoiseAwareOptions {
                 draws,
                 bounds_x: Some(&self.bounds_x),
+                latent: LatentPrior::default(),
             },
             rng,
         )

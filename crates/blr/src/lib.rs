@@ -7,6 +7,7 @@
 //! - [`ssp`]: projected statistics released by TA, DCA or input perturbation;
 //! - [`posterior`](mod@posterior): fixed-precision posterior with the PD repair, predictions;
 //! - [`noise_aware`]: the posterior that treats the released statistics as noisy observations;
+//! - [`latent`]: the prior of its latent Σxxᵀ (a model of the data's second moments) and draws;
 //! - [`cavi`]: the Gamma-prior variant by closed-form coordinate ascent;
 //! - [`threshold`]: the auxiliary-data threshold search with this learner;
 //! - [`split`]: the auxiliary-data Laplace budget-split search with this learner;
@@ -29,6 +30,7 @@ pub mod cavi;
 pub mod data;
 pub mod error;
 mod fit_noise;
+pub mod latent;
 pub mod metrics;
 pub mod noise_aware;
 pub mod pipeline;
@@ -41,6 +43,7 @@ pub mod threshold;
 
 pub use cavi::{CaviOptions, CaviPosterior, GammaPrior, fit_gamma_prior};
 pub use error::{CsvError, Error, Result};
+pub use latent::LatentPrior;
 pub use metrics::{mae, rmse, spearman};
 pub use noise_aware::{
     EntryNoise, NoiseAwareOptions, NoiseAwarePosterior, StatsNoise, Summary, naive_coefficients,
