@@ -77,17 +77,18 @@ impl Model {
         }
     }
 
-    /// The public starting point: w = 0; m = 0, s = 0.1·(prior std) … as ρ = ln(0.1) − ½ln λ₀.
-    pub fn initial_params(&self, dim: usize) -> Vec<f64> {
+    /// Writes the public starting point into `params` (length [`Model::n_params`]): w = 0;
+    /// m = 0, s = 0.1·(prior std) … as ρ = ln(0.1) − ½ln λ₀.
+    pub fn fill_initial_params(&self, params: &mut [f64]) {
         match *self {
-            Model::Logistic { .. } => vec![0.0; dim],
+            Model::Logistic { .. } => params.fill(0.0),
             Model::LinearRegressionVi {
                 prior_precision, ..
             } => {
                 let rho = 0.1f64.ln() - 0.5 * prior_precision.ln();
-                let mut p = vec![0.0; 2 * dim];
-                p[dim..].iter_mut().for_each(|r| *r = rho);
-                p
+                let (m, s) = params.split_at_mut(params.len() / 2);
+                m.fill(0.0);
+                s.fill(rho);
             }
         }
     }

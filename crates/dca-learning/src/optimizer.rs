@@ -77,12 +77,10 @@ pub(crate) struct OptimizerState {
 }
 
 impl OptimizerState {
-    pub(crate) fn new(n_params: usize) -> Self {
-        OptimizerState {
-            m: vec![0.0; n_params],
-            v: vec![0.0; n_params],
-            t: 0,
-        }
+    /// The state before the first step, from two zeroed vectors of θ's length (allocated by
+    /// the caller, fallibly).
+    pub(crate) fn new(m: Vec<f64>, v: Vec<f64>) -> Self {
+        OptimizerState { m, v, t: 0 }
     }
 
     /// The parameters after one update with gradient `g`, and the state after it; `self` and
@@ -145,7 +143,7 @@ mod tests {
     /// m̂ = g, v̂ = g²); SGD by η·g.
     #[test]
     fn first_steps_match_hand_computation() {
-        let s = OptimizerState::new(2);
+        let s = OptimizerState::new(vec![0.0; 2], vec![0.0; 2]);
         let (p, _) = s.propose(&Optimizer::adam(0.1), &[1.0, 1.0], &[4.0, -0.5]);
         assert!(
             (p[0] - 0.9).abs() < 1e-8 && (p[1] - 1.1).abs() < 1e-7,

@@ -284,6 +284,20 @@ fn accountant_refuses_and_changes_nothing() {
         )
         .is_err()
     );
+    // A dimension past what a DCA round carries is an error, not an overflow or an abort.
+    for huge in [fixedpoint_shares::MAX_DIM / 2 + 1, usize::MAX] {
+        let vi = TrainerConfig {
+            model: Model::LinearRegressionVi {
+                noise_precision: 1.0,
+                prior_precision: 1.0,
+            },
+            ..private_config(1.0, 1.0, ClientSampling::Poisson { rate: 0.5 }, 1)
+        };
+        assert!(matches!(
+            Trainer::new(vi, n, huge, RngSource::Os),
+            Err(Error::InvalidParameter { name: "dim", .. })
+        ));
+    }
 }
 
 /// Dropouts up to T do not change what is charged (the noise was sized for N − T − 1 honest

@@ -125,10 +125,24 @@ impl Trainer {
             }
             Privacy::NonPrivate => None,
         };
+        // The DCA layer takes vectors of at most MAX_DIM words; refusing a larger θ here also
+        // keeps 2d (DP-VI) from overflowing.
+        if dim > fixedpoint_shares::MAX_DIM / 2 {
+            return Err(Error::InvalidParameter {
+                name: "dim",
+                value: dim as f64,
+                requirement: "<= MAX_DIM / 2 (2^31)",
+            });
+        }
         let n_params = config.model.n_params(dim);
+        let mut params = zeros(n_params, "model parameters")?;
+        config.model.fill_initial_params(&mut params);
         let trainer = Trainer {
-            params: config.model.initial_params(dim),
-            state: OptimizerState::new(n_params),
+            params,
+            state: OptimizerState::new(
+                zeros(n_params, "optimizer state")?,
+                zeros(n_params, "optimizer state")?,
+            ),
             config,
             n_clients,
             dim,
@@ -338,20 +352,7 @@ impl Trainer {
     /// and the aggregator never learn the batch.
     fn batch_gradients(&self, records: &Records, sample_rng: RngSource) -> Result<Vec<f64>> {
         let p = self.params.len();
-        let len = self.n_clients.checked_mul(p).ok_or(Error::Shares(
-            fixedpoint_shares::Error::Allocation {
-                what: "gradient matrix",
-                bytes: usize::MAX,
-            },
-        ))?;
-        let mut gradients = Vec::new();
-        gradients.try_reserve_exact(len).map_err(|_| {
-            Error::Shares(fixedpoint_shares::Error::Allocation {
-                what: "gradient matrix",
-                bytes: len.saturating_mul(size_of::<f64>()),
-            })
-        })?;
-        gradients.resize(len, 0.0);
+        let mut gradients = zeros(self.n_clients.saturating_mul(p), "gradient matrix")?;
         let batch_mask = match self.config.sampling {
             ClientSampling::FixedSize { batch } => Some(fixed_size_batch(
                 &mut sample_rng.try_rng()?,
@@ -460,4 +461,22 @@ pub fn calibrate_noise_multiplier(
         })
     })?;
     Ok(z)
+}
+
+/// `len` zeros, or [`fixedpoint_shares::Error::Allocation`] when the allocator refuses them (a
+/// length from the caller must not abort the process).
+fn zeros(len: usize, what: &'static str) -> Result<Vec<f64>> {
+    let refused = || {
+        Error::Shares(fixedpoint_shares::Error::Allocation {
+            what,
+            bytes: len.saturating_mul(size_of::<f64>()),
+        })
+    };
+    if len == usize::MAX {
+        return Err(refused());
+    }
+    let mut out = Vec::new();
+    out.try_reserve_exact(len).map_err(|_| refused())?;
+    out.resize(len, 0.0);
+    Ok(out)
 }
