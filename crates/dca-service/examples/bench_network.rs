@@ -161,7 +161,7 @@ async fn main() {
         &dir.join("agg.sqlite"),
         http.clone(),
         urls.clone(),
-        "bench-admin".into(),
+        "bench-admin",
         PrivacyLoss {
             epsilon: 1.0,
             delta: 1e-5,

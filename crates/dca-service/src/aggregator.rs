@@ -16,6 +16,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use crate::node::{AbortRequest, CloseRequest, ReceivedSet, RoundStatus};
+use crate::secret::SecretString;
 use crate::spec::{Round, RoundSpec};
 use crate::{Error, MEDIA_JSON, Result, sum_codec};
 
@@ -49,7 +50,7 @@ pub struct PublishedRelease {
 pub struct Aggregator {
     http: reqwest::Client,
     nodes: Vec<String>,
-    admin_token: String,
+    admin_token: SecretString,
     /// Locked only between awaits, never across one (so the aggregator can be shared by the
     /// tasks of its server).
     db: Mutex<Connection>,
@@ -63,7 +64,7 @@ impl Aggregator {
         db_path: &Path,
         http: reqwest::Client,
         nodes: Vec<String>,
-        admin_token: String,
+        admin_token: impl Into<SecretString>,
         budget: PrivacyLoss,
     ) -> Result<Self> {
         let db = Connection::open(db_path)?;
@@ -91,7 +92,7 @@ impl Aggregator {
         Ok(Aggregator {
             http,
             nodes,
-            admin_token,
+            admin_token: admin_token.into(),
             db: Mutex::new(db),
             accountant,
         })
@@ -153,7 +154,7 @@ impl Aggregator {
             let r = self
                 .http
                 .put(format!("{url}/rounds/{id}"))
-                .bearer_auth(&self.admin_token)
+                .bearer_auth(self.admin_token.expose())
                 .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
                 .body(round.spec.canonical_json())
                 .send()
@@ -198,7 +199,7 @@ impl Aggregator {
             out.push(
                 self.http
                     .get(format!("{url}/rounds/{}", round.id()))
-                    .bearer_auth(&self.admin_token)
+                    .bearer_auth(self.admin_token.expose())
                     .send()
                     .await?
                     .error_for_status()?
@@ -217,7 +218,7 @@ impl Aggregator {
             let set: ReceivedSet = self
                 .http
                 .get(format!("{url}/rounds/{}/received", round.id()))
-                .bearer_auth(&self.admin_token)
+                .bearer_auth(self.admin_token.expose())
                 .send()
                 .await?
                 .error_for_status()?
@@ -314,7 +315,7 @@ impl Aggregator {
             let r = self
                 .http
                 .post(format!("{url}/rounds/{id}/abort"))
-                .bearer_auth(&self.admin_token)
+                .bearer_auth(self.admin_token.expose())
                 .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
                 .body(body.clone())
                 .send()
@@ -443,7 +444,7 @@ impl Aggregator {
             let r = self
                 .http
                 .post(format!("{url}/rounds/{id}/close"))
-                .bearer_auth(&self.admin_token)
+                .bearer_auth(self.admin_token.expose())
                 .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
                 .body(close_body.clone())
                 .send()
@@ -500,7 +501,7 @@ impl Aggregator {
             let r = self
                 .http
                 .get(format!("{url}/rounds/{id}/sum"))
-                .bearer_auth(&self.admin_token)
+                .bearer_auth(self.admin_token.expose())
                 .send()
                 .await?;
             match r.status() {

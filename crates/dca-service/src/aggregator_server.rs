@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
 use crate::aggregator::{Aggregator, PublishedRelease};
+use crate::secret::token_matches;
 use crate::spec::{RoundSpec, token_hash};
 use crate::{Error, MEDIA_JSON};
 
@@ -91,7 +92,7 @@ impl ServerState {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .ok_or_else(|| ApiError(StatusCode::UNAUTHORIZED, "missing bearer token".into()))?;
-        if token_hash(token) == self.analyst_token_hash {
+        if token_matches(token, &self.analyst_token_hash) {
             Ok(())
         } else {
             Err(ApiError(

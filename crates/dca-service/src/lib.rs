@@ -15,6 +15,8 @@
 //! * [`network_fit`]: Alg. 2 (DP std round, statistics round, BLR fit) with its two DCA rounds
 //!   run on the aggregator server and the nodes.
 //! * [`tls`]: TLS 1.3 only (rustls, `ring` provider).
+//! * [`secret`]: bearer tokens held so that they are wiped on drop, compared in constant time
+//!   and never printed.
 //!
 //! The HTTP API is documented in `docs/http-api.md`.
 //!
@@ -58,6 +60,7 @@ pub mod network_fit;
 pub mod network_train;
 pub mod node;
 mod node_store;
+pub mod secret;
 pub mod spec;
 pub mod sum_codec;
 pub mod tls;

@@ -8,10 +8,12 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use dca_service::aggregator::Aggregator;
 use dca_service::node::{NodeOptions, router, serve_tls};
+use dca_service::secret::SecretString;
 use dca_service::spec::{RoundSpec, token_hash};
 use dca_service::{Error, Result, hex, tls};
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
+use zeroize::Zeroizing;
 
 #[derive(Parser)]
 #[command(
@@ -136,7 +138,7 @@ impl AnalystConnection {
             tokio::runtime::Handle::current(),
             http,
             self.aggregator.trim_end_matches('/').to_string(),
-            read_trimmed(&self.analyst_token_file)?,
+            SecretString::read_file(&self.analyst_token_file)?,
         );
         transport.concurrency = self.concurrency;
         transport.upload_window = Duration::from_secs(self.upload_secs);
@@ -333,10 +335,6 @@ enum RoundCommand {
     },
 }
 
-fn read_trimmed(path: &PathBuf) -> Result<String> {
-    Ok(std::fs::read_to_string(path)?.trim().to_string())
-}
-
 fn read_spec(path: &PathBuf) -> Result<RoundSpec> {
     serde_json::from_slice(&std::fs::read(path)?).map_err(|e| Error::InvalidSpec(e.to_string()))
 }
@@ -350,7 +348,7 @@ fn aggregator(args: &RoundArgs) -> Result<Aggregator> {
         &args.db,
         http(&args.conn)?,
         args.conn.nodes.clone(),
-        read_trimmed(&args.admin_token_file)?,
+        SecretString::read_file(&args.admin_token_file)?,
         PrivacyLoss {
             epsilon: args.budget_epsilon,
             delta: args.budget_delta,
@@ -369,7 +367,7 @@ async fn run(cli: Cli) -> Result<()> {
             let options = NodeOptions {
                 index: a.index,
                 data_dir: a.data_dir.clone(),
-                admin_token: read_trimmed(&a.admin_token_file)?,
+                admin_token: SecretString::read_file(&a.admin_token_file)?,
                 max_body: a.max_body,
             };
             let app = router(&options)?;
@@ -391,7 +389,7 @@ async fn run(cli: Cli) -> Result<()> {
                 &a.db,
                 http(&a.conn)?,
                 a.conn.nodes.clone(),
-                read_trimmed(&a.admin_token_file)?,
+                SecretString::read_file(&a.admin_token_file)?,
                 PrivacyLoss {
                     epsilon: a.budget_epsilon,
                     delta: a.budget_delta,
@@ -399,7 +397,7 @@ async fn run(cli: Cli) -> Result<()> {
             )?;
             let app = dca_service::aggregator_server::router(
                 agg,
-                &read_trimmed(&a.analyst_token_file)?,
+                SecretString::read_file(&a.analyst_token_file)?.expose(),
                 Duration::from_millis(a.poll_ms.max(10)),
             );
             let listener = tokio::net::TcpListener::bind(&a.listen).await?;
@@ -422,6 +420,7 @@ async fn run(cli: Cli) -> Result<()> {
             values,
             insecure_seed,
         }) => {
+            let token = SecretString::new(token);
             let round = read_spec(&spec)?.validate()?;
             let rng = match insecure_seed {
                 Some(seed) => RngSource::InsecureFixedSeed(seed).derive(client),
@@ -432,7 +431,7 @@ async fn run(cli: Cli) -> Result<()> {
                 &round,
                 &conn.nodes,
                 client,
-                &token,
+                token.expose(),
                 &values,
                 rng,
             )
@@ -452,11 +451,12 @@ async fn run(cli: Cli) -> Result<()> {
             tokens_file,
         }) => {
             let agg = aggregator(&a)?;
-            let tokens: Vec<String> = std::fs::read_to_string(&tokens_file)?
+            // Only the hashes leave this block; the tokens' text is wiped.
+            let token_hashes: Vec<String> = Zeroizing::new(std::fs::read_to_string(&tokens_file)?)
                 .lines()
                 .map(str::trim)
                 .filter(|l| !l.is_empty())
-                .map(String::from)
+                .map(|t| hex::encode(&token_hash(t)))
                 .collect();
             let spec = RoundSpec {
                 round: round_number,
@@ -472,7 +472,7 @@ async fn run(cli: Cli) -> Result<()> {
                 frac_bits: None,
                 deadline_unix_ms: dca_service::node::now_ms() + deadline_secs * 1000,
                 node_keys: agg.node_keys().await?,
-                client_token_sha256: tokens.iter().map(|t| hex::encode(&token_hash(t))).collect(),
+                client_token_sha256: token_hashes,
             };
             let round = agg.create_round(spec).await?;
             std::fs::write(&a.spec, round.spec.canonical_json())?;

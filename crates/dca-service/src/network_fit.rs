@@ -16,9 +16,11 @@ use fixedpoint_shares::{ClientId, ClientSet, DcaRound, DcaTransport, Release, Sh
 use rand_core::RngCore;
 use reqwest::StatusCode;
 use tokio::sync::Semaphore;
+use zeroize::Zeroizing;
 
 use crate::aggregator::PublishedRelease;
 use crate::aggregator_server::NodeList;
+use crate::secret::SecretString;
 use crate::spec::{RoundSpec, token_hash};
 use crate::{Error, MEDIA_JSON, Result, hex};
 
@@ -27,7 +29,7 @@ pub struct NetworkTransport {
     runtime: tokio::runtime::Handle,
     http: reqwest::Client,
     aggregator_url: String,
-    analyst_token: String,
+    analyst_token: SecretString,
     /// Time the clients get to upload (the round's deadline, from its creation).
     pub upload_window: Duration,
     /// Clients uploading at the same time.
@@ -47,13 +49,13 @@ impl NetworkTransport {
         runtime: tokio::runtime::Handle,
         http: reqwest::Client,
         aggregator_url: String,
-        analyst_token: String,
+        analyst_token: impl Into<SecretString>,
     ) -> Self {
         NetworkTransport {
             runtime,
             http,
             aggregator_url,
-            analyst_token,
+            analyst_token: analyst_token.into(),
             upload_window: Duration::from_secs(600),
             concurrency: 32,
             round_offset: 0,
@@ -66,7 +68,7 @@ impl NetworkTransport {
         Ok(self
             .http
             .get(format!("{}/nodes", self.aggregator_url))
-            .bearer_auth(&self.analyst_token)
+            .bearer_auth(self.analyst_token.expose())
             .send()
             .await?
             .error_for_status()?
@@ -82,11 +84,12 @@ impl NetworkTransport {
         let mut csprng = dp_noise::rng::RngSource::Os
             .try_rng()
             .map_err(|e| Error::Http(format!("no OS randomness for client tokens: {e}")))?;
-        let tokens: Vec<String> = (0..n)
+        // Each simulated client's token is a secret until its upload is done.
+        let tokens: Vec<SecretString> = (0..n)
             .map(|_| {
-                let mut t = [0u8; 16];
-                csprng.fill_bytes(&mut t);
-                hex::encode(&t)
+                let mut t = Zeroizing::new([0u8; 16]);
+                csprng.fill_bytes(t.as_mut_slice());
+                SecretString::new(hex::encode(t.as_slice()))
             })
             .collect();
         let aggregator_round = params
@@ -116,7 +119,10 @@ impl NetworkTransport {
             frac_bits: params.frac_bits,
             deadline_unix_ms: crate::node::now_ms() + self.upload_window.as_millis() as u64,
             node_keys: nodes.node_keys.clone(),
-            client_token_sha256: tokens.iter().map(|t| hex::encode(&token_hash(t))).collect(),
+            client_token_sha256: tokens
+                .iter()
+                .map(|t| hex::encode(&token_hash(t.expose())))
+                .collect(),
         };
         let round = Arc::new(spec.validate()?);
         // The same parameters give the same configuration; checked, since a difference would
@@ -132,7 +138,7 @@ impl NetworkTransport {
         let created = self
             .http
             .put(format!("{}/rounds/{id}", self.aggregator_url))
-            .bearer_auth(&self.analyst_token)
+            .bearer_auth(self.analyst_token.expose())
             .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
             .body(round.spec.canonical_json())
             .send()
@@ -169,7 +175,8 @@ impl NetworkTransport {
             let rng = dca.rng.derive(i as u64);
             clients.spawn(async move {
                 let _permit = permit;
-                crate::client::upload(&http, &round, &urls, i as u64, &token, &values, rng).await
+                crate::client::upload(&http, &round, &urls, i as u64, token.expose(), &values, rng)
+                    .await
             });
             // Surface a failed client early instead of after all N.
             while let Some(done) = clients.try_join_next() {
@@ -214,7 +221,7 @@ impl NetworkTransport {
             let r = self
                 .http
                 .get(format!("{}/rounds/{id}/release", self.aggregator_url))
-                .bearer_auth(&self.analyst_token)
+                .bearer_auth(self.analyst_token.expose())
                 .send()
                 .await?;
             match r.status() {

@@ -25,11 +25,12 @@ use fixedpoint_shares::{
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use share_sealing::{NodeKeyPair, SealContext};
-use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
+use zeroize::Zeroizing;
 
 use crate::node_store::{NodeStore, PendingShare, UploadOutcome};
+use crate::secret::{SecretString, token_matches};
 use crate::spec::{Round, RoundSpec, token_hash};
 use crate::{Error, MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_SEALED_SHARE, Result, hex, sum_codec};
 
@@ -44,7 +45,7 @@ pub struct NodeOptions {
     /// Directory of `node.sqlite` and `node.key`.
     pub data_dir: PathBuf,
     /// The bearer token the aggregator presents (shared secret).
-    pub admin_token: String,
+    pub admin_token: SecretString,
     /// Largest request body accepted at all (bytes); shares are further limited per round.
     pub max_body: usize,
 }
@@ -52,15 +53,21 @@ pub struct NodeOptions {
 /// Loads the node's X25519 key from `data_dir/node.key` (hex), creating it on first start.
 pub fn load_or_create_key(data_dir: &Path) -> Result<NodeKeyPair> {
     let path = data_dir.join("node.key");
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        let bytes = hex::decode_array::<32>(text.trim()).ok_or_else(|| {
+    // The file's text and the decoded bytes are wiped once the key is parsed; the key itself
+    // lives in `NodeSecretKey`, which wipes itself on drop.
+    if let Ok(text) = std::fs::read_to_string(&path).map(Zeroizing::new) {
+        let bytes = Zeroizing::new(hex::decode_array::<32>(text.trim()).ok_or_else(|| {
             Error::InvalidSpec(format!("{} is not 64 hex digits", path.display()))
-        })?;
-        return Ok(NodeKeyPair::from_secret_bytes(&bytes)?);
+        })?);
+        return Ok(NodeKeyPair::from_secret_bytes(bytes.as_slice())?);
     }
     let keys = NodeKeyPair::generate();
     let tmp = data_dir.join("node.key.tmp");
-    std::fs::write(&tmp, hex::encode(&keys.secret.to_bytes()))?;
+    let secret = Zeroizing::new(keys.secret.to_bytes());
+    std::fs::write(
+        &tmp,
+        Zeroizing::new(hex::encode(secret.as_slice())).as_bytes(),
+    )?;
     std::fs::rename(&tmp, &path)?;
     Ok(keys)
 }
@@ -727,7 +734,7 @@ impl AppState {
     fn admin(&self, headers: &HeaderMap) -> ApiResult<()> {
         let token = bearer(headers)?;
         // Constant time: the comparison must not reveal how much of a guess was right.
-        if bool::from(token_hash(token).ct_eq(&self.admin_token_hash)) {
+        if token_matches(token, &self.admin_token_hash) {
             Ok(())
         } else {
             Err(ApiError::new(
@@ -943,7 +950,7 @@ async fn upload(
         .get(client as usize)
         .ok_or_else(|| ApiError::not_found("unknown client"))?;
     let token = bearer(&headers)?;
-    if !bool::from(token_hash(token).ct_eq(token_hash_listed)) {
+    if !token_matches(token, token_hash_listed) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "not this client's token",
@@ -1020,7 +1027,7 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
     let state = Arc::new(AppState {
         index: options.index,
         keys,
-        admin_token_hash: token_hash(&options.admin_token),
+        admin_token_hash: token_hash(options.admin_token.expose()),
         rounds: shared,
         tx: std::sync::Mutex::new(tx),
     });
@@ -1067,5 +1074,28 @@ pub async fn serve_tls(
                 .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
                 .await;
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_file_is_created_once_reloaded_and_refused_when_malformed() {
+        let dir = std::env::temp_dir().join(format!("dpdist-node-key-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let created = load_or_create_key(&dir).unwrap();
+        let text = std::fs::read_to_string(dir.join("node.key")).unwrap();
+        assert_eq!(text.len(), 64);
+        let reloaded = load_or_create_key(&dir).unwrap();
+        assert_eq!(created.public.to_bytes(), reloaded.public.to_bytes());
+        assert_eq!(created.secret.to_bytes(), reloaded.secret.to_bytes());
+        std::fs::write(dir.join("node.key"), &text[..63]).unwrap();
+        assert!(matches!(
+            load_or_create_key(&dir),
+            Err(Error::InvalidSpec(m)) if m.contains("64 hex digits")
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
