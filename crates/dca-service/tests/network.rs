@@ -570,7 +570,8 @@ async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_su
         let mut agg = cluster.aggregator("agg.sqlite");
         let keys = agg.node_keys().await.unwrap();
         let mut s = spec(401, 12, 2, 4, "seed", Some(3.0), keys);
-        s.deadline_unix_ms = dca_service::node::now_ms() + 2_000;
+        // Long enough for the 11 uploads on a loaded 2-core machine (2 s was not, at load 9).
+        s.deadline_unix_ms = dca_service::node::now_ms() + 6_000;
         let round = agg.create_round(s).await.unwrap();
         // Client 11 never comes; the aggregator waits until the deadline (bounded by it).
         upload_all(&cluster, &round, 0..11).await;
