@@ -40,6 +40,13 @@
 #include <stdint.h>
 
 /**
+ * Pass as `dof` to integrate the degrees of freedom of the data-model prior, and a common scale
+ * of its second moments, over their posterior given the released Σxxᵀ (what
+ * `dpd_blr_model_noise_aware` does; `blr::latent`).
+ */
+#define DPD_BLR_DOF_FROM_RELEASE 0.0
+
+/**
  * Pass as `frac_bits` to let the round pick the most fractional bits that are safe.
  */
 #define DPD_FRAC_BITS_AUTO 4294967295
@@ -306,6 +313,20 @@ typedef enum dpd_blr_std_mode {
 } dpd_blr_std_mode;
 
 /**
+ * The distribution of the noise on each entry of a block of released statistics.
+ */
+typedef enum dpd_noise_kind {
+    /**
+     * N(0, sd²): the parameter is the standard deviation (DCA: σ·sqrt(N / (N − T − 1))).
+     */
+    DPD_NOISE_GAUSSIAN = 0,
+    /**
+     * Laplace(0, b): the parameter is the scale b.
+     */
+    DPD_NOISE_LAPLACE = 1,
+} dpd_noise_kind;
+
+/**
  * A privacy budget and what has been spent of it.
  */
 typedef struct dpd_accountant dpd_accountant;
@@ -421,6 +442,30 @@ typedef struct dpd_blr_cavi_info {
      */
     uint32_t converged;
 } dpd_blr_cavi_info;
+
+/**
+ * The public noise of a released statistics vector: one distribution for the d(d+1)/2 entries
+ * of Σxxᵀ and one for the d entries of Σxy. Kinds are `dpd_noise_kind` values; a parameter of
+ * 0 means that block carries no noise.
+ */
+typedef struct dpd_blr_stats_noise {
+    /**
+     * `dpd_noise_kind` of the Σxxᵀ entries.
+     */
+    uint32_t xx_kind;
+    /**
+     * Its standard deviation (Gaussian) or scale (Laplace), finite and >= 0.
+     */
+    double xx;
+    /**
+     * `dpd_noise_kind` of the Σxy entries.
+     */
+    uint32_t xy_kind;
+    /**
+     * Its standard deviation (Gaussian) or scale (Laplace), finite and >= 0.
+     */
+    double xy;
+} dpd_blr_stats_noise;
 
 /**
  * What a released sum contains and the guarantee it carries.
@@ -767,8 +812,11 @@ void dpd_blr_model_free(struct dpd_blr_model *model);
  * The noise-aware posterior of the fit's coefficients (Bernstein & Sheldon 2019's model):
  * `draws` >= 1 draws of the latent Σxxᵀ given its released value and the public noise of the
  * fit's release (trusted aggregator, DCA or input perturbation, Gaussian or Laplace), inside
- * the box of the fit's clipping bounds, each weighted by the likelihood of the released Σxy;
- * 1000 draws is a good default. Randomness from `rng` (this is post-processing of the release:
+ * the box of the fit's clipping bounds, under the data-model prior (second moments B_j²/3 of
+ * those bounds, their scale and the prior's degrees of freedom integrated over their
+ * posterior given the release: `DPD_BLR_DOF_FROM_RELEASE`), each weighted by the likelihood of the
+ * released Σxy; 1000 draws is a good default. `dpd_blr_noise_aware_from_stats` is the same for
+ * statistics the host released itself. Randomness from `rng` (this is post-processing of the release:
  * it costs no privacy, and a fixed seed makes it reproducible). The prior precisions are the
  * fit's. Measured calibration and the approximations made are documented in `blr::noise_aware`.
  *
@@ -858,6 +906,52 @@ enum dpd_status dpd_blr_model_coefficients(const struct dpd_blr_model *model,
                                            double *out_upper,
                                            size_t out_cap,
                                            size_t *out_len);
+
+/**
+ * Writes the public noise of the model's released statistics (`dpd_blr_model_stats`): the
+ * calibrated noise of its statistics round as the fit's aggregation adds it (trusted
+ * aggregator: one draw; DCA: σ·sqrt(N/(N − T − 1)); input perturbation: the sum of N draws).
+ *
+ * # Safety
+ * `model` NULL (→ error) or a live handle; `out` NULL (→ error) or writable.
+ */
+enum dpd_status dpd_blr_model_stats_noise(const struct dpd_blr_model *model,
+                                          struct dpd_blr_stats_noise *out);
+
+/**
+ * The noise-aware posterior of β from a released statistics vector `stats` (layout as
+ * `dpd_blr_record_stats`; Σy², present iff `with_yy = 1`, is not used) of `n` records and `d`
+ * features whose noise is `*noise`, with the bounds `bounds_x[0..d]` every record was clipped
+ * to (NULL with `bounds_len = 0`: none; then `second_moments` is required), the data-model
+ * prior of the latent Σxxᵀ — per-feature second moments E[x_j²] `second_moments[0..d]` (NULL
+ * with length 0: B_j²/3 from the bounds) known to `dof` > 0 records' worth, or
+ * `DPD_BLR_DOF_FROM_RELEASE` (0) to integrate ν and the moments' scale over their posterior
+ * given the release (the default) — the prior precisions `lambda` (noise) and `lambda0`
+ * (coefficients), and `draws` >= 1 draws from `rng` (post-processing of the release: no
+ * privacy cost; a fixed seed makes it reproducible). With the statistics, noise, bounds and
+ * priors of a model and `DPD_BLR_DOF_FROM_RELEASE`, the result equals `dpd_blr_model_noise_aware`'s
+ * for the same rng state. On any error nothing is created and `*out` is untouched.
+ *
+ * # Safety
+ * Arrays NULL only with length 0, else readable; `noise` NULL (→ error) or readable; `rng`
+ * NULL (→ error) or a live handle not used concurrently; `out` NULL (→ error) or writable.
+ */
+enum dpd_status dpd_blr_noise_aware_from_stats(const double *stats,
+                                               size_t stats_len,
+                                               size_t n,
+                                               size_t d,
+                                               uint32_t with_yy_flag,
+                                               const struct dpd_blr_stats_noise *noise,
+                                               const double *bounds_x,
+                                               size_t bounds_len,
+                                               const double *second_moments,
+                                               size_t second_moments_len,
+                                               double dof,
+                                               double lambda,
+                                               double lambda0,
+                                               size_t draws,
+                                               struct dpd_rng *rng,
+                                               struct dpd_blr_noise_aware **out);
 
 /**
  * Chooses the projection multipliers for a statistics release of n records with standard

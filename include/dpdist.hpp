@@ -707,10 +707,40 @@ template <class Call> PosteriorSummary summarise(size_t expected, Call &&call) {
 }
 } // namespace detail
 
+/// Bounds and priors of a noise-aware posterior from statistics the host released itself.
+struct NoiseAwarePrior {
+    /// |x_j| <= B_j, the bounds every record was clipped to (empty: none; then second_moments
+    /// is required).
+    std::vector<double> bounds_x;
+    /// E[x_j²] of the data model (empty: B_j²/3 from the bounds).
+    std::vector<double> second_moments;
+    /// Degrees of freedom of the second-moment prior; DPD_BLR_DOF_FROM_RELEASE integrates it
+    /// (and the moments' scale) over their posterior given the release.
+    double dof = DPD_BLR_DOF_FROM_RELEASE;
+    double lambda = 1.0;  ///< noise precision λ
+    double lambda0 = 1.0; ///< coefficient precision λ₀
+};
+
 /// The noise-aware posterior of a private BLR fit's coefficients (the released statistics
 /// treated as noisy observations of the true ones).
 class BlrNoiseAware {
 public:
+    /// From a statistics vector the host released itself (layout as dpd_blr_record_stats) of
+    /// n records and d features with public noise `noise`; `draws` draws from `rng`
+    /// (post-processing: no privacy cost). Equal to BlrModel::noise_aware for a model's
+    /// statistics, noise and bounds with the default prior.
+    static BlrNoiseAware from_stats(Span<const double> stats, size_t n, size_t d, bool with_yy,
+                                    const dpd_blr_stats_noise &noise,
+                                    const NoiseAwarePrior &prior, size_t draws, Rng &rng) {
+        return BlrNoiseAware(detail::make<dpd_blr_noise_aware, dpd_blr_noise_aware_free>(
+            [&](dpd_blr_noise_aware **out) {
+                return dpd_blr_noise_aware_from_stats(
+                    stats.data(), stats.size(), n, d, with_yy ? 1u : 0u, &noise,
+                    prior.bounds_x.data(), prior.bounds_x.size(), prior.second_moments.data(),
+                    prior.second_moments.size(), prior.dof, prior.lambda, prior.lambda0, draws,
+                    rng.get(), out);
+            }));
+    }
     /// Summaries of β_1..β_d with central intervals at `level` in (0, 1).
     PosteriorSummary coefficients(double level = 0.9) const {
         return detail::summarise(d(), [&](double *m, double *s, double *lo, double *hi,
@@ -795,6 +825,12 @@ public:
         return detail::fetch<double>([&](double *out, size_t cap, size_t *len) {
             return dpd_blr_model_stats(h_.get(), out, cap, len);
         });
+    }
+    /// The public noise of stats() (per block: kind and sd or Laplace scale).
+    dpd_blr_stats_noise stats_noise() const {
+        dpd_blr_stats_noise noise{};
+        check(dpd_blr_model_stats_noise(h_.get(), &noise));
+        return noise;
     }
     /// The naive posterior's summaries of β at `level` (noisy statistics treated as exact: too
     /// narrow at small ε; for comparison with noise_aware()).

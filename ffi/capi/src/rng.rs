@@ -27,6 +27,17 @@ impl dpd_rng {
         self.next_stream = self.next_stream.wrapping_add(1);
         child
     }
+
+    /// Runs `f` on the next child source and moves past it only when `f` succeeds, so a call
+    /// refused for its inputs leaves the generator where it was.
+    pub(crate) fn on_next_source<T, E>(
+        &mut self,
+        f: impl FnOnce(&RngSource) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let value = f(&self.source.derive(self.next_stream))?;
+        self.next_stream = self.next_stream.wrapping_add(1);
+        Ok(value)
+    }
 }
 
 fn new_rng(source: RngSource, out: *mut *mut dpd_rng) -> FfiResult<()> {

@@ -282,6 +282,23 @@ static void blr_uncertainty() {
     CHECK(std::fabs(observation.sd[7] * observation.sd[7] -
                     mean_response.sd[7] * mean_response.sd[7] - 1.0) < 1e-9);
     expect_error(DPD_ERR_INVALID_ARGUMENT, "credible level", [&] { aware.coefficients(1.5); });
+
+    // The same posterior from the statistics as a host that released them itself holds them:
+    // equal to the model's for the same rng state; a NaN in the statistics is refused.
+    dpd::NoiseAwarePrior prior;
+    prior.bounds_x = model.bounds().first;
+    std::vector<double> stats = model.stats();
+    auto rng_a = dpd::Rng::insecure_fixed_seed(9), rng_b = dpd::Rng::insecure_fixed_seed(9);
+    dpd::PosteriorSummary from_model = model.noise_aware(300, rng_a).coefficients(0.9);
+    dpd::PosteriorSummary from_host =
+        dpd::BlrNoiseAware::from_stats(stats, n, d, false, model.stats_noise(), prior, 300, rng_b)
+            .coefficients(0.9);
+    CHECK(from_model.mean == from_host.mean && from_model.sd == from_host.sd);
+    CHECK(from_model.lower == from_host.lower && from_model.upper == from_host.upper);
+    stats[0] = NAN;
+    expect_error(DPD_ERR_NON_FINITE, "statistics", [&] {
+        dpd::BlrNoiseAware::from_stats(stats, n, d, false, model.stats_noise(), prior, 300, rng);
+    });
 }
 
 // The summation kernels: wrap-around by hand, every kernel the same, sub undoes add.

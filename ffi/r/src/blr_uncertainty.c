@@ -16,6 +16,53 @@ SEXP dpdr_blr_noise_aware(SEXP model, SEXP draws, SEXP rng) {
   return dpdr_wrap(out, DPDR_BLR_NOISE_AWARE);
 }
 
+/* The public noise of a model's released statistics: c(xx_kind, xx, xy_kind, xy), kinds as
+ * DPD_NOISE_* codes. */
+SEXP dpdr_blr_model_stats_noise(SEXP model) {
+  dpd_blr_model *m = (dpd_blr_model *)dpdr_handle(model, DPDR_BLR_MODEL, "model");
+  dpd_blr_stats_noise noise;
+  dpdr_check(dpd_blr_model_stats_noise(m, &noise));
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, 4));
+  REAL(out)[0] = (double)noise.xx_kind;
+  REAL(out)[1] = noise.xx;
+  REAL(out)[2] = (double)noise.xy_kind;
+  REAL(out)[3] = noise.xy;
+  UNPROTECT(1);
+  return out;
+}
+
+/* The noise-aware posterior from a released statistics vector; `noise` is c(xx_kind, xx,
+ * xy_kind, xy) as dpdr_blr_model_stats_noise returns it, `prior` is c(dof, lambda, lambda0). */
+SEXP dpdr_blr_noise_aware_from_stats(SEXP stats, SEXP shape, SEXP noise, SEXP bounds_x,
+                                     SEXP second_moments, SEXP prior, SEXP draws, SEXP rng) {
+  const double *z = dpdr_doubles(stats, "stats");
+  const double *dims = dpdr_doubles(shape, "shape");
+  const double *described = dpdr_doubles(noise, "noise");
+  const double *p = dpdr_doubles(prior, "prior");
+  if (XLENGTH(shape) != 3 || XLENGTH(noise) != 4 || XLENGTH(prior) != 3) {
+    dpdr_fail("DPD_ERR_LENGTH_MISMATCH",
+              "shape must be c(n, d, with_yy), noise c(xx_kind, xx, xy_kind, xy) and prior "
+              "c(dof, lambda, lambda0)");
+  }
+  dpd_blr_stats_noise n;
+  n.xx_kind = dpdr_u32(Rf_ScalarReal(described[0]), "noise xx_kind");
+  n.xx = described[1];
+  n.xy_kind = dpdr_u32(Rf_ScalarReal(described[2]), "noise xy_kind");
+  n.xy = described[3];
+  size_t rows = dpdr_size(Rf_ScalarReal(dims[0]), "n");
+  size_t d = dpdr_size(Rf_ScalarReal(dims[1]), "d");
+  uint32_t with_yy = dpdr_u32(Rf_ScalarReal(dims[2]), "with_yy");
+  const double *bounds = dpdr_doubles(bounds_x, "bounds_x");
+  const double *moments = dpdr_doubles(second_moments, "second_moments");
+  size_t k = dpdr_size(draws, "draws");
+  dpd_rng *r = (dpd_rng *)dpdr_handle(rng, DPDR_RNG, "rng");
+  dpd_blr_noise_aware *out = NULL;
+  dpdr_check(dpd_blr_noise_aware_from_stats(
+      z, (size_t)XLENGTH(stats), rows, d, with_yy, &n, bounds, (size_t)XLENGTH(bounds_x),
+      moments, (size_t)XLENGTH(second_moments), p[0], p[1], p[2], k, r, &out));
+  return dpdr_wrap(out, DPDR_BLR_NOISE_AWARE);
+}
+
 /* A call with four parallel outputs of n elements, into list(mean, sd, lower, upper). */
 typedef dpd_status (*summary_fill)(void *ctx, double *mean, double *sd, double *lower,
                                    double *upper, size_t cap, size_t *len);

@@ -20,6 +20,8 @@ SEXP dpdr_mae(SEXP, SEXP);
 SEXP dpdr_rmse(SEXP, SEXP);
 SEXP dpdr_spearman(SEXP, SEXP);
 SEXP dpdr_blr_noise_aware(SEXP, SEXP, SEXP);
+SEXP dpdr_blr_model_stats_noise(SEXP);
+SEXP dpdr_blr_noise_aware_from_stats(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_blr_noise_aware_coefficients(SEXP, SEXP);
 SEXP dpdr_blr_model_coefficients(SEXP, SEXP);
 SEXP dpdr_blr_noise_aware_predict(SEXP, SEXP, SEXP, SEXP);
@@ -101,6 +103,8 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_rmse",                          (DL_FUNC)&dpdr_rmse,                          2},
     {"dpdr_spearman",                      (DL_FUNC)&dpdr_spearman,                      2},
     {"dpdr_blr_noise_aware",               (DL_FUNC)&dpdr_blr_noise_aware,               3},
+    {"dpdr_blr_model_stats_noise",         (DL_FUNC)&dpdr_blr_model_stats_noise,         1},
+    {"dpdr_blr_noise_aware_from_stats",    (DL_FUNC)&dpdr_blr_noise_aware_from_stats,    8},
     {"dpdr_blr_noise_aware_coefficients",  (DL_FUNC)&dpdr_blr_noise_aware_coefficients,  2},
     {"dpdr_blr_model_coefficients",        (DL_FUNC)&dpdr_blr_model_coefficients,        2},
     {"dpdr_blr_noise_aware_predict",       (DL_FUNC)&dpdr_blr_noise_aware_predict,       4},

@@ -52,5 +52,30 @@ run_tests(list(
     expect_dpdist_error(blr_coefficients(p, level = NaN), "DPD_ERR_NON_FINITE")
     expect_dpdist_error(blr_predict_interval(p, x[, 1, drop = FALSE]), "DPD_ERR_LENGTH_MISMATCH")
     stopifnot(nrow(blr_coefficients(m)) == 2) # naive: no noise-aware posterior attached
+  },
+
+  from_stats_equals_the_model_path = function() {
+    # A host that released the statistics itself: same vector, noise, bounds and rng state give
+    # the model's posterior to the bit; DCA's noise is the trusted one times sqrt(N/(N - T - 1)).
+    m <- blr_fit(x, y, settings(0.5), rng = dpdist_rng(insecure_seed = 25))
+    noise <- blr_stats_noise(m)
+    stopifnot(noise$xx_kind == "gaussian", noise$xy_kind == "gaussian", noise$xx > 0)
+    a <- blr_noise_aware(m, draws = 100, rng = dpdist_rng(insecure_seed = 26))
+    b <- blr_noise_aware_from_stats(blr_stats(m), n, 2, noise, bounds_x = blr_bounds(m)$x,
+                                    draws = 100, rng = dpdist_rng(insecure_seed = 26))
+    stopifnot(identical(blr_coefficients(a), blr_coefficients(b)))
+    stats <- blr_stats(m)
+    expect_dpdist_error(blr_noise_aware_from_stats(stats[-1], n, 2, noise, blr_bounds(m)$x),
+                        "DPD_ERR_LENGTH_MISMATCH")
+    bad <- stats
+    bad[2] <- NaN
+    expect_dpdist_error(blr_noise_aware_from_stats(bad, n, 2, noise, blr_bounds(m)$x),
+                        "DPD_ERR_NON_FINITE")
+    expect_dpdist_error(blr_noise_aware_from_stats(stats, n, 2, noise), "DPD_ERR_INVALID_ARGUMENT")
+    expect_dpdist_error(blr_noise_aware_from_stats(stats, n, 2, modifyList(noise, list(xx = NaN)),
+                                                   blr_bounds(m)$x), "DPD_ERR_NON_FINITE")
+    expect_dpdist_error(blr_noise_aware_from_stats(stats, n, 2, modifyList(noise,
+                                                   list(xx_kind = "cauchy")), blr_bounds(m)$x),
+                        "DPD_ERR_INVALID_ARGUMENT")
   }
 ))

@@ -7,6 +7,7 @@ pub(crate) mod config;
 mod errors;
 pub(crate) mod fit;
 pub(crate) mod noise_aware;
+pub(crate) mod noise_aware_stats;
 pub(crate) mod search;
 pub(crate) mod stats;
 pub(crate) mod std_source;

@@ -15,7 +15,26 @@ use crate::status::dpd_status;
 
 /// The noise-aware posterior of β of a private BLR fit: a mixture of Gaussians.
 pub struct dpd_blr_noise_aware {
-    inner: NoiseAwarePosterior,
+    pub(crate) inner: NoiseAwarePosterior,
+}
+
+/// Refuses a number of draws whose mixture over d coefficients could never be allocated,
+/// instead of aborting the process inside the sampler. Each draw keeps a d×d eigenbasis, two
+/// d-vectors and some bookkeeping (a Mat and two Vec headers, its weights: under 16 doubles).
+pub(crate) fn check_mixture_fits(d: usize, draws: usize) -> FfiResult<()> {
+    let per_draw = d
+        .checked_mul(d)
+        .and_then(|dd| dd.checked_add(d.checked_mul(2)?))
+        .and_then(|n| n.checked_add(16));
+    let total = per_draw.and_then(|p| p.checked_mul(draws));
+    let mut probe: Vec<f64> = Vec::new();
+    if total.is_none_or(|t| probe.try_reserve_exact(t).is_err()) {
+        return Err(FfiError::new(
+            dpd_status::DPD_ERR_OVERFLOW,
+            format!("`draws` = {draws}: the mixture of d = {d} would not fit in memory"),
+        ));
+    }
+    Ok(())
 }
 
 /// The four parallel output arrays of a summary call.
@@ -81,8 +100,11 @@ impl SummaryOut {
 /// The noise-aware posterior of the fit's coefficients (Bernstein & Sheldon 2019's model):
 /// `draws` >= 1 draws of the latent Σxxᵀ given its released value and the public noise of the
 /// fit's release (trusted aggregator, DCA or input perturbation, Gaussian or Laplace), inside
-/// the box of the fit's clipping bounds, each weighted by the likelihood of the released Σxy;
-/// 1000 draws is a good default. Randomness from `rng` (this is post-processing of the release:
+/// the box of the fit's clipping bounds, under the data-model prior (second moments B_j²/3 of
+/// those bounds, their scale and the prior's degrees of freedom integrated over their
+/// posterior given the release: `DPD_BLR_DOF_FROM_RELEASE`), each weighted by the likelihood of the
+/// released Σxy; 1000 draws is a good default. `dpd_blr_noise_aware_from_stats` is the same for
+/// statistics the host released itself. Randomness from `rng` (this is post-processing of the release:
 /// it costs no privacy, and a fixed seed makes it reproducible). The prior precisions are the
 /// fit's. Measured calibration and the approximations made are documented in `blr::noise_aware`.
 ///
@@ -100,26 +122,12 @@ pub unsafe extern "C" fn dpd_blr_model_noise_aware(
         check_out(out, "out")?;
         // SAFETY: header contract for the handles.
         let (model, rng) = unsafe { (handle_ref(model, "model")?, handle_mut(rng, "rng")?) };
-        // Each draw keeps a d×d eigenbasis, two d-vectors and some bookkeeping (a Mat and two
-        // Vec headers, its weights: under 16 doubles): refuse a count that could never be
-        // allocated instead of aborting the process inside the sampler.
-        let d = model.inner.posterior.mean.len();
-        let per_draw = d
-            .checked_mul(d)
-            .and_then(|dd| dd.checked_add(d.checked_mul(2)?))
-            .and_then(|n| n.checked_add(16));
-        let total = per_draw.and_then(|p| p.checked_mul(draws));
-        let mut probe: Vec<f64> = Vec::new();
-        if total.is_none_or(|t| probe.try_reserve_exact(t).is_err()) {
-            return Err(FfiError::new(
-                dpd_status::DPD_ERR_OVERFLOW,
-                format!("`draws` = {draws}: the mixture of d = {d} would not fit in memory"),
-            ));
-        }
-        drop(probe);
-        let inner = model
-            .inner
-            .noise_aware_posterior(&model.config, draws, &rng.next_source())?;
+        check_mixture_fits(model.inner.posterior.mean.len(), draws)?;
+        let inner = rng.on_next_source(|source| {
+            model
+                .inner
+                .noise_aware_posterior(&model.config, draws, source)
+        })?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
         unsafe { write_out(out, into_handle(dpd_blr_noise_aware { inner }), "out") }
     })

@@ -11,7 +11,7 @@ use crate::guard::ffi_entry;
 use crate::ptr::{check_out, reserve_array, slice_in, write_array, write_out};
 use crate::status::dpd_status;
 
-fn with_yy(flag: u32) -> FfiResult<bool> {
+pub(crate) fn with_yy(flag: u32) -> FfiResult<bool> {
     match flag {
         0 => Ok(false),
         1 => Ok(true),

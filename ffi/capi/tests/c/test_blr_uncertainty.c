@@ -1,7 +1,9 @@
 /* Uncertainty of a private BLR fit from C: the noise-aware posterior against the naive one (equal
- * without noise, wider with it), interval algebra checked by hand, and the documented errors. */
+ * without noise, wider with it), interval algebra checked by hand, the posterior from statistics
+ * the host released itself (equal to the model's), and the documented errors. */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -179,6 +181,174 @@ static void test_bad_input(dpd_rng *rng) {
     dpd_blr_model_free(m);
 }
 
+/* The model's released statistics, bounds and noise, as a host with its own rounds has them. */
+typedef struct {
+    double stats[D * (D + 1) / 2 + D];
+    size_t len;
+    double bounds[D];
+    dpd_blr_stats_noise noise;
+} release;
+
+static void release_of(const dpd_blr_model *m, release *r) {
+    size_t len = 0;
+    CHECK_OK(dpd_blr_model_stats(m, r->stats, sizeof r->stats / sizeof r->stats[0], &r->len));
+    CHECK(r->len == D * (D + 1) / 2 + D);
+    CHECK_OK(dpd_blr_model_bounds(m, r->bounds, D, &len, NULL));
+    CHECK(len == D);
+    CHECK_OK(dpd_blr_model_stats_noise(m, &r->noise));
+}
+
+static dpd_status from_stats(const release *r, uint64_t seed, dpd_blr_noise_aware **out) {
+    dpd_rng *rng = NULL;
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(seed, &rng));
+    dpd_status s = dpd_blr_noise_aware_from_stats(r->stats, r->len, N, D, 0, &r->noise, r->bounds,
+                                                  D, NULL, 0, DPD_BLR_DOF_FROM_RELEASE, 1.0, 1.0,
+                                                  DRAWS, rng, out);
+    dpd_rng_free(rng);
+    return s;
+}
+
+/* A host that released the statistics itself gets exactly the model's posterior: same released
+ * vector, bounds, noise, default priors and rng state → the same numbers to the bit, for each
+ * aggregation. The described noise is Gaussian on both blocks, and DCA's is the trusted one
+ * times sqrt(N / (N - T - 1)) = sqrt(400 / 394) (hand value). */
+static void test_from_stats_equals_the_model_path(void) {
+    double trusted_sd = 0.0;
+    for (int setting = 0; setting < 3; setting++) {
+        dpd_rng *fit_rng = NULL, *rng = NULL;
+        CHECK_OK(dpd_rng_new_insecure_fixed_seed(31, &fit_rng));
+        dpd_blr_model *m = fit(0.5, setting, fit_rng);
+        release r;
+        release_of(m, &r);
+        CHECK(r.noise.xx_kind == DPD_NOISE_GAUSSIAN && r.noise.xy_kind == DPD_NOISE_GAUSSIAN);
+        CHECK(r.noise.xx == r.noise.xy && r.noise.xx > 0.0);
+        if (setting == 0) trusted_sd = r.noise.xx;
+        if (setting == 1) CHECK(fabs(r.noise.xx / trusted_sd - sqrt(400.0 / 394.0)) < 1e-12);
+        if (setting == 2) CHECK(fabs(r.noise.xx / trusted_sd - sqrt(400.0)) < 1e-9);
+
+        dpd_blr_noise_aware *from_model = NULL, *from_host = NULL;
+        CHECK_OK(dpd_rng_new_insecure_fixed_seed(77, &rng));
+        CHECK_OK(dpd_blr_model_noise_aware(m, DRAWS, rng, &from_model));
+        CHECK_OK(from_stats(&r, 77, &from_host));
+        summaries a, b;
+        coefficients(from_model, 0.9, &a);
+        coefficients(from_host, 0.9, &b);
+        for (int j = 0; j < D; j++) {
+            CHECK(a.mean[j] == b.mean[j] && a.sd[j] == b.sd[j]);
+            CHECK(a.lower[j] == b.lower[j] && a.upper[j] == b.upper[j]);
+        }
+        double ess_a = 0.0, ess_b = 0.0;
+        CHECK_OK(dpd_blr_noise_aware_info(from_model, NULL, &ess_a));
+        CHECK_OK(dpd_blr_noise_aware_info(from_host, NULL, &ess_b));
+        CHECK(ess_a == ess_b);
+        /* Another seed draws other latent matrices: not the same numbers. */
+        dpd_blr_noise_aware *other = NULL;
+        CHECK_OK(from_stats(&r, 78, &other));
+        summaries c;
+        coefficients(other, 0.9, &c);
+        CHECK(c.sd[0] != b.sd[0]);
+        dpd_blr_noise_aware_free(other);
+        dpd_blr_noise_aware_free(from_host);
+        dpd_blr_noise_aware_free(from_model);
+        dpd_blr_model_free(m);
+        dpd_rng_free(rng);
+        dpd_rng_free(fit_rng);
+    }
+}
+
+/* Every bad input is refused with its status, creates nothing, and leaves the rng where it was
+ * (the next good call gives what a fresh generator of the same seed gives). */
+static void test_from_stats_bad_input(void) {
+    dpd_rng *fit_rng = NULL, *rng = NULL;
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(41, &fit_rng));
+    dpd_blr_model *m = fit(1.0, 0, fit_rng);
+    release r;
+    release_of(m, &r);
+    const size_t P = r.len;
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(5, &rng));
+    dpd_blr_noise_aware *na = NULL;
+#define FROM(stats, len, noise, bounds, blen, moments, mlen, draws, g, out)                    \
+    dpd_blr_noise_aware_from_stats(stats, len, N, D, 0, noise, bounds, blen, moments, mlen,      \
+                                   DPD_BLR_DOF_FROM_RELEASE, 1.0, 1.0, draws, g, out)
+    const dpd_blr_stats_noise *z = &r.noise;
+    CHECK_FAILS(FROM(NULL, P, z, r.bounds, D, NULL, 0, 20, rng, &na), DPD_ERR_NULL_POINTER,
+                "stats");
+    CHECK_FAILS(FROM(r.stats, P - 1, z, r.bounds, D, NULL, 0, 20, rng, &na),
+                DPD_ERR_LENGTH_MISMATCH, "statistics");
+    CHECK_FAILS(FROM(r.stats, P, NULL, r.bounds, D, NULL, 0, 20, rng, &na),
+                DPD_ERR_NULL_POINTER, "noise");
+    CHECK_FAILS(FROM(r.stats, P, z, r.bounds, D - 1, NULL, 0, 20, rng, &na),
+                DPD_ERR_LENGTH_MISMATCH, "bounds_x");
+    CHECK_FAILS(FROM(r.stats, P, z, NULL, 0, NULL, 0, 20, rng, &na),
+                DPD_ERR_INVALID_ARGUMENT, "second moments");
+    const double moments_nan[D] = {0.3, NAN}, moments_short[1] = {0.3};
+    CHECK_FAILS(FROM(r.stats, P, z, r.bounds, D, moments_nan, D, 20, rng, &na),
+                DPD_ERR_NON_FINITE, "second_moments");
+    CHECK_FAILS(FROM(r.stats, P, z, r.bounds, D, moments_short, 1, 20, rng, &na),
+                DPD_ERR_LENGTH_MISMATCH, "second_moments");
+    CHECK_FAILS(dpd_blr_noise_aware_from_stats(r.stats, P, N, D, 0, z, r.bounds, D, NULL, 0, -1.0,
+                                               1.0, 1.0, 20, rng, &na),
+                DPD_ERR_INVALID_ARGUMENT, "dof");
+    CHECK_FAILS(dpd_blr_noise_aware_from_stats(r.stats, P, N, D, 0, z, r.bounds, D, NULL, 0, NAN,
+                                               1.0, 1.0, 20, rng, &na),
+                DPD_ERR_NON_FINITE, "dof");
+    CHECK_FAILS(FROM(r.stats, P, z, r.bounds, D, NULL, 0, 0, rng, &na),
+                DPD_ERR_INVALID_ARGUMENT, "draws");
+    CHECK_FAILS(FROM(r.stats, P, z, r.bounds, D, NULL, 0, SIZE_MAX, rng, &na),
+                DPD_ERR_OVERFLOW, "draws");
+    CHECK_FAILS(FROM(r.stats, P, z, r.bounds, D, NULL, 0, 20, NULL, &na),
+                DPD_ERR_NULL_POINTER, "rng");
+    CHECK_FAILS(FROM(r.stats, P, z, r.bounds, D, NULL, 0, 20, rng, NULL),
+                DPD_ERR_NULL_POINTER, "out");
+    double stats_nan[D * (D + 1) / 2 + D];
+    memcpy(stats_nan, r.stats, sizeof stats_nan);
+    stats_nan[1] = NAN;
+    CHECK_FAILS(FROM(stats_nan, P, z, r.bounds, D, NULL, 0, 20, rng, &na),
+                DPD_ERR_NON_FINITE, "statistics");
+    const double bounds_nan[D] = {1.0, NAN};
+    CHECK_FAILS(FROM(r.stats, P, z, bounds_nan, D, NULL, 0, 20, rng, &na),
+                DPD_ERR_NON_FINITE, "bounds_x");
+    dpd_blr_stats_noise bad = r.noise;
+    bad.xx_kind = 7;
+    CHECK_FAILS(FROM(r.stats, P, &bad, r.bounds, D, NULL, 0, 20, rng, &na),
+                DPD_ERR_INVALID_ARGUMENT, "xx_kind");
+    bad = r.noise;
+    bad.xy = -1.0;
+    CHECK_FAILS(FROM(r.stats, P, &bad, r.bounds, D, NULL, 0, 20, rng, &na),
+                DPD_ERR_INVALID_ARGUMENT, "noise sd");
+    bad = r.noise;
+    bad.xx = NAN;
+    CHECK_FAILS(FROM(r.stats, P, &bad, r.bounds, D, NULL, 0, 20, rng, &na),
+                DPD_ERR_NON_FINITE, "noise sd");
+    CHECK_FAILS(dpd_blr_noise_aware_from_stats(r.stats, P, N, D, 2, z, r.bounds, D, NULL, 0,
+                                               DPD_BLR_DOF_FROM_RELEASE, 1.0, 1.0, 20, rng, &na),
+                DPD_ERR_INVALID_ARGUMENT, "with_yy");
+    CHECK_FAILS(dpd_blr_noise_aware_from_stats(r.stats, P, N, D, 0, z, r.bounds, D, NULL, 0,
+                                               DPD_BLR_DOF_FROM_RELEASE, NAN, 1.0, 20, rng, &na),
+                DPD_ERR_NON_FINITE, "");
+    CHECK_FAILS(dpd_blr_model_stats_noise(NULL, &bad), DPD_ERR_NULL_POINTER, "model");
+    CHECK_FAILS(dpd_blr_model_stats_noise(m, NULL), DPD_ERR_NULL_POINTER, "out");
+    CHECK(na == NULL);
+
+    /* The failures consumed nothing: the rng's next draw is a fresh seed-5 generator's first. */
+    dpd_blr_noise_aware *after = NULL, *fresh = NULL;
+    CHECK_OK(FROM(r.stats, P, z, r.bounds, D, NULL, 0, 20, rng, &after));
+    dpd_rng *again = NULL;
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(5, &again));
+    CHECK_OK(FROM(r.stats, P, z, r.bounds, D, NULL, 0, 20, again, &fresh));
+#undef FROM
+    summaries a, b;
+    coefficients(after, 0.9, &a);
+    coefficients(fresh, 0.9, &b);
+    CHECK(a.mean[0] == b.mean[0] && a.sd[1] == b.sd[1]);
+    dpd_blr_noise_aware_free(after);
+    dpd_blr_noise_aware_free(fresh);
+    dpd_rng_free(again);
+    dpd_rng_free(rng);
+    dpd_rng_free(fit_rng);
+    dpd_blr_model_free(m);
+}
+
 int main(void) {
     make_data();
     dpd_rng *rng = NULL;
@@ -186,6 +356,8 @@ int main(void) {
     test_large_epsilon_approaches_the_naive_posterior(rng);
     test_noise_widens_and_interval_algebra(rng);
     test_bad_input(rng);
+    test_from_stats_equals_the_model_path();
+    test_from_stats_bad_input();
     dpd_rng_free(rng);
     return check_exit("test_blr_uncertainty");
 }

@@ -30,7 +30,8 @@ export BlrSettings, BlrModel, CaviInfo, blr_fit, blr_mean, blr_spent, blr_bounds
        blr_predict, blr_fit_non_private, blr_stats_len, blr_record_stats, blr_posterior_mean,
        blr_fit_gamma_prior, blr_search_thresholds, mae, rmse, spearman
 export BlrNoiseAware, blr_noise_aware, blr_coefficients, blr_predict_interval,
-       effective_sample_size
+       effective_sample_size, StatsNoise, blr_stats_noise, blr_noise_aware_from_stats,
+       DPD_NOISE_GAUSSIAN, DPD_NOISE_LAPLACE, DPD_BLR_DOF_FROM_RELEASE
 export rdp_epsilon, rdp_noise_multiplier, IterativeSettings, IterativeTrainer, StepInfo,
        iterative_fit, iterative_calibrate, step!, fit!, iterative_params, iterative_last_release,
        iterative_predict

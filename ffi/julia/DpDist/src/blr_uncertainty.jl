@@ -32,6 +32,47 @@ function blr_noise_aware(m::BlrModel; draws::Integer=1000, rng::Rng=Rng())
     return BlrNoiseAware(out[])
 end
 
+"""
+    blr_stats_noise(m) -> StatsNoise
+
+The public noise of `m`'s released statistics (`blr_stats(m)`).
+"""
+function blr_stats_noise(m::BlrModel)
+    out = Ref{StatsNoise}(StatsNoise(0, 0.0, 0, 0.0))
+    check(@ccall libdpdist.dpd_blr_model_stats_noise(m::Ptr{dpd_blr_model},
+                                                     out::Ref{dpd_blr_stats_noise})::Cint)
+    return out[]
+end
+
+"""
+    blr_noise_aware_from_stats(stats, n, d, noise; bounds_x=nothing, second_moments=nothing,
+                               dof=DPD_BLR_DOF_FROM_RELEASE, lambda=1.0, lambda0=1.0,
+                               draws=1000, rng=Rng(), with_yy=false) -> BlrNoiseAware
+
+The noise-aware posterior from statistics the host released itself (layout as `blr_stats`) of
+`n` records and `d` features with public noise `noise::StatsNoise`, the bounds every record was
+clipped to, the data model's second moments (`nothing`: B_j²/3) and degrees of freedom (0:
+integrated over their posterior given the release). Equal to `blr_noise_aware(m)` for a model's
+statistics, noise and bounds and the same rng state.
+"""
+function blr_noise_aware_from_stats(stats::AbstractVector{<:Real}, n::Integer, d::Integer,
+                                    noise::StatsNoise; bounds_x=nothing, second_moments=nothing,
+                                    dof::Real=DPD_BLR_DOF_FROM_RELEASE, lambda::Real=1.0,
+                                    lambda0::Real=1.0, draws::Integer=1000, rng::Rng=Rng(),
+                                    with_yy::Bool=false)
+    (n >= 0 && d >= 0 && draws >= 0) || argument_error("n, d and draws must be >= 0")
+    z = Vector{Cdouble}(stats)
+    b = bounds_x === nothing ? Cdouble[] : Vector{Cdouble}(bounds_x)
+    m2 = second_moments === nothing ? Cdouble[] : Vector{Cdouble}(second_moments)
+    out = Ref{Ptr{dpd_blr_noise_aware}}(C_NULL)
+    check(@ccall libdpdist.dpd_blr_noise_aware_from_stats(
+        z::Ptr{Cdouble}, length(z)::Csize_t, n::Csize_t, d::Csize_t, UInt32(with_yy)::UInt32,
+        Ref(noise)::Ref{dpd_blr_stats_noise}, b::Ptr{Cdouble}, length(b)::Csize_t,
+        m2::Ptr{Cdouble}, length(m2)::Csize_t, dof::Cdouble, lambda::Cdouble, lambda0::Cdouble,
+        draws::Csize_t, rng::Ptr{dpd_rng}, out::Ref{Ptr{dpd_blr_noise_aware}})::Cint)
+    return BlrNoiseAware(out[])
+end
+
 # Runs a call with four parallel outputs of `n` elements.
 function summaries(call, n::Integer)
     mean, sd, lower, upper = (Vector{Cdouble}(undef, n) for _ in 1:4)

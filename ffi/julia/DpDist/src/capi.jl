@@ -100,6 +100,20 @@ const DPD_SAMPLING_WITHOUT_REPLACEMENT = UInt32(1)
 const DPD_BLR_STD_POOLED = UInt32(0)
 const DPD_BLR_STD_PER_DIMENSION = UInt32(1)
 
+const DPD_NOISE_GAUSSIAN = UInt32(0)
+const DPD_NOISE_LAPLACE = UInt32(1)
+const DPD_BLR_DOF_FROM_RELEASE = 0.0
+
+"""Public noise of released BLR statistics (mirrors `dpd_blr_stats_noise`): per block a
+`DPD_NOISE_*` kind and its sd (Gaussian) or scale (Laplace)."""
+struct dpd_blr_stats_noise
+    xx_kind::UInt32
+    xx::Cdouble
+    xy_kind::UInt32
+    xy::Cdouble
+end
+const StatsNoise = dpd_blr_stats_noise
+
 """What the aggregator released alongside the sum (mirrors `dpd_release_info`)."""
 struct dpd_release_info
     n_clients::Csize_t

@@ -398,6 +398,18 @@ end
     dpd_error(() -> blr_predict_interval(plain, x), :DPD_ERR_INVALID_ARGUMENT)
     dpd_error(() -> blr_noise_aware(plain; draws=0), :DPD_ERR_INVALID_ARGUMENT)
     @test length(blr_coefficients(blr_noise_aware(plain; draws=50)).mean) == 2
+    # From statistics the host released itself: the model's posterior to the bit.
+    noise = blr_stats_noise(plain)
+    @test noise.xx_kind == DPD_NOISE_GAUSSIAN && noise.xx > 0
+    a = blr_noise_aware(plain; draws=50, rng=Rng(insecure_seed=24))
+    b = blr_noise_aware_from_stats(blr_stats(plain), size(x, 1), 2, noise;
+                                   bounds_x=blr_bounds(plain).x, draws=50,
+                                   rng=Rng(insecure_seed=24))
+    @test blr_coefficients(a) == blr_coefficients(b)
+    bad = copy(blr_stats(plain)); bad[2] = NaN
+    dpd_error(() -> blr_noise_aware_from_stats(bad, size(x, 1), 2, noise;
+                                               bounds_x=blr_bounds(plain).x),
+              :DPD_ERR_NON_FINITE)
 end
 
 @testset "round ledger" begin
