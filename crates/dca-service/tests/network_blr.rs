@@ -25,6 +25,37 @@ fn bits(v: &[f64]) -> Vec<u64> {
 }
 
 /// The first `rows` diabetes records (prepared as the DCA paper's UCI protocol).
+/// Creates `round` on the aggregator server as the analyst, then uploads every client's values.
+async fn create_and_upload_all(
+    http: &reqwest::Client,
+    aggregator_url: &str,
+    node_urls: &[String],
+    round: &dca_service::spec::Round,
+) {
+    let r = http
+        .put(format!("{aggregator_url}/rounds/{}", round.id()))
+        .bearer_auth(ANALYST_TOKEN)
+        .header("content-type", "application/json")
+        .body(round.spec.canonical_json())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+    for i in 0..round.config.n_clients() as u64 {
+        upload(
+            http,
+            round,
+            node_urls,
+            i,
+            &client_token(i),
+            &values(i as usize, round.config.dim()),
+            RngSource::Os,
+        )
+        .await
+        .unwrap();
+    }
+}
+
 fn diabetes(rows: usize) -> (Vec<f64>, Vec<f64>, usize) {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -268,28 +299,7 @@ async fn the_aggregator_server_authenticates_aborts_and_tells_the_nodes() {
         s.deadline_unix_ms = dca_service::node::now_ms() + 600_000;
         let round = s.validate().unwrap();
         let id = round.id();
-        let r = http
-            .put(format!("{}/rounds/{id}", aggregator.url))
-            .bearer_auth(ANALYST_TOKEN)
-            .header("content-type", "application/json")
-            .body(round.spec.canonical_json())
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), StatusCode::CREATED);
-        for i in 0..3u64 {
-            upload(
-                http,
-                &round,
-                &urls,
-                i,
-                &client_token(i),
-                &values(i as usize, 2),
-                RngSource::Os,
-            )
-            .await
-            .unwrap();
-        }
+        create_and_upload_all(http, &aggregator.url, &urls, &round).await;
         let mut released = None;
         for _ in 0..300 {
             let r = http
@@ -331,28 +341,7 @@ async fn the_aggregator_server_authenticates_aborts_and_tells_the_nodes() {
         s.deadline_unix_ms = dca_service::node::now_ms() + 600_000;
         let round = s.validate().unwrap();
         let id = round.id();
-        let r = http
-            .put(format!("{}/rounds/{id}", aggregator.url))
-            .bearer_auth(ANALYST_TOKEN)
-            .header("content-type", "application/json")
-            .body(round.spec.canonical_json())
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), StatusCode::CREATED);
-        for i in 0..3u64 {
-            upload(
-                http,
-                &round,
-                &urls,
-                i,
-                &client_token(i),
-                &values(i as usize, 2),
-                RngSource::Os,
-            )
-            .await
-            .unwrap();
-        }
+        create_and_upload_all(http, &aggregator.url, &urls, &round).await;
         let mut final_status = StatusCode::ACCEPTED;
         let mut body = String::new();
         for _ in 0..300 {
