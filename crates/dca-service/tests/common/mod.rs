@@ -21,6 +21,35 @@ pub struct Certs {
     pub ca_pem: Vec<u8>,
 }
 
+/// Spawns a `dpdist` server and waits (at most 60 s) for its first stdout line, "… on ADDR";
+/// returns the process and ADDR. The process is killed if it does not print that in time.
+fn spawn_with_banner(mut command: Command, what: &str) -> (Child, String) {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {what}: {e}"));
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{what} did not start within 60 s");
+    };
+    let Some(addr) = line.split_whitespace().skip_while(|w| *w != "on").nth(1) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("unexpected banner from {what}: {line:?}")
+    };
+    let addr = addr.to_string();
+    (child, addr)
+}
+
 /// A scratch directory under the target dir, fresh per call.
 pub fn scratch(name: &str) -> PathBuf {
     let dir =
@@ -65,7 +94,8 @@ pub struct NodeProcess {
 impl NodeProcess {
     /// Starts node `index` listening on `listen` (use "127.0.0.1:0" for a free port).
     pub fn start(certs: &Certs, index: u16, data_dir: &Path, listen: &str) -> NodeProcess {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_dpdist"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_dpdist"));
+        command
             .arg("node")
             .args(["--index", &index.to_string(), "--listen", listen])
             .arg("--cert")
@@ -76,35 +106,8 @@ impl NodeProcess {
             .arg(data_dir)
             .arg("--admin-token-file")
             .arg(certs.dir.join("admin.token"))
-            .args(["--max-body", "1048576"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn dpdist node");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = match rx.recv_timeout(Duration::from_secs(60)) {
-            Ok(l) => l,
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("node {index} did not start within 60 s");
-            }
-        };
-        let addr = line
-            .split_whitespace()
-            .skip_while(|w| *w != "on")
-            .nth(1)
-            .unwrap_or_else(|| {
-                let _ = child.kill();
-                panic!("unexpected node banner: {line:?}")
-            })
-            .to_string();
+            .args(["--max-body", "1048576"]);
+        let (child, addr) = spawn_with_banner(command, &format!("node {index}"));
         NodeProcess {
             child,
             url: format!("https://{addr}"),
@@ -234,7 +237,8 @@ impl AggregatorProcess {
     pub fn start(cluster: &Cluster, db_name: &str, budget_epsilon: f64) -> AggregatorProcess {
         std::fs::write(cluster.dir.join("analyst.token"), ANALYST_TOKEN).unwrap();
         let certs = &cluster.certs;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_dpdist"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_dpdist"));
+        command
             .arg("aggregator")
             .args(["--listen", "127.0.0.1:0", "--poll-ms", "50"])
             .arg("--cert")
@@ -251,35 +255,8 @@ impl AggregatorProcess {
             .arg("--db")
             .arg(cluster.dir.join(db_name))
             .args(["--budget-epsilon", &budget_epsilon.to_string()])
-            .args(["--budget-delta", "1e-4"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn dpdist aggregator");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = match rx.recv_timeout(Duration::from_secs(60)) {
-            Ok(l) => l,
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("the aggregator did not start within 60 s");
-            }
-        };
-        let addr = line
-            .split_whitespace()
-            .skip_while(|w| *w != "on")
-            .nth(1)
-            .unwrap_or_else(|| {
-                let _ = child.kill();
-                panic!("unexpected aggregator banner: {line:?}")
-            })
-            .to_string();
+            .args(["--budget-delta", "1e-4"]);
+        let (child, addr) = spawn_with_banner(command, "the aggregator");
         AggregatorProcess {
             child,
             url: format!("https://{addr}"),
