@@ -25,7 +25,7 @@
 //! with κ m_j ≤ B_j² when bounds are given: a clipped coordinate's second moment cannot exceed
 //! B_j²) get a uniform prior on a grid (κ = 2^(i/4) in [1/64, 4], ν = 10^(k/4) in [d + 1, 10⁶])
 //! and their posterior given the released Σxxᵀ — the marginal likelihood
-//! Π_e N(z_e; E[A_e], Var[A_e] + noise variance), Laplace noise by its variance. Each draw first
+//! Π_e N(z_e; E(A_e), Var(A_e) + noise variance), Laplace noise by its variance. Each draw first
 //! picks (κ, ν) from that posterior, then Σxxᵀ given them: a hierarchical model integrated by
 //! sampling, post-processing of the release at no privacy cost. Where the release says little
 //! about the second moments (small n·ε) the draws spread over the grid; records whose moments
@@ -50,7 +50,7 @@ use crate::stats::{packed_index, packed_len};
 /// The prior of the latent Σxxᵀ (module docs).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LatentPrior<'a> {
-    /// Records with second moments E[x_j²] = m_j (uncorrelated a priori), known to within ν
+    /// Records with second moments E(x_j²) = m_j (uncorrelated a priori), known to within ν
     /// records' worth of evidence.
     DataModel {
         /// m_j > 0, one per input; `None` = B_j²/3 from the bounds (which are then required).
