@@ -887,6 +887,47 @@ fn cases() -> Vec<Case> {
             dpd_blr_noise_aware_free(out);
             status
         }),
+        case!(
+            dpd_blr_noise_aware_from_stats,
+            [D * (D + 1) / 2 + D + 1, N_ROWS, D, D, 0, 20],
+            |f, s| {
+                let mut noise = crate::blr::noise_aware_stats::dpd_blr_stats_noise {
+                    xx_kind: 0,
+                    xx: 0.0,
+                    xy_kind: 0,
+                    xy: 0.0,
+                };
+                let status = crate::blr::noise_aware_stats::dpd_blr_model_stats_noise(
+                    f.blr_model,
+                    &mut noise,
+                );
+                if status != dpd_status::DPD_OK {
+                    return status;
+                }
+                let bounds = [2.0; BUF];
+                let mut out = null_mut();
+                let status = crate::blr::noise_aware_stats::dpd_blr_noise_aware_from_stats(
+                    input(&f.stats, s[0]),
+                    s[0],
+                    s[1],
+                    s[2],
+                    1,
+                    &noise,
+                    input(&bounds, s[3]),
+                    s[3],
+                    input(&bounds, s[4]),
+                    s[4],
+                    0.0,
+                    1.0,
+                    1.0,
+                    s[5],
+                    f.rng,
+                    &mut out,
+                );
+                dpd_blr_noise_aware_free(out);
+                status
+            }
+        ),
         case!(dpd_blr_noise_aware_coefficients, [BUF], |f, s| {
             let (mut m, mut sd, mut lo, mut hi) = ([0.0; BUF], [0.0; BUF], [0.0; BUF], [0.0; BUF]);
             let mut len = 0;
