@@ -603,17 +603,11 @@ async fn blr_job(a: BlrArgs) -> Result<()> {
             && bits(&local.posterior.mean) == bits(&fit.posterior.mean);
         report["statistics_bit_identical_to_in_process"] = identical.into();
     }
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&report).unwrap_or_default()
-    );
-    if identical {
-        Ok(())
-    } else {
-        Err(Error::InvalidSpec(
-            "the network fit's statistics differ from the in-process fit's".into(),
-        ))
-    }
+    print_report(
+        &report,
+        identical,
+        "the network fit's statistics differ from the in-process fit's",
+    )
 }
 
 async fn train_job(a: TrainArgs) -> Result<()> {
@@ -737,16 +731,23 @@ async fn train_job(a: TrainArgs) -> Result<()> {
             && bits(local.params()) == bits(run.trainer.params());
         report["releases_bit_identical_to_in_process"] = identical.into();
     }
+    print_report(
+        &report,
+        identical,
+        "the network training's releases differ from the in-process trainer's",
+    )
+}
+
+/// Prints a job's JSON report; a job whose network run differed from the in-process one fails.
+fn print_report(report: &serde_json::Value, identical: bool, mismatch: &str) -> Result<()> {
     println!(
         "{}",
-        serde_json::to_string_pretty(&report).unwrap_or_default()
+        serde_json::to_string_pretty(report).unwrap_or_default()
     );
     if identical {
         Ok(())
     } else {
-        Err(Error::InvalidSpec(
-            "the network training's releases differ from the in-process trainer's".into(),
-        ))
+        Err(Error::InvalidSpec(mismatch.into()))
     }
 }
 
