@@ -40,7 +40,7 @@
 //! of [`crate::noise_aware`]). As the noise vanishes both give Σxxᵀ = its released value.
 
 use dp_noise::continuous::fill_gaussian;
-use rand_chacha::ChaCha20Rng;
+use dp_noise::rng::SecretRng;
 use rand_core::RngCore;
 
 use crate::error::{Error, Result};
@@ -145,7 +145,7 @@ impl LatentSampler {
 
     /// One draw of the packed latent Σxxᵀ into `latent`; returns the draw's log importance
     /// weight correction (0 except for Laplace noise under the data-model prior).
-    pub(crate) fn draw(&self, rng: &mut ChaCha20Rng, latent: &mut [f64]) -> Result<f64> {
+    pub(crate) fn draw(&self, rng: &mut SecretRng, latent: &mut [f64]) -> Result<f64> {
         let Some(settings) = self.settings.as_ref() else {
             self.draw_flat(rng, latent)?;
             return Ok(0.0);
@@ -176,7 +176,7 @@ impl LatentSampler {
     }
 
     /// z − η with η the noise truncated so that z − η is inside each entry's box.
-    fn draw_flat(&self, rng: &mut ChaCha20Rng, latent: &mut [f64]) -> Result<()> {
+    fn draw_flat(&self, rng: &mut SecretRng, latent: &mut [f64]) -> Result<()> {
         let mut one = [0.0];
         for ((a, &z), &(lo, hi)) in latent.iter_mut().zip(&self.released).zip(&self.boxes) {
             *a = self.truncated(
@@ -194,7 +194,7 @@ impl LatentSampler {
     fn draw_gaussian(
         &self,
         proposal: &[(f64, f64)],
-        rng: &mut ChaCha20Rng,
+        rng: &mut SecretRng,
         latent: &mut [f64],
     ) -> Result<f64> {
         let mut one = [0.0];
@@ -223,10 +223,10 @@ impl LatentSampler {
         &self,
         lo: f64,
         hi: f64,
-        rng: &mut ChaCha20Rng,
+        rng: &mut SecretRng,
         one: &mut [f64; 1],
         place: impl Fn(f64) -> f64,
-        fill: impl Fn(&mut ChaCha20Rng, &mut [f64]) -> Result<()>,
+        fill: impl Fn(&mut SecretRng, &mut [f64]) -> Result<()>,
     ) -> Result<f64> {
         for _ in 0..TRUNCATION_TRIES {
             fill(rng, one)?;
@@ -239,7 +239,7 @@ impl LatentSampler {
     }
 }
 
-fn standard_normal(rng: &mut ChaCha20Rng, out: &mut [f64]) -> Result<()> {
+fn standard_normal(rng: &mut SecretRng, out: &mut [f64]) -> Result<()> {
     Ok(fill_gaussian(rng, 1.0, out)?)
 }
 

@@ -91,7 +91,7 @@ impl EntryNoise {
         Ok(())
     }
 
-    pub(crate) fn fill(self, rng: &mut rand_chacha::ChaCha20Rng, out: &mut [f64]) -> Result<()> {
+    pub(crate) fn fill(self, rng: &mut dp_noise::rng::SecretRng, out: &mut [f64]) -> Result<()> {
         match self {
             EntryNoise::Gaussian { sd } if sd > 0.0 => fill_gaussian(rng, sd, out)?,
             EntryNoise::Laplace { scale } if scale > 0.0 => fill_laplace(rng, scale, out)?,

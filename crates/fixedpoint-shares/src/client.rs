@@ -1,8 +1,7 @@
 //! The client side of DCA: encode, add distributed noise, split into M shares.
 
 use dp_noise::discrete::DiscreteGaussian;
-use dp_noise::rng::RngSource;
-use rand_chacha::ChaCha20Rng;
+use dp_noise::rng::{RngSource, SecretRng};
 use rand_core::RngCore;
 use zeroize::{Zeroize, Zeroizing};
 
@@ -26,7 +25,7 @@ const NOISE_BATCH: usize = 1024;
 pub struct Client {
     config: RoundConfig,
     id: ClientId,
-    rng: ChaCha20Rng,
+    rng: SecretRng,
     noise: Option<DiscreteGaussian>,
 }
 

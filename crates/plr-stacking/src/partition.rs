@@ -4,7 +4,6 @@
 //! design of an experiment — never from the private training data: the guarantee treats q_k as
 //! a constant independent of the data (stacking paper, footnote 4). Nothing here looks at rows.
 
-use rand_chacha::ChaCha20Rng;
 use rand_core::RngCore;
 
 use crate::calibration::normalised_importance;
@@ -77,7 +76,7 @@ impl FeatureGroups {
 
     /// PST-F(U): a uniformly random partition of all features into K groups of sizes differing
     /// by at most one, q_k = 1/K. The randomness is independent of the data.
-    pub fn random_uniform(n_features: usize, k: usize, rng: &mut ChaCha20Rng) -> Result<Self> {
+    pub fn random_uniform(n_features: usize, k: usize, rng: &mut impl RngCore) -> Result<Self> {
         check_group_count(n_features, k)?;
         let order = permutation(n_features, rng);
         Self::uniform(contiguous_blocks(&order, k), n_features)
@@ -180,7 +179,7 @@ fn check_group_count(n: usize, k: usize) -> Result<()> {
 }
 
 /// Uniform random permutation of 0..n (Fisher–Yates with unbiased bounded draws).
-pub(crate) fn permutation(n: usize, rng: &mut ChaCha20Rng) -> Vec<usize> {
+pub(crate) fn permutation(n: usize, rng: &mut impl RngCore) -> Vec<usize> {
     let mut order: Vec<usize> = (0..n).collect();
     for i in (1..n).rev() {
         let j = uniform_below(rng, i as u64 + 1) as usize;
@@ -190,7 +189,7 @@ pub(crate) fn permutation(n: usize, rng: &mut ChaCha20Rng) -> Vec<usize> {
 }
 
 /// Uniform integer in [0, bound) by rejection (no modulo bias).
-fn uniform_below(rng: &mut ChaCha20Rng, bound: u64) -> u64 {
+fn uniform_below(rng: &mut impl RngCore, bound: u64) -> u64 {
     let zone = u64::MAX - u64::MAX % bound;
     loop {
         let v = rng.next_u64();
@@ -211,6 +210,7 @@ pub(crate) fn contiguous_blocks(items: &[usize], k: usize) -> Vec<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand_chacha::ChaCha20Rng;
     use rand_core::SeedableRng;
 
     #[test]

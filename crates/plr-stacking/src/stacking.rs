@@ -18,7 +18,6 @@
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
 use faer::Mat;
-use rand_chacha::ChaCha20Rng;
 
 use crate::calibration::{Calibration, check_epsilon, check_lambda};
 use crate::data::{Dataset, check_finite};
@@ -394,7 +393,7 @@ pub(crate) fn split_rows(
             min_low_rows: min_low.max(1),
         });
     }
-    let mut generator: ChaCha20Rng = rng.derive(STREAM_SPLIT).try_rng()?;
+    let mut generator = rng.derive(STREAM_SPLIT).try_rng()?;
     let order = permutation(n, &mut generator);
     let (high, low) = order.split_at(n_high);
     Ok((low.to_vec(), high.to_vec()))

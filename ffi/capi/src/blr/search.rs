@@ -5,6 +5,7 @@
 
 use blr::{ErrorMeasure, SearchTarget};
 use projection::search::SearchConfig;
+use rand_core::RngCore;
 
 use crate::alloc::copied;
 use crate::blr::config::dpd_blr_config;
@@ -112,11 +113,8 @@ pub unsafe extern "C" fn dpd_blr_search_thresholds(
             prior: c.prior,
             measure: error_measure(measure)?,
         };
-        // The first 8 bytes of a fresh child key: deterministic for a fixed-seed rng.
-        let key = rng.next_source().try_rng()?.get_seed();
-        let mut seed = [0u8; 8];
-        seed.copy_from_slice(&key[..8]);
-        let search = SearchConfig::dca(u64::from_le_bytes(seed));
+        // The first word of a fresh child generator: deterministic for a fixed-seed rng.
+        let search = SearchConfig::dca(rng.next_source().try_rng()?.next_u64());
         let choice = blr::search_thresholds_for(&target, &search)?;
         // SAFETY: the out-pointers are non-NULL (checked) or, for `out_error`, tested here;
         // writable by the header contract.
