@@ -69,6 +69,22 @@ impl Client {
     /// any randomness is drawn; [`Error::Allocation`] if the M shares of d words cannot be
     /// allocated.
     pub fn shard(&mut self, values: &[f64]) -> Result<Vec<ShareMessage>> {
+        let mut out = Vec::new();
+        self.shard_into(values, &mut out)?;
+        Ok(out)
+    }
+
+    /// As [`Client::shard`], writing the M messages into `out` and reusing the d-word vectors
+    /// of the messages already there (a previous call's, once the nodes have absorbed them):
+    /// a loop over many clients then allocates its share buffers once instead of once per
+    /// client, which in full mode (M vectors of d words per client) is most of its time in a
+    /// fresh process. Reused vectors are overwritten in full.
+    ///
+    /// # Errors
+    /// As [`Client::shard`]. A wrong length leaves `out` unchanged; after any other error
+    /// `out` is empty (its vectors wiped and freed). Either way no randomness was drawn if
+    /// the values were bad.
+    pub fn shard_into(&mut self, values: &[f64], out: &mut Vec<ShareMessage>) -> Result<()> {
         let dim = self.config.dim();
         if values.len() != dim {
             return Err(Error::LengthMismatch {
@@ -77,10 +93,15 @@ impl Client {
                 actual: values.len(),
             });
         }
+        let mut spare = reusable_vectors(out, dim);
+        let mut vector = |what| match spare.pop() {
+            Some(words) => Ok(words),
+            None => crate::alloc::zeroed(dim, what).map(Zeroizing::new),
+        };
         let codec = self.config.codec();
         // Wiped if an error returns early; on success it moves into node 0's message, whose
         // payload wipes itself when dropped.
-        let mut balancing = Zeroizing::new(crate::alloc::zeroed(dim, "client's balancing share")?);
+        let mut balancing = vector("client's balancing share")?;
         codec.encode(values, &mut balancing)?;
         if let Some(noise) = &self.noise {
             let mut eta = [0i64; NOISE_BATCH];
@@ -108,9 +129,9 @@ impl Client {
                     SharePayload::Seed(seed)
                 }
                 ShareMode::Full => {
-                    let mut mask = crate::alloc::zeroed(dim, "client's mask share")?;
+                    let mut mask = vector("client's mask share")?;
                     prg::split_mask(&seed, domain, &mut mask, &mut balancing);
-                    SharePayload::Full(mask)
+                    SharePayload::Full(std::mem::take(&mut *mask))
                 }
             };
             masks.push(payload);
@@ -126,7 +147,6 @@ impl Client {
             dim,
             payload,
         };
-        let mut out = Vec::with_capacity(masks.len() + 1);
         out.push(message(
             0,
             SharePayload::Full(std::mem::take(&mut *balancing)),
@@ -137,6 +157,20 @@ impl Client {
                 .enumerate()
                 .map(|(k, payload)| message(k + 1, payload)),
         );
-        Ok(out)
+        Ok(())
     }
+}
+
+/// Empties `messages`, keeping their full vectors of exactly `dim` words (the rest are wiped
+/// and freed as the messages drop).
+fn reusable_vectors(messages: &mut Vec<ShareMessage>, dim: usize) -> Vec<Zeroizing<Vec<u64>>> {
+    messages
+        .drain(..)
+        .filter_map(|mut message| match &mut message.payload {
+            SharePayload::Full(words) if words.len() == dim => {
+                Some(Zeroizing::new(std::mem::take(words)))
+            }
+            _ => None,
+        })
+        .collect()
 }

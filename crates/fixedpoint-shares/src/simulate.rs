@@ -128,9 +128,12 @@ where
         .map(|ids| {
             let mut nodes = new_nodes(config)?;
             let mut values = vec![0.0; config.dim()];
+            // One set of share vectors per worker, reused by every client it shards.
+            let mut messages = Vec::new();
             for &i in ids {
                 input(i as usize, &mut values)?;
-                let messages = Client::new(config, ClientId(i), rng.derive(i))?.shard(&values)?;
+                Client::new(config, ClientId(i), rng.derive(i))?
+                    .shard_into(&values, &mut messages)?;
                 for (node, msg) in nodes.iter_mut().zip(&messages) {
                     node.absorb(msg)?;
                 }

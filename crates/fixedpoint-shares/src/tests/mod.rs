@@ -4,6 +4,7 @@ mod attempts;
 mod cancellation;
 mod errors;
 mod noise;
+mod reuse;
 mod uniformity;
 
 use crate::message::{ShareMessage, SharePayload};
