@@ -20,9 +20,12 @@ if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
   exit 1
 fi
 
-targets=(decode_share decode_node_sum node_absorb aggregator_add round_config)
+targets=(decode_share decode_node_sum node_absorb aggregator_add round_config node_http)
 scratch="${CARGO_TARGET_DIR:-fuzz/target}/fuzz-corpus"
 mkdir -p "$scratch"
+# node_http's nodes keep SQLite files under the temp directory: keep them in the scratch area.
+export TMPDIR="$scratch/tmp"
+rm -rf "$TMPDIR" && mkdir -p "$TMPDIR"
 
 cargo +nightly fuzz build --debug-assertions # every target of fuzz/ (optimised, with libFuzzer)
 
@@ -39,4 +42,5 @@ for t in "${targets[@]}"; do
   fi
   grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb|^Done' "$log" || tail -n 3 "$log"
 done
+rm -rf "$TMPDIR"
 printf '\nall %d fuzz targets ran %ss each without a finding\n' "${#targets[@]}" "$seconds"

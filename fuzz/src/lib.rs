@@ -1,6 +1,8 @@
 //! Fixtures shared by the fuzz targets and the seed-corpus generator: the small rounds that
 //! fuzzed bytes are fed into, and a splitter of one fuzz input into several messages.
 
+pub mod node_http;
+
 use fixedpoint_shares::{RoundConfig, RoundId, RoundParams, ShareMode};
 
 /// Round id of every fixture round (the corpus messages carry it, so they reach deep checks).

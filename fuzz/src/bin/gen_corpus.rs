@@ -7,6 +7,7 @@ use std::fs;
 use std::path::Path;
 
 use dp_noise::rng::RngSource;
+use dpdist_fuzz::node_http::Op;
 use dpdist_fuzz::{N_CLIENTS, N_NODES, fixture_config, push_record};
 use fixedpoint_shares::{
     Client, ClientId, ClientSet, ComputeNode, Encode, NodeIndex, ShareMessage, ShareMode,
@@ -117,6 +118,23 @@ fn main() {
     .enumerate()
     {
         write(&root.join("round_config"), &format!("seed{i}"), bytes);
+    }
+    // node_http: per (mode, node), every client's honest upload, a retry, a conflicting attempt,
+    // a mutated and a wrongly authorised upload, a close over the received set, reads, and an
+    // upload after the close.
+    for selector in 0u8..4 {
+        let mut input = vec![selector];
+        for client in 0..N_CLIENTS as u8 {
+            push_record(&mut input, Op::HonestUpload as u8, &[client, client]);
+        }
+        push_record(&mut input, Op::HonestUpload as u8, &[0, 0]);
+        push_record(&mut input, Op::HonestUpload as u8, &[1, 99]);
+        push_record(&mut input, Op::MutatedUpload as u8, &[2, 2, 0, 0, 0, 0, 1]);
+        push_record(&mut input, Op::WrongToken as u8, b"\x03not-a-token");
+        push_record(&mut input, Op::CloseReceived as u8, &[]);
+        push_record(&mut input, Op::Read as u8, &[]);
+        push_record(&mut input, Op::HonestUpload as u8, &[4, 4]);
+        write(&root.join("node_http"), &format!("round-{selector}"), &input);
     }
     println!("corpus written to {}", root.display());
 }
