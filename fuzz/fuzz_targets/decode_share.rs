@@ -11,7 +11,10 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let inspected = ShareView::inspect(data);
     if let Ok(view) = &inspected {
-        assert_eq!(view.get_encoded().expect("an inspected message re-encodes"), data);
+        assert_eq!(
+            view.get_encoded().expect("an inspected message re-encodes"),
+            data
+        );
     }
     for mode in [ShareMode::Seed, ShareMode::Full] {
         let config = fixture_config(mode);
@@ -19,7 +22,9 @@ fuzz_target!(|data: &[u8]| {
             let bytes = msg.get_encoded().expect("a decoded message re-encodes");
             assert_eq!(bytes.len(), msg.encoded_len());
             assert_eq!(bytes, data, "encode(decode(b)) != b");
-            let view = inspected.as_ref().expect("a decodable message is inspectable");
+            let view = inspected
+                .as_ref()
+                .expect("a decodable message is inspectable");
             assert_eq!(view.to_message(), msg, "inspection and decoding disagree");
         }
     }

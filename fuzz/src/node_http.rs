@@ -128,7 +128,12 @@ pub fn fixture_spec(round: u64, mode: ShareMode, keys: [&NodePublicKey; 2]) -> R
         max_dropped: MAX_DROPPED,
         dim: DIM,
         bound: 1.0,
-        mode: if mode == ShareMode::Seed { "seed" } else { "full" }.into(),
+        mode: if mode == ShareMode::Seed {
+            "seed"
+        } else {
+            "full"
+        }
+        .into(),
         noise_sigma_total: None,
         l2_sensitivity: None,
         frac_bits: None,
@@ -161,7 +166,11 @@ fn request(
 /// aggregator sends may break the node.
 async fn send(router: &Router, req: Request<Body>) -> (StatusCode, Vec<u8>) {
     let what = format!("{} {}", req.method(), req.uri());
-    let response = router.clone().oneshot(req).await.expect("infallible router");
+    let response = router
+        .clone()
+        .oneshot(req)
+        .await
+        .expect("infallible router");
     let status = response.status();
     let body = to_bytes(response.into_body(), 1 << 20)
         .await
@@ -193,8 +202,14 @@ pub fn run(data: &[u8]) {
     let round: Round = spec.clone().validate().expect("the fixture spec is valid");
     let base = format!("/rounds/{}", round.id());
     let admin = |method: Method, suffix: &str, body: Vec<u8>| {
-        request(method, &format!("{base}{suffix}"), ADMIN_TOKEN, MEDIA_JSON, body)
-            .expect("the admin's requests are well-formed")
+        request(
+            method,
+            &format!("{base}{suffix}"),
+            ADMIN_TOKEN,
+            MEDIA_JSON,
+            body,
+        )
+        .expect("the admin's requests are well-formed")
     };
     fixture.runtime.block_on(async {
         let created = send(&node.router, admin(Method::PUT, "", spec.canonical_json())).await;
@@ -235,7 +250,10 @@ pub fn run(data: &[u8]) {
                     if status.is_client_error() {
                         let after =
                             send(&node.router, admin(Method::GET, "/received", vec![])).await;
-                        assert_eq!(before, after, "a refused upload ({status}) changed the node");
+                        assert_eq!(
+                            before, after,
+                            "a refused upload ({status}) changed the node"
+                        );
                     }
                 }
                 Op::Close => {

@@ -134,7 +134,11 @@ fn main() {
         push_record(&mut input, Op::CloseReceived as u8, &[]);
         push_record(&mut input, Op::Read as u8, &[]);
         push_record(&mut input, Op::HonestUpload as u8, &[4, 4]);
-        write(&root.join("node_http"), &format!("round-{selector}"), &input);
+        write(
+            &root.join("node_http"),
+            &format!("round-{selector}"),
+            &input,
+        );
     }
     println!("corpus written to {}", root.display());
 }
