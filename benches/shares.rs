@@ -126,8 +126,14 @@ fn client_split(c: &mut Criterion) {
         for (name, mode) in [("seed", ShareMode::Seed), ("full", ShareMode::Full)] {
             let config = round(1, NODES, d, mode);
             let mut client = Client::new(&config, ClientId(0), RngSource::Os).expect("client");
+            // As in a round: every call reuses the previous call's share vectors.
+            let mut shares = Vec::new();
             group.bench_function(BenchmarkId::new(name, d), |b| {
-                b.iter(|| client.shard(black_box(&values)).expect("valid input"))
+                b.iter(|| {
+                    client
+                        .shard_into(black_box(&values), &mut shares)
+                        .expect("valid input")
+                })
             });
         }
     }
