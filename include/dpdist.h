@@ -47,6 +47,11 @@
 #define DPD_BLR_DOF_FROM_RELEASE 0.0
 
 /**
+ * Bytes of one configuration digest in `dpd_round_ledger_entries` / `_admit_digest`.
+ */
+#define DPD_CONFIG_DIGEST_LEN 16
+
+/**
  * Pass as `frac_bits` to let the round pick the most fractional bits that are safe.
  */
 #define DPD_FRAC_BITS_AUTO 4294967295
@@ -1367,6 +1372,41 @@ enum dpd_status dpd_round_ledger_new(struct dpd_round_ledger **out);
 enum dpd_status dpd_round_ledger_admit(struct dpd_round_ledger *ledger,
                                        const struct dpd_round_config *config,
                                        uint32_t *out_new);
+
+/**
+ * The rounds `ledger` has admitted, for storage, in increasing round id: `out_rounds[i]` and
+ * its configuration digest in `out_digests[16·i .. 16·i + 16]`, for at most `out_cap` entries
+ * (`out_digests` holds `16·out_cap` bytes). Query-size pattern: fewer than the admitted
+ * rounds → `DPD_ERR_BUFFER_TOO_SMALL` with `*out_len` = the number needed and nothing
+ * written; `out_cap` 0 with both arrays NULL asks for the number alone. A host that keeps
+ * these pairs (a file, a table) restores the ledger after a restart with
+ * `dpd_round_ledger_admit_digest`, so that a restart does not forget which ids were used.
+ *
+ * # Safety
+ * `ledger` NULL or a live handle; `out_rounds` NULL or `out_cap` writable `uint64_t`s;
+ * `out_digests` NULL or `16·out_cap` writable bytes; `out_len` NULL or writable.
+ */
+enum dpd_status dpd_round_ledger_entries(const struct dpd_round_ledger *ledger,
+                                         uint64_t *out_rounds,
+                                         uint8_t *out_digests,
+                                         size_t out_cap,
+                                         size_t *out_len);
+
+/**
+ * Admits a round by its id and 16-byte configuration digest (`digest_len` must be 16), as
+ * saved from `dpd_round_ledger_entries`: restores a ledger after a restart. Otherwise as
+ * `dpd_round_ledger_admit` (`*out_new`, may be NULL; another digest under a seen id →
+ * `DPD_ERR_WRONG_ROUND`, the ledger unchanged).
+ *
+ * # Safety
+ * `ledger` NULL or a live handle not used concurrently; `digest` NULL or `digest_len`
+ * readable bytes; `out_new` NULL or writable.
+ */
+enum dpd_status dpd_round_ledger_admit_digest(struct dpd_round_ledger *ledger,
+                                              uint64_t round,
+                                              const uint8_t *digest,
+                                              size_t digest_len,
+                                              uint32_t *out_new);
 
 /**
  * Frees a ledger; NULL is a no-op.

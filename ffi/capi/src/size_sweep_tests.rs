@@ -23,6 +23,7 @@ use crate::dca::aggregator::*;
 use crate::dca::client::*;
 use crate::dca::codec::*;
 use crate::dca::kernels::*;
+use crate::dca::ledger::*;
 use crate::dca::node::*;
 use crate::dca::node_sum::*;
 use crate::dca::round::*;
@@ -391,6 +392,43 @@ fn cases() -> Vec<Case> {
                     &mut len,
                     null_mut(),
                 )
+            }
+        ),
+        case!(dpd_round_ledger_entries, [BUF], |f, s| {
+            let (mut rounds, mut digests) = ([0u64; BUF], [0u8; BUF * DPD_CONFIG_DIGEST_LEN]);
+            let mut ledger = null_mut();
+            let mut len = 0;
+            ok(dpd_round_ledger_new(&mut ledger), "ledger");
+            ok(
+                dpd_round_ledger_admit(ledger, f.config, null_mut()),
+                "admit",
+            );
+            let status = dpd_round_ledger_entries(
+                ledger,
+                output(&mut rounds, s[0]),
+                output(&mut digests, s[0].saturating_mul(DPD_CONFIG_DIGEST_LEN)),
+                s[0],
+                &mut len,
+            );
+            dpd_round_ledger_free(ledger);
+            status
+        }),
+        case!(
+            dpd_round_ledger_admit_digest,
+            [DPD_CONFIG_DIGEST_LEN],
+            |_f, s| {
+                let digest = [5u8; BUF];
+                let mut ledger = null_mut();
+                ok(dpd_round_ledger_new(&mut ledger), "ledger");
+                let status = dpd_round_ledger_admit_digest(
+                    ledger,
+                    3,
+                    input(&digest, s[0]),
+                    s[0],
+                    null_mut(),
+                );
+                dpd_round_ledger_free(ledger);
+                status
             }
         ),
         case!(dpd_blr_config_new, [D], |_f, s| {

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -526,6 +527,72 @@ static void kernels(void) {
     CHECK(strcmp(dpd_kernel_path_name((uint32_t)path), "unknown") != 0);
 }
 
+/* A ledger saved with dpd_round_ledger_entries and restored with dpd_round_ledger_admit_digest
+ * (a restarted party) still refuses a reused round id. */
+static void ledger_survives_a_restart(void) {
+    dpd_round_config *round44 = NULL, *round45 = NULL, *reused44 = NULL;
+    CHECK_OK(dpd_round_config_new(45, N, M, T, D, BOUND, DPD_SHARE_MODE_FULL, 0.0,
+                                  DPD_FRAC_BITS_AUTO, &round45));
+    CHECK_OK(dpd_round_config_new(44, N, M, T, D, BOUND, DPD_SHARE_MODE_SEED, 0.0,
+                                  DPD_FRAC_BITS_AUTO, &round44));
+    CHECK_OK(dpd_round_config_new(44, N, M, T, D + 1, BOUND, DPD_SHARE_MODE_SEED, 0.0,
+                                  DPD_FRAC_BITS_AUTO, &reused44));
+    dpd_round_ledger *ledger = NULL;
+    CHECK_OK(dpd_round_ledger_new(&ledger));
+    CHECK_OK(dpd_round_ledger_admit(ledger, round45, NULL));
+    CHECK_OK(dpd_round_ledger_admit(ledger, round44, NULL));
+
+    /* Size query, a too small buffer (nothing written), then the entries in increasing id. */
+    size_t len = 0;
+    CHECK_FAILS(dpd_round_ledger_entries(ledger, NULL, NULL, 0, &len), DPD_ERR_BUFFER_TOO_SMALL,
+                "needs 2");
+    CHECK(len == 2);
+    uint64_t rounds[4] = {9, 9, 9, 9};
+    uint8_t digests[4 * DPD_CONFIG_DIGEST_LEN];
+    memset(digests, 0xAB, sizeof digests);
+    CHECK_FAILS(dpd_round_ledger_entries(ledger, rounds, digests, 1, &len),
+                DPD_ERR_BUFFER_TOO_SMALL, "needs 2");
+    CHECK(rounds[0] == 9 && digests[0] == 0xAB);
+    CHECK_OK(dpd_round_ledger_entries(ledger, rounds, digests, 4, &len));
+    CHECK(len == 2 && rounds[0] == 44 && rounds[1] == 45 && rounds[2] == 9);
+    CHECK(memcmp(digests, digests + DPD_CONFIG_DIGEST_LEN, DPD_CONFIG_DIGEST_LEN) != 0);
+    CHECK(digests[2 * DPD_CONFIG_DIGEST_LEN] == 0xAB);
+    CHECK_FAILS(dpd_round_ledger_entries(ledger, rounds, digests, 4, NULL), DPD_ERR_NULL_POINTER,
+                "out_len");
+    dpd_round_ledger_free(ledger);
+
+    /* The restarted party: the saved pairs restore what the ledger refuses and admits. */
+    dpd_round_ledger *restored = NULL;
+    CHECK_OK(dpd_round_ledger_new(&restored));
+    uint32_t is_new = 7;
+    for (size_t i = 0; i < len; i++) {
+        CHECK_OK(dpd_round_ledger_admit_digest(restored, rounds[i],
+                                               digests + i * DPD_CONFIG_DIGEST_LEN,
+                                               DPD_CONFIG_DIGEST_LEN, &is_new));
+        CHECK(is_new == 1);
+    }
+    CHECK_OK(dpd_round_ledger_admit(restored, round44, &is_new));
+    CHECK(is_new == 0);
+    CHECK_FAILS(dpd_round_ledger_admit(restored, reused44, &is_new), DPD_ERR_WRONG_ROUND,
+                "already used with another configuration");
+    uint8_t other[DPD_CONFIG_DIGEST_LEN] = {1};
+    CHECK_FAILS(dpd_round_ledger_admit_digest(restored, 45, other, sizeof other, NULL),
+                DPD_ERR_WRONG_ROUND, "already used with another configuration");
+    CHECK_FAILS(dpd_round_ledger_admit_digest(restored, 46, other, 15, NULL),
+                DPD_ERR_LENGTH_MISMATCH, "16 bytes");
+    CHECK_FAILS(dpd_round_ledger_admit_digest(restored, 46, NULL, 16, NULL), DPD_ERR_NULL_POINTER,
+                "digest");
+    CHECK_FAILS(dpd_round_ledger_admit_digest(NULL, 46, other, 16, NULL), DPD_ERR_NULL_POINTER,
+                "ledger");
+    /* None of the refusals recorded round 46. */
+    CHECK_OK(dpd_round_ledger_entries(restored, rounds, digests, 4, &len));
+    CHECK(len == 2);
+    dpd_round_ledger_free(restored);
+    dpd_round_config_free(round44);
+    dpd_round_config_free(round45);
+    dpd_round_config_free(reused44);
+}
+
 int main(void) {
     CHECK(dpd_abi_version() == DPD_ABI_VERSION);
     printf("dpdist %s (ABI %u)\n", dpd_version(), (unsigned)dpd_abi_version());
@@ -538,6 +605,7 @@ int main(void) {
     mixed_retry(DPD_SHARE_MODE_SEED);
     mixed_retry(DPD_SHARE_MODE_FULL);
     reused_round_id();
+    ledger_survives_a_restart();
     simulated_round();
     size_query_runs_nothing();
     codec();
