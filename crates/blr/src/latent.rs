@@ -30,6 +30,11 @@
 //! sampling, post-processing of the release at no privacy cost. Where the release says little
 //! about the second moments (small n·ε) the draws spread over the grid; records whose moments
 //! match the prior's and whose inputs are uncorrelated concentrate them on large ν.
+//! Only down to ν ≈ n²m²/σ² (σ the noise sd of an off-diagonal entry): above it the release
+//! cannot tell ν from ∞, and the mass the grid keeps on ν < n widens the latent off-diagonals by
+//! up to (1 + n/ν) in variance. That is the honest cost of not knowing the inputs' correlations,
+//! and it makes the intervals conservative on uncorrelated inputs at moderate noise (README,
+//! "Noise-aware BLR intervals"); ruling it out would need prior knowledge (a fixed `dof`).
 //!
 //! **Flat prior** ([`LatentPrior::Flat`]): uniform on the box the bounds allow; the posterior of
 //! each entry is the public noise truncated to the box. At small n·ε this prior is far too vague
