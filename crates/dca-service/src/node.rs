@@ -84,9 +84,10 @@ enum SumState {
 
 struct RoundRuntime {
     round: Arc<Round>,
+    /// The running sum while the round is open; it knows the received (client, attempt) pairs.
     node: Option<ComputeNode>,
-    /// The (client, shard attempt) pair of every share this node holds.
-    received: ShardSet,
+    /// The pairs received, once the running sum was handed to the summing thread (or dropped).
+    received_at_close: ShardSet,
     agreed: Option<ClientSet>,
     sum: SumState,
     /// Why the aggregator aborted the round (then nothing more is accepted or summed).
@@ -228,6 +229,15 @@ fn decode_ids(bytes: &[u8], universe: usize) -> Result<ClientSet> {
     Ok(ClientSet::from_ids(universe, &ids)?)
 }
 
+impl RoundRuntime {
+    /// The (client, shard attempt) pair of every share this node holds (or held at close).
+    fn received(&self) -> &ShardSet {
+        self.node
+            .as_ref()
+            .map_or(&self.received_at_close, ComputeNode::received)
+    }
+}
+
 impl Actor {
     fn load(&mut self) -> Result<()> {
         for stored in self.store.rounds()? {
@@ -247,7 +257,7 @@ impl Actor {
                 self.rounds.insert(
                     round.hash,
                     RoundRuntime {
-                        received: ShardSet::empty(round.config.n_clients()),
+                        received_at_close: ShardSet::empty(round.config.n_clients()),
                         round,
                         node: None,
                         agreed: None,
@@ -257,16 +267,15 @@ impl Actor {
                 );
                 continue;
             }
-            let mut node = ComputeNode::new(&round.config, NodeIndex(self.index))?;
+            let mut node = ComputeNode::without_kept_seeds(&round.config, NodeIndex(self.index))?;
             self.store.for_each_share(&round.hash, |_, message| {
                 node.absorb_bytes(message)?;
                 Ok(())
             })?;
-            let received = node.received().clone();
             let mut rt = RoundRuntime {
                 round: round.clone(),
                 node: Some(node),
-                received,
+                received_at_close: ShardSet::empty(round.config.n_clients()),
                 agreed: None,
                 sum: SumState::Open,
                 aborted: None,
@@ -275,6 +284,7 @@ impl Actor {
                 let agreed = decode_ids(agreed, round.config.n_clients())?;
                 match stored.sum {
                     Some(sum) => {
+                        rt.received_at_close = rt.received().clone();
                         rt.node = None;
                         rt.sum = SumState::Ready(sum);
                         rt.agreed = Some(agreed);
@@ -290,17 +300,19 @@ impl Actor {
         Ok(())
     }
 
-    /// Retracts the full shares of received clients outside the agreed set (read back from
-    /// the store) and finalizes on a worker thread; the result comes back as `SumReady`.
+    /// Retracts the shares of received clients outside the agreed set (read back from the
+    /// store: the running sum keeps no seeds, so seed shares are re-expanded from there too)
+    /// and finalizes on a worker thread; the result comes back as `SumReady`.
     fn start_sum(&self, rt: &mut RoundRuntime, agreed: ClientSet) {
         let Some(mut node) = rt.node.take() else {
             rt.sum = SumState::Failed("no running sum".into());
             return;
         };
+        rt.received_at_close = node.received().clone();
         rt.sum = SumState::Computing;
         let id = rt.round.hash;
         let excluded: Vec<ClientId> = rt
-            .received
+            .received_at_close
             .clients()
             .iter()
             .filter(|c| !agreed.contains(*c))
@@ -314,10 +326,7 @@ impl Actor {
                 .and_then(|m| {
                     ShareMessage::get_decoded(&rt.round.config, &m).map_err(|e| e.to_string())
                 })
-                .and_then(|msg| match msg.payload {
-                    SharePayload::Full(_) => node.retract(&msg).map_err(|e| e.to_string()),
-                    SharePayload::Seed(_) => Ok(()), // finalize re-expands and removes it
-                });
+                .and_then(|msg| node.retract(&msg).map_err(|e| e.to_string()));
             if let Err(e) = retracted {
                 rt.sum = SumState::Failed(e);
                 return;
@@ -434,7 +443,6 @@ impl Actor {
         // store's primary key, so this cannot fail; if it did, a restart rebuilds from the store.
         node.absorb(&u.parsed)
             .map_err(|e| ApiError::internal(format!("absorb after commit: {e}")))?;
-        let _ = rt.received.insert(u.parsed.client, u.parsed.shard);
         Ok(StatusCode::CREATED)
     }
 
@@ -460,7 +468,7 @@ impl Actor {
                                 "open"
                             }
                             .into(),
-                            received: rt.received.len(),
+                            received: rt.received().len(),
                             sum: match rt.sum {
                                 SumState::Open => "none",
                                 SumState::Computing => "computing",
@@ -477,7 +485,7 @@ impl Actor {
                         .get(&id)
                         .ok_or_else(|| ApiError::not_found("unknown round"))
                         .map(|rt| {
-                            let (clients, shards) = pairs_to_wire(&rt.received);
+                            let (clients, shards) = pairs_to_wire(rt.received());
                             ReceivedSet { clients, shards }
                         }),
                 );
@@ -538,12 +546,12 @@ impl Actor {
             Ok(None) => {}
             Err(e) => return Err(ApiError::internal(e.to_string())),
         }
-        let node = ComputeNode::new(&round.config, NodeIndex(self.index))
+        let node = ComputeNode::without_kept_seeds(&round.config, NodeIndex(self.index))
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
         self.store
             .insert_round(&round.hash, round.spec.round, &round.spec.canonical_json())
             .map_err(|e| ApiError::internal(e.to_string()))?;
-        let received = ShardSet::empty(round.config.n_clients());
+        let received_at_close = ShardSet::empty(round.config.n_clients());
         if let Ok(mut shared) = self.shared.write() {
             shared.insert(round.hash, round.clone());
         }
@@ -552,7 +560,7 @@ impl Actor {
             RoundRuntime {
                 round,
                 node: Some(node),
-                received,
+                received_at_close,
                 agreed: None,
                 sum: SumState::Open,
                 aborted: None,
@@ -580,7 +588,7 @@ impl Actor {
             .abort(&id, &reason)
             .map_err(|e| ApiError::internal(e.to_string()))?;
         rt.node = None;
-        rt.received = ShardSet::empty(rt.round.config.n_clients());
+        rt.received_at_close = ShardSet::empty(rt.round.config.n_clients());
         rt.aborted = Some(reason);
         Ok(StatusCode::ACCEPTED)
     }
@@ -622,7 +630,7 @@ impl Actor {
             };
         }
         for (client, shard) in pairs.iter() {
-            match rt.received.shard(client) {
+            match rt.received().shard(client) {
                 None => {
                     return Err(ApiError::new(
                         StatusCode::CONFLICT,

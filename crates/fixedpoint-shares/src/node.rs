@@ -4,7 +4,8 @@
 //! Memory is O(d + N) whatever the number of clients: a share is added into the accumulator as
 //! it arrives and only the client id (a bit) and its shard attempt are kept, plus the 16-byte
 //! seed of seed shares so that a client outside the agreed set can be removed again by
-//! re-expanding it. A full share cannot be re-derived; a client outside the agreed set whose
+//! re-expanding it (not kept by [`ComputeNode::without_kept_seeds`], for hosts that store the
+//! messages anyway). A full share cannot be re-derived; a client outside the agreed set whose
 //! full share was absorbed must be [`ComputeNode::retract`]ed with the same message before
 //! [`ComputeNode::finalize`]. Wire bytes are absorbed without copying the payload
 //! ([`ComputeNode::absorb_bytes`]).
@@ -14,7 +15,7 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use crate::client_set::ClientSet;
-use crate::ids::{ClientId, ConfigDigest, NodeIndex, RoundId, ShardId};
+use crate::ids::{ClientId, ConfigDigest, NodeIndex, RoundId};
 use crate::kernels;
 use crate::message::ShareMessage;
 use crate::prg::{self, MaskDomain, Seed, Sign};
@@ -51,17 +52,13 @@ pub struct NodeSum {
     pub sum: Vec<u64>,
 }
 
-/// What a node keeps of an absorbed share.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Absorbed {
-    shard: ShardId,
-    /// The seed of a seed share (to remove it again by re-expansion); `None` for a full share.
-    seed: Option<Seed>,
-}
-
 /// Accumulator, received pairs and kept (client, attempt, seed) triples, for tests.
 #[cfg(test)]
-pub(crate) type NodeSnapshot = (Vec<u64>, ShardSet, Vec<(ClientId, ShardId, Option<Seed>)>);
+pub(crate) type NodeSnapshot = (
+    Vec<u64>,
+    ShardSet,
+    Vec<(ClientId, crate::ids::ShardId, Option<Seed>)>,
+);
 
 /// One compute node of one round.
 pub struct ComputeNode {
@@ -69,7 +66,10 @@ pub struct ComputeNode {
     node: NodeIndex,
     acc: Vec<u64>,
     received: ShardSet,
-    absorbed: HashMap<ClientId, Absorbed>,
+    /// The seed of every absorbed seed share (to remove it again by re-expansion), unless the
+    /// node was made with [`ComputeNode::without_kept_seeds`]. Full shares keep nothing here.
+    seeds: HashMap<ClientId, Seed>,
+    keep_seeds: bool,
 }
 
 impl ComputeNode {
@@ -79,6 +79,23 @@ impl ComputeNode {
     /// [`Error::UnknownNode`] unless `node < M`; [`Error::Allocation`] if the d-word
     /// accumulator or the N-bit client set cannot be allocated.
     pub fn new(config: &RoundConfig, node: NodeIndex) -> Result<Self> {
+        Self::make(config, node, true)
+    }
+
+    /// As [`ComputeNode::new`], but keeping no seeds: memory is the d-word accumulator plus
+    /// the received set, whatever the share mode. For hosts that store every absorbed message
+    /// themselves (e.g. a service's database): every received client outside the agreed set,
+    /// seed share or full, must then be [`ComputeNode::retract`]ed with its message before
+    /// [`ComputeNode::finalize`], which otherwise refuses with [`Error::NeedsRetraction`].
+    /// `retract` then checks the shard attempt but cannot compare a seed.
+    ///
+    /// # Errors
+    /// As [`ComputeNode::new`].
+    pub fn without_kept_seeds(config: &RoundConfig, node: NodeIndex) -> Result<Self> {
+        Self::make(config, node, false)
+    }
+
+    fn make(config: &RoundConfig, node: NodeIndex, keep_seeds: bool) -> Result<Self> {
         if node.0 >= config.n_nodes() {
             return Err(Error::UnknownNode {
                 node,
@@ -90,7 +107,8 @@ impl ComputeNode {
             node,
             acc: crate::alloc::zeroed(config.dim(), "node accumulator")?,
             received: ShardSet::try_empty(config.n_clients())?,
-            absorbed: HashMap::new(),
+            seeds: HashMap::new(),
+            keep_seeds,
         })
     }
 
@@ -155,17 +173,9 @@ impl ComputeNode {
         for view in views {
             // Ids were checked above; insertion cannot fail.
             let _ = self.received.insert(view.client, view.shard);
-            let seed = match &view.payload {
-                PayloadView::Seed(seed) => Some(seed.clone()),
-                _ => None,
-            };
-            self.absorbed.insert(
-                view.client,
-                Absorbed {
-                    shard: view.shard,
-                    seed,
-                },
-            );
+            if let (true, PayloadView::Seed(seed)) = (self.keep_seeds, &view.payload) {
+                self.seeds.insert(view.client, seed.clone());
+            }
         }
         Ok(())
     }
@@ -194,16 +204,16 @@ impl ComputeNode {
 
     fn retract_view(&mut self, view: &ShareView<'_>) -> Result<()> {
         self.check(view)?;
-        let absorbed = self.absorbed.get(&view.client).ok_or(Error::NotAbsorbed {
+        let shard = self.received.shard(view.client).ok_or(Error::NotAbsorbed {
             client: view.client,
         })?;
-        if absorbed.shard != view.shard {
+        if shard != view.shard {
             return Err(Error::RetractMismatch {
                 client: view.client,
                 what: "shard id",
             });
         }
-        if let (Some(kept), PayloadView::Seed(seed)) = (&absorbed.seed, &view.payload)
+        if let (Some(kept), PayloadView::Seed(seed)) = (self.seeds.get(&view.client), &view.payload)
             && kept != seed
         {
             return Err(Error::RetractMismatch {
@@ -213,7 +223,7 @@ impl ComputeNode {
         }
         accumulate(&mut self.acc, std::slice::from_ref(view), Sign::Sub);
         self.received.remove(view.client);
-        self.absorbed.remove(&view.client);
+        self.seeds.remove(&view.client);
         Ok(())
     }
 
@@ -256,7 +266,7 @@ impl ComputeNode {
         check_missing(agreed.clients(), &self.config)?;
         let mut excess = Vec::new();
         for client in self.received.clients().difference(agreed.clients()) {
-            match self.absorbed.get(&client).and_then(|a| a.seed.as_ref()) {
+            match self.seeds.get(&client) {
                 Some(seed) => excess.push((client, seed)),
                 None => return Err(Error::NeedsRetraction { client }),
             }
@@ -314,8 +324,8 @@ impl ComputeNode {
             // Same universe (checked by `intersection`) and disjoint, so insertion cannot fail.
             let _ = self.received.insert(client, shard);
         }
-        self.absorbed
-            .extend(other.absorbed.iter().map(|(c, a)| (*c, a.clone())));
+        self.seeds
+            .extend(other.seeds.iter().map(|(c, seed)| (*c, seed.clone())));
         Ok(())
     }
 
@@ -323,9 +333,9 @@ impl ComputeNode {
     #[cfg(test)]
     pub(crate) fn snapshot(&self) -> NodeSnapshot {
         let mut kept: Vec<_> = self
-            .absorbed
+            .received
             .iter()
-            .map(|(c, a)| (*c, a.shard, a.seed.clone()))
+            .map(|(c, shard)| (c, shard, self.seeds.get(&c).cloned()))
             .collect();
         kept.sort_by_key(|(c, _, _)| *c);
         (self.acc.clone(), self.received.clone(), kept)

@@ -109,9 +109,16 @@ proptest! {
 /// The same through the protocol objects, with nodes that each miss different clients: the
 /// agreed set is the intersection, seed shares of excluded clients are removed by the node, full
 /// shares by an explicit retract, and the aggregator refuses once more than T are missing.
+/// Nodes made `without_kept_seeds` need the excluded seed shares retracted too.
 #[test]
 fn asymmetric_receipt_is_resolved_by_the_agreed_set() {
-    for mode in [ShareMode::Seed, ShareMode::Full] {
+    let modes = [ShareMode::Seed, ShareMode::Full];
+    for (mode, keep_seeds) in modes.into_iter().flat_map(|m| [(m, true), (m, false)]) {
+        let make = if keep_seeds {
+            ComputeNode::new
+        } else {
+            ComputeNode::without_kept_seeds
+        };
         let (n, m, t, d) = (12usize, 3u16, 3usize, 40usize);
         let config = RoundConfig::new(&params(n, m, t, d, mode)).unwrap();
         let x = inputs(5, n, d, 2.5);
@@ -130,7 +137,7 @@ fn asymmetric_receipt_is_resolved_by_the_agreed_set() {
         // Client 2 never reaches node 1; client 7 never reaches node 2; client 9 never node 0.
         let lost = |client: usize, node: u16| matches!((client, node), (2, 1) | (7, 2) | (9, 0));
         let mut nodes: Vec<ComputeNode> = (0..m)
-            .map(|k| ComputeNode::new(&config, NodeIndex(k)).unwrap())
+            .map(|k| make(&config, NodeIndex(k)).unwrap())
             .collect();
         for (i, msgs) in shards.iter().enumerate() {
             for (k, msg) in msgs.iter().enumerate() {
@@ -152,8 +159,24 @@ fn asymmetric_receipt_is_resolved_by_the_agreed_set() {
         for c in [2usize, 7] {
             nodes[0].retract(&shards[c][0]).unwrap();
         }
-        if mode == ShareMode::Full {
-            // In full mode nodes 1 and 2 hold full shares too.
+        if mode == ShareMode::Seed && !keep_seeds {
+            // Node 1 holds client 7's seed and node 2 client 2's, both outside the set.
+            assert!(matches!(
+                nodes[1].finalize(&agreed),
+                Err(Error::NeedsRetraction {
+                    client: ClientId(7)
+                })
+            ));
+            assert!(matches!(
+                nodes[2].finalize(&agreed),
+                Err(Error::NeedsRetraction {
+                    client: ClientId(2)
+                })
+            ));
+        }
+        if mode == ShareMode::Full || !keep_seeds {
+            // In full mode nodes 1 and 2 hold full shares too; without kept seeds, seed
+            // shares are retracted like full ones.
             nodes[1].retract(&shards[7][1]).unwrap();
             nodes[1].retract(&shards[9][1]).unwrap();
             nodes[2].retract(&shards[2][2]).unwrap();
@@ -166,7 +189,7 @@ fn asymmetric_receipt_is_resolved_by_the_agreed_set() {
         let release = agg.release().unwrap();
         let want = exact_sum(&x, agreed.clients(), config.codec().frac_bits());
         let got: Vec<i128> = release.sum_units.iter().map(|&s| i128::from(s)).collect();
-        assert_eq!(got, want, "{mode:?}");
+        assert_eq!(got, want, "{mode:?}, keep seeds {keep_seeds}");
         // Without client 0 as well, 4 > T = 3 are missing: every node refuses.
         let mut smaller = agreed.clone();
         smaller.remove(ClientId(0));
