@@ -38,6 +38,15 @@ dca_ledger <- function() .Call(dpdr_round_ledger_new)
 # again; DPD_ERR_WRONG_ROUND (ledger unchanged) for a reused id with another configuration.
 dca_admit <- function(ledger, config) .Call(dpdr_round_ledger_admit, ledger, config)
 
+# The admitted rounds, for storage: list(round = ids, digest = list of 16-byte raw vectors), in
+# increasing id. After a restart, dca_admit_digest() of each pair restores the ledger.
+dca_ledger_entries <- function(ledger) .Call(dpdr_round_ledger_entries, ledger)
+
+# As dca_admit(), from a (round id, digest) pair saved by dca_ledger_entries().
+dca_admit_digest <- function(ledger, round, digest) {
+  .Call(dpdr_round_ledger_admit_digest, ledger, as.double(round), digest)
+}
+
 # Compute node `node` (0-based) of the round, admitted through `ledger` when one is given.
 dca_node <- function(config, node, ledger = NULL) .Call(dpdr_node_new, config, node, ledger)
 

@@ -122,6 +122,41 @@ SEXP dpdr_round_ledger_admit(SEXP ledger, SEXP config) {
   return Rf_ScalarLogical(is_new != 0);
 }
 
+/* The admitted rounds, for storage: list(round = ids as doubles, in increasing order,
+ * digest = one raw vector of 16 bytes per round). */
+SEXP dpdr_round_ledger_entries(SEXP ledger) {
+  dpd_round_ledger *l = ledger_or_null(ledger);
+  size_t len = 0;
+  dpd_status status = dpd_round_ledger_entries(l, NULL, NULL, 0, &len);
+  if (status != DPD_ERR_BUFFER_TOO_SMALL) dpdr_check(status);
+  uint64_t *rounds = (uint64_t *)R_alloc(len > 0 ? len : 1, sizeof(uint64_t));
+  uint8_t *digests = (uint8_t *)R_alloc(len > 0 ? len : 1, DPD_CONFIG_DIGEST_LEN);
+  dpdr_check(dpd_round_ledger_entries(l, rounds, digests, len, &len));
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
+  SET_VECTOR_ELT(out, 0, dpdr_u64s_to_r(rounds, len));
+  SEXP list = PROTECT(Rf_allocVector(VECSXP, (R_xlen_t)len));
+  for (size_t i = 0; i < len; i++) {
+    SEXP digest = Rf_allocVector(RAWSXP, DPD_CONFIG_DIGEST_LEN);
+    SET_VECTOR_ELT(list, (R_xlen_t)i, digest);
+    memcpy(RAW(digest), digests + i * DPD_CONFIG_DIGEST_LEN, DPD_CONFIG_DIGEST_LEN);
+  }
+  SET_VECTOR_ELT(out, 1, list);
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 2));
+  SET_STRING_ELT(names, 0, Rf_mkChar("round"));
+  SET_STRING_ELT(names, 1, Rf_mkChar("digest"));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(3);
+  return out;
+}
+
+SEXP dpdr_round_ledger_admit_digest(SEXP ledger, SEXP round, SEXP digest) {
+  const uint8_t *bytes = dpdr_raw(digest, "digest");
+  uint32_t is_new = 0;
+  dpdr_check(dpd_round_ledger_admit_digest(ledger_or_null(ledger), dpdr_u64(round, "round"),
+                                           bytes, (size_t)XLENGTH(digest), &is_new));
+  return Rf_ScalarLogical(is_new != 0);
+}
+
 SEXP dpdr_node_new(SEXP config, SEXP node, SEXP ledger) {
   dpd_round_config *cfg = config_of(config);
   uint32_t k = dpdr_u32(node, "node");

@@ -33,6 +33,8 @@ SEXP dpdr_client_new(SEXP, SEXP, SEXP);
 SEXP dpdr_client_shard(SEXP, SEXP);
 SEXP dpdr_round_ledger_new(void);
 SEXP dpdr_round_ledger_admit(SEXP, SEXP);
+SEXP dpdr_round_ledger_entries(SEXP);
+SEXP dpdr_round_ledger_admit_digest(SEXP, SEXP, SEXP);
 SEXP dpdr_node_new(SEXP, SEXP, SEXP);
 SEXP dpdr_node_absorb(SEXP, SEXP);
 SEXP dpdr_node_retract(SEXP, SEXP);
@@ -116,6 +118,8 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_client_shard",                  (DL_FUNC)&dpdr_client_shard,                  2},
     {"dpdr_round_ledger_new",              (DL_FUNC)&dpdr_round_ledger_new,              0},
     {"dpdr_round_ledger_admit",            (DL_FUNC)&dpdr_round_ledger_admit,            2},
+    {"dpdr_round_ledger_entries",          (DL_FUNC)&dpdr_round_ledger_entries,          1},
+    {"dpdr_round_ledger_admit_digest",     (DL_FUNC)&dpdr_round_ledger_admit_digest,     3},
     {"dpdr_node_new",                      (DL_FUNC)&dpdr_node_new,                      3},
     {"dpdr_node_absorb",                   (DL_FUNC)&dpdr_node_absorb,                   2},
     {"dpdr_node_retract",                  (DL_FUNC)&dpdr_node_retract,                  2},

@@ -136,6 +136,16 @@ run_tests(list(
     # Without a ledger nothing is checked; the ledger is unchanged by the refusals.
     stopifnot(inherits(dca_node(other, 0), "dpdist_node"))
     stopifnot(identical(dca_admit(ledger, cfg), FALSE))
+    # Saved and restored (a restarted party): the reused id is still refused.
+    saved <- dca_ledger_entries(ledger)
+    stopifnot(identical(saved$round, 7), length(saved$digest) == 1L,
+              length(saved$digest[[1]]) == 16L)
+    restored <- dca_ledger()
+    stopifnot(isTRUE(dca_admit_digest(restored, saved$round[1], saved$digest[[1]])))
+    stopifnot(identical(dca_admit(restored, cfg), FALSE))
+    expect_dpdist_error(dca_admit(restored, other), "DPD_ERR_WRONG_ROUND")
+    expect_dpdist_error(dca_admit_digest(restored, 8, as.raw(1:2)), "DPD_ERR_LENGTH_MISMATCH")
+    expect_dpdist_error(dca_admit_digest(restored, 8, 1:16), "DPD_ERR_INVALID_ARGUMENT")
     expect_dpdist_error(dca_node(cfg, 0, ledger = cfg), "DPD_ERR_INVALID_ARGUMENT")
   },
 

@@ -21,7 +21,7 @@ export gaussian_sigma, distributed_sigma, laplace_scale
 export sample_discrete_gaussian, sample_discrete_laplace, sample_gaussian, sample_laplace,
        sample_objective_perturbation
 export Accountant, charge_gaussian!, charge_approx!, charge_pure!, charge_zcdp!, spent
-export RoundConfig, Client, Node, NodeSum, Aggregator, ReleaseInfo, WireHeader, RoundLedger, admit!
+export RoundConfig, Client, Node, NodeSum, Aggregator, ReleaseInfo, WireHeader, RoundLedger, admit!, ledger_entries
 export config_info, shard, absorb!, retract!, received, finalize_sum, add!, release,
        wire_inspect, simulate_round, dca_simulate_round, node_sum_bytes, node_sum_from_bytes
 export PlrModel, plr_fit, pst_s_fit, pst_f_fit, pst_h_fit, predict_proba, model_info, model_weights,

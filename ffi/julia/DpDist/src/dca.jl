@@ -138,6 +138,40 @@ function admit!(ledger::RoundLedger, cfg::RoundConfig)
     return is_new[] != 0
 end
 
+"""
+    ledger_entries(ledger) -> Vector{Tuple{UInt64,Vector{UInt8}}}
+
+The admitted rounds as (round id, 16-byte configuration digest), in increasing id: what a party
+stores so that, after a restart, `admit!(ledger, round, digest)` restores its ledger.
+"""
+function ledger_entries(ledger::RoundLedger)
+    len = Ref{Csize_t}(0)
+    status = @ccall libdpdist.dpd_round_ledger_entries(ledger::Ptr{dpd_round_ledger},
+                                                       C_NULL::Ptr{UInt64}, C_NULL::Ptr{UInt8},
+                                                       0::Csize_t, len::Ref{Csize_t})::Cint
+    status == DPD_ERR_BUFFER_TOO_SMALL || check(status)
+    rounds = Vector{UInt64}(undef, len[])
+    digests = Vector{UInt8}(undef, DPD_CONFIG_DIGEST_LEN * len[])
+    check(@ccall libdpdist.dpd_round_ledger_entries(ledger::Ptr{dpd_round_ledger},
+                                                    rounds::Ptr{UInt64}, digests::Ptr{UInt8},
+                                                    length(rounds)::Csize_t,
+                                                    len::Ref{Csize_t})::Cint)
+    return [(rounds[i], digests[(i - 1) * DPD_CONFIG_DIGEST_LEN + 1:i * DPD_CONFIG_DIGEST_LEN])
+            for i in 1:len[]]
+end
+
+"""As `admit!(ledger, cfg)`, from a (round id, digest) pair saved by `ledger_entries`."""
+function admit!(ledger::RoundLedger, round::Integer, digest::AbstractVector{UInt8})
+    bytes = Vector{UInt8}(digest)
+    is_new = Ref{UInt32}(0)
+    check(@ccall libdpdist.dpd_round_ledger_admit_digest(ledger::Ptr{dpd_round_ledger},
+                                                         UInt64(round)::UInt64,
+                                                         bytes::Ptr{UInt8},
+                                                         length(bytes)::Csize_t,
+                                                         is_new::Ref{UInt32})::Cint)
+    return is_new[] != 0
+end
+
 """Compute node `node` (0-based) of the round, admitted through `ledger` when one is given."""
 mutable struct Node
     ptr::Ptr{dpd_node}

@@ -425,6 +425,14 @@ end
     dpd_error(() -> Aggregator(other; ledger=ledger), :DPD_ERR_WRONG_ROUND)
     @test Node(other, 0) isa Node  # no ledger, no check
     @test admit!(ledger, cfg) == false  # unchanged by the refusals
+    # Saved and restored (a restarted party): the reused id is still refused.
+    saved = ledger_entries(ledger)
+    @test length(saved) == 1 && saved[1][1] == 7 && length(saved[1][2]) == 16
+    restored = RoundLedger()
+    @test all(admit!(restored, r, d) for (r, d) in saved)
+    @test admit!(restored, cfg) == false
+    dpd_error(() -> admit!(restored, other), :DPD_ERR_WRONG_ROUND)
+    dpd_error(() -> admit!(restored, 8, UInt8[1, 2]), :DPD_ERR_LENGTH_MISMATCH)
 end
 
 @testset "iterative learning" begin
