@@ -385,6 +385,34 @@ public:
         check(dpd_round_ledger_admit(h_.get(), config.get(), &is_new));
         return is_new != 0;
     }
+    /// One admitted round: what a party stores to restore its ledger after a restart.
+    struct Entry {
+        uint64_t round;
+        std::array<uint8_t, DPD_CONFIG_DIGEST_LEN> digest;
+    };
+    /// The admitted rounds, in increasing round id.
+    std::vector<Entry> entries() const {
+        size_t len = 0;
+        dpd_status status = dpd_round_ledger_entries(h_.get(), nullptr, nullptr, 0, &len);
+        if (status != DPD_ERR_BUFFER_TOO_SMALL) check(status);
+        std::vector<uint64_t> rounds(len);
+        std::vector<uint8_t> digests(len * DPD_CONFIG_DIGEST_LEN);
+        check(dpd_round_ledger_entries(h_.get(), rounds.data(), digests.data(), len, &len));
+        std::vector<Entry> out(len);
+        for (size_t i = 0; i < len; ++i) {
+            out[i].round = rounds[i];
+            for (size_t b = 0; b < DPD_CONFIG_DIGEST_LEN; ++b)
+                out[i].digest[b] = digests[i * DPD_CONFIG_DIGEST_LEN + b];
+        }
+        return out;
+    }
+    /// As admit(config), from an entry saved by entries().
+    bool admit(const Entry &saved) {
+        uint32_t is_new = 0;
+        check(dpd_round_ledger_admit_digest(h_.get(), saved.round, saved.digest.data(),
+                                            saved.digest.size(), &is_new));
+        return is_new != 0;
+    }
 
     dpd_round_ledger *get() const { return h_.get(); }
 

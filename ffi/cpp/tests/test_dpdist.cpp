@@ -375,6 +375,16 @@ static void mixed_retry() {
                  [&] { dpd::ComputeNode refused(ledger, other, 0); });
     expect_error(DPD_ERR_WRONG_ROUND, "already used",
                  [&] { dpd::Aggregator refused(ledger, other); });
+    // Saved and restored (a restarted party): the reused id is still refused.
+    std::vector<dpd::RoundLedger::Entry> saved = ledger.entries();
+    CHECK(saved.size() == 1 && saved[0].round == 78);
+    dpd::RoundLedger restored;
+    CHECK(restored.admit(saved[0]));
+    CHECK(!restored.admit(config));
+    expect_error(DPD_ERR_WRONG_ROUND, "already used", [&] { restored.admit(other); });
+    dpd::RoundLedger::Entry tampered = saved[0];
+    tampered.digest[0] ^= 1;
+    expect_error(DPD_ERR_WRONG_ROUND, "already used", [&] { restored.admit(tampered); });
 }
 
 int main() {
