@@ -4,13 +4,22 @@ use rand_core::{CryptoRng, RngCore};
 
 use super::aes_rng::AesCtrRng;
 use super::bernoulli::uniform_below_u64;
-use super::lazy_exp::{Enclosure, FastPath, bernoulli_exp, bernoulli_exp_enclosed};
+use super::lazy_exp::{Enclosure, FastPath, LazyUniform, bernoulli_exp, bernoulli_exp_enclosed};
 use super::wide::U512;
 use super::{MAX_SCALE_UNITS, dyadic};
 use crate::{Error, Result};
 
 /// Smallest supported discrete Gaussian σ, in units.
 pub const MIN_GAUSSIAN_SIGMA_UNITS: f64 = 1.0 / 256.0; // 2^-8
+
+/// Largest proposal scale t whose magnitude is drawn by inversion ([`DiscreteGaussian::
+/// magnitude_by_inversion`]); above it the one-logarithm decision would fail too often
+/// (its margin grows like t·2^−40) and CKS Alg. 2 is used instead.
+const INVERSION_MAX_T: u64 = 1 << 24;
+
+/// Smallest first word for which the inversion tries its one-logarithm decision: below it
+/// U's 64-bit interval is too wide relative to U (probability 2^−24).
+const INVERSION_MIN_WORD: u64 = 1 << 40;
 
 /// The discrete Gaussian N_ℤ(0, σ²) on ℤ: P(y) ∝ exp(−y²/(2σ²)), σ = `sigma_units`.
 ///
@@ -78,26 +87,150 @@ impl DiscreteGaussian {
 
     /// One draw.
     pub fn sample<R: RngCore + CryptoRng + ?Sized>(&self, rng: &mut R) -> i64 {
-        self.sample_with(rng, FastPath::On)
+        self.sample_with(rng, &mut SignBits::default(), FastPath::On)
     }
 
     /// Fills `out` with independent draws. The random words come from an AES-128-CTR
     /// keystream keyed with 16 bytes of `rng` (see `aes_rng.rs`): `rng` is read once per call.
     pub fn fill<R: RngCore + CryptoRng + ?Sized>(&self, rng: &mut R, out: &mut [i64]) {
         let mut bulk = AesCtrRng::from_rng(rng);
+        let mut signs = SignBits::default();
         for x in out.iter_mut() {
-            *x = self.sample_with(&mut bulk, FastPath::On);
+            *x = self.sample_with(&mut bulk, &mut signs, FastPath::On);
         }
     }
 
-    /// CKS Alg. 3 with every Bernoulli(exp(−γ)) decided by [`bernoulli_exp`].
-    pub(crate) fn sample_with<R: RngCore + ?Sized>(&self, rng: &mut R, fast: FastPath) -> i64 {
+    /// CKS Alg. 3: a discrete Laplace proposal Y ~ Lap_ℤ(t), accepted with probability
+    /// exp(−(|Y| − σ²/t)²/(2σ²)) decided by [`bernoulli_exp`].
+    pub(crate) fn sample_with<R: RngCore + ?Sized>(
+        &self,
+        rng: &mut R,
+        signs: &mut SignBits,
+        fast: FastPath,
+    ) -> i64 {
         loop {
-            let y = self.laplace_proposal(rng, fast);
+            let y = if self.t <= INVERSION_MAX_T {
+                self.laplace_by_inversion(rng, signs, fast)
+            } else {
+                self.laplace_proposal(rng, fast)
+            };
             if self.accept(rng, y.unsigned_abs(), fast) {
                 return y;
             }
         }
+    }
+
+    /// Lap_ℤ(t): P(y) ∝ exp(−|y|/t), as a sign and a geometric magnitude K with
+    /// P(K ≥ k) = exp(−k/t), a negative zero rejected (so 0 is not counted twice). The same
+    /// law as CKS Alg. 2, with one uniform per magnitude instead of ≈ 5 Bernoulli decisions.
+    fn laplace_by_inversion<R: RngCore + ?Sized>(
+        &self,
+        rng: &mut R,
+        signs: &mut SignBits,
+        fast: FastPath,
+    ) -> i64 {
+        loop {
+            let magnitude = self.magnitude_by_inversion(rng, fast);
+            let negative = signs.next(rng);
+            if negative && magnitude == 0 {
+                continue;
+            }
+            // A magnitude past i64::MAX is rejected, as in `laplace_proposal`.
+            let Ok(magnitude) = i64::try_from(magnitude) else {
+                continue;
+            };
+            return if negative { -magnitude } else { magnitude };
+        }
+    }
+
+    /// K = ⌊−t·ln U⌋ for a uniform real U ∈ (0, 1): K = k exactly when
+    /// exp(−(k+1)/t) ≤ U < exp(−k/t), so P(K ≥ k) = P(U < exp(−k/t)) = exp(−k/t).
+    ///
+    /// # The one-logarithm decision, and why it is exact
+    /// U's first word u puts U in [u, u+1)·2^−64 ⊂ [y, y + 2^−53) with y = ⌊u/2^11⌋·2^−53, exact
+    /// in f64. For u ≥ 2^40 (so y ≥ 2^−24) let ℓ̂ = fl(t·(−ln y)) with `f64::ln`. For every U
+    /// in the interval, with L(U) = −t·ln U:
+    /// * 0 ≤ ln U − ln y ≤ ln(1 + 2^−53/y) ≤ 2^−53/y;
+    /// * `f64::ln` is within 2^−46·|ln y| of ln y (glibc documents 1 ulp = 2^−52 relative; the
+    ///   test `f64_ln_is_accurate` checks 2^−48 against exact bounds), and |ln y| ≤ 24·ln 2 <
+    ///   16.7: at most 2^−41.9;
+    /// * the product t·(−ln y) is one rounding: ≤ 2^−53·ℓ̂.
+    ///
+    /// So |ℓ̂ − L(U)| ≤ t·(2^−53/y + 2^−41.9) + 2^−53·ℓ̂. The margin
+    /// η = t·(2^−52/y + 2^−40) + 2^−50·ℓ̂ exceeds each of those terms 1.9-fold even after the
+    /// rounding of its own f64 operations, and the sums ℓ̂ ± η add a rounding of at most
+    /// 2^−53·(ℓ̂ + η), less than what is left of η. Hence fl(ℓ̂ − η) ≤ L(U) ≤ fl(ℓ̂ + η), and L(U) ≥ 0.
+    /// When k = ⌊fl(ℓ̂ + η)⌋ has max(fl(ℓ̂ − η), 0) ≥ k, then k ≤ L(U) < k + 1 for *every* U of
+    /// the interval: K = k. Otherwise (probability ≈ 2η ≤ 2^−15 at t ≤ 2^24) the same U is
+    /// located exactly by [`Self::magnitude_exact`]. Both branches return the same function of
+    /// the same U, so K has exactly the geometric law; the f64 arithmetic only decides which
+    /// branch runs.
+    fn magnitude_by_inversion<R: RngCore + ?Sized>(&self, rng: &mut R, fast: FastPath) -> u64 {
+        const TWO_M52: f64 = 1.0 / 4_503_599_627_370_496.0;
+        const TWO_M53: f64 = 1.0 / 9_007_199_254_740_992.0;
+        const SLACK: f64 = 1.0 / 1_099_511_627_776.0; // 2^-40
+        const REL: f64 = 1.0 / 1_125_899_906_842_624.0; // 2^-50
+        let u = rng.next_u64();
+        if fast == FastPath::On && u >= INVERSION_MIN_WORD {
+            // u >> 11 < 2^53: exact through i64 (a direct conversion, unlike u64 → f64).
+            let y = (u >> 11) as i64 as f64 * TWO_M53;
+            let t = self.t as i64 as f64;
+            let l = -t * y.ln();
+            let eta = t * (TWO_M52 / y + SLACK) + l * REL;
+            // 0 ≤ l + eta < t·17 < 2^29: truncation is the floor, and exact.
+            let k = (l + eta) as i64;
+            if (l - eta).max(0.0) >= k as f64 {
+                return k as u64;
+            }
+        }
+        self.magnitude_exact(rng, u)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn magnitude_for_tests<R: RngCore + ?Sized>(
+        &self,
+        rng: &mut R,
+        fast: FastPath,
+    ) -> u64 {
+        self.magnitude_by_inversion(rng, fast)
+    }
+
+    /// The k with exp(−(k+1)/t) ≤ U < exp(−k/t), by exact comparisons of one lazily revealed U
+    /// whose first word is `first_word`, searching from an f64 estimate. A k past i64::MAX is
+    /// returned as `u64::MAX` (the caller rejects it).
+    fn magnitude_exact<R: RngCore + ?Sized>(&self, rng: &mut R, first_word: u64) -> u64 {
+        let mut uniform = LazyUniform::new(first_word);
+        // ln U ≈ ln(w_z·2^64 + w_{z+1}) − 64·(z+2)·ln 2 with w_z the first non-zero word: only a
+        // starting point (the search below is exact), accurate to ≈ 2^−50·|ln U|.
+        let mut z = 0;
+        while uniform.word(rng, z) == 0 {
+            z += 1;
+        }
+        let top = uniform.word(rng, z) as f64 * 18_446_744_073_709_551_616.0
+            + uniform.word(rng, z + 1) as f64;
+        let ln_u = top.ln() - 64.0 * (z as f64 + 2.0) * std::f64::consts::LN_2;
+        let estimate = -(self.t as f64) * ln_u;
+        let limit = i64::MAX as u64;
+        let mut k = if estimate.is_finite() && estimate >= 0.0 {
+            (estimate as u64).min(limit)
+        } else {
+            0
+        };
+        let t = U512::from_u128(u128::from(self.t));
+        let below = |uniform: &mut LazyUniform, rng: &mut R, k: u64| {
+            uniform.less_than_exp(rng, &U512::from_u128(u128::from(k)), &t)
+        };
+        // Invariant after the first loop: U < exp(−k/t) (for k = 0 it holds as U < 1).
+        while k > 0 && !below(&mut uniform, rng, k) {
+            k -= 1;
+        }
+        while below(&mut uniform, rng, k + 1) {
+            k += 1;
+            if k > limit {
+                return u64::MAX;
+            }
+        }
+        k
     }
 
     /// CKS Alg. 2 for Lap_ℤ(t) (s = 1), the proposal: X = U + t·V with U uniform on
@@ -157,7 +290,8 @@ impl DiscreteGaussian {
     /// `lazy_exp` assumes. The exact exponent (a·t·q − p)²/(2pqt²) is formed only when the
     /// one-word test cannot decide.
     fn accept<R: RngCore + ?Sized>(&self, rng: &mut R, a: u64, fast: FastPath) -> bool {
-        let x = a as f64 - f64::from_bits(self.sigma_sq_over_t);
+        // a ≤ i64::MAX (the proposal is an i64): the conversion through i64 is the same value.
+        let x = a as i64 as f64 - f64::from_bits(self.sigma_sq_over_t);
         let gamma_hat = x * x * f64::from_bits(self.half_inv_sigma_sq);
         let exact = || {
             let at = u128::from(a) * u128::from(self.t);
@@ -167,5 +301,26 @@ impl DiscreteGaussian {
             (diff.mul(&diff), self.exponent_den)
         };
         bernoulli_exp(rng, gamma_hat, exact, fast)
+    }
+}
+
+/// Random signs, 64 from each word: a sign needs one bit, not one word.
+#[derive(Debug, Default)]
+pub(crate) struct SignBits {
+    word: u64,
+    left: u32,
+}
+
+impl SignBits {
+    /// A fair coin: true means negative.
+    fn next<R: RngCore + ?Sized>(&mut self, rng: &mut R) -> bool {
+        if self.left == 0 {
+            self.word = rng.next_u64();
+            self.left = 64;
+        }
+        let bit = self.word & 1 == 1;
+        self.word >>= 1;
+        self.left -= 1;
+        bit
     }
 }

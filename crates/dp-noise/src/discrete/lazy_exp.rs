@@ -23,6 +23,13 @@
 //! The 2^7-fold slack between 2^−39 and 2^−32 is deliberate: the sampler stays exact even if
 //! libm were 100× worse than documented.
 //!
+//! [`bernoulli_exp`] makes the same test in f64, which avoids two f64 → u64 conversions per
+//! decision: with v = ⌊u/2^11⌋·2^−53 (exact in f64), U ∈ [v, v + 2^−53). If
+//! v + 2^−53 ≤ fl(p̂·(1 − 2^−32)) then U < p̂·(1 − 2^−32)·(1 + 2^−53) < p̂·(1 − 2^−39) ≤ p; if
+//! v ≥ fl(p̂·(1 + 2^−32)) then U ≥ p̂·(1 + 2^−32)·(1 − 2^−53) > p̂·(1 + 2^−39) ≥ p. (v + 2^−53 is
+//! exact: a multiple of 2^−53 no larger than 1.) Otherwise the exact comparison runs, with the
+//! full first word.
+//!
 //! Large γ (γ̂ > [`FAST_GAMMA_LIMIT`]) skips the fast path: exp(−γ) < 2^−92 there, so a one-word
 //! test would almost always decide "false" anyway; [`bernoulli_exp_wide`] decides exactly.
 
@@ -90,7 +97,21 @@ pub(crate) fn bernoulli_exp<R: RngCore + ?Sized>(
         let (num, den) = exact();
         return bernoulli_exp_wide(rng, num, den);
     }
-    bernoulli_exp_enclosed(rng, Enclosure::of(gamma_hat), exact, fast)
+    const TWO_M53: f64 = 1.0 / 9_007_199_254_740_992.0;
+    let u = rng.next_u64();
+    if fast == FastPath::On {
+        let p_hat = (-gamma_hat.max(0.0)).exp();
+        // u >> 11 < 2^53: the conversion (through i64, which has a direct instruction) is exact.
+        let v = (u >> 11) as i64 as f64 * TWO_M53;
+        if v + TWO_M53 <= p_hat * (1.0 - ENCLOSURE) {
+            return true;
+        }
+        if v >= p_hat * (1.0 + ENCLOSURE) {
+            return false;
+        }
+    }
+    let (num, den) = exact();
+    exact_less_than_exp(rng, u, &num, &den)
 }
 
 /// [`bernoulli_exp`] with the enclosure of exp(−γ) given (e.g. precomputed for a constant γ).
@@ -117,55 +138,90 @@ pub(crate) fn bernoulli_exp_enclosed<R: RngCore + ?Sized>(
 
 /// U < exp(−num/den), exactly, for the uniform U whose first 64 bits are `first_word`; further
 /// bits are drawn from `rng` until the comparison is decided.
-///
-/// Taylor's theorem with the Lagrange remainder gives, for x ≥ 0 and every m,
-/// exp(−x) − S_m(x) = (−1)^{m+1} e^{−ξ} x^{m+1}/(m+1)! with ξ ∈ [0, x], S_m the partial sum of
-/// Σ (−x)^k/k!: so exp(−x) lies between S_m and S_{m+1}, exact rationals. U is known to lie in
-/// [A/2^b, (A + 1)/2^b); when that interval is below the lower or above the upper of the two
-/// bounds the answer is certain; otherwise the bracket is refined with more terms while it is
-/// wider than a quarter of U's interval, and then 64 more bits of U are drawn. The
-/// bracket shrinks like x^m/m! and the interval like 2^−b, and U ≠ exp(−x) almost surely, so
-/// this ends with probability 1 (after about one round).
 pub(crate) fn exact_less_than_exp<R: RngCore + ?Sized>(
     rng: &mut R,
     first_word: u64,
     num: &U512,
     den: &U512,
 ) -> bool {
-    let x_num = to_big(num);
-    let x_den = to_big(den);
-    let mut a = BigUint::from(first_word);
-    let mut bits: u64 = 64;
-    // Start past the peak of x^k/k! (x ≤ 64 on the fast path; more if called with larger x).
-    let ratio_ceiling = (&x_num / &x_den) + 1u32;
-    let mut terms: u64 = 2 * ratio_ceiling.to_u64().unwrap_or(u64::MAX / 4).min(1 << 20) + 16;
-    loop {
-        let (s_m, s_next, scale) = partial_sums(&x_num, &x_den, terms);
-        let (low, high) = if s_m <= s_next {
-            (s_m, s_next)
-        } else {
-            (s_next, s_m)
-        };
-        // U < (A+1)/2^b ≤ low/scale  ⇔  (A+1)·scale ≤ low·2^b.
-        let upper_u = BigInt::from(&a + 1u32) * BigInt::from(scale.clone());
-        if upper_u <= low.clone() << bits {
-            return true;
+    LazyUniform::new(first_word).less_than_exp(rng, num, den)
+}
+
+/// A uniform real U ∈ [0, 1) revealed 64 bits at a time: U = Σ_i words[i]·2^(−64(i+1)) plus
+/// the bits not drawn yet. Several exact comparisons of *the same* U (the inversion in
+/// `gaussian.rs`) share the words revealed so far.
+pub(crate) struct LazyUniform {
+    words: Vec<u64>,
+}
+
+impl LazyUniform {
+    pub(crate) fn new(first_word: u64) -> Self {
+        LazyUniform {
+            words: vec![first_word],
         }
-        // U ≥ A/2^b ≥ high/scale  ⇔  A·scale ≥ high·2^b.
-        let scale_copy = scale.clone();
-        let lower_u = BigInt::from(a.clone()) * BigInt::from(scale);
-        if lower_u >= high.clone() << bits {
-            return false;
+    }
+
+    /// Word `i` of U, drawn from `rng` (with every word before it) if not revealed yet.
+    pub(crate) fn word<R: RngCore + ?Sized>(&mut self, rng: &mut R, i: usize) -> u64 {
+        while self.words.len() <= i {
+            self.words.push(rng.next_u64());
         }
-        // Undecided. Refine the bracket while it is wider than a quarter of U's interval;
-        // only then reveal 64 more bits of U.
-        let bracket = (high - low) << bits;
-        if bracket * 4 >= BigInt::from(scale_copy) {
-            terms += 16;
-            continue;
+        self.words[i]
+    }
+
+    /// U < exp(−num/den), exactly.
+    ///
+    /// Taylor's theorem with the Lagrange remainder gives, for x ≥ 0 and every m,
+    /// exp(−x) − S_m(x) = (−1)^{m+1} e^{−ξ} x^{m+1}/(m+1)! with ξ ∈ [0, x], S_m the partial sum
+    /// of Σ (−x)^k/k!: so exp(−x) lies between S_m and S_{m+1}, exact rationals. U is known to
+    /// lie in [A/2^b, (A + 1)/2^b); when that interval is below the lower or above the upper of
+    /// the two bounds the answer is certain; otherwise the bracket is refined with more terms
+    /// while it is wider than a quarter of U's interval, and then 64 more bits of U are used.
+    /// The bracket shrinks like x^m/m! and the interval like 2^−b, and U ≠ exp(−x) almost
+    /// surely, so this ends with probability 1 (after about one round).
+    pub(crate) fn less_than_exp<R: RngCore + ?Sized>(
+        &mut self,
+        rng: &mut R,
+        num: &U512,
+        den: &U512,
+    ) -> bool {
+        let x_num = to_big(num);
+        let x_den = to_big(den);
+        let mut a = BigUint::from(self.words[0]);
+        let mut used: usize = 1;
+        let mut bits: u64 = 64;
+        // Start past the peak of x^k/k! (x ≤ 64 on the fast path; more if called with larger x).
+        let ratio_ceiling = (&x_num / &x_den) + 1u32;
+        let mut terms: u64 = 2 * ratio_ceiling.to_u64().unwrap_or(u64::MAX / 4).min(1 << 20) + 16;
+        loop {
+            let (s_m, s_next, scale) = partial_sums(&x_num, &x_den, terms);
+            let (low, high) = if s_m <= s_next {
+                (s_m, s_next)
+            } else {
+                (s_next, s_m)
+            };
+            // U < (A+1)/2^b ≤ low/scale  ⇔  (A+1)·scale ≤ low·2^b.
+            let upper_u = BigInt::from(&a + 1u32) * BigInt::from(scale.clone());
+            if upper_u <= low.clone() << bits {
+                return true;
+            }
+            // U ≥ A/2^b ≥ high/scale  ⇔  A·scale ≥ high·2^b.
+            let scale_copy = scale.clone();
+            let lower_u = BigInt::from(a.clone()) * BigInt::from(scale);
+            if lower_u >= high.clone() << bits {
+                return false;
+            }
+            // Undecided. Refine the bracket while it is wider than a quarter of U's interval;
+            // only then use 64 more bits of U.
+            let bracket = (high - low) << bits;
+            if bracket * 4 >= BigInt::from(scale_copy) {
+                terms += 16;
+                continue;
+            }
+            a = (a << 64u32) + BigUint::from(self.word(rng, used));
+            used += 1;
+            bits += 64;
         }
-        a = (a << 64u32) + BigUint::from(rng.next_u64());
-        bits += 64;
     }
 }
 
@@ -283,6 +339,54 @@ mod tests {
                 "γ {gamma}"
             );
         }
+    }
+
+    /// `f64::ln` on the arguments of the inversion in `gaussian.rs` (y = v·2^−53, v ≥ 2^29) is
+    /// within 2^−48 relative of ln y (the proof there assumes 2^−46): with x = −ln(y) as
+    /// computed, y lies between exp(−x(1 + 2^−48)) and exp(−x(1 − 2^−48)), both bracketed by
+    /// exact rational partial sums.
+    #[test]
+    fn f64_ln_is_accurate() {
+        const TWO_M53: f64 = 1.0 / 9_007_199_254_740_992.0;
+        let mut v: u64 = 1 << 29;
+        let mut checked = 0;
+        while v < (1u64 << 53) - 1 {
+            for v in [v, v + 1, v | 0x5555_5555, (1 << 53) - 1 - v % (1 << 40)] {
+                let y = v as f64 * TWO_M53;
+                let x = -y.ln();
+                if x == 0.0 {
+                    continue;
+                }
+                let (m, e) = crate::discrete::dyadic(x);
+                // x·(1 ± 2^−48) = m·(2^48 ± 1)·2^(e − 48), exactly.
+                let bounds = |plus: bool| {
+                    let factor = if plus {
+                        (1u64 << 48) + 1
+                    } else {
+                        (1u64 << 48) - 1
+                    };
+                    let mut num = BigUint::from(m) * BigUint::from(factor);
+                    let mut den = BigUint::from(1u32);
+                    let shift = e - 48;
+                    if shift >= 0 {
+                        num <<= shift as u32;
+                    } else {
+                        den <<= (-shift) as u32;
+                    }
+                    let (a, b, q) = partial_sums(&num, &den, 120);
+                    if a <= b { (a, b, q) } else { (b, a, q) }
+                };
+                // y = v/2^53 ≥ high bound of exp(−x(1 + 2^−48)) and ≤ low bound of
+                // exp(−x(1 − 2^−48)).
+                let (_, high, q) = bounds(true);
+                assert!(BigInt::from(v) * BigInt::from(q) >= high << 53u32, "v {v}");
+                let (low, _, q) = bounds(false);
+                assert!(BigInt::from(v) * BigInt::from(q) <= low << 53u32, "v {v}");
+                checked += 1;
+            }
+            v = v + v / 8 + 12_345;
+        }
+        assert!(checked > 300, "{checked}");
     }
 
     /// Both paths — the fast one and the forced exact one — have frequency exp(−γ).

@@ -11,7 +11,10 @@
 //!   probability exp(−U/t) and V geometric (a run of Bernoulli(e^{−1}) successes), then
 //!   Y = ±⌊X/s⌋ with −0 rejected.
 //! * Alg. 3, discrete Gaussian N_ℤ(0, σ²): propose Y ~ Lap_ℤ(t), t = ⌊σ⌋ + 1, accept with
-//!   probability exp(−(|Y| − σ²/t)²/(2σ²)).
+//!   probability exp(−(|Y| − σ²/t)²/(2σ²)). For t ≤ 2^24 the proposal is drawn by inversion
+//!   instead of Alg. 2: a sign bit and the magnitude K = ⌊−t·ln U⌋ of one uniform U, decided
+//!   from U's first word and one `f64::ln` with a proven margin, else located exactly by
+//!   comparing the same U with exp(−k/t) (`gaussian.rs`). Same law, one word instead of ≈ 7.
 //!
 //! Every accept/reject decision is exact. Uniform integers below a bound use rejection
 //! (Lemire's multiply-shift, no modulo bias) and Bernoulli(n/d) is "uniform below d < n". In
@@ -37,10 +40,12 @@
 //! Discrete Laplace with integer scale t (s = 1): a U is kept with probability
 //! E[exp(−U/t)] ≈ 1 − e^{−1} ≈ 0.63, so ≈ 1.6 rounds of one uniform draw plus the series
 //! trials for exp(−U/t); the geometric V is ≈ 1.6 Bernoulli(e^{−1}) trials of ≈ 1.7 draws
-//! each; plus one sign draw. The discrete Gaussian uses the same proposal with one word (and at
-//! most one `f64::exp`) per Bernoulli, ≈ 1.3–1.5 proposals per sample and one one-word
-//! acceptance test; its cost does not depend on σ. Measured rates are in the README (`cargo
-//! bench --bench peers -- noise SIGMA COUNT`).
+//! each; plus one sign draw. The discrete Gaussian (t ≤ 2^24) makes ≈ 1.32 proposals per
+//! sample (the acceptance rate tends to e^{−1/2}·√(π/2) ≈ 0.76 for large σ), each one word and
+//! one `f64::ln` for the magnitude, 1/64 of a word for the sign and one word and one `f64::exp`
+//! for the acceptance; above 2^24 the proposal is Alg. 2 with one word (and at most one
+//! `f64::exp`) per Bernoulli. Measured rates are in the README (`cargo bench --bench peers --
+//! noise SIGMA COUNT`).
 //!
 //! # Sums of discrete Gaussians (Kairouz, Liu & Steinke 2021)
 //! In DCA, n honest clients each add N_ℤ(0, σ²); the released noise is their sum, which is

@@ -304,7 +304,7 @@ fn discrete_gaussian_exact_comparison_path_matches_pmf() {
         let sampler = DiscreteGaussian::new(sigma).unwrap();
         let mut rng = ChaCha20Rng::seed_from_u64(500 + i as u64);
         let samples: Vec<i64> = (0..30_000)
-            .map(|_| sampler.sample_with(&mut rng, FastPath::Off))
+            .map(|_| sampler.sample_with(&mut rng, &mut Default::default(), FastPath::Off))
             .collect();
         let (stat, p) = p_value_of_samples(&samples, sigma);
         assert!(p > ALPHA, "sigma {sigma}: chi2 = {stat}, p = {p}");
@@ -321,4 +321,83 @@ fn discrete_gaussian_single_draws_match_pmf() {
     let samples: Vec<i64> = (0..100_000).map(|_| sampler.sample(&mut rng)).collect();
     let (stat, p) = p_value_of_samples(&samples, sigma);
     assert!(p > ALPHA, "chi2 = {stat}, p = {p}");
+}
+
+/// The geometric magnitude of the inversion proposal: its one-logarithm decision returns what
+/// the exact search returns for the same uniform, word for word (10^5 first words at each t,
+/// the extra words of the exact path drawn from one cloned stream).
+#[test]
+fn inversion_fast_path_agrees_with_the_exact_search() {
+    use super::lazy_exp::FastPath;
+    use rand_core::RngCore;
+    for (i, sigma) in [0.4, 2.5, 1000.0, 1_048_576.5, 16_777_215.0]
+        .into_iter()
+        .enumerate()
+    {
+        let sampler = DiscreteGaussian::new(sigma).unwrap();
+        let mut words = ChaCha20Rng::seed_from_u64(600 + i as u64);
+        let mut decided = 0;
+        for _ in 0..100_000 {
+            let rest = ChaCha20Rng::seed_from_u64(words.next_u64());
+            let first = words.next_u64();
+            let mut fast_rng = Prefixed(Some(first), rest.clone());
+            let mut exact_rng = Prefixed(Some(first), rest);
+            let fast = sampler.magnitude_for_tests(&mut fast_rng, FastPath::On);
+            let exact = sampler.magnitude_for_tests(&mut exact_rng, FastPath::Off);
+            assert_eq!(fast, exact, "sigma {sigma}, first word {first:#x}");
+            decided += usize::from(fast_rng.1.get_word_pos() == 0);
+        }
+        // The fast path itself must have decided almost every time (it draws no extra word).
+        assert!(
+            decided > 99_000,
+            "sigma {sigma}: fast path decided {decided}"
+        );
+    }
+}
+
+/// A generator that yields one given word, then the words of a ChaCha20 stream.
+struct Prefixed(Option<u64>, ChaCha20Rng);
+
+impl rand_core::RngCore for Prefixed {
+    fn next_u32(&mut self) -> u32 {
+        self.next_u64() as u32
+    }
+    fn next_u64(&mut self) -> u64 {
+        self.0.take().unwrap_or_else(|| self.1.next_u64())
+    }
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        self.1.fill_bytes(dst)
+    }
+}
+
+/// The magnitude has P(K = k) = e^{−k/t}(1 − e^{−1/t}), on both paths (chi-square, α = 1e-6):
+/// t = 3 bin by bin, t = 2^20 + 1 in bins of width t/4.
+#[test]
+fn inversion_magnitude_is_geometric() {
+    use super::lazy_exp::FastPath;
+    for (i, (sigma, width, fast, n)) in [
+        (2.5, 1u64, FastPath::On, 200_000usize),
+        (2.5, 1, FastPath::Off, 20_000),
+        (1_048_576.5, 262_144, FastPath::On, 200_000),
+        (1_048_576.5, 262_144, FastPath::Off, 20_000),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let sampler = DiscreteGaussian::new(sigma).unwrap();
+        let t = sigma.floor() + 1.0;
+        let mut rng = ChaCha20Rng::seed_from_u64(700 + i as u64);
+        let bins = 40u64;
+        let indices: Vec<i64> = (0..n)
+            .map(|_| (sampler.magnitude_for_tests(&mut rng, fast) / width).min(bins) as i64)
+            .collect();
+        // P(K ≥ j·w) = e^{−j·w/t}; bin j < 40 is [j·w, (j+1)·w), bin 40 the rest.
+        let tail = |j: u64| (-((j * width) as f64) / t).exp();
+        let mut probs: Vec<f64> = (0..bins).map(|j| tail(j) - tail(j + 1)).collect();
+        probs.push(tail(bins));
+        let edges: Vec<i64> = (1..=bins as i64).collect();
+        let (edges, probs) = merge_small_bins(&edges, &probs, n, 20.0);
+        let (stat, p) = chi_square_p_value(&bin_counts(&indices, &edges), &probs);
+        assert!(p > ALPHA, "sigma {sigma} {fast:?}: chi2 = {stat}, p = {p}");
+    }
 }
