@@ -3,8 +3,13 @@
 use rand_core::{CryptoRng, RngCore};
 
 use super::aes_rng::AesCtrRng;
+use super::bernoulli::bernoulli_exp_wide;
 use super::bernoulli::uniform_below_u64;
-use super::lazy_exp::{Enclosure, FastPath, LazyUniform, bernoulli_exp, bernoulli_exp_enclosed};
+use super::fast_math;
+use super::lazy_exp::{
+    ENCLOSURE, Enclosure, FAST_GAMMA_LIMIT, FastPath, LazyUniform, bernoulli_exp,
+    bernoulli_exp_enclosed,
+};
 use super::wide::U512;
 use super::{MAX_SCALE_UNITS, dyadic};
 use crate::{Error, Result};
@@ -20,6 +25,9 @@ const INVERSION_MAX_T: u64 = 1 << 24;
 /// Smallest first word for which the inversion tries its one-logarithm decision: below it
 /// U's 64-bit interval is too wide relative to U (probability 2^−24).
 const INVERSION_MIN_WORD: u64 = 1 << 40;
+
+/// Proposals generated together by [`DiscreteGaussian::fill`] (one word of sign bits each).
+const BATCH: usize = 64;
 
 /// The discrete Gaussian N_ℤ(0, σ²) on ℤ: P(y) ∝ exp(−y²/(2σ²)), σ = `sigma_units`.
 ///
@@ -94,9 +102,92 @@ impl DiscreteGaussian {
     /// keystream keyed with 16 bytes of `rng` (see `aes_rng.rs`): `rng` is read once per call.
     pub fn fill<R: RngCore + CryptoRng + ?Sized>(&self, rng: &mut R, out: &mut [i64]) {
         let mut bulk = AesCtrRng::from_rng(rng);
-        let mut signs = SignBits::default();
-        for x in out.iter_mut() {
-            *x = self.sample_with(&mut bulk, &mut signs, FastPath::On);
+        if self.t <= INVERSION_MAX_T {
+            self.fill_batched(&mut bulk, out);
+        } else {
+            let mut signs = SignBits::default();
+            for x in out.iter_mut() {
+                *x = self.sample_with(&mut bulk, &mut signs, FastPath::On);
+            }
+        }
+    }
+
+    /// [`Self::sample_with`] for [`BATCH`] proposals at a time: their logarithms and the
+    /// exponentials of their acceptance tests are computed together (vectorised), the
+    /// decisions are the same as one at a time. The accepted proposals of an i.i.d. sequence
+    /// are i.i.d. draws of the target, so taking them in order — and dropping what is left of
+    /// the last batch — gives independent samples.
+    ///
+    /// The common case is written without data-dependent branches (a kept value is stored and
+    /// the count advanced by 0 or 1), since each decision is a coin flip a branch predictor
+    /// cannot learn; only the rare undecided cases branch to the exact comparisons.
+    fn fill_batched<R: RngCore + ?Sized>(&self, rng: &mut R, out: &mut [i64]) {
+        const TWO_M53: f64 = 1.0 / 9_007_199_254_740_992.0;
+        let mut words = [0u64; BATCH];
+        let mut ln_y = [0f64; BATCH];
+        let mut proposals = [0i64; BATCH];
+        let mut gammas = [0f64; BATCH];
+        let mut p_hats = [0f64; BATCH];
+        let mut accepted = [0i64; BATCH];
+        let mut filled = 0;
+        while filled < out.len() {
+            for w in &mut words {
+                *w = rng.next_u64();
+            }
+            fast_math::ln_of_words(&words, &mut ln_y);
+            let mut signs = rng.next_u64();
+            let mut count = 0;
+            for (&u, &ln_y) in words.iter().zip(&ln_y) {
+                let magnitude = match self.magnitude_fast(u, ln_y) {
+                    Some(k) => k,
+                    None => self.magnitude_exact(rng, u),
+                };
+                let negative = signs & 1 == 1;
+                signs >>= 1;
+                // Negative zero and magnitudes past i64::MAX are rejected.
+                let keep = !(negative && magnitude == 0) && magnitude <= i64::MAX as u64;
+                let value = magnitude as i64;
+                proposals[count] = if negative {
+                    value.wrapping_neg()
+                } else {
+                    value
+                };
+                count += usize::from(keep);
+            }
+            for (g, &y) in gammas.iter_mut().zip(&proposals[..count]) {
+                *g = self.gamma_hat(y.unsigned_abs());
+            }
+            fast_math::exp_neg_batch(&gammas[..count], &mut p_hats[..count]);
+            let mut kept = 0;
+            for i in 0..count {
+                let u = rng.next_u64();
+                // As in `lazy_exp::decide_exp`: U ∈ [v, v + 2^−53).
+                let v = (u >> 11) as i64 as f64 * TWO_M53;
+                let below = v + TWO_M53 <= p_hats[i] * (1.0 - ENCLOSURE);
+                let above = v >= p_hats[i] * (1.0 + ENCLOSURE);
+                let accept = if (below | above) & (gammas[i] <= FAST_GAMMA_LIMIT) {
+                    below
+                } else {
+                    self.accept_exact(rng, u, proposals[i].unsigned_abs(), gammas[i])
+                };
+                accepted[kept] = proposals[i];
+                kept += usize::from(accept);
+            }
+            let take = kept.min(out.len() - filled);
+            out[filled..filled + take].copy_from_slice(&accepted[..take]);
+            filled += take;
+        }
+    }
+
+    /// The acceptance decision when the one-word test could not decide (or γ̂ > 64).
+    #[cold]
+    fn accept_exact<R: RngCore + ?Sized>(&self, rng: &mut R, u: u64, a: u64, gamma: f64) -> bool {
+        if gamma <= FAST_GAMMA_LIMIT {
+            let (num, den) = self.exact_exponent(a);
+            super::lazy_exp::exact_less_than_exp(rng, u, &num, &den)
+        } else {
+            let (num, den) = self.exact_exponent(a);
+            bernoulli_exp_wide(rng, num, den)
         }
     }
 
@@ -147,17 +238,16 @@ impl DiscreteGaussian {
     /// exp(−(k+1)/t) ≤ U < exp(−k/t), so P(K ≥ k) = P(U < exp(−k/t)) = exp(−k/t).
     ///
     /// # The one-logarithm decision, and why it is exact
-    /// U's first word u puts U in [u, u+1)·2^−64 ⊂ [y, y + 2^−53) with y = ⌊u/2^11⌋·2^−53, exact
-    /// in f64. For u ≥ 2^40 (so y ≥ 2^−24) let ℓ̂ = fl(t·(−ln y)) with `f64::ln`. For every U
-    /// in the interval, with L(U) = −t·ln U:
-    /// * 0 ≤ ln U − ln y ≤ ln(1 + 2^−53/y) ≤ 2^−53/y;
-    /// * `f64::ln` is within 2^−46·|ln y| of ln y (glibc documents 1 ulp = 2^−52 relative; the
-    ///   test `f64_ln_is_accurate` checks 2^−48 against exact bounds), and |ln y| ≤ 24·ln 2 <
-    ///   16.7: at most 2^−41.9;
+    /// U's first word u puts U in [u, u+1)·2^−64 ⊂ [y, y + 2^−52) with y = ⌊u/2^12⌋·2^−52, exact
+    /// in f64 (`fast_math::grid_point`). For u ≥ 2^40 (so y ≥ 2^−24) let ℓ̂ = fl(t·(−ln y)) with
+    /// `fast_math::ln`. For every U in the interval, with L(U) = −t·ln U:
+    /// * 0 ≤ ln U − ln y ≤ ln(1 + 2^−52/y) ≤ 2^−52/y;
+    /// * `fast_math::ln` is within 2^−48·|ln y| of ln y (proven there; the test `ln_is_accurate`
+    ///   checks 2^−50 against exact bounds), and |ln y| ≤ 24·ln 2 < 16.7: at most 2^−43.9;
     /// * the product t·(−ln y) is one rounding: ≤ 2^−53·ℓ̂.
     ///
-    /// So |ℓ̂ − L(U)| ≤ t·(2^−53/y + 2^−41.9) + 2^−53·ℓ̂. The margin
-    /// η = t·(2^−52/y + 2^−40) + 2^−50·ℓ̂ exceeds each of those terms 1.9-fold even after the
+    /// So |ℓ̂ − L(U)| ≤ t·(2^−52/y + 2^−43.9) + 2^−53·ℓ̂. The margin
+    /// η = t·(2^−51/y + 2^−40) + 2^−50·ℓ̂ exceeds each of those terms 1.9-fold even after the
     /// rounding of its own f64 operations, and the sums ℓ̂ ± η add a rounding of at most
     /// 2^−53·(ℓ̂ + η), less than what is left of η. Hence fl(ℓ̂ − η) ≤ L(U) ≤ fl(ℓ̂ + η), and L(U) ≥ 0.
     /// When k = ⌊fl(ℓ̂ + η)⌋ has max(fl(ℓ̂ − η), 0) ≥ k, then k ≤ L(U) < k + 1 for *every* U of
@@ -166,24 +256,43 @@ impl DiscreteGaussian {
     /// the same U, so K has exactly the geometric law; the f64 arithmetic only decides which
     /// branch runs.
     fn magnitude_by_inversion<R: RngCore + ?Sized>(&self, rng: &mut R, fast: FastPath) -> u64 {
-        const TWO_M52: f64 = 1.0 / 4_503_599_627_370_496.0;
-        const TWO_M53: f64 = 1.0 / 9_007_199_254_740_992.0;
-        const SLACK: f64 = 1.0 / 1_099_511_627_776.0; // 2^-40
-        const REL: f64 = 1.0 / 1_125_899_906_842_624.0; // 2^-50
         let u = rng.next_u64();
-        if fast == FastPath::On && u >= INVERSION_MIN_WORD {
-            // u >> 11 < 2^53: exact through i64 (a direct conversion, unlike u64 → f64).
-            let y = (u >> 11) as i64 as f64 * TWO_M53;
-            let t = self.t as i64 as f64;
-            let l = -t * y.ln();
-            let eta = t * (TWO_M52 / y + SLACK) + l * REL;
-            // 0 ≤ l + eta < t·17 < 2^29: truncation is the floor, and exact.
-            let k = (l + eta) as i64;
-            if (l - eta).max(0.0) >= k as f64 {
-                return k as u64;
-            }
+        self.magnitude_from(rng, u, fast_math::ln(fast_math::grid_point(u)), fast)
+    }
+
+    /// [`Self::magnitude_by_inversion`] for a first word `u` already drawn and
+    /// `ln_y` = `fast_math::ln` of its grid point already computed.
+    #[inline]
+    fn magnitude_from<R: RngCore + ?Sized>(
+        &self,
+        rng: &mut R,
+        u: u64,
+        ln_y: f64,
+        fast: FastPath,
+    ) -> u64 {
+        if fast == FastPath::On
+            && let Some(k) = self.magnitude_fast(u, ln_y)
+        {
+            return k;
         }
         self.magnitude_exact(rng, u)
+    }
+
+    /// The one-logarithm decision (see [`Self::magnitude_by_inversion`]), `None` if it cannot
+    /// decide.
+    #[inline(always)]
+    fn magnitude_fast(&self, u: u64, ln_y: f64) -> Option<u64> {
+        const TWO_M51: f64 = 1.0 / 2_251_799_813_685_248.0;
+        const SLACK: f64 = 1.0 / 1_099_511_627_776.0; // 2^-40
+        const REL: f64 = 1.0 / 1_125_899_906_842_624.0; // 2^-50
+        let y = fast_math::grid_point(u);
+        let t = self.t as i64 as f64;
+        let l = -t * ln_y;
+        let eta = t * (TWO_M51 / y + SLACK) + l * REL;
+        // For u ≥ 2^40, 0 ≤ l + eta < t·17 < 2^29: truncation is the floor, and exact.
+        let k = (l + eta) as i64;
+        let decided = (u >= INVERSION_MIN_WORD) & ((l - eta).max(0.0) >= k as f64);
+        decided.then_some(k as u64)
     }
 
     #[cfg(test)]
@@ -290,17 +399,24 @@ impl DiscreteGaussian {
     /// `lazy_exp` assumes. The exact exponent (a·t·q − p)²/(2pqt²) is formed only when the
     /// one-word test cannot decide.
     fn accept<R: RngCore + ?Sized>(&self, rng: &mut R, a: u64, fast: FastPath) -> bool {
+        bernoulli_exp(rng, self.gamma_hat(a), || self.exact_exponent(a), fast)
+    }
+
+    /// The f64 estimate of the acceptance exponent (error analysis at [`Self::accept`]).
+    #[inline]
+    fn gamma_hat(&self, a: u64) -> f64 {
         // a ≤ i64::MAX (the proposal is an i64): the conversion through i64 is the same value.
         let x = a as i64 as f64 - f64::from_bits(self.sigma_sq_over_t);
-        let gamma_hat = x * x * f64::from_bits(self.half_inv_sigma_sq);
-        let exact = || {
-            let at = u128::from(a) * u128::from(self.t);
-            let atq = U512::from_u128(at).mul(&U512::from_u128(self.q));
-            let p = U512::from_u128(self.p);
-            let diff = if atq >= p { atq.sub(p) } else { p.sub(atq) };
-            (diff.mul(&diff), self.exponent_den)
-        };
-        bernoulli_exp(rng, gamma_hat, exact, fast)
+        x * x * f64::from_bits(self.half_inv_sigma_sq)
+    }
+
+    /// The acceptance exponent (a·t·q − p)²/(2pqt²) as an exact fraction.
+    fn exact_exponent(&self, a: u64) -> (U512, U512) {
+        let at = u128::from(a) * u128::from(self.t);
+        let atq = U512::from_u128(at).mul(&U512::from_u128(self.q));
+        let p = U512::from_u128(self.p);
+        let diff = if atq >= p { atq.sub(p) } else { p.sub(atq) };
+        (diff.mul(&diff), self.exponent_den)
     }
 }
 

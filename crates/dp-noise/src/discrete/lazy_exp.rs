@@ -23,8 +23,9 @@
 //! The 2^7-fold slack between 2^−39 and 2^−32 is deliberate: the sampler stays exact even if
 //! libm were 100× worse than documented.
 //!
-//! [`bernoulli_exp`] makes the same test in f64, which avoids two f64 → u64 conversions per
-//! decision: with v = ⌊u/2^11⌋·2^−53 (exact in f64), U ∈ [v, v + 2^−53). If
+//! [`bernoulli_exp`] makes the same test in f64 with p̂ from `fast_math::exp_neg` (within
+//! 2^−46 of exp(−γ̂), proven there, so the 2^−39 above still holds), which avoids two
+//! f64 → u64 conversions per decision and libm: with v = ⌊u/2^11⌋·2^−53 (exact in f64), U ∈ [v, v + 2^−53). If
 //! v + 2^−53 ≤ fl(p̂·(1 − 2^−32)) then U < p̂·(1 − 2^−32)·(1 + 2^−53) < p̂·(1 − 2^−39) ≤ p; if
 //! v ≥ fl(p̂·(1 + 2^−32)) then U ≥ p̂·(1 + 2^−32)·(1 − 2^−53) > p̂·(1 + 2^−39) ≥ p. (v + 2^−53 is
 //! exact: a multiple of 2^−53 no larger than 1.) Otherwise the exact comparison runs, with the
@@ -38,13 +39,14 @@ use num_traits::ToPrimitive;
 use rand_core::RngCore;
 
 use super::bernoulli::bernoulli_exp_wide;
+use super::fast_math::exp_neg;
 use super::wide::U512;
 
 /// Above this γ̂ the one-word fast path is not attempted.
 pub(crate) const FAST_GAMMA_LIMIT: f64 = 64.0;
 
 /// Relative half-width of the enclosure of exp(−γ) (see the module docs).
-const ENCLOSURE: f64 = 1.0 / 4_294_967_296.0; // 2^-32
+pub(crate) const ENCLOSURE: f64 = 1.0 / 4_294_967_296.0; // 2^-32
 
 /// Whether the one-word fast path may decide (tests switch it off to drive every decision
 /// through the exact comparison).
@@ -97,10 +99,24 @@ pub(crate) fn bernoulli_exp<R: RngCore + ?Sized>(
         let (num, den) = exact();
         return bernoulli_exp_wide(rng, num, den);
     }
-    const TWO_M53: f64 = 1.0 / 9_007_199_254_740_992.0;
     let u = rng.next_u64();
+    decide_exp(rng, u, exp_neg(gamma_hat), exact, fast)
+}
+
+/// The decision of [`bernoulli_exp`] for a first word `u` already drawn and
+/// p̂ = [`exp_neg`](γ̂) already computed (the batched sampler computes many at once), for
+/// γ̂ ≤ [`FAST_GAMMA_LIMIT`]. `fast_math.rs` bounds p̂'s error by 2^−46 relative, inside the
+/// 2^−50 … 2^−39 budget of the module docs.
+#[inline]
+pub(crate) fn decide_exp<R: RngCore + ?Sized>(
+    rng: &mut R,
+    u: u64,
+    p_hat: f64,
+    exact: impl FnOnce() -> (U512, U512),
+    fast: FastPath,
+) -> bool {
+    const TWO_M53: f64 = 1.0 / 9_007_199_254_740_992.0;
     if fast == FastPath::On {
-        let p_hat = (-gamma_hat.max(0.0)).exp();
         // u >> 11 < 2^53: the conversion (through i64, which has a direct instruction) is exact.
         let v = (u >> 11) as i64 as f64 * TWO_M53;
         if v + TWO_M53 <= p_hat * (1.0 - ENCLOSURE) {
@@ -341,52 +357,81 @@ mod tests {
         }
     }
 
-    /// `f64::ln` on the arguments of the inversion in `gaussian.rs` (y = v·2^−53, v ≥ 2^29) is
-    /// within 2^−48 relative of ln y (the proof there assumes 2^−46): with x = −ln(y) as
-    /// computed, y lies between exp(−x(1 + 2^−48)) and exp(−x(1 − 2^−48)), both bracketed by
-    /// exact rational partial sums.
+    /// Exact bounds (low, high, Q) on exp(−x·(1 ± 2^−b)) for the f64 x > 0: x·(1 ± 2^−b) =
+    /// m·(2^b ± 1)·2^(e − b) exactly.
+    fn exp_bounds_scaled(x: f64, b: i32, plus: bool) -> (BigInt, BigInt, BigUint) {
+        let (m, e) = crate::discrete::dyadic(x);
+        let factor = if plus {
+            (1u64 << b) + 1
+        } else {
+            (1u64 << b) - 1
+        };
+        let mut num = BigUint::from(m) * BigUint::from(factor);
+        let mut den = BigUint::from(1u32);
+        let shift = e - b;
+        if shift >= 0 {
+            num <<= shift as u32;
+        } else {
+            den <<= (-shift) as u32;
+        }
+        let terms = 2 * (x as u64) + 120;
+        let (a, c, q) = partial_sums(&num, &den, terms);
+        if a <= c { (a, c, q) } else { (c, a, q) }
+    }
+
+    /// `fast_math::ln` on the inversion's arguments (y = v·2^−53 ∈ [2^−24, 1)) is within
+    /// 2^−50 relative of ln y (the proof there claims 2^−48): with x = −ln(y) as computed,
+    /// y lies between exp(−x(1 + 2^−50)) and exp(−x(1 − 2^−50)), exactly.
     #[test]
-    fn f64_ln_is_accurate() {
+    fn ln_is_accurate() {
         const TWO_M53: f64 = 1.0 / 9_007_199_254_740_992.0;
         let mut v: u64 = 1 << 29;
         let mut checked = 0;
         while v < (1u64 << 53) - 1 {
             for v in [v, v + 1, v | 0x5555_5555, (1 << 53) - 1 - v % (1 << 40)] {
                 let y = v as f64 * TWO_M53;
-                let x = -y.ln();
+                let x = -super::super::fast_math::ln(y);
                 if x == 0.0 {
                     continue;
                 }
-                let (m, e) = crate::discrete::dyadic(x);
-                // x·(1 ± 2^−48) = m·(2^48 ± 1)·2^(e − 48), exactly.
-                let bounds = |plus: bool| {
-                    let factor = if plus {
-                        (1u64 << 48) + 1
-                    } else {
-                        (1u64 << 48) - 1
-                    };
-                    let mut num = BigUint::from(m) * BigUint::from(factor);
-                    let mut den = BigUint::from(1u32);
-                    let shift = e - 48;
-                    if shift >= 0 {
-                        num <<= shift as u32;
-                    } else {
-                        den <<= (-shift) as u32;
-                    }
-                    let (a, b, q) = partial_sums(&num, &den, 120);
-                    if a <= b { (a, b, q) } else { (b, a, q) }
-                };
-                // y = v/2^53 ≥ high bound of exp(−x(1 + 2^−48)) and ≤ low bound of
-                // exp(−x(1 − 2^−48)).
-                let (_, high, q) = bounds(true);
+                let (_, high, q) = exp_bounds_scaled(x, 50, true);
                 assert!(BigInt::from(v) * BigInt::from(q) >= high << 53u32, "v {v}");
-                let (low, _, q) = bounds(false);
+                let (low, _, q) = exp_bounds_scaled(x, 50, false);
                 assert!(BigInt::from(v) * BigInt::from(q) <= low << 53u32, "v {v}");
                 checked += 1;
             }
             v = v + v / 8 + 12_345;
         }
         assert!(checked > 300, "{checked}");
+    }
+
+    /// `fast_math::exp_neg` on γ ∈ [0, 64] is within 2^−48 relative of exp(−γ) (the proof
+    /// there claims 2^−46): exact bounds on exp(−γ) bracket p̂·(1 ± 2^−48).
+    #[test]
+    fn exp_neg_is_accurate() {
+        let den: u128 = 1 << 40;
+        let mut checked = 0;
+        for step in 0..1500u128 {
+            let num = (step * (64 * den / 1500) + (step * 104_729 * 7919) % den).min(64 * den);
+            let gamma = num as f64 / den as f64; // exact: num < 2^47
+            let p = super::super::fast_math::exp_neg(gamma);
+            let (low, high, q) = exact_bounds(num, den);
+            // p·(1 − 2^−48) ≤ low/q and p·(1 + 2^−48) ≥ high/q, with p = m·2^e exactly.
+            let (m, e) = crate::discrete::dyadic(p);
+            let scaled = |f: u64| {
+                let v = BigInt::from(m) * BigInt::from(f) * BigInt::from(q.clone());
+                // v·2^(e − 48) against bound: compare v·2^e with bound·2^48.
+                (v, e)
+            };
+            let (lo_v, e1) = scaled((1u64 << 48) - 1);
+            let (hi_v, _) = scaled((1u64 << 48) + 1);
+            let shift = 48 - e1; // compare v vs bound·2^(48 − e)
+            assert!(shift >= 0);
+            assert!(lo_v <= low.clone() << shift as u32, "γ {gamma}");
+            assert!(hi_v >= high.clone() << shift as u32, "γ {gamma}");
+            checked += 1;
+        }
+        assert_eq!(checked, 1500);
     }
 
     /// Both paths — the fast one and the forced exact one — have frequency exp(−γ).

@@ -61,6 +61,7 @@
 
 mod aes_rng;
 mod bernoulli;
+mod fast_math;
 mod gaussian;
 mod laplace;
 mod lazy_exp;
