@@ -59,6 +59,23 @@ impl AesCtrRng {
     }
 }
 
+impl AesCtrRng {
+    /// `dst.len()` words of the stream, the same words as that many [`RngCore::next_u64`] calls.
+    pub(crate) fn fill_words(&mut self, dst: &mut [u64]) {
+        let mut dst = dst;
+        while !dst.is_empty() {
+            if self.used == self.words.len() {
+                self.refill();
+            }
+            let n = dst.len().min(self.words.len() - self.used);
+            let (head, tail) = dst.split_at_mut(n);
+            head.copy_from_slice(&self.words[self.used..self.used + n]);
+            self.used += n;
+            dst = tail;
+        }
+    }
+}
+
 impl RngCore for AesCtrRng {
     fn next_u32(&mut self) -> u32 {
         self.next_u64() as u32
@@ -90,6 +107,21 @@ mod tests {
     use aes::cipher::BlockEncrypt;
     use rand_chacha::ChaCha20Rng;
     use rand_core::SeedableRng;
+
+    /// Bulk words are the same stream as single words, across refills.
+    #[test]
+    fn fill_words_is_the_same_stream() {
+        let mut a = AesCtrRng::from_rng(&mut ChaCha20Rng::seed_from_u64(6));
+        let mut b = AesCtrRng::from_rng(&mut ChaCha20Rng::seed_from_u64(6));
+        let mut bulk = vec![0u64; 3 * BLOCKS + 5];
+        a.next_u64();
+        b.next_u64();
+        a.fill_words(&mut bulk[..7]);
+        a.fill_words(&mut bulk[7..]);
+        let single: Vec<u64> = (0..bulk.len()).map(|_| b.next_u64()).collect();
+        assert_eq!(bulk, single);
+        assert_eq!(a.next_u64(), b.next_u64());
+    }
 
     /// Word j is half of AES_K(counter ⌊j/2⌋) computed block by block, across refills.
     #[test]

@@ -112,15 +112,6 @@ pub(crate) fn ln(y: f64) -> f64 {
     e * LN2_HI + (e * LN2_LO + 2.0 * s * p)
 }
 
-/// `out[i] = ln((words[i] >> 12)·2^−52)`: the logarithm of the 52-bit uniform grid point below
-/// each word's uniform (inputs 0 give garbage that callers must not use).
-#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
-pub(crate) fn ln_of_words(words: &[u64], out: &mut [f64]) {
-    for (o, &w) in out.iter_mut().zip(words) {
-        *o = ln(grid_point(w));
-    }
-}
-
 /// exp(−γ) for each γ (clamped as in [`exp_neg`]).
 #[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
 pub(crate) fn exp_neg_batch(gammas: &[f64], out: &mut [f64]) {

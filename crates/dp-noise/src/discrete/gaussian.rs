@@ -7,12 +7,13 @@ use super::bernoulli::bernoulli_exp_wide;
 use super::bernoulli::uniform_below_u64;
 use super::fast_math;
 use super::lazy_exp::{
-    ENCLOSURE, Enclosure, FAST_GAMMA_LIMIT, FastPath, LazyUniform, bernoulli_exp,
-    bernoulli_exp_enclosed,
+    Enclosure, FAST_GAMMA_LIMIT, FastPath, LazyUniform, bernoulli_exp, bernoulli_exp_enclosed,
+    one_word_test,
 };
 use super::wide::U512;
 use super::{MAX_SCALE_UNITS, dyadic};
 use crate::{Error, Result};
+use multiversion::multiversion;
 
 /// Smallest supported discrete Gaussian σ, in units.
 pub const MIN_GAUSSIAN_SIGMA_UNITS: f64 = 1.0 / 256.0; // 2^-8
@@ -103,7 +104,7 @@ impl DiscreteGaussian {
     pub fn fill<R: RngCore + CryptoRng + ?Sized>(&self, rng: &mut R, out: &mut [i64]) {
         let mut bulk = AesCtrRng::from_rng(rng);
         if self.t <= INVERSION_MAX_T {
-            self.fill_batched(&mut bulk, out);
+            self.fill_batched(&mut bulk, out, FastPath::On);
         } else {
             let mut signs = SignBits::default();
             for x in out.iter_mut() {
@@ -121,26 +122,31 @@ impl DiscreteGaussian {
     /// The common case is written without data-dependent branches (a kept value is stored and
     /// the count advanced by 0 or 1), since each decision is a coin flip a branch predictor
     /// cannot learn; only the rare undecided cases branch to the exact comparisons.
-    fn fill_batched<R: RngCore + ?Sized>(&self, rng: &mut R, out: &mut [i64]) {
-        const TWO_M53: f64 = 1.0 / 9_007_199_254_740_992.0;
+    fn fill_batched(&self, rng: &mut AesCtrRng, out: &mut [i64], fast: FastPath) {
         let mut words = [0u64; BATCH];
-        let mut ln_y = [0f64; BATCH];
+        let mut magnitudes = [0u64; BATCH];
+        let mut decided = [false; BATCH];
         let mut proposals = [0i64; BATCH];
         let mut gammas = [0f64; BATCH];
         let mut p_hats = [0f64; BATCH];
+        let mut accept_words = [0u64; BATCH];
+        let mut below = [false; BATCH];
         let mut accepted = [0i64; BATCH];
+        let t = self.t as i64 as f64;
         let mut filled = 0;
         while filled < out.len() {
-            for w in &mut words {
-                *w = rng.next_u64();
+            rng.fill_words(&mut words);
+            magnitudes_fast(t, &words, &mut magnitudes, &mut decided);
+            if fast != FastPath::On {
+                decided.fill(false);
             }
-            fast_math::ln_of_words(&words, &mut ln_y);
             let mut signs = rng.next_u64();
             let mut count = 0;
-            for (&u, &ln_y) in words.iter().zip(&ln_y) {
-                let magnitude = match self.magnitude_fast(u, ln_y) {
-                    Some(k) => k,
-                    None => self.magnitude_exact(rng, u),
+            for i in 0..BATCH {
+                let magnitude = if decided[i] {
+                    magnitudes[i]
+                } else {
+                    self.magnitude_exact(rng, words[i])
                 };
                 let negative = signs & 1 == 1;
                 signs >>= 1;
@@ -158,17 +164,24 @@ impl DiscreteGaussian {
                 *g = self.gamma_hat(y.unsigned_abs());
             }
             fast_math::exp_neg_batch(&gammas[..count], &mut p_hats[..count]);
+            rng.fill_words(&mut accept_words[..count]);
+            accept_fast(
+                &accept_words[..count],
+                &p_hats[..count],
+                &gammas[..count],
+                &mut below[..count],
+                &mut decided[..count],
+            );
+            if fast != FastPath::On {
+                decided.fill(false);
+            }
             let mut kept = 0;
             for i in 0..count {
-                let u = rng.next_u64();
-                // As in `lazy_exp::decide_exp`: U ∈ [v, v + 2^−53).
-                let v = (u >> 11) as i64 as f64 * TWO_M53;
-                let below = v + TWO_M53 <= p_hats[i] * (1.0 - ENCLOSURE);
-                let above = v >= p_hats[i] * (1.0 + ENCLOSURE);
-                let accept = if (below | above) & (gammas[i] <= FAST_GAMMA_LIMIT) {
-                    below
+                let accept = if decided[i] {
+                    below[i]
                 } else {
-                    self.accept_exact(rng, u, proposals[i].unsigned_abs(), gammas[i])
+                    let a = proposals[i].unsigned_abs();
+                    self.accept_exact(rng, accept_words[i], a, gammas[i])
                 };
                 accepted[kept] = proposals[i];
                 kept += usize::from(accept);
@@ -177,6 +190,17 @@ impl DiscreteGaussian {
             out[filled..filled + take].copy_from_slice(&accepted[..take]);
             filled += take;
         }
+    }
+
+    /// `fill` with every decision of the batch sent down the exact paths (`FastPath::Off`).
+    #[cfg(test)]
+    pub(crate) fn fill_for_tests<R: RngCore + CryptoRng + ?Sized>(
+        &self,
+        rng: &mut R,
+        out: &mut [i64],
+        fast: FastPath,
+    ) {
+        self.fill_batched(&mut AesCtrRng::from_rng(rng), out, fast);
     }
 
     /// The acceptance decision when the one-word test could not decide (or γ̂ > 64).
@@ -282,17 +306,8 @@ impl DiscreteGaussian {
     /// decide.
     #[inline(always)]
     fn magnitude_fast(&self, u: u64, ln_y: f64) -> Option<u64> {
-        const TWO_M51: f64 = 1.0 / 2_251_799_813_685_248.0;
-        const SLACK: f64 = 1.0 / 1_099_511_627_776.0; // 2^-40
-        const REL: f64 = 1.0 / 1_125_899_906_842_624.0; // 2^-50
-        let y = fast_math::grid_point(u);
-        let t = self.t as i64 as f64;
-        let l = -t * ln_y;
-        let eta = t * (TWO_M51 / y + SLACK) + l * REL;
-        // For u ≥ 2^40, 0 ≤ l + eta < t·17 < 2^29: truncation is the floor, and exact.
-        let k = (l + eta) as i64;
-        let decided = (u >= INVERSION_MIN_WORD) & ((l - eta).max(0.0) >= k as f64);
-        decided.then_some(k as u64)
+        let (k, decided) = one_log_decision(self.t as i64 as f64, u, ln_y);
+        decided.then_some(k)
     }
 
     #[cfg(test)]
@@ -417,6 +432,55 @@ impl DiscreteGaussian {
         let p = U512::from_u128(self.p);
         let diff = if atq >= p { atq.sub(p) } else { p.sub(atq) };
         (diff.mul(&diff), self.exponent_den)
+    }
+}
+
+/// The one-logarithm decision of [`DiscreteGaussian::magnitude_by_inversion`] for the first word
+/// `u` with `ln_y` = `fast_math::ln` of its grid point: (k, whether k is certain).
+#[inline(always)]
+fn one_log_decision(t: f64, u: u64, ln_y: f64) -> (u64, bool) {
+    const TWO_M51: f64 = 1.0 / 2_251_799_813_685_248.0;
+    const SLACK: f64 = 1.0 / 1_099_511_627_776.0; // 2^-40
+    const REL: f64 = 1.0 / 1_125_899_906_842_624.0; // 2^-50
+    const TWO_52: f64 = 4_503_599_627_370_496.0;
+    let y = fast_math::grid_point(u);
+    let l = -t * ln_y;
+    let eta = t * (TWO_M51 / y + SLACK) + l * REL;
+    let k = (l + eta).floor();
+    let decided = (u >= INVERSION_MIN_WORD) & ((l - eta).max(0.0) >= k);
+    // When decided, 0 ≤ k < t·17 < 2^29 is an integer, so its bits after adding 2^52 are k.
+    let k_int = (k + TWO_52).to_bits().wrapping_sub(TWO_52.to_bits());
+    (k_int, decided)
+}
+
+/// [`one_log_decision`] for a batch of first words (vectorised).
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn magnitudes_fast(t: f64, words: &[u64], magnitudes: &mut [u64], decided: &mut [bool]) {
+    for ((&u, k), d) in words.iter().zip(magnitudes).zip(decided) {
+        (*k, *d) = one_log_decision(t, u, fast_math::ln(fast_math::grid_point(u)));
+    }
+}
+
+/// The one-word acceptance tests of a batch (vectorised): `below[i]` is the decision where
+/// `decided[i]`.
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn accept_fast(
+    words: &[u64],
+    p_hats: &[f64],
+    gammas: &[f64],
+    below: &mut [bool],
+    decided: &mut [bool],
+) {
+    for i in 0..words
+        .len()
+        .min(p_hats.len())
+        .min(gammas.len())
+        .min(below.len())
+        .min(decided.len())
+    {
+        let (b, a) = one_word_test(words[i], p_hats[i]);
+        below[i] = b;
+        decided[i] = (b | a) & (gammas[i] <= FAST_GAMMA_LIMIT);
     }
 }
 

@@ -23,13 +23,13 @@
 //! The 2^7-fold slack between 2^−39 and 2^−32 is deliberate: the sampler stays exact even if
 //! libm were 100× worse than documented.
 //!
-//! [`bernoulli_exp`] makes the same test in f64 with p̂ from `fast_math::exp_neg` (within
-//! 2^−46 of exp(−γ̂), proven there, so the 2^−39 above still holds), which avoids two
-//! f64 → u64 conversions per decision and libm: with v = ⌊u/2^11⌋·2^−53 (exact in f64), U ∈ [v, v + 2^−53). If
-//! v + 2^−53 ≤ fl(p̂·(1 − 2^−32)) then U < p̂·(1 − 2^−32)·(1 + 2^−53) < p̂·(1 − 2^−39) ≤ p; if
-//! v ≥ fl(p̂·(1 + 2^−32)) then U ≥ p̂·(1 + 2^−32)·(1 − 2^−53) > p̂·(1 + 2^−39) ≥ p. (v + 2^−53 is
-//! exact: a multiple of 2^−53 no larger than 1.) Otherwise the exact comparison runs, with the
-//! full first word.
+//! [`bernoulli_exp`] makes the same test in f64 ([`one_word_test`]) with p̂ from
+//! `fast_math::exp_neg` (within 2^−46 of exp(−γ̂), proven there, so the 2^−39 above still
+//! holds), which avoids f64 → u64 conversions and libm: with v = ⌊u/2^12⌋·2^−52 (exact in f64),
+//! U ∈ [v, v + 2^−52). If v + 2^−52 ≤ fl(p̂·(1 − 2^−32)) then
+//! U < p̂·(1 − 2^−32)·(1 + 2^−53) < p̂·(1 − 2^−39) ≤ p; if v ≥ fl(p̂·(1 + 2^−32)) then
+//! U ≥ p̂·(1 + 2^−32)·(1 − 2^−53) > p̂·(1 + 2^−39) ≥ p. (v + 2^−52 is exact: a multiple of
+//! 2^−52 no larger than 1.) Otherwise the exact comparison runs, with the full first word.
 //!
 //! Large γ (γ̂ > [`FAST_GAMMA_LIMIT`]) skips the fast path: exp(−γ) < 2^−92 there, so a one-word
 //! test would almost always decide "false" anyway; [`bernoulli_exp_wide`] decides exactly.
@@ -39,14 +39,14 @@ use num_traits::ToPrimitive;
 use rand_core::RngCore;
 
 use super::bernoulli::bernoulli_exp_wide;
-use super::fast_math::exp_neg;
+use super::fast_math::{exp_neg, grid_point};
 use super::wide::U512;
 
 /// Above this γ̂ the one-word fast path is not attempted.
 pub(crate) const FAST_GAMMA_LIMIT: f64 = 64.0;
 
 /// Relative half-width of the enclosure of exp(−γ) (see the module docs).
-pub(crate) const ENCLOSURE: f64 = 1.0 / 4_294_967_296.0; // 2^-32
+const ENCLOSURE: f64 = 1.0 / 4_294_967_296.0; // 2^-32
 
 /// Whether the one-word fast path may decide (tests switch it off to drive every decision
 /// through the exact comparison).
@@ -115,19 +115,29 @@ pub(crate) fn decide_exp<R: RngCore + ?Sized>(
     exact: impl FnOnce() -> (U512, U512),
     fast: FastPath,
 ) -> bool {
-    const TWO_M53: f64 = 1.0 / 9_007_199_254_740_992.0;
     if fast == FastPath::On {
-        // u >> 11 < 2^53: the conversion (through i64, which has a direct instruction) is exact.
-        let v = (u >> 11) as i64 as f64 * TWO_M53;
-        if v + TWO_M53 <= p_hat * (1.0 - ENCLOSURE) {
+        let (below, above) = one_word_test(u, p_hat);
+        if below {
             return true;
         }
-        if v >= p_hat * (1.0 + ENCLOSURE) {
+        if above {
             return false;
         }
     }
     let (num, den) = exact();
     exact_less_than_exp(rng, u, &num, &den)
+}
+
+/// The one-word test of [`decide_exp`]: (U certainly below p, U certainly not below p) for the
+/// uniform U whose first word is `u`, given p̂ within 2^−39 relative of p (module docs).
+#[inline(always)]
+pub(crate) fn one_word_test(u: u64, p_hat: f64) -> (bool, bool) {
+    const TWO_M52: f64 = 1.0 / 4_503_599_627_370_496.0;
+    let v = grid_point(u);
+    (
+        v + TWO_M52 <= p_hat * (1.0 - ENCLOSURE),
+        v >= p_hat * (1.0 + ENCLOSURE),
+    )
 }
 
 /// [`bernoulli_exp`] with the enclosure of exp(−γ) given (e.g. precomputed for a constant γ).

@@ -401,3 +401,18 @@ fn inversion_magnitude_is_geometric() {
         assert!(p > ALPHA, "sigma {sigma} {fast:?}: chi2 = {stat}, p = {p}");
     }
 }
+
+/// The batched `fill` with every magnitude and acceptance decided by the exact comparisons
+/// (the branches its one-word tests reach only rarely) has the same distribution.
+#[test]
+fn batched_fill_exact_paths_match_pmf() {
+    use super::lazy_exp::FastPath;
+    for (i, sigma) in [0.3, 2.5, 1_048_576.5].into_iter().enumerate() {
+        let sampler = DiscreteGaussian::new(sigma).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(800 + i as u64);
+        let mut samples = vec![0i64; 10_000];
+        sampler.fill_for_tests(&mut rng, &mut samples, FastPath::Off);
+        let (stat, p) = p_value_of_samples(&samples, sigma);
+        assert!(p > ALPHA, "sigma {sigma}: chi2 = {stat}, p = {p}");
+    }
+}
