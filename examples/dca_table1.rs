@@ -523,29 +523,37 @@ const NODE_UNIT: usize = 16 << 20;
 /// [`NODE_UNIT`] bytes (at least one share) cycling through the whole buffer so the shares come
 /// from memory; the five passes start a fifth of the buffer apart. The nodes are reused (shares
 /// are retracted again untimed), so their accumulators are warm, as in a long round.
-fn node_accumulation_vs_read(buffer: usize) -> Result<Vec<String>, Box<dyn Error>> {
+///
+/// `absorb_batch` is timed on groups of at least `batch` shares (as many as a node has at hand
+/// when uploads arrive faster than it absorbs them), against a pool read of the same groups;
+/// the buffer grows to hold two such groups when `batch` shares do not fit in it.
+fn node_accumulation_vs_read(buffer: usize, batch: usize) -> Result<Vec<String>, Box<dyn Error>> {
     let one = one_thread_pool()?;
     let threads = rayon::current_num_threads();
     let mut misses = Vec::new();
     for log_d in [16u32, 20, 24] {
         let d = 1usize << log_d;
-        let count = buffer / (d * 8);
+        let count = (buffer / (d * 8)).max(2 * batch);
         let (config, msgs) = full_shares(count, d)?;
         let groups: Vec<&[ShareMessage]> = msgs.chunks((NODE_UNIT / (d * 8)).max(1)).collect();
         let bytes = groups[0].len() * d * 8;
+        let batches: Vec<&[ShareMessage]> = msgs.chunks(groups[0].len().max(batch)).collect();
+        let batch_bytes = batches[0].len() * d * 8;
         let spacing = (groups.len() / 5).max(1);
-        let mut at: Vec<limits::Cursor> = (0..5)
+        let mut at: Vec<limits::Cursor> = (0..4)
             .map(|p| limits::Cursor::new(groups.len(), p * spacing))
+            .chain((0..2).map(|p| limits::Cursor::new(batches.len(), p * batches.len() / 2)))
             .collect();
         let [
             at_read_1,
             at_absorb_1,
             at_read_pool,
             at_absorb_pool,
+            at_read_batch,
             at_batch,
         ] = &mut at[..]
         else {
-            unreachable!("five cursors")
+            unreachable!("six cursors")
         };
         let mut node_1 = ComputeNode::new(&config, NodeIndex(0))?;
         let mut node_pool = ComputeNode::new(&config, NodeIndex(0))?;
@@ -580,15 +588,26 @@ fn node_accumulation_vs_read(buffer: usize) -> Result<Vec<String>, Box<dyn Error
                 (bytes, &mut || {
                     absorb_timed(&mut node_pool, groups[at_absorb_pool.advance()], false)
                 }),
-                (bytes, &mut || {
-                    absorb_timed(&mut node_batch, groups[at_batch.advance()], true)
+                (batch_bytes, &mut || {
+                    let group = batches[at_read_batch.advance()];
+                    limits::timed(|| {
+                        let sum = group
+                            .par_iter()
+                            .map(|m| limits::par_read_reduce(full_words(m)))
+                            .reduce(|| 0, u64::wrapping_add);
+                        std::hint::black_box(sum);
+                    })
+                }),
+                (batch_bytes, &mut || {
+                    absorb_timed(&mut node_batch, batches[at_batch.advance()], true)
                 }),
             ],
         );
         println!(
-            "d = 2^{log_d}: {count} shares ({:.0} MiB), timed {} at a time",
+            "d = 2^{log_d}: {count} shares ({:.0} MiB), timed {} at a time ({} for the batch)",
             mib((count * d * 8) as u64),
-            groups[0].len()
+            groups[0].len(),
+            batches[0].len()
         );
         let lines = [
             (
@@ -602,9 +621,9 @@ fn node_accumulation_vs_read(buffer: usize) -> Result<Vec<String>, Box<dyn Error
                 rates[2],
             ),
             (
-                format!("absorb_batch({}), pool ({threads} thr)", groups[0].len()),
+                format!("absorb_batch({}), pool ({threads} thr)", batches[0].len()),
+                rates[5],
                 rates[4],
-                rates[2],
             ),
         ];
         for (what, rate, limit) in lines {
@@ -779,7 +798,7 @@ fn measure_limits(quick: bool, largest_seed_cell: Option<f64>) -> Result<(), Box
     println!(
         "\n== Node accumulation of full shares vs streaming read of the same share buffers (interleaved) =="
     );
-    let full_misses = node_accumulation_vs_read(buffer)?;
+    let full_misses = node_accumulation_vs_read(buffer, if quick { 2 } else { 8 })?;
     println!(
         "\n== Seed expansion + accumulate vs raw AES-128-CTR keystream, 1 thread (interleaved) =="
     );
