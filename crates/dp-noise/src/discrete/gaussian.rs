@@ -4,11 +4,9 @@ use rand_core::{CryptoRng, RngCore};
 
 use super::aes_rng::AesCtrRng;
 use super::bernoulli::bernoulli_exp_wide;
-use super::bernoulli::uniform_below_u64;
 use super::fast_math;
 use super::lazy_exp::{
-    Enclosure, FAST_GAMMA_LIMIT, FastPath, LazyUniform, bernoulli_exp, bernoulli_exp_enclosed,
-    one_word_test,
+    FAST_GAMMA_LIMIT, FastPath, LazyUniform, bernoulli_exp, exact_less_than_exp, one_word_test,
 };
 use super::wide::U512;
 use super::{MAX_SCALE_UNITS, dyadic};
@@ -18,10 +16,10 @@ use multiversion::multiversion;
 /// Smallest supported discrete Gaussian σ, in units.
 pub const MIN_GAUSSIAN_SIGMA_UNITS: f64 = 1.0 / 256.0; // 2^-8
 
-/// Largest proposal scale t whose magnitude is drawn by inversion ([`DiscreteGaussian::
-/// magnitude_by_inversion`]); above it the one-logarithm decision would fail too often
-/// (its margin grows like t·2^−40) and CKS Alg. 2 is used instead.
-const INVERSION_MAX_T: u64 = 1 << 24;
+/// log2 of the largest scale t/B of the inverted geometric part: the decision's margin grows
+/// like (t/B)·2^−40, so larger t are split into blocks B = 2^s (see
+/// [`DiscreteGaussian::magnitude_by_inversion`]).
+const INVERSION_SCALE_BITS: u32 = 24;
 
 /// Smallest first word for which the inversion tries its one-logarithm decision: below it
 /// U's 64-bit interval is too wide relative to U (probability 2^−24).
@@ -47,8 +45,9 @@ pub struct DiscreteGaussian {
     /// σ²/t and 1/(2σ²) as f64 (bits, so the type stays Eq), for the one-word decisions.
     sigma_sq_over_t: u64,
     half_inv_sigma_sq: u64,
-    /// The enclosure of exp(−1), for the geometric part of the proposal.
-    exp_minus_one: Enclosure,
+    /// s with B = 2^s the block of the proposal's magnitude, and t/B (bits of the f64, exact).
+    block_bits: u32,
+    t_over_block: u64,
 }
 
 impl DiscreteGaussian {
@@ -77,6 +76,9 @@ impl DiscreteGaussian {
         let two_pq = U512::from_u128(p).mul(&U512::from_u128(q)).mul_u64(2);
         let t2 = U512::from_u128(u128::from(t) * u128::from(t));
         let exponent_den = two_pq.mul(&t2);
+        // t < 2^53 is exact in f64, and dividing by a power of two is exact too.
+        let block_bits = (u64::BITS - t.leading_zeros()).saturating_sub(INVERSION_SCALE_BITS);
+        let t_over_block = t as f64 / (1u64 << block_bits) as f64;
         Ok(DiscreteGaussian {
             sigma_units: sigma_units.to_bits(),
             t,
@@ -85,7 +87,8 @@ impl DiscreteGaussian {
             exponent_den,
             sigma_sq_over_t: (sigma_units * sigma_units / t as f64).to_bits(),
             half_inv_sigma_sq: (0.5 / (sigma_units * sigma_units)).to_bits(),
-            exp_minus_one: Enclosure::of(1.0),
+            block_bits,
+            t_over_block: t_over_block.to_bits(),
         })
     }
 
@@ -102,15 +105,7 @@ impl DiscreteGaussian {
     /// Fills `out` with independent draws. The random words come from an AES-128-CTR
     /// keystream keyed with 16 bytes of `rng` (see `aes_rng.rs`): `rng` is read once per call.
     pub fn fill<R: RngCore + CryptoRng + ?Sized>(&self, rng: &mut R, out: &mut [i64]) {
-        let mut bulk = AesCtrRng::from_rng(rng);
-        if self.t <= INVERSION_MAX_T {
-            self.fill_batched(&mut bulk, out, FastPath::On);
-        } else {
-            let mut signs = SignBits::default();
-            for x in out.iter_mut() {
-                *x = self.sample_with(&mut bulk, &mut signs, FastPath::On);
-            }
-        }
+        self.fill_batched(&mut AesCtrRng::from_rng(rng), out, FastPath::On);
     }
 
     /// [`Self::sample_with`] for [`BATCH`] proposals at a time: their logarithms and the
@@ -132,22 +127,32 @@ impl DiscreteGaussian {
         let mut accept_words = [0u64; BATCH];
         let mut below = [false; BATCH];
         let mut accepted = [0i64; BATCH];
-        let t = self.t as i64 as f64;
+        let scale = f64::from_bits(self.t_over_block);
         let mut filled = 0;
         while filled < out.len() {
             rng.fill_words(&mut words);
-            magnitudes_fast(t, &words, &mut magnitudes, &mut decided);
+            magnitudes_fast(scale, &words, &mut magnitudes, &mut decided);
             if fast != FastPath::On {
                 decided.fill(false);
             }
+            for i in 0..BATCH {
+                if !decided[i] {
+                    magnitudes[i] = self.blocks_exact(rng, words[i]);
+                }
+            }
+            if self.block_bits > 0 {
+                rng.fill_words(&mut words);
+                for (k, &w) in magnitudes.iter_mut().zip(&words) {
+                    let low = match self.low_part_fast(w, fast) {
+                        Some(r) => r,
+                        None => self.low_part_from(rng, w, fast),
+                    };
+                    *k = self.join(*k, low);
+                }
+            }
             let mut signs = rng.next_u64();
             let mut count = 0;
-            for i in 0..BATCH {
-                let magnitude = if decided[i] {
-                    magnitudes[i]
-                } else {
-                    self.magnitude_exact(rng, words[i])
-                };
+            for &magnitude in &magnitudes {
                 let negative = signs & 1 == 1;
                 signs >>= 1;
                 // Negative zero and magnitudes past i64::MAX are rejected.
@@ -208,7 +213,7 @@ impl DiscreteGaussian {
     fn accept_exact<R: RngCore + ?Sized>(&self, rng: &mut R, u: u64, a: u64, gamma: f64) -> bool {
         if gamma <= FAST_GAMMA_LIMIT {
             let (num, den) = self.exact_exponent(a);
-            super::lazy_exp::exact_less_than_exp(rng, u, &num, &den)
+            exact_less_than_exp(rng, u, &num, &den)
         } else {
             let (num, den) = self.exact_exponent(a);
             bernoulli_exp_wide(rng, num, den)
@@ -224,11 +229,7 @@ impl DiscreteGaussian {
         fast: FastPath,
     ) -> i64 {
         loop {
-            let y = if self.t <= INVERSION_MAX_T {
-                self.laplace_by_inversion(rng, signs, fast)
-            } else {
-                self.laplace_proposal(rng, fast)
-            };
+            let y = self.laplace_by_inversion(rng, signs, fast);
             if self.accept(rng, y.unsigned_abs(), fast) {
                 return y;
             }
@@ -250,7 +251,7 @@ impl DiscreteGaussian {
             if negative && magnitude == 0 {
                 continue;
             }
-            // A magnitude past i64::MAX is rejected, as in `laplace_proposal`.
+            // A magnitude past i64::MAX is rejected.
             let Ok(magnitude) = i64::try_from(magnitude) else {
                 continue;
             };
@@ -258,56 +259,48 @@ impl DiscreteGaussian {
         }
     }
 
-    /// K = ⌊−t·ln U⌋ for a uniform real U ∈ (0, 1): K = k exactly when
-    /// exp(−(k+1)/t) ≤ U < exp(−k/t), so P(K ≥ k) = P(U < exp(−k/t)) = exp(−k/t).
+    /// K with P(K ≥ k) = exp(−k/t), as K = Q·B + R with B = 2^s (s = 0 unless t ≥ 2^24):
+    /// P(Q = q, R = r) ∝ exp(−q·B/t)·exp(−r/t) factorises, so Q and R are independent — Q
+    /// geometric of scale t/B < 2^24, drawn by inversion, and R on {0, …, B − 1} with
+    /// P(R = r) ∝ exp(−r/t), drawn by rejection from s uniform bits ([`Self::low_part`]).
+    ///
+    /// # Q by inversion
+    /// Q = ⌊−(t/B)·ln U⌋ for a uniform real U ∈ (0, 1): Q = q exactly when
+    /// exp(−(q+1)·B/t) ≤ U < exp(−q·B/t), so P(Q ≥ q) = exp(−q·B/t).
     ///
     /// # The one-logarithm decision, and why it is exact
-    /// U's first word u puts U in [u, u+1)·2^−64 ⊂ [y, y + 2^−52) with y = ⌊u/2^12⌋·2^−52, exact
-    /// in f64 (`fast_math::grid_point`). For u ≥ 2^40 (so y ≥ 2^−24) let ℓ̂ = fl(t·(−ln y)) with
-    /// `fast_math::ln`. For every U in the interval, with L(U) = −t·ln U:
+    /// Write τ = t/B (exact in f64). U's first word u puts U in [u, u+1)·2^−64 ⊂ [y, y + 2^−52)
+    /// with y = ⌊u/2^12⌋·2^−52, exact in f64 (`fast_math::grid_point`). For u ≥ 2^40 (so
+    /// y ≥ 2^−24) let ℓ̂ = fl(τ·(−ln y)) with `fast_math::ln`. For every U in the interval, with
+    /// L(U) = −τ·ln U:
     /// * 0 ≤ ln U − ln y ≤ ln(1 + 2^−52/y) ≤ 2^−52/y;
     /// * `fast_math::ln` is within 2^−48·|ln y| of ln y (proven there; the test `ln_is_accurate`
     ///   checks 2^−50 against exact bounds), and |ln y| ≤ 24·ln 2 < 16.7: at most 2^−43.9;
-    /// * the product t·(−ln y) is one rounding: ≤ 2^−53·ℓ̂.
+    /// * the product τ·(−ln y) is one rounding: ≤ 2^−53·ℓ̂.
     ///
-    /// So |ℓ̂ − L(U)| ≤ t·(2^−52/y + 2^−43.9) + 2^−53·ℓ̂. The margin
-    /// η = t·(2^−51/y + 2^−40) + 2^−50·ℓ̂ exceeds each of those terms 1.9-fold even after the
+    /// So |ℓ̂ − L(U)| ≤ τ·(2^−52/y + 2^−43.9) + 2^−53·ℓ̂. The margin
+    /// η = τ·(2^−51/y + 2^−40) + 2^−50·ℓ̂ exceeds each of those terms 1.9-fold even after the
     /// rounding of its own f64 operations, and the sums ℓ̂ ± η add a rounding of at most
-    /// 2^−53·(ℓ̂ + η), less than what is left of η. Hence fl(ℓ̂ − η) ≤ L(U) ≤ fl(ℓ̂ + η), and L(U) ≥ 0.
-    /// When k = ⌊fl(ℓ̂ + η)⌋ has max(fl(ℓ̂ − η), 0) ≥ k, then k ≤ L(U) < k + 1 for *every* U of
-    /// the interval: K = k. Otherwise (probability ≈ 2η ≤ 2^−15 at t ≤ 2^24) the same U is
-    /// located exactly by [`Self::magnitude_exact`]. Both branches return the same function of
-    /// the same U, so K has exactly the geometric law; the f64 arithmetic only decides which
-    /// branch runs.
+    /// 2^−53·(ℓ̂ + η), less than what is left of η. Hence fl(ℓ̂ − η) ≤ L(U) ≤ fl(ℓ̂ + η), and
+    /// L(U) ≥ 0. When q = ⌊fl(ℓ̂ + η)⌋ has max(fl(ℓ̂ − η), 0) ≥ q, then q ≤ L(U) < q + 1 for
+    /// *every* U of the interval: Q = q. Otherwise (probability ≈ 2η ≤ 2^−15 with τ < 2^24) the
+    /// same U is located exactly by [`Self::blocks_exact`]. Both branches return the same
+    /// function of the same U, so Q has exactly the geometric law; the f64 arithmetic only
+    /// decides which branch runs.
     fn magnitude_by_inversion<R: RngCore + ?Sized>(&self, rng: &mut R, fast: FastPath) -> u64 {
         let u = rng.next_u64();
-        self.magnitude_from(rng, u, fast_math::ln(fast_math::grid_point(u)), fast)
-    }
-
-    /// [`Self::magnitude_by_inversion`] for a first word `u` already drawn and
-    /// `ln_y` = `fast_math::ln` of its grid point already computed.
-    #[inline]
-    fn magnitude_from<R: RngCore + ?Sized>(
-        &self,
-        rng: &mut R,
-        u: u64,
-        ln_y: f64,
-        fast: FastPath,
-    ) -> u64 {
-        if fast == FastPath::On
-            && let Some(k) = self.magnitude_fast(u, ln_y)
-        {
-            return k;
-        }
-        self.magnitude_exact(rng, u)
-    }
-
-    /// The one-logarithm decision (see [`Self::magnitude_by_inversion`]), `None` if it cannot
-    /// decide.
-    #[inline(always)]
-    fn magnitude_fast(&self, u: u64, ln_y: f64) -> Option<u64> {
-        let (k, decided) = one_log_decision(self.t as i64 as f64, u, ln_y);
-        decided.then_some(k)
+        let (q, decided) = one_log_decision(
+            f64::from_bits(self.t_over_block),
+            u,
+            fast_math::ln(fast_math::grid_point(u)),
+        );
+        let q = if decided && fast == FastPath::On {
+            q
+        } else {
+            self.blocks_exact(rng, u)
+        };
+        let low = self.low_part(rng, fast);
+        self.join(q, low)
     }
 
     #[cfg(test)]
@@ -319,81 +312,109 @@ impl DiscreteGaussian {
         self.magnitude_by_inversion(rng, fast)
     }
 
-    /// The k with exp(−(k+1)/t) ≤ U < exp(−k/t), by exact comparisons of one lazily revealed U
-    /// whose first word is `first_word`, searching from an f64 estimate. A k past i64::MAX is
-    /// returned as `u64::MAX` (the caller rejects it).
-    fn magnitude_exact<R: RngCore + ?Sized>(&self, rng: &mut R, first_word: u64) -> u64 {
-        let mut uniform = LazyUniform::new(first_word);
-        // ln U ≈ ln(w_z·2^64 + w_{z+1}) − 64·(z+2)·ln 2 with w_z the first non-zero word: only a
-        // starting point (the search below is exact), accurate to ≈ 2^−50·|ln U|.
-        let mut z = 0;
-        while uniform.word(rng, z) == 0 {
-            z += 1;
+    #[cfg(test)]
+    pub(crate) fn one_log_decided_for_tests(&self, u: u64) -> bool {
+        let ln_y = fast_math::ln(fast_math::grid_point(u));
+        one_log_decision(f64::from_bits(self.t_over_block), u, ln_y).1
+    }
+
+    /// Q·B + R, or `u64::MAX` (rejected by the callers) past i64::MAX.
+    #[inline(always)]
+    fn join(&self, blocks: u64, low: u64) -> u64 {
+        if blocks <= (i64::MAX as u64) >> self.block_bits {
+            (blocks << self.block_bits) | low
+        } else {
+            u64::MAX
         }
-        let top = uniform.word(rng, z) as f64 * 18_446_744_073_709_551_616.0
-            + uniform.word(rng, z + 1) as f64;
-        let ln_u = top.ln() - 64.0 * (z as f64 + 2.0) * std::f64::consts::LN_2;
-        let estimate = -(self.t as f64) * ln_u;
-        let limit = i64::MAX as u64;
-        let mut k = if estimate.is_finite() && estimate >= 0.0 {
+    }
+
+    /// R ∈ {0, …, 2^s − 1} with P(R = r) ∝ exp(−r/t): s uniform bits r, kept with probability
+    /// exp(−r/t), else drawn again. One word w gives both: r is its low s ≤ 29 bits and the
+    /// top 32 bits start the uniform U′ of the Bernoulli (disjoint bits, so independent). As
+    /// t ≥ 2^(s+23), exp(−r/t) ≥ 1 − r/t > 1 − 2^−23, so U′ < 1 − 2^−22 — which its top 32
+    /// bits show when they are below 2^32 − 2^10 — means "keep" ([`Self::low_part_fast`]);
+    /// otherwise (probability < 2^−22) U′ continues with fresh words and is compared with
+    /// exp(−r/t) exactly.
+    fn low_part<R: RngCore + ?Sized>(&self, rng: &mut R, fast: FastPath) -> u64 {
+        if self.block_bits == 0 {
+            return 0;
+        }
+        let w = rng.next_u64();
+        match self.low_part_fast(w, fast) {
+            Some(r) => r,
+            None => self.low_part_from(rng, w, fast),
+        }
+    }
+
+    /// R from the word `w` when its top 32 bits decide "keep" (see [`Self::low_part`]).
+    #[inline(always)]
+    fn low_part_fast(&self, w: u64, fast: FastPath) -> Option<u64> {
+        const KEEP_BELOW: u64 = (1 << 32) - (1 << 10);
+        let r = w & ((1u64 << self.block_bits) - 1);
+        (fast == FastPath::On && (w >> 32) < KEEP_BELOW).then_some(r)
+    }
+
+    /// R when the word `w` did not decide: U′ = its top 32 bits followed by fresh bits, compared
+    /// with exp(−r/t) exactly; if rejected, R is drawn again.
+    #[cold]
+    fn low_part_from<R: RngCore + ?Sized>(&self, rng: &mut R, w: u64, fast: FastPath) -> u64 {
+        let mut w = w;
+        loop {
+            let r = w & ((1u64 << self.block_bits) - 1);
+            let first = (w & !0xffff_ffff) | (rng.next_u64() >> 32);
+            let num = U512::from_u128(u128::from(r));
+            if exact_less_than_exp(rng, first, &num, &U512::from_u128(u128::from(self.t))) {
+                return r;
+            }
+            w = rng.next_u64();
+            if let Some(r) = self.low_part_fast(w, fast) {
+                return r;
+            }
+        }
+    }
+
+    /// The q with exp(−(q+1)·B/t) ≤ U < exp(−q·B/t), by exact comparisons of one lazily
+    /// revealed U whose first word is `first_word`, searching from an f64 estimate. A q whose
+    /// magnitude q·B would pass i64::MAX is returned as `u64::MAX` (the callers reject it).
+    #[cold]
+    fn blocks_exact<R: RngCore + ?Sized>(&self, rng: &mut R, first_word: u64) -> u64 {
+        let mut uniform = LazyUniform::new(first_word);
+        // A starting point only (the search below is exact): ln U from the first word, or for
+        // a tiny U from w_z·2^64 + w_{z+1} with w_z its first non-zero word.
+        let ln_u = if first_word >= 1 << 40 {
+            fast_math::ln(fast_math::grid_point(first_word))
+        } else {
+            let mut z = 0;
+            while uniform.word(rng, z) == 0 {
+                z += 1;
+            }
+            let top = uniform.word(rng, z) as f64 * 18_446_744_073_709_551_616.0
+                + uniform.word(rng, z + 1) as f64;
+            top.ln() - 64.0 * (z as f64 + 2.0) * std::f64::consts::LN_2
+        };
+        let estimate = -f64::from_bits(self.t_over_block) * ln_u;
+        let limit = (i64::MAX as u64) >> self.block_bits;
+        let mut q = if estimate.is_finite() && estimate >= 0.0 {
             (estimate as u64).min(limit)
         } else {
             0
         };
         let t = U512::from_u128(u128::from(self.t));
-        let below = |uniform: &mut LazyUniform, rng: &mut R, k: u64| {
-            uniform.less_than_exp(rng, &U512::from_u128(u128::from(k)), &t)
+        let below = |uniform: &mut LazyUniform, rng: &mut R, q: u64| {
+            let exponent = U512::from_u128(u128::from(q) << self.block_bits);
+            uniform.less_than_exp(rng, &exponent, &t)
         };
-        // Invariant after the first loop: U < exp(−k/t) (for k = 0 it holds as U < 1).
-        while k > 0 && !below(&mut uniform, rng, k) {
-            k -= 1;
+        // Invariant after the first loop: U < exp(−q·B/t) (for q = 0 it holds as U < 1).
+        while q > 0 && !below(&mut uniform, rng, q) {
+            q -= 1;
         }
-        while below(&mut uniform, rng, k + 1) {
-            k += 1;
-            if k > limit {
+        while below(&mut uniform, rng, q + 1) {
+            q += 1;
+            if q > limit {
                 return u64::MAX;
             }
         }
-        k
-    }
-
-    /// CKS Alg. 2 for Lap_ℤ(t) (s = 1), the proposal: X = U + t·V with U uniform on
-    /// {0..t−1} kept with probability exp(−U/t) and V a run of Bernoulli(e^{−1}) successes,
-    /// then a random sign with −0 rejected (the same algorithm as
-    /// `laplace::sample_discrete_laplace`, its Bernoullis decided by [`bernoulli_exp`]).
-    ///
-    /// γ̂ errors: U/t with U < t < 2^53 exact in f64 is one rounding (≤ 2^−53 absolute, as
-    /// U/t < 1); the constant 1 is exact.
-    fn laplace_proposal<R: RngCore + ?Sized>(&self, rng: &mut R, fast: FastPath) -> i64 {
-        let t = self.t;
-        let one = || (U512::from_u128(1), U512::from_u128(1));
-        loop {
-            let u = uniform_below_u64(rng, t);
-            let gamma_hat = u as f64 / t as f64;
-            let exact = || {
-                (
-                    U512::from_u128(u128::from(u)),
-                    U512::from_u128(u128::from(t)),
-                )
-            };
-            if !bernoulli_exp(rng, gamma_hat, exact, fast) {
-                continue;
-            }
-            let mut v: u64 = 0;
-            while bernoulli_exp_enclosed(rng, self.exp_minus_one, one, fast) {
-                v = v.saturating_add(1);
-            }
-            // t < 2^63 and v < 2^64: the product is below 2^127, so the sum cannot overflow.
-            let x = u128::from(t) * u128::from(v) + u128::from(u);
-            let negative = rng.next_u64() & 1 == 1;
-            if negative && x == 0 {
-                continue;
-            }
-            let Ok(magnitude) = i64::try_from(x) else {
-                continue;
-            };
-            return if negative { -magnitude } else { magnitude };
-        }
+        q
     }
 
     /// Bernoulli(exp(−(a − σ²/t)²/(2σ²))), the acceptance step of CKS Alg. 3.
@@ -435,8 +456,9 @@ impl DiscreteGaussian {
     }
 }
 
-/// The one-logarithm decision of [`DiscreteGaussian::magnitude_by_inversion`] for the first word
-/// `u` with `ln_y` = `fast_math::ln` of its grid point: (k, whether k is certain).
+/// The one-logarithm decision of [`DiscreteGaussian::magnitude_by_inversion`] for the scale
+/// `t` = τ, the first word `u` and `ln_y` = `fast_math::ln` of its grid point: (q, whether q is
+/// certain).
 #[inline(always)]
 fn one_log_decision(t: f64, u: u64, ln_y: f64) -> (u64, bool) {
     const TWO_M51: f64 = 1.0 / 2_251_799_813_685_248.0;
@@ -448,7 +470,7 @@ fn one_log_decision(t: f64, u: u64, ln_y: f64) -> (u64, bool) {
     let eta = t * (TWO_M51 / y + SLACK) + l * REL;
     let k = (l + eta).floor();
     let decided = (u >= INVERSION_MIN_WORD) & ((l - eta).max(0.0) >= k);
-    // When decided, 0 ≤ k < t·17 < 2^29 is an integer, so its bits after adding 2^52 are k.
+    // When decided, 0 ≤ k < τ·17 < 2^29 is an integer, so its bits after adding 2^52 are k.
     let k_int = (k + TWO_52).to_bits().wrapping_sub(TWO_52.to_bits());
     (k_int, decided)
 }

@@ -1,35 +1,27 @@
-//! Exact Bernoulli(exp(−γ)) that usually decides from one random word and one `f64::exp`.
+//! Exact Bernoulli(exp(−γ)) that usually decides from one random word and one
+//! `fast_math::exp_neg`.
 //!
 //! # The method
 //! Bernoulli(p) is the event U < p for a uniform real U ∈ [0, 1). U is revealed 64 bits at a
-//! time. With the first word u, U ∈ [u/2^64, (u + 1)/2^64). Given integers P_lo ≤ p·2^64 ≤ P_hi:
-//! * u + 1 ≤ P_lo  ⇒  U < (u + 1)/2^64 ≤ p: the event holds;
-//! * u ≥ P_hi      ⇒  U ≥ u/2^64 ≥ p: it does not;
-//! * otherwise (probability (P_hi − P_lo)/2^64 ≤ 2^−28 here) the same U — its first word kept,
-//!   further words drawn — is compared with exp(−γ) *exactly*, by [`exact_less_than_exp`].
+//! time. With the first word u, U ∈ [u, u + 1)·2^−64 ⊂ [v, v + 2^−52) with v = ⌊u/2^12⌋·2^−52
+//! (exact in f64). Given p̂ with p ∈ p̂·[1 − 2^−39, 1 + 2^−39] ([`one_word_test`]):
+//! * v + 2^−52 ≤ fl(p̂·(1 − 2^−32))  ⇒  U < p̂·(1 − 2^−32)·(1 + 2^−53) < p̂·(1 − 2^−39) ≤ p: the
+//!   event holds (v + 2^−52 is exact: a multiple of 2^−52 no larger than 1);
+//! * v ≥ fl(p̂·(1 + 2^−32))  ⇒  U ≥ p̂·(1 + 2^−32)·(1 − 2^−53) > p̂·(1 + 2^−39) ≥ p: it does not;
+//! * otherwise (probability ≈ 2^−31·p) the same U — its first word kept, further words drawn —
+//!   is compared with exp(−γ) *exactly*, by [`exact_less_than_exp`].
 //!
 //! Every branch returns the truth value of U < exp(−γ) for one and the same uniform U, so the
-//! result is Bernoulli(exp(−γ)) exactly, whatever the quality of the enclosure — as long as it
-//! *is* an enclosure. The fast bounds only decide how often the exact comparison runs.
+//! result is Bernoulli(exp(−γ)) exactly, whatever the quality of p̂ — as long as the enclosure
+//! holds. The f64 arithmetic only decides how often the exact comparison runs.
 //!
-//! # Why P_lo ≤ p·2^64 ≤ P_hi (proof sketch)
+//! # Why p ∈ p̂·[1 − 2^−39, 1 + 2^−39]
 //! The caller passes γ̂ with |γ̂ − γ| ≤ 2^−40 (see each caller for its error analysis; they are
-//! all a few rounding errors of relative size 2^−53 on a γ ≤ 64). p̂ = exp(−γ̂) computed by
-//! `f64::exp` is within 2^−50 relative of exp(−γ̂) for any libm of IEEE quality (glibc documents
-//! ≤ 1 ulp = 2^−52; the test `f64_exp_is_accurate_against_the_series` checks 2^−45 against exact
-//! rational bounds on a grid). So p ∈ p̂·[e^{−2^−40}(1 − 2^−50), e^{2^−40}(1 + 2^−50)] ⊂
-//! p̂·[1 − 2^−39, 1 + 2^−39]. The bounds widen that to p̂·(1 ± 2^−32), then floor/ceil and move
-//! one more unit outwards, which absorbs the rounding of the two f64 products (relative 2^−53).
-//! The 2^7-fold slack between 2^−39 and 2^−32 is deliberate: the sampler stays exact even if
-//! libm were 100× worse than documented.
-//!
-//! [`bernoulli_exp`] makes the same test in f64 ([`one_word_test`]) with p̂ from
-//! `fast_math::exp_neg` (within 2^−46 of exp(−γ̂), proven there, so the 2^−39 above still
-//! holds), which avoids f64 → u64 conversions and libm: with v = ⌊u/2^12⌋·2^−52 (exact in f64),
-//! U ∈ [v, v + 2^−52). If v + 2^−52 ≤ fl(p̂·(1 − 2^−32)) then
-//! U < p̂·(1 − 2^−32)·(1 + 2^−53) < p̂·(1 − 2^−39) ≤ p; if v ≥ fl(p̂·(1 + 2^−32)) then
-//! U ≥ p̂·(1 + 2^−32)·(1 − 2^−53) > p̂·(1 + 2^−39) ≥ p. (v + 2^−52 is exact: a multiple of
-//! 2^−52 no larger than 1.) Otherwise the exact comparison runs, with the full first word.
+//! all a few rounding errors of relative size 2^−53 on a γ ≤ 64). p̂ = `fast_math::exp_neg`(γ̂)
+//! is within 2^−46 relative of exp(−γ̂) (proven in `fast_math.rs`; the test
+//! `exp_neg_is_accurate` checks 2^−48 against exact rational bounds). So
+//! p ∈ p̂·[e^{−2^−40}(1 − 2^−46), e^{2^−40}(1 + 2^−46)] ⊂ p̂·[1 − 2^−39, 1 + 2^−39]. The 2^7-fold
+//! slack between 2^−39 and the test's 2^−32 is deliberate.
 //!
 //! Large γ (γ̂ > [`FAST_GAMMA_LIMIT`]) skips the fast path: exp(−γ) < 2^−92 there, so a one-word
 //! test would almost always decide "false" anyway; [`bernoulli_exp_wide`] decides exactly.
@@ -45,7 +37,7 @@ use super::wide::U512;
 /// Above this γ̂ the one-word fast path is not attempted.
 pub(crate) const FAST_GAMMA_LIMIT: f64 = 64.0;
 
-/// Relative half-width of the enclosure of exp(−γ) (see the module docs).
+/// Relative half-width of the one-word test's enclosure of exp(−γ) (see the module docs).
 const ENCLOSURE: f64 = 1.0 / 4_294_967_296.0; // 2^-32
 
 /// Whether the one-word fast path may decide (tests switch it off to drive every decision
@@ -55,33 +47,6 @@ pub(crate) enum FastPath {
     On,
     #[cfg(test)]
     Off,
-}
-
-/// Integers P_lo ≤ exp(−γ)·2^64 ≤ P_hi for every γ within 2^−40 of a γ̂ ≤ 64.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Enclosure {
-    lo: u64,
-    hi: u128,
-}
-
-impl Enclosure {
-    /// The enclosure for γ̂ (see the module docs for why it holds).
-    pub(crate) fn of(gamma_hat: f64) -> Enclosure {
-        const TWO_64: f64 = 18_446_744_073_709_551_616.0;
-        let p_hat = (-gamma_hat.max(0.0)).exp() * TWO_64;
-        // Truncation is floor here (positive values); one more unit outwards on each side
-        // covers the ceiling and the rounding of the products.
-        let lo_f = p_hat * (1.0 - ENCLOSURE);
-        let hi_f = p_hat * (1.0 + ENCLOSURE);
-        // lo_f < 2^64: the cast truncates exactly.
-        let lo = (lo_f as u64).saturating_sub(1);
-        let hi = if hi_f < TWO_64 {
-            u128::from(hi_f as u64) + 2
-        } else {
-            (1u128 << 64) + 2
-        };
-        Enclosure { lo, hi }
-    }
 }
 
 /// Bernoulli(exp(−γ)) for γ = num/den ≥ 0 given by `exact` (called only when needed), with
@@ -138,28 +103,6 @@ pub(crate) fn one_word_test(u: u64, p_hat: f64) -> (bool, bool) {
         v + TWO_M52 <= p_hat * (1.0 - ENCLOSURE),
         v >= p_hat * (1.0 + ENCLOSURE),
     )
-}
-
-/// [`bernoulli_exp`] with the enclosure of exp(−γ) given (e.g. precomputed for a constant γ).
-#[inline]
-pub(crate) fn bernoulli_exp_enclosed<R: RngCore + ?Sized>(
-    rng: &mut R,
-    enclosure: Enclosure,
-    exact: impl FnOnce() -> (U512, U512),
-    fast: FastPath,
-) -> bool {
-    let u = rng.next_u64();
-    if fast == FastPath::On {
-        // u + 1 ≤ P_lo ⇔ u < P_lo.
-        if u < enclosure.lo {
-            return true;
-        }
-        if u128::from(u) >= enclosure.hi {
-            return false;
-        }
-    }
-    let (num, den) = exact();
-    exact_less_than_exp(rng, u, &num, &den)
 }
 
 /// U < exp(−num/den), exactly, for the uniform U whose first 64 bits are `first_word`; further
@@ -313,58 +256,6 @@ mod tests {
         // exp(−num/den) to far below 2^−128.
         let (a, b, q) = partial_sums(&BigUint::from(num), &BigUint::from(den), 400);
         if a <= b { (a, b, q) } else { (b, a, q) }
-    }
-
-    /// The enclosure contains exp(−γ)·2^64 on a grid of γ ∈ [0, 64], with γ̂ off by ±2^−40.
-    #[test]
-    fn enclosure_contains_the_exact_value() {
-        let den: u128 = 1 << 20;
-        for step in 0..=640u128 {
-            let num = step * den / 10 + step * 7919 % 1000;
-            let gamma = num as f64 / den as f64;
-            let (low, high, q) = exact_bounds(num, den);
-            for gamma_hat in [gamma - 2f64.powi(-40), gamma, gamma + 2f64.powi(-40)] {
-                let Enclosure { lo, hi } = Enclosure::of(gamma_hat.max(0.0));
-                // lo ≤ exp(−γ)·2^64 ⇔ lo·q ≤ low·2^64 (low ≤ exp(−γ)).
-                assert!(
-                    BigInt::from(lo) * BigInt::from(q.clone()) <= low.clone() << 64u32,
-                    "γ {gamma}"
-                );
-                assert!(
-                    BigInt::from(hi) * BigInt::from(q.clone()) >= high.clone() << 64u32,
-                    "γ {gamma}"
-                );
-                assert!(hi - u128::from(lo) < (1u128 << 34), "width at γ {gamma}");
-            }
-        }
-    }
-
-    /// f64::exp against exact rational bounds on a grid: within 2^−45 relative (the proof needs
-    /// 2^−39).
-    #[test]
-    fn f64_exp_is_accurate_against_the_series() {
-        let den: u128 = 1 << 30;
-        for step in 0..2000u128 {
-            let num = step * (64 * den / 2000) + (step * 104_729) % den;
-            let gamma = num as f64 / den as f64;
-            let (low, high, q) = exact_bounds(num, den);
-            let approx = (-gamma).exp();
-            // approx·(1 ∓ 2^−45) brackets the exact value: compare as rationals via 2^k scaling.
-            let scaled = |v: f64| BigInt::from((v * 2f64.powi(100)) as u128);
-            let lo = scaled(approx * (1.0 - 2f64.powi(-45)));
-            let hi = scaled(approx * (1.0 + 2f64.powi(-45)));
-            if approx * 2f64.powi(100) < 2f64.powi(60) {
-                continue; // too small to resolve at this scale
-            }
-            assert!(
-                lo * BigInt::from(q.clone()) <= high.clone() << 100u32,
-                "γ {gamma}"
-            );
-            assert!(
-                hi * BigInt::from(q.clone()) >= low.clone() << 100u32,
-                "γ {gamma}"
-            );
-        }
     }
 
     /// Exact bounds (low, high, Q) on exp(−x·(1 ± 2^−b)) for the f64 x > 0: x·(1 ± 2^−b) =

@@ -11,24 +11,25 @@
 //!   probability exp(−U/t) and V geometric (a run of Bernoulli(e^{−1}) successes), then
 //!   Y = ±⌊X/s⌋ with −0 rejected.
 //! * Alg. 3, discrete Gaussian N_ℤ(0, σ²): propose Y ~ Lap_ℤ(t), t = ⌊σ⌋ + 1, accept with
-//!   probability exp(−(|Y| − σ²/t)²/(2σ²)). For t ≤ 2^24 the proposal is drawn by inversion
-//!   instead of Alg. 2: a sign bit and the magnitude K = ⌊−t·ln U⌋ of one uniform U, decided
-//!   from U's first word and one `f64::ln` with a proven margin, else located exactly by
-//!   comparing the same U with exp(−k/t) (`gaussian.rs`). Same law, one word instead of ≈ 7.
+//!   probability exp(−(|Y| − σ²/t)²/(2σ²)). The proposal is not drawn by Alg. 2 but as a sign
+//!   bit and a geometric magnitude K = Q·2^s + R (`gaussian.rs`): Q = ⌊−(t/2^s)·ln U⌋ of one
+//!   uniform U by inversion, R on {0..2^s − 1} by rejection from s uniform bits (s = 0 unless
+//!   t ≥ 2^24). Same law, ≈ 1–3 words instead of ≈ 7 Bernoulli decisions.
 //!
 //! Every accept/reject decision is exact. Uniform integers below a bound use rejection
 //! (Lemire's multiply-shift, no modulo bias) and Bernoulli(n/d) is "uniform below d < n". In
-//! the discrete Gaussian every Bernoulli(exp(−γ)) is the event U < exp(−γ) for a uniform real U
-//! revealed 64 bits at a time (`lazy_exp.rs`): the first word is compared with integer bounds
-//! P_lo ≤ exp(−γ)·2^64 ≤ P_hi obtained from `f64::exp` with a proven error margin, which decides
-//! in all but ≈ 2^−30 of cases; otherwise the same U is compared with exp(−γ) exactly (rational
+//! the discrete Gaussian every decision is about a uniform real U revealed 64 bits at a time:
+//! its first word settles it against f64 values with a proven error margin (`fast_math.rs`
+//! computes exp and ln with stated bounds, `lazy_exp.rs` and `gaussian.rs` carry the margins),
+//! in all but ≈ 2^−15 of cases; otherwise the same U is compared with exp(−γ) exactly (rational
 //! Taylor bounds with Lagrange remainder, big integers). Both branches answer the same question
 //! about the same U, so the result is exact; the f64 arithmetic only decides how often the slow
-//! branch runs. `DiscreteGaussian::fill` draws its random words from an AES-128-CTR keystream
-//! keyed with 16 bytes of the caller's CSPRNG (`aes_rng.rs`). The discrete Laplace keeps the
-//! integer-only CKS Alg. 1 and, for the wide exponent, a lazy comparison with the exact rational
-//! (512-bit fixed-width arithmetic, see `wide.rs`). The f64 parameters are converted exactly: an
-//! f64 is m·2^e, a dyadic rational.
+//! branch runs. `DiscreteGaussian::fill` works on batches of 64 proposals (vectorised exp/ln,
+//! no data-dependent branch in the common case) and draws its random words from an
+//! AES-128-CTR keystream keyed with 16 bytes of the caller's CSPRNG (`aes_rng.rs`). The discrete
+//! Laplace keeps the integer-only CKS Alg. 1 and, for the wide exponent, a lazy comparison with
+//! the exact rational (512-bit fixed-width arithmetic, see `wide.rs`). The f64 parameters are
+//! converted exactly: an f64 is m·2^e, a dyadic rational.
 //!
 //! # Supported range and the one approximation
 //! σ ∈ [2^−8, 2^52] units for [`DiscreteGaussian`], scale ∈ [2^−32, 2^52] units for
@@ -40,12 +41,11 @@
 //! Discrete Laplace with integer scale t (s = 1): a U is kept with probability
 //! E[exp(−U/t)] ≈ 1 − e^{−1} ≈ 0.63, so ≈ 1.6 rounds of one uniform draw plus the series
 //! trials for exp(−U/t); the geometric V is ≈ 1.6 Bernoulli(e^{−1}) trials of ≈ 1.7 draws
-//! each; plus one sign draw. The discrete Gaussian (t ≤ 2^24) makes ≈ 1.32 proposals per
-//! sample (the acceptance rate tends to e^{−1/2}·√(π/2) ≈ 0.76 for large σ), each one word and
-//! one `f64::ln` for the magnitude, 1/64 of a word for the sign and one word and one `f64::exp`
-//! for the acceptance; above 2^24 the proposal is Alg. 2 with one word (and at most one
-//! `f64::exp`) per Bernoulli. Measured rates are in the README (`cargo bench --bench peers --
-//! noise SIGMA COUNT`).
+//! each; plus one sign draw. The discrete Gaussian makes ≈ 1.32 proposals per sample (the
+//! acceptance rate tends to e^{−1/2}·√(π/2) ≈ 0.76 for large σ), each one word and one ln for
+//! Q, 1/64 of a word for the sign, one word and one exp for the acceptance, and for t ≥ 2^24 one
+//! more word for R. Measured rates are in the README (`cargo bench --bench peers
+//! -- noise SIGMA COUNT`, `scripts/bench-sampler-vs.sh`).
 //!
 //! # Sums of discrete Gaussians (Kairouz, Liu & Steinke 2021)
 //! In DCA, n honest clients each add N_ℤ(0, σ²); the released noise is their sum, which is

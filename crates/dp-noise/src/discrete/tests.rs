@@ -323,16 +323,24 @@ fn discrete_gaussian_single_draws_match_pmf() {
     assert!(p > ALPHA, "chi2 = {stat}, p = {p}");
 }
 
-/// The geometric magnitude of the inversion proposal: its one-logarithm decision returns what
-/// the exact search returns for the same uniform, word for word (10^5 first words at each t,
-/// the extra words of the exact path drawn from one cloned stream).
+/// The geometric magnitude of the inversion proposal: its one-word decisions (the logarithm for
+/// Q, the exponential for keeping R) return what the exact comparisons return for the same
+/// uniforms, word for word (10^5 first words at each t, the further words drawn from one cloned
+/// stream; σ = 2^40 has a low part R of 17 bits).
 #[test]
 fn inversion_fast_path_agrees_with_the_exact_search() {
     use super::lazy_exp::FastPath;
     use rand_core::RngCore;
-    for (i, sigma) in [0.4, 2.5, 1000.0, 1_048_576.5, 16_777_215.0]
-        .into_iter()
-        .enumerate()
+    for (i, sigma) in [
+        0.4,
+        2.5,
+        1000.0,
+        1_048_576.5,
+        16_777_215.0,
+        1_099_511_627_776.0,
+    ]
+    .into_iter()
+    .enumerate()
     {
         let sampler = DiscreteGaussian::new(sigma).unwrap();
         let mut words = ChaCha20Rng::seed_from_u64(600 + i as u64);
@@ -345,9 +353,9 @@ fn inversion_fast_path_agrees_with_the_exact_search() {
             let fast = sampler.magnitude_for_tests(&mut fast_rng, FastPath::On);
             let exact = sampler.magnitude_for_tests(&mut exact_rng, FastPath::Off);
             assert_eq!(fast, exact, "sigma {sigma}, first word {first:#x}");
-            decided += usize::from(fast_rng.1.get_word_pos() == 0);
+            decided += usize::from(sampler.one_log_decided_for_tests(first));
         }
-        // The fast path itself must have decided almost every time (it draws no extra word).
+        // The one-logarithm decision must itself have decided almost every time.
         assert!(
             decided > 99_000,
             "sigma {sigma}: fast path decided {decided}"
@@ -380,6 +388,8 @@ fn inversion_magnitude_is_geometric() {
         (2.5, 1, FastPath::Off, 20_000),
         (1_048_576.5, 262_144, FastPath::On, 200_000),
         (1_048_576.5, 262_144, FastPath::Off, 20_000),
+        (1_099_511_627_776.0, 1 << 38, FastPath::On, 200_000),
+        (1_099_511_627_776.0, 1 << 38, FastPath::Off, 20_000),
     ]
     .into_iter()
     .enumerate()
@@ -414,5 +424,29 @@ fn batched_fill_exact_paths_match_pmf() {
         sampler.fill_for_tests(&mut rng, &mut samples, FastPath::Off);
         let (stat, p) = p_value_of_samples(&samples, sigma);
         assert!(p > ALPHA, "sigma {sigma}: chi2 = {stat}, p = {p}");
+    }
+}
+
+/// For t ≥ 2^24 the magnitude's low bits come from the rejection-sampled part R, whose law
+/// exp(−r/t) on {0..2^s − 1} is uniform to within 2^−23 here (t = 2^40 + 1, s = 17): the last
+/// three bits must be uniform (chi-square, α = 1e-6) on both paths.
+#[test]
+fn inversion_low_bits_are_uniform() {
+    use super::lazy_exp::FastPath;
+    let sampler = DiscreteGaussian::new(1_099_511_627_776.0).unwrap();
+    for (i, (fast, n)) in [(FastPath::On, 80_000usize), (FastPath::Off, 16_000)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut rng = ChaCha20Rng::seed_from_u64(900 + i as u64);
+        let mut counts = vec![0u64; 8];
+        for _ in 0..n {
+            counts[(sampler.magnitude_for_tests(&mut rng, fast) % 8) as usize] += 1;
+        }
+        let (stat, p) = chi_square_p_value(&counts, &[0.125; 8]);
+        assert!(
+            p > ALPHA,
+            "{fast:?}: chi2 = {stat}, p = {p}, counts {counts:?}"
+        );
     }
 }
