@@ -13,12 +13,9 @@
 //! the round's config), [`kernels`] the wrapping-add loops, [`RoundLedger`] keeps a party from
 //! reusing a round id with another configuration.
 //!
-//! Masks come from AES-128-CTR kernels chosen at run time (VAES-512, VAES-256, AES-NI, or the
-//! `aes` crate as the portable path; [`keystream_backend`] names the one in use), all producing
-//! the same keystream. They live in `prg/vaes.rs`, the crate's only module allowed `unsafe`
-//! (`std::arch` intrinsics; each block states its safety argument): the crate's lint is
-//! `unsafe_code = "deny"` rather than the workspace's `forbid` only so that this module can opt
-//! out.
+//! Masks come from AES-128-CTR kernels chosen at run time (the `aes-keystream` crate: VAES-512,
+//! VAES-256, AES-NI, or the `aes` crate as the portable path; [`keystream_backend`] names the
+//! one in use), all producing the same keystream. This crate itself forbids `unsafe`.
 //!
 //! The phases are named shard → absorb → agree → finalize → release (the README's "Vocabulary"
 //! section maps them to libprio's shard / accumulate / unshard and to the C, R and Julia names).

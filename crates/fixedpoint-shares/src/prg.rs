@@ -28,13 +28,9 @@ use rand_core::{CryptoRng, RngCore};
 use subtle::ConstantTimeEq;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
+use aes_keystream::{Aes128Ctr, Backend, Op};
+
 use crate::ids::{ClientId, NodeIndex, RoundId};
-
-mod aes_ctr;
-mod vaes;
-
-use aes_ctr::Aes128Ctr;
-use vaes::Op;
 
 /// A 16-byte secret that expands into one mask. `Debug` does not print it, `==` compares in
 /// constant time, and the bytes are wiped when it is dropped.
@@ -170,12 +166,7 @@ pub(crate) fn split_mask(seed: &Seed, domain: MaskDomain, mask: &mut [u64], bala
 /// The AES-128-CTR kernel this process dispatches to ("vaes512", "vaes256", "aesni" or
 /// "portable"), for benchmark output.
 pub fn keystream_backend() -> &'static str {
-    match vaes::Backend::detect() {
-        vaes::Backend::Vaes512 => "vaes512",
-        vaes::Backend::Vaes256 => "vaes256",
-        vaes::Backend::AesNi => "aesni",
-        vaes::Backend::Portable => "portable",
-    }
+    Backend::detect().name()
 }
 
 /// Raw keystream rate reference: XORs the keystream words of `seed` (round 0, client 0, node 0)
@@ -262,7 +253,7 @@ mod tests {
         assert_eq!(long[4098], 0xe8c8_9ed3_eee5_db8f);
         // The same words from every backend the CPU has, the portable one forced included.
         let stream = keystream(&seed, d);
-        for backend in vaes::Backend::available() {
+        for backend in Backend::available() {
             let mut words = vec![0u64; 4100];
             stream.apply_with(backend, 38, Op::Add(&mut words));
             assert_eq!(fold(&words[1..]), 0xf68d_8b4a_3f51_538a, "{backend:?}");

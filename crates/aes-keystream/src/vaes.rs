@@ -5,7 +5,7 @@
 //! module still refuses `unsafe`). Why it exists: the `aes` 0.8 stack encrypts at most 8
 //! blocks per call with 128-bit `aesenc`, while `vaesenc` on a 512-bit register encrypts 4
 //! blocks per instruction. The kernels here produce exactly the keystream of
-//! [`super::ctr`]'s portable path (AES-128, 8-byte nonce ‖ 64-bit big-endian block counter),
+//! [`crate::Aes128Ctr`]'s portable path (AES-128, 8-byte nonce ‖ 64-bit big-endian block counter),
 //! which the tests check on every backend the CPU has, against the NIST SP 800-38A vectors and
 //! against words pinned from the previous implementation.
 //!
@@ -15,10 +15,9 @@
 //!
 //! The safety argument is the same everywhere and is stated once per `unsafe` block:
 //! - **calls into `#[target_feature]` functions** happen only in [`run`], only for a
-//!   [`Backend`] other than `Portable`, and such values exist only through [`Backend::detect`]
-//!   / [`Backend::available`], which check the exact feature set with
-//!   `is_x86_feature_detected!` first (the enum's variants cannot be built elsewhere in a way
-//!   that skips detection: [`run`] re-checks with [`Backend::is_supported`]);
+//!   [`Backend`] other than `Portable`, and only after [`Backend::is_supported`] confirmed the
+//!   exact feature set with `is_x86_feature_detected!` in that same call ([`Backend`] is public,
+//!   so a caller may name any variant; `run` trusts none of them);
 //! - **loads and stores** go through `&[u64; N]` / `&mut [u64; N]` of exactly the register's
 //!   width (8·N bytes), so the pointer is valid for the whole access, and the unaligned
 //!   `loadu`/`storeu` forms have no alignment requirement.
@@ -30,7 +29,7 @@ use std::arch::x86_64::*;
 
 /// Which keystream kernel runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Backend {
+pub enum Backend {
     /// 4 blocks per `vaesenc` on zmm registers (needs AVX-512F, AVX-512BW, VAES, AES).
     Vaes512,
     /// 2 blocks per `vaesenc` on ymm registers (needs AVX2, VAES, AES).
@@ -43,7 +42,7 @@ pub(crate) enum Backend {
 
 impl Backend {
     /// Every backend, fastest first.
-    pub(crate) const ALL: [Backend; 4] = [
+    pub const ALL: [Backend; 4] = [
         Backend::Vaes512,
         Backend::Vaes256,
         Backend::AesNi,
@@ -51,7 +50,7 @@ impl Backend {
     ];
 
     /// Whether this CPU can run the backend.
-    pub(crate) fn is_supported(self) -> bool {
+    pub fn is_supported(self) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
             match self {
@@ -80,13 +79,22 @@ impl Backend {
     }
 
     /// The backends this CPU supports, fastest first (always ends with `Portable`).
-    #[cfg(test)]
-    pub(crate) fn available() -> Vec<Backend> {
+    pub fn available() -> Vec<Backend> {
         Self::ALL.into_iter().filter(|b| b.is_supported()).collect()
     }
 
+    /// The backend's name for benchmark output: "vaes512", "vaes256", "aesni" or "portable".
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Vaes512 => "vaes512",
+            Backend::Vaes256 => "vaes256",
+            Backend::AesNi => "aesni",
+            Backend::Portable => "portable",
+        }
+    }
+
     /// The fastest supported backend, detected once per process.
-    pub(crate) fn detect() -> Backend {
+    pub fn detect() -> Backend {
         static DETECTED: std::sync::OnceLock<Backend> = std::sync::OnceLock::new();
         *DETECTED.get_or_init(|| {
             Self::ALL
@@ -98,7 +106,9 @@ impl Backend {
 }
 
 /// What to do with keystream words `k[j]` (word j = bytes 8j..8j+8 of the keystream, LE).
-pub(crate) enum Op<'a> {
+pub enum Op<'a> {
+    /// `out[j] = k[j]`.
+    Store(&'a mut [u64]),
     /// `acc[j] += k[j]` (wrapping).
     Add(&'a mut [u64]),
     /// `acc[j] -= k[j]` (wrapping).
@@ -107,7 +117,9 @@ pub(crate) enum Op<'a> {
     Xor(&'a mut [u64]),
     /// `mask[j] = k[j]`, `balancing[j] -= k[j]`; both slices have the same length.
     Split {
+        /// Receives the keystream words.
         mask: &'a mut [u64],
+        /// Has the keystream words subtracted.
         balancing: &'a mut [u64],
     },
 }
@@ -116,7 +128,7 @@ impl Op<'_> {
     /// Number of words the operation covers.
     pub(crate) fn len(&self) -> usize {
         match self {
-            Op::Add(a) | Op::Sub(a) | Op::Xor(a) => a.len(),
+            Op::Store(a) | Op::Add(a) | Op::Sub(a) | Op::Xor(a) => a.len(),
             Op::Split { mask, balancing } => mask.len().min(balancing.len()),
         }
     }
@@ -124,6 +136,7 @@ impl Op<'_> {
     /// The same operation on words `from..`.
     pub(crate) fn tail(&mut self, from: usize) -> Op<'_> {
         match self {
+            Op::Store(a) => Op::Store(&mut a[from..]),
             Op::Add(a) => Op::Add(&mut a[from..]),
             Op::Sub(a) => Op::Sub(&mut a[from..]),
             Op::Xor(a) => Op::Xor(&mut a[from..]),
@@ -138,6 +151,7 @@ impl Op<'_> {
     /// do the same per register).
     pub(crate) fn apply_words(&mut self, at: usize, ks: &[u64]) {
         match self {
+            Op::Store(a) => a[at..at + ks.len()].copy_from_slice(ks),
             Op::Add(a) => a[at..at + ks.len()]
                 .iter_mut()
                 .zip(ks)
@@ -298,6 +312,11 @@ mod x86 {
             }
             let range = s * WORDS..(s + 1) * WORDS;
             match op {
+                Op::Store(out) => {
+                    for (o, k) in out[range].as_chunks_mut::<8>().0.iter_mut().zip(x) {
+                        store512(o, k);
+                    }
+                }
                 Op::Add(acc) => {
                     for (a, k) in acc[range].as_chunks_mut::<8>().0.iter_mut().zip(x) {
                         store512(a, _mm512_add_epi64(load512(a), k));
@@ -377,6 +396,11 @@ mod x86 {
             }
             let range = s * WORDS..(s + 1) * WORDS;
             match op {
+                Op::Store(out) => {
+                    for (o, k) in out[range].as_chunks_mut::<4>().0.iter_mut().zip(x) {
+                        store256(o, k);
+                    }
+                }
                 Op::Add(acc) => {
                     for (a, k) in acc[range].as_chunks_mut::<4>().0.iter_mut().zip(x) {
                         store256(a, _mm256_add_epi64(load256(a), k));
@@ -450,6 +474,11 @@ mod x86 {
             }
             let range = s * WORDS..(s + 1) * WORDS;
             match op {
+                Op::Store(out) => {
+                    for (o, k) in out[range].as_chunks_mut::<2>().0.iter_mut().zip(x) {
+                        store_pair(o, k);
+                    }
+                }
                 Op::Add(acc) => {
                     for (a, k) in acc[range].as_chunks_mut::<2>().0.iter_mut().zip(x) {
                         store_pair(a, _mm_add_epi64(load_pair(a), k));

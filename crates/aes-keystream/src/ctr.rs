@@ -1,7 +1,7 @@
 //! AES-128-CTR with an 8-byte nonce and a 64-bit big-endian block counter (the `ctr` crate's
 //! `Ctr64BE` layout): block j of the keystream is AES_K(nonce ‖ (j as u64 BE)), and keystream
 //! word w is bytes 8w..8w+8 read little-endian. Dispatches at run time to the fastest kernel
-//! of [`super::vaes`] and finishes short tails on the portable path (the `aes` crate's block
+//! of the `vaes` module and finishes short tails on the portable path (the `aes` crate's block
 //! function), so every backend yields the same words.
 
 use aes::Aes128;
@@ -9,14 +9,14 @@ use aes::cipher::generic_array::GenericArray;
 use aes::cipher::{BlockEncrypt, KeyInit};
 use zeroize::Zeroize;
 
-use super::vaes::{self, Backend, Op};
+use crate::vaes::{self, Backend, Op};
 
 /// Blocks the portable path encrypts per `encrypt_blocks` call (the `aes` crate's own
 /// parallel width with AES-NI).
 const PORTABLE_BLOCKS: usize = 8;
 
 /// One AES-128-CTR keystream.
-pub(crate) struct Aes128Ctr {
+pub struct Aes128Ctr {
     key: [u8; 16],
     nonce: [u8; 8],
 }
@@ -29,23 +29,24 @@ impl Drop for Aes128Ctr {
 }
 
 impl Aes128Ctr {
-    pub(crate) fn new(key: [u8; 16], nonce: [u8; 8]) -> Self {
+    /// The stream under `key` and `nonce`; the key is wiped when the stream is dropped.
+    pub fn new(key: [u8; 16], nonce: [u8; 8]) -> Self {
         Self { key, nonce }
     }
 
     /// Applies keystream words `2·first_block ..` to `op`, on the fastest backend.
-    pub(crate) fn apply(&self, first_block: u64, op: Op<'_>) {
+    pub fn apply(&self, first_block: u64, op: Op<'_>) {
         self.apply_with(Backend::detect(), first_block, op);
     }
 
     /// Applies keystream words `2·first_block ..` to `op` on `backend` (tests force each one).
-    pub(crate) fn apply_with(&self, backend: Backend, first_block: u64, mut op: Op<'_>) {
+    pub fn apply_with(&self, backend: Backend, first_block: u64, mut op: Op<'_>) {
         let done = vaes::run(backend, &self.key, self.nonce, first_block, &mut op);
         self.apply_portable(first_block + (done / 2) as u64, op.tail(done));
     }
 
     /// Keystream block `index`, as two words.
-    pub(crate) fn block_words(&self, index: u64) -> [u64; 2] {
+    pub fn block_words(&self, index: u64) -> [u64; 2] {
         let mut ks = [0u64; 2];
         self.apply_portable(index, Op::Xor(&mut ks));
         ks
@@ -149,6 +150,8 @@ mod tests {
                         .collect();
                     let mut expect = vec![0u64; len];
                     ctr.apply_with(Backend::Portable, first, Op::Xor(&mut expect));
+                    let mut store = vec![u64::MAX; len];
+                    ctr.apply_with(backend, first, Op::Store(&mut store));
                     let mut add = base.clone();
                     ctr.apply_with(backend, first, Op::Add(&mut add));
                     let mut sub = base.clone();
@@ -167,6 +170,7 @@ mod tests {
                     );
                     for j in 0..len {
                         let ctx = format!("{backend:?} first {first} len {len} j {j}");
+                        assert_eq!(store[j], expect[j], "{ctx}");
                         assert_eq!(add[j], base[j].wrapping_add(expect[j]), "{ctx}");
                         assert_eq!(sub[j], base[j].wrapping_sub(expect[j]), "{ctx}");
                         assert_eq!(xor[j], base[j] ^ expect[j], "{ctx}");
