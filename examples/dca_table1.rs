@@ -272,8 +272,9 @@ struct Cell {
     /// CPU seconds of the timed part (all threads).
     cpu: Option<f64>,
     plain_seconds: f64,
-    /// The same round with noise (when measured).
+    /// The same round with noise (when measured): wall and CPU seconds.
     noisy_seconds: Option<f64>,
+    noisy_cpu: Option<f64>,
     paper: f64,
     exact: bool,
 }
@@ -317,10 +318,11 @@ fn run_cell(
             .iter()
             .zip(&want)
             .all(|(got, w)| got.to_bits() == codec.decode_value(*w as u64).to_bits());
-    let noisy_seconds = if noise {
+    let (noisy_seconds, noisy_cpu) = if noise {
         let mut params = round_params(2, n, NODES, d, mode);
         params.noise_sigma_total = Some(NOISE_SIGMA_TOTAL);
         let config = RoundConfig::new(&params)?;
+        let cpu_start = cpu_seconds();
         let start = Instant::now();
         let release = with_progress(&format!("{label} noisy"), n, &done, || {
             simulate_round_with(
@@ -334,12 +336,13 @@ fn run_cell(
             )
         })?;
         let seconds = start.elapsed().as_secs_f64();
+        let cpu = cpu_seconds().zip(cpu_start).map(|(end, start)| end - start);
         if release.n_included != n || release.sum.len() != d || release.noise.is_none() {
             return Err(format!("{label}: the noisy release is malformed").into());
         }
-        Some(seconds)
+        (Some(seconds), cpu)
     } else {
-        None
+        (None, None)
     };
     Ok(Cell {
         mode,
@@ -349,6 +352,7 @@ fn run_cell(
         cpu,
         plain_seconds,
         noisy_seconds,
+        noisy_cpu,
         paper,
         exact,
     })
@@ -950,6 +954,12 @@ fn main() -> Result<(), Box<dyn Error>> {
                     "MISSED"
                 }
             );
+            if let (Some(noisy_cpu), Some(cpu)) = (big.noisy_cpu, big.cpu) {
+                println!(
+                    "        CPU seconds (all threads): {noisy_cpu:.1} noisy, {cpu:.1} noiseless = {:.2}x",
+                    noisy_cpu / cpu
+                );
+            }
         }
         if let Some(cpu) = big.cpu {
             let threads = rayon::current_num_threads() as f64;

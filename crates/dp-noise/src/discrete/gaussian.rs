@@ -112,7 +112,10 @@ impl DiscreteGaussian {
     /// exponentials of their acceptance tests are computed together (vectorised), the
     /// decisions are the same as one at a time. The accepted proposals of an i.i.d. sequence
     /// are i.i.d. draws of the target, so taking them in order — and dropping what is left of
-    /// the last batch — gives independent samples.
+    /// the last batch — gives independent samples. A proposal that is not one of the law (a
+    /// negative zero, a magnitude past i64::MAX) goes through the vectorised tests with the
+    /// rest and is dropped at the end; its acceptance word is drawn and left unused, which
+    /// changes no decision about the others.
     ///
     /// The common case is written without data-dependent branches (a kept value is stored and
     /// the count advanced by 0 or 1), since each decision is a coin flip a branch predictor
@@ -126,6 +129,7 @@ impl DiscreteGaussian {
         let mut p_hats = [0f64; BATCH];
         let mut accept_words = [0u64; BATCH];
         let mut below = [false; BATCH];
+        let mut keep = [false; BATCH];
         let mut accepted = [0i64; BATCH];
         let scale = f64::from_bits(self.t_over_block);
         let mut filled = 0;
@@ -142,54 +146,51 @@ impl DiscreteGaussian {
             }
             if self.block_bits > 0 {
                 rng.fill_words(&mut words);
-                for (k, &w) in magnitudes.iter_mut().zip(&words) {
-                    let low = match self.low_part_fast(w, fast) {
-                        Some(r) => r,
-                        None => self.low_part_from(rng, w, fast),
-                    };
-                    *k = self.join(*k, low);
+                // The kept low parts joined in one vectorised pass; the rest (probability
+                // < 2^−22 each, every one when the fast path is off) in order, as
+                // `low_part` would take them.
+                if fast == FastPath::On {
+                    join_low_parts_fast(self.block_bits, &words, &mut magnitudes, &mut decided);
+                } else {
+                    decided.fill(false);
+                }
+                for i in 0..BATCH {
+                    if !decided[i] {
+                        let low = self.low_part_from(rng, words[i], fast);
+                        magnitudes[i] = self.join(magnitudes[i], low);
+                    }
                 }
             }
-            let mut signs = rng.next_u64();
-            let mut count = 0;
-            for &magnitude in &magnitudes {
-                let negative = signs & 1 == 1;
-                signs >>= 1;
-                // Negative zero and magnitudes past i64::MAX are rejected.
-                let keep = !(negative && magnitude == 0) && magnitude <= i64::MAX as u64;
-                let value = magnitude as i64;
-                proposals[count] = if negative {
-                    value.wrapping_neg()
-                } else {
-                    value
-                };
-                count += usize::from(keep);
-            }
-            for (g, &y) in gammas.iter_mut().zip(&proposals[..count]) {
-                *g = self.gamma_hat(y.unsigned_abs());
-            }
-            fast_math::exp_neg_batch(&gammas[..count], &mut p_hats[..count]);
-            rng.fill_words(&mut accept_words[..count]);
-            accept_fast(
-                &accept_words[..count],
-                &p_hats[..count],
-                &gammas[..count],
-                &mut below[..count],
-                &mut decided[..count],
+            // Every proposal of the batch goes through the vectorised tests; the few that are
+            // not proposals of the law (a negative zero, a magnitude past i64::MAX) are
+            // dropped at the end with the rejected ones, their acceptance word unused.
+            let signs = rng.next_u64();
+            propose(
+                self.gamma_constants(),
+                signs,
+                &magnitudes,
+                &mut proposals,
+                &mut keep,
+                &mut gammas,
             );
+            fast_math::exp_neg_batch(&gammas, &mut p_hats);
+            rng.fill_words(&mut accept_words);
+            accept_fast(&accept_words, &p_hats, &gammas, &mut below, &mut decided);
             if fast != FastPath::On {
                 decided.fill(false);
             }
             let mut kept = 0;
-            for i in 0..count {
+            for i in 0..BATCH {
                 let accept = if decided[i] {
                     below[i]
-                } else {
+                } else if keep[i] {
                     let a = proposals[i].unsigned_abs();
                     self.accept_exact(rng, accept_words[i], a, gammas[i])
+                } else {
+                    false
                 };
                 accepted[kept] = proposals[i];
-                kept += usize::from(accept);
+                kept += usize::from(keep[i] & accept);
             }
             let take = kept.min(out.len() - filled);
             out[filled..filled + take].copy_from_slice(&accepted[..take]);
@@ -321,11 +322,7 @@ impl DiscreteGaussian {
     /// Q·B + R, or `u64::MAX` (rejected by the callers) past i64::MAX.
     #[inline(always)]
     fn join(&self, blocks: u64, low: u64) -> u64 {
-        if blocks <= (i64::MAX as u64) >> self.block_bits {
-            (blocks << self.block_bits) | low
-        } else {
-            u64::MAX
-        }
+        join_blocks(self.block_bits, blocks, low)
     }
 
     /// R ∈ {0, …, 2^s − 1} with P(R = r) ∝ exp(−r/t): s uniform bits r, kept with probability
@@ -349,9 +346,8 @@ impl DiscreteGaussian {
     /// R from the word `w` when its top 32 bits decide "keep" (see [`Self::low_part`]).
     #[inline(always)]
     fn low_part_fast(&self, w: u64, fast: FastPath) -> Option<u64> {
-        const KEEP_BELOW: u64 = (1 << 32) - (1 << 10);
         let r = w & ((1u64 << self.block_bits) - 1);
-        (fast == FastPath::On && (w >> 32) < KEEP_BELOW).then_some(r)
+        (fast == FastPath::On && (w >> 32) < LOW_PART_KEEP_BELOW).then_some(r)
     }
 
     /// R when the word `w` did not decide: U′ = its top 32 bits followed by fresh bits, compared
@@ -441,9 +437,16 @@ impl DiscreteGaussian {
     /// The f64 estimate of the acceptance exponent (error analysis at [`Self::accept`]).
     #[inline]
     fn gamma_hat(&self, a: u64) -> f64 {
-        // a ≤ i64::MAX (the proposal is an i64): the conversion through i64 is the same value.
-        let x = a as i64 as f64 - f64::from_bits(self.sigma_sq_over_t);
-        x * x * f64::from_bits(self.half_inv_sigma_sq)
+        gamma_hat(self.gamma_constants(), a)
+    }
+
+    /// (σ²/t, 1/(2σ²)) as f64, the constants of [`gamma_hat`].
+    #[inline(always)]
+    fn gamma_constants(&self) -> (f64, f64) {
+        (
+            f64::from_bits(self.sigma_sq_over_t),
+            f64::from_bits(self.half_inv_sigma_sq),
+        )
     }
 
     /// The acceptance exponent (a·t·q − p)²/(2pqt²) as an exact fraction.
@@ -480,6 +483,69 @@ fn one_log_decision(t: f64, u: u64, ln_y: f64) -> (u64, bool) {
 fn magnitudes_fast(t: f64, words: &[u64], magnitudes: &mut [u64], decided: &mut [bool]) {
     for ((&u, k), d) in words.iter().zip(magnitudes).zip(decided) {
         (*k, *d) = one_log_decision(t, u, fast_math::ln(fast_math::grid_point(u)));
+    }
+}
+
+/// Q·B + R for B = 2^`block_bits`, or `u64::MAX` (rejected by the callers) past i64::MAX.
+#[inline(always)]
+fn join_blocks(block_bits: u32, blocks: u64, low: u64) -> u64 {
+    if blocks <= (i64::MAX as u64) >> block_bits {
+        (blocks << block_bits) | low
+    } else {
+        u64::MAX
+    }
+}
+
+/// A low-part word whose top 32 bits are below this decides "keep" (see
+/// [`DiscreteGaussian::low_part`]).
+const LOW_PART_KEEP_BELOW: u64 = (1 << 32) - (1 << 10);
+
+/// [`DiscreteGaussian::low_part_fast`] and the join for a batch (vectorised): where the word
+/// decides "keep", `magnitudes[i]` becomes Q·B + R and `kept[i]` is set; elsewhere both are
+/// left for the exact path (`magnitudes[i]` still Q).
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn join_low_parts_fast(block_bits: u32, words: &[u64], magnitudes: &mut [u64], kept: &mut [bool]) {
+    let low_mask = (1u64 << block_bits) - 1;
+    for ((&w, k), ok) in words.iter().zip(magnitudes).zip(kept) {
+        let keep = (w >> 32) < LOW_PART_KEEP_BELOW;
+        let joined = join_blocks(block_bits, *k, w & low_mask);
+        *k = if keep { joined } else { *k };
+        *ok = keep;
+    }
+}
+
+/// The f64 estimate of the acceptance exponent for |y| = `a` ≤ i64::MAX, from
+/// `(σ²/t, 1/(2σ²))` (error analysis at [`DiscreteGaussian::accept`]).
+#[inline(always)]
+fn gamma_hat((sigma_sq_over_t, half_inv_sigma_sq): (f64, f64), a: u64) -> f64 {
+    // a ≤ i64::MAX (the proposal is an i64): the conversion through i64 is the same value.
+    let x = a as i64 as f64 - sigma_sq_over_t;
+    x * x * half_inv_sigma_sq
+}
+
+/// Signed proposals of a batch (vectorised): bit i of `signs` is the sign of magnitude i;
+/// `keep[i]` is false for a negative zero (so 0 is not counted twice) and for a magnitude past
+/// i64::MAX, whose value and γ̂ are then meaningless and must be dropped by the caller.
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn propose(
+    constants: (f64, f64),
+    signs: u64,
+    magnitudes: &[u64; BATCH],
+    proposals: &mut [i64; BATCH],
+    keep: &mut [bool; BATCH],
+    gammas: &mut [f64; BATCH],
+) {
+    for i in 0..BATCH {
+        let magnitude = magnitudes[i];
+        let negative = (signs >> i) & 1 == 1;
+        let value = magnitude as i64;
+        keep[i] = !(negative && magnitude == 0) && magnitude <= i64::MAX as u64;
+        proposals[i] = if negative {
+            value.wrapping_neg()
+        } else {
+            value
+        };
+        gammas[i] = gamma_hat(constants, magnitude);
     }
 }
 
