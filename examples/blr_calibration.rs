@@ -9,7 +9,9 @@
 //! |y| ≤ 8, 3.8 sd: clipping is rare), releases Σxxᵀ and Σxy with the Gaussian mechanism at
 //! (ε, 10⁻⁵) through a trusted aggregator, and records for every coordinate of β whether the 50%
 //! and 90% intervals contain it, and their widths. Fixed seeds (an experiment, not a
-//! deployment).
+//! deployment). `--x-mix W` makes the inputs correlated (a shared coordinate mixed into each,
+//! with a random weight in [0, W] and sign per replication), `--x-spread` makes the prior's
+//! second moments wrong, `--dof` fixes ν.
 
 use std::error::Error;
 use std::fmt::Write as _;
@@ -69,6 +71,11 @@ struct Args {
     /// data-model prior (second moments B²/3, i.e. s = 1) wrong by a factor s².
     #[arg(long, default_value_t = 1.0)]
     x_spread: f64,
+    /// Correlated inputs: x_j = s·((1 − w_j)·u_j + w_j·σ_j·u_0) with u ~ U(−1, 1)^11, a random
+    /// sign σ_j and a weight w_j ~ U(0, W) drawn per replication (W = this option, in [0, 1];
+    /// 0 = independent coordinates). Still |x_j| ≤ s; correlations up to 1/(1 + (1/W − 1)²).
+    #[arg(long, default_value_t = 0.0)]
+    x_mix: f64,
     /// Degrees of freedom ν of the data-model prior (default: ν and the moments' scale
     /// integrated over their posterior given each release).
     #[arg(long)]
@@ -117,7 +124,7 @@ fn main() -> Res<()> {
             let cell = &mut cells[s][e];
             for rep in 0..reps {
                 let seed = ((s as u64) << 48) ^ ((e as u64) << 40) ^ rep as u64;
-                let (x, y, beta) = draw_data(n, args.x_spread, seed)?;
+                let (x, y, beta) = draw_data(n, args.x_spread, args.x_mix, seed)?;
                 let mut accountant = Accountant::new(budget)?;
                 let stats = release_stats(
                     &x,
@@ -197,14 +204,33 @@ fn main() -> Res<()> {
 }
 
 /// One synthetic data set with its true β (x ~ U(−spread, spread)^D).
-fn draw_data(n: usize, spread: f64, seed: u64) -> Res<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+fn draw_data(n: usize, spread: f64, mix: f64, seed: u64) -> Res<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+    if !(0.0..=1.0).contains(&mix) {
+        return Err(format!("--x-mix must be in [0, 1], got {mix}").into());
+    }
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let normal = Normal::new(0.0, 1.0)?;
+    let uniform =
+        |rng: &mut ChaCha20Rng| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
     let beta: Vec<f64> = (0..D).map(|_| normal.sample(&mut rng)).collect();
+    // Per replication: how much of the shared u_0 each coordinate carries, and with which sign
+    // (nothing drawn when W = 0, so the independent study's data stay as they were).
+    let weights: Vec<f64> = if mix > 0.0 {
+        (0..D)
+            .map(|_| {
+                let w = mix * (uniform(&mut rng) + 1.0) / 2.0;
+                if rng.next_u64() & 1 == 1 { -w } else { w }
+            })
+            .collect()
+    } else {
+        vec![0.0; D]
+    };
     let (mut x, mut y) = (Vec::with_capacity(n * D), Vec::with_capacity(n));
     for _ in 0..n {
-        let row: Vec<f64> = (0..D)
-            .map(|_| ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) * spread)
+        let shared = if mix > 0.0 { uniform(&mut rng) } else { 0.0 };
+        let row: Vec<f64> = weights
+            .iter()
+            .map(|&w| ((1.0 - w.abs()) * uniform(&mut rng) + w * shared) * spread)
             .collect();
         y.push(row.iter().zip(&beta).map(|(a, b)| a * b).sum::<f64>() + normal.sample(&mut rng));
         x.extend(row);
@@ -215,10 +241,11 @@ fn draw_data(n: usize, spread: f64, seed: u64) -> Res<(Vec<f64>, Vec<f64>, Vec<f
 fn render_table(cells: &[Vec<Cell>], reps: usize, args: &Args) -> Res<String> {
     let mut out = format!(
         "coverage of the credible intervals for each of the {D} coefficients ({reps} replications \
-         per cell, {} intervals; x ~ U(−{s}, {s}), bounds 1; data-model prior ν = {dof}), mean \
-         width in brackets\n\n",
+         per cell, {} intervals; x ~ U(−{s}, {s}), mixed with a shared coordinate up to W = {w}, \
+         bounds 1; data-model prior ν = {dof}), mean width in brackets\n\n",
         reps * D,
         s = args.x_spread,
+        w = args.x_mix,
         dof = args
             .dof
             .map_or("from each release".to_string(), |v| v.to_string()),
