@@ -72,6 +72,10 @@ impl Objective<'_> {
 
     /// z_i = s_i x_iᵀw.
     fn margins(&self, w: &Col<f64>) -> Vec<f64> {
+        if (0..w.nrows()).all(|j| w[j] == 0.0) {
+            // The usual start (anchor u = 0): no read of X needed (X is finite).
+            return vec![0.0; self.x.nrows()];
+        }
         let z = self.x * w;
         (0..z.nrows()).map(|i| z[i] * self.row_scale[i]).collect()
     }
