@@ -9,6 +9,8 @@
 
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
+use std::borrow::Cow;
+
 use faer::Mat;
 
 use crate::calibration::{Calibration, GroupNoise, check_lambda};
@@ -71,8 +73,8 @@ pub(crate) fn fit_perturbed(
     rng: &RngSource,
 ) -> Result<LogisticModel> {
     check_lambda(lambda)?;
-    let xt = projected_rows(data, columns, group.importance);
-    let d = xt.nrows();
+    let rows = projected_rows(data, columns, group.importance);
+    let d = rows.x.ncols();
     if anchor.len() != d {
         return Err(Error::DimensionMismatch {
             what: "anchor (source model) length".into(),
@@ -82,7 +84,8 @@ pub(crate) fn fit_perturbed(
     }
     let b = draw_noise(rng, d, group.noise_epsilon)?;
     let weights = Objective {
-        xt: &xt,
+        x: rows.x.as_ref().as_ref(),
+        row_scale: &rows.scale,
         y: &data.y,
         b: &b,
         extra_ridge: group.extra_ridge,
@@ -93,40 +96,46 @@ pub(crate) fn fit_perturbed(
     LogisticModel::new(weights, group.importance)
 }
 
-/// Rows of the chosen columns, each clipped into the ball of radius `radius`, stored as the
-/// columns of Xᵀ (the layout the solver streams). Same arithmetic as
+/// Rows of the chosen columns, each clipped into the ball of radius `radius`: the columns (the
+/// data set's own matrix when all are chosen, else a column-major copy of those chosen) and one
+/// factor per row, which the solver applies as it reads a row. Same arithmetic as
 /// [`project_row`](crate::data::project_row) — squares summed in column order, one factor per
-/// row — but read a column at a time (the data set is column-major) and transposed in blocks of
-/// rows that stay in cache.
-fn projected_rows(data: &Dataset, columns: Option<&[usize]>, radius: f64) -> Mat<f64> {
-    let all: Vec<usize>;
-    let columns = match columns {
-        Some(c) => c,
-        None => {
-            all = (0..data.n_features()).collect();
-            &all
+/// row.
+fn projected_rows<'a>(data: &'a Dataset, columns: Option<&[usize]>, radius: f64) -> Projected<'a> {
+    let x = match columns {
+        None => Cow::Borrowed(&data.x),
+        Some(columns) => {
+            let mut chosen = Mat::zeros(data.n_rows(), columns.len());
+            for (jj, &j) in columns.iter().enumerate() {
+                chosen
+                    .col_mut(jj)
+                    .try_as_col_major_mut()
+                    .expect("columns of a faer Mat are contiguous")
+                    .as_slice_mut()
+                    .copy_from_slice(column(data, j));
+            }
+            Cow::Owned(chosen)
         }
     };
-    let n = data.n_rows();
-    let mut norm_sq = vec![0.0; n];
-    for &j in columns {
-        for (acc, &v) in norm_sq.iter_mut().zip(column(data, j)) {
+    let mut norm_sq = vec![0.0; data.n_rows()];
+    for j in 0..x.ncols() {
+        let values = x
+            .col(j)
+            .try_as_col_major()
+            .expect("columns of a faer Mat are contiguous")
+            .as_slice();
+        for (acc, &v) in norm_sq.iter_mut().zip(values) {
             *acc += v * v;
         }
     }
-    let factor: Vec<f64> = norm_sq.iter().map(|&s| clip_factor(s, radius)).collect();
-    let mut xt = Mat::zeros(columns.len(), n);
-    const BLOCK: usize = 64;
-    for start in (0..n).step_by(BLOCK) {
-        let end = (start + BLOCK).min(n);
-        for (jj, &j) in columns.iter().enumerate() {
-            let values = &column(data, j)[start..end];
-            for ((i, &v), &f) in (start..end).zip(values).zip(&factor[start..end]) {
-                xt[(jj, i)] = v * f;
-            }
-        }
-    }
-    xt
+    let scale = norm_sq.iter().map(|&s| clip_factor(s, radius)).collect();
+    Projected { x, scale }
+}
+
+/// The rows s_i·x_i of [`projected_rows`].
+struct Projected<'a> {
+    x: Cow<'a, Mat<f64>>,
+    scale: Vec<f64>,
 }
 
 /// Column `j` of the data set's features (faer stores an owned matrix column by column).
@@ -343,8 +352,10 @@ mod clip_tests {
     }
 
     /// Row i of Xᵀ (column i) as a vector.
-    fn record(xt: &Mat<f64>, i: usize) -> Vec<f64> {
-        (0..xt.nrows()).map(|j| xt[(j, i)]).collect()
+    fn record(rows: &Projected<'_>, i: usize) -> Vec<f64> {
+        (0..rows.x.ncols())
+            .map(|j| rows.x[(i, j)] * rows.scale[i])
+            .collect()
     }
 
     fn norm(v: &[f64]) -> f64 {
