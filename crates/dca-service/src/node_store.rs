@@ -54,6 +54,12 @@ impl NodeStore {
                  sum BLOB,
                  aborted TEXT
              );
+             CREATE TABLE IF NOT EXISTS round_state (
+                 id BLOB PRIMARY KEY,
+                 agreed BLOB,
+                 sum BLOB,
+                 aborted TEXT
+             );
              CREATE TABLE IF NOT EXISTS shares (
                  round_id BLOB NOT NULL,
                  client INTEGER NOT NULL,
@@ -77,7 +83,15 @@ impl NodeStore {
     pub fn rounds(&self) -> Result<Vec<StoredRound>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT id, spec, agreed, sum, aborted FROM rounds")?;
+            // A round's agreed set, sum and abort live in `round_state`, apart from the spec
+            // (~70 bytes per client): updating a column of the spec's row would make SQLite
+            // read and rewrite the whole row, spec included. Stores written before that kept
+            // them in `rounds`; those columns are still read.
+            .prepare(
+                "SELECT r.id, r.spec, COALESCE(s.agreed, r.agreed), COALESCE(s.sum, r.sum),
+                        COALESCE(s.aborted, r.aborted)
+                 FROM rounds r LEFT JOIN round_state s ON s.id = r.id",
+            )?;
         let rows = stmt.query_map([], |r| {
             let id: Vec<u8> = r.get(0)?;
             Ok(StoredRound {
@@ -177,7 +191,8 @@ impl NodeStore {
 
     pub fn set_agreed(&self, id: &[u8; 32], agreed: &[u8]) -> Result<()> {
         self.conn.execute(
-            "UPDATE rounds SET agreed = ?2 WHERE id = ?1",
+            "INSERT INTO round_state (id, agreed) VALUES (?1, ?2)
+             ON CONFLICT (id) DO UPDATE SET agreed = excluded.agreed",
             params![&id[..], agreed],
         )?;
         Ok(())
@@ -188,7 +203,8 @@ impl NodeStore {
     pub fn abort(&mut self, id: &[u8; 32], reason: &str) -> Result<()> {
         let tx = self.conn.transaction()?;
         tx.execute(
-            "UPDATE rounds SET aborted = ?2 WHERE id = ?1",
+            "INSERT INTO round_state (id, aborted) VALUES (?1, ?2)
+             ON CONFLICT (id) DO UPDATE SET aborted = excluded.aborted",
             params![&id[..], reason],
         )?;
         tx.execute("DELETE FROM shares WHERE round_id = ?1", params![&id[..]])?;
@@ -198,7 +214,8 @@ impl NodeStore {
 
     pub fn set_sum(&self, id: &[u8; 32], sum: &[u8]) -> Result<()> {
         self.conn.execute(
-            "UPDATE rounds SET sum = ?2 WHERE id = ?1",
+            "INSERT INTO round_state (id, sum) VALUES (?1, ?2)
+             ON CONFLICT (id) DO UPDATE SET sum = excluded.sum",
             params![&id[..], sum],
         )?;
         Ok(())

@@ -126,16 +126,14 @@ impl RoundSpec {
                     .ok_or_else(|| Error::InvalidSpec(format!("node key {k} is not 64 hex digits")))
             })
             .collect::<Result<Vec<_>>>()?;
-        let token_hashes = self
-            .client_token_sha256
-            .iter()
-            .enumerate()
-            .map(|(i, h)| {
-                hex::decode_array::<32>(h).ok_or_else(|| {
-                    Error::InvalidSpec(format!("client {i}'s token hash is not 64 hex digits"))
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        // Sized up front: collecting through `Result` would grow by doubling and keep up to
+        // twice the 32 bytes per client for the round's lifetime.
+        let mut token_hashes = Vec::with_capacity(self.client_token_sha256.len());
+        for (i, h) in self.client_token_sha256.iter().enumerate() {
+            token_hashes.push(hex::decode_array::<32>(h).ok_or_else(|| {
+                Error::InvalidSpec(format!("client {i}'s token hash is not 64 hex digits"))
+            })?);
+        }
         let hash = self.hash();
         Ok(Round {
             spec: self,
@@ -148,6 +146,14 @@ impl RoundSpec {
 }
 
 impl Round {
+    /// Frees the spec's hex token list (`spec.client_token_sha256`: a `String` per client,
+    /// ~100 bytes each with the allocator's overhead); `token_hashes` keeps the 32 bytes per
+    /// client that authentication needs. For a party that has already hashed and stored the
+    /// canonical JSON and never serializes the spec again (a compute node).
+    pub fn drop_token_list(&mut self) {
+        self.spec.client_token_sha256 = Vec::new();
+    }
+
     /// The round id in URLs: hex of the config hash.
     pub fn id(&self) -> String {
         hex::encode(&self.hash)
