@@ -104,8 +104,8 @@ struct Upload {
 }
 
 enum Command {
-    /// The round (token list dropped) and its canonical JSON, to store.
-    Create(Arc<Round>, Vec<u8>, oneshot::Sender<ApiResult<StatusCode>>),
+    /// The round (token list dropped), to store.
+    Create(Arc<Round>, oneshot::Sender<ApiResult<StatusCode>>),
     Upload(Box<Upload>),
     Status([u8; 32], oneshot::Sender<ApiResult<RoundStatus>>),
     /// Answered with the JSON of a [`ReceivedSet`], written straight from the pairs.
@@ -336,8 +336,16 @@ impl RoundRuntime {
 impl Actor {
     fn load(&mut self) -> Result<()> {
         for stored in self.store.rounds()? {
-            let spec: RoundSpec = serde_json::from_slice(&stored.spec_json)
+            let mut spec: RoundSpec = serde_json::from_slice(&stored.spec_json)
                 .map_err(|e| Error::InvalidSpec(format!("stored spec: {e}")))?;
+            if let Some(tokens) = &stored.tokens {
+                if tokens.len() % 32 != 0 {
+                    return Err(Error::InvalidSpec(
+                        "stored token hashes are not 32 bytes each".into(),
+                    ));
+                }
+                spec.client_token_sha256 = tokens.chunks_exact(32).map(hex::encode).collect();
+            }
             let mut round = spec.validate()?;
             if round.hash != stored.id {
                 return Err(Error::InvalidSpec(
@@ -550,8 +558,8 @@ impl Actor {
     fn handle(&mut self, command: Command) {
         match command {
             Command::Upload(_) => {}
-            Command::Create(round, spec_json, reply) => {
-                let _ = reply.send(self.create(round, &spec_json));
+            Command::Create(round, reply) => {
+                let _ = reply.send(self.create(round));
             }
             Command::Status(id, reply) => {
                 let _ = reply.send(
@@ -632,7 +640,7 @@ impl Actor {
         }
     }
 
-    fn create(&mut self, round: Arc<Round>, spec_json: &[u8]) -> ApiResult<StatusCode> {
+    fn create(&mut self, round: Arc<Round>) -> ApiResult<StatusCode> {
         if self.rounds.contains_key(&round.hash) {
             return Ok(StatusCode::OK);
         }
@@ -649,7 +657,13 @@ impl Actor {
         let node = ComputeNode::without_kept_seeds(&round.config, NodeIndex(self.index))
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
         self.store
-            .insert_round(&round.hash, round.spec.round, spec_json)
+            .insert_round(
+                &round.hash,
+                round.spec.round,
+                // The spec without its token list, which goes as raw hashes.
+                &round.spec.canonical_json(),
+                round.token_hashes.as_flattened(),
+            )
             .map_err(|e| ApiError::internal(e.to_string()))?;
         let received_at_close = ShardSet::empty(round.config.n_clients());
         if let Ok(mut shared) = self.shared.write() {
@@ -934,11 +948,10 @@ async fn create_round(
             "the round lists another public key for this node",
         ));
     }
-    // The node authenticates clients by `token_hashes` (32 bytes each) and never serializes
-    // the spec again: the hex strings (~100 bytes per client) go once the JSON is stored.
-    let spec_json = round.spec.canonical_json();
+    // The node authenticates clients by `token_hashes` (32 bytes each) and stores those; the
+    // hex strings (~100 bytes per client) go now.
     round.drop_token_list();
-    let status = ask(&state, |tx| Command::Create(Arc::new(round), spec_json, tx)).await?;
+    let status = ask(&state, |tx| Command::Create(Arc::new(round), tx)).await?;
     Ok(status.into_response())
 }
 

@@ -19,6 +19,9 @@ pub(crate) struct NodeStore {
 pub(crate) struct StoredRound {
     pub id: [u8; 32],
     pub spec_json: Vec<u8>,
+    /// The clients' token hashes, 32 bytes each, if stored apart from `spec_json` (whose
+    /// `client_token_sha256` is then empty).
+    pub tokens: Option<Vec<u8>>,
     pub agreed: Option<Vec<u8>>,
     pub sum: Option<Vec<u8>>,
     /// Why the aggregator aborted the round, if it did.
@@ -77,6 +80,15 @@ impl NodeStore {
         if has_aborted == 0 {
             conn.execute("ALTER TABLE rounds ADD COLUMN aborted TEXT", [])?;
         }
+        // Nor the token hashes apart from the spec.
+        let has_tokens: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM pragma_table_info('rounds') WHERE name = 'tokens'",
+            [],
+            |r| r.get(0),
+        )?;
+        if has_tokens == 0 {
+            conn.execute("ALTER TABLE rounds ADD COLUMN tokens BLOB", [])?;
+        }
         Ok(NodeStore { conn })
     }
 
@@ -89,7 +101,7 @@ impl NodeStore {
             // them in `rounds`; those columns are still read.
             .prepare(
                 "SELECT r.id, r.spec, COALESCE(s.agreed, r.agreed), COALESCE(s.sum, r.sum),
-                        COALESCE(s.aborted, r.aborted)
+                        COALESCE(s.aborted, r.aborted), r.tokens
                  FROM rounds r LEFT JOIN round_state s ON s.id = r.id",
             )?;
         let rows = stmt.query_map([], |r| {
@@ -100,6 +112,7 @@ impl NodeStore {
                 agreed: r.get(2)?,
                 sum: r.get(3)?,
                 aborted: r.get(4)?,
+                tokens: r.get(5)?,
             })
         })?;
         Ok(rows.collect::<std::result::Result<Vec<_>, _>>()?)
@@ -118,10 +131,18 @@ impl NodeStore {
         Ok(id.map(|v| v.try_into().unwrap_or([0; 32])))
     }
 
-    pub fn insert_round(&self, id: &[u8; 32], round: u64, spec_json: &[u8]) -> Result<()> {
+    /// Stores a round: its spec's JSON without the token list, and the token hashes (32 bytes
+    /// per client, not ~70 as hex JSON; SQLite holds a few copies of a row while inserting it).
+    pub fn insert_round(
+        &self,
+        id: &[u8; 32],
+        round: u64,
+        spec_json: &[u8],
+        tokens: &[u8],
+    ) -> Result<()> {
         self.conn.execute(
-            "INSERT INTO rounds (id, round, spec) VALUES (?1, ?2, ?3)",
-            params![&id[..], round as i64, spec_json],
+            "INSERT INTO rounds (id, round, spec, tokens) VALUES (?1, ?2, ?3, ?4)",
+            params![&id[..], round as i64, spec_json, tokens],
         )?;
         Ok(())
     }

@@ -65,7 +65,21 @@ impl RoundSpec {
 
     /// SHA-256 of [`RoundSpec::canonical_json`].
     pub fn hash(&self) -> [u8; 32] {
-        Sha256::digest(self.canonical_json()).into()
+        // Streamed into the hash: the JSON (~70 bytes per client) is never held whole.
+        struct HashWriter(Sha256);
+        impl std::io::Write for HashWriter {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.0.update(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut w = HashWriter(Sha256::new());
+        // Writing to the hash cannot fail, nor can serializing these fields.
+        let _ = serde_json::to_writer(&mut w, self);
+        w.0.finalize().into()
     }
 
     /// The share mode.
