@@ -242,3 +242,76 @@ impl NodeStore {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_db(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("dpdist-store-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("node.sqlite")
+    }
+
+    #[test]
+    fn round_state_is_kept_apart_from_the_spec_and_tokens_come_back_raw() {
+        let path = temp_db("state");
+        let mut store = NodeStore::open(&path).unwrap();
+        let (a, b) = ([1u8; 32], [2u8; 32]);
+        let tokens: Vec<u8> = (0..64).collect();
+        store.insert_round(&a, 1, b"{\"a\":1}", &tokens).unwrap();
+        store.insert_round(&b, 2, b"{\"b\":2}", &[]).unwrap();
+        store.set_agreed(&a, &[0, 1]).unwrap();
+        store.set_sum(&a, &[9]).unwrap();
+        store.abort(&b, "why").unwrap();
+        // The spec rows are as inserted: closing and aborting wrote elsewhere.
+        let untouched: i64 = store
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM rounds WHERE agreed IS NULL AND sum IS NULL AND aborted IS NULL",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(untouched, 2);
+        drop(store);
+        let store = NodeStore::open(&path).unwrap();
+        let mut rounds = store.rounds().unwrap();
+        rounds.sort_by_key(|r| r.id);
+        assert_eq!(rounds[0].spec_json, b"{\"a\":1}");
+        assert_eq!(rounds[0].tokens.as_deref(), Some(&tokens[..]));
+        assert_eq!(rounds[0].agreed.as_deref(), Some(&[0u8, 1][..]));
+        assert_eq!(rounds[0].sum.as_deref(), Some(&[9u8][..]));
+        assert_eq!(rounds[0].aborted, None);
+        assert_eq!(rounds[1].aborted.as_deref(), Some("why"));
+        assert_eq!(rounds[1].agreed, None);
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_store_from_before_round_state_and_tokens_still_loads() {
+        let path = temp_db("old");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(
+                "CREATE TABLE rounds (id BLOB PRIMARY KEY, round INTEGER NOT NULL UNIQUE,
+                     spec BLOB NOT NULL, agreed BLOB, sum BLOB);
+                 INSERT INTO rounds VALUES (x'03', 3, x'7b7d', x'0102', x'09');",
+            )
+            .unwrap();
+        }
+        let store = NodeStore::open(&path).unwrap();
+        let rounds = store.rounds().unwrap();
+        assert_eq!(rounds.len(), 1);
+        let r = &rounds[0];
+        assert_eq!(
+            (r.spec_json.as_slice(), r.tokens.as_deref()),
+            (&b"{}"[..], None)
+        );
+        assert_eq!(r.agreed.as_deref(), Some(&[1u8, 2][..]));
+        assert_eq!(r.sum.as_deref(), Some(&[9u8][..]));
+        assert_eq!(r.aborted, None);
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+}

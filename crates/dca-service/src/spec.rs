@@ -213,6 +213,11 @@ pub(crate) mod tests {
         let s = spec(4, 2, &keys);
         let back: RoundSpec = serde_json::from_slice(&s.canonical_json()).unwrap();
         assert_eq!(back.hash(), s.hash());
+        // The streamed hash is the hash of the canonical bytes.
+        assert_eq!(
+            s.hash(),
+            <[u8; 32]>::from(Sha256::digest(s.canonical_json()))
+        );
         let mut other = s.clone();
         other.bound = 4.000000001;
         assert_ne!(other.hash(), s.hash());
