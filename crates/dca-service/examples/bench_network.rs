@@ -124,7 +124,24 @@ async fn main() {
     let mut urls = Vec::new();
     for k in 0..m {
         let data = dir.join(format!("node{k}"));
-        let mut child = Command::new(&bin)
+        // DPDIST_BENCH_NODE_WRAPPER="heaptrack -o /tmp/hn{k}" runs every node under a profiler
+        // ({k} = the node's index); its stdout lines before the node's own are skipped.
+        let wrapper: Vec<String> = std::env::var("DPDIST_BENCH_NODE_WRAPPER")
+            .map(|w| {
+                w.split_whitespace()
+                    .map(|a| a.replace("{k}", &k.to_string()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut command = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(&bin);
+                c
+            }
+            None => Command::new(&bin),
+        };
+        let mut child = command
             .args(["node", "--index", &k.to_string(), "--listen", "127.0.0.1:0"])
             .arg("--cert")
             .arg(dir.join("server.pem"))
@@ -144,9 +161,15 @@ async fn main() {
             });
         let mut line = String::new();
         use std::io::BufRead;
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        while !line.starts_with("dpdist node") {
+            line.clear();
+            if out.read_line(&mut line).unwrap() == 0 {
+                panic!("node {k} ended before it listened");
+            }
+        }
+        // Keep draining the pipe (a profiler may print more).
+        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
         let addr = line
             .split_whitespace()
             .skip_while(|w| *w != "on")

@@ -104,15 +104,13 @@ struct Upload {
 }
 
 enum Command {
+    /// The round (token list dropped), to store.
     Create(Arc<Round>, oneshot::Sender<ApiResult<StatusCode>>),
     Upload(Box<Upload>),
     Status([u8; 32], oneshot::Sender<ApiResult<RoundStatus>>),
-    Received([u8; 32], oneshot::Sender<ApiResult<ReceivedSet>>),
-    Close(
-        [u8; 32],
-        CloseRequest,
-        oneshot::Sender<ApiResult<StatusCode>>,
-    ),
+    /// Answered with the JSON of a [`ReceivedSet`], written straight from the pairs.
+    Received([u8; 32], oneshot::Sender<ApiResult<Vec<u8>>>),
+    Close([u8; 32], CloseWire, oneshot::Sender<ApiResult<StatusCode>>),
     Abort([u8; 32], String, oneshot::Sender<ApiResult<StatusCode>>),
     Sum([u8; 32], oneshot::Sender<ApiResult<Option<Vec<u8>>>>),
     SumReady([u8; 32], std::result::Result<Vec<u8>, String>),
@@ -217,6 +215,103 @@ fn pairs_from_wire(n_clients: usize, clients: &[u64], shards: &[String]) -> Resu
     Ok(ShardSet::from_pairs(n_clients, &pairs)?)
 }
 
+/// A [`CloseRequest`] as the node parses it: shard ids as numbers (8 bytes each, not a
+/// `String` per client), checked pair by pair against what the node holds, without building
+/// a second (client, attempt) map.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CloseWire {
+    agreed: Vec<u64>,
+    shards: Vec<ShardHex>,
+}
+
+/// A shard id as the JSON bodies carry it: 16 hex digits.
+struct ShardHex(u64);
+
+impl<'de> Deserialize<'de> for ShardHex {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = ShardHex;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a shard id of 16 hex digits")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<ShardHex, E> {
+                hex::decode_array::<8>(s)
+                    .map(|b| ShardHex(u64::from_be_bytes(b)))
+                    .ok_or_else(|| E::custom(format!("shard id {s:?}: need 16 hex digits")))
+            }
+        }
+        d.deserialize_str(Visitor)
+    }
+}
+
+impl CloseWire {
+    /// The agreed clients as a set of `0..n_clients`.
+    ///
+    /// # Errors
+    /// Lists of different lengths, a client id ≥ N or listed twice.
+    fn clients(&self, n_clients: usize) -> Result<ClientSet> {
+        if self.agreed.len() != self.shards.len() {
+            return Err(Error::InvalidSpec(format!(
+                "{} client ids but {} shard ids",
+                self.agreed.len(),
+                self.shards.len()
+            )));
+        }
+        let mut set = ClientSet::try_empty(n_clients)?;
+        for &c in &self.agreed {
+            if !set.insert(ClientId(c))? {
+                return Err(fixedpoint_shares::Error::DuplicateClient {
+                    client: ClientId(c),
+                }
+                .into());
+            }
+        }
+        Ok(set)
+    }
+}
+
+/// Serializes a [`ReceivedSet`] straight from the pairs (no per-client `String`s).
+struct ReceivedView<'a>(&'a ShardSet);
+
+impl Serialize for ReceivedView<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        struct Clients<'a>(&'a ShardSet);
+        impl Serialize for Clients<'_> {
+            fn serialize<S: serde::Serializer>(
+                &self,
+                s: S,
+            ) -> std::result::Result<S::Ok, S::Error> {
+                s.collect_seq(self.0.iter().map(|(c, _)| c.0))
+            }
+        }
+        struct Shards<'a>(&'a ShardSet);
+        impl Serialize for Shards<'_> {
+            fn serialize<S: serde::Serializer>(
+                &self,
+                s: S,
+            ) -> std::result::Result<S::Ok, S::Error> {
+                s.collect_seq(self.0.iter().map(|(_, sh)| ShardText(sh.0)))
+            }
+        }
+        let mut st = s.serialize_struct("ReceivedSet", 2)?;
+        st.serialize_field("clients", &Clients(self.0))?;
+        st.serialize_field("shards", &Shards(self.0))?;
+        st.end()
+    }
+}
+
+/// A shard id as 16 lowercase hex digits, serialized without a heap `String`.
+struct ShardText(u64);
+
+impl Serialize for ShardText {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(&format_args!("{:016x}", self.0))
+    }
+}
+
 fn encode_ids(set: &ClientSet) -> Vec<u8> {
     set.iter().flat_map(|c| c.0.to_be_bytes()).collect()
 }
@@ -241,14 +336,24 @@ impl RoundRuntime {
 impl Actor {
     fn load(&mut self) -> Result<()> {
         for stored in self.store.rounds()? {
-            let spec: RoundSpec = serde_json::from_slice(&stored.spec_json)
+            let mut spec: RoundSpec = serde_json::from_slice(&stored.spec_json)
                 .map_err(|e| Error::InvalidSpec(format!("stored spec: {e}")))?;
-            let round = Arc::new(spec.validate()?);
+            if let Some(tokens) = &stored.tokens {
+                if tokens.len() % 32 != 0 {
+                    return Err(Error::InvalidSpec(
+                        "stored token hashes are not 32 bytes each".into(),
+                    ));
+                }
+                spec.client_token_sha256 = tokens.chunks_exact(32).map(hex::encode).collect();
+            }
+            let mut round = spec.validate()?;
             if round.hash != stored.id {
                 return Err(Error::InvalidSpec(
                     "stored spec does not hash to its id".into(),
                 ));
             }
+            round.drop_token_list();
+            let round = Arc::new(round);
             self.shared
                 .write()
                 .map_err(|_| Error::Io(std::io::Error::other("lock poisoned")))?
@@ -334,13 +439,17 @@ impl Actor {
         }
         let tx = self.tx.clone();
         std::thread::spawn(move || {
-            let result = node
-                .received()
-                .restricted_to(&agreed)
-                // The attempts this node holds, which the close request was checked against.
-                .and_then(|pairs| node.finalize(&pairs))
-                .map(|s| sum_codec::encode(&s))
-                .map_err(|e| e.to_string());
+            // The attempts this node holds, which the close request was checked against; no
+            // copy of the pairs when every received client is agreed (the usual case).
+            let result = if node.received().clients() == &agreed {
+                node.finalize(node.received())
+            } else {
+                node.received()
+                    .restricted_to(&agreed)
+                    .and_then(|pairs| node.finalize(&pairs))
+            }
+            .map(|s| sum_codec::encode(&s))
+            .map_err(|e| e.to_string());
             let _ = tx.send(Command::SumReady(id, result));
         });
     }
@@ -485,8 +594,7 @@ impl Actor {
                         .get(&id)
                         .ok_or_else(|| ApiError::not_found("unknown round"))
                         .map(|rt| {
-                            let (clients, shards) = pairs_to_wire(rt.received());
-                            ReceivedSet { clients, shards }
+                            serde_json::to_vec(&ReceivedView(rt.received())).unwrap_or_default()
                         }),
                 );
             }
@@ -549,7 +657,13 @@ impl Actor {
         let node = ComputeNode::without_kept_seeds(&round.config, NodeIndex(self.index))
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
         self.store
-            .insert_round(&round.hash, round.spec.round, &round.spec.canonical_json())
+            .insert_round(
+                &round.hash,
+                round.spec.round,
+                // The spec without its token list, which goes as raw hashes.
+                &round.spec.canonical_json(),
+                round.token_hashes.as_flattened(),
+            )
             .map_err(|e| ApiError::internal(e.to_string()))?;
         let received_at_close = ShardSet::empty(round.config.n_clients());
         if let Ok(mut shared) = self.shared.write() {
@@ -593,7 +707,7 @@ impl Actor {
         Ok(StatusCode::ACCEPTED)
     }
 
-    fn close(&mut self, id: [u8; 32], request: CloseRequest) -> ApiResult<StatusCode> {
+    fn close(&mut self, id: [u8; 32], request: CloseWire) -> ApiResult<StatusCode> {
         let Some(mut rt) = self.rounds.remove(&id) else {
             return Err(ApiError::not_found("unknown round"));
         };
@@ -610,15 +724,11 @@ impl Actor {
         result
     }
 
-    fn close_round(
-        &mut self,
-        rt: &mut RoundRuntime,
-        request: CloseRequest,
-    ) -> ApiResult<StatusCode> {
+    fn close_round(&mut self, rt: &mut RoundRuntime, request: CloseWire) -> ApiResult<StatusCode> {
         let n = rt.round.config.n_clients();
-        let pairs = pairs_from_wire(n, &request.agreed, &request.shards)
+        let agreed = request
+            .clients(n)
             .map_err(|e| ApiError::bad_request(format!("agreed set: {e}")))?;
-        let agreed = pairs.clients().clone();
         if let Some(existing) = &rt.agreed {
             return if *existing == agreed {
                 Ok(StatusCode::OK)
@@ -629,7 +739,8 @@ impl Actor {
                 ))
             };
         }
-        for (client, shard) in pairs.iter() {
+        for (&client, &ShardHex(shard)) in request.agreed.iter().zip(&request.shards) {
+            let (client, shard) = (ClientId(client), ShardId(shard));
             match rt.received().shard(client) {
                 None => {
                     return Err(ApiError::new(
@@ -651,6 +762,8 @@ impl Actor {
                 Some(_) => {}
             }
         }
+        // Checked against what this node holds; the node's own pairs are what it sums.
+        drop(request);
         if agreed.missing() > rt.round.config.max_dropped() {
             return Err(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -816,7 +929,8 @@ async fn create_round(
     content_type_is(&headers, MEDIA_JSON)?;
     let spec: RoundSpec = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("round config: {e}")))?;
-    let round = spec
+    drop(body);
+    let mut round = spec
         .validate()
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
     if round.id() != id.to_ascii_lowercase() {
@@ -834,6 +948,9 @@ async fn create_round(
             "the round lists another public key for this node",
         ));
     }
+    // The node authenticates clients by `token_hashes` (32 bytes each) and stores those; the
+    // hex strings (~100 bytes per client) go now.
+    round.drop_token_list();
     let status = ask(&state, |tx| Command::Create(Arc::new(round), tx)).await?;
     Ok(status.into_response())
 }
@@ -856,8 +973,8 @@ async fn received(
 ) -> ApiResult<Response> {
     state.admin(&headers)?;
     let round = state.round(&id)?;
-    let received = ask(&state, |tx| Command::Received(round.hash, tx)).await?;
-    Ok(json(StatusCode::OK, &received))
+    let body = ask(&state, |tx| Command::Received(round.hash, tx)).await?;
+    Ok((StatusCode::OK, [(header::CONTENT_TYPE, MEDIA_JSON)], body).into_response())
 }
 
 async fn close(
@@ -869,8 +986,9 @@ async fn close(
     state.admin(&headers)?;
     content_type_is(&headers, MEDIA_JSON)?;
     let round = state.round(&id)?;
-    let request: CloseRequest = serde_json::from_slice(&body)
+    let request: CloseWire = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("close request: {e}")))?;
+    drop(body);
     let status = ask(&state, |tx| Command::Close(round.hash, request, tx)).await?;
     Ok(status.into_response())
 }

@@ -19,6 +19,9 @@ pub(crate) struct NodeStore {
 pub(crate) struct StoredRound {
     pub id: [u8; 32],
     pub spec_json: Vec<u8>,
+    /// The clients' token hashes, 32 bytes each, if stored apart from `spec_json` (whose
+    /// `client_token_sha256` is then empty).
+    pub tokens: Option<Vec<u8>>,
     pub agreed: Option<Vec<u8>>,
     pub sum: Option<Vec<u8>>,
     /// Why the aggregator aborted the round, if it did.
@@ -54,6 +57,12 @@ impl NodeStore {
                  sum BLOB,
                  aborted TEXT
              );
+             CREATE TABLE IF NOT EXISTS round_state (
+                 id BLOB PRIMARY KEY,
+                 agreed BLOB,
+                 sum BLOB,
+                 aborted TEXT
+             );
              CREATE TABLE IF NOT EXISTS shares (
                  round_id BLOB NOT NULL,
                  client INTEGER NOT NULL,
@@ -71,13 +80,30 @@ impl NodeStore {
         if has_aborted == 0 {
             conn.execute("ALTER TABLE rounds ADD COLUMN aborted TEXT", [])?;
         }
+        // Nor the token hashes apart from the spec.
+        let has_tokens: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM pragma_table_info('rounds') WHERE name = 'tokens'",
+            [],
+            |r| r.get(0),
+        )?;
+        if has_tokens == 0 {
+            conn.execute("ALTER TABLE rounds ADD COLUMN tokens BLOB", [])?;
+        }
         Ok(NodeStore { conn })
     }
 
     pub fn rounds(&self) -> Result<Vec<StoredRound>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT id, spec, agreed, sum, aborted FROM rounds")?;
+            // A round's agreed set, sum and abort live in `round_state`, apart from the spec
+            // (~70 bytes per client): updating a column of the spec's row would make SQLite
+            // read and rewrite the whole row, spec included. Stores written before that kept
+            // them in `rounds`; those columns are still read.
+            .prepare(
+                "SELECT r.id, r.spec, COALESCE(s.agreed, r.agreed), COALESCE(s.sum, r.sum),
+                        COALESCE(s.aborted, r.aborted), r.tokens
+                 FROM rounds r LEFT JOIN round_state s ON s.id = r.id",
+            )?;
         let rows = stmt.query_map([], |r| {
             let id: Vec<u8> = r.get(0)?;
             Ok(StoredRound {
@@ -86,6 +112,7 @@ impl NodeStore {
                 agreed: r.get(2)?,
                 sum: r.get(3)?,
                 aborted: r.get(4)?,
+                tokens: r.get(5)?,
             })
         })?;
         Ok(rows.collect::<std::result::Result<Vec<_>, _>>()?)
@@ -104,10 +131,18 @@ impl NodeStore {
         Ok(id.map(|v| v.try_into().unwrap_or([0; 32])))
     }
 
-    pub fn insert_round(&self, id: &[u8; 32], round: u64, spec_json: &[u8]) -> Result<()> {
+    /// Stores a round: its spec's JSON without the token list, and the token hashes (32 bytes
+    /// per client, not ~70 as hex JSON; SQLite holds a few copies of a row while inserting it).
+    pub fn insert_round(
+        &self,
+        id: &[u8; 32],
+        round: u64,
+        spec_json: &[u8],
+        tokens: &[u8],
+    ) -> Result<()> {
         self.conn.execute(
-            "INSERT INTO rounds (id, round, spec) VALUES (?1, ?2, ?3)",
-            params![&id[..], round as i64, spec_json],
+            "INSERT INTO rounds (id, round, spec, tokens) VALUES (?1, ?2, ?3, ?4)",
+            params![&id[..], round as i64, spec_json, tokens],
         )?;
         Ok(())
     }
@@ -177,7 +212,8 @@ impl NodeStore {
 
     pub fn set_agreed(&self, id: &[u8; 32], agreed: &[u8]) -> Result<()> {
         self.conn.execute(
-            "UPDATE rounds SET agreed = ?2 WHERE id = ?1",
+            "INSERT INTO round_state (id, agreed) VALUES (?1, ?2)
+             ON CONFLICT (id) DO UPDATE SET agreed = excluded.agreed",
             params![&id[..], agreed],
         )?;
         Ok(())
@@ -188,7 +224,8 @@ impl NodeStore {
     pub fn abort(&mut self, id: &[u8; 32], reason: &str) -> Result<()> {
         let tx = self.conn.transaction()?;
         tx.execute(
-            "UPDATE rounds SET aborted = ?2 WHERE id = ?1",
+            "INSERT INTO round_state (id, aborted) VALUES (?1, ?2)
+             ON CONFLICT (id) DO UPDATE SET aborted = excluded.aborted",
             params![&id[..], reason],
         )?;
         tx.execute("DELETE FROM shares WHERE round_id = ?1", params![&id[..]])?;
@@ -198,9 +235,83 @@ impl NodeStore {
 
     pub fn set_sum(&self, id: &[u8; 32], sum: &[u8]) -> Result<()> {
         self.conn.execute(
-            "UPDATE rounds SET sum = ?2 WHERE id = ?1",
+            "INSERT INTO round_state (id, sum) VALUES (?1, ?2)
+             ON CONFLICT (id) DO UPDATE SET sum = excluded.sum",
             params![&id[..], sum],
         )?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_db(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("dpdist-store-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("node.sqlite")
+    }
+
+    #[test]
+    fn round_state_is_kept_apart_from_the_spec_and_tokens_come_back_raw() {
+        let path = temp_db("state");
+        let mut store = NodeStore::open(&path).unwrap();
+        let (a, b) = ([1u8; 32], [2u8; 32]);
+        let tokens: Vec<u8> = (0..64).collect();
+        store.insert_round(&a, 1, b"{\"a\":1}", &tokens).unwrap();
+        store.insert_round(&b, 2, b"{\"b\":2}", &[]).unwrap();
+        store.set_agreed(&a, &[0, 1]).unwrap();
+        store.set_sum(&a, &[9]).unwrap();
+        store.abort(&b, "why").unwrap();
+        // The spec rows are as inserted: closing and aborting wrote elsewhere.
+        let untouched: i64 = store
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM rounds WHERE agreed IS NULL AND sum IS NULL AND aborted IS NULL",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(untouched, 2);
+        drop(store);
+        let store = NodeStore::open(&path).unwrap();
+        let mut rounds = store.rounds().unwrap();
+        rounds.sort_by_key(|r| r.id);
+        assert_eq!(rounds[0].spec_json, b"{\"a\":1}");
+        assert_eq!(rounds[0].tokens.as_deref(), Some(&tokens[..]));
+        assert_eq!(rounds[0].agreed.as_deref(), Some(&[0u8, 1][..]));
+        assert_eq!(rounds[0].sum.as_deref(), Some(&[9u8][..]));
+        assert_eq!(rounds[0].aborted, None);
+        assert_eq!(rounds[1].aborted.as_deref(), Some("why"));
+        assert_eq!(rounds[1].agreed, None);
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_store_from_before_round_state_and_tokens_still_loads() {
+        let path = temp_db("old");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(
+                "CREATE TABLE rounds (id BLOB PRIMARY KEY, round INTEGER NOT NULL UNIQUE,
+                     spec BLOB NOT NULL, agreed BLOB, sum BLOB);
+                 INSERT INTO rounds VALUES (x'03', 3, x'7b7d', x'0102', x'09');",
+            )
+            .unwrap();
+        }
+        let store = NodeStore::open(&path).unwrap();
+        let rounds = store.rounds().unwrap();
+        assert_eq!(rounds.len(), 1);
+        let r = &rounds[0];
+        assert_eq!(
+            (r.spec_json.as_slice(), r.tokens.as_deref()),
+            (&b"{}"[..], None)
+        );
+        assert_eq!(r.agreed.as_deref(), Some(&[1u8, 2][..]));
+        assert_eq!(r.sum.as_deref(), Some(&[9u8][..]));
+        assert_eq!(r.aborted, None);
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 }

@@ -65,7 +65,21 @@ impl RoundSpec {
 
     /// SHA-256 of [`RoundSpec::canonical_json`].
     pub fn hash(&self) -> [u8; 32] {
-        Sha256::digest(self.canonical_json()).into()
+        // Streamed into the hash: the JSON (~70 bytes per client) is never held whole.
+        struct HashWriter(Sha256);
+        impl std::io::Write for HashWriter {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.0.update(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut w = HashWriter(Sha256::new());
+        // Writing to the hash cannot fail, nor can serializing these fields.
+        let _ = serde_json::to_writer(&mut w, self);
+        w.0.finalize().into()
     }
 
     /// The share mode.
@@ -126,16 +140,14 @@ impl RoundSpec {
                     .ok_or_else(|| Error::InvalidSpec(format!("node key {k} is not 64 hex digits")))
             })
             .collect::<Result<Vec<_>>>()?;
-        let token_hashes = self
-            .client_token_sha256
-            .iter()
-            .enumerate()
-            .map(|(i, h)| {
-                hex::decode_array::<32>(h).ok_or_else(|| {
-                    Error::InvalidSpec(format!("client {i}'s token hash is not 64 hex digits"))
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        // Sized up front: collecting through `Result` would grow by doubling and keep up to
+        // twice the 32 bytes per client for the round's lifetime.
+        let mut token_hashes = Vec::with_capacity(self.client_token_sha256.len());
+        for (i, h) in self.client_token_sha256.iter().enumerate() {
+            token_hashes.push(hex::decode_array::<32>(h).ok_or_else(|| {
+                Error::InvalidSpec(format!("client {i}'s token hash is not 64 hex digits"))
+            })?);
+        }
         let hash = self.hash();
         Ok(Round {
             spec: self,
@@ -148,6 +160,14 @@ impl RoundSpec {
 }
 
 impl Round {
+    /// Frees the spec's hex token list (`spec.client_token_sha256`: a `String` per client,
+    /// ~100 bytes each with the allocator's overhead); `token_hashes` keeps the 32 bytes per
+    /// client that authentication needs. For a party that has already hashed and stored the
+    /// canonical JSON and never serializes the spec again (a compute node).
+    pub fn drop_token_list(&mut self) {
+        self.spec.client_token_sha256 = Vec::new();
+    }
+
     /// The round id in URLs: hex of the config hash.
     pub fn id(&self) -> String {
         hex::encode(&self.hash)
@@ -193,6 +213,11 @@ pub(crate) mod tests {
         let s = spec(4, 2, &keys);
         let back: RoundSpec = serde_json::from_slice(&s.canonical_json()).unwrap();
         assert_eq!(back.hash(), s.hash());
+        // The streamed hash is the hash of the canonical bytes.
+        assert_eq!(
+            s.hash(),
+            <[u8; 32]>::from(Sha256::digest(s.canonical_json()))
+        );
         let mut other = s.clone();
         other.bound = 4.000000001;
         assert_ne!(other.hash(), s.hash());
