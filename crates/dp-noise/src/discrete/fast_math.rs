@@ -70,10 +70,26 @@ const INV_ODD: [f64; 10] = [
     1.0,
 ];
 
+/// One Horner step p·x + c: fused (one rounding) when `FMA`, else a multiply and an add. The
+/// error bounds above hold for both (the fused step rounds once where the other rounds twice);
+/// callers pick `FMA` only where the instruction is enabled, since without it `mul_add` is a
+/// slow library call (still correctly rounded, which is how the tests check the fused path on
+/// every machine).
+#[inline(always)]
+fn horner_step<const FMA: bool>(p: f64, x: f64, c: f64) -> f64 {
+    if FMA { p.mul_add(x, c) } else { p * x + c }
+}
+
 /// exp(−γ) for γ ∈ [0, 64], within 2^−46 relative (module docs). Outside that range (or NaN)
 /// the input is clamped into it: the result is then only some value in (0, 1].
 #[inline(always)]
 pub(crate) fn exp_neg(gamma: f64) -> f64 {
+    exp_neg_with::<false>(gamma)
+}
+
+/// [`exp_neg`], its polynomial by fused multiply-adds when `FMA`.
+#[inline(always)]
+pub(crate) fn exp_neg_with<const FMA: bool>(gamma: f64) -> f64 {
     // max/min map NaN to 0 (clamp would keep it) and keep the exponent field below valid.
     #[allow(clippy::manual_clamp)]
     let g = gamma.max(0.0).min(64.0);
@@ -82,7 +98,7 @@ pub(crate) fn exp_neg(gamma: f64) -> f64 {
     let x = -r;
     let mut p = INV_FACTORIALS[0];
     for &c in &INV_FACTORIALS[1..] {
-        p = p * x + c;
+        p = horner_step::<FMA>(p, x, c);
     }
     // k ∈ [0, 93] is an integer: its bits after adding 2^52 are k itself.
     let k_int = (k + TWO_52).to_bits() - TWO_52.to_bits();
@@ -93,6 +109,12 @@ pub(crate) fn exp_neg(gamma: f64) -> f64 {
 /// get a value of the right size without the bound.
 #[inline(always)]
 pub(crate) fn ln(y: f64) -> f64 {
+    ln_with::<false>(y)
+}
+
+/// [`ln`], its polynomial by fused multiply-adds when `FMA`.
+#[inline(always)]
+pub(crate) fn ln_with<const FMA: bool>(y: f64) -> f64 {
     const MANTISSA: u64 = (1 << 52) - 1;
     let bits = y.to_bits();
     let biased = bits >> 52;
@@ -107,16 +129,17 @@ pub(crate) fn ln(y: f64) -> f64 {
     let z = s * s;
     let mut p = INV_ODD[0];
     for &c in &INV_ODD[1..] {
-        p = p * z + c;
+        p = horner_step::<FMA>(p, z, c);
     }
     e * LN2_HI + (e * LN2_LO + 2.0 * s * p)
 }
 
 /// exp(−γ) for each γ (clamped as in [`exp_neg`]).
-#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2+fma", "x86_64+avx2"))]
 pub(crate) fn exp_neg_batch(gammas: &[f64], out: &mut [f64]) {
+    const FMA: bool = multiversion::target::selected_target!().supports_feature_str("fma");
     for (o, &g) in out.iter_mut().zip(gammas) {
-        *o = exp_neg(g);
+        *o = exp_neg_with::<FMA>(g);
     }
 }
 

@@ -479,10 +479,12 @@ fn one_log_decision(t: f64, u: u64, ln_y: f64) -> (u64, bool) {
 }
 
 /// [`one_log_decision`] for a batch of first words (vectorised).
-#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2+fma", "x86_64+avx2"))]
 fn magnitudes_fast(t: f64, words: &[u64], magnitudes: &mut [u64], decided: &mut [bool]) {
+    const FMA: bool = multiversion::target::selected_target!().supports_feature_str("fma");
     for ((&u, k), d) in words.iter().zip(magnitudes).zip(decided) {
-        (*k, *d) = one_log_decision(t, u, fast_math::ln(fast_math::grid_point(u)));
+        let ln_y = fast_math::ln_with::<FMA>(fast_math::grid_point(u));
+        (*k, *d) = one_log_decision(t, u, ln_y);
     }
 }
 

@@ -248,6 +248,7 @@ fn to_big(x: &U512) -> BigUint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::discrete::fast_math;
     use crate::test_stats::hoeffding_radius;
     use rand_chacha::ChaCha20Rng;
     use rand_core::SeedableRng;
@@ -291,19 +292,22 @@ mod tests {
         while v < (1u64 << 53) - 1 {
             for v in [v, v + 1, v | 0x5555_5555, (1 << 53) - 1 - v % (1 << 40)] {
                 let y = v as f64 * TWO_M53;
-                let x = -super::super::fast_math::ln(y);
-                if x == 0.0 {
-                    continue;
+                // The plain and the fused-multiply-add polynomial (the batch paths' on CPUs
+                // with FMA; `mul_add` is correctly rounded with or without the instruction).
+                for x in [-fast_math::ln(y), -fast_math::ln_with::<true>(y)] {
+                    if x == 0.0 {
+                        continue;
+                    }
+                    let (_, high, q) = exp_bounds_scaled(x, 50, true);
+                    assert!(BigInt::from(v) * BigInt::from(q) >= high << 53u32, "v {v}");
+                    let (low, _, q) = exp_bounds_scaled(x, 50, false);
+                    assert!(BigInt::from(v) * BigInt::from(q) <= low << 53u32, "v {v}");
+                    checked += 1;
                 }
-                let (_, high, q) = exp_bounds_scaled(x, 50, true);
-                assert!(BigInt::from(v) * BigInt::from(q) >= high << 53u32, "v {v}");
-                let (low, _, q) = exp_bounds_scaled(x, 50, false);
-                assert!(BigInt::from(v) * BigInt::from(q) <= low << 53u32, "v {v}");
-                checked += 1;
             }
             v = v + v / 8 + 12_345;
         }
-        assert!(checked > 300, "{checked}");
+        assert!(checked > 600, "{checked}");
     }
 
     /// `fast_math::exp_neg` on γ ∈ [0, 64] is within 2^−48 relative of exp(−γ) (the proof
@@ -315,24 +319,29 @@ mod tests {
         for step in 0..1500u128 {
             let num = (step * (64 * den / 1500) + (step * 104_729 * 7919) % den).min(64 * den);
             let gamma = num as f64 / den as f64; // exact: num < 2^47
-            let p = super::super::fast_math::exp_neg(gamma);
             let (low, high, q) = exact_bounds(num, den);
-            // p·(1 − 2^−48) ≤ low/q and p·(1 + 2^−48) ≥ high/q, with p = m·2^e exactly.
-            let (m, e) = crate::discrete::dyadic(p);
-            let scaled = |f: u64| {
-                let v = BigInt::from(m) * BigInt::from(f) * BigInt::from(q.clone());
-                // v·2^(e − 48) against bound: compare v·2^e with bound·2^48.
-                (v, e)
-            };
-            let (lo_v, e1) = scaled((1u64 << 48) - 1);
-            let (hi_v, _) = scaled((1u64 << 48) + 1);
-            let shift = 48 - e1; // compare v vs bound·2^(48 − e)
-            assert!(shift >= 0);
-            assert!(lo_v <= low.clone() << shift as u32, "γ {gamma}");
-            assert!(hi_v >= high.clone() << shift as u32, "γ {gamma}");
-            checked += 1;
+            // The plain and the fused-multiply-add polynomial, as in `ln_is_accurate`.
+            for p in [
+                fast_math::exp_neg(gamma),
+                fast_math::exp_neg_with::<true>(gamma),
+            ] {
+                // p·(1 − 2^−48) ≤ low/q and p·(1 + 2^−48) ≥ high/q, with p = m·2^e exactly.
+                let (m, e) = crate::discrete::dyadic(p);
+                let scaled = |f: u64| {
+                    let v = BigInt::from(m) * BigInt::from(f) * BigInt::from(q.clone());
+                    // v·2^(e − 48) against bound: compare v·2^e with bound·2^48.
+                    (v, e)
+                };
+                let (lo_v, e1) = scaled((1u64 << 48) - 1);
+                let (hi_v, _) = scaled((1u64 << 48) + 1);
+                let shift = 48 - e1; // compare v vs bound·2^(48 − e)
+                assert!(shift >= 0);
+                assert!(lo_v <= low.clone() << shift as u32, "γ {gamma}");
+                assert!(hi_v >= high.clone() << shift as u32, "γ {gamma}");
+                checked += 1;
+            }
         }
-        assert_eq!(checked, 1500);
+        assert_eq!(checked, 3000);
     }
 
     /// Both paths — the fast one and the forced exact one — have frequency exp(−γ).
