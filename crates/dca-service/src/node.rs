@@ -31,7 +31,7 @@ use zeroize::Zeroizing;
 
 use crate::node_store::{NodeStore, PendingShare, UploadOutcome};
 use crate::secret::{SecretString, token_matches};
-use crate::spec::{Round, RoundSpec, token_hash};
+use crate::spec::{Round, RoundSpec, RoundSpecOf, TokenHashes, token_hash};
 use crate::{Error, MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_SEALED_SHARE, Result, hex, sum_codec};
 
 /// Uploads committed in one transaction at most.
@@ -336,17 +336,32 @@ impl RoundRuntime {
 impl Actor {
     fn load(&mut self) -> Result<()> {
         for stored in self.store.rounds()? {
-            let mut spec: RoundSpec = serde_json::from_slice(&stored.spec_json)
-                .map_err(|e| Error::InvalidSpec(format!("stored spec: {e}")))?;
-            if let Some(tokens) = &stored.tokens {
-                if tokens.len() % 32 != 0 {
-                    return Err(Error::InvalidSpec(
-                        "stored token hashes are not 32 bytes each".into(),
-                    ));
+            let stored_spec =
+                |e: serde_json::Error| Error::InvalidSpec(format!("stored spec: {e}"));
+            let mut round = match &stored.tokens {
+                // The token hashes stored raw, apart from the spec.
+                Some(tokens) => {
+                    if tokens.len() % 32 != 0 {
+                        return Err(Error::InvalidSpec(
+                            "stored token hashes are not 32 bytes each".into(),
+                        ));
+                    }
+                    let mut spec: RoundSpecOf<TokenHashes> =
+                        serde_json::from_slice(&stored.spec_json).map_err(stored_spec)?;
+                    let mut hashes = Vec::with_capacity(tokens.len() / 32);
+                    hashes.extend(
+                        tokens
+                            .chunks_exact(32)
+                            .map(|c| <[u8; 32]>::try_from(c).unwrap_or_default()),
+                    );
+                    spec.client_token_sha256 = TokenHashes(hashes);
+                    spec.validate()?
                 }
-                spec.client_token_sha256 = tokens.chunks_exact(32).map(hex::encode).collect();
-            }
-            let mut round = spec.validate()?;
+                // A store from before: the spec holds the hex list as the aggregator sent it.
+                None => serde_json::from_slice::<RoundSpec>(&stored.spec_json)
+                    .map_err(stored_spec)?
+                    .validate()?,
+            };
             if round.hash != stored.id {
                 return Err(Error::InvalidSpec(
                     "stored spec does not hash to its id".into(),
@@ -927,10 +942,11 @@ async fn create_round(
 ) -> ApiResult<Response> {
     state.admin(&headers)?;
     content_type_is(&headers, MEDIA_JSON)?;
-    let spec: RoundSpec = serde_json::from_slice(&body)
+    // The token list is decoded into 32-byte hashes as it is parsed: no `String` per client.
+    let spec: RoundSpecOf<TokenHashes> = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("round config: {e}")))?;
     drop(body);
-    let mut round = spec
+    let round = spec
         .validate()
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
     if round.id() != id.to_ascii_lowercase() {
@@ -948,9 +964,6 @@ async fn create_round(
             "the round lists another public key for this node",
         ));
     }
-    // The node authenticates clients by `token_hashes` (32 bytes each) and stores those; the
-    // hex strings (~100 bytes per client) go now.
-    round.drop_token_list();
     let status = ask(&state, |tx| Command::Create(Arc::new(round), tx)).await?;
     Ok(status.into_response())
 }

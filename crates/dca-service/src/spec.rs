@@ -10,9 +10,14 @@ use crate::{Error, Result, hex};
 /// Everything that defines a round. Its canonical JSON (this struct serialized by serde_json,
 /// fields in this order, no whitespace) is hashed with SHA-256; that hash, in hex, is the
 /// round's id in every URL and goes into every sealed share's associated data.
+pub type RoundSpec = RoundSpecOf<Vec<String>>;
+
+/// A round spec whose client token list is held as `L`: hex strings ([`RoundSpec`]), or
+/// decoded 32-byte hashes ([`TokenHashes`], what a compute node parses the config into).
+/// Both serialize to the same canonical JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RoundSpec {
+pub struct RoundSpecOf<L> {
     /// Numeric round id (inside share messages).
     pub round: u64,
     /// N.
@@ -39,7 +44,81 @@ pub struct RoundSpec {
     /// Hex X25519 public key of each node, index = node index.
     pub node_keys: Vec<String>,
     /// Hex SHA-256 of each client's bearer token, index = client id.
-    pub client_token_sha256: Vec<String>,
+    pub client_token_sha256: L,
+}
+
+/// The clients' token hashes, decoded from the config's hex strings as they are parsed (no
+/// `String` per client); serialized back as lower-case hex, so only lower-case hex is accepted
+/// (anything else would not hash to the aggregator's round id).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TokenHashes(pub Vec<[u8; 32]>);
+
+impl Serialize for TokenHashes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        let mut buf = [0u8; 64];
+        for h in &self.0 {
+            seq.serialize_element(hex::encode_into(h, &mut buf))?;
+        }
+        seq.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for TokenHashes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct One;
+        impl serde::de::Visitor<'_> for One {
+            type Value = [u8; 32];
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("64 lower-case hex digits")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<[u8; 32], E> {
+                if v.bytes().any(|b| b.is_ascii_uppercase()) {
+                    return Err(E::invalid_value(serde::de::Unexpected::Str(v), &self));
+                }
+                hex::decode_array::<32>(v)
+                    .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Str(v), &self))
+            }
+        }
+        struct Hash;
+        impl<'de> serde::de::DeserializeSeed<'de> for Hash {
+            type Value = [u8; 32];
+            fn deserialize<D: serde::Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> std::result::Result<[u8; 32], D::Error> {
+                d.deserialize_str(One)
+            }
+        }
+        struct List;
+        impl<'de> serde::de::Visitor<'de> for List {
+            type Value = TokenHashes;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of client token hashes")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<TokenHashes, A::Error> {
+                // The length is rarely known up front (JSON): the vector grows by doubling
+                // and is trimmed to 32 bytes per client at the end.
+                let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
+                loop {
+                    let i = v.len();
+                    match seq.next_element_seed(Hash).map_err(|e| {
+                        serde::de::Error::custom(format!("client {i}'s token hash: {e}"))
+                    })? {
+                        Some(h) => v.push(h),
+                        None => break,
+                    }
+                }
+                v.shrink_to_fit();
+                Ok(TokenHashes(v))
+            }
+        }
+        d.deserialize_seq(List)
+    }
 }
 
 /// A spec that passed every check, with what the parties derive from it.
@@ -57,13 +136,13 @@ pub struct Round {
     pub token_hashes: Vec<[u8; 32]>,
 }
 
-impl RoundSpec {
+impl<L: Serialize> RoundSpecOf<L> {
     /// The canonical bytes that are hashed.
     pub fn canonical_json(&self) -> Vec<u8> {
         serde_json::to_vec(self).unwrap_or_default()
     }
 
-    /// SHA-256 of [`RoundSpec::canonical_json`].
+    /// SHA-256 of [`RoundSpecOf::canonical_json`].
     pub fn hash(&self) -> [u8; 32] {
         // Streamed into the hash: the JSON (~70 bytes per client) is never held whole.
         struct HashWriter(Sha256);
@@ -81,7 +160,9 @@ impl RoundSpec {
         let _ = serde_json::to_writer(&mut w, self);
         w.0.finalize().into()
     }
+}
 
+impl<L> RoundSpecOf<L> {
     /// The share mode.
     pub fn share_mode(&self) -> Result<ShareMode> {
         match self.mode.as_str() {
@@ -93,8 +174,9 @@ impl RoundSpec {
         }
     }
 
-    /// Checks everything and derives the DCA configuration.
-    pub fn validate(self) -> Result<Round> {
+    /// Checks everything but the token list's contents (`n_tokens` is its length) and derives
+    /// the DCA configuration and the node keys.
+    fn check(&self, n_tokens: usize) -> Result<(RoundConfig, Vec<NodePublicKey>)> {
         let params = RoundParams {
             round: RoundId(self.round),
             n_clients: self.n_clients,
@@ -114,10 +196,9 @@ impl RoundSpec {
                 self.n_nodes
             )));
         }
-        if self.client_token_sha256.len() != self.n_clients {
+        if n_tokens != self.n_clients {
             return Err(Error::InvalidSpec(format!(
-                "{} client token hashes for {} clients",
-                self.client_token_sha256.len(),
+                "{n_tokens} client token hashes for {} clients",
                 self.n_clients
             )));
         }
@@ -140,6 +221,51 @@ impl RoundSpec {
                     .ok_or_else(|| Error::InvalidSpec(format!("node key {k} is not 64 hex digits")))
             })
             .collect::<Result<Vec<_>>>()?;
+        Ok((config, node_keys))
+    }
+
+    /// The same spec with another token list, and the list it had.
+    fn replace_tokens<M>(self, tokens: M) -> (RoundSpecOf<M>, L) {
+        let RoundSpecOf {
+            round,
+            n_clients,
+            n_nodes,
+            max_dropped,
+            dim,
+            bound,
+            mode,
+            noise_sigma_total,
+            l2_sensitivity,
+            frac_bits,
+            deadline_unix_ms,
+            node_keys,
+            client_token_sha256,
+        } = self;
+        (
+            RoundSpecOf {
+                round,
+                n_clients,
+                n_nodes,
+                max_dropped,
+                dim,
+                bound,
+                mode,
+                noise_sigma_total,
+                l2_sensitivity,
+                frac_bits,
+                deadline_unix_ms,
+                node_keys,
+                client_token_sha256: tokens,
+            },
+            client_token_sha256,
+        )
+    }
+}
+
+impl RoundSpec {
+    /// Checks everything and derives the DCA configuration.
+    pub fn validate(self) -> Result<Round> {
+        let (config, node_keys) = self.check(self.client_token_sha256.len())?;
         // Sized up front: collecting through `Result` would grow by doubling and keep up to
         // twice the 32 bytes per client for the round's lifetime.
         let mut token_hashes = Vec::with_capacity(self.client_token_sha256.len());
@@ -155,6 +281,24 @@ impl RoundSpec {
             config,
             node_keys,
             token_hashes,
+        })
+    }
+}
+
+impl RoundSpecOf<TokenHashes> {
+    /// Checks everything and derives the DCA configuration, like [`RoundSpec::validate`]; the
+    /// round's `spec` keeps no token list (`token_hashes` has them). Hashes to the same id as
+    /// the [`RoundSpec`] with the same lower-case hex strings.
+    pub fn validate(self) -> Result<Round> {
+        let (config, node_keys) = self.check(self.client_token_sha256.0.len())?;
+        let hash = self.hash();
+        let (spec, tokens) = self.replace_tokens(Vec::new());
+        Ok(Round {
+            spec,
+            hash,
+            config,
+            node_keys,
+            token_hashes: tokens.0,
         })
     }
 }
@@ -225,6 +369,59 @@ pub(crate) mod tests {
         other.client_token_sha256.swap(0, 1);
         assert_ne!(other.hash(), s.hash());
         assert!(s.validate().is_ok());
+    }
+
+    #[test]
+    fn token_hashes_parse_and_hash_like_the_hex_strings() {
+        let keys = [NodeKeyPair::generate(), NodeKeyPair::generate()];
+        let s = spec(5, 2, &keys);
+        let json = s.canonical_json();
+        let parsed: RoundSpecOf<TokenHashes> = serde_json::from_slice(&json).unwrap();
+        assert_eq!(parsed.canonical_json(), json);
+        assert_eq!(parsed.hash(), s.hash());
+        let (a, b) = (s.clone().validate().unwrap(), parsed.validate().unwrap());
+        assert_eq!(a.hash, b.hash);
+        assert_eq!(a.token_hashes, b.token_hashes);
+        assert_eq!(a.token_hashes.len(), 5);
+        assert!(b.spec.client_token_sha256.is_empty());
+        // Hashed as sent, so a swapped order is another round.
+        let mut other = s.clone();
+        other.client_token_sha256.swap(1, 3);
+        let parsed: RoundSpecOf<TokenHashes> =
+            serde_json::from_slice(&other.canonical_json()).unwrap();
+        assert_eq!(parsed.hash(), other.hash());
+        assert_ne!(parsed.hash(), s.hash());
+        // Too few for n_clients.
+        let mut short = s.clone();
+        short.client_token_sha256.pop();
+        let parsed: RoundSpecOf<TokenHashes> =
+            serde_json::from_slice(&short.canonical_json()).unwrap();
+        assert!(matches!(parsed.validate(), Err(Error::InvalidSpec(_))));
+    }
+
+    #[test]
+    fn token_hashes_refuse_what_would_not_hash_back() {
+        let keys = [NodeKeyPair::generate(), NodeKeyPair::generate()];
+        for bad in [
+            "xyz".to_string(),
+            hex::encode(&[0xab; 32]).to_ascii_uppercase(),
+            hex::encode(&[0xab; 31]),
+        ] {
+            let mut s = spec(4, 2, &keys);
+            s.client_token_sha256[2] = bad;
+            let e = serde_json::from_slice::<RoundSpecOf<TokenHashes>>(&s.canonical_json())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("client 2's token hash"), "{e}");
+        }
+        let mut s = spec(4, 2, &keys);
+        let json = String::from_utf8(s.canonical_json()).unwrap();
+        let not_a_list = json.replace(&format!("[\"{}\"", s.client_token_sha256[0]), "[7");
+        assert!(serde_json::from_str::<RoundSpecOf<TokenHashes>>(&not_a_list).is_err());
+        s.client_token_sha256.clear();
+        s.n_clients = 0;
+        let parsed: RoundSpecOf<TokenHashes> = serde_json::from_slice(&s.canonical_json()).unwrap();
+        assert_eq!(parsed.hash(), s.hash());
     }
 
     #[test]
