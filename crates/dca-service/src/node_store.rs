@@ -71,24 +71,10 @@ impl NodeStore {
                  PRIMARY KEY (round_id, client)
              ) WITHOUT ROWID;",
         )?;
-        // Stores created before rounds could be aborted lack the column.
-        let has_aborted: i64 = conn.query_row(
-            "SELECT COUNT(*) FROM pragma_table_info('rounds') WHERE name = 'aborted'",
-            [],
-            |r| r.get(0),
-        )?;
-        if has_aborted == 0 {
-            conn.execute("ALTER TABLE rounds ADD COLUMN aborted TEXT", [])?;
-        }
-        // Nor the token hashes apart from the spec.
-        let has_tokens: i64 = conn.query_row(
-            "SELECT COUNT(*) FROM pragma_table_info('rounds') WHERE name = 'tokens'",
-            [],
-            |r| r.get(0),
-        )?;
-        if has_tokens == 0 {
-            conn.execute("ALTER TABLE rounds ADD COLUMN tokens BLOB", [])?;
-        }
+        // Stores created before rounds could be aborted lack the column; nor did they keep
+        // the token hashes apart from the spec.
+        add_column_if_missing(&conn, "rounds", "aborted", "TEXT")?;
+        add_column_if_missing(&conn, "rounds", "tokens", "BLOB")?;
         Ok(NodeStore { conn })
     }
 
@@ -254,6 +240,28 @@ impl NodeStore {
         )?;
         Ok(())
     }
+}
+
+/// Adds `column` (of SQL type `kind`) to `table` unless a store written by an older version
+/// already has it. The names are this module's constants, never input.
+fn add_column_if_missing(
+    conn: &Connection,
+    table: &str,
+    column: &str,
+    kind: &str,
+) -> rusqlite::Result<()> {
+    let present: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM pragma_table_info(?1) WHERE name = ?2",
+        [table, column],
+        |r| r.get(0),
+    )?;
+    if present == 0 {
+        conn.execute(
+            &format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"),
+            [],
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
