@@ -105,9 +105,11 @@ impl Client {
         codec.encode(values, &mut balancing)?;
         if let Some(noise) = &self.noise {
             let mut eta = [0i64; NOISE_BATCH];
+            // One keystream for the whole vector, drawn in chunks (`GaussianStream`).
+            let mut stream = noise.stream(&mut self.rng);
             for chunk in balancing.chunks_mut(NOISE_BATCH) {
                 let eta = &mut eta[..chunk.len()];
-                noise.fill(&mut self.rng, eta);
+                stream.fill(eta);
                 for (v, e) in chunk.iter_mut().zip(eta.iter()) {
                     *v = v.wrapping_add(*e as u64);
                 }

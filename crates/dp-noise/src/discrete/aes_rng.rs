@@ -13,6 +13,7 @@
 
 use aes_keystream::{Aes128Ctr, Op};
 use rand_core::{CryptoRng, RngCore};
+use zeroize::Zeroize;
 
 /// Blocks generated per refill (4 KiB of keystream).
 const BLOCKS: usize = 256;
@@ -102,6 +103,13 @@ impl RngCore for AesCtrRng {
 }
 
 impl CryptoRng for AesCtrRng {}
+
+/// The buffered words decide noise values, which are as secret as the data they hide.
+impl Drop for AesCtrRng {
+    fn drop(&mut self) {
+        self.words.zeroize();
+    }
+}
 
 #[cfg(test)]
 mod tests {

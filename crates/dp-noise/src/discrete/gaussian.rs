@@ -12,6 +12,7 @@ use super::wide::U512;
 use super::{MAX_SCALE_UNITS, dyadic};
 use crate::{Error, Result};
 use multiversion::multiversion;
+use zeroize::Zeroize;
 
 /// Smallest supported discrete Gaussian σ, in units.
 pub const MIN_GAUSSIAN_SIGMA_UNITS: f64 = 1.0 / 256.0; // 2^-8
@@ -105,7 +106,21 @@ impl DiscreteGaussian {
     /// Fills `out` with independent draws. The random words come from an AES-128-CTR
     /// keystream keyed with 16 bytes of `rng` (see `aes_rng.rs`): `rng` is read once per call.
     pub fn fill<R: RngCore + CryptoRng + ?Sized>(&self, rng: &mut R, out: &mut [i64]) {
-        self.fill_batched(&mut AesCtrRng::from_rng(rng), out, FastPath::On);
+        self.stream(rng).fill(out);
+    }
+
+    /// A stream of draws whose random words come from one AES-128-CTR keystream keyed with 16
+    /// bytes of `rng` (read once, here): for filling a long vector in chunks at the cost of
+    /// one fill. (Separate [`Self::fill`] calls each key a keystream, leave part of its
+    /// buffered words unused and drop the accepted draws past the end of their slice; a stream
+    /// keeps both for its next call.)
+    pub fn stream<R: RngCore + CryptoRng + ?Sized>(&self, rng: &mut R) -> GaussianStream<'_> {
+        GaussianStream {
+            sampler: self,
+            rng: AesCtrRng::from_rng(rng),
+            spare: [0; BATCH],
+            spare_len: 0,
+        }
     }
 
     /// [`Self::sample_with`] for [`BATCH`] proposals at a time: their logarithms and the
@@ -120,7 +135,17 @@ impl DiscreteGaussian {
     /// The common case is written without data-dependent branches (a kept value is stored and
     /// the count advanced by 0 or 1), since each decision is a coin flip a branch predictor
     /// cannot learn; only the rare undecided cases branch to the exact comparisons.
-    fn fill_batched(&self, rng: &mut AesCtrRng, out: &mut [i64], fast: FastPath) {
+    ///
+    /// Accepted draws of the last batch beyond `out` go to `spare` (which must be empty): they
+    /// are i.i.d. draws like the rest, so a stream hands them out first next time.
+    fn fill_batched(
+        &self,
+        rng: &mut AesCtrRng,
+        out: &mut [i64],
+        fast: FastPath,
+        spare: &mut [i64; BATCH],
+        spare_len: &mut usize,
+    ) {
         let mut words = [0u64; BATCH];
         let mut magnitudes = [0u64; BATCH];
         let mut decided = [false; BATCH];
@@ -130,7 +155,6 @@ impl DiscreteGaussian {
         let mut accept_words = [0u64; BATCH];
         let mut below = [false; BATCH];
         let mut keep = [false; BATCH];
-        let mut accepted = [0i64; BATCH];
         let scale = f64::from_bits(self.t_over_block);
         let mut filled = 0;
         while filled < out.len() {
@@ -179,22 +203,31 @@ impl DiscreteGaussian {
             if fast != FastPath::On {
                 decided.fill(false);
             }
-            let mut kept = 0;
-            for i in 0..BATCH {
-                let accept = if decided[i] {
-                    below[i]
-                } else if keep[i] {
-                    let a = proposals[i].unsigned_abs();
-                    self.accept_exact(rng, accept_words[i], a, gammas[i])
-                } else {
-                    false
-                };
-                accepted[kept] = proposals[i];
-                kept += usize::from(keep[i] & accept);
+            // The rare undecided tests first, in order (so the words they draw are the same as
+            // one at a time); then every lane's decision is in `below`.
+            if !all_set(&decided) {
+                for i in 0..BATCH {
+                    if !decided[i] {
+                        below[i] = keep[i] && {
+                            let a = proposals[i].unsigned_abs();
+                            self.accept_exact(rng, accept_words[i], a, gammas[i])
+                        };
+                    }
+                }
             }
-            let take = kept.min(out.len() - filled);
-            out[filled..filled + take].copy_from_slice(&accepted[..take]);
-            filled += take;
+            // Compaction: every proposal is written at the next free slot and the slot kept
+            // only when accepted. With a whole batch of room left it writes straight into
+            // `out` (what a rejected proposal wrote there is overwritten or past the end).
+            if let Some(chunk) = out[filled..].first_chunk_mut::<BATCH>() {
+                filled += compact(&proposals, &keep, &below, chunk);
+            } else {
+                let kept = compact(&proposals, &keep, &below, spare);
+                let take = kept.min(out.len() - filled);
+                out[filled..filled + take].copy_from_slice(&spare[..take]);
+                spare.copy_within(take..kept, 0);
+                *spare_len = kept - take;
+                filled += take;
+            }
         }
     }
 
@@ -206,7 +239,8 @@ impl DiscreteGaussian {
         out: &mut [i64],
         fast: FastPath,
     ) {
-        self.fill_batched(&mut AesCtrRng::from_rng(rng), out, fast);
+        let mut stream = self.stream(rng);
+        stream.fill_with(out, fast);
     }
 
     /// The acceptance decision when the one-word test could not decide (or γ̂ > 64).
@@ -571,6 +605,79 @@ fn accept_fast(
         let (b, a) = one_word_test(words[i], p_hats[i]);
         below[i] = b;
         decided[i] = (b | a) & (gammas[i] <= FAST_GAMMA_LIMIT);
+    }
+}
+
+/// Whether every flag is set (a vectorised reduction, so the common all-decided batch skips
+/// the per-lane branches).
+#[inline(always)]
+fn all_set(flags: &[bool; BATCH]) -> bool {
+    flags.iter().fold(true, |all, &f| all & f)
+}
+
+/// Writes the accepted proposals (`keep[i] & below[i]`) to the front of `out` in order and
+/// returns how many. Each proposal is stored at the next free slot and the count advanced by
+/// 0 or 1: no data-dependent branch, since each decision is a coin flip.
+#[inline(always)]
+fn compact(
+    proposals: &[i64; BATCH],
+    keep: &[bool; BATCH],
+    below: &[bool; BATCH],
+    out: &mut [i64; BATCH],
+) -> usize {
+    let mut kept = 0;
+    for i in 0..BATCH {
+        // kept ≤ i < BATCH here.
+        out[kept] = proposals[i];
+        kept += usize::from(keep[i] & below[i]);
+    }
+    kept
+}
+
+/// Draws of a [`DiscreteGaussian`] from one keystream across calls ([`DiscreteGaussian::stream`]).
+/// Its buffered words and spare draws are secret (they are, or decide, noise): wiped on drop.
+pub struct GaussianStream<'s> {
+    sampler: &'s DiscreteGaussian,
+    rng: AesCtrRng,
+    /// Accepted draws not handed out yet: `spare[..spare_len]`.
+    spare: [i64; BATCH],
+    spare_len: usize,
+}
+
+impl GaussianStream<'_> {
+    /// Fills `out` with independent draws (continuing the stream).
+    pub fn fill(&mut self, out: &mut [i64]) {
+        self.fill_with(out, FastPath::On);
+    }
+
+    fn fill_with(&mut self, out: &mut [i64], fast: FastPath) {
+        let from_spare = self.spare_len.min(out.len());
+        out[..from_spare].copy_from_slice(&self.spare[..from_spare]);
+        self.spare.copy_within(from_spare..self.spare_len, 0);
+        self.spare_len -= from_spare;
+        if from_spare < out.len() {
+            self.sampler.fill_batched(
+                &mut self.rng,
+                &mut out[from_spare..],
+                fast,
+                &mut self.spare,
+                &mut self.spare_len,
+            );
+        }
+    }
+}
+
+impl Drop for GaussianStream<'_> {
+    fn drop(&mut self) {
+        self.spare.zeroize();
+    }
+}
+
+impl std::fmt::Debug for GaussianStream<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GaussianStream")
+            .field("sampler", self.sampler)
+            .finish_non_exhaustive()
     }
 }
 

@@ -71,7 +71,7 @@ mod wide;
 #[cfg(test)]
 mod exact_renyi_tests;
 
-pub use gaussian::{DiscreteGaussian, MIN_GAUSSIAN_SIGMA_UNITS};
+pub use gaussian::{DiscreteGaussian, GaussianStream, MIN_GAUSSIAN_SIGMA_UNITS};
 pub use laplace::{DiscreteLaplace, MIN_LAPLACE_SCALE_UNITS};
 pub use sum_bound::{distributed_zcdp_rho, sum_closeness_tau};
 

@@ -286,6 +286,41 @@ fn samplers_are_deterministic_given_the_rng() {
     assert_ne!(draw(1), draw(2));
 }
 
+/// A stream filled in chunks of any size hands out exactly the draws of one `fill` of the
+/// whole length (the keystream continues and the spare accepted draws of a batch come first
+/// next time), so it has the sampler's law; chunks of 1, 63, 64, 65 and 1000 all agree.
+#[test]
+fn stream_in_chunks_is_one_fill() {
+    let g = DiscreteGaussian::new(13_600_000.0).unwrap();
+    let n = 10_000;
+    let mut whole = vec![0i64; n];
+    g.fill(&mut ChaCha20Rng::seed_from_u64(9), &mut whole);
+    for chunk in [1, 63, 64, 65, 1000] {
+        let mut rng = ChaCha20Rng::seed_from_u64(9);
+        let mut stream = g.stream(&mut rng);
+        let mut chunked = vec![0i64; n];
+        for part in chunked.chunks_mut(chunk) {
+            stream.fill(part);
+        }
+        assert_eq!(chunked, whole, "chunks of {chunk}");
+    }
+}
+
+/// The stream's draws in chunks of 1000 (as a client fills its vector) against the pmf.
+#[test]
+fn stream_draws_match_pmf() {
+    let sigma = 33.37;
+    let g = DiscreteGaussian::new(sigma).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(503);
+    let mut stream = g.stream(&mut rng);
+    let mut samples = vec![0i64; 100_000];
+    for part in samples.chunks_mut(1000) {
+        stream.fill(part);
+    }
+    let (stat, p) = p_value_of_samples(&samples, sigma);
+    assert!(p > ALPHA, "chi2 = {stat}, p = {p}");
+}
+
 /// Chi-square p-value of `samples` against N_ℤ(0, σ²) (bins as in `gaussian_p_value`).
 fn p_value_of_samples(samples: &[i64], sigma: f64) -> (f64, f64) {
     let edges = grid_edges(sigma, 3.0, 39);
