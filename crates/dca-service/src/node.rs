@@ -13,7 +13,7 @@ use std::sync::{Arc, RwLock, mpsc};
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, Path as UrlPath, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -29,9 +29,11 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use zeroize::Zeroizing;
 
-use crate::node_store::{NodeStore, PendingShare, UploadOutcome};
+use crate::node_store::{NodeStore, PendingShare, TokenLookup, UploadOutcome};
 use crate::secret::{SecretString, token_matches};
-use crate::spec::{Round, RoundSpec, RoundSpecOf, TokenHashes, token_hash};
+use crate::spec::{
+    Round, RoundSpec, RoundSpecOf, TokenCount, TokenHashes, spool_token_hashes, token_hash,
+};
 use crate::{Error, MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_SEALED_SHARE, Result, hex, sum_codec};
 
 /// Uploads committed in one transaction at most.
@@ -104,8 +106,12 @@ struct Upload {
 }
 
 enum Command {
-    /// The round (token list dropped), to store.
-    Create(Arc<Round>, oneshot::Sender<ApiResult<StatusCode>>),
+    /// The round (no token list), to store with its token hashes from the spool.
+    Create(
+        Arc<Round>,
+        Arc<Spool>,
+        oneshot::Sender<ApiResult<StatusCode>>,
+    ),
     Upload(Box<Upload>),
     Status([u8; 32], oneshot::Sender<ApiResult<RoundStatus>>),
     /// Answered with the JSON of a [`ReceivedSet`], written straight from the pairs.
@@ -338,8 +344,9 @@ impl Actor {
         for stored in self.store.rounds()? {
             let stored_spec =
                 |e: serde_json::Error| Error::InvalidSpec(format!("stored spec: {e}"));
-            let mut round = match &stored.tokens {
-                // The token hashes stored raw, apart from the spec.
+            // Stores of older versions kept the token hashes in one blob, or the spec kept the
+            // hex list as the aggregator sent it: checked as before and moved to the token table.
+            let old_hashes = match stored.tokens {
                 Some(tokens) => {
                     if tokens.len() % 32 != 0 {
                         return Err(Error::InvalidSpec(
@@ -348,20 +355,54 @@ impl Actor {
                     }
                     let mut spec: RoundSpecOf<TokenHashes> =
                         serde_json::from_slice(&stored.spec_json).map_err(stored_spec)?;
-                    let mut hashes = Vec::with_capacity(tokens.len() / 32);
-                    hashes.extend(
+                    spec.client_token_sha256 = TokenHashes(
                         tokens
                             .chunks_exact(32)
-                            .map(|c| <[u8; 32]>::try_from(c).unwrap_or_default()),
+                            .map(|c| <[u8; 32]>::try_from(c).unwrap_or_default())
+                            .collect(),
                     );
-                    spec.client_token_sha256 = TokenHashes(hashes);
-                    spec.validate()?
+                    Some(spec.validate()?)
                 }
-                // A store from before: the spec holds the hex list as the aggregator sent it.
-                None => serde_json::from_slice::<RoundSpec>(&stored.spec_json)
-                    .map_err(stored_spec)?
-                    .validate()?,
+                None => {
+                    let spec: RoundSpec =
+                        serde_json::from_slice(&stored.spec_json).map_err(stored_spec)?;
+                    if spec.client_token_sha256.is_empty() {
+                        None
+                    } else if spec
+                        .client_token_sha256
+                        .iter()
+                        .any(|h| h.bytes().any(|b| b.is_ascii_uppercase()))
+                    {
+                        return Err(Error::InvalidSpec(
+                            "stored round lists upper-case token hashes; it cannot be moved to \
+                             this version's store"
+                                .into(),
+                        ));
+                    } else {
+                        Some(spec.validate()?)
+                    }
+                }
             };
+            let spec_json = match old_hashes {
+                Some(mut old) => {
+                    if old.hash != stored.id {
+                        return Err(Error::InvalidSpec(
+                            "stored spec does not hash to its id".into(),
+                        ));
+                    }
+                    old.drop_token_list();
+                    let json = old.spec.canonical_json();
+                    self.store
+                        .migrate_tokens(&old.hash, &json, old.token_hashes.as_flattened())?;
+                    json
+                }
+                None => stored.spec_json,
+            };
+            // The spec without its list, the hashes streamed from the token table to hash it.
+            let mut spec: RoundSpecOf<TokenCount> =
+                serde_json::from_slice(&spec_json).map_err(stored_spec)?;
+            spec.client_token_sha256 = TokenCount(spec.n_clients);
+            let mut round = spec.validate_with(self.store.token_chunks(&stored.id))?;
             if round.hash != stored.id {
                 return Err(Error::InvalidSpec(
                     "stored spec does not hash to its id".into(),
@@ -573,8 +614,8 @@ impl Actor {
     fn handle(&mut self, command: Command) {
         match command {
             Command::Upload(_) => {}
-            Command::Create(round, reply) => {
-                let _ = reply.send(self.create(round));
+            Command::Create(round, spool, reply) => {
+                let _ = reply.send(self.create(round, &spool));
             }
             Command::Status(id, reply) => {
                 let _ = reply.send(
@@ -655,7 +696,7 @@ impl Actor {
         }
     }
 
-    fn create(&mut self, round: Arc<Round>) -> ApiResult<StatusCode> {
+    fn create(&mut self, round: Arc<Round>, spool: &Spool) -> ApiResult<StatusCode> {
         if self.rounds.contains_key(&round.hash) {
             return Ok(StatusCode::OK);
         }
@@ -671,13 +712,17 @@ impl Actor {
         }
         let node = ComputeNode::without_kept_seeds(&round.config, NodeIndex(self.index))
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let mut tokens = std::fs::File::open(&spool.tokens)
+            .map(std::io::BufReader::new)
+            .map_err(|e| ApiError::internal(format!("spooled token hashes: {e}")))?;
         self.store
             .insert_round(
                 &round.hash,
                 round.spec.round,
-                // The spec without its token list, which goes as raw hashes.
+                // The spec without its token list, which goes to the token table.
                 &round.spec.canonical_json(),
-                round.token_hashes.as_flattened(),
+                &mut tokens,
+                round.config.n_clients(),
             )
             .map_err(|e| ApiError::internal(e.to_string()))?;
         let received_at_close = ShardSet::empty(round.config.n_clients());
@@ -845,9 +890,32 @@ struct AppState {
     admin_token_hash: [u8; 32],
     rounds: Arc<RwLock<HashMap<[u8; 32], Arc<Round>>>>,
     tx: std::sync::Mutex<mpsc::Sender<Command>>,
+    data_dir: PathBuf,
+    max_body: usize,
+    /// Read-only connections for the clients' token hashes, used in turn.
+    lookups: Vec<std::sync::Mutex<TokenLookup>>,
+    next_lookup: std::sync::atomic::AtomicUsize,
 }
 
 impl AppState {
+    /// Client `client`'s token hash as listed in round `round`'s config, from the store.
+    fn token_hash(&self, round: &[u8; 32], client: u64) -> ApiResult<[u8; 32]> {
+        let k = self
+            .next_lookup
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            % self.lookups.len().max(1);
+        let lookup = self
+            .lookups
+            .get(k)
+            .ok_or_else(|| ApiError::internal("no token lookup"))?
+            .lock()
+            .map_err(|_| ApiError::internal("lock poisoned"))?;
+        lookup
+            .token_hash(round, client)
+            .map_err(|e| ApiError::internal(format!("token lookup: {e}")))?
+            .ok_or_else(|| ApiError::internal("the round's token hash is not stored"))
+    }
+
     fn send(&self, c: Command) -> ApiResult<()> {
         self.tx
             .lock()
@@ -934,21 +1002,123 @@ async fn public_key(State(state): State<Arc<AppState>>) -> Response {
     )
 }
 
+/// A round config spooled to the data directory while it is parsed, and its token hashes
+/// (32 raw bytes each); both files are removed on drop.
+pub(crate) struct Spool {
+    config: PathBuf,
+    tokens: PathBuf,
+}
+
+impl Spool {
+    const PREFIX: &'static str = "create-spool-";
+
+    fn new(data_dir: &Path) -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let stem = format!("{}{}-{k}", Self::PREFIX, std::process::id());
+        Spool {
+            config: data_dir.join(format!("{stem}.json")),
+            tokens: data_dir.join(format!("{stem}.tokens")),
+        }
+    }
+
+    /// Removes spools a killed process left behind.
+    fn clean(data_dir: &Path) -> Result<()> {
+        for entry in std::fs::read_dir(data_dir)? {
+            let entry = entry?;
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(Self::PREFIX)
+            {
+                std::fs::remove_file(entry.path())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Parses the spooled config in two streaming passes (memory O(1) in N): first every field
+    /// is checked and the token hashes counted, then the hashes are written to `tokens`; the
+    /// config is validated and hashed reading them back.
+    fn parse(&self) -> ApiResult<Round> {
+        use std::io::{BufReader, BufWriter, Write};
+        let io = |e: std::io::Error| ApiError::internal(format!("spooled round config: {e}"));
+        let open = || {
+            std::fs::File::open(&self.config)
+                .map(BufReader::new)
+                .map_err(io)
+        };
+        let spec: RoundSpecOf<TokenCount> = serde_json::from_reader(open()?)
+            .map_err(|e| ApiError::bad_request(format!("round config: {e}")))?;
+        let mut out = BufWriter::new(std::fs::File::create(&self.tokens).map_err(io)?);
+        let n = spool_token_hashes(open()?, &mut out).map_err(|e| match e {
+            Error::Io(e) => io(e),
+            e => ApiError::bad_request(e.to_string()),
+        })?;
+        out.flush().map_err(io)?;
+        drop(out);
+        if n != spec.client_token_sha256.0 {
+            return Err(ApiError::internal(
+                "the spooled config changed between passes",
+            ));
+        }
+        let tokens = std::fs::File::open(&self.tokens)
+            .map(BufReader::new)
+            .map_err(io)?;
+        spec.validate_with(tokens)
+            .map_err(|e| ApiError::bad_request(e.to_string()))
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.config);
+        let _ = std::fs::remove_file(&self.tokens);
+    }
+}
+
 async fn create_round(
     State(state): State<Arc<AppState>>,
     UrlPath(id): UrlPath<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> ApiResult<Response> {
+    use http_body_util::BodyExt;
+    use tokio::io::AsyncWriteExt;
     state.admin(&headers)?;
     content_type_is(&headers, MEDIA_JSON)?;
-    // The token list is decoded into 32-byte hashes as it is parsed: no `String` per client.
-    let spec: RoundSpecOf<TokenHashes> = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::bad_request(format!("round config: {e}")))?;
-    drop(body);
-    let round = spec
-        .validate()
-        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let too_large = || ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "length limit exceeded");
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > state.max_body as u64) {
+        return Err(too_large());
+    }
+    // The config (~67 bytes per client) goes to disk frame by frame, never whole in memory.
+    let spool = Spool::new(&state.data_dir);
+    let io = |e: std::io::Error| ApiError::internal(format!("spooling the round config: {e}"));
+    let mut file = tokio::fs::File::create(&spool.config).await.map_err(io)?;
+    let (mut body, mut total) = (body, 0usize);
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| ApiError::bad_request(format!("request body: {e}")))?;
+        if let Ok(data) = frame.into_data() {
+            total += data.len();
+            if total > state.max_body {
+                return Err(too_large());
+            }
+            file.write_all(&data).await.map_err(io)?;
+        }
+    }
+    file.flush().await.map_err(io)?;
+    drop(file);
+    let (spool, round) = tokio::task::spawn_blocking(move || {
+        let round = spool.parse();
+        (spool, round)
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("parsing the round config: {e}")))?;
+    let round = round?;
     if round.id() != id.to_ascii_lowercase() {
         return Err(ApiError::bad_request(format!(
             "round id must be the config's SHA-256, {}",
@@ -964,7 +1134,11 @@ async fn create_round(
             "the round lists another public key for this node",
         ));
     }
-    let status = ask(&state, |tx| Command::Create(Arc::new(round), tx)).await?;
+    let spool = Arc::new(spool);
+    let status = ask(&state, |tx| {
+        Command::Create(Arc::new(round), spool.clone(), tx)
+    })
+    .await?;
     Ok(status.into_response())
 }
 
@@ -1084,12 +1258,13 @@ async fn upload(
     let client: u64 = client
         .parse()
         .map_err(|_| ApiError::not_found("client id is not a number"))?;
-    let token_hash_listed = round
-        .token_hashes
-        .get(client as usize)
-        .ok_or_else(|| ApiError::not_found("unknown client"))?;
+    if client >= round.config.n_clients() as u64 {
+        return Err(ApiError::not_found("unknown client"));
+    }
     let token = bearer(&headers)?;
-    if !token_matches(token, token_hash_listed) {
+    // The listed hash is read from the store (not kept in memory); compared in constant time.
+    let token_hash_listed = state.token_hash(&round.hash, client)?;
+    if !token_matches(token, &token_hash_listed) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "not this client's token",
@@ -1148,8 +1323,10 @@ pub fn now_ms() -> u64 {
 /// the node's router.
 pub fn router(options: &NodeOptions) -> Result<Router> {
     std::fs::create_dir_all(&options.data_dir)?;
+    Spool::clean(&options.data_dir)?;
     let keys = load_or_create_key(&options.data_dir)?;
-    let store = NodeStore::open(&options.data_dir.join("node.sqlite"))?;
+    let db = options.data_dir.join("node.sqlite");
+    let store = NodeStore::open(&db)?;
     let (tx, rx) = mpsc::channel();
     let shared = Arc::new(RwLock::new(HashMap::new()));
     let mut actor = Actor {
@@ -1169,6 +1346,12 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
         admin_token_hash: token_hash(options.admin_token.expose()),
         rounds: shared,
         tx: std::sync::Mutex::new(tx),
+        data_dir: options.data_dir.clone(),
+        max_body: options.max_body,
+        lookups: (0..std::thread::available_parallelism().map_or(2, |n| n.get().min(4)))
+            .map(|_| TokenLookup::open(&db).map(std::sync::Mutex::new))
+            .collect::<Result<_>>()?,
+        next_lookup: std::sync::atomic::AtomicUsize::new(0),
     });
     Ok(Router::new()
         .route("/healthz", get(healthz))
