@@ -19,8 +19,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use fixedpoint_shares::{
-    ClientId, ClientSet, ComputeNode, Decode, NodeIndex, ShardId, ShardSet, ShareMessage,
-    ShareMode, SharePayload,
+    ClientId, ClientSet, Decode, NodeIndex, RunningSum, ShardId, ShardSet, ShareMessage, ShareMode,
+    SharePayload,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -80,16 +80,18 @@ pub fn load_or_create_key(data_dir: &Path) -> Result<NodeKeyPair> {
 enum SumState {
     Open,
     Computing,
-    Ready(Vec<u8>),
+    /// Stored (and read back from the store when fetched).
+    Ready,
     Failed(String),
 }
 
 struct RoundRuntime {
     round: Arc<Round>,
-    /// The running sum while the round is open; it knows the received (client, attempt) pairs.
-    node: Option<ComputeNode>,
-    /// The pairs received, once the running sum was handed to the summing thread (or dropped).
-    received_at_close: ShardSet,
+    /// The running sum while the round is open (accumulator and received bits; the attempts
+    /// are in the store).
+    node: Option<RunningSum>,
+    /// The clients received, once the running sum was handed to the summing thread (or dropped).
+    received_at_close: ClientSet,
     agreed: Option<ClientSet>,
     sum: SumState,
     /// Why the aggregator aborted the round (then nothing more is accepted or summed).
@@ -278,46 +280,6 @@ impl CloseWire {
     }
 }
 
-/// Serializes a [`ReceivedSet`] straight from the pairs (no per-client `String`s).
-struct ReceivedView<'a>(&'a ShardSet);
-
-impl Serialize for ReceivedView<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        struct Clients<'a>(&'a ShardSet);
-        impl Serialize for Clients<'_> {
-            fn serialize<S: serde::Serializer>(
-                &self,
-                s: S,
-            ) -> std::result::Result<S::Ok, S::Error> {
-                s.collect_seq(self.0.iter().map(|(c, _)| c.0))
-            }
-        }
-        struct Shards<'a>(&'a ShardSet);
-        impl Serialize for Shards<'_> {
-            fn serialize<S: serde::Serializer>(
-                &self,
-                s: S,
-            ) -> std::result::Result<S::Ok, S::Error> {
-                s.collect_seq(self.0.iter().map(|(_, sh)| ShardText(sh.0)))
-            }
-        }
-        let mut st = s.serialize_struct("ReceivedSet", 2)?;
-        st.serialize_field("clients", &Clients(self.0))?;
-        st.serialize_field("shards", &Shards(self.0))?;
-        st.end()
-    }
-}
-
-/// A shard id as 16 lowercase hex digits, serialized without a heap `String`.
-struct ShardText(u64);
-
-impl Serialize for ShardText {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_str(&format_args!("{:016x}", self.0))
-    }
-}
-
 fn encode_ids(set: &ClientSet) -> Vec<u8> {
     set.iter().flat_map(|c| c.0.to_be_bytes()).collect()
 }
@@ -331,11 +293,11 @@ fn decode_ids(bytes: &[u8], universe: usize) -> Result<ClientSet> {
 }
 
 impl RoundRuntime {
-    /// The (client, shard attempt) pair of every share this node holds (or held at close).
-    fn received(&self) -> &ShardSet {
+    /// The clients whose shares this node holds (or held at close).
+    fn received(&self) -> &ClientSet {
         self.node
             .as_ref()
-            .map_or(&self.received_at_close, ComputeNode::received)
+            .map_or(&self.received_at_close, RunningSum::received)
     }
 }
 
@@ -418,7 +380,7 @@ impl Actor {
                 self.rounds.insert(
                     round.hash,
                     RoundRuntime {
-                        received_at_close: ShardSet::empty(round.config.n_clients()),
+                        received_at_close: ClientSet::empty(round.config.n_clients()),
                         round,
                         node: None,
                         agreed: None,
@@ -428,15 +390,27 @@ impl Actor {
                 );
                 continue;
             }
-            let mut node = ComputeNode::without_kept_seeds(&round.config, NodeIndex(self.index))?;
-            self.store.for_each_share(&round.hash, |_, message| {
-                node.absorb_bytes(message)?;
-                Ok(())
-            })?;
+            let mut node = RunningSum::new(&round.config, NodeIndex(self.index))?;
+            // Shares stored by a version that did not record their attempt get it now.
+            let mut unrecorded = Vec::new();
+            self.store
+                .for_each_share(&round.hash, |client, shard, message| {
+                    if shard.is_none() {
+                        let view =
+                            fixedpoint_shares::ShareMessage::get_decoded(&round.config, message)?;
+                        unrecorded.push((client, view.shard.0));
+                    }
+                    node.absorb_bytes(message)?;
+                    Ok(())
+                })?;
+            if !unrecorded.is_empty() {
+                self.store.set_shards(&round.hash, &unrecorded)?;
+            }
+            drop(unrecorded);
             let mut rt = RoundRuntime {
                 round: round.clone(),
                 node: Some(node),
-                received_at_close: ShardSet::empty(round.config.n_clients()),
+                received_at_close: ClientSet::empty(round.config.n_clients()),
                 agreed: None,
                 sum: SumState::Open,
                 aborted: None,
@@ -444,15 +418,16 @@ impl Actor {
             if let Some(agreed) = &stored.agreed {
                 let agreed = decode_ids(agreed, round.config.n_clients())?;
                 match stored.sum {
-                    Some(sum) => {
+                    Some(_) => {
                         rt.received_at_close = rt.received().clone();
                         rt.node = None;
-                        rt.sum = SumState::Ready(sum);
+                        rt.sum = SumState::Ready;
                         rt.agreed = Some(agreed);
                     }
                     None => {
                         rt.agreed = Some(agreed.clone());
-                        self.start_sum(&mut rt, agreed);
+                        let pairs = self.attempts_of(&round.hash, &agreed);
+                        self.start_sum(&mut rt, agreed, pairs);
                     }
                 }
             }
@@ -461,20 +436,39 @@ impl Actor {
         Ok(())
     }
 
+    /// The agreed clients' shard attempts as this node stored them, read from the store.
+    fn attempts_of(&self, id: &[u8; 32], agreed: &ClientSet) -> Result<ShardSet> {
+        let mut pairs = ShardSet::try_empty(agreed.universe())?;
+        self.store.for_each_attempt(id, |client, shard| {
+            if agreed.contains(ClientId(client)) {
+                pairs.insert(ClientId(client), ShardId(shard))?;
+            }
+            Ok(())
+        })?;
+        Ok(pairs)
+    }
+
     /// Retracts the shares of received clients outside the agreed set (read back from the
     /// store: the running sum keeps no seeds, so seed shares are re-expanded from there too)
-    /// and finalizes on a worker thread; the result comes back as `SumReady`.
-    fn start_sum(&self, rt: &mut RoundRuntime, agreed: ClientSet) {
+    /// and finalizes on a worker thread over `pairs` (the agreed clients' attempts, checked
+    /// against the store); the result comes back as `SumReady`.
+    fn start_sum(&self, rt: &mut RoundRuntime, agreed: ClientSet, pairs: Result<ShardSet>) {
         let Some(mut node) = rt.node.take() else {
             rt.sum = SumState::Failed("no running sum".into());
             return;
         };
         rt.received_at_close = node.received().clone();
         rt.sum = SumState::Computing;
+        let pairs = match pairs {
+            Ok(p) => p,
+            Err(e) => {
+                rt.sum = SumState::Failed(e.to_string());
+                return;
+            }
+        };
         let id = rt.round.hash;
         let excluded: Vec<ClientId> = rt
             .received_at_close
-            .clients()
             .iter()
             .filter(|c| !agreed.contains(*c))
             .collect();
@@ -495,19 +489,33 @@ impl Actor {
         }
         let tx = self.tx.clone();
         std::thread::spawn(move || {
-            // The attempts this node holds, which the close request was checked against; no
-            // copy of the pairs when every received client is agreed (the usual case).
-            let result = if node.received().clients() == &agreed {
-                node.finalize(node.received())
-            } else {
-                node.received()
-                    .restricted_to(&agreed)
-                    .and_then(|pairs| node.finalize(&pairs))
-            }
-            .map(|s| sum_codec::encode(&s))
-            .map_err(|e| e.to_string());
+            let result = node
+                .finalize(pairs)
+                .map(|s| sum_codec::encode(&s))
+                .map_err(|e| e.to_string());
             let _ = tx.send(Command::SumReady(id, result));
         });
+    }
+
+    /// The JSON of a [`ReceivedSet`], written from the store's (client, attempt) pairs.
+    fn received_json(&self, id: &[u8; 32]) -> Result<Vec<u8>> {
+        use std::io::Write;
+        let mut out = b"{\"clients\":[".to_vec();
+        let mut first = true;
+        self.store.for_each_attempt(id, |client, _| {
+            write!(out, "{}{client}", if first { "" } else { "," })?;
+            first = false;
+            Ok(())
+        })?;
+        out.extend_from_slice(b"],\"shards\":[");
+        first = true;
+        self.store.for_each_attempt(id, |_, shard| {
+            write!(out, "{}\"{shard:016x}\"", if first { "" } else { "," })?;
+            first = false;
+            Ok(())
+        })?;
+        out.extend_from_slice(b"]}");
+        Ok(out)
     }
 
     fn run(mut self, rx: mpsc::Receiver<Command>) {
@@ -565,6 +573,7 @@ impl Actor {
             .map(|u| PendingShare {
                 round_id: &u.round_id,
                 client: u.client,
+                shard: u.parsed.shard.0,
                 digest: &u.digest,
                 message: &u.message,
             })
@@ -637,7 +646,7 @@ impl Actor {
                             sum: match rt.sum {
                                 SumState::Open => "none",
                                 SumState::Computing => "computing",
-                                SumState::Ready(_) => "ready",
+                                SumState::Ready => "ready",
                                 SumState::Failed(_) => "failed",
                             }
                             .into(),
@@ -645,14 +654,12 @@ impl Actor {
                 );
             }
             Command::Received(id, reply) => {
-                let _ = reply.send(
-                    self.rounds
-                        .get(&id)
-                        .ok_or_else(|| ApiError::not_found("unknown round"))
-                        .map(|rt| {
-                            serde_json::to_vec(&ReceivedView(rt.received())).unwrap_or_default()
-                        }),
-                );
+                let _ = reply.send(match self.rounds.get(&id) {
+                    None => Err(ApiError::not_found("unknown round")),
+                    Some(_) => self
+                        .received_json(&id)
+                        .map_err(|e| ApiError::internal(e.to_string())),
+                });
             }
             Command::Close(id, agreed, reply) => {
                 let _ = reply.send(self.close(id, agreed));
@@ -675,7 +682,11 @@ impl Actor {
                             Err(ApiError::new(StatusCode::CONFLICT, "round not closed"))
                         }
                         SumState::Computing => Ok(None),
-                        SumState::Ready(bytes) => Ok(Some(bytes.clone())),
+                        SumState::Ready => match self.store.sum(&id) {
+                            Ok(Some(bytes)) => Ok(Some(bytes)),
+                            Ok(None) => Err(ApiError::internal("stored node sum missing")),
+                            Err(e) => Err(ApiError::internal(e.to_string())),
+                        },
                         SumState::Failed(e) => {
                             Err(ApiError::internal(format!("node sum failed: {e}")))
                         }
@@ -686,7 +697,7 @@ impl Actor {
                 if let Some(rt) = self.rounds.get_mut(&id) {
                     rt.sum = match result {
                         Ok(bytes) => match self.store.set_sum(&id, &bytes) {
-                            Ok(()) => SumState::Ready(bytes),
+                            Ok(()) => SumState::Ready,
                             Err(e) => SumState::Failed(format!("storing the sum: {e}")),
                         },
                         Err(e) => SumState::Failed(e),
@@ -710,7 +721,7 @@ impl Actor {
             Ok(None) => {}
             Err(e) => return Err(ApiError::internal(e.to_string())),
         }
-        let node = ComputeNode::without_kept_seeds(&round.config, NodeIndex(self.index))
+        let node = RunningSum::new(&round.config, NodeIndex(self.index))
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
         let mut tokens = std::fs::File::open(&spool.tokens)
             .map(std::io::BufReader::new)
@@ -725,7 +736,7 @@ impl Actor {
                 round.config.n_clients(),
             )
             .map_err(|e| ApiError::internal(e.to_string()))?;
-        let received_at_close = ShardSet::empty(round.config.n_clients());
+        let received_at_close = ClientSet::empty(round.config.n_clients());
         if let Ok(mut shared) = self.shared.write() {
             shared.insert(round.hash, round.clone());
         }
@@ -762,7 +773,7 @@ impl Actor {
             .abort(&id, &reason)
             .map_err(|e| ApiError::internal(e.to_string()))?;
         rt.node = None;
-        rt.received_at_close = ShardSet::empty(rt.round.config.n_clients());
+        rt.received_at_close = ClientSet::empty(rt.round.config.n_clients());
         rt.aborted = Some(reason);
         Ok(StatusCode::ACCEPTED)
     }
@@ -799,9 +810,14 @@ impl Actor {
                 ))
             };
         }
+        // The attempts this node stored for the agreed clients: the close request is checked
+        // against them, and they are what the node sums.
+        let pairs = self
+            .attempts_of(&rt.round.hash, &agreed)
+            .map_err(|e| ApiError::internal(e.to_string()))?;
         for (&client, &ShardHex(shard)) in request.agreed.iter().zip(&request.shards) {
             let (client, shard) = (ClientId(client), ShardId(shard));
-            match rt.received().shard(client) {
+            match pairs.shard(client) {
                 None => {
                     return Err(ApiError::new(
                         StatusCode::CONFLICT,
@@ -838,7 +854,7 @@ impl Actor {
             .set_agreed(&rt.round.hash, &encode_ids(&agreed))
             .map_err(|e| ApiError::internal(e.to_string()))?;
         rt.agreed = Some(agreed.clone());
-        self.start_sum(rt, agreed);
+        self.start_sum(rt, agreed, Ok(pairs));
         Ok(StatusCode::ACCEPTED)
     }
 }

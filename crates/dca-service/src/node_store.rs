@@ -118,6 +118,7 @@ pub(crate) enum UploadOutcome {
 pub(crate) struct PendingShare<'a> {
     pub round_id: &'a [u8; 32],
     pub client: u64,
+    pub shard: u64,
     pub digest: &'a [u8; 32],
     pub message: &'a [u8],
 }
@@ -151,6 +152,7 @@ impl NodeStore {
              CREATE TABLE IF NOT EXISTS shares (
                  round_id BLOB NOT NULL,
                  client INTEGER NOT NULL,
+                 shard INTEGER,
                  digest BLOB NOT NULL,
                  message BLOB NOT NULL,
                  PRIMARY KEY (round_id, client)
@@ -160,6 +162,9 @@ impl NodeStore {
         // the token hashes apart from the spec.
         add_column_if_missing(&conn, "rounds", "aborted", "TEXT")?;
         add_column_if_missing(&conn, "rounds", "tokens", "BLOB")?;
+        // The shard attempt, before the message so that reading it never touches a full
+        // share's overflow pages; older stores get it appended (filled in on load).
+        add_column_if_missing(&conn, "shares", "shard", "INTEGER")?;
         Ok(NodeStore { conn })
     }
 
@@ -261,7 +266,8 @@ impl NodeStore {
             let mut find =
                 tx.prepare_cached("SELECT digest FROM shares WHERE round_id = ?1 AND client = ?2")?;
             let mut insert = tx.prepare_cached(
-                "INSERT INTO shares (round_id, client, digest, message) VALUES (?1, ?2, ?3, ?4)",
+                "INSERT INTO shares (round_id, client, shard, digest, message)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
             )?;
             for p in batch {
                 let existing: Option<Vec<u8>> = find
@@ -274,6 +280,7 @@ impl NodeStore {
                         insert.execute(params![
                             &p.round_id[..],
                             p.client as i64,
+                            p.shard as i64,
                             &p.digest[..],
                             p.message
                         ])?;
@@ -286,22 +293,77 @@ impl NodeStore {
         Ok(out)
     }
 
-    /// Calls `f(client, message)` for every stored share of a round, streaming.
+    /// Calls `f(client, shard, message)` for every stored share of a round, streaming, in
+    /// client order; `shard` is `None` for a share stored by a version that did not record it.
     pub fn for_each_share(
         &self,
         id: &[u8; 32],
-        mut f: impl FnMut(u64, &[u8]) -> Result<()>,
+        mut f: impl FnMut(u64, Option<u64>, &[u8]) -> Result<()>,
     ) -> Result<()> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT client, message FROM shares WHERE round_id = ?1 ORDER BY client")?;
+        let mut stmt = self.conn.prepare(
+            "SELECT client, shard, message FROM shares WHERE round_id = ?1 ORDER BY client",
+        )?;
         let mut rows = stmt.query(params![&id[..]])?;
         while let Some(row) = rows.next()? {
             let client: i64 = row.get(0)?;
-            let message = row.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
-            f(client as u64, message)?;
+            let shard: Option<i64> = row.get(1)?;
+            let message = row.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
+            f(client as u64, shard.map(|s| s as u64), message)?;
         }
         Ok(())
+    }
+
+    /// Records the shard attempts of shares stored without them (one transaction).
+    pub fn set_shards(&mut self, id: &[u8; 32], pairs: &[(u64, u64)]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut update =
+                tx.prepare("UPDATE shares SET shard = ?3 WHERE round_id = ?1 AND client = ?2")?;
+            for &(client, shard) in pairs {
+                update.execute(params![&id[..], client as i64, shard as i64])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Calls `f(client, shard)` for every stored share of a round, in client order, without
+    /// reading the messages.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidSpec`] for a share stored without its attempt (filled in on load).
+    pub fn for_each_attempt(
+        &self,
+        id: &[u8; 32],
+        mut f: impl FnMut(u64, u64) -> Result<()>,
+    ) -> Result<()> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT client, shard FROM shares WHERE round_id = ?1 ORDER BY client",
+        )?;
+        let mut rows = stmt.query(params![&id[..]])?;
+        while let Some(row) = rows.next()? {
+            let client: i64 = row.get(0)?;
+            let shard: Option<i64> = row.get(1)?;
+            let shard = shard.ok_or_else(|| {
+                crate::Error::InvalidSpec(format!("stored share of client {client} has no attempt"))
+            })?;
+            f(client as u64, shard as u64)?;
+        }
+        Ok(())
+    }
+
+    /// The stored node sum of a round, if any.
+    pub fn sum(&self, id: &[u8; 32]) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT COALESCE(s.sum, r.sum) FROM rounds r LEFT JOIN round_state s ON s.id = r.id
+                 WHERE r.id = ?1",
+                params![&id[..]],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten())
     }
 
     pub fn share(&self, id: &[u8; 32], client: u64) -> Result<Option<Vec<u8>>> {
