@@ -1419,6 +1419,85 @@ pub async fn serve_tls(
 mod tests {
     use super::*;
 
+    /// A store written before the token table and the shard column (token hashes in one blob
+    /// of the round's row, shares without attempts) is moved over on start-up: every client's
+    /// token hash is then found in the table, every share has its attempt, and it loads again.
+    #[test]
+    fn a_store_from_before_the_token_table_is_moved_over_on_load() {
+        use fixedpoint_shares::{Client, Encode};
+        let dir = std::env::temp_dir().join(format!("dpdist-node-migrate-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let keys = [NodeKeyPair::generate(), load_or_create_key(&dir).unwrap()];
+        let n = 21;
+        let mut round = crate::spec::tests::spec(n, 2, &keys).validate().unwrap();
+        round.drop_token_list();
+        let db = dir.join("node.sqlite");
+        let mut shards = Vec::new();
+        {
+            let conn = rusqlite::Connection::open(&db).unwrap();
+            conn.execute_batch(
+                "CREATE TABLE rounds (id BLOB PRIMARY KEY, round INTEGER NOT NULL UNIQUE,
+                     spec BLOB NOT NULL, agreed BLOB, sum BLOB, aborted TEXT, tokens BLOB);
+                 CREATE TABLE shares (round_id BLOB NOT NULL, client INTEGER NOT NULL,
+                     digest BLOB NOT NULL, message BLOB NOT NULL,
+                     PRIMARY KEY (round_id, client)) WITHOUT ROWID;",
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO rounds (id, round, spec, tokens) VALUES (?1, 5, ?2, ?3)",
+                rusqlite::params![
+                    &round.hash[..],
+                    round.spec.canonical_json(),
+                    round.token_hashes.as_flattened()
+                ],
+            )
+            .unwrap();
+            for c in [0u64, 3, 20] {
+                let msgs = Client::new(
+                    &round.config,
+                    ClientId(c),
+                    dp_noise::rng::RngSource::InsecureFixedSeed(c),
+                )
+                .unwrap()
+                .shard(&[0.5, -1.0, 2.0])
+                .unwrap();
+                let bytes = msgs[1].get_encoded().unwrap();
+                let digest: [u8; 32] = Sha256::digest(&bytes).into();
+                conn.execute(
+                    "INSERT INTO shares VALUES (?1, ?2, ?3, ?4)",
+                    rusqlite::params![&round.hash[..], c as i64, &digest[..], bytes],
+                )
+                .unwrap();
+                shards.push((c, msgs[1].shard.0));
+            }
+        }
+        let options = NodeOptions {
+            index: 1,
+            data_dir: dir.clone(),
+            admin_token: SecretString::from("admin".to_string()),
+            max_body: 1 << 20,
+        };
+        for _start in 0..2 {
+            drop(router(&options).unwrap());
+            let lookup = TokenLookup::open(&db).unwrap();
+            for (c, h) in round.token_hashes.iter().enumerate() {
+                assert_eq!(lookup.token_hash(&round.hash, c as u64).unwrap(), Some(*h));
+            }
+            let store = NodeStore::open(&db).unwrap();
+            let mut attempts = Vec::new();
+            store
+                .for_each_attempt(&round.hash, |c, s| {
+                    attempts.push((c, s));
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(attempts, shards);
+            assert!(store.rounds().unwrap()[0].tokens.is_none());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn the_key_file_is_created_once_reloaded_and_refused_when_malformed() {
         let dir = std::env::temp_dir().join(format!("dpdist-node-key-{}", std::process::id()));
