@@ -1018,15 +1018,15 @@ async fn public_key(State(state): State<Arc<AppState>>) -> Response {
     )
 }
 
-/// A round config spooled to the data directory while it is parsed, and its token hashes
-/// (32 raw bytes each); both files are removed on drop.
+/// A request body (a round config, a close request) spooled to the data directory while it is
+/// parsed, and a round config's token hashes (32 raw bytes each); both files are removed on drop.
 pub(crate) struct Spool {
     config: PathBuf,
     tokens: PathBuf,
 }
 
 impl Spool {
-    const PREFIX: &'static str = "create-spool-";
+    const PREFIX: &'static str = "request-spool-";
 
     fn new(data_dir: &Path) -> Self {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -1093,16 +1093,16 @@ impl Drop for Spool {
     }
 }
 
-async fn create_round(
-    State(state): State<Arc<AppState>>,
-    UrlPath(id): UrlPath<String>,
-    headers: HeaderMap,
+/// Writes a request body to `path` as it arrives, refusing more than `--max-body` bytes (413,
+/// also when `Content-Length` says so up front).
+async fn spool_body(
+    state: &AppState,
+    headers: &HeaderMap,
     body: Body,
-) -> ApiResult<Response> {
+    path: &Path,
+) -> ApiResult<()> {
     use http_body_util::BodyExt;
     use tokio::io::AsyncWriteExt;
-    state.admin(&headers)?;
-    content_type_is(&headers, MEDIA_JSON)?;
     let too_large = || ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "length limit exceeded");
     let declared = headers
         .get(header::CONTENT_LENGTH)
@@ -1111,10 +1111,8 @@ async fn create_round(
     if declared.is_some_and(|len| len > state.max_body as u64) {
         return Err(too_large());
     }
-    // The config (~67 bytes per client) goes to disk frame by frame, never whole in memory.
-    let spool = Spool::new(&state.data_dir);
-    let io = |e: std::io::Error| ApiError::internal(format!("spooling the round config: {e}"));
-    let mut file = tokio::fs::File::create(&spool.config).await.map_err(io)?;
+    let io = |e: std::io::Error| ApiError::internal(format!("spooling the request body: {e}"));
+    let mut file = tokio::fs::File::create(path).await.map_err(io)?;
     let (mut body, mut total) = (body, 0usize);
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| ApiError::bad_request(format!("request body: {e}")))?;
@@ -1126,8 +1124,20 @@ async fn create_round(
             file.write_all(&data).await.map_err(io)?;
         }
     }
-    file.flush().await.map_err(io)?;
-    drop(file);
+    file.flush().await.map_err(io)
+}
+
+async fn create_round(
+    State(state): State<Arc<AppState>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
+    state.admin(&headers)?;
+    content_type_is(&headers, MEDIA_JSON)?;
+    // The config (~67 bytes per client) goes to disk frame by frame, never whole in memory.
+    let spool = Spool::new(&state.data_dir);
+    spool_body(&state, &headers, body, &spool.config).await?;
     let (spool, round) = tokio::task::spawn_blocking(move || {
         let round = spool.parse();
         (spool, round)
@@ -1184,14 +1194,23 @@ async fn close(
     State(state): State<Arc<AppState>>,
     UrlPath(id): UrlPath<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> ApiResult<Response> {
     state.admin(&headers)?;
     content_type_is(&headers, MEDIA_JSON)?;
     let round = state.round(&id)?;
-    let request: CloseWire = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::bad_request(format!("close request: {e}")))?;
-    drop(body);
+    // The agreed set (~25 bytes of JSON per client) is spooled to disk and parsed from there,
+    // not buffered whole next to its parsed form.
+    let spool = Spool::new(&state.data_dir);
+    spool_body(&state, &headers, body, &spool.config).await?;
+    let request: CloseWire = tokio::task::spawn_blocking(move || {
+        let file = std::fs::File::open(&spool.config)
+            .map_err(|e| ApiError::internal(format!("spooled close request: {e}")))?;
+        serde_json::from_reader(std::io::BufReader::new(file))
+            .map_err(|e| ApiError::bad_request(format!("close request: {e}")))
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("parsing the close request: {e}")))??;
     let status = ask(&state, |tx| Command::Close(round.hash, request, tx)).await?;
     Ok(status.into_response())
 }
