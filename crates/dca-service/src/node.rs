@@ -498,9 +498,13 @@ impl Actor {
     }
 
     /// The JSON of a [`ReceivedSet`], written from the store's (client, attempt) pairs.
-    fn received_json(&self, id: &[u8; 32]) -> Result<Vec<u8>> {
+    fn received_json(&self, id: &[u8; 32], count: usize, universe: usize) -> Result<Vec<u8>> {
         use std::io::Write;
-        let mut out = b"{\"clients\":[".to_vec();
+        // Sized for `count` pairs up front (a client id of at most as many digits as N, a
+        // shard id of 16 hex digits, quotes and commas), so it never grows by doubling.
+        let digits = universe.max(1).ilog10() as usize + 1;
+        let mut out = Vec::with_capacity(32 + count * (digits + 1 + 16 + 3));
+        out.extend_from_slice(b"{\"clients\":[");
         let mut first = true;
         self.store.for_each_attempt(id, |client, _| {
             write!(out, "{}{client}", if first { "" } else { "," })?;
@@ -656,8 +660,8 @@ impl Actor {
             Command::Received(id, reply) => {
                 let _ = reply.send(match self.rounds.get(&id) {
                     None => Err(ApiError::not_found("unknown round")),
-                    Some(_) => self
-                        .received_json(&id)
+                    Some(rt) => self
+                        .received_json(&id, rt.received().len(), rt.round.config.n_clients())
                         .map_err(|e| ApiError::internal(e.to_string())),
                 });
             }
