@@ -13,14 +13,14 @@ use std::sync::{Arc, RwLock, mpsc};
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, Path as UrlPath, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use fixedpoint_shares::{
-    ClientId, ClientSet, ComputeNode, Decode, NodeIndex, ShardId, ShardSet, ShareMessage,
-    ShareMode, SharePayload,
+    ClientId, ClientSet, Decode, NodeIndex, RunningSum, ShardId, ShardSet, ShareMessage, ShareMode,
+    SharePayload,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -29,9 +29,11 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use zeroize::Zeroizing;
 
-use crate::node_store::{NodeStore, PendingShare, UploadOutcome};
+use crate::node_store::{NodeStore, PendingShare, TokenLookup, UploadOutcome};
 use crate::secret::{SecretString, token_matches};
-use crate::spec::{Round, RoundSpec, RoundSpecOf, TokenHashes, token_hash};
+use crate::spec::{
+    Round, RoundSpec, RoundSpecOf, TokenCount, TokenHashes, spool_token_hashes, token_hash,
+};
 use crate::{Error, MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_SEALED_SHARE, Result, hex, sum_codec};
 
 /// Uploads committed in one transaction at most.
@@ -78,16 +80,18 @@ pub fn load_or_create_key(data_dir: &Path) -> Result<NodeKeyPair> {
 enum SumState {
     Open,
     Computing,
-    Ready(Vec<u8>),
+    /// Stored (and read back from the store when fetched).
+    Ready,
     Failed(String),
 }
 
 struct RoundRuntime {
     round: Arc<Round>,
-    /// The running sum while the round is open; it knows the received (client, attempt) pairs.
-    node: Option<ComputeNode>,
-    /// The pairs received, once the running sum was handed to the summing thread (or dropped).
-    received_at_close: ShardSet,
+    /// The running sum while the round is open (accumulator and received bits; the attempts
+    /// are in the store).
+    node: Option<RunningSum>,
+    /// The clients received, once the running sum was handed to the summing thread (or dropped).
+    received_at_close: ClientSet,
     agreed: Option<ClientSet>,
     sum: SumState,
     /// Why the aggregator aborted the round (then nothing more is accepted or summed).
@@ -104,8 +108,12 @@ struct Upload {
 }
 
 enum Command {
-    /// The round (token list dropped), to store.
-    Create(Arc<Round>, oneshot::Sender<ApiResult<StatusCode>>),
+    /// The round (no token list), to store with its token hashes from the spool.
+    Create(
+        Arc<Round>,
+        Arc<Spool>,
+        oneshot::Sender<ApiResult<StatusCode>>,
+    ),
     Upload(Box<Upload>),
     Status([u8; 32], oneshot::Sender<ApiResult<RoundStatus>>),
     /// Answered with the JSON of a [`ReceivedSet`], written straight from the pairs.
@@ -272,46 +280,6 @@ impl CloseWire {
     }
 }
 
-/// Serializes a [`ReceivedSet`] straight from the pairs (no per-client `String`s).
-struct ReceivedView<'a>(&'a ShardSet);
-
-impl Serialize for ReceivedView<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        struct Clients<'a>(&'a ShardSet);
-        impl Serialize for Clients<'_> {
-            fn serialize<S: serde::Serializer>(
-                &self,
-                s: S,
-            ) -> std::result::Result<S::Ok, S::Error> {
-                s.collect_seq(self.0.iter().map(|(c, _)| c.0))
-            }
-        }
-        struct Shards<'a>(&'a ShardSet);
-        impl Serialize for Shards<'_> {
-            fn serialize<S: serde::Serializer>(
-                &self,
-                s: S,
-            ) -> std::result::Result<S::Ok, S::Error> {
-                s.collect_seq(self.0.iter().map(|(_, sh)| ShardText(sh.0)))
-            }
-        }
-        let mut st = s.serialize_struct("ReceivedSet", 2)?;
-        st.serialize_field("clients", &Clients(self.0))?;
-        st.serialize_field("shards", &Shards(self.0))?;
-        st.end()
-    }
-}
-
-/// A shard id as 16 lowercase hex digits, serialized without a heap `String`.
-struct ShardText(u64);
-
-impl Serialize for ShardText {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_str(&format_args!("{:016x}", self.0))
-    }
-}
-
 fn encode_ids(set: &ClientSet) -> Vec<u8> {
     set.iter().flat_map(|c| c.0.to_be_bytes()).collect()
 }
@@ -325,11 +293,11 @@ fn decode_ids(bytes: &[u8], universe: usize) -> Result<ClientSet> {
 }
 
 impl RoundRuntime {
-    /// The (client, shard attempt) pair of every share this node holds (or held at close).
-    fn received(&self) -> &ShardSet {
+    /// The clients whose shares this node holds (or held at close).
+    fn received(&self) -> &ClientSet {
         self.node
             .as_ref()
-            .map_or(&self.received_at_close, ComputeNode::received)
+            .map_or(&self.received_at_close, RunningSum::received)
     }
 }
 
@@ -338,8 +306,9 @@ impl Actor {
         for stored in self.store.rounds()? {
             let stored_spec =
                 |e: serde_json::Error| Error::InvalidSpec(format!("stored spec: {e}"));
-            let mut round = match &stored.tokens {
-                // The token hashes stored raw, apart from the spec.
+            // Stores of older versions kept the token hashes in one blob, or the spec kept the
+            // hex list as the aggregator sent it: checked as before and moved to the token table.
+            let old_hashes = match stored.tokens {
                 Some(tokens) => {
                     if tokens.len() % 32 != 0 {
                         return Err(Error::InvalidSpec(
@@ -348,20 +317,54 @@ impl Actor {
                     }
                     let mut spec: RoundSpecOf<TokenHashes> =
                         serde_json::from_slice(&stored.spec_json).map_err(stored_spec)?;
-                    let mut hashes = Vec::with_capacity(tokens.len() / 32);
-                    hashes.extend(
+                    spec.client_token_sha256 = TokenHashes(
                         tokens
                             .chunks_exact(32)
-                            .map(|c| <[u8; 32]>::try_from(c).unwrap_or_default()),
+                            .map(|c| <[u8; 32]>::try_from(c).unwrap_or_default())
+                            .collect(),
                     );
-                    spec.client_token_sha256 = TokenHashes(hashes);
-                    spec.validate()?
+                    Some(spec.validate()?)
                 }
-                // A store from before: the spec holds the hex list as the aggregator sent it.
-                None => serde_json::from_slice::<RoundSpec>(&stored.spec_json)
-                    .map_err(stored_spec)?
-                    .validate()?,
+                None => {
+                    let spec: RoundSpec =
+                        serde_json::from_slice(&stored.spec_json).map_err(stored_spec)?;
+                    if spec.client_token_sha256.is_empty() {
+                        None
+                    } else if spec
+                        .client_token_sha256
+                        .iter()
+                        .any(|h| h.bytes().any(|b| b.is_ascii_uppercase()))
+                    {
+                        return Err(Error::InvalidSpec(
+                            "stored round lists upper-case token hashes; it cannot be moved to \
+                             this version's store"
+                                .into(),
+                        ));
+                    } else {
+                        Some(spec.validate()?)
+                    }
+                }
             };
+            let spec_json = match old_hashes {
+                Some(mut old) => {
+                    if old.hash != stored.id {
+                        return Err(Error::InvalidSpec(
+                            "stored spec does not hash to its id".into(),
+                        ));
+                    }
+                    old.drop_token_list();
+                    let json = old.spec.canonical_json();
+                    self.store
+                        .migrate_tokens(&old.hash, &json, old.token_hashes.as_flattened())?;
+                    json
+                }
+                None => stored.spec_json,
+            };
+            // The spec without its list, the hashes streamed from the token table to hash it.
+            let mut spec: RoundSpecOf<TokenCount> =
+                serde_json::from_slice(&spec_json).map_err(stored_spec)?;
+            spec.client_token_sha256 = TokenCount(spec.n_clients);
+            let mut round = spec.validate_with(self.store.token_chunks(&stored.id))?;
             if round.hash != stored.id {
                 return Err(Error::InvalidSpec(
                     "stored spec does not hash to its id".into(),
@@ -377,7 +380,7 @@ impl Actor {
                 self.rounds.insert(
                     round.hash,
                     RoundRuntime {
-                        received_at_close: ShardSet::empty(round.config.n_clients()),
+                        received_at_close: ClientSet::empty(round.config.n_clients()),
                         round,
                         node: None,
                         agreed: None,
@@ -387,15 +390,27 @@ impl Actor {
                 );
                 continue;
             }
-            let mut node = ComputeNode::without_kept_seeds(&round.config, NodeIndex(self.index))?;
-            self.store.for_each_share(&round.hash, |_, message| {
-                node.absorb_bytes(message)?;
-                Ok(())
-            })?;
+            let mut node = RunningSum::new(&round.config, NodeIndex(self.index))?;
+            // Shares stored by a version that did not record their attempt get it now.
+            let mut unrecorded = Vec::new();
+            self.store
+                .for_each_share(&round.hash, |client, shard, message| {
+                    if shard.is_none() {
+                        let view =
+                            fixedpoint_shares::ShareMessage::get_decoded(&round.config, message)?;
+                        unrecorded.push((client, view.shard.0));
+                    }
+                    node.absorb_bytes(message)?;
+                    Ok(())
+                })?;
+            if !unrecorded.is_empty() {
+                self.store.set_shards(&round.hash, &unrecorded)?;
+            }
+            drop(unrecorded);
             let mut rt = RoundRuntime {
                 round: round.clone(),
                 node: Some(node),
-                received_at_close: ShardSet::empty(round.config.n_clients()),
+                received_at_close: ClientSet::empty(round.config.n_clients()),
                 agreed: None,
                 sum: SumState::Open,
                 aborted: None,
@@ -403,15 +418,16 @@ impl Actor {
             if let Some(agreed) = &stored.agreed {
                 let agreed = decode_ids(agreed, round.config.n_clients())?;
                 match stored.sum {
-                    Some(sum) => {
+                    Some(_) => {
                         rt.received_at_close = rt.received().clone();
                         rt.node = None;
-                        rt.sum = SumState::Ready(sum);
+                        rt.sum = SumState::Ready;
                         rt.agreed = Some(agreed);
                     }
                     None => {
                         rt.agreed = Some(agreed.clone());
-                        self.start_sum(&mut rt, agreed);
+                        let pairs = self.attempts_of(&round.hash, &agreed);
+                        self.start_sum(&mut rt, agreed, pairs);
                     }
                 }
             }
@@ -420,20 +436,39 @@ impl Actor {
         Ok(())
     }
 
+    /// The agreed clients' shard attempts as this node stored them, read from the store.
+    fn attempts_of(&self, id: &[u8; 32], agreed: &ClientSet) -> Result<ShardSet> {
+        let mut pairs = ShardSet::try_empty(agreed.universe())?;
+        self.store.for_each_attempt(id, |client, shard| {
+            if agreed.contains(ClientId(client)) {
+                pairs.insert(ClientId(client), ShardId(shard))?;
+            }
+            Ok(())
+        })?;
+        Ok(pairs)
+    }
+
     /// Retracts the shares of received clients outside the agreed set (read back from the
     /// store: the running sum keeps no seeds, so seed shares are re-expanded from there too)
-    /// and finalizes on a worker thread; the result comes back as `SumReady`.
-    fn start_sum(&self, rt: &mut RoundRuntime, agreed: ClientSet) {
+    /// and finalizes on a worker thread over `pairs` (the agreed clients' attempts, checked
+    /// against the store); the result comes back as `SumReady`.
+    fn start_sum(&self, rt: &mut RoundRuntime, agreed: ClientSet, pairs: Result<ShardSet>) {
         let Some(mut node) = rt.node.take() else {
             rt.sum = SumState::Failed("no running sum".into());
             return;
         };
         rt.received_at_close = node.received().clone();
         rt.sum = SumState::Computing;
+        let pairs = match pairs {
+            Ok(p) => p,
+            Err(e) => {
+                rt.sum = SumState::Failed(e.to_string());
+                return;
+            }
+        };
         let id = rt.round.hash;
         let excluded: Vec<ClientId> = rt
             .received_at_close
-            .clients()
             .iter()
             .filter(|c| !agreed.contains(*c))
             .collect();
@@ -454,19 +489,37 @@ impl Actor {
         }
         let tx = self.tx.clone();
         std::thread::spawn(move || {
-            // The attempts this node holds, which the close request was checked against; no
-            // copy of the pairs when every received client is agreed (the usual case).
-            let result = if node.received().clients() == &agreed {
-                node.finalize(node.received())
-            } else {
-                node.received()
-                    .restricted_to(&agreed)
-                    .and_then(|pairs| node.finalize(&pairs))
-            }
-            .map(|s| sum_codec::encode(&s))
-            .map_err(|e| e.to_string());
+            let result = node
+                .finalize(pairs)
+                .map(|s| sum_codec::encode(&s))
+                .map_err(|e| e.to_string());
             let _ = tx.send(Command::SumReady(id, result));
         });
+    }
+
+    /// The JSON of a [`ReceivedSet`], written from the store's (client, attempt) pairs.
+    fn received_json(&self, id: &[u8; 32], count: usize, universe: usize) -> Result<Vec<u8>> {
+        use std::io::Write;
+        // Sized for `count` pairs up front (a client id of at most as many digits as N, a
+        // shard id of 16 hex digits, quotes and commas), so it never grows by doubling.
+        let digits = universe.max(1).ilog10() as usize + 1;
+        let mut out = Vec::with_capacity(32 + count * (digits + 1 + 16 + 3));
+        out.extend_from_slice(b"{\"clients\":[");
+        let mut first = true;
+        self.store.for_each_attempt(id, |client, _| {
+            write!(out, "{}{client}", if first { "" } else { "," })?;
+            first = false;
+            Ok(())
+        })?;
+        out.extend_from_slice(b"],\"shards\":[");
+        first = true;
+        self.store.for_each_attempt(id, |_, shard| {
+            write!(out, "{}\"{shard:016x}\"", if first { "" } else { "," })?;
+            first = false;
+            Ok(())
+        })?;
+        out.extend_from_slice(b"]}");
+        Ok(out)
     }
 
     fn run(mut self, rx: mpsc::Receiver<Command>) {
@@ -524,6 +577,7 @@ impl Actor {
             .map(|u| PendingShare {
                 round_id: &u.round_id,
                 client: u.client,
+                shard: u.parsed.shard.0,
                 digest: &u.digest,
                 message: &u.message,
             })
@@ -573,8 +627,8 @@ impl Actor {
     fn handle(&mut self, command: Command) {
         match command {
             Command::Upload(_) => {}
-            Command::Create(round, reply) => {
-                let _ = reply.send(self.create(round));
+            Command::Create(round, spool, reply) => {
+                let _ = reply.send(self.create(round, &spool));
             }
             Command::Status(id, reply) => {
                 let _ = reply.send(
@@ -596,7 +650,7 @@ impl Actor {
                             sum: match rt.sum {
                                 SumState::Open => "none",
                                 SumState::Computing => "computing",
-                                SumState::Ready(_) => "ready",
+                                SumState::Ready => "ready",
                                 SumState::Failed(_) => "failed",
                             }
                             .into(),
@@ -604,14 +658,12 @@ impl Actor {
                 );
             }
             Command::Received(id, reply) => {
-                let _ = reply.send(
-                    self.rounds
-                        .get(&id)
-                        .ok_or_else(|| ApiError::not_found("unknown round"))
-                        .map(|rt| {
-                            serde_json::to_vec(&ReceivedView(rt.received())).unwrap_or_default()
-                        }),
-                );
+                let _ = reply.send(match self.rounds.get(&id) {
+                    None => Err(ApiError::not_found("unknown round")),
+                    Some(rt) => self
+                        .received_json(&id, rt.received().len(), rt.round.config.n_clients())
+                        .map_err(|e| ApiError::internal(e.to_string())),
+                });
             }
             Command::Close(id, agreed, reply) => {
                 let _ = reply.send(self.close(id, agreed));
@@ -634,7 +686,11 @@ impl Actor {
                             Err(ApiError::new(StatusCode::CONFLICT, "round not closed"))
                         }
                         SumState::Computing => Ok(None),
-                        SumState::Ready(bytes) => Ok(Some(bytes.clone())),
+                        SumState::Ready => match self.store.sum(&id) {
+                            Ok(Some(bytes)) => Ok(Some(bytes)),
+                            Ok(None) => Err(ApiError::internal("stored node sum missing")),
+                            Err(e) => Err(ApiError::internal(e.to_string())),
+                        },
                         SumState::Failed(e) => {
                             Err(ApiError::internal(format!("node sum failed: {e}")))
                         }
@@ -645,7 +701,7 @@ impl Actor {
                 if let Some(rt) = self.rounds.get_mut(&id) {
                     rt.sum = match result {
                         Ok(bytes) => match self.store.set_sum(&id, &bytes) {
-                            Ok(()) => SumState::Ready(bytes),
+                            Ok(()) => SumState::Ready,
                             Err(e) => SumState::Failed(format!("storing the sum: {e}")),
                         },
                         Err(e) => SumState::Failed(e),
@@ -655,7 +711,7 @@ impl Actor {
         }
     }
 
-    fn create(&mut self, round: Arc<Round>) -> ApiResult<StatusCode> {
+    fn create(&mut self, round: Arc<Round>, spool: &Spool) -> ApiResult<StatusCode> {
         if self.rounds.contains_key(&round.hash) {
             return Ok(StatusCode::OK);
         }
@@ -669,18 +725,22 @@ impl Actor {
             Ok(None) => {}
             Err(e) => return Err(ApiError::internal(e.to_string())),
         }
-        let node = ComputeNode::without_kept_seeds(&round.config, NodeIndex(self.index))
+        let node = RunningSum::new(&round.config, NodeIndex(self.index))
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let mut tokens = std::fs::File::open(&spool.tokens)
+            .map(std::io::BufReader::new)
+            .map_err(|e| ApiError::internal(format!("spooled token hashes: {e}")))?;
         self.store
             .insert_round(
                 &round.hash,
                 round.spec.round,
-                // The spec without its token list, which goes as raw hashes.
+                // The spec without its token list, which goes to the token table.
                 &round.spec.canonical_json(),
-                round.token_hashes.as_flattened(),
+                &mut tokens,
+                round.config.n_clients(),
             )
             .map_err(|e| ApiError::internal(e.to_string()))?;
-        let received_at_close = ShardSet::empty(round.config.n_clients());
+        let received_at_close = ClientSet::empty(round.config.n_clients());
         if let Ok(mut shared) = self.shared.write() {
             shared.insert(round.hash, round.clone());
         }
@@ -717,7 +777,7 @@ impl Actor {
             .abort(&id, &reason)
             .map_err(|e| ApiError::internal(e.to_string()))?;
         rt.node = None;
-        rt.received_at_close = ShardSet::empty(rt.round.config.n_clients());
+        rt.received_at_close = ClientSet::empty(rt.round.config.n_clients());
         rt.aborted = Some(reason);
         Ok(StatusCode::ACCEPTED)
     }
@@ -754,9 +814,14 @@ impl Actor {
                 ))
             };
         }
+        // The attempts this node stored for the agreed clients: the close request is checked
+        // against them, and they are what the node sums.
+        let pairs = self
+            .attempts_of(&rt.round.hash, &agreed)
+            .map_err(|e| ApiError::internal(e.to_string()))?;
         for (&client, &ShardHex(shard)) in request.agreed.iter().zip(&request.shards) {
             let (client, shard) = (ClientId(client), ShardId(shard));
-            match rt.received().shard(client) {
+            match pairs.shard(client) {
                 None => {
                     return Err(ApiError::new(
                         StatusCode::CONFLICT,
@@ -793,7 +858,7 @@ impl Actor {
             .set_agreed(&rt.round.hash, &encode_ids(&agreed))
             .map_err(|e| ApiError::internal(e.to_string()))?;
         rt.agreed = Some(agreed.clone());
-        self.start_sum(rt, agreed);
+        self.start_sum(rt, agreed, Ok(pairs));
         Ok(StatusCode::ACCEPTED)
     }
 }
@@ -845,9 +910,32 @@ struct AppState {
     admin_token_hash: [u8; 32],
     rounds: Arc<RwLock<HashMap<[u8; 32], Arc<Round>>>>,
     tx: std::sync::Mutex<mpsc::Sender<Command>>,
+    data_dir: PathBuf,
+    max_body: usize,
+    /// Read-only connections for the clients' token hashes, used in turn.
+    lookups: Vec<std::sync::Mutex<TokenLookup>>,
+    next_lookup: std::sync::atomic::AtomicUsize,
 }
 
 impl AppState {
+    /// Client `client`'s token hash as listed in round `round`'s config, from the store.
+    fn token_hash(&self, round: &[u8; 32], client: u64) -> ApiResult<[u8; 32]> {
+        let k = self
+            .next_lookup
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            % self.lookups.len().max(1);
+        let lookup = self
+            .lookups
+            .get(k)
+            .ok_or_else(|| ApiError::internal("no token lookup"))?
+            .lock()
+            .map_err(|_| ApiError::internal("lock poisoned"))?;
+        lookup
+            .token_hash(round, client)
+            .map_err(|e| ApiError::internal(format!("token lookup: {e}")))?
+            .ok_or_else(|| ApiError::internal("the round's token hash is not stored"))
+    }
+
     fn send(&self, c: Command) -> ApiResult<()> {
         self.tx
             .lock()
@@ -934,21 +1022,133 @@ async fn public_key(State(state): State<Arc<AppState>>) -> Response {
     )
 }
 
+/// A request body (a round config, a close request) spooled to the data directory while it is
+/// parsed, and a round config's token hashes (32 raw bytes each); both files are removed on drop.
+pub(crate) struct Spool {
+    config: PathBuf,
+    tokens: PathBuf,
+}
+
+impl Spool {
+    const PREFIX: &'static str = "request-spool-";
+
+    fn new(data_dir: &Path) -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let stem = format!("{}{}-{k}", Self::PREFIX, std::process::id());
+        Spool {
+            config: data_dir.join(format!("{stem}.json")),
+            tokens: data_dir.join(format!("{stem}.tokens")),
+        }
+    }
+
+    /// Removes spools a killed process left behind.
+    fn clean(data_dir: &Path) -> Result<()> {
+        for entry in std::fs::read_dir(data_dir)? {
+            let entry = entry?;
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(Self::PREFIX)
+            {
+                std::fs::remove_file(entry.path())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Parses the spooled config in two streaming passes (memory O(1) in N): first every field
+    /// is checked and the token hashes counted, then the hashes are written to `tokens`; the
+    /// config is validated and hashed reading them back.
+    fn parse(&self) -> ApiResult<Round> {
+        use std::io::{BufReader, BufWriter, Write};
+        let io = |e: std::io::Error| ApiError::internal(format!("spooled round config: {e}"));
+        let open = || {
+            std::fs::File::open(&self.config)
+                .map(BufReader::new)
+                .map_err(io)
+        };
+        let spec: RoundSpecOf<TokenCount> = serde_json::from_reader(open()?)
+            .map_err(|e| ApiError::bad_request(format!("round config: {e}")))?;
+        let mut out = BufWriter::new(std::fs::File::create(&self.tokens).map_err(io)?);
+        let n = spool_token_hashes(open()?, &mut out).map_err(|e| match e {
+            Error::Io(e) => io(e),
+            e => ApiError::bad_request(e.to_string()),
+        })?;
+        out.flush().map_err(io)?;
+        drop(out);
+        if n != spec.client_token_sha256.0 {
+            return Err(ApiError::internal(
+                "the spooled config changed between passes",
+            ));
+        }
+        let tokens = std::fs::File::open(&self.tokens)
+            .map(BufReader::new)
+            .map_err(io)?;
+        spec.validate_with(tokens)
+            .map_err(|e| ApiError::bad_request(e.to_string()))
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.config);
+        let _ = std::fs::remove_file(&self.tokens);
+    }
+}
+
+/// Writes a request body to `path` as it arrives, refusing more than `--max-body` bytes (413,
+/// also when `Content-Length` says so up front).
+async fn spool_body(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+    path: &Path,
+) -> ApiResult<()> {
+    use http_body_util::BodyExt;
+    use tokio::io::AsyncWriteExt;
+    let too_large = || ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "length limit exceeded");
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > state.max_body as u64) {
+        return Err(too_large());
+    }
+    let io = |e: std::io::Error| ApiError::internal(format!("spooling the request body: {e}"));
+    let mut file = tokio::fs::File::create(path).await.map_err(io)?;
+    let (mut body, mut total) = (body, 0usize);
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| ApiError::bad_request(format!("request body: {e}")))?;
+        if let Ok(data) = frame.into_data() {
+            total += data.len();
+            if total > state.max_body {
+                return Err(too_large());
+            }
+            file.write_all(&data).await.map_err(io)?;
+        }
+    }
+    file.flush().await.map_err(io)
+}
+
 async fn create_round(
     State(state): State<Arc<AppState>>,
     UrlPath(id): UrlPath<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> ApiResult<Response> {
     state.admin(&headers)?;
     content_type_is(&headers, MEDIA_JSON)?;
-    // The token list is decoded into 32-byte hashes as it is parsed: no `String` per client.
-    let spec: RoundSpecOf<TokenHashes> = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::bad_request(format!("round config: {e}")))?;
-    drop(body);
-    let round = spec
-        .validate()
-        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    // The config (~67 bytes per client) goes to disk frame by frame, never whole in memory.
+    let spool = Spool::new(&state.data_dir);
+    spool_body(&state, &headers, body, &spool.config).await?;
+    let (spool, round) = tokio::task::spawn_blocking(move || {
+        let round = spool.parse();
+        (spool, round)
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("parsing the round config: {e}")))?;
+    let round = round?;
     if round.id() != id.to_ascii_lowercase() {
         return Err(ApiError::bad_request(format!(
             "round id must be the config's SHA-256, {}",
@@ -964,7 +1164,11 @@ async fn create_round(
             "the round lists another public key for this node",
         ));
     }
-    let status = ask(&state, |tx| Command::Create(Arc::new(round), tx)).await?;
+    let spool = Arc::new(spool);
+    let status = ask(&state, |tx| {
+        Command::Create(Arc::new(round), spool.clone(), tx)
+    })
+    .await?;
     Ok(status.into_response())
 }
 
@@ -994,14 +1198,23 @@ async fn close(
     State(state): State<Arc<AppState>>,
     UrlPath(id): UrlPath<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> ApiResult<Response> {
     state.admin(&headers)?;
     content_type_is(&headers, MEDIA_JSON)?;
     let round = state.round(&id)?;
-    let request: CloseWire = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::bad_request(format!("close request: {e}")))?;
-    drop(body);
+    // The agreed set (~25 bytes of JSON per client) is spooled to disk and parsed from there,
+    // not buffered whole next to its parsed form.
+    let spool = Spool::new(&state.data_dir);
+    spool_body(&state, &headers, body, &spool.config).await?;
+    let request: CloseWire = tokio::task::spawn_blocking(move || {
+        let file = std::fs::File::open(&spool.config)
+            .map_err(|e| ApiError::internal(format!("spooled close request: {e}")))?;
+        serde_json::from_reader(std::io::BufReader::new(file))
+            .map_err(|e| ApiError::bad_request(format!("close request: {e}")))
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("parsing the close request: {e}")))??;
     let status = ask(&state, |tx| Command::Close(round.hash, request, tx)).await?;
     Ok(status.into_response())
 }
@@ -1084,12 +1297,13 @@ async fn upload(
     let client: u64 = client
         .parse()
         .map_err(|_| ApiError::not_found("client id is not a number"))?;
-    let token_hash_listed = round
-        .token_hashes
-        .get(client as usize)
-        .ok_or_else(|| ApiError::not_found("unknown client"))?;
+    if client >= round.config.n_clients() as u64 {
+        return Err(ApiError::not_found("unknown client"));
+    }
     let token = bearer(&headers)?;
-    if !token_matches(token, token_hash_listed) {
+    // The listed hash is read from the store (not kept in memory); compared in constant time.
+    let token_hash_listed = state.token_hash(&round.hash, client)?;
+    if !token_matches(token, &token_hash_listed) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "not this client's token",
@@ -1148,8 +1362,10 @@ pub fn now_ms() -> u64 {
 /// the node's router.
 pub fn router(options: &NodeOptions) -> Result<Router> {
     std::fs::create_dir_all(&options.data_dir)?;
+    Spool::clean(&options.data_dir)?;
     let keys = load_or_create_key(&options.data_dir)?;
-    let store = NodeStore::open(&options.data_dir.join("node.sqlite"))?;
+    let db = options.data_dir.join("node.sqlite");
+    let store = NodeStore::open(&db)?;
     let (tx, rx) = mpsc::channel();
     let shared = Arc::new(RwLock::new(HashMap::new()));
     let mut actor = Actor {
@@ -1169,6 +1385,12 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
         admin_token_hash: token_hash(options.admin_token.expose()),
         rounds: shared,
         tx: std::sync::Mutex::new(tx),
+        data_dir: options.data_dir.clone(),
+        max_body: options.max_body,
+        lookups: (0..std::thread::available_parallelism().map_or(2, |n| n.get().min(4)))
+            .map(|_| TokenLookup::open(&db).map(std::sync::Mutex::new))
+            .collect::<Result<_>>()?,
+        next_lookup: std::sync::atomic::AtomicUsize::new(0),
     });
     Ok(Router::new()
         .route("/healthz", get(healthz))
@@ -1219,6 +1441,85 @@ pub async fn serve_tls(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A store written before the token table and the shard column (token hashes in one blob
+    /// of the round's row, shares without attempts) is moved over on start-up: every client's
+    /// token hash is then found in the table, every share has its attempt, and it loads again.
+    #[test]
+    fn a_store_from_before_the_token_table_is_moved_over_on_load() {
+        use fixedpoint_shares::{Client, Encode};
+        let dir = std::env::temp_dir().join(format!("dpdist-node-migrate-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let keys = [NodeKeyPair::generate(), load_or_create_key(&dir).unwrap()];
+        let n = 21;
+        let mut round = crate::spec::tests::spec(n, 2, &keys).validate().unwrap();
+        round.drop_token_list();
+        let db = dir.join("node.sqlite");
+        let mut shards = Vec::new();
+        {
+            let conn = rusqlite::Connection::open(&db).unwrap();
+            conn.execute_batch(
+                "CREATE TABLE rounds (id BLOB PRIMARY KEY, round INTEGER NOT NULL UNIQUE,
+                     spec BLOB NOT NULL, agreed BLOB, sum BLOB, aborted TEXT, tokens BLOB);
+                 CREATE TABLE shares (round_id BLOB NOT NULL, client INTEGER NOT NULL,
+                     digest BLOB NOT NULL, message BLOB NOT NULL,
+                     PRIMARY KEY (round_id, client)) WITHOUT ROWID;",
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO rounds (id, round, spec, tokens) VALUES (?1, 5, ?2, ?3)",
+                rusqlite::params![
+                    &round.hash[..],
+                    round.spec.canonical_json(),
+                    round.token_hashes.as_flattened()
+                ],
+            )
+            .unwrap();
+            for c in [0u64, 3, 20] {
+                let msgs = Client::new(
+                    &round.config,
+                    ClientId(c),
+                    dp_noise::rng::RngSource::InsecureFixedSeed(c),
+                )
+                .unwrap()
+                .shard(&[0.5, -1.0, 2.0])
+                .unwrap();
+                let bytes = msgs[1].get_encoded().unwrap();
+                let digest: [u8; 32] = Sha256::digest(&bytes).into();
+                conn.execute(
+                    "INSERT INTO shares VALUES (?1, ?2, ?3, ?4)",
+                    rusqlite::params![&round.hash[..], c as i64, &digest[..], bytes],
+                )
+                .unwrap();
+                shards.push((c, msgs[1].shard.0));
+            }
+        }
+        let options = NodeOptions {
+            index: 1,
+            data_dir: dir.clone(),
+            admin_token: SecretString::from("admin".to_string()),
+            max_body: 1 << 20,
+        };
+        for _start in 0..2 {
+            drop(router(&options).unwrap());
+            let lookup = TokenLookup::open(&db).unwrap();
+            for (c, h) in round.token_hashes.iter().enumerate() {
+                assert_eq!(lookup.token_hash(&round.hash, c as u64).unwrap(), Some(*h));
+            }
+            let store = NodeStore::open(&db).unwrap();
+            let mut attempts = Vec::new();
+            store
+                .for_each_attempt(&round.hash, |c, s| {
+                    attempts.push((c, s));
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(attempts, shards);
+            assert!(store.rounds().unwrap()[0].tokens.is_none());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn the_key_file_is_created_once_reloaded_and_refused_when_malformed() {

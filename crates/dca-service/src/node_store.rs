@@ -7,20 +7,99 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, MAIN_DB, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::Result;
 
+/// Token hashes per row of `round_tokens`: 16 × 32 = 512 bytes, which with the key fits a
+/// WITHOUT ROWID b-tree cell (≤ ~1000 bytes on 4 KiB pages), so a lookup reads one page and
+/// no overflow chain.
+pub(crate) const HASHES_PER_CHUNK: usize = 16;
+
 pub(crate) struct NodeStore {
     conn: Connection,
+}
+
+/// A read-only connection to the node's store for the upload handlers' token lookups (WAL:
+/// readers never wait for the writer), with a small page cache.
+pub(crate) struct TokenLookup {
+    conn: Connection,
+}
+
+impl TokenLookup {
+    pub fn open(path: &Path) -> Result<Self> {
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "query_only", true)?;
+        conn.pragma_update(None, "cache_size", -256)?;
+        Ok(TokenLookup { conn })
+    }
+
+    /// Client `client`'s token hash in round `id`, if stored.
+    pub fn token_hash(&self, id: &[u8; 32], client: u64) -> Result<Option<[u8; 32]>> {
+        let (chunk, at) = (
+            client / HASHES_PER_CHUNK as u64,
+            (client % HASHES_PER_CHUNK as u64) as usize * 32,
+        );
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT hashes FROM round_tokens WHERE round_id = ?1 AND chunk = ?2")?;
+        Ok(stmt
+            .query_row(params![&id[..], chunk as i64], |r| {
+                Ok(r.get_ref(0)?
+                    .as_blob()
+                    .ok()
+                    .and_then(|b| b.get(at..at + 32))
+                    .and_then(|h| <[u8; 32]>::try_from(h).ok()))
+            })
+            .optional()?
+            .flatten())
+    }
+}
+
+/// The token hashes of a stored round, 32 raw bytes each, read chunk by chunk.
+pub(crate) struct TokenChunks<'a> {
+    conn: &'a Connection,
+    id: [u8; 32],
+    next: i64,
+    buf: Vec<u8>,
+    pos: usize,
+}
+
+impl std::io::Read for TokenChunks<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.pos == self.buf.len() {
+            let chunk: Option<Vec<u8>> = self
+                .conn
+                .prepare_cached(
+                    "SELECT hashes FROM round_tokens WHERE round_id = ?1 AND chunk = ?2",
+                )
+                .and_then(|mut s| {
+                    s.query_row(params![&self.id[..], self.next], |r| r.get(0))
+                        .optional()
+                })
+                .map_err(std::io::Error::other)?;
+            match chunk {
+                None => return Ok(0),
+                Some(c) => {
+                    self.buf = c;
+                    self.pos = 0;
+                    self.next += 1;
+                }
+            }
+        }
+        let n = out.len().min(self.buf.len() - self.pos);
+        out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
 }
 
 /// A round as stored.
 pub(crate) struct StoredRound {
     pub id: [u8; 32],
     pub spec_json: Vec<u8>,
-    /// The clients' token hashes, 32 bytes each, if stored apart from `spec_json` (whose
-    /// `client_token_sha256` is then empty).
+    /// The clients' token hashes, 32 bytes each, if stored by an older version as one blob
+    /// apart from `spec_json` (now they are in `round_tokens`, and this is `None`).
     pub tokens: Option<Vec<u8>>,
     pub agreed: Option<Vec<u8>>,
     pub sum: Option<Vec<u8>>,
@@ -39,6 +118,7 @@ pub(crate) enum UploadOutcome {
 pub(crate) struct PendingShare<'a> {
     pub round_id: &'a [u8; 32],
     pub client: u64,
+    pub shard: u64,
     pub digest: &'a [u8; 32],
     pub message: &'a [u8],
 }
@@ -63,9 +143,16 @@ impl NodeStore {
                  sum BLOB,
                  aborted TEXT
              );
+             CREATE TABLE IF NOT EXISTS round_tokens (
+                 round_id BLOB NOT NULL,
+                 chunk INTEGER NOT NULL,
+                 hashes BLOB NOT NULL,
+                 PRIMARY KEY (round_id, chunk)
+             ) WITHOUT ROWID;
              CREATE TABLE IF NOT EXISTS shares (
                  round_id BLOB NOT NULL,
                  client INTEGER NOT NULL,
+                 shard INTEGER,
                  digest BLOB NOT NULL,
                  message BLOB NOT NULL,
                  PRIMARY KEY (round_id, client)
@@ -75,6 +162,15 @@ impl NodeStore {
         // the token hashes apart from the spec.
         add_column_if_missing(&conn, "rounds", "aborted", "TEXT")?;
         add_column_if_missing(&conn, "rounds", "tokens", "BLOB")?;
+        // The shard attempt, before the message so that reading it never touches a full
+        // share's overflow pages; older stores get it appended (filled in on load).
+        add_column_if_missing(&conn, "shares", "shard", "INTEGER")?;
+        // The (client, attempt) pairs of a round, read at close and for the received set, from
+        // a covering index: scanning the table itself would read every leaf page of node 0's
+        // full shares (a few rows per 4 KiB page).
+        conn.execute_batch(
+            "CREATE INDEX IF NOT EXISTS shares_attempts ON shares (round_id, client, shard);",
+        )?;
         Ok(NodeStore { conn })
     }
 
@@ -117,33 +213,54 @@ impl NodeStore {
         Ok(id.map(|v| v.try_into().unwrap_or([0; 32])))
     }
 
-    /// Stores a round: its spec's JSON without the token list, and the token hashes (32 bytes
-    /// per client, not ~70 as hex JSON). Binding the hashes as a parameter would have SQLite
-    /// copy them (the bound value, the record, the pages): the row is inserted with a
-    /// zero-filled blob instead, which SQLite writes without building it, and the hashes are
-    /// written into it in chunks through the page cache; one transaction.
+    /// Stores a round: its spec's JSON without the token list, and the `n` token hashes read
+    /// from `tokens` (32 raw bytes each, in client order) in rows of [`HASHES_PER_CHUNK`];
+    /// one transaction, memory O(1) in `n`.
     pub fn insert_round(
         &mut self,
         id: &[u8; 32],
         round: u64,
         spec_json: &[u8],
-        tokens: &[u8],
+        tokens: &mut impl std::io::Read,
+        n: usize,
     ) -> Result<()> {
-        const CHUNK: usize = 64 * 1024;
         let tx = self.conn.transaction()?;
         tx.execute(
-            "INSERT INTO rounds (id, round, spec, tokens) VALUES (?1, ?2, ?3, zeroblob(?4))",
-            params![&id[..], round as i64, spec_json, tokens.len() as i64],
+            "INSERT INTO rounds (id, round, spec) VALUES (?1, ?2, ?3)",
+            params![&id[..], round as i64, spec_json],
         )?;
-        if !tokens.is_empty() {
-            let rowid = tx.last_insert_rowid();
-            let mut blob = tx.blob_open(MAIN_DB, "rounds", "tokens", rowid, false)?;
-            for (k, chunk) in tokens.chunks(CHUNK).enumerate() {
-                blob.write_at(chunk, k * CHUNK)?;
-            }
-        }
+        insert_token_chunks(&tx, id, tokens, n)?;
         tx.commit()?;
         Ok(())
+    }
+
+    /// Moves a round stored by an older version (token hashes in `rounds.tokens`, or in the
+    /// spec's JSON) to the token table: `hashes` are its token hashes, `spec_json` its spec
+    /// without the list. One transaction.
+    pub fn migrate_tokens(&mut self, id: &[u8; 32], spec_json: &[u8], hashes: &[u8]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "DELETE FROM round_tokens WHERE round_id = ?1",
+            params![&id[..]],
+        )?;
+        insert_token_chunks(&tx, id, &mut &hashes[..], hashes.len() / 32)?;
+        tx.execute(
+            "UPDATE rounds SET spec = ?2, tokens = NULL WHERE id = ?1",
+            params![&id[..], spec_json],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The token hashes of round `id`, streaming.
+    pub fn token_chunks(&self, id: &[u8; 32]) -> TokenChunks<'_> {
+        TokenChunks {
+            conn: &self.conn,
+            id: *id,
+            next: 0,
+            buf: Vec::new(),
+            pos: 0,
+        }
     }
 
     /// One transaction for a batch of uploads (group commit): each is stored, recognised as
@@ -155,7 +272,8 @@ impl NodeStore {
             let mut find =
                 tx.prepare_cached("SELECT digest FROM shares WHERE round_id = ?1 AND client = ?2")?;
             let mut insert = tx.prepare_cached(
-                "INSERT INTO shares (round_id, client, digest, message) VALUES (?1, ?2, ?3, ?4)",
+                "INSERT INTO shares (round_id, client, shard, digest, message)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
             )?;
             for p in batch {
                 let existing: Option<Vec<u8>> = find
@@ -168,6 +286,7 @@ impl NodeStore {
                         insert.execute(params![
                             &p.round_id[..],
                             p.client as i64,
+                            p.shard as i64,
                             &p.digest[..],
                             p.message
                         ])?;
@@ -180,22 +299,78 @@ impl NodeStore {
         Ok(out)
     }
 
-    /// Calls `f(client, message)` for every stored share of a round, streaming.
+    /// Calls `f(client, shard, message)` for every stored share of a round, streaming, in
+    /// client order; `shard` is `None` for a share stored by a version that did not record it.
     pub fn for_each_share(
         &self,
         id: &[u8; 32],
-        mut f: impl FnMut(u64, &[u8]) -> Result<()>,
+        mut f: impl FnMut(u64, Option<u64>, &[u8]) -> Result<()>,
     ) -> Result<()> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT client, message FROM shares WHERE round_id = ?1 ORDER BY client")?;
+        let mut stmt = self.conn.prepare(
+            "SELECT client, shard, message FROM shares WHERE round_id = ?1 ORDER BY client",
+        )?;
         let mut rows = stmt.query(params![&id[..]])?;
         while let Some(row) = rows.next()? {
             let client: i64 = row.get(0)?;
-            let message = row.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
-            f(client as u64, message)?;
+            let shard: Option<i64> = row.get(1)?;
+            let message = row.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
+            f(client as u64, shard.map(|s| s as u64), message)?;
         }
         Ok(())
+    }
+
+    /// Records the shard attempts of shares stored without them (one transaction).
+    pub fn set_shards(&mut self, id: &[u8; 32], pairs: &[(u64, u64)]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut update =
+                tx.prepare("UPDATE shares SET shard = ?3 WHERE round_id = ?1 AND client = ?2")?;
+            for &(client, shard) in pairs {
+                update.execute(params![&id[..], client as i64, shard as i64])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Calls `f(client, shard)` for every stored share of a round, in client order, without
+    /// reading the messages.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidSpec`] for a share stored without its attempt (filled in on load).
+    pub fn for_each_attempt(
+        &self,
+        id: &[u8; 32],
+        mut f: impl FnMut(u64, u64) -> Result<()>,
+    ) -> Result<()> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT client, shard FROM shares INDEXED BY shares_attempts
+             WHERE round_id = ?1 ORDER BY client",
+        )?;
+        let mut rows = stmt.query(params![&id[..]])?;
+        while let Some(row) = rows.next()? {
+            let client: i64 = row.get(0)?;
+            let shard: Option<i64> = row.get(1)?;
+            let shard = shard.ok_or_else(|| {
+                crate::Error::InvalidSpec(format!("stored share of client {client} has no attempt"))
+            })?;
+            f(client as u64, shard as u64)?;
+        }
+        Ok(())
+    }
+
+    /// The stored node sum of a round, if any.
+    pub fn sum(&self, id: &[u8; 32]) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT COALESCE(s.sum, r.sum) FROM rounds r LEFT JOIN round_state s ON s.id = r.id
+                 WHERE r.id = ?1",
+                params![&id[..]],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten())
     }
 
     pub fn share(&self, id: &[u8; 32], client: u64) -> Result<Option<Vec<u8>>> {
@@ -242,6 +417,24 @@ impl NodeStore {
     }
 }
 
+/// Writes `n` token hashes read from `tokens` as rows of [`HASHES_PER_CHUNK`].
+fn insert_token_chunks(
+    conn: &Connection,
+    id: &[u8; 32],
+    tokens: &mut impl std::io::Read,
+    n: usize,
+) -> Result<()> {
+    let mut insert = conn
+        .prepare_cached("INSERT INTO round_tokens (round_id, chunk, hashes) VALUES (?1, ?2, ?3)")?;
+    let mut buf = [0u8; 32 * HASHES_PER_CHUNK];
+    for (k, first) in (0..n).step_by(HASHES_PER_CHUNK).enumerate() {
+        let len = 32 * (n - first).min(HASHES_PER_CHUNK);
+        tokens.read_exact(&mut buf[..len])?;
+        insert.execute(params![&id[..], k as i64, &buf[..len]])?;
+    }
+    Ok(())
+}
+
 /// Adds `column` (of SQL type `kind`) to `table` unless a store written by an older version
 /// already has it. The names are this module's constants, never input.
 fn add_column_if_missing(
@@ -277,15 +470,30 @@ mod tests {
 
     #[test]
     fn round_state_is_kept_apart_from_the_spec_and_tokens_come_back_raw() {
+        use std::io::Read;
         let path = temp_db("state");
         let mut store = NodeStore::open(&path).unwrap();
         let (a, b) = ([1u8; 32], [2u8; 32]);
-        // More than one 64 KiB chunk of the blob write, and not a whole number of them.
-        let tokens: Vec<u8> = (0..5000 * 32).map(|i| (i * 7 % 251) as u8).collect();
-        store.insert_round(&a, 1, b"{\"a\":1}", &tokens).unwrap();
-        store.insert_round(&b, 2, b"{\"b\":2}", &[]).unwrap();
-        // A refused insert (round number taken) leaves nothing behind.
-        assert!(store.insert_round(&[3u8; 32], 1, b"{}", &tokens).is_err());
+        // Several chunk rows, the last one partly filled.
+        let n = 5 * HASHES_PER_CHUNK + 3;
+        let tokens: Vec<u8> = (0..n * 32).map(|i| (i * 7 % 251) as u8).collect();
+        store
+            .insert_round(&a, 1, b"{\"a\":1}", &mut &tokens[..], n)
+            .unwrap();
+        store
+            .insert_round(&b, 2, b"{\"b\":2}", &mut &[][..], 0)
+            .unwrap();
+        // A refused insert (round number taken) leaves nothing behind; so does a short source.
+        assert!(
+            store
+                .insert_round(&[3u8; 32], 1, b"{}", &mut &tokens[..], n)
+                .is_err()
+        );
+        assert!(
+            store
+                .insert_round(&[4u8; 32], 4, b"{}", &mut &tokens[..64], 3)
+                .is_err()
+        );
         store.set_agreed(&a, &[0, 1]).unwrap();
         store.set_sum(&a, &[9]).unwrap();
         store.abort(&b, "why").unwrap();
@@ -299,14 +507,35 @@ mod tests {
             )
             .unwrap();
         assert_eq!(untouched, 2);
+        let chunks: i64 = store
+            .conn
+            .query_row("SELECT COUNT(*) FROM round_tokens", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(chunks, 6);
         drop(store);
         let store = NodeStore::open(&path).unwrap();
         let mut rounds = store.rounds().unwrap();
         rounds.sort_by_key(|r| r.id);
         assert_eq!(rounds.len(), 2);
-        assert_eq!(rounds[1].tokens.as_deref(), Some(&[][..]));
         assert_eq!(rounds[0].spec_json, b"{\"a\":1}");
-        assert_eq!(rounds[0].tokens.as_deref(), Some(&tokens[..]));
+        assert_eq!(rounds[0].tokens, None);
+        let mut back = Vec::new();
+        store.token_chunks(&a).read_to_end(&mut back).unwrap();
+        assert_eq!(back, tokens);
+        back.clear();
+        store.token_chunks(&b).read_to_end(&mut back).unwrap();
+        assert!(back.is_empty());
+        // Point lookups through a read-only connection.
+        let lookup = TokenLookup::open(&path).unwrap();
+        for c in [0, 1, 15, 16, n - 1] {
+            assert_eq!(
+                lookup.token_hash(&a, c as u64).unwrap().unwrap()[..],
+                tokens[32 * c..32 * c + 32]
+            );
+        }
+        assert_eq!(lookup.token_hash(&a, n as u64).unwrap(), None);
+        assert_eq!(lookup.token_hash(&b, 0).unwrap(), None);
+        assert!(lookup.conn.execute("DELETE FROM round_tokens", []).is_err());
         assert_eq!(rounds[0].agreed.as_deref(), Some(&[0u8, 1][..]));
         assert_eq!(rounds[0].sum.as_deref(), Some(&[9u8][..]));
         assert_eq!(rounds[0].aborted, None);

@@ -65,8 +65,15 @@ impl Serialize for TokenHashes {
     }
 }
 
-impl<'de> Deserialize<'de> for TokenHashes {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+/// One token hash: 64 lower-case hex digits, decoded as it is read.
+struct HashSeed;
+
+impl<'de> serde::de::DeserializeSeed<'de> for HashSeed {
+    type Value = [u8; 32];
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<[u8; 32], D::Error> {
         struct One;
         impl serde::de::Visitor<'_> for One {
             type Value = [u8; 32];
@@ -81,16 +88,31 @@ impl<'de> Deserialize<'de> for TokenHashes {
                     .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Str(v), &self))
             }
         }
-        struct Hash;
-        impl<'de> serde::de::DeserializeSeed<'de> for Hash {
-            type Value = [u8; 32];
-            fn deserialize<D: serde::Deserializer<'de>>(
-                self,
-                d: D,
-            ) -> std::result::Result<[u8; 32], D::Error> {
-                d.deserialize_str(One)
-            }
+        d.deserialize_str(One)
+    }
+}
+
+/// Reads a JSON list of token hashes, handing each decoded hash to `sink` (which may fail
+/// with a message); returns how many there were.
+fn visit_token_list<'de, A: serde::de::SeqAccess<'de>>(
+    mut seq: A,
+    mut sink: impl FnMut([u8; 32]) -> std::result::Result<(), String>,
+) -> std::result::Result<usize, A::Error> {
+    let mut i = 0usize;
+    loop {
+        match seq
+            .next_element_seed(HashSeed)
+            .map_err(|e| serde::de::Error::custom(format!("client {i}'s token hash: {e}")))?
+        {
+            Some(h) => sink(h).map_err(serde::de::Error::custom)?,
+            None => return Ok(i),
         }
+        i += 1;
+    }
+}
+
+impl<'de> Deserialize<'de> for TokenHashes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         struct List;
         impl<'de> serde::de::Visitor<'de> for List {
             type Value = TokenHashes;
@@ -99,25 +121,157 @@ impl<'de> Deserialize<'de> for TokenHashes {
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(
                 self,
-                mut seq: A,
+                seq: A,
             ) -> std::result::Result<TokenHashes, A::Error> {
                 // The length is rarely known up front (JSON): the vector grows by doubling
                 // and is trimmed to 32 bytes per client at the end.
                 let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
-                loop {
-                    let i = v.len();
-                    match seq.next_element_seed(Hash).map_err(|e| {
-                        serde::de::Error::custom(format!("client {i}'s token hash: {e}"))
-                    })? {
-                        Some(h) => v.push(h),
-                        None => break,
-                    }
-                }
+                visit_token_list(seq, |h| {
+                    v.push(h);
+                    Ok(())
+                })?;
                 v.shrink_to_fit();
                 Ok(TokenHashes(v))
             }
         }
         d.deserialize_seq(List)
+    }
+}
+
+/// A token list that is checked (every entry 64 lower-case hex digits) and counted as it is
+/// parsed, and not kept: what a compute node parses a round config into first, in O(1) memory
+/// (the hashes are read again by [`spool_token_hashes`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TokenCount(pub usize);
+
+impl<'de> Deserialize<'de> for TokenCount {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Count;
+        impl<'de> serde::de::Visitor<'de> for Count {
+            type Value = TokenCount;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of client token hashes")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                seq: A,
+            ) -> std::result::Result<TokenCount, A::Error> {
+                visit_token_list(seq, |_| Ok(())).map(TokenCount)
+            }
+        }
+        d.deserialize_seq(Count)
+    }
+}
+
+/// Reads a round config's JSON from `config` (already parsed once into
+/// `RoundSpecOf<TokenCount>`, so it is known to be well formed) and writes its client token
+/// hashes to `out`, 32 raw bytes each, in order; every other field is skipped. Returns their
+/// number. Memory is O(1) in the number of clients.
+///
+/// # Errors
+/// [`Error::InvalidSpec`] for JSON that is not a config, [`Error::Io`] if `out` fails.
+pub fn spool_token_hashes(
+    config: impl std::io::Read,
+    out: &mut impl std::io::Write,
+) -> Result<usize> {
+    struct Top<'a, W>(&'a mut W);
+    impl<'de, W: std::io::Write> serde::de::DeserializeSeed<'de> for Top<'_, W> {
+        type Value = usize;
+        fn deserialize<D: serde::Deserializer<'de>>(
+            self,
+            d: D,
+        ) -> std::result::Result<usize, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+    impl<'de, W: std::io::Write> serde::de::Visitor<'de> for Top<'_, W> {
+        type Value = usize;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a round config")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> std::result::Result<usize, A::Error> {
+            let mut n = 0;
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if key == "client_token_sha256" {
+                    n = map.next_value_seed(ListSeed(&mut *self.0))?;
+                } else {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            Ok(n)
+        }
+    }
+    struct ListSeed<'a, W>(&'a mut W);
+    impl<'de, W: std::io::Write> serde::de::DeserializeSeed<'de> for ListSeed<'_, W> {
+        type Value = usize;
+        fn deserialize<D: serde::Deserializer<'de>>(
+            self,
+            d: D,
+        ) -> std::result::Result<usize, D::Error> {
+            d.deserialize_seq(self)
+        }
+    }
+    impl<'de, W: std::io::Write> serde::de::Visitor<'de> for ListSeed<'_, W> {
+        type Value = usize;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list of client token hashes")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            seq: A,
+        ) -> std::result::Result<usize, A::Error> {
+            let out = self.0;
+            visit_token_list(seq, |h| {
+                out.write_all(&h)
+                    .map_err(|e| format!("spooling token hashes: {e}"))
+            })
+        }
+    }
+    let mut de = serde_json::Deserializer::from_reader(config);
+    let n = serde::de::DeserializeSeed::deserialize(Top(out), &mut de)
+        .map_err(|e| Error::InvalidSpec(format!("round config: {e}")))?;
+    de.end()
+        .map_err(|e| Error::InvalidSpec(format!("round config: {e}")))?;
+    Ok(n)
+}
+
+/// A token list serialized from raw 32-byte hashes read from `R` (e.g. the file
+/// [`spool_token_hashes`] wrote, or a node's store), as the lower-case hex strings the config
+/// carried: a spec holding it hashes to the round id without the list ever being in memory.
+pub struct TokenHashReader<R> {
+    source: std::cell::RefCell<R>,
+    n: usize,
+}
+
+impl<R: std::io::Read> TokenHashReader<R> {
+    /// `n` hashes to be read from `source`.
+    pub fn new(source: R, n: usize) -> Self {
+        Self {
+            source: std::cell::RefCell::new(source),
+            n,
+        }
+    }
+}
+
+impl<R: std::io::Read> Serialize for TokenHashReader<R> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::{Error as _, SerializeSeq};
+        let mut source = self
+            .source
+            .try_borrow_mut()
+            .map_err(|_| S::Error::custom("token hash source already in use"))?;
+        let mut seq = s.serialize_seq(Some(self.n))?;
+        let (mut h, mut buf) = ([0u8; 32], [0u8; 64]);
+        for i in 0..self.n {
+            source
+                .read_exact(&mut h)
+                .map_err(|e| S::Error::custom(format!("reading token hash {i}: {e}")))?;
+            seq.serialize_element(hex::encode_into(&h, &mut buf))?;
+        }
+        seq.end()
     }
 }
 
@@ -144,6 +298,17 @@ impl<L: Serialize> RoundSpecOf<L> {
 
     /// SHA-256 of [`RoundSpecOf::canonical_json`].
     pub fn hash(&self) -> [u8; 32] {
+        // Serializing these fields cannot fail (a token list read from a source can: see
+        // [`RoundSpecOf::try_hash`]).
+        self.try_hash().unwrap_or_default()
+    }
+
+    /// As [`RoundSpecOf::hash`], for a token list that can fail to serialize
+    /// ([`TokenHashReader`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidSpec`] with the serializer's message.
+    pub fn try_hash(&self) -> Result<[u8; 32]> {
         // Streamed into the hash: the JSON (~70 bytes per client) is never held whole.
         struct HashWriter(Sha256);
         impl std::io::Write for HashWriter {
@@ -156,9 +321,9 @@ impl<L: Serialize> RoundSpecOf<L> {
             }
         }
         let mut w = HashWriter(Sha256::new());
-        // Writing to the hash cannot fail, nor can serializing these fields.
-        let _ = serde_json::to_writer(&mut w, self);
-        w.0.finalize().into()
+        serde_json::to_writer(&mut w, self)
+            .map_err(|e| Error::InvalidSpec(format!("hashing the config: {e}")))?;
+        Ok(w.0.finalize().into())
     }
 }
 
@@ -303,6 +468,30 @@ impl RoundSpecOf<TokenHashes> {
     }
 }
 
+impl RoundSpecOf<TokenCount> {
+    /// Checks everything and derives the DCA configuration, like [`RoundSpec::validate`], for
+    /// a config whose token list was only counted: `tokens` yields its hashes, 32 raw bytes
+    /// each, in order (as [`spool_token_hashes`] wrote them); they are read once, streaming,
+    /// to hash the config, and not kept. The round's `spec` and `token_hashes` are empty.
+    ///
+    /// # Errors
+    /// As [`RoundSpec::validate`]; [`Error::InvalidSpec`] if `tokens` ends early or fails.
+    pub fn validate_with(self, tokens: impl std::io::Read) -> Result<Round> {
+        let n = self.client_token_sha256.0;
+        let (config, node_keys) = self.check(n)?;
+        let (spec, _) = self.replace_tokens(Vec::new());
+        let (with_reader, empty) = spec.replace_tokens(TokenHashReader::new(tokens, n));
+        let hash = with_reader.try_hash()?;
+        Ok(Round {
+            spec: with_reader.replace_tokens(empty).0,
+            hash,
+            config,
+            node_keys,
+            token_hashes: Vec::new(),
+        })
+    }
+}
+
 impl Round {
     /// Frees the spec's hex token list (`spec.client_token_sha256`: a `String` per client,
     /// ~100 bytes each with the allocator's overhead); `token_hashes` keeps the 32 bytes per
@@ -397,6 +586,43 @@ pub(crate) mod tests {
         let parsed: RoundSpecOf<TokenHashes> =
             serde_json::from_slice(&short.canonical_json()).unwrap();
         assert!(matches!(parsed.validate(), Err(Error::InvalidSpec(_))));
+    }
+
+    #[test]
+    fn a_counted_config_spooled_and_read_back_hashes_to_the_same_id() {
+        let keys = [NodeKeyPair::generate(), NodeKeyPair::generate()];
+        let s = spec(37, 2, &keys);
+        // Not canonical: other field order and whitespace; the id is the canonical JSON's hash.
+        let mut v: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_slice(&s.canonical_json()).unwrap();
+        let tokens = v.remove("client_token_sha256").unwrap();
+        let mut reordered = serde_json::Map::new();
+        reordered.insert("client_token_sha256".into(), tokens);
+        reordered.extend(v);
+        let json = serde_json::to_vec_pretty(&reordered).unwrap();
+        let counted: RoundSpecOf<TokenCount> = serde_json::from_slice(&json).unwrap();
+        assert_eq!(counted.client_token_sha256, TokenCount(37));
+        let mut raw = Vec::new();
+        assert_eq!(spool_token_hashes(&json[..], &mut raw).unwrap(), 37);
+        let expected = s.clone().validate().unwrap();
+        assert_eq!(raw, expected.token_hashes.as_flattened());
+        let round = counted.clone().validate_with(&raw[..]).unwrap();
+        assert_eq!(round.hash, expected.hash);
+        assert!(round.token_hashes.is_empty() && round.spec.client_token_sha256.is_empty());
+        // Hashes that end early are an error, not a wrong id.
+        assert!(matches!(
+            counted.validate_with(&raw[..raw.len() - 1]),
+            Err(Error::InvalidSpec(_))
+        ));
+        // The counting parse refuses what the full parse refuses, naming the client.
+        let mut bad = s.clone();
+        bad.client_token_sha256[30] = "xyz".into();
+        let e = serde_json::from_slice::<RoundSpecOf<TokenCount>>(&bad.canonical_json())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("client 30's token hash"), "{e}");
+        assert!(spool_token_hashes(&b"[1,2]"[..], &mut Vec::new()).is_err());
+        assert!(spool_token_hashes(&b"{} x"[..], &mut Vec::new()).is_err());
     }
 
     #[test]

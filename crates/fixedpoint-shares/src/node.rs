@@ -343,60 +343,198 @@ impl ComputeNode {
 
     /// Checks everything about a message except whether its client was already absorbed.
     fn check(&self, msg: &ShareView<'_>) -> Result<()> {
-        let c = &self.config;
-        if msg.round != c.round() {
-            return Err(Error::WrongRound {
-                expected: c.round(),
-                got: msg.round,
+        check_view(&self.config, self.node, msg)
+    }
+}
+
+/// The running sum of one compute node of one round, for hosts that store every absorbed
+/// message themselves (e.g. a service's database): the d-word accumulator and the received
+/// client ids (a bit per client), nothing else — no seeds, no shard attempts, so memory is
+/// O(d + N/8) bytes. The host keeps each client's attempt and checks the agreed set's
+/// attempts against it; every received client outside the agreed set must be
+/// [`RunningSum::retract`]ed with its stored message before [`RunningSum::finalize`].
+/// [`ComputeNode`] is the self-contained node that checks attempts and seeds itself.
+pub struct RunningSum {
+    config: RoundConfig,
+    node: NodeIndex,
+    acc: Vec<u64>,
+    received: ClientSet,
+}
+
+impl RunningSum {
+    /// The running sum of node `node` of the round.
+    ///
+    /// # Errors
+    /// As [`ComputeNode::new`].
+    pub fn new(config: &RoundConfig, node: NodeIndex) -> Result<Self> {
+        if node.0 >= config.n_nodes() {
+            return Err(Error::UnknownNode {
+                node,
+                n_nodes: config.n_nodes(),
             });
         }
-        if msg.config != c.digest() {
-            return Err(Error::WrongConfig {
-                round: msg.round,
-                expected: c.digest(),
-                got: msg.config,
+        Ok(Self {
+            config: config.clone(),
+            node,
+            acc: crate::alloc::zeroed(config.dim(), "node accumulator")?,
+            received: ClientSet::try_empty(config.n_clients())?,
+        })
+    }
+
+    /// This node's index.
+    pub fn node(&self) -> NodeIndex {
+        self.node
+    }
+
+    /// The clients whose shares are in the accumulator.
+    pub fn received(&self) -> &ClientSet {
+        &self.received
+    }
+
+    /// Adds one client's share.
+    ///
+    /// # Errors
+    /// As [`ComputeNode::absorb`]; the sum is unchanged.
+    pub fn absorb(&mut self, msg: &ShareMessage) -> Result<()> {
+        self.absorb_view(&msg.view())
+    }
+
+    /// Decodes untrusted wire bytes against this round and adds the share (read in place).
+    ///
+    /// # Errors
+    /// As [`ComputeNode::absorb_bytes`]; the sum is unchanged.
+    pub fn absorb_bytes(&mut self, bytes: &[u8]) -> Result<()> {
+        let view = ShareView::get_decoded(&self.config, bytes)?;
+        self.absorb_view(&view)
+    }
+
+    fn absorb_view(&mut self, view: &ShareView<'_>) -> Result<()> {
+        check_view(&self.config, self.node, view)?;
+        if self.received.contains(view.client) {
+            return Err(Error::DuplicateClient {
+                client: view.client,
             });
         }
-        if msg.node != self.node {
-            return Err(Error::WrongNode {
-                expected: self.node,
-                got: msg.node,
-            });
-        }
-        if msg.frac_bits != c.codec().frac_bits() {
-            return Err(Error::WrongFracBits {
-                expected: c.codec().frac_bits(),
-                got: msg.frac_bits,
-            });
-        }
-        if msg.client.0 >= c.n_clients() as u64 {
-            return Err(Error::UnknownClient {
-                client: msg.client,
-                n_clients: c.n_clients(),
-            });
-        }
-        let expected_kind = if self.node.0 == 0 || c.mode() == ShareMode::Full {
-            "full"
-        } else {
-            "seed"
-        };
-        if msg.payload.kind() != expected_kind {
-            return Err(Error::WrongPayloadKind {
-                node: self.node,
-                expected: expected_kind,
-                got: msg.payload.kind(),
-            });
-        }
-        let len = msg.payload.full_len().unwrap_or(msg.dim);
-        if msg.dim != c.dim() || len != c.dim() {
-            return Err(Error::LengthMismatch {
-                what: "share",
-                expected: c.dim(),
-                actual: if msg.dim != c.dim() { msg.dim } else { len },
-            });
-        }
+        accumulate(&mut self.acc, std::slice::from_ref(view), Sign::Add);
+        // Checked above (id < N, not yet present).
+        let _ = self.received.insert(view.client);
         Ok(())
     }
+
+    /// Removes a previously absorbed share again; the caller passes the identical message
+    /// (nothing beyond the client id can be compared: the sum keeps no attempts or seeds).
+    ///
+    /// # Errors
+    /// As [`ComputeNode::absorb`], or [`Error::NotAbsorbed`]; the sum is unchanged.
+    pub fn retract(&mut self, msg: &ShareMessage) -> Result<()> {
+        let view = msg.view();
+        check_view(&self.config, self.node, &view)?;
+        if !self.received.contains(view.client) {
+            return Err(Error::NotAbsorbed {
+                client: view.client,
+            });
+        }
+        accumulate(&mut self.acc, std::slice::from_ref(&view), Sign::Sub);
+        self.received.remove(view.client);
+        Ok(())
+    }
+
+    /// The node's sum over `agreed`, which must name exactly the received clients (retract
+    /// the others first); its attempts are the host's, checked by the host. Does not change
+    /// the sum.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] (set over another N), [`Error::AgreedNotReceived`],
+    /// [`Error::NeedsRetraction`], [`Error::TooManyDropped`].
+    pub fn finalize(&self, agreed: ShardSet) -> Result<NodeSum> {
+        if agreed.universe() != self.config.n_clients() {
+            return Err(Error::InvalidParameter {
+                name: "agreed client set universe",
+                value: agreed.universe() as f64,
+                requirement: "equal to the round's N",
+            });
+        }
+        if let Some(client) = agreed
+            .clients()
+            .iter()
+            .find(|c| !self.received.contains(*c))
+        {
+            return Err(Error::AgreedNotReceived {
+                client,
+                node: self.node,
+            });
+        }
+        check_missing(agreed.clients(), &self.config)?;
+        if let Some(client) = self.received.difference(agreed.clients()).next() {
+            return Err(Error::NeedsRetraction { client });
+        }
+        Ok(NodeSum {
+            round: self.config.round(),
+            config: self.config.digest(),
+            node: self.node,
+            frac_bits: self.config.codec().frac_bits(),
+            agreed,
+            sum: self.acc.clone(),
+        })
+    }
+}
+
+/// Checks everything about a message for node `node` of `config`'s round except whether its
+/// client was already absorbed.
+fn check_view(config: &RoundConfig, node: NodeIndex, msg: &ShareView<'_>) -> Result<()> {
+    let c = config;
+    if msg.round != c.round() {
+        return Err(Error::WrongRound {
+            expected: c.round(),
+            got: msg.round,
+        });
+    }
+    if msg.config != c.digest() {
+        return Err(Error::WrongConfig {
+            round: msg.round,
+            expected: c.digest(),
+            got: msg.config,
+        });
+    }
+    if msg.node != node {
+        return Err(Error::WrongNode {
+            expected: node,
+            got: msg.node,
+        });
+    }
+    if msg.frac_bits != c.codec().frac_bits() {
+        return Err(Error::WrongFracBits {
+            expected: c.codec().frac_bits(),
+            got: msg.frac_bits,
+        });
+    }
+    if msg.client.0 >= c.n_clients() as u64 {
+        return Err(Error::UnknownClient {
+            client: msg.client,
+            n_clients: c.n_clients(),
+        });
+    }
+    let expected_kind = if node.0 == 0 || c.mode() == ShareMode::Full {
+        "full"
+    } else {
+        "seed"
+    };
+    if msg.payload.kind() != expected_kind {
+        return Err(Error::WrongPayloadKind {
+            node,
+            expected: expected_kind,
+            got: msg.payload.kind(),
+        });
+    }
+    let len = msg.payload.full_len().unwrap_or(msg.dim);
+    if msg.dim != c.dim() || len != c.dim() {
+        return Err(Error::LengthMismatch {
+            what: "share",
+            expected: c.dim(),
+            actual: if msg.dim != c.dim() { msg.dim } else { len },
+        });
+    }
+    Ok(())
 }
 
 /// Refuses a set missing more than T of the N clients.

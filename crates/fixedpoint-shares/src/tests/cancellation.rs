@@ -7,8 +7,8 @@ use rand_core::{RngCore, SeedableRng};
 
 use super::{expand, ids, params, quantise};
 use crate::{
-    Aggregator, Client, ClientId, ClientSet, ComputeNode, Error, NodeIndex, RoundConfig, ShardSet,
-    ShareMode, agree, simulate_round,
+    Aggregator, Client, ClientId, ClientSet, ComputeNode, Error, NodeIndex, RoundConfig,
+    RunningSum, ShardSet, ShareMode, agree, simulate_round,
 };
 
 /// Inputs in [−bound, bound], with the bound itself and zero mixed in.
@@ -198,6 +198,78 @@ fn asymmetric_receipt_is_resolved_by_the_agreed_set() {
                 node.finalize(&smaller),
                 Err(Error::TooManyDropped { missing: 4, .. })
             ));
+        }
+    }
+}
+
+/// A [`RunningSum`] (no attempts, no seeds) gives the same node sums as a [`ComputeNode`] made
+/// `without_kept_seeds`, once the received clients outside the agreed set are retracted; it
+/// refuses a set that names a client it did not receive, one that leaves a received client
+/// unretracted, one missing more than T, and a client absorbed twice.
+#[test]
+fn a_running_sum_finalizes_like_a_compute_node() {
+    for mode in [ShareMode::Seed, ShareMode::Full] {
+        let (n, m, t, d) = (10usize, 3u16, 2usize, 37usize);
+        let config = RoundConfig::new(&params(n, m, t, d, mode)).unwrap();
+        let x = inputs(11, n, d, 1.5);
+        let shards: Vec<_> = (0..n)
+            .map(|i| {
+                Client::new(
+                    &config,
+                    ClientId(i as u64),
+                    RngSource::InsecureFixedSeed(i as u64),
+                )
+                .unwrap()
+                .shard(&x[i])
+                .unwrap()
+            })
+            .collect();
+        // Client 4 never reaches node 2.
+        for k in 0..m {
+            let mut node = ComputeNode::without_kept_seeds(&config, NodeIndex(k)).unwrap();
+            let mut sum = RunningSum::new(&config, NodeIndex(k)).unwrap();
+            for (i, msgs) in shards.iter().enumerate() {
+                if (i, k) != (4, 2) {
+                    node.absorb(&msgs[usize::from(k)]).unwrap();
+                    sum.absorb(&msgs[usize::from(k)]).unwrap();
+                }
+            }
+            assert!(matches!(
+                sum.absorb(&shards[0][usize::from(k)]),
+                Err(Error::DuplicateClient { .. })
+            ));
+            let mut agreed = node.received().clone();
+            agreed.remove(ClientId(4));
+            agreed.remove(ClientId(6));
+            assert!(matches!(
+                sum.finalize(agreed.clone()),
+                Err(Error::NeedsRetraction { .. })
+            ));
+            for c in [4usize, 6] {
+                if (c, k) != (4, 2) {
+                    node.retract(&shards[c][usize::from(k)]).unwrap();
+                    sum.retract(&shards[c][usize::from(k)]).unwrap();
+                }
+            }
+            assert!(matches!(
+                sum.retract(&shards[6][usize::from(k)]),
+                Err(Error::NotAbsorbed { .. })
+            ));
+            let mut not_received = agreed.clone();
+            not_received.insert(ClientId(6), crate::ShardId(0)).unwrap();
+            assert!(matches!(
+                sum.finalize(not_received.clone()),
+                Err(Error::AgreedNotReceived { .. })
+            ));
+            let mut too_few = agreed.clone();
+            too_few.remove(ClientId(0));
+            assert!(matches!(
+                sum.finalize(too_few.clone()),
+                Err(Error::TooManyDropped { missing: 3, .. })
+            ));
+            assert_eq!(sum.received(), agreed.clients());
+            let want = node.finalize(&agreed).unwrap();
+            assert_eq!(sum.finalize(agreed).unwrap(), want, "{mode:?}, node {k}");
         }
     }
 }
