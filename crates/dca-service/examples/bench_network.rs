@@ -11,7 +11,8 @@
 //! `--preseal`: every client's shares are sharded and sealed before the timed phase (on all
 //! cores, printed apart), so the timed phase only sends: node capacity apart from the
 //! clients' sharding and sealing (the client process still pays for TLS and HTTP).
-//! `--nodes 1` gives the one node a core of its own (with the client process on the other).
+//! `--only-node K`: the clients send only node K's shares (the other nodes idle, no release):
+//! one node with about a core of its own, the client process on the other.
 //! Per node it prints the CPU of the upload phase alone (from `/proc/<pid>/stat` before and
 //! after it) and of the whole round.
 
@@ -94,8 +95,9 @@ fn dir_bytes(dir: &PathBuf) -> u64 {
         .unwrap_or(0)
 }
 
-/// Client `i`'s shares, each sealed to its node (index k = node k).
-fn shard_and_seal(round: &Round, i: u64, seed: u64) -> Vec<Vec<u8>> {
+/// Client `i`'s shares, each sealed to its node (index k = node k); with `only`, the other
+/// nodes' entries are left empty.
+fn shard_and_seal(round: &Round, i: u64, seed: u64, only: Option<usize>) -> Vec<Vec<u8>> {
     let values: Vec<f64> = (0..round.config.dim()).map(|j| value(i, j)).collect();
     let msgs = Client::new(
         &round.config,
@@ -107,7 +109,12 @@ fn shard_and_seal(round: &Round, i: u64, seed: u64) -> Vec<Vec<u8>> {
     .unwrap();
     msgs.iter()
         .enumerate()
-        .map(|(k, msg)| seal_for(round, i, k as u16, &Encode::get_encoded(msg).unwrap()).unwrap())
+        .map(|(k, msg)| {
+            if only.is_some_and(|o| o != k) {
+                return Vec::new();
+            }
+            seal_for(round, i, k as u16, &Encode::get_encoded(msg).unwrap()).unwrap()
+        })
         .collect()
 }
 
@@ -119,6 +126,9 @@ async fn main() {
     let m: u16 = arg("--nodes", "3").parse().unwrap();
     let mode = arg("--mode", "seed");
     let preseal = std::env::args().any(|a| a == "--preseal");
+    let only_node: Option<usize> = std::env::args()
+        .any(|a| a == "--only-node")
+        .then(|| arg("--only-node", "0").parse().unwrap());
     let bin = std::env::current_exe()
         .unwrap()
         .parent()
@@ -248,7 +258,7 @@ async fn main() {
                     let round = round.clone();
                     s.spawn(move || {
                         (lo..(lo + chunk).min(n))
-                            .map(|i| shard_and_seal(&round, i as u64, seed))
+                            .map(|i| shard_and_seal(&round, i as u64, seed, only_node))
                             .collect::<Vec<_>>()
                     })
                 })
@@ -293,12 +303,15 @@ async fn main() {
                 let sealed: &[Vec<u8>] = match &sealed_all {
                     Some(all) => &all[i as usize],
                     None => {
-                        fresh = shard_and_seal(&round, i, seed);
+                        fresh = shard_and_seal(&round, i, seed, only_node);
                         &fresh
                     }
                 };
                 let token = format!("t{i}");
                 for (k, sealed) in sealed.iter().enumerate() {
+                    if only_node.is_some_and(|o| o != k) {
+                        continue;
+                    }
                     bytes_sent.fetch_add(sealed.len() as u64, Ordering::Relaxed);
                     upload_sealed(&http, &urls[k], &id, i, &token, sealed)
                         .await
@@ -320,6 +333,21 @@ async fn main() {
         .map(|((c, _), before)| cpu_seconds(c.0.id()) - before)
         .collect();
     let load_after_upload = load_average();
+    if let Some(k) = only_node {
+        let cpu = cpu_upload.get(k).copied().unwrap_or(f64::NAN);
+        println!(
+            "only node {k} was sent shares: N = {n}, d = {dim}, M = {m}, {mode} mode, {conns} connections{}: upload phase {upload_s:.1} s, {:.0} uploads/s, node {k} CPU {cpu:.1} s ({:.0} uploads per node-CPU-second); no release",
+            if preseal { ", presealed" } else { "" },
+            n as f64 / upload_s,
+            n as f64 / cpu
+        );
+        println!(
+            "load average (1, 5, 15 min): {load_before} before the uploads, {load_after_upload} after them"
+        );
+        drop(nodes);
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
     let t = Instant::now();
     let release = agg.release(&round).await.unwrap();
     let release_s = t.elapsed().as_secs_f64();
