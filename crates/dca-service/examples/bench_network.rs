@@ -7,6 +7,14 @@
 //! target/release/examples/bench_network --n 10000 --dim 1000 --conns 64 --mode seed
 //! ```
 //! Clients run in this process (sharding + HPKE sealing on the same cores as the nodes).
+//!
+//! `--preseal`: every client's shares are sharded and sealed before the timed phase (on all
+//! cores, printed apart), so the timed phase only sends: node capacity apart from the
+//! clients' sharding and sealing (the client process still pays for TLS and HTTP).
+//! `--only-node K`: the clients send only node K's shares (the other nodes idle, no release):
+//! one node with about a core of its own, the client process on the other.
+//! Per node it prints the CPU of the upload phase alone (from `/proc/<pid>/stat` before and
+//! after it) and of the whole round.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -16,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use dca_service::aggregator::Aggregator;
 use dca_service::client::{seal_for, upload_sealed};
-use dca_service::spec::{RoundSpec, token_hash};
+use dca_service::spec::{Round, RoundSpec, token_hash};
 use dca_service::{hex, tls};
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
@@ -87,6 +95,29 @@ fn dir_bytes(dir: &PathBuf) -> u64 {
         .unwrap_or(0)
 }
 
+/// Client `i`'s shares, each sealed to its node (index k = node k); with `only`, the other
+/// nodes' entries are left empty.
+fn shard_and_seal(round: &Round, i: u64, seed: u64, only: Option<usize>) -> Vec<Vec<u8>> {
+    let values: Vec<f64> = (0..round.config.dim()).map(|j| value(i, j)).collect();
+    let msgs = Client::new(
+        &round.config,
+        ClientId(i),
+        RngSource::InsecureFixedSeed(seed).derive(i),
+    )
+    .unwrap()
+    .shard(&values)
+    .unwrap();
+    msgs.iter()
+        .enumerate()
+        .map(|(k, msg)| {
+            if only.is_some_and(|o| o != k) {
+                return Vec::new();
+            }
+            seal_for(round, i, k as u16, &Encode::get_encoded(msg).unwrap()).unwrap()
+        })
+        .collect()
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let n: usize = arg("--n", "10000").parse().unwrap();
@@ -94,6 +125,10 @@ async fn main() {
     let conns: usize = arg("--conns", "64").parse().unwrap();
     let m: u16 = arg("--nodes", "3").parse().unwrap();
     let mode = arg("--mode", "seed");
+    let preseal = std::env::args().any(|a| a == "--preseal");
+    let only_node: Option<usize> = std::env::args()
+        .any(|a| a == "--only-node")
+        .then(|| arg("--only-node", "0").parse().unwrap());
     let bin = std::env::current_exe()
         .unwrap()
         .parent()
@@ -211,19 +246,51 @@ async fn main() {
     let round = Arc::new(agg.create_round(spec).await.unwrap());
     let seed = 99;
 
+    // --preseal: shard and seal everything now, outside the timed phase, on every core.
+    let sealed_all: Option<Arc<Vec<Vec<Vec<u8>>>>> = preseal.then(|| {
+        let t = Instant::now();
+        let threads = std::thread::available_parallelism().map_or(1, |p| p.get());
+        let chunk = n.div_ceil(threads).max(1);
+        let parts: Vec<Vec<Vec<Vec<u8>>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..n)
+                .step_by(chunk)
+                .map(|lo| {
+                    let round = round.clone();
+                    s.spawn(move || {
+                        (lo..(lo + chunk).min(n))
+                            .map(|i| shard_and_seal(&round, i as u64, seed, only_node))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let all: Vec<Vec<Vec<u8>>> = parts.into_iter().flatten().collect();
+        eprintln!(
+            "presealed {n} clients x {m} shares in {:.1} s ({threads} threads, before the timed phase)",
+            t.elapsed().as_secs_f64()
+        );
+        Arc::new(all)
+    });
+
     let load_before = load_average();
-    eprintln!("uploading N = {n}, d = {dim}, M = {m}, {mode} mode, {conns} connections ...");
+    let cpu_before: Vec<f64> = nodes.iter().map(|(c, _)| cpu_seconds(c.0.id())).collect();
+    eprintln!(
+        "uploading N = {n}, d = {dim}, M = {m}, {mode} mode, {conns} connections{} ...",
+        if preseal { ", presealed" } else { "" }
+    );
     let next = Arc::new(AtomicU64::new(0));
     let bytes_sent = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let mut workers = tokio::task::JoinSet::new();
     for _ in 0..conns {
-        let (http, round, urls, next, bytes_sent) = (
+        let (http, round, urls, next, bytes_sent, sealed_all) = (
             http.clone(),
             round.clone(),
             urls.clone(),
             next.clone(),
             bytes_sent.clone(),
+            sealed_all.clone(),
         );
         workers.spawn(async move {
             let id = round.id();
@@ -232,20 +299,21 @@ async fn main() {
                 if i >= n as u64 {
                     return;
                 }
-                let values: Vec<f64> = (0..round.config.dim()).map(|j| value(i, j)).collect();
-                let msgs = Client::new(
-                    &round.config,
-                    ClientId(i),
-                    RngSource::InsecureFixedSeed(seed).derive(i),
-                )
-                .unwrap()
-                .shard(&values)
-                .unwrap();
-                for (k, msg) in msgs.iter().enumerate() {
-                    let sealed =
-                        seal_for(&round, i, k as u16, &Encode::get_encoded(msg).unwrap()).unwrap();
+                let fresh;
+                let sealed: &[Vec<u8>] = match &sealed_all {
+                    Some(all) => &all[i as usize],
+                    None => {
+                        fresh = shard_and_seal(&round, i, seed, only_node);
+                        &fresh
+                    }
+                };
+                let token = format!("t{i}");
+                for (k, sealed) in sealed.iter().enumerate() {
+                    if only_node.is_some_and(|o| o != k) {
+                        continue;
+                    }
                     bytes_sent.fetch_add(sealed.len() as u64, Ordering::Relaxed);
-                    upload_sealed(&http, &urls[k], &id, i, &format!("t{i}"), &sealed)
+                    upload_sealed(&http, &urls[k], &id, i, &token, sealed)
                         .await
                         .unwrap();
                 }
@@ -259,6 +327,27 @@ async fn main() {
         r.unwrap();
     }
     let upload_s = start.elapsed().as_secs_f64();
+    let cpu_upload: Vec<f64> = nodes
+        .iter()
+        .zip(&cpu_before)
+        .map(|((c, _), before)| cpu_seconds(c.0.id()) - before)
+        .collect();
+    let load_after_upload = load_average();
+    if let Some(k) = only_node {
+        let cpu = cpu_upload.get(k).copied().unwrap_or(f64::NAN);
+        println!(
+            "only node {k} was sent shares: N = {n}, d = {dim}, M = {m}, {mode} mode, {conns} connections{}: upload phase {upload_s:.1} s, {:.0} uploads/s, node {k} CPU {cpu:.1} s ({:.0} uploads per node-CPU-second); no release",
+            if preseal { ", presealed" } else { "" },
+            n as f64 / upload_s,
+            n as f64 / cpu
+        );
+        println!(
+            "load average (1, 5, 15 min): {load_before} before the uploads, {load_after_upload} after them"
+        );
+        drop(nodes);
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
     let t = Instant::now();
     let release = agg.release(&round).await.unwrap();
     let release_s = t.elapsed().as_secs_f64();
@@ -296,8 +385,9 @@ async fn main() {
         let disk = dir_bytes(data);
         let cpu = cpu_seconds(child.0.id());
         println!(
-            "node {k}: CPU {cpu:.1} s ({:.0} uploads per CPU-second), peak RSS {:.1} MiB, disk {:.1} MiB ({:.0} B per client)",
-            n as f64 / cpu,
+            "node {k}: CPU {cpu:.1} s for the round, {:.1} s in the upload phase ({:.0} uploads per node-CPU-second), peak RSS {:.1} MiB, disk {:.1} MiB ({:.0} B per client)",
+            cpu_upload[k],
+            n as f64 / cpu_upload[k],
             peak_rss_kib(child.0.id()) as f64 / 1024.0,
             disk as f64 / 1048576.0,
             disk as f64 / n as f64
@@ -305,7 +395,7 @@ async fn main() {
     }
     println!("released sum identical to the in-process round (sum_units compared)");
     println!(
-        "load average (1, 5, 15 min): {load_before} before the uploads, {} at the end; {} cores",
+        "load average (1, 5, 15 min): {load_before} before the uploads, {load_after_upload} after them, {} at the end; {} cores",
         load_average(),
         std::thread::available_parallelism().map_or(0, |p| p.get())
     );

@@ -155,9 +155,14 @@ impl NodeStore {
                  shard INTEGER,
                  digest BLOB NOT NULL,
                  message BLOB NOT NULL,
-                 PRIMARY KEY (round_id, client)
-             ) WITHOUT ROWID;",
+                 UNIQUE (round_id, client)
+             );",
         )?;
+        // `shares` is a rowid table with a unique index on (round_id, client): a full share's
+        // row (~8d bytes) overflows its page, and in a WITHOUT ROWID table (as stores made
+        // before kept it, which still work with the same statements) every key comparison on
+        // the way down the B-tree read the whole row from its overflow pages. Now the key
+        // lookups walk the small index and the rows are appended in rowid order.
         // Stores created before rounds could be aborted lack the column; nor did they keep
         // the token hashes apart from the spec.
         add_column_if_missing(&conn, "rounds", "aborted", "TEXT")?;
@@ -265,33 +270,38 @@ impl NodeStore {
 
     /// One transaction for a batch of uploads (group commit): each is stored, recognised as
     /// the same share again, or a conflict; duplicates within the batch are seen too.
+    ///
+    /// The usual case (a new client) costs one index probe: the insert is tried first and
+    /// skipped on a key conflict; only then is the stored digest read.
     pub fn commit_uploads(&mut self, batch: &[PendingShare<'_>]) -> Result<Vec<UploadOutcome>> {
         let tx = self.conn.transaction()?;
         let mut out = Vec::with_capacity(batch.len());
         {
-            let mut find =
-                tx.prepare_cached("SELECT digest FROM shares WHERE round_id = ?1 AND client = ?2")?;
             let mut insert = tx.prepare_cached(
                 "INSERT INTO shares (round_id, client, shard, digest, message)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (round_id, client) DO NOTHING",
             )?;
+            let mut find =
+                tx.prepare_cached("SELECT digest FROM shares WHERE round_id = ?1 AND client = ?2")?;
             for p in batch {
-                let existing: Option<Vec<u8>> = find
-                    .query_row(params![&p.round_id[..], p.client as i64], |r| r.get(0))
-                    .optional()?;
-                out.push(match existing {
-                    Some(d) if d == p.digest => UploadOutcome::SameAgain,
-                    Some(_) => UploadOutcome::Conflict,
-                    None => {
-                        insert.execute(params![
-                            &p.round_id[..],
-                            p.client as i64,
-                            p.shard as i64,
-                            &p.digest[..],
-                            p.message
-                        ])?;
-                        UploadOutcome::Stored
-                    }
+                let inserted = insert.execute(params![
+                    &p.round_id[..],
+                    p.client as i64,
+                    p.shard as i64,
+                    &p.digest[..],
+                    p.message
+                ])?;
+                if inserted == 1 {
+                    out.push(UploadOutcome::Stored);
+                    continue;
+                }
+                let existing: Vec<u8> =
+                    find.query_row(params![&p.round_id[..], p.client as i64], |r| r.get(0))?;
+                out.push(if existing == p.digest {
+                    UploadOutcome::SameAgain
+                } else {
+                    UploadOutcome::Conflict
                 });
             }
         }
@@ -541,6 +551,91 @@ mod tests {
         assert_eq!(rounds[0].aborted, None);
         assert_eq!(rounds[1].aborted.as_deref(), Some("why"));
         assert_eq!(rounds[1].agreed, None);
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    fn share<'a>(
+        id: &'a [u8; 32],
+        client: u64,
+        digest: &'a [u8; 32],
+        message: &'a [u8],
+    ) -> PendingShare<'a> {
+        PendingShare {
+            round_id: id,
+            client,
+            shard: 1,
+            digest,
+            message,
+        }
+    }
+
+    /// Stored, the same again (also within one batch), a conflict: nothing but the first
+    /// share of each client is kept.
+    fn check_upload_outcomes(store: &mut NodeStore) {
+        use UploadOutcome::{Conflict, SameAgain, Stored};
+        let (id, other_round) = ([5u8; 32], [6u8; 32]);
+        let (d1, d2) = ([1u8; 32], [2u8; 32]);
+        let big = vec![7u8; 20_000]; // overflows its page, as a full share does
+        let out = store
+            .commit_uploads(&[
+                share(&id, 0, &d1, &big),
+                share(&id, 1, &d1, b"seed"),
+                share(&id, 1, &d1, b"seed"),
+                share(&id, 1, &d2, b"other"),
+                share(&other_round, 1, &d2, b"other"),
+            ])
+            .unwrap();
+        assert_eq!(out, [Stored, Stored, SameAgain, Conflict, Stored]);
+        let out = store
+            .commit_uploads(&[share(&id, 0, &d1, &big), share(&id, 0, &d2, b"x")])
+            .unwrap();
+        assert_eq!(out, [SameAgain, Conflict]);
+        assert_eq!(store.share(&id, 0).unwrap().as_deref(), Some(&big[..]));
+        assert_eq!(store.share(&id, 1).unwrap().as_deref(), Some(&b"seed"[..]));
+        assert_eq!(
+            store.share(&other_round, 1).unwrap().as_deref(),
+            Some(&b"other"[..])
+        );
+        let mut seen = Vec::new();
+        store
+            .for_each_share(&id, |c, shard, m| {
+                assert_eq!(shard, Some(1));
+                seen.push((c, m.len()));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(seen, [(0, big.len()), (1, 4)]);
+    }
+
+    #[test]
+    fn uploads_are_stored_once_in_a_new_store_and_in_one_from_before() {
+        let path = temp_db("uploads-new");
+        let mut store = NodeStore::open(&path).unwrap();
+        let sql: String = store
+            .conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = 'shares'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(!sql.contains("WITHOUT ROWID"), "{sql}");
+        check_upload_outcomes(&mut store);
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+
+        // A store made before kept the shares in a WITHOUT ROWID table keyed by the pair.
+        let path = temp_db("uploads-old");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(
+                "CREATE TABLE shares (round_id BLOB NOT NULL, client INTEGER NOT NULL,
+                     digest BLOB NOT NULL, message BLOB NOT NULL,
+                     PRIMARY KEY (round_id, client)) WITHOUT ROWID;",
+            )
+            .unwrap();
+        }
+        let mut store = NodeStore::open(&path).unwrap();
+        check_upload_outcomes(&mut store);
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 
