@@ -9,9 +9,12 @@
 //! |y| ≤ 8, 3.8 sd: clipping is rare), releases Σxxᵀ and Σxy with the Gaussian mechanism at
 //! (ε, 10⁻⁵) through a trusted aggregator, and records for every coordinate of β whether the 50%
 //! and 90% intervals contain it, and their widths. Fixed seeds (an experiment, not a
-//! deployment). `--x-mix W` makes the inputs correlated (a shared coordinate mixed into each,
-//! with a random weight in [0, W] and sign per replication), `--x-spread` makes the prior's
-//! second moments wrong, `--dof` fixes ν.
+//! deployment). Methods: naive, noise-aware under the flat prior of Σxxᵀ, under the default
+//! diagonal data-model prior, and under the coupled inverse-Wishart prior
+//! (`LatentPrior::Wishart`, an MCMC; the mean effective sample size of each fit's importance
+//! weights is printed per cell). `--x-mix W` makes the inputs correlated (a shared coordinate
+//! mixed into each, with a random weight in [0, W] and sign per replication), `--x-spread`
+//! makes the prior's second moments wrong, `--dof` fixes ν, `--wishart-dof` fixes ν₀.
 
 use std::error::Error;
 use std::fmt::Write as _;
