@@ -9,9 +9,12 @@
 //! |y| ≤ 8, 3.8 sd: clipping is rare), releases Σxxᵀ and Σxy with the Gaussian mechanism at
 //! (ε, 10⁻⁵) through a trusted aggregator, and records for every coordinate of β whether the 50%
 //! and 90% intervals contain it, and their widths. Fixed seeds (an experiment, not a
-//! deployment). `--x-mix W` makes the inputs correlated (a shared coordinate mixed into each,
-//! with a random weight in [0, W] and sign per replication), `--x-spread` makes the prior's
-//! second moments wrong, `--dof` fixes ν.
+//! deployment). Methods: naive, noise-aware under the flat prior of Σxxᵀ, under the default
+//! diagonal data-model prior, and under the coupled inverse-Wishart prior
+//! (`LatentPrior::Wishart`, an MCMC; the mean effective sample size of each fit's importance
+//! weights is printed per cell). `--x-mix W` makes the inputs correlated (a shared coordinate
+//! mixed into each, with a random weight in [0, W] and sign per replication), `--x-spread`
+//! makes the prior's second moments wrong, `--dof` fixes ν, `--wishart-dof` fixes ν₀.
 
 use std::error::Error;
 use std::fmt::Write as _;
@@ -46,15 +49,23 @@ const DRAWS: usize = 300;
 type Res<T> = Result<T, Box<dyn Error>>;
 
 /// The methods compared: naive, noise-aware with the flat prior on Σxxᵀ (the first version),
-/// noise-aware with the data-model prior (the default).
-const METHODS: [&str; 3] = ["naive", "noise-aware, flat Σxxᵀ", "noise-aware"];
+/// noise-aware with the diagonal data-model prior (the default), noise-aware with the coupled
+/// inverse-Wishart prior (`LatentPrior::Wishart`).
+const METHODS: [&str; 4] = [
+    "naive",
+    "noise-aware, flat Σxxᵀ",
+    "noise-aware",
+    "noise-aware, Wishart",
+];
 
 /// Coverage counts and summed widths of one (n, ε) cell, per method and level.
 #[derive(Default, Clone)]
 struct Cell {
-    covered: [[usize; 2]; 3],
-    width: [[f64; 2]; 3],
+    covered: [[usize; 2]; 4],
+    width: [[f64; 2]; 4],
     intervals: usize,
+    /// Summed effective sample sizes of the importance weights (flat, data-model, Wishart).
+    ess: [f64; 3],
 }
 
 /// Coverage of naive vs noise-aware BLR credible intervals under DP noise (synthetic data).
@@ -87,6 +98,9 @@ struct Args {
     /// Run only the cells with these ε (comma-separated; default all of 0.5, 1, 2, 5).
     #[arg(long, value_delimiter = ',')]
     epsilons: Vec<f64>,
+    /// ν₀ of the Wishart prior (default d + 2).
+    #[arg(long)]
+    wishart_dof: Option<f64>,
     /// Draws of the latent Σxxᵀ per noise-aware posterior.
     #[arg(long, default_value_t = DRAWS)]
     draws: usize,
@@ -161,11 +175,16 @@ fn main() -> Res<()> {
                     second_moments: None,
                     dof: args.dof,
                 })?;
+                let wishart = aware(LatentPrior::Wishart {
+                    second_moments: None,
+                    dof: args.wishart_dof,
+                })?;
                 for (l, &level) in LEVELS.iter().enumerate() {
                     let methods = [
                         naive_coefficients(&naive, level)?,
                         flat.coefficients(level)?,
                         data_model.coefficients(level)?,
+                        wishart.coefficients(level)?,
                     ];
                     for (m, summaries) in methods.iter().enumerate() {
                         for (summary, &b) in summaries.iter().zip(&beta) {
@@ -176,15 +195,23 @@ fn main() -> Res<()> {
                     }
                 }
                 cell.intervals += D;
+                cell.ess[0] += flat.effective_sample_size;
+                cell.ess[1] += data_model.effective_sample_size;
+                cell.ess[2] += wishart.effective_sample_size;
                 progress.inc(1);
             }
             progress.suspend(|| {
                 println!(
-                "n = {n}, ε = {epsilon}: 90% coverage naive {:.3}, flat {:.3}, noise-aware {:.3} \
+                "n = {n}, ε = {epsilon}: 90% coverage naive {:.3}, flat {:.3}, noise-aware {:.3}, \
+                 Wishart {:.3}; mean ESS of the weights flat {:.0}, noise-aware {:.0}, Wishart {:.0} \
                  ({reps} reps, {:.0} s so far)",
                 cell.covered[0][1] as f64 / cell.intervals as f64,
                 cell.covered[1][1] as f64 / cell.intervals as f64,
                 cell.covered[2][1] as f64 / cell.intervals as f64,
+                cell.covered[3][1] as f64 / cell.intervals as f64,
+                cell.ess[0] / reps as f64,
+                cell.ess[1] / reps as f64,
+                cell.ess[2] / reps as f64,
                 start.elapsed().as_secs_f64()
                 )
             });
@@ -242,8 +269,11 @@ fn render_table(cells: &[Vec<Cell>], reps: usize, args: &Args) -> Res<String> {
     let mut out = format!(
         "coverage of the credible intervals for each of the {D} coefficients ({reps} replications \
          per cell, {} intervals; x ~ U(−{s}, {s}), mixed with a shared coordinate up to W = {w}, \
-         bounds 1; data-model prior ν = {dof}), mean width in brackets\n\n",
+         bounds 1; data-model prior ν = {dof}; Wishart ν₀ = {wdof}), mean width in brackets\n\n",
         reps * D,
+        wdof = args
+            .wishart_dof
+            .map_or(format!("{}", D + 2), |v| v.to_string()),
         s = args.x_spread,
         w = args.x_mix,
         dof = args
@@ -284,7 +314,7 @@ fn write_figure(cells: &[Vec<Cell>], reps: usize, path: &std::path::Path) -> Res
     let mut panels = Vec::new();
     for l in [1, 0] {
         for (s, &n) in SIZES.iter().enumerate() {
-            let series = [2, 1, 0]
+            let series = [3, 2, 1, 0]
                 .iter()
                 .map(|&m| (m, METHODS[m]))
                 .map(|(m, name)| Series {

@@ -7,7 +7,8 @@
 //! - [`ssp`]: projected statistics released by TA, DCA or input perturbation;
 //! - [`posterior`](mod@posterior): fixed-precision posterior with the PD repair, predictions;
 //! - [`noise_aware`]: the posterior that treats the released statistics as noisy observations;
-//! - [`latent`]: the prior of its latent Σxxᵀ (a model of the data's second moments) and draws;
+//! - [`latent`]: the prior of its latent Σxxᵀ (a model of the data's second moments) and draws
+//!   (the coupled inverse-Wishart option by a Markov chain, `wishart_prior`);
 //! - [`cavi`]: the Gamma-prior variant by closed-form coordinate ascent;
 //! - [`threshold`]: the auxiliary-data threshold search with this learner;
 //! - [`split`]: the auxiliary-data Laplace budget-split search with this learner;
@@ -40,6 +41,7 @@ pub mod split;
 pub mod ssp;
 pub mod stats;
 pub mod threshold;
+mod wishart_prior;
 
 pub use cavi::{CaviOptions, CaviPosterior, GammaPrior, fit_gamma_prior};
 pub use error::{CsvError, Error, Result};

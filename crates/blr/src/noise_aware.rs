@@ -18,7 +18,9 @@
 //! **A is unknown.** Its prior comes from a model of the records' second moments (default;
 //! or flat in the box of the public bounds, 0 ≤ A_jj ≤ nB_j², |A_jk| ≤ nB_jB_k): see
 //! [`crate::latent`], which draws A_m from p(A | z_A) entry by entry (exact for the independent
-//! Gaussian prior and noise, importance-corrected for Laplace noise), mirrors it, and repairs it:
+//! Gaussian prior and noise, importance-corrected for Laplace noise) — or, under the coupled
+//! `LatentPrior::Wishart` option, as the kept states of a Markov chain (then the weights below
+//! are self-normalised importance sampling over the chain's draws) — mirrors it, and repairs it:
 //! negative eigenvalues are floored at 0 — the approximation of this module, a projection onto
 //! the PSD cone instead of a rejection, which would almost never accept at small ε. Each draw is
 //! weighted by p(z_b | A_m) (self-normalised importance sampling), so the released z_b also
@@ -333,7 +335,7 @@ pub fn noise_aware_posterior(
         });
     }
     let d = stats.d;
-    let sampler = LatentSampler::new(
+    let mut sampler = LatentSampler::new(
         &stats.xx,
         stats.n,
         d,

@@ -329,3 +329,169 @@ fn laplace_release_noise_is_described_by_block() {
         other => panic!("{other:?}"),
     }
 }
+
+/// `draws` draws under the coupled inverse-Wishart prior (hierarchical ν₀, second moments 1/3).
+fn wishart_options(draws: usize, d: usize) -> NoiseAwareOptions<'static> {
+    NoiseAwareOptions {
+        latent: LatentPrior::Wishart {
+            second_moments: None,
+            dof: None,
+        },
+        ..options(draws, d)
+    }
+}
+
+#[test]
+fn wishart_prior_without_noise_is_the_naive_posterior() {
+    let (n, d) = (300, 3);
+    let (x, y, _) = draw_data(n, d, 1);
+    let stats = SuffStats::compute(&x, &y, n, d).unwrap();
+    let prior = Prior::default();
+    let naive = posterior(&stats, prior).unwrap();
+    let naive_90 = naive_coefficients(&naive, 0.9).unwrap();
+    let aware = noise_aware_posterior(
+        &stats,
+        StatsNoise::none(),
+        prior,
+        wishart_options(5, d),
+        &RngSource::InsecureFixedSeed(2),
+    )
+    .unwrap();
+    let aware_90 = aware.coefficients(0.9).unwrap();
+    for j in 0..d {
+        assert!((aware.mean[j] - naive.mean[j]).abs() < 1e-10);
+        assert!((aware_90[j].lower - naive_90[j].lower).abs() < 1e-7);
+        assert!((aware_90[j].upper - naive_90[j].upper).abs() < 1e-7);
+    }
+}
+
+#[test]
+fn wishart_prior_tends_to_the_naive_posterior_as_epsilon_grows() {
+    let (n, d) = (400, 3);
+    let (x, y, _) = draw_data(n, d, 3);
+    let bounds = (&[1.0; 3][..], 5.0);
+    let prior = Prior::default();
+    let mut previous_gap = f64::INFINITY;
+    for epsilon in [1.0, 1e2, 1e4, 1e6] {
+        let (stats, noise) = release(&x, &y, d, epsilon, bounds, 4);
+        let naive = naive_coefficients(&posterior(&stats, prior).unwrap(), 0.9).unwrap();
+        let aware = noise_aware_posterior(
+            &stats,
+            noise,
+            prior,
+            wishart_options(100, d),
+            &RngSource::InsecureFixedSeed(5),
+        )
+        .unwrap();
+        let gap = (0..d)
+            .map(|j| (aware.mean[j] - naive[j].mean).abs() + (aware.sd[j] - naive[j].sd).abs())
+            .fold(0.0, f64::max);
+        assert!(
+            gap < previous_gap,
+            "ε = {epsilon}: gap {gap} ≥ {previous_gap}"
+        );
+        previous_gap = gap;
+    }
+    assert!(previous_gap < 1e-4, "at ε = 1e6 the gap is {previous_gap}");
+}
+
+#[test]
+fn wishart_prior_intervals_widen_as_epsilon_shrinks() {
+    let (n, d) = (500, 4);
+    let (x, y, _) = draw_data(n, d, 6);
+    let stats = SuffStats::compute(&x, &y, n, d).unwrap();
+    let bounds = [1.0; 4];
+    let prior = Prior::default();
+    let mut previous = 0.0;
+    for epsilon in [f64::INFINITY, 16.0, 4.0, 1.0, 0.25] {
+        let noise = if epsilon.is_infinite() {
+            StatsNoise::none()
+        } else {
+            let rho = rho_from_budget(PrivacyLoss {
+                epsilon,
+                delta: 1e-5,
+            })
+            .unwrap();
+            StatsNoise::of_release(
+                &bounds,
+                5.0,
+                false,
+                Mechanism::Gaussian,
+                RoundBudget::Rho(rho),
+            )
+            .unwrap()
+        };
+        let aware = noise_aware_posterior(
+            &stats,
+            noise,
+            prior,
+            wishart_options(200, d),
+            &RngSource::InsecureFixedSeed(7),
+        )
+        .unwrap();
+        let width: f64 = aware
+            .coefficients(0.9)
+            .unwrap()
+            .iter()
+            .map(|s| s.upper - s.lower)
+            .sum::<f64>()
+            / d as f64;
+        assert!(
+            width > previous,
+            "ε = {epsilon}: width {width} ≤ {previous}"
+        );
+        previous = width;
+    }
+}
+
+#[test]
+fn wishart_prior_refuses_bad_settings() {
+    let (n, d) = (50, 2);
+    let (x, y, _) = draw_data(n, d, 11);
+    let stats = SuffStats::compute(&x, &y, n, d).unwrap();
+    let rng = RngSource::InsecureFixedSeed(1);
+    for dof in [3.0, 2.0, f64::NAN, f64::INFINITY] {
+        let bad = NoiseAwareOptions {
+            latent: LatentPrior::Wishart {
+                second_moments: None,
+                dof: Some(dof),
+            },
+            ..options(5, d)
+        };
+        assert!(matches!(
+            noise_aware_posterior(&stats, StatsNoise::none(), Prior::default(), bad, &rng),
+            Err(Error::OutOfRange { .. })
+        ));
+    }
+    let no_moments = NoiseAwareOptions {
+        bounds_x: None,
+        ..wishart_options(5, d)
+    };
+    assert!(
+        noise_aware_posterior(
+            &stats,
+            StatsNoise::none(),
+            Prior::default(),
+            no_moments,
+            &rng
+        )
+        .is_err()
+    );
+    let bad_moments = NoiseAwareOptions {
+        latent: LatentPrior::Wishart {
+            second_moments: Some(&[0.3, -1.0]),
+            dof: None,
+        },
+        ..options(5, d)
+    };
+    assert!(
+        noise_aware_posterior(
+            &stats,
+            StatsNoise::none(),
+            Prior::default(),
+            bad_moments,
+            &rng
+        )
+        .is_err()
+    );
+}
