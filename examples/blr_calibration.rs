@@ -98,7 +98,11 @@ struct Args {
     /// Run only the cells with these ε (comma-separated; default all of 0.5, 1, 2, 5).
     #[arg(long, value_delimiter = ',')]
     epsilons: Vec<f64>,
-    /// ν₀ of the Wishart prior (default d + 2).
+    /// Also run the coupled inverse-Wishart prior (an MCMC per fit: the full study takes about
+    /// ten times as long).
+    #[arg(long)]
+    wishart: bool,
+    /// ν₀ of the Wishart prior (default: integrated over a grid); implies `--wishart`.
     #[arg(long)]
     wishart_dof: Option<f64>,
     /// Draws of the latent Σxxᵀ per noise-aware posterior.
@@ -110,6 +114,8 @@ fn main() -> Res<()> {
     let args = Args::parse();
     let reps = args.replications as usize;
     let start = Instant::now();
+    let run_wishart = args.wishart || args.wishart_dof.is_some();
+    let methods_run = if run_wishart { 4 } else { 3 };
     let progress =
         common::progress::bar((SIZES.len() * EPSILONS.len() * reps) as u64, "replications");
     let bounds_x = [1.0; D];
@@ -175,17 +181,23 @@ fn main() -> Res<()> {
                     second_moments: None,
                     dof: args.dof,
                 })?;
-                let wishart = aware(LatentPrior::Wishart {
-                    second_moments: None,
-                    dof: args.wishart_dof,
-                })?;
+                let wishart = if run_wishart {
+                    Some(aware(LatentPrior::Wishart {
+                        second_moments: None,
+                        dof: args.wishart_dof,
+                    })?)
+                } else {
+                    None
+                };
                 for (l, &level) in LEVELS.iter().enumerate() {
-                    let methods = [
+                    let mut methods = vec![
                         naive_coefficients(&naive, level)?,
                         flat.coefficients(level)?,
                         data_model.coefficients(level)?,
-                        wishart.coefficients(level)?,
                     ];
+                    if let Some(w) = &wishart {
+                        methods.push(w.coefficients(level)?);
+                    }
                     for (m, summaries) in methods.iter().enumerate() {
                         for (summary, &b) in summaries.iter().zip(&beta) {
                             cell.covered[m][l] +=
@@ -197,31 +209,38 @@ fn main() -> Res<()> {
                 cell.intervals += D;
                 cell.ess[0] += flat.effective_sample_size;
                 cell.ess[1] += data_model.effective_sample_size;
-                cell.ess[2] += wishart.effective_sample_size;
+                cell.ess[2] += wishart.as_ref().map_or(0.0, |w| w.effective_sample_size);
                 progress.inc(1);
             }
+            let wishart_part = if run_wishart {
+                format!(
+                    ", Wishart {:.3} (mean ESS of its weights {:.0})",
+                    cell.covered[3][1] as f64 / cell.intervals as f64,
+                    cell.ess[2] / reps as f64
+                )
+            } else {
+                String::new()
+            };
             progress.suspend(|| {
                 println!(
-                "n = {n}, ε = {epsilon}: 90% coverage naive {:.3}, flat {:.3}, noise-aware {:.3}, \
-                 Wishart {:.3}; mean ESS of the weights flat {:.0}, noise-aware {:.0}, Wishart {:.0} \
-                 ({reps} reps, {:.0} s so far)",
-                cell.covered[0][1] as f64 / cell.intervals as f64,
-                cell.covered[1][1] as f64 / cell.intervals as f64,
-                cell.covered[2][1] as f64 / cell.intervals as f64,
-                cell.covered[3][1] as f64 / cell.intervals as f64,
-                cell.ess[0] / reps as f64,
-                cell.ess[1] / reps as f64,
-                cell.ess[2] / reps as f64,
-                start.elapsed().as_secs_f64()
+                    "n = {n}, ε = {epsilon}: 90% coverage naive {:.3}, flat {:.3}, noise-aware \
+                     {:.3}{wishart_part}; mean ESS of the weights flat {:.0}, noise-aware {:.0} \
+                     ({reps} reps, {:.0} s so far)",
+                    cell.covered[0][1] as f64 / cell.intervals as f64,
+                    cell.covered[1][1] as f64 / cell.intervals as f64,
+                    cell.covered[2][1] as f64 / cell.intervals as f64,
+                    cell.ess[0] / reps as f64,
+                    cell.ess[1] / reps as f64,
+                    start.elapsed().as_secs_f64()
                 )
             });
         }
     }
     progress.finish_and_clear();
-    let table = render_table(&cells, reps, &args)?;
+    let table = render_table(&cells, reps, &args, methods_run)?;
     println!("\n{table}");
     if args.sizes.is_empty() && args.epsilons.is_empty() {
-        write_figure(&cells, reps, &args.figure)?;
+        write_figure(&cells, reps, &args.figure, methods_run)?;
         println!("figure: {}", args.figure.display());
     } else {
         println!("no figure: only some cells were run");
@@ -265,15 +284,17 @@ fn draw_data(n: usize, spread: f64, mix: f64, seed: u64) -> Res<(Vec<f64>, Vec<f
     Ok((x, y, beta))
 }
 
-fn render_table(cells: &[Vec<Cell>], reps: usize, args: &Args) -> Res<String> {
+fn render_table(cells: &[Vec<Cell>], reps: usize, args: &Args, methods: usize) -> Res<String> {
     let mut out = format!(
         "coverage of the credible intervals for each of the {D} coefficients ({reps} replications \
          per cell, {} intervals; x ~ U(−{s}, {s}), mixed with a shared coordinate up to W = {w}, \
          bounds 1; data-model prior ν = {dof}; Wishart ν₀ = {wdof}), mean width in brackets\n\n",
         reps * D,
-        wdof = args
-            .wishart_dof
-            .map_or(format!("{}", D + 2), |v| v.to_string()),
+        wdof = match (methods > 3, args.wishart_dof) {
+            (false, _) => "not run (--wishart)".to_string(),
+            (true, None) => "integrated over its grid".to_string(),
+            (true, Some(v)) => v.to_string(),
+        },
         s = args.x_spread,
         w = args.x_mix,
         dof = args
@@ -282,18 +303,18 @@ fn render_table(cells: &[Vec<Cell>], reps: usize, args: &Args) -> Res<String> {
     );
     out.push_str("| n | ε |");
     for level in ["50%", "90%"] {
-        for method in METHODS {
+        for method in &METHODS[..methods] {
             write!(out, " {method} {level} |")?;
         }
     }
-    writeln!(out, "\n| --- | --- |{}", " --- |".repeat(2 * METHODS.len()))?;
+    writeln!(out, "\n| --- | --- |{}", " --- |".repeat(2 * methods))?;
     for (s, &n) in SIZES.iter().enumerate() {
         for (e, &epsilon) in EPSILONS.iter().enumerate() {
             let c = &cells[s][e];
             let k = c.intervals as f64;
             write!(out, "| {n} | {epsilon} |")?;
             for l in 0..2 {
-                for m in 0..METHODS.len() {
+                for m in 0..methods {
                     write!(
                         out,
                         " {:.3} ({:.2}) |",
@@ -310,13 +331,18 @@ fn render_table(cells: &[Vec<Cell>], reps: usize, args: &Args) -> Res<String> {
 
 /// Coverage against ε, one panel per interval level (rows: 90%, 50%) and n (columns): naive
 /// and noise-aware, with the nominal level as a guide and, for 90%, the 88–92% target shaded.
-fn write_figure(cells: &[Vec<Cell>], reps: usize, path: &std::path::Path) -> Res<()> {
+fn write_figure(
+    cells: &[Vec<Cell>],
+    reps: usize,
+    path: &std::path::Path,
+    methods: usize,
+) -> Res<()> {
     let mut panels = Vec::new();
     for l in [1, 0] {
         for (s, &n) in SIZES.iter().enumerate() {
-            let series = [3, 2, 1, 0]
-                .iter()
-                .map(|&m| (m, METHODS[m]))
+            let series = (0..methods)
+                .rev()
+                .map(|m| (m, METHODS[m]))
                 .map(|(m, name)| Series {
                     name: name.to_string(),
                     points: EPSILONS
