@@ -54,6 +54,19 @@ impl AesCtrRng {
         self.used = 0;
     }
 
+    /// [`Self::fill_words`] for a fixed-size batch: when the buffer holds N more words they
+    /// are copied with a length known at compile time (inline vector moves, no library call).
+    #[inline]
+    pub(crate) fn fill_array<const N: usize>(&mut self, dst: &mut [u64; N]) {
+        match self.words.get(self.used..self.used + N) {
+            Some(src) => {
+                dst.copy_from_slice(src);
+                self.used += N;
+            }
+            None => self.fill_words(dst),
+        }
+    }
+
     /// `dst.len()` words of the stream, the same words as that many [`RngCore::next_u64`] calls.
     pub(crate) fn fill_words(&mut self, dst: &mut [u64]) {
         let mut dst = dst;

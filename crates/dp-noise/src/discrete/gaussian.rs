@@ -18,7 +18,7 @@ use zeroize::Zeroize;
 pub const MIN_GAUSSIAN_SIGMA_UNITS: f64 = 1.0 / 256.0; // 2^-8
 
 /// log2 of the largest scale t/B of the inverted geometric part: the decision's margin grows
-/// like (t/B)·2^−40, so larger t are split into blocks B = 2^s (see
+/// in proportion to t/B, so larger t are split into blocks B = 2^s (see
 /// [`DiscreteGaussian::magnitude_by_inversion`]).
 const INVERSION_SCALE_BITS: u32 = 24;
 
@@ -158,18 +158,20 @@ impl DiscreteGaussian {
         let scale = f64::from_bits(self.t_over_block);
         let mut filled = 0;
         while filled < out.len() {
-            rng.fill_words(&mut words);
+            rng.fill_array(&mut words);
             magnitudes_fast(scale, &words, &mut magnitudes, &mut decided);
             if fast != FastPath::On {
                 decided.fill(false);
             }
-            for i in 0..BATCH {
-                if !decided[i] {
-                    magnitudes[i] = self.blocks_exact(rng, words[i]);
+            if !all_set(&decided) {
+                for i in 0..BATCH {
+                    if !decided[i] {
+                        magnitudes[i] = self.blocks_exact(rng, words[i]);
+                    }
                 }
             }
             if self.block_bits > 0 {
-                rng.fill_words(&mut words);
+                rng.fill_array(&mut words);
                 // The kept low parts joined in one vectorised pass; the rest (probability
                 // < 2^−22 each, every one when the fast path is off) in order, as
                 // `low_part` would take them.
@@ -178,10 +180,12 @@ impl DiscreteGaussian {
                 } else {
                     decided.fill(false);
                 }
-                for i in 0..BATCH {
-                    if !decided[i] {
-                        let low = self.low_part_from(rng, words[i], fast);
-                        magnitudes[i] = self.join(magnitudes[i], low);
+                if !all_set(&decided) {
+                    for i in 0..BATCH {
+                        if !decided[i] {
+                            let low = self.low_part_from(rng, words[i], fast);
+                            magnitudes[i] = self.join(magnitudes[i], low);
+                        }
                     }
                 }
             }
@@ -198,7 +202,7 @@ impl DiscreteGaussian {
                 &mut gammas,
             );
             fast_math::exp_neg_batch(&gammas, &mut p_hats);
-            rng.fill_words(&mut accept_words);
+            rng.fill_array(&mut accept_words);
             accept_fast(&accept_words, &p_hats, &gammas, &mut below, &mut decided);
             if fast != FastPath::On {
                 decided.fill(false);
@@ -306,20 +310,24 @@ impl DiscreteGaussian {
     /// # The one-logarithm decision, and why it is exact
     /// Write τ = t/B (exact in f64). U's first word u puts U in [u, u+1)·2^−64 ⊂ [y, y + 2^−52)
     /// with y = ⌊u/2^12⌋·2^−52, exact in f64 (`fast_math::grid_point`). For u ≥ 2^40 (so
-    /// y ≥ 2^−24) let ℓ̂ = fl(τ·(−ln y)) with `fast_math::ln`. For every U in the interval, with
+    /// y ≥ 2^−24) let λ̂ = `fast_math::ln`(y) and ℓ̂ = fl(−τ·λ̂). For every U in the interval, with
     /// L(U) = −τ·ln U:
-    /// * 0 ≤ ln U − ln y ≤ ln(1 + 2^−52/y) ≤ 2^−52/y;
+    /// * 0 ≤ ln U − ln y ≤ ln(1 + 2^−52/y) ≤ 2^−52/y, so L(y) − τ·2^−52/y ≤ L(U) ≤ L(y);
     /// * `fast_math::ln` is within 2^−48·|ln y| of ln y (proven there; the test `ln_is_accurate`
-    ///   checks 2^−50 against exact bounds), and |ln y| ≤ 24·ln 2 < 16.7: at most 2^−43.9;
-    /// * the product τ·(−ln y) is one rounding: ≤ 2^−53·ℓ̂.
+    ///   checks 2^−50 against exact bounds), so τ·|λ̂ − ln y| ≤ 2^−48·τ·|ln y|, and
+    ///   τ·|ln y| ≤ τ·|λ̂|·(1 + 2^−47) ≤ ℓ̂·(1 + 2^−46);
+    /// * the product τ·λ̂ is one rounding: |ℓ̂ − τ·|λ̂|| ≤ 2^−53·ℓ̂.
     ///
-    /// So |ℓ̂ − L(U)| ≤ τ·(2^−52/y + 2^−43.9) + 2^−53·ℓ̂. The margin
-    /// η = τ·(2^−51/y + 2^−40) + 2^−50·ℓ̂ exceeds each of those terms 1.9-fold even after the
-    /// rounding of its own f64 operations, and the sums ℓ̂ ± η add a rounding of at most
-    /// 2^−53·(ℓ̂ + η), less than what is left of η. Hence fl(ℓ̂ − η) ≤ L(U) ≤ fl(ℓ̂ + η), and
+    /// So |ℓ̂ − L(U)| ≤ τ·2^−52/y + ℓ̂·(2^−48 + 2^−53)·(1 + 2^−46) < τ·2^−52/y + 2^−47.9·ℓ̂ — the
+    /// logarithm's error is relative, hence a multiple of ℓ̂. The margin
+    /// η = τ·2^−51/y + 2^−46·ℓ̂ is computed with three roundings (≥ η·(1 − 2^−51)), and the sums
+    /// ℓ̂ ± η add one more of at most 2^−53·(ℓ̂ + η); what is left of η after both still exceeds
+    /// τ·2^−52/y + 2^−46.1·ℓ̂, more than the error. Hence fl(ℓ̂ − η) ≤ L(U) ≤ fl(ℓ̂ + η), and
     /// L(U) ≥ 0. When q = ⌊fl(ℓ̂ + η)⌋ has max(fl(ℓ̂ − η), 0) ≥ q, then q ≤ L(U) < q + 1 for
-    /// *every* U of the interval: Q = q. Otherwise (probability ≈ 2η ≤ 2^−15 with τ < 2^24) the
-    /// same U is located exactly by [`Self::blocks_exact`]. Both branches return the same
+    /// *every* U of the interval: Q = q. Otherwise (probability ≈ 2η: about 2^−20 on average
+    /// with τ < 2^24, as E[−ln U] = 1 and E[1/y] ≈ 17 on y ≥ 2^−24; the test
+    /// `inversion_fast_path_agrees_at_block_boundaries` aims first words at the boundaries)
+    /// the same U is located exactly by [`Self::blocks_exact`]. Both branches return the same
     /// function of the same U, so Q has exactly the geometric law; the f64 arithmetic only
     /// decides which branch runs.
     fn magnitude_by_inversion<R: RngCore + ?Sized>(&self, rng: &mut R, fast: FastPath) -> u64 {
@@ -499,12 +507,11 @@ impl DiscreteGaussian {
 #[inline(always)]
 fn one_log_decision(t: f64, u: u64, ln_y: f64) -> (u64, bool) {
     const TWO_M51: f64 = 1.0 / 2_251_799_813_685_248.0;
-    const SLACK: f64 = 1.0 / 1_099_511_627_776.0; // 2^-40
-    const REL: f64 = 1.0 / 1_125_899_906_842_624.0; // 2^-50
+    const REL: f64 = 1.0 / 70_368_744_177_664.0; // 2^-46
     const TWO_52: f64 = 4_503_599_627_370_496.0;
     let y = fast_math::grid_point(u);
     let l = -t * ln_y;
-    let eta = t * (TWO_M51 / y + SLACK) + l * REL;
+    let eta = t * (TWO_M51 / y) + l * REL;
     let k = (l + eta).floor();
     let decided = (u >= INVERSION_MIN_WORD) & ((l - eta).max(0.0) >= k);
     // When decided, 0 ≤ k < τ·17 < 2^29 is an integer, so its bits after adding 2^52 are k.

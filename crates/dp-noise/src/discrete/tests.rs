@@ -398,6 +398,60 @@ fn inversion_fast_path_agrees_with_the_exact_search() {
     }
 }
 
+/// The one-logarithm decision where it is hardest: first words aimed at the boundaries
+/// U = exp(−(q+1)/t) between two magnitudes (128 grid points of 2^−52 around each, wider than
+/// the undecided zone), for small, typical and far-tail q. Wherever the fast path decides, it
+/// must return what the exact search returns for the same U; and the scan must meet both
+/// decided and undecided words, or it did not reach the margin. σ < 2^24 − 1: no low part, so
+/// the magnitude is the geometric part itself.
+#[test]
+fn inversion_fast_path_agrees_at_block_boundaries() {
+    use super::lazy_exp::FastPath;
+    use rand_core::RngCore;
+    for (i, sigma) in [2.5, 1000.5, 1_048_576.5, 16_777_214.0]
+        .into_iter()
+        .enumerate()
+    {
+        let sampler = DiscreteGaussian::new(sigma).unwrap();
+        let t = sigma.floor() + 1.0;
+        let mut rest_words = ChaCha20Rng::seed_from_u64(700 + i as u64);
+        let (mut decided, mut undecided) = (0, 0);
+        for q in [
+            0.0,
+            1.0,
+            7.0,
+            t.floor(),
+            (10.0 * t).floor(),
+            (16.0 * t).floor() - 1.0,
+        ] {
+            let boundary = (-(q + 1.0) / t).exp();
+            if boundary < 1.0 / 16_777_216.0 {
+                continue; // below 2^−24 the fast path is not tried
+            }
+            let centre = (boundary * 18_446_744_073_709_551_616.0) as u64 & !0xfff;
+            for step in -64i64..64 {
+                let first =
+                    centre.wrapping_add_signed(step * 4096) | (rest_words.next_u64() & 0xfff);
+                let rest = ChaCha20Rng::seed_from_u64(rest_words.next_u64());
+                let fast = sampler
+                    .magnitude_for_tests(&mut Prefixed(Some(first), rest.clone()), FastPath::On);
+                let exact =
+                    sampler.magnitude_for_tests(&mut Prefixed(Some(first), rest), FastPath::Off);
+                assert_eq!(fast, exact, "sigma {sigma}, q {q}, first word {first:#x}");
+                if sampler.one_log_decided_for_tests(first) {
+                    decided += 1;
+                } else {
+                    undecided += 1;
+                }
+            }
+        }
+        assert!(
+            decided > 0 && undecided > 0,
+            "sigma {sigma}: the scan met {decided} decided and {undecided} undecided words"
+        );
+    }
+}
+
 /// A generator that yields one given word, then the words of a ChaCha20 stream.
 struct Prefixed(Option<u64>, ChaCha20Rng);
 
