@@ -313,12 +313,46 @@ fn second_moments_or_default(
     Ok(values)
 }
 
-/// Prior mean and variance of packed entry (j, k) of Σxxᵀ under second moments `m`, ν = `dof`.
-fn entry_prior(j: usize, k: usize, n: f64, m: &[f64], dof: f64) -> (f64, f64) {
+/// Prior mean and variance of packed entry (j, k) (j ≤ k) of Σxxᵀ over `n` records under the
+/// data-model prior with second moments `m` (already scaled by κ) and ν = `dof` (module docs):
+/// the Gaussian every entry gets, independently of the others, before truncation to its box.
+/// Public so that a simulation-based calibration can draw from exactly this prior.
+pub fn entry_prior(j: usize, k: usize, n: f64, m: &[f64], dof: f64) -> (f64, f64) {
     let diagonal = j == k;
     let mean = if diagonal { n * m[j] } else { 0.0 };
     let fourth = m[j] * m[k] + if diagonal { m[j] * m[j] } else { 0.0 };
     (mean, (n + n * n / dof) * fourth)
+}
+
+/// The grid of (κ, ν) the default data-model prior integrates over, with a uniform prior on its
+/// points (module docs): κ = 2^(i/4) for i = −24, …, 8 while κ·m_j ≤ B_j² for every j (the
+/// first κ is kept even above that), ν = 10^(k/4) for k = 0, …, 24 with ν ≥ d + 1. Returned as
+/// (κ, ν) pairs in the order the posterior's settings use; public so that a simulation-based
+/// calibration can draw the hyperparameters from exactly this prior.
+pub fn data_model_grid(moments: &[f64], bounds_x: Option<&[f64]>) -> Vec<(f64, f64)> {
+    let d = moments.len();
+    // κ·m_j ≤ B_j² for every j (a clipped coordinate's second moment is at most B_j²).
+    let top = bounds_x.map_or(f64::INFINITY, |b| {
+        b.iter()
+            .zip(moments)
+            .map(|(b, m)| b * b / m)
+            .fold(f64::INFINITY, f64::min)
+    });
+    let mut grid = Vec::new();
+    for i in -24..=8 {
+        let kappa = 2f64.powf(i as f64 / 4.0);
+        if kappa > top && !grid.is_empty() {
+            break;
+        }
+        for k in 0..=24 {
+            let dof = 10f64.powf(k as f64 / 4.0);
+            if dof < (d + 1) as f64 {
+                continue;
+            }
+            grid.push((kappa, dof));
+        }
+    }
+    grid
 }
 
 /// The posterior of the scale κ (second moments κ·m) and ν given the released entries, on the
@@ -333,13 +367,6 @@ fn hyperparameter_posterior(
     let d = moments.len();
     let nf = n as f64;
     let noise_var = noise.variance();
-    // κ·m_j ≤ B_j² for every j (a clipped coordinate's second moment is at most B_j²).
-    let top = bounds_x.map_or(f64::INFINITY, |b| {
-        b.iter()
-            .zip(moments)
-            .map(|(b, m)| b * b / m)
-            .fold(f64::INFINITY, f64::min)
-    });
     let log_likelihood = |scaled: &[f64], dof: f64| -> f64 {
         let mut total = 0.0;
         for j in 0..d {
@@ -352,25 +379,17 @@ fn hyperparameter_posterior(
         }
         total
     };
-    let mut settings = Vec::new();
-    for i in -24..=8 {
-        let kappa = 2f64.powf(i as f64 / 4.0);
-        if kappa > top && !settings.is_empty() {
-            break;
-        }
-        let scaled: Vec<f64> = moments.iter().map(|m| kappa * m).collect();
-        for k in 0..=24 {
-            let dof = 10f64.powf(k as f64 / 4.0);
-            if dof < (d + 1) as f64 {
-                continue;
-            }
-            settings.push(Setting {
+    let mut settings: Vec<Setting> = data_model_grid(moments, bounds_x)
+        .into_iter()
+        .map(|(kappa, dof)| {
+            let scaled: Vec<f64> = moments.iter().map(|m| kappa * m).collect();
+            Setting {
                 probability: log_likelihood(&scaled, dof),
-                moments: scaled.clone(),
+                moments: scaled,
                 dof,
-            });
-        }
-    }
+            }
+        })
+        .collect();
     let top = settings
         .iter()
         .map(|s| s.probability)
