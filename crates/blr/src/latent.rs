@@ -475,3 +475,49 @@ fn entry_boxes(n: usize, d: usize, bounds_x: Option<&[f64]>) -> Result<Vec<(f64,
     }
     Ok(boxes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The grid a simulation-based calibration draws from is the one the posterior weighs:
+    /// same points, same order, and the documented ranges.
+    #[test]
+    fn grid_is_the_posteriors_settings() {
+        let d = 10;
+        let moments = vec![1.0 / 3.0; d];
+        let bounds = vec![1.0; d];
+        let grid = data_model_grid(&moments, Some(&bounds));
+        // κ = 2^(i/4), i = −24..=6 (κ/3 ≤ 1 stops at 2^(6/4) ≈ 2.83); ν = 10^(k/4), k = 5..=24.
+        assert_eq!(grid.len(), 31 * 20);
+        assert!((grid[0].0 - 1.0 / 64.0).abs() < 1e-12);
+        assert!((grid[0].1 - 10f64.powf(1.25)).abs() < 1e-9);
+        let (top_kappa, top_dof) = grid[grid.len() - 1];
+        assert!((top_kappa - 2f64.powf(1.5)).abs() < 1e-12 && top_kappa * moments[0] <= 1.0);
+        assert!((top_dof - 1e6).abs() < 1e-6);
+        let released: Vec<f64> = (0..packed_len(d))
+            .map(|p| if p % 3 == 0 { 150.0 } else { 5.0 })
+            .collect();
+        let noise = EntryNoise::Gaussian { sd: 20.0 };
+        let settings = hyperparameter_posterior(&released, 500, &moments, Some(&bounds), noise);
+        assert_eq!(settings.len(), grid.len());
+        for (s, &(kappa, dof)) in settings.iter().zip(&grid) {
+            assert_eq!(s.dof, dof);
+            assert!((s.moments[0] - kappa * moments[0]).abs() < 1e-15);
+        }
+        let total: f64 = settings.iter().map(|s| s.probability).sum();
+        assert!((total - 1.0).abs() < 1e-9);
+    }
+
+    /// Entry prior: mean n·m_j on the diagonal, 0 off it; variance (n + n²/ν)·(Isserlis).
+    #[test]
+    fn entry_prior_moments() {
+        let m = [0.5, 0.2];
+        let (mean, var) = entry_prior(0, 0, 100.0, &m, 50.0);
+        assert!((mean - 50.0).abs() < 1e-12);
+        assert!((var - (100.0 + 200.0) * 0.5).abs() < 1e-9);
+        let (mean, var) = entry_prior(0, 1, 100.0, &m, 50.0);
+        assert_eq!(mean, 0.0);
+        assert!((var - 300.0 * 0.1).abs() < 1e-9);
+    }
+}
