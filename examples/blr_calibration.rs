@@ -124,8 +124,11 @@ struct Args {
     /// until positive definite) and Σxy | Σxxᵀ, β ~ N(Σxxᵀβ, Σxxᵀ) — no records, checks the
     /// implementation; `gaussian`: the records' second-moment matrix M = κ·W/ν with
     /// W ~ Wishart(ν, diag(m)) (redrawn until M_jj ≤ B_j²), x ~ N(0, M) not clipped — checks
-    /// the CLT and the diagonal approximation; `clipped`: the same x clipped to the bounds and
-    /// released by the library's Gaussian mechanism (y clipped too) — adds clipping.
+    /// the CLT and the diagonal approximation; `clipped`: the same x clipped to the bounds,
+    /// y = xᵀβ + N(0, 1) from the clipped x, released by the library's Gaussian mechanism
+    /// (|y| ≤ 8 clipped too) — bounded records whose realised second moments are not the drawn
+    /// ones (printed per cell); `clipped-after-y`: y from the unclipped x, then x clipped — the
+    /// regression model no longer holds for the released records (what clipping does to data).
     #[arg(long, value_enum)]
     x_from_prior: Option<FromPrior>,
     /// Write one CSV line per replication here (n, ε, replication, log2 κ and log10 ν of a
@@ -141,6 +144,7 @@ enum FromPrior {
     Latent,
     Gaussian,
     Clipped,
+    ClippedAfterY,
 }
 
 /// Summed per-replication diagnostics of the prior draws of a cell.
@@ -623,12 +627,37 @@ fn draw_from_prior(
     diagnostics.log_kappa = kappa.log2();
     let c = cholesky(&m).ok_or("drawn second-moment matrix not positive definite")?;
     let (mut x, mut y) = (Vec::with_capacity(n * D), Vec::with_capacity(n));
+    let mut clipped_x = Vec::with_capacity(if mode == FromPrior::Gaussian {
+        0
+    } else {
+        n * D
+    });
+    let mut changed = 0usize;
     for _ in 0..n {
         let g: Vec<f64> = (0..D).map(|_| normal.sample(&mut rng)).collect();
         let row: Vec<f64> = (0..D)
             .map(|j| (0..=j).map(|k| c[j * D + k] * g[k]).sum())
             .collect();
-        y.push(row.iter().zip(&beta).map(|(a, b)| a * b).sum::<f64>() + normal.sample(&mut rng));
+        let e = normal.sample(&mut rng);
+        if mode == FromPrior::Gaussian {
+            y.push(row.iter().zip(&beta).map(|(a, b)| a * b).sum::<f64>() + e);
+        } else {
+            let clipped: Vec<f64> = row
+                .iter()
+                .zip(bounds_x)
+                .map(|(v, b)| v.clamp(-b, *b))
+                .collect();
+            changed += row.iter().zip(&clipped).filter(|(a, b)| a != b).count();
+            // `clipped`: y from the records as released (the regression model holds, only the
+            // second moments move); `clipped-after-y`: y from the unclipped x.
+            let source = if mode == FromPrior::Clipped {
+                &clipped
+            } else {
+                &row
+            };
+            y.push(source.iter().zip(&beta).map(|(a, b)| a * b).sum::<f64>() + e);
+            clipped_x.extend(clipped);
+        }
         x.extend(row);
     }
     let unclipped = SuffStats::compute(&x, &y, n, D)?;
@@ -653,14 +682,7 @@ fn draw_from_prior(
             diagnostics,
         });
     }
-    let mut changed = 0usize;
-    for row in x.chunks_exact_mut(D) {
-        for (v, b) in row.iter_mut().zip(bounds_x) {
-            let c = v.clamp(-b, *b);
-            changed += usize::from(c != *v);
-            *v = c;
-        }
-    }
+    let x = clipped_x;
     diagnostics.clipped = changed as f64 / (n * D) as f64;
     let clipped = SuffStats::compute(&x, &y, n, D)?;
     let (ratio, off) = moment_errors(&unpack(&clipped.xx), &m, n);
