@@ -35,6 +35,12 @@
 //! up to (1 + n/ν) in variance. That is the honest cost of not knowing the inputs' correlations,
 //! and it makes the intervals conservative on uncorrelated inputs at moderate noise (README,
 //! "Noise-aware BLR intervals"); ruling it out would need prior knowledge (a fixed `dof`).
+//! Simulation-based calibration (`examples/blr_calibration.rs --x-from-prior`, data drawn from
+//! this prior through [`data_model_grid`] and [`entry_prior`], or as Gaussian or clipped records
+//! with Wishart second moments; 500 replications per cell): the 90% intervals cover 0.890–0.909
+//! in all 24 cells, so the fixed designs' misses are this prior's conditional coverage at
+//! particular (κ, ν) — over at large ν, under at small ν where the data are informative — not
+//! a defect of the draws, the weights or the approximations.
 //!
 //! **Coupled (inverse-Wishart) prior** ([`LatentPrior::Wishart`], an option; issue 12's
 //! suspect "entries independent a priori where a Wishart couples them"): the records'
