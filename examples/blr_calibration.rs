@@ -15,18 +15,29 @@
 //! weights is printed per cell). `--x-mix W` makes the inputs correlated (a shared coordinate
 //! mixed into each, with a random weight in [0, W] and sign per replication), `--x-spread`
 //! makes the prior's second moments wrong, `--dof` fixes ν, `--wishart-dof` fixes ν₀.
+//!
+//! `--x-from-prior latent|gaussian|clipped|clipped-after-y` is a simulation-based calibration
+//! (Cook, Gelman & Rubin 2006; Talts et al. 2018): every replication draws its data from the
+//! default data-model prior itself (see the option's help), so the noise-aware intervals must
+//! cover at the nominal rate on average. Tables print the replication-level standard error of
+//! each coverage (the D coefficients of a replication are correlated); `--log` writes one CSV
+//! line per replication (the drawn κ, ν and each method's covered counts) for stratified
+//! summaries.
 
 use std::error::Error;
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use blr::latent::LatentPrior;
-use blr::noise_aware::{NoiseAwareOptions, StatsNoise, naive_coefficients, noise_aware_posterior};
+use blr::latent::{LatentPrior, data_model_grid, entry_prior};
+use blr::noise_aware::{
+    EntryNoise, NoiseAwareOptions, StatsNoise, naive_coefficients, noise_aware_posterior,
+};
 use blr::sensitivity::rho_from_budget;
 use blr::ssp::{Mechanism, RoundBudget, release_stats};
-use blr::{Prior, posterior};
-use clap::Parser;
+use blr::{Prior, SuffStats, packed_index, packed_len, posterior};
+use clap::{Parser, ValueEnum};
 use dp_noise::PrivacyLoss;
 use dp_noise::accountant::Accountant;
 use dp_noise::rng::RngSource;
@@ -62,8 +73,14 @@ const METHODS: [&str; 4] = [
 #[derive(Default, Clone)]
 struct Cell {
     covered: [[usize; 2]; 4],
+    /// Summed squares of each replication's coverage (fraction of its D intervals): the
+    /// replication-level standard error (the D coefficients of a replication are correlated).
+    covered_sq: [[f64; 2]; 4],
     width: [[f64; 2]; 4],
     intervals: usize,
+    replications: usize,
+    /// Summed diagnostics of the simulation-based calibration's data (see `PriorDraw`).
+    sbc: SbcDiagnostics,
     /// Summed effective sample sizes of the importance weights (flat, data-model, Wishart).
     ess: [f64; 3],
 }
@@ -108,6 +125,53 @@ struct Args {
     /// Draws of the latent Σxxᵀ per noise-aware posterior.
     #[arg(long, default_value_t = DRAWS)]
     draws: usize,
+    /// Simulation-based calibration: each replication draws its data from the default
+    /// data-model prior itself instead of a fixed design (κ, ν uniform on the prior's grid,
+    /// β ~ N(0, I)). `latent`: Σxxᵀ drawn from exactly the posterior's prior of the latent
+    /// statistics (independent Gaussian entries truncated to their boxes, joint draw redone
+    /// until positive definite) and Σxy | Σxxᵀ, β ~ N(Σxxᵀβ, Σxxᵀ) — no records, checks the
+    /// implementation; `gaussian`: the records' second-moment matrix M = κ·W/ν with
+    /// W ~ Wishart(ν, diag(m)) (redrawn until M_jj ≤ B_j²), x ~ N(0, M) not clipped — checks
+    /// the CLT and the diagonal approximation; `clipped`: the same x clipped to the bounds,
+    /// y = xᵀβ + N(0, 1) from the clipped x, released by the library's Gaussian mechanism
+    /// (|y| ≤ 8 clipped too) — bounded records whose realised second moments are not the drawn
+    /// ones (printed per cell); `clipped-after-y`: y from the unclipped x, then x clipped — the
+    /// regression model no longer holds for the released records (what clipping does to data).
+    #[arg(long, value_enum)]
+    x_from_prior: Option<FromPrior>,
+    /// Write one CSV line per replication here (n, ε, replication, log2 κ and log10 ν of a
+    /// prior draw, then per method the number of the D coefficients its 50% and 90% intervals
+    /// cover, and the ESS of each noise-aware fit's weights), for stratified summaries.
+    #[arg(long)]
+    log: Option<PathBuf>,
+}
+
+/// What a simulation-based calibration replication draws from the prior (`--x-from-prior`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum FromPrior {
+    Latent,
+    Gaussian,
+    Clipped,
+    ClippedAfterY,
+}
+
+/// Summed per-replication diagnostics of the prior draws of a cell.
+#[derive(Default, Clone, Copy, Debug)]
+struct SbcDiagnostics {
+    /// Joint draws rejected (not positive definite / a second moment above B²) per accepted one.
+    rejected: f64,
+    /// Mean over j of (Σxxᵀ)_jj / (n M_jj): the realised diagonal against the drawn moments.
+    diagonal_ratio: f64,
+    /// Mean over j < k of |(Σxxᵀ)_jk / n − M_jk| / √(M_jj M_kk): realised correlations' error.
+    off_diagonal_error: f64,
+    /// Same, of the realised Σxxᵀ/n with x unclipped (so clipping's share can be read off).
+    off_diagonal_error_unclipped: f64,
+    /// Fraction of the x coordinates the clipping changed.
+    clipped: f64,
+    /// log10 ν of the draw (mean over replications).
+    log_dof: f64,
+    /// log2 κ of the draw (mean over replications).
+    log_kappa: f64,
 }
 
 fn main() -> Res<()> {
@@ -121,6 +185,21 @@ fn main() -> Res<()> {
     let bounds_x = [1.0; D];
     let prior = Prior::default();
     let mut cells = vec![vec![Cell::default(); EPSILONS.len()]; SIZES.len()];
+    let mut log = match &args.log {
+        Some(path) => {
+            let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
+            write!(file, "n,epsilon,replication,log2_kappa,log10_dof")?;
+            for method in ["naive", "flat", "noise_aware", "wishart"]
+                .iter()
+                .take(methods_run)
+            {
+                write!(file, ",{method}_50,{method}_90")?;
+            }
+            writeln!(file, ",ess_flat,ess_noise_aware,ess_wishart")?;
+            Some(file)
+        }
+        None => None,
+    };
     for (s, &n) in SIZES.iter().enumerate() {
         for (e, &epsilon) in EPSILONS.iter().enumerate() {
             let budget = PrivacyLoss {
@@ -144,24 +223,44 @@ fn main() -> Res<()> {
             let cell = &mut cells[s][e];
             for rep in 0..reps {
                 let seed = ((s as u64) << 48) ^ ((e as u64) << 40) ^ rep as u64;
-                let (x, y, beta) = draw_data(n, args.x_spread, args.x_mix, seed)?;
-                let mut accountant = Accountant::new(budget)?;
-                let stats = release_stats(
-                    &x,
-                    &y,
-                    n,
-                    &bounds_x,
-                    BOUND_Y,
-                    false,
-                    Mechanism::Gaussian,
-                    RoundBudget::Rho(rho),
-                    ReleaseContext {
-                        aggregation: Aggregation::Trusted,
-                        round: 0,
-                        rng: RngSource::InsecureFixedSeed(seed ^ (1 << 60)),
-                        accountant: &mut accountant,
-                    },
-                )?;
+                let release = |x: &[f64], y: &[f64]| -> Res<SuffStats> {
+                    let mut accountant = Accountant::new(budget)?;
+                    Ok(release_stats(
+                        x,
+                        y,
+                        n,
+                        &bounds_x,
+                        BOUND_Y,
+                        false,
+                        Mechanism::Gaussian,
+                        RoundBudget::Rho(rho),
+                        ReleaseContext {
+                            aggregation: Aggregation::Trusted,
+                            round: 0,
+                            rng: RngSource::InsecureFixedSeed(seed ^ (1 << 60)),
+                            accountant: &mut accountant,
+                        },
+                    )?)
+                };
+                let (stats, beta, draw_kappa, draw_dof) = match args.x_from_prior {
+                    None => {
+                        let (x, y, beta) = draw_data(n, args.x_spread, args.x_mix, seed)?;
+                        (release(&x, &y)?, beta, f64::NAN, f64::NAN)
+                    }
+                    Some(mode) => {
+                        let draw = draw_from_prior(n, mode, noise, &bounds_x, seed)?;
+                        add_diagnostics(&mut cell.sbc, &draw.diagnostics);
+                        let stats = match draw.data {
+                            PriorData::Records { x, y } => release(&x, &y)?,
+                            PriorData::Released(stats) => stats,
+                        };
+                        let (kappa, dof) = (
+                            2f64.powf(draw.diagnostics.log_kappa),
+                            10f64.powf(draw.diagnostics.log_dof),
+                        );
+                        (stats, draw.beta, kappa, dof)
+                    }
+                };
                 let naive = posterior(&stats, prior)?;
                 let aware = |latent| {
                     noise_aware_posterior(
@@ -189,6 +288,7 @@ fn main() -> Res<()> {
                 } else {
                     None
                 };
+                let mut rep_covered = [[0usize; 2]; 4];
                 for (l, &level) in LEVELS.iter().enumerate() {
                     let mut methods = vec![
                         naive_coefficients(&naive, level)?,
@@ -199,14 +299,38 @@ fn main() -> Res<()> {
                         methods.push(w.coefficients(level)?);
                     }
                     for (m, summaries) in methods.iter().enumerate() {
+                        let mut covered = 0;
                         for (summary, &b) in summaries.iter().zip(&beta) {
-                            cell.covered[m][l] +=
-                                usize::from(summary.lower <= b && b <= summary.upper);
+                            covered += usize::from(summary.lower <= b && b <= summary.upper);
                             cell.width[m][l] += summary.upper - summary.lower;
                         }
+                        cell.covered[m][l] += covered;
+                        rep_covered[m][l] = covered;
+                        cell.covered_sq[m][l] += (covered as f64 / D as f64).powi(2);
                     }
                 }
                 cell.intervals += D;
+                cell.replications += 1;
+                if let Some(file) = log.as_mut() {
+                    write!(
+                        file,
+                        "{n},{epsilon},{rep},{},{}",
+                        draw_kappa.log2(),
+                        draw_dof.log10()
+                    )?;
+                    for covered in &rep_covered[..methods_run] {
+                        write!(file, ",{},{}", covered[0], covered[1])?;
+                    }
+                    writeln!(
+                        file,
+                        ",{},{},{}",
+                        flat.effective_sample_size,
+                        data_model.effective_sample_size,
+                        wishart
+                            .as_ref()
+                            .map_or(f64::NAN, |w| w.effective_sample_size)
+                    )?;
+                }
                 cell.ess[0] += flat.effective_sample_size;
                 cell.ess[1] += data_model.effective_sample_size;
                 cell.ess[2] += wishart.as_ref().map_or(0.0, |w| w.effective_sample_size);
@@ -221,6 +345,24 @@ fn main() -> Res<()> {
             } else {
                 String::new()
             };
+            if args.x_from_prior.is_some() {
+                let r = reps as f64;
+                let g = &cell.sbc;
+                progress.suspend(|| {
+                    println!(
+                        "n = {n}, ε = {epsilon}: prior draws: {:.2} rejected per accepted, mean \
+                         log10 ν {:.2}, mean log2 κ {:.2}, realised/drawn diagonal {:.3}, |realised − drawn| \
+                         correlation {:.4} (unclipped x {:.4}), clipped coordinates {:.4}",
+                        g.rejected / r,
+                        g.log_dof / r,
+                        g.log_kappa / r,
+                        g.diagonal_ratio / r,
+                        g.off_diagonal_error / r,
+                        g.off_diagonal_error_unclipped / r,
+                        g.clipped / r
+                    )
+                });
+            }
             progress.suspend(|| {
                 println!(
                     "n = {n}, ε = {epsilon}: 90% coverage naive {:.3}, flat {:.3}, noise-aware \
@@ -237,6 +379,9 @@ fn main() -> Res<()> {
         }
     }
     progress.finish_and_clear();
+    if let Some(mut file) = log {
+        file.flush()?;
+    }
     let table = render_table(&cells, reps, &args, methods_run)?;
     println!("\n{table}");
     if args.sizes.is_empty() && args.epsilons.is_empty() {
@@ -284,11 +429,285 @@ fn draw_data(n: usize, spread: f64, mix: f64, seed: u64) -> Res<(Vec<f64>, Vec<f
     Ok((x, y, beta))
 }
 
+/// The data of one simulation-based calibration replication.
+enum PriorData {
+    /// Records to release through the library's mechanism.
+    Records { x: Vec<f64>, y: Vec<f64> },
+    /// Statistics already released (the model's Gaussian noise added here).
+    Released(SuffStats),
+}
+
+/// One replication drawn from the default data-model prior (`--x-from-prior`).
+struct PriorDraw {
+    beta: Vec<f64>,
+    data: PriorData,
+    diagnostics: SbcDiagnostics,
+}
+
+fn add_diagnostics(sum: &mut SbcDiagnostics, one: &SbcDiagnostics) {
+    sum.rejected += one.rejected;
+    sum.diagonal_ratio += one.diagonal_ratio;
+    sum.off_diagonal_error += one.off_diagonal_error;
+    sum.off_diagonal_error_unclipped += one.off_diagonal_error_unclipped;
+    sum.clipped += one.clipped;
+    sum.log_dof += one.log_dof;
+    sum.log_kappa += one.log_kappa;
+}
+
+/// Lower Cholesky factor of the symmetric D × D `a` (row-major), `None` unless positive definite.
+fn cholesky(a: &[f64]) -> Option<Vec<f64>> {
+    let mut l = vec![0.0; D * D];
+    for i in 0..D {
+        for j in 0..=i {
+            let s: f64 = a[i * D + j] - (0..j).map(|k| l[i * D + k] * l[j * D + k]).sum::<f64>();
+            if i == j {
+                if s.is_nan() || s <= 0.0 {
+                    return None;
+                }
+                l[i * D + i] = s.sqrt();
+            } else {
+                l[i * D + j] = s / l[j * D + j];
+            }
+        }
+    }
+    Some(l)
+}
+
+/// Packed upper triangle → full row-major D × D.
+fn unpack(packed: &[f64]) -> Vec<f64> {
+    let mut full = vec![0.0; D * D];
+    for j in 0..D {
+        for k in j..D {
+            let v = packed[packed_index(j, k, D)];
+            full[j * D + k] = v;
+            full[k * D + j] = v;
+        }
+    }
+    full
+}
+
+/// Realised-against-drawn moments: (mean of A_jj/(n M_jj), mean over j < k of
+/// |A_jk/n − M_jk| / √(M_jj M_kk)).
+fn moment_errors(a: &[f64], m: &[f64], n: usize) -> (f64, f64) {
+    let n = n as f64;
+    let diagonal = (0..D)
+        .map(|j| a[j * D + j] / (n * m[j * D + j]))
+        .sum::<f64>()
+        / D as f64;
+    let mut off = 0.0;
+    for j in 0..D {
+        for k in j + 1..D {
+            off += (a[j * D + k] / n - m[j * D + k]).abs() / (m[j * D + j] * m[k * D + k]).sqrt();
+        }
+    }
+    (diagonal, off / (D * (D - 1) / 2) as f64)
+}
+
+/// One replication of the simulation-based calibration: hyperparameters (κ, ν) uniform on the
+/// default prior's grid (second moments m_j = B_j²/3 = 1/3), β ~ N(0, I), then the data by
+/// `mode` (see `--x-from-prior`). Σxxᵀ's and Σxy's release noise is `noise` (Gaussian).
+fn draw_from_prior(
+    n: usize,
+    mode: FromPrior,
+    noise: StatsNoise,
+    bounds_x: &[f64],
+    seed: u64,
+) -> Res<PriorDraw> {
+    let sd = |e: EntryNoise| match e {
+        EntryNoise::Gaussian { sd } => Ok(sd),
+        EntryNoise::Laplace { .. } => Err("the calibration study uses Gaussian noise"),
+    };
+    let (sd_xx, sd_xy) = (sd(noise.xx)?, sd(noise.xy)?);
+    let mut rng = ChaCha20Rng::seed_from_u64(seed ^ (3 << 60));
+    let normal = Normal::new(0.0, 1.0)?;
+    let uniform = |rng: &mut ChaCha20Rng| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let beta: Vec<f64> = (0..D).map(|_| normal.sample(&mut rng)).collect();
+    let moments: Vec<f64> = bounds_x.iter().map(|b| b * b / 3.0).collect();
+    let grid = data_model_grid(&moments, Some(bounds_x));
+    let nf = n as f64;
+    let mut diagnostics = SbcDiagnostics::default();
+    let pick = |rng: &mut ChaCha20Rng| {
+        let i = ((uniform(rng) * grid.len() as f64) as usize).min(grid.len() - 1);
+        grid[i]
+    };
+    if mode == FromPrior::Latent {
+        // Σxxᵀ from exactly the posterior's prior: independent Gaussian entries, each truncated
+        // to its box (by rejection, as the posterior's draws), the joint draw redone until
+        // positive definite (a Gram matrix of n > d records in general position).
+        let (a, l, kappa, dof) = loop {
+            let (kappa, dof) = pick(&mut rng);
+            let scaled: Vec<f64> = moments.iter().map(|m| kappa * m).collect();
+            let mut packed = vec![0.0; packed_len(D)];
+            for j in 0..D {
+                for k in j..D {
+                    let (mean, var) = entry_prior(j, k, nf, &scaled, dof);
+                    let top = nf * bounds_x[j] * bounds_x[k];
+                    let lo = if j == k { 0.0 } else { -top };
+                    let mut v = mean;
+                    for _ in 0..1000 {
+                        v = mean + var.sqrt() * normal.sample(&mut rng);
+                        if (lo..=top).contains(&v) {
+                            break;
+                        }
+                    }
+                    packed[packed_index(j, k, D)] = v.clamp(lo, top);
+                }
+            }
+            let a = unpack(&packed);
+            match cholesky(&a) {
+                Some(l) => break (a, l, kappa, dof),
+                None => diagnostics.rejected += 1.0,
+            }
+        };
+        // Σxy | Σxxᵀ, β ~ N(Σxxᵀβ, Σxxᵀ/λ), λ = 1: exact for y = xᵀβ + N(0, 1) given the records.
+        let xi: Vec<f64> = (0..D).map(|_| normal.sample(&mut rng)).collect();
+        let xy: Vec<f64> = (0..D)
+            .map(|j| {
+                (0..D).map(|k| a[j * D + k] * beta[k]).sum::<f64>()
+                    + (0..=j).map(|k| l[j * D + k] * xi[k]).sum::<f64>()
+            })
+            .collect();
+        let m: Vec<f64> = (0..D * D)
+            .map(|i| {
+                if i / D == i % D {
+                    kappa * moments[i / D]
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let (ratio, off) = moment_errors(&a, &m, n);
+        diagnostics.diagonal_ratio = ratio;
+        diagnostics.off_diagonal_error = off;
+        diagnostics.off_diagonal_error_unclipped = off;
+        diagnostics.log_dof = dof.log10();
+        diagnostics.log_kappa = kappa.log2();
+        let mut xx = vec![0.0; packed_len(D)];
+        for j in 0..D {
+            for k in j..D {
+                xx[packed_index(j, k, D)] = a[j * D + k] + sd_xx * normal.sample(&mut rng);
+            }
+        }
+        let xy = xy
+            .iter()
+            .map(|v| v + sd_xy * normal.sample(&mut rng))
+            .collect();
+        let stats = SuffStats {
+            d: D,
+            n,
+            xx,
+            xy,
+            yy: 0.0,
+        };
+        return Ok(PriorDraw {
+            beta,
+            data: PriorData::Released(stats),
+            diagnostics,
+        });
+    }
+    // The records' second-moment matrix M = κ·W/ν, W ~ Wishart(ν, diag(m)) by Bartlett's
+    // decomposition (mean κ·diag(m), Var M_jk = κ²(m_j m_k + [j = k] m_j²)/ν: the moments the
+    // posterior's prior gives), redrawn until every M_jj ≤ B_j² (bounded records).
+    let (m, kappa, dof) = loop {
+        let (kappa, dof) = pick(&mut rng);
+        let mut z = vec![0.0; D * D];
+        for i in 0..D {
+            z[i * D + i] = rand_distr::ChiSquared::new(dof - i as f64)?
+                .sample(&mut rng)
+                .sqrt();
+            for j in 0..i {
+                z[i * D + j] = normal.sample(&mut rng);
+            }
+        }
+        let mut m = vec![0.0; D * D];
+        for i in 0..D {
+            for j in 0..D {
+                let zz: f64 = (0..D).map(|k| z[i * D + k] * z[j * D + k]).sum();
+                m[i * D + j] = kappa * (moments[i] * moments[j]).sqrt() * zz / dof;
+            }
+        }
+        if (0..D).all(|j| m[j * D + j] <= bounds_x[j] * bounds_x[j]) {
+            break (m, kappa, dof);
+        }
+        diagnostics.rejected += 1.0;
+    };
+    diagnostics.log_dof = dof.log10();
+    diagnostics.log_kappa = kappa.log2();
+    let c = cholesky(&m).ok_or("drawn second-moment matrix not positive definite")?;
+    let (mut x, mut y) = (Vec::with_capacity(n * D), Vec::with_capacity(n));
+    let mut clipped_x = Vec::with_capacity(if mode == FromPrior::Gaussian {
+        0
+    } else {
+        n * D
+    });
+    let mut changed = 0usize;
+    for _ in 0..n {
+        let g: Vec<f64> = (0..D).map(|_| normal.sample(&mut rng)).collect();
+        let row: Vec<f64> = (0..D)
+            .map(|j| (0..=j).map(|k| c[j * D + k] * g[k]).sum())
+            .collect();
+        let e = normal.sample(&mut rng);
+        if mode == FromPrior::Gaussian {
+            y.push(row.iter().zip(&beta).map(|(a, b)| a * b).sum::<f64>() + e);
+        } else {
+            let clipped: Vec<f64> = row
+                .iter()
+                .zip(bounds_x)
+                .map(|(v, b)| v.clamp(-b, *b))
+                .collect();
+            changed += row.iter().zip(&clipped).filter(|(a, b)| a != b).count();
+            // `clipped`: y from the records as released (the regression model holds, only the
+            // second moments move); `clipped-after-y`: y from the unclipped x.
+            let source = if mode == FromPrior::Clipped {
+                &clipped
+            } else {
+                &row
+            };
+            y.push(source.iter().zip(&beta).map(|(a, b)| a * b).sum::<f64>() + e);
+            clipped_x.extend(clipped);
+        }
+        x.extend(row);
+    }
+    let unclipped = SuffStats::compute(&x, &y, n, D)?;
+    let (_, off_unclipped) = moment_errors(&unpack(&unclipped.xx), &m, n);
+    diagnostics.off_diagonal_error_unclipped = off_unclipped;
+    if mode == FromPrior::Gaussian {
+        let (ratio, off) = moment_errors(&unpack(&unclipped.xx), &m, n);
+        diagnostics.diagonal_ratio = ratio;
+        diagnostics.off_diagonal_error = off;
+        let mut stats = unclipped;
+        stats
+            .xx
+            .iter_mut()
+            .for_each(|v| *v += sd_xx * normal.sample(&mut rng));
+        stats
+            .xy
+            .iter_mut()
+            .for_each(|v| *v += sd_xy * normal.sample(&mut rng));
+        return Ok(PriorDraw {
+            beta,
+            data: PriorData::Released(stats),
+            diagnostics,
+        });
+    }
+    let x = clipped_x;
+    diagnostics.clipped = changed as f64 / (n * D) as f64;
+    let clipped = SuffStats::compute(&x, &y, n, D)?;
+    let (ratio, off) = moment_errors(&unpack(&clipped.xx), &m, n);
+    diagnostics.diagonal_ratio = ratio;
+    diagnostics.off_diagonal_error = off;
+    Ok(PriorDraw {
+        beta,
+        data: PriorData::Records { x, y },
+        diagnostics,
+    })
+}
+
 fn render_table(cells: &[Vec<Cell>], reps: usize, args: &Args, methods: usize) -> Res<String> {
     let mut out = format!(
         "coverage of the credible intervals for each of the {D} coefficients ({reps} replications \
          per cell, {} intervals; x ~ U(−{s}, {s}), mixed with a shared coordinate up to W = {w}, \
-         bounds 1; data-model prior ν = {dof}; Wishart ν₀ = {wdof}), mean width in brackets\n\n",
+         bounds 1; data-model prior ν = {dof}; Wishart ν₀ = {wdof}), ± the replication-level standard error, mean width in brackets; data: {data}\n\n",
         reps * D,
         wdof = match (methods > 3, args.wishart_dof) {
             (false, _) => "not run (--wishart)".to_string(),
@@ -300,6 +719,10 @@ fn render_table(cells: &[Vec<Cell>], reps: usize, args: &Args, methods: usize) -
         dof = args
             .dof
             .map_or("from each release".to_string(), |v| v.to_string()),
+        data = match args.x_from_prior {
+            None => "fixed design".to_string(),
+            Some(mode) => format!("drawn from the prior (--x-from-prior {mode:?})"),
+        },
     );
     out.push_str("| n | ε |");
     for level in ["50%", "90%"] {
@@ -311,16 +734,23 @@ fn render_table(cells: &[Vec<Cell>], reps: usize, args: &Args, methods: usize) -
     for (s, &n) in SIZES.iter().enumerate() {
         for (e, &epsilon) in EPSILONS.iter().enumerate() {
             let c = &cells[s][e];
+            if c.replications == 0 {
+                continue; // not selected by --sizes / --epsilons
+            }
             let k = c.intervals as f64;
             write!(out, "| {n} | {epsilon} |")?;
             for l in 0..2 {
                 for m in 0..methods {
-                    write!(
-                        out,
-                        " {:.3} ({:.2}) |",
-                        c.covered[m][l] as f64 / k,
-                        c.width[m][l] / k
-                    )?;
+                    let r = c.replications as f64;
+                    let mean = c.covered[m][l] as f64 / k;
+                    let se = if c.replications > 1 {
+                        ((c.covered_sq[m][l] - r * mean * mean) / (r - 1.0) / r)
+                            .max(0.0)
+                            .sqrt()
+                    } else {
+                        f64::NAN
+                    };
+                    write!(out, " {mean:.3} ± {se:.3} ({:.2}) |", c.width[m][l] / k)?;
                 }
             }
             out.push('\n');

@@ -35,6 +35,12 @@
 //! up to (1 + n/ν) in variance. That is the honest cost of not knowing the inputs' correlations,
 //! and it makes the intervals conservative on uncorrelated inputs at moderate noise (README,
 //! "Noise-aware BLR intervals"); ruling it out would need prior knowledge (a fixed `dof`).
+//! Simulation-based calibration (`examples/blr_calibration.rs --x-from-prior`, data drawn from
+//! this prior through [`data_model_grid`] and [`entry_prior`], or as Gaussian or clipped records
+//! with Wishart second moments; 500 replications per cell): the 90% intervals cover 0.890–0.909
+//! in all 24 cells, so the fixed designs' misses are this prior's conditional coverage at
+//! particular (κ, ν) — over at large ν, under at small ν where the data are informative — not
+//! a defect of the draws, the weights or the approximations.
 //!
 //! **Coupled (inverse-Wishart) prior** ([`LatentPrior::Wishart`], an option; issue 12's
 //! suspect "entries independent a priori where a Wishart couples them"): the records'
@@ -313,12 +319,46 @@ fn second_moments_or_default(
     Ok(values)
 }
 
-/// Prior mean and variance of packed entry (j, k) of Σxxᵀ under second moments `m`, ν = `dof`.
-fn entry_prior(j: usize, k: usize, n: f64, m: &[f64], dof: f64) -> (f64, f64) {
+/// Prior mean and variance of packed entry (j, k) (j ≤ k) of Σxxᵀ over `n` records under the
+/// data-model prior with second moments `m` (already scaled by κ) and ν = `dof` (module docs):
+/// the Gaussian every entry gets, independently of the others, before truncation to its box.
+/// Public so that a simulation-based calibration can draw from exactly this prior.
+pub fn entry_prior(j: usize, k: usize, n: f64, m: &[f64], dof: f64) -> (f64, f64) {
     let diagonal = j == k;
     let mean = if diagonal { n * m[j] } else { 0.0 };
     let fourth = m[j] * m[k] + if diagonal { m[j] * m[j] } else { 0.0 };
     (mean, (n + n * n / dof) * fourth)
+}
+
+/// The grid of (κ, ν) the default data-model prior integrates over, with a uniform prior on its
+/// points (module docs): κ = 2^(i/4) for i = −24, …, 8 while κ·m_j ≤ B_j² for every j (the
+/// first κ is kept even above that), ν = 10^(k/4) for k = 0, …, 24 with ν ≥ d + 1. Returned as
+/// (κ, ν) pairs in the order the posterior's settings use; public so that a simulation-based
+/// calibration can draw the hyperparameters from exactly this prior.
+pub fn data_model_grid(moments: &[f64], bounds_x: Option<&[f64]>) -> Vec<(f64, f64)> {
+    let d = moments.len();
+    // κ·m_j ≤ B_j² for every j (a clipped coordinate's second moment is at most B_j²).
+    let top = bounds_x.map_or(f64::INFINITY, |b| {
+        b.iter()
+            .zip(moments)
+            .map(|(b, m)| b * b / m)
+            .fold(f64::INFINITY, f64::min)
+    });
+    let mut grid = Vec::new();
+    for i in -24..=8 {
+        let kappa = 2f64.powf(i as f64 / 4.0);
+        if kappa > top && !grid.is_empty() {
+            break;
+        }
+        for k in 0..=24 {
+            let dof = 10f64.powf(k as f64 / 4.0);
+            if dof < (d + 1) as f64 {
+                continue;
+            }
+            grid.push((kappa, dof));
+        }
+    }
+    grid
 }
 
 /// The posterior of the scale κ (second moments κ·m) and ν given the released entries, on the
@@ -333,13 +373,6 @@ fn hyperparameter_posterior(
     let d = moments.len();
     let nf = n as f64;
     let noise_var = noise.variance();
-    // κ·m_j ≤ B_j² for every j (a clipped coordinate's second moment is at most B_j²).
-    let top = bounds_x.map_or(f64::INFINITY, |b| {
-        b.iter()
-            .zip(moments)
-            .map(|(b, m)| b * b / m)
-            .fold(f64::INFINITY, f64::min)
-    });
     let log_likelihood = |scaled: &[f64], dof: f64| -> f64 {
         let mut total = 0.0;
         for j in 0..d {
@@ -352,25 +385,17 @@ fn hyperparameter_posterior(
         }
         total
     };
-    let mut settings = Vec::new();
-    for i in -24..=8 {
-        let kappa = 2f64.powf(i as f64 / 4.0);
-        if kappa > top && !settings.is_empty() {
-            break;
-        }
-        let scaled: Vec<f64> = moments.iter().map(|m| kappa * m).collect();
-        for k in 0..=24 {
-            let dof = 10f64.powf(k as f64 / 4.0);
-            if dof < (d + 1) as f64 {
-                continue;
-            }
-            settings.push(Setting {
+    let mut settings: Vec<Setting> = data_model_grid(moments, bounds_x)
+        .into_iter()
+        .map(|(kappa, dof)| {
+            let scaled: Vec<f64> = moments.iter().map(|m| kappa * m).collect();
+            Setting {
                 probability: log_likelihood(&scaled, dof),
-                moments: scaled.clone(),
+                moments: scaled,
                 dof,
-            });
-        }
-    }
+            }
+        })
+        .collect();
     let top = settings
         .iter()
         .map(|s| s.probability)
@@ -455,4 +480,50 @@ fn entry_boxes(n: usize, d: usize, bounds_x: Option<&[f64]>) -> Result<Vec<(f64,
         }
     }
     Ok(boxes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The grid a simulation-based calibration draws from is the one the posterior weighs:
+    /// same points, same order, and the documented ranges.
+    #[test]
+    fn grid_is_the_posteriors_settings() {
+        let d = 10;
+        let moments = vec![1.0 / 3.0; d];
+        let bounds = vec![1.0; d];
+        let grid = data_model_grid(&moments, Some(&bounds));
+        // κ = 2^(i/4), i = −24..=6 (κ/3 ≤ 1 stops at 2^(6/4) ≈ 2.83); ν = 10^(k/4), k = 5..=24.
+        assert_eq!(grid.len(), 31 * 20);
+        assert!((grid[0].0 - 1.0 / 64.0).abs() < 1e-12);
+        assert!((grid[0].1 - 10f64.powf(1.25)).abs() < 1e-9);
+        let (top_kappa, top_dof) = grid[grid.len() - 1];
+        assert!((top_kappa - 2f64.powf(1.5)).abs() < 1e-12 && top_kappa * moments[0] <= 1.0);
+        assert!((top_dof - 1e6).abs() < 1e-6);
+        let released: Vec<f64> = (0..packed_len(d))
+            .map(|p| if p % 3 == 0 { 150.0 } else { 5.0 })
+            .collect();
+        let noise = EntryNoise::Gaussian { sd: 20.0 };
+        let settings = hyperparameter_posterior(&released, 500, &moments, Some(&bounds), noise);
+        assert_eq!(settings.len(), grid.len());
+        for (s, &(kappa, dof)) in settings.iter().zip(&grid) {
+            assert_eq!(s.dof, dof);
+            assert!((s.moments[0] - kappa * moments[0]).abs() < 1e-15);
+        }
+        let total: f64 = settings.iter().map(|s| s.probability).sum();
+        assert!((total - 1.0).abs() < 1e-9);
+    }
+
+    /// Entry prior: mean n·m_j on the diagonal, 0 off it; variance (n + n²/ν)·(Isserlis).
+    #[test]
+    fn entry_prior_moments() {
+        let m = [0.5, 0.2];
+        let (mean, var) = entry_prior(0, 0, 100.0, &m, 50.0);
+        assert!((mean - 50.0).abs() < 1e-12);
+        assert!((var - (100.0 + 200.0) * 0.5).abs() < 1e-9);
+        let (mean, var) = entry_prior(0, 1, 100.0, &m, 50.0);
+        assert_eq!(mean, 0.0);
+        assert!((var - 300.0 * 0.1).abs() < 1e-9);
+    }
 }
