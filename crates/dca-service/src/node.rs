@@ -29,7 +29,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use zeroize::Zeroizing;
 
-use crate::node_store::{NodeStore, PendingShare, TokenLookup, UploadOutcome};
+use crate::node_store::{AttemptReader, NodeStore, PendingShare, TokenLookup, UploadOutcome};
 use crate::secret::{SecretString, token_matches};
 use crate::spec::{
     Round, RoundSpec, RoundSpecOf, TokenCount, TokenHashes, spool_token_hashes, token_hash,
@@ -117,7 +117,7 @@ enum Command {
     Upload(Box<Upload>),
     Status([u8; 32], oneshot::Sender<ApiResult<RoundStatus>>),
     /// Answered with the JSON of a [`ReceivedSet`], written straight from the pairs.
-    Received([u8; 32], oneshot::Sender<ApiResult<Vec<u8>>>),
+    Received([u8; 32], oneshot::Sender<ApiResult<()>>),
     Close([u8; 32], CloseWire, oneshot::Sender<ApiResult<StatusCode>>),
     Abort([u8; 32], String, oneshot::Sender<ApiResult<StatusCode>>),
     Sum([u8; 32], oneshot::Sender<ApiResult<Option<Vec<u8>>>>),
@@ -497,31 +497,6 @@ impl Actor {
         });
     }
 
-    /// The JSON of a [`ReceivedSet`], written from the store's (client, attempt) pairs.
-    fn received_json(&self, id: &[u8; 32], count: usize, universe: usize) -> Result<Vec<u8>> {
-        use std::io::Write;
-        // Sized for `count` pairs up front (a client id of at most as many digits as N, a
-        // shard id of 16 hex digits, quotes and commas), so it never grows by doubling.
-        let digits = universe.max(1).ilog10() as usize + 1;
-        let mut out = Vec::with_capacity(32 + count * (digits + 1 + 16 + 3));
-        out.extend_from_slice(b"{\"clients\":[");
-        let mut first = true;
-        self.store.for_each_attempt(id, |client, _| {
-            write!(out, "{}{client}", if first { "" } else { "," })?;
-            first = false;
-            Ok(())
-        })?;
-        out.extend_from_slice(b"],\"shards\":[");
-        first = true;
-        self.store.for_each_attempt(id, |_, shard| {
-            write!(out, "{}\"{shard:016x}\"", if first { "" } else { "," })?;
-            first = false;
-            Ok(())
-        })?;
-        out.extend_from_slice(b"]}");
-        Ok(out)
-    }
-
     fn run(mut self, rx: mpsc::Receiver<Command>) {
         while let Ok(first) = rx.recv() {
             let mut batch = vec![first];
@@ -660,9 +635,8 @@ impl Actor {
             Command::Received(id, reply) => {
                 let _ = reply.send(match self.rounds.get(&id) {
                     None => Err(ApiError::not_found("unknown round")),
-                    Some(rt) => self
-                        .received_json(&id, rt.received().len(), rt.round.config.n_clients())
-                        .map_err(|e| ApiError::internal(e.to_string())),
+                    // Known: the handler streams the set from the store.
+                    Some(_) => Ok(()),
                 });
             }
             Command::Close(id, agreed, reply) => {
@@ -914,6 +888,8 @@ struct AppState {
     max_body: usize,
     /// Read-only connections for the clients' token hashes, used in turn.
     lookups: Vec<std::sync::Mutex<TokenLookup>>,
+    /// The store's path, for the received set's read-only connections.
+    db: std::path::PathBuf,
     next_lookup: std::sync::atomic::AtomicUsize,
 }
 
@@ -1190,8 +1166,91 @@ async fn received(
 ) -> ApiResult<Response> {
     state.admin(&headers)?;
     let round = state.round(&id)?;
-    let body = ask(&state, |tx| Command::Received(round.hash, tx)).await?;
-    Ok((StatusCode::OK, [(header::CONTENT_TYPE, MEDIA_JSON)], body).into_response())
+    ask(&state, |tx| Command::Received(round.hash, tx)).await?;
+    // The set (~25 bytes of JSON per client) is written from the store's attempts index in
+    // chunks as the client reads them, not built whole: memory O(1) in N. A store error after
+    // the first chunk can only cut the response short (the client sees a broken body).
+    let db = state.db.clone();
+    let mut reader = tokio::task::spawn_blocking(move || AttemptReader::open(&db))
+        .await
+        .map_err(|e| ApiError::internal(format!("opening the store: {e}")))?
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let (sender, body) = http_body_util::channel::Channel::<Bytes, std::io::Error>::new(2);
+    let handle = tokio::runtime::Handle::current();
+    let id = round.hash;
+    tokio::task::spawn_blocking(move || {
+        let mut out = ChunkSender::new(sender, handle);
+        if let Err(e) = reader.write_received_json(&id, &mut out) {
+            out.abort(std::io::Error::other(e.to_string()));
+        }
+    });
+    Ok((
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, MEDIA_JSON)],
+        Body::new(body),
+    )
+        .into_response())
+}
+
+/// Bytes of a response body written on a blocking thread, sent in chunks of [`Self::CHUNK`]
+/// bytes through a channel of two (so at most a few chunks are in memory at once).
+struct ChunkSender {
+    sender: Option<http_body_util::channel::Sender<Bytes, std::io::Error>>,
+    handle: tokio::runtime::Handle,
+    buf: Vec<u8>,
+}
+
+impl ChunkSender {
+    const CHUNK: usize = 64 * 1024;
+
+    fn new(
+        sender: http_body_util::channel::Sender<Bytes, std::io::Error>,
+        handle: tokio::runtime::Handle,
+    ) -> Self {
+        ChunkSender {
+            sender: Some(sender),
+            handle,
+            buf: Vec::with_capacity(Self::CHUNK),
+        }
+    }
+
+    fn send(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = Bytes::from(std::mem::replace(
+            &mut self.buf,
+            Vec::with_capacity(Self::CHUNK),
+        ));
+        let sender = self
+            .sender
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("response body aborted"))?;
+        self.handle
+            .block_on(sender.send_data(chunk))
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "client went away"))
+    }
+
+    /// Ends the body with an error (the connection is cut, not closed cleanly).
+    fn abort(&mut self, error: std::io::Error) {
+        if let Some(sender) = self.sender.take() {
+            sender.abort(error);
+        }
+    }
+}
+
+impl std::io::Write for ChunkSender {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= Self::CHUNK {
+            self.send()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.send()
+    }
 }
 
 async fn close(
@@ -1391,6 +1450,7 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
             .map(|_| TokenLookup::open(&db).map(std::sync::Mutex::new))
             .collect::<Result<_>>()?,
         next_lookup: std::sync::atomic::AtomicUsize::new(0),
+        db: db.clone(),
     });
     Ok(Router::new()
         .route("/healthz", get(healthz))

@@ -56,6 +56,73 @@ impl TokenLookup {
     }
 }
 
+/// A read-only connection that writes a round's received set (`GET /rounds/{id}/received`)
+/// from the store's attempts index, in one read transaction (WAL: one consistent snapshot for
+/// both lists, and the writer is not held up).
+pub(crate) struct AttemptReader {
+    conn: Connection,
+}
+
+impl AttemptReader {
+    pub fn open(path: &Path) -> Result<Self> {
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "query_only", true)?;
+        conn.pragma_update(None, "cache_size", -256)?;
+        Ok(AttemptReader { conn })
+    }
+
+    /// Writes the JSON of the round's received set — `{"clients":[..],"shards":[..]}`, client
+    /// ids ascending, shard ids as 16 hex digits in the same order — to `out`, reading the
+    /// attempts index twice within one read transaction.
+    pub fn write_received_json(
+        &mut self,
+        id: &[u8; 32],
+        out: &mut impl std::io::Write,
+    ) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        out.write_all(b"{\"clients\":[")?;
+        let mut first = true;
+        for_each_attempt(&tx, id, |client, _| {
+            write!(out, "{}{client}", if first { "" } else { "," })?;
+            first = false;
+            Ok(())
+        })?;
+        out.write_all(b"],\"shards\":[")?;
+        first = true;
+        for_each_attempt(&tx, id, |_, shard| {
+            write!(out, "{}\"{shard:016x}\"", if first { "" } else { "," })?;
+            first = false;
+            Ok(())
+        })?;
+        out.write_all(b"]}")?;
+        out.flush()?;
+        tx.finish()?;
+        Ok(())
+    }
+}
+
+/// A round's (client, shard attempt) pairs, client ids ascending, read from the covering index.
+fn for_each_attempt(
+    conn: &Connection,
+    id: &[u8; 32],
+    mut f: impl FnMut(u64, u64) -> Result<()>,
+) -> Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT client, shard FROM shares INDEXED BY shares_attempts
+         WHERE round_id = ?1 ORDER BY client",
+    )?;
+    let mut rows = stmt.query(params![&id[..]])?;
+    while let Some(row) = rows.next()? {
+        let client: i64 = row.get(0)?;
+        let shard: Option<i64> = row.get(1)?;
+        let shard = shard.ok_or_else(|| {
+            crate::Error::InvalidSpec(format!("stored share of client {client} has no attempt"))
+        })?;
+        f(client as u64, shard as u64)?;
+    }
+    Ok(())
+}
+
 /// The token hashes of a stored round, 32 raw bytes each, read chunk by chunk.
 pub(crate) struct TokenChunks<'a> {
     conn: &'a Connection,
@@ -351,22 +418,9 @@ impl NodeStore {
     pub fn for_each_attempt(
         &self,
         id: &[u8; 32],
-        mut f: impl FnMut(u64, u64) -> Result<()>,
+        f: impl FnMut(u64, u64) -> Result<()>,
     ) -> Result<()> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT client, shard FROM shares INDEXED BY shares_attempts
-             WHERE round_id = ?1 ORDER BY client",
-        )?;
-        let mut rows = stmt.query(params![&id[..]])?;
-        while let Some(row) = rows.next()? {
-            let client: i64 = row.get(0)?;
-            let shard: Option<i64> = row.get(1)?;
-            let shard = shard.ok_or_else(|| {
-                crate::Error::InvalidSpec(format!("stored share of client {client} has no attempt"))
-            })?;
-            f(client as u64, shard as u64)?;
-        }
-        Ok(())
+        for_each_attempt(&self.conn, id, f)
     }
 
     /// The stored node sum of a round, if any.
@@ -636,6 +690,46 @@ mod tests {
         }
         let mut store = NodeStore::open(&path).unwrap();
         check_upload_outcomes(&mut store);
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    /// The received set's JSON, written from the index while another round's shares sit
+    /// beside it, is exactly what serde writes for the same lists (clients ascending), also for
+    /// an empty round and with shard ids that need all 16 hex digits.
+    #[test]
+    fn the_received_json_is_written_from_the_attempts_index() {
+        let path = temp_db("received-json");
+        let mut store = NodeStore::open(&path).unwrap();
+        let (id, other, empty) = ([8u8; 32], [9u8; 32], [10u8; 32]);
+        let digest = [3u8; 32];
+        let clients: Vec<u64> = (0..5000u64).rev().filter(|c| c % 7 != 3).collect();
+        let shard_of = |c: u64| c.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let batch: Vec<PendingShare<'_>> = clients
+            .iter()
+            .flat_map(|&c| {
+                [
+                    PendingShare {
+                        shard: shard_of(c),
+                        ..share(&id, c, &digest, b"s")
+                    },
+                    share(&other, c + 1, &digest, b"o"),
+                ]
+            })
+            .collect();
+        store.commit_uploads(&batch).unwrap();
+        let mut reader = AttemptReader::open(&path).unwrap();
+        let mut got = Vec::new();
+        reader.write_received_json(&id, &mut got).unwrap();
+        let mut sorted = clients.clone();
+        sorted.sort_unstable();
+        let want = serde_json::json!({
+            "clients": sorted,
+            "shards": sorted.iter().map(|&c| format!("{:016x}", shard_of(c))).collect::<Vec<_>>(),
+        });
+        assert_eq!(got, serde_json::to_vec(&want).unwrap());
+        let mut got = Vec::new();
+        reader.write_received_json(&empty, &mut got).unwrap();
+        assert_eq!(got, br#"{"clients":[],"shards":[]}"#);
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 
