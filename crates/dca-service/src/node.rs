@@ -29,6 +29,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use zeroize::Zeroizing;
 
+use crate::close_spool::{self, SplitError};
 use crate::node_store::{AttemptReader, NodeStore, PendingShare, TokenLookup, UploadOutcome};
 use crate::secret::{SecretString, token_matches};
 use crate::spec::{
@@ -118,7 +119,13 @@ enum Command {
     Status([u8; 32], oneshot::Sender<ApiResult<RoundStatus>>),
     /// Answered with the JSON of a [`ReceivedSet`], written straight from the pairs.
     Received([u8; 32], oneshot::Sender<ApiResult<()>>),
-    Close([u8; 32], CloseWire, oneshot::Sender<ApiResult<StatusCode>>),
+    /// The spooled close request, split into its two lists (and their lengths).
+    Close(
+        [u8; 32],
+        Spool,
+        (usize, usize),
+        oneshot::Sender<ApiResult<StatusCode>>,
+    ),
     Abort([u8; 32], String, oneshot::Sender<ApiResult<StatusCode>>),
     Sum([u8; 32], oneshot::Sender<ApiResult<Option<Vec<u8>>>>),
     SumReady([u8; 32], std::result::Result<Vec<u8>, String>),
@@ -221,63 +228,6 @@ fn pairs_from_wire(n_clients: usize, clients: &[u64], shards: &[String]) -> Resu
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(ShardSet::from_pairs(n_clients, &pairs)?)
-}
-
-/// A [`CloseRequest`] as the node parses it: shard ids as numbers (8 bytes each, not a
-/// `String` per client), checked pair by pair against what the node holds, without building
-/// a second (client, attempt) map.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CloseWire {
-    agreed: Vec<u64>,
-    shards: Vec<ShardHex>,
-}
-
-/// A shard id as the JSON bodies carry it: 16 hex digits.
-struct ShardHex(u64);
-
-impl<'de> Deserialize<'de> for ShardHex {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Visitor;
-        impl serde::de::Visitor<'_> for Visitor {
-            type Value = ShardHex;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a shard id of 16 hex digits")
-            }
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<ShardHex, E> {
-                hex::decode_array::<8>(s)
-                    .map(|b| ShardHex(u64::from_be_bytes(b)))
-                    .ok_or_else(|| E::custom(format!("shard id {s:?}: need 16 hex digits")))
-            }
-        }
-        d.deserialize_str(Visitor)
-    }
-}
-
-impl CloseWire {
-    /// The agreed clients as a set of `0..n_clients`.
-    ///
-    /// # Errors
-    /// Lists of different lengths, a client id ≥ N or listed twice.
-    fn clients(&self, n_clients: usize) -> Result<ClientSet> {
-        if self.agreed.len() != self.shards.len() {
-            return Err(Error::InvalidSpec(format!(
-                "{} client ids but {} shard ids",
-                self.agreed.len(),
-                self.shards.len()
-            )));
-        }
-        let mut set = ClientSet::try_empty(n_clients)?;
-        for &c in &self.agreed {
-            if !set.insert(ClientId(c))? {
-                return Err(fixedpoint_shares::Error::DuplicateClient {
-                    client: ClientId(c),
-                }
-                .into());
-            }
-        }
-        Ok(set)
-    }
 }
 
 fn encode_ids(set: &ClientSet) -> Vec<u8> {
@@ -639,8 +589,8 @@ impl Actor {
                     Some(_) => Ok(()),
                 });
             }
-            Command::Close(id, agreed, reply) => {
-                let _ = reply.send(self.close(id, agreed));
+            Command::Close(id, spool, counts, reply) => {
+                let _ = reply.send(self.close(id, &spool, counts));
             }
             Command::Abort(id, reason, reply) => {
                 let _ = reply.send(self.abort(id, reason));
@@ -756,7 +706,12 @@ impl Actor {
         Ok(StatusCode::ACCEPTED)
     }
 
-    fn close(&mut self, id: [u8; 32], request: CloseWire) -> ApiResult<StatusCode> {
+    fn close(
+        &mut self,
+        id: [u8; 32],
+        request: &Spool,
+        counts: (usize, usize),
+    ) -> ApiResult<StatusCode> {
         let Some(mut rt) = self.rounds.remove(&id) else {
             return Err(ApiError::not_found("unknown round"));
         };
@@ -768,16 +723,32 @@ impl Actor {
             self.rounds.insert(id, rt);
             return refused;
         }
-        let result = self.close_round(&mut rt, request);
+        let result = self.close_round(&mut rt, request, counts);
         self.rounds.insert(id, rt);
         result
     }
 
-    fn close_round(&mut self, rt: &mut RoundRuntime, request: CloseWire) -> ApiResult<StatusCode> {
+    /// Checks the close request (split into its lists, see [`close_spool`]) and closes: the
+    /// agreed set is read as N bits, and each agreed pair is compared with the attempt this
+    /// node stored in one ascending scan of the store; no list of ids or pairs is held.
+    fn close_round(
+        &mut self,
+        rt: &mut RoundRuntime,
+        request: &Spool,
+        (listed, shards): (usize, usize),
+    ) -> ApiResult<StatusCode> {
         let n = rt.round.config.n_clients();
-        let agreed = request
-            .clients(n)
-            .map_err(|e| ApiError::bad_request(format!("agreed set: {e}")))?;
+        let internal = |e: Error| ApiError::internal(format!("close request: {e}"));
+        if listed != shards {
+            return Err(ApiError::bad_request(format!(
+                "agreed set: {}",
+                Error::InvalidSpec(format!("{listed} client ids but {shards} shard ids"))
+            )));
+        }
+        let agreed = close_spool::agreed_set(&request.clients, n).map_err(|e| match e {
+            Error::Io(_) => internal(e),
+            e => ApiError::bad_request(format!("agreed set: {e}")),
+        })?;
         if let Some(existing) = &rt.agreed {
             return if *existing == agreed {
                 Ok(StatusCode::OK)
@@ -788,36 +759,48 @@ impl Actor {
                 ))
             };
         }
-        // The attempts this node stored for the agreed clients: the close request is checked
-        // against them, and they are what the node sums.
-        let pairs = self
-            .attempts_of(&rt.round.hash, &agreed)
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-        for (&client, &ShardHex(shard)) in request.agreed.iter().zip(&request.shards) {
-            let (client, shard) = (ClientId(client), ShardId(shard));
-            match pairs.shard(client) {
-                None => {
-                    return Err(ApiError::new(
-                        StatusCode::CONFLICT,
-                        format!("agreed client {client} was not received by this node"),
-                    ));
+        if let Some(client) = agreed.iter().find(|c| !rt.received().contains(*c)) {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                format!("agreed client {client} was not received by this node"),
+            ));
+        }
+        // Each agreed client's attempt as listed, looked up by client while the store's
+        // attempts are read in client order.
+        close_spool::index_by_client(&request.clients, &request.shards, &request.by_client)
+            .map_err(internal)?;
+        let mut listed = close_spool::ByClient::open(&request.by_client).map_err(internal)?;
+        let (mut refused, mut held) = (None, 0usize);
+        let scan = self
+            .store
+            .for_each_attempt(&rt.round.hash, |client, attempt| {
+                if !agreed.contains(ClientId(client)) {
+                    return Ok(());
+                }
+                held += 1;
+                let shard = listed.shard(client)?;
+                if shard == attempt {
+                    return Ok(());
                 }
                 // A client that sharded twice and whose nodes hold different attempts: the
                 // aggregator must have left it out; summing it would corrupt the release.
-                Some(held) if held != shard => {
-                    return Err(ApiError::new(
-                        StatusCode::CONFLICT,
-                        format!(
-                            "agreed client {client}: this node holds shard attempt {:016x}, not {:016x}",
-                            held.0, shard.0
-                        ),
-                    ));
-                }
-                Some(_) => {}
-            }
+                refused = Some(ApiError::new(
+                    StatusCode::CONFLICT,
+                    format!(
+                        "agreed client {client}: this node holds shard attempt {attempt:016x}, not {shard:016x}"
+                    ),
+                ));
+                Err(Error::InvalidSpec("stopped at a refused pair".into()))
+            });
+        if let Some(refused) = refused {
+            return Err(refused);
         }
-        // Checked against what this node holds; the node's own pairs are what it sums.
-        drop(request);
+        scan.map_err(internal)?;
+        if held != agreed.len() {
+            return Err(ApiError::internal(
+                "the store does not hold every client the running sum received",
+            ));
+        }
         if agreed.missing() > rt.round.config.max_dropped() {
             return Err(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -832,7 +815,8 @@ impl Actor {
             .set_agreed(&rt.round.hash, &encode_ids(&agreed))
             .map_err(|e| ApiError::internal(e.to_string()))?;
         rt.agreed = Some(agreed.clone());
-        self.start_sum(rt, agreed, Ok(pairs));
+        let pairs = self.attempts_of(&rt.round.hash, &agreed);
+        self.start_sum(rt, agreed, pairs);
         Ok(StatusCode::ACCEPTED)
     }
 }
@@ -1003,6 +987,10 @@ async fn public_key(State(state): State<Arc<AppState>>) -> Response {
 pub(crate) struct Spool {
     config: PathBuf,
     tokens: PathBuf,
+    /// A close request's client ids, shard ids, and shard ids by client ([`close_spool`]).
+    clients: PathBuf,
+    shards: PathBuf,
+    by_client: PathBuf,
 }
 
 impl Spool {
@@ -1015,6 +1003,9 @@ impl Spool {
         Spool {
             config: data_dir.join(format!("{stem}.json")),
             tokens: data_dir.join(format!("{stem}.tokens")),
+            clients: data_dir.join(format!("{stem}.clients")),
+            shards: data_dir.join(format!("{stem}.shards")),
+            by_client: data_dir.join(format!("{stem}.by-client")),
         }
     }
 
@@ -1068,8 +1059,15 @@ impl Spool {
 
 impl Drop for Spool {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.config);
-        let _ = std::fs::remove_file(&self.tokens);
+        for path in [
+            &self.config,
+            &self.tokens,
+            &self.clients,
+            &self.shards,
+            &self.by_client,
+        ] {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
@@ -1262,19 +1260,22 @@ async fn close(
     state.admin(&headers)?;
     content_type_is(&headers, MEDIA_JSON)?;
     let round = state.round(&id)?;
-    // The agreed set (~25 bytes of JSON per client) is spooled to disk and parsed from there,
-    // not buffered whole next to its parsed form.
+    // The agreed set (~25 bytes of JSON per client) is spooled to disk and read from there
+    // in one streaming pass into its two lists (raw words, on disk too); the store actor
+    // checks them. Only a body that is not a close request at all is refused here.
     let spool = Spool::new(&state.data_dir);
     spool_body(&state, &headers, body, &spool.config).await?;
-    let request: CloseWire = tokio::task::spawn_blocking(move || {
-        let file = std::fs::File::open(&spool.config)
-            .map_err(|e| ApiError::internal(format!("spooled close request: {e}")))?;
-        serde_json::from_reader(std::io::BufReader::new(file))
-            .map_err(|e| ApiError::bad_request(format!("close request: {e}")))
+    let (spool, counts) = tokio::task::spawn_blocking(move || {
+        let counts = close_spool::split(&spool.config, &spool.clients, &spool.shards);
+        (spool, counts)
     })
     .await
-    .map_err(|e| ApiError::internal(format!("parsing the close request: {e}")))??;
-    let status = ask(&state, |tx| Command::Close(round.hash, request, tx)).await?;
+    .map_err(|e| ApiError::internal(format!("parsing the close request: {e}")))?;
+    let counts = counts.map_err(|e| match e {
+        SplitError::Malformed(m) => ApiError::bad_request(format!("close request: {m}")),
+        SplitError::Io(e) => ApiError::internal(format!("spooled close request: {e}")),
+    })?;
+    let status = ask(&state, |tx| Command::Close(round.hash, spool, counts, tx)).await?;
     Ok(status.into_response())
 }
 
