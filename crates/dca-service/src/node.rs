@@ -35,7 +35,7 @@ use crate::secret::{SecretString, token_matches};
 use crate::spec::{
     Round, RoundSpec, RoundSpecOf, TokenCount, TokenHashes, spool_token_hashes, token_hash,
 };
-use crate::{Error, MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_SEALED_SHARE, Result, hex, sum_codec};
+use crate::{Error, MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_SEALED_SHARE, Result, hex};
 
 /// Uploads committed in one transaction at most.
 const GROUP_COMMIT_MAX: usize = 1024;
@@ -127,12 +127,19 @@ enum Command {
         oneshot::Sender<ApiResult<StatusCode>>,
     ),
     Abort([u8; 32], String, oneshot::Sender<ApiResult<StatusCode>>),
-    Sum([u8; 32], oneshot::Sender<ApiResult<Option<Vec<u8>>>>),
-    SumReady([u8; 32], std::result::Result<Vec<u8>, String>),
+    /// Answered `Ok(true)` if the node sum is stored (the handler streams it from the store),
+    /// `Ok(false)` while it is being computed.
+    Sum([u8; 32], oneshot::Sender<ApiResult<bool>>),
+    /// The node sum, written to the spool's `sum` file, or why not.
+    SumReady([u8; 32], std::result::Result<Spool, String>),
 }
 
 struct Actor {
     store: NodeStore,
+    /// The store's path (the summing thread reads the attempts through its own connection)
+    /// and the data directory (for the node sum's spool file).
+    db: PathBuf,
+    data_dir: PathBuf,
     index: u16,
     rounds: HashMap<[u8; 32], RoundRuntime>,
     shared: Arc<RwLock<HashMap<[u8; 32], Arc<Round>>>>,
@@ -230,16 +237,16 @@ fn pairs_from_wire(n_clients: usize, clients: &[u64], shards: &[String]) -> Resu
     Ok(ShardSet::from_pairs(n_clients, &pairs)?)
 }
 
-fn encode_ids(set: &ClientSet) -> Vec<u8> {
-    set.iter().flat_map(|c| c.0.to_be_bytes()).collect()
-}
-
+/// The stored agreed set (8 bytes per client, big-endian).
 fn decode_ids(bytes: &[u8], universe: usize) -> Result<ClientSet> {
-    let ids: Vec<ClientId> = bytes
-        .chunks_exact(8)
-        .map(|c| ClientId(u64::from_be_bytes(c.try_into().unwrap_or_default())))
-        .collect();
-    Ok(ClientSet::from_ids(universe, &ids)?)
+    let mut set = ClientSet::try_empty(universe)?;
+    for c in bytes.chunks_exact(8) {
+        let c = ClientId(u64::from_be_bytes(c.try_into().unwrap_or_default()));
+        if !set.insert(c)? {
+            return Err(fixedpoint_shares::Error::DuplicateClient { client: c }.into());
+        }
+    }
+    Ok(set)
 }
 
 impl RoundRuntime {
@@ -376,8 +383,7 @@ impl Actor {
                     }
                     None => {
                         rt.agreed = Some(agreed.clone());
-                        let pairs = self.attempts_of(&round.hash, &agreed);
-                        self.start_sum(&mut rt, agreed, pairs);
+                        self.start_sum(&mut rt, agreed);
                     }
                 }
             }
@@ -386,63 +392,52 @@ impl Actor {
         Ok(())
     }
 
-    /// The agreed clients' shard attempts as this node stored them, read from the store.
-    fn attempts_of(&self, id: &[u8; 32], agreed: &ClientSet) -> Result<ShardSet> {
-        let mut pairs = ShardSet::try_empty(agreed.universe())?;
-        self.store.for_each_attempt(id, |client, shard| {
-            if agreed.contains(ClientId(client)) {
-                pairs.insert(ClientId(client), ShardId(shard))?;
-            }
-            Ok(())
-        })?;
-        Ok(pairs)
-    }
-
     /// Retracts the shares of received clients outside the agreed set (read back from the
     /// store: the running sum keeps no seeds, so seed shares are re-expanded from there too)
-    /// and finalizes on a worker thread over `pairs` (the agreed clients' attempts, checked
-    /// against the store); the result comes back as `SumReady`.
-    fn start_sum(&self, rt: &mut RoundRuntime, agreed: ClientSet, pairs: Result<ShardSet>) {
+    /// and writes the node sum on a worker thread to a spool file, the agreed clients'
+    /// attempts streamed from the store ([`RunningSum::write_sum`]); the result comes back as
+    /// `SumReady`.
+    fn start_sum(&self, rt: &mut RoundRuntime, agreed: ClientSet) {
         let Some(mut node) = rt.node.take() else {
             rt.sum = SumState::Failed("no running sum".into());
             return;
         };
         rt.received_at_close = node.received().clone();
         rt.sum = SumState::Computing;
-        let pairs = match pairs {
-            Ok(p) => p,
-            Err(e) => {
-                rt.sum = SumState::Failed(e.to_string());
-                return;
-            }
-        };
         let id = rt.round.hash;
-        let excluded: Vec<ClientId> = rt
+        let config = &rt.round.config;
+        let retracted = rt
             .received_at_close
             .iter()
             .filter(|c| !agreed.contains(*c))
-            .collect();
-        for client in excluded {
-            let retracted = self
-                .store
-                .share(&id, client.0)
-                .map_err(|e| e.to_string())
-                .and_then(|m| m.ok_or_else(|| "stored share missing".to_string()))
-                .and_then(|m| {
-                    ShareMessage::get_decoded(&rt.round.config, &m).map_err(|e| e.to_string())
-                })
-                .and_then(|msg| node.retract(&msg).map_err(|e| e.to_string()));
-            if let Err(e) = retracted {
-                rt.sum = SumState::Failed(e);
-                return;
-            }
+            .try_for_each(|client| {
+                let message = self
+                    .store
+                    .share(&id, client.0)
+                    .map_err(|e| e.to_string())?
+                    .ok_or_else(|| "stored share missing".to_string())?;
+                let msg = ShareMessage::get_decoded(config, &message).map_err(|e| e.to_string())?;
+                node.retract(&msg).map_err(|e| e.to_string())
+            });
+        if let Err(e) = retracted {
+            rt.sum = SumState::Failed(e);
+            return;
         }
         let tx = self.tx.clone();
+        let (db, spool) = (self.db.clone(), Spool::new(&self.data_dir));
         std::thread::spawn(move || {
-            let result = node
-                .finalize(pairs)
-                .map(|s| sum_codec::encode(&s))
-                .map_err(|e| e.to_string());
+            let written = || -> Result<()> {
+                let out = std::fs::File::create(&spool.sum)?;
+                let reader = AttemptReader::open(&db)?;
+                reader.with_attempts(&id, |pairs| {
+                    let agreed_pairs = pairs
+                        .filter(|&(c, _)| agreed.contains(ClientId(c)))
+                        .map(|(c, s)| (ClientId(c), ShardId(s)));
+                    node.write_sum(&agreed, agreed_pairs, out)
+                })??;
+                Ok(())
+            };
+            let result = written().map(|()| spool).map_err(|e| e.to_string());
             let _ = tx.send(Command::SumReady(id, result));
         });
     }
@@ -609,12 +604,8 @@ impl Actor {
                         SumState::Open => {
                             Err(ApiError::new(StatusCode::CONFLICT, "round not closed"))
                         }
-                        SumState::Computing => Ok(None),
-                        SumState::Ready => match self.store.sum(&id) {
-                            Ok(Some(bytes)) => Ok(Some(bytes)),
-                            Ok(None) => Err(ApiError::internal("stored node sum missing")),
-                            Err(e) => Err(ApiError::internal(e.to_string())),
-                        },
+                        SumState::Computing => Ok(false),
+                        SumState::Ready => Ok(true),
                         SumState::Failed(e) => {
                             Err(ApiError::internal(format!("node sum failed: {e}")))
                         }
@@ -623,11 +614,21 @@ impl Actor {
             }
             Command::SumReady(id, result) => {
                 if let Some(rt) = self.rounds.get_mut(&id) {
-                    rt.sum = match result {
-                        Ok(bytes) => match self.store.set_sum(&id, &bytes) {
-                            Ok(()) => SumState::Ready,
-                            Err(e) => SumState::Failed(format!("storing the sum: {e}")),
-                        },
+                    rt.sum = match result.and_then(|spool| {
+                        // Copied from the spool file into the store piece by piece.
+                        let stored = std::fs::File::open(&spool.sum)
+                            .and_then(|f| f.metadata().map(|m| (m.len(), f)))
+                            .map_err(Error::from)
+                            .and_then(|(len, f)| {
+                                self.store.set_sum_from(
+                                    &id,
+                                    &mut std::io::BufReader::with_capacity(1 << 16, f),
+                                    len,
+                                )
+                            });
+                        stored.map_err(|e| format!("storing the sum: {e}"))
+                    }) {
+                        Ok(()) => SumState::Ready,
                         Err(e) => SumState::Failed(e),
                     };
                 }
@@ -812,11 +813,10 @@ impl Actor {
             ));
         }
         self.store
-            .set_agreed(&rt.round.hash, &encode_ids(&agreed))
+            .set_agreed_set(&rt.round.hash, &agreed)
             .map_err(|e| ApiError::internal(e.to_string()))?;
         rt.agreed = Some(agreed.clone());
-        let pairs = self.attempts_of(&rt.round.hash, &agreed);
-        self.start_sum(rt, agreed, pairs);
+        self.start_sum(rt, agreed);
         Ok(StatusCode::ACCEPTED)
     }
 }
@@ -894,6 +894,22 @@ impl AppState {
             .token_hash(round, client)
             .map_err(|e| ApiError::internal(format!("token lookup: {e}")))?
             .ok_or_else(|| ApiError::internal("the round's token hash is not stored"))
+    }
+
+    /// Opens a read-only connection to the store and runs `f` on it, off the async threads.
+    async fn blocking_read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&AttemptReader) -> Result<T> + Send + 'static,
+    ) -> ApiResult<(AttemptReader, T)> {
+        let db = self.db.clone();
+        tokio::task::spawn_blocking(move || {
+            let reader = AttemptReader::open(&db)?;
+            let value = f(&reader)?;
+            Ok((reader, value))
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("reading the store: {e}")))?
+        .map_err(|e: Error| ApiError::internal(e.to_string()))
     }
 
     fn send(&self, c: Command) -> ApiResult<()> {
@@ -991,6 +1007,8 @@ pub(crate) struct Spool {
     clients: PathBuf,
     shards: PathBuf,
     by_client: PathBuf,
+    /// A node sum being written ([`RunningSum::write_sum`]).
+    sum: PathBuf,
 }
 
 impl Spool {
@@ -1006,6 +1024,7 @@ impl Spool {
             clients: data_dir.join(format!("{stem}.clients")),
             shards: data_dir.join(format!("{stem}.shards")),
             by_client: data_dir.join(format!("{stem}.by-client")),
+            sum: data_dir.join(format!("{stem}.sum")),
         }
     }
 
@@ -1065,6 +1084,7 @@ impl Drop for Spool {
             &self.clients,
             &self.shards,
             &self.by_client,
+            &self.sum,
         ] {
             let _ = std::fs::remove_file(path);
         }
@@ -1168,26 +1188,29 @@ async fn received(
     // The set (~25 bytes of JSON per client) is written from the store's attempts index in
     // chunks as the client reads them, not built whole: memory O(1) in N. A store error after
     // the first chunk can only cut the response short (the client sees a broken body).
-    let db = state.db.clone();
-    let mut reader = tokio::task::spawn_blocking(move || AttemptReader::open(&db))
-        .await
-        .map_err(|e| ApiError::internal(format!("opening the store: {e}")))?
-        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let id = round.hash;
+    let (reader, ()) = state.blocking_read(|_| Ok(())).await?;
+    let body = stream_body(reader, move |reader, out| {
+        reader.write_received_json(&id, out)
+    });
+    Ok((StatusCode::OK, [(header::CONTENT_TYPE, MEDIA_JSON)], body).into_response())
+}
+
+/// A response body that `write` fills on a blocking thread through `reader`, sent in chunks
+/// as the client reads them ([`ChunkSender`]); an error cuts the body short.
+fn stream_body(
+    mut reader: AttemptReader,
+    write: impl FnOnce(&mut AttemptReader, &mut ChunkSender) -> Result<()> + Send + 'static,
+) -> Body {
     let (sender, body) = http_body_util::channel::Channel::<Bytes, std::io::Error>::new(2);
     let handle = tokio::runtime::Handle::current();
-    let id = round.hash;
     tokio::task::spawn_blocking(move || {
         let mut out = ChunkSender::new(sender, handle);
-        if let Err(e) = reader.write_received_json(&id, &mut out) {
+        if let Err(e) = write(&mut reader, &mut out) {
             out.abort(std::io::Error::other(e.to_string()));
         }
     });
-    Ok((
-        StatusCode::OK,
-        [(header::CONTENT_TYPE, MEDIA_JSON)],
-        Body::new(body),
-    )
-        .into_response())
+    Body::new(body)
 }
 
 /// Bytes of a response body written on a blocking thread, sent in chunks of [`Self::CHUNK`]
@@ -1301,20 +1324,35 @@ async fn node_sum(
 ) -> ApiResult<Response> {
     state.admin(&headers)?;
     let round = state.round(&id)?;
-    match ask(&state, |tx| Command::Sum(round.hash, tx)).await? {
-        Some(bytes) => Ok((
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, MEDIA_NODE_SUM)],
-            bytes,
-        )
-            .into_response()),
-        None => Ok((
+    if !ask(&state, |tx| Command::Sum(round.hash, tx)).await? {
+        return Ok((
             StatusCode::ACCEPTED,
             [(header::RETRY_AFTER, "1")],
             "node sum is being computed\n",
         )
-            .into_response()),
+            .into_response());
     }
+    // The stored sum (8 bytes per agreed client, 8d for the sum) is streamed from the store
+    // in chunks, not read whole.
+    let id = round.hash;
+    let (reader, at) = state
+        .blocking_read(move |reader| reader.sum_blob(&id))
+        .await?;
+    let at = at.ok_or_else(|| ApiError::internal("stored node sum missing"))?;
+    let len = at.len;
+    let body = stream_body(reader, move |reader, out| reader.write_sum(&at, out));
+    Ok((
+        StatusCode::OK,
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(MEDIA_NODE_SUM),
+            ),
+            (header::CONTENT_LENGTH, HeaderValue::from(len)),
+        ],
+        body,
+    )
+        .into_response())
 }
 
 /// Checks an opened share against the slot it arrived in, so that the store only ever holds
@@ -1430,6 +1468,8 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
     let shared = Arc::new(RwLock::new(HashMap::new()));
     let mut actor = Actor {
         store,
+        db: db.clone(),
+        data_dir: options.data_dir.clone(),
         index: options.index,
         rounds: HashMap::new(),
         shared: shared.clone(),
