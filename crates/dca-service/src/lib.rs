@@ -54,6 +54,7 @@
 pub mod aggregator;
 pub mod aggregator_server;
 pub mod client;
+mod close_spool;
 mod error;
 pub mod hex;
 pub mod network_fit;

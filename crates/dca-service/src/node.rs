@@ -29,12 +29,13 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use zeroize::Zeroizing;
 
-use crate::node_store::{NodeStore, PendingShare, TokenLookup, UploadOutcome};
+use crate::close_spool::{self, SplitError};
+use crate::node_store::{AttemptReader, NodeStore, PendingShare, TokenLookup, UploadOutcome};
 use crate::secret::{SecretString, token_matches};
 use crate::spec::{
     Round, RoundSpec, RoundSpecOf, TokenCount, TokenHashes, spool_token_hashes, token_hash,
 };
-use crate::{Error, MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_SEALED_SHARE, Result, hex, sum_codec};
+use crate::{Error, MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_SEALED_SHARE, Result, hex};
 
 /// Uploads committed in one transaction at most.
 const GROUP_COMMIT_MAX: usize = 1024;
@@ -117,15 +118,28 @@ enum Command {
     Upload(Box<Upload>),
     Status([u8; 32], oneshot::Sender<ApiResult<RoundStatus>>),
     /// Answered with the JSON of a [`ReceivedSet`], written straight from the pairs.
-    Received([u8; 32], oneshot::Sender<ApiResult<Vec<u8>>>),
-    Close([u8; 32], CloseWire, oneshot::Sender<ApiResult<StatusCode>>),
+    Received([u8; 32], oneshot::Sender<ApiResult<()>>),
+    /// The spooled close request, split into its two lists (and their lengths).
+    Close(
+        [u8; 32],
+        Spool,
+        (usize, usize),
+        oneshot::Sender<ApiResult<StatusCode>>,
+    ),
     Abort([u8; 32], String, oneshot::Sender<ApiResult<StatusCode>>),
-    Sum([u8; 32], oneshot::Sender<ApiResult<Option<Vec<u8>>>>),
-    SumReady([u8; 32], std::result::Result<Vec<u8>, String>),
+    /// Answered `Ok(true)` if the node sum is stored (the handler streams it from the store),
+    /// `Ok(false)` while it is being computed.
+    Sum([u8; 32], oneshot::Sender<ApiResult<bool>>),
+    /// The node sum, written to the spool's `sum` file, or why not.
+    SumReady([u8; 32], std::result::Result<Spool, String>),
 }
 
 struct Actor {
     store: NodeStore,
+    /// The store's path (the summing thread reads the attempts through its own connection)
+    /// and the data directory (for the node sum's spool file).
+    db: PathBuf,
+    data_dir: PathBuf,
     index: u16,
     rounds: HashMap<[u8; 32], RoundRuntime>,
     shared: Arc<RwLock<HashMap<[u8; 32], Arc<Round>>>>,
@@ -223,73 +237,16 @@ fn pairs_from_wire(n_clients: usize, clients: &[u64], shards: &[String]) -> Resu
     Ok(ShardSet::from_pairs(n_clients, &pairs)?)
 }
 
-/// A [`CloseRequest`] as the node parses it: shard ids as numbers (8 bytes each, not a
-/// `String` per client), checked pair by pair against what the node holds, without building
-/// a second (client, attempt) map.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CloseWire {
-    agreed: Vec<u64>,
-    shards: Vec<ShardHex>,
-}
-
-/// A shard id as the JSON bodies carry it: 16 hex digits.
-struct ShardHex(u64);
-
-impl<'de> Deserialize<'de> for ShardHex {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Visitor;
-        impl serde::de::Visitor<'_> for Visitor {
-            type Value = ShardHex;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a shard id of 16 hex digits")
-            }
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<ShardHex, E> {
-                hex::decode_array::<8>(s)
-                    .map(|b| ShardHex(u64::from_be_bytes(b)))
-                    .ok_or_else(|| E::custom(format!("shard id {s:?}: need 16 hex digits")))
-            }
-        }
-        d.deserialize_str(Visitor)
-    }
-}
-
-impl CloseWire {
-    /// The agreed clients as a set of `0..n_clients`.
-    ///
-    /// # Errors
-    /// Lists of different lengths, a client id ≥ N or listed twice.
-    fn clients(&self, n_clients: usize) -> Result<ClientSet> {
-        if self.agreed.len() != self.shards.len() {
-            return Err(Error::InvalidSpec(format!(
-                "{} client ids but {} shard ids",
-                self.agreed.len(),
-                self.shards.len()
-            )));
-        }
-        let mut set = ClientSet::try_empty(n_clients)?;
-        for &c in &self.agreed {
-            if !set.insert(ClientId(c))? {
-                return Err(fixedpoint_shares::Error::DuplicateClient {
-                    client: ClientId(c),
-                }
-                .into());
-            }
-        }
-        Ok(set)
-    }
-}
-
-fn encode_ids(set: &ClientSet) -> Vec<u8> {
-    set.iter().flat_map(|c| c.0.to_be_bytes()).collect()
-}
-
+/// The stored agreed set (8 bytes per client, big-endian).
 fn decode_ids(bytes: &[u8], universe: usize) -> Result<ClientSet> {
-    let ids: Vec<ClientId> = bytes
-        .chunks_exact(8)
-        .map(|c| ClientId(u64::from_be_bytes(c.try_into().unwrap_or_default())))
-        .collect();
-    Ok(ClientSet::from_ids(universe, &ids)?)
+    let mut set = ClientSet::try_empty(universe)?;
+    for c in bytes.chunks_exact(8) {
+        let c = ClientId(u64::from_be_bytes(c.try_into().unwrap_or_default()));
+        if !set.insert(c)? {
+            return Err(fixedpoint_shares::Error::DuplicateClient { client: c }.into());
+        }
+    }
+    Ok(set)
 }
 
 impl RoundRuntime {
@@ -426,8 +383,7 @@ impl Actor {
                     }
                     None => {
                         rt.agreed = Some(agreed.clone());
-                        let pairs = self.attempts_of(&round.hash, &agreed);
-                        self.start_sum(&mut rt, agreed, pairs);
+                        self.start_sum(&mut rt, agreed);
                     }
                 }
             }
@@ -436,90 +392,54 @@ impl Actor {
         Ok(())
     }
 
-    /// The agreed clients' shard attempts as this node stored them, read from the store.
-    fn attempts_of(&self, id: &[u8; 32], agreed: &ClientSet) -> Result<ShardSet> {
-        let mut pairs = ShardSet::try_empty(agreed.universe())?;
-        self.store.for_each_attempt(id, |client, shard| {
-            if agreed.contains(ClientId(client)) {
-                pairs.insert(ClientId(client), ShardId(shard))?;
-            }
-            Ok(())
-        })?;
-        Ok(pairs)
-    }
-
     /// Retracts the shares of received clients outside the agreed set (read back from the
     /// store: the running sum keeps no seeds, so seed shares are re-expanded from there too)
-    /// and finalizes on a worker thread over `pairs` (the agreed clients' attempts, checked
-    /// against the store); the result comes back as `SumReady`.
-    fn start_sum(&self, rt: &mut RoundRuntime, agreed: ClientSet, pairs: Result<ShardSet>) {
+    /// and writes the node sum on a worker thread to a spool file, the agreed clients'
+    /// attempts streamed from the store ([`RunningSum::write_sum`]); the result comes back as
+    /// `SumReady`.
+    fn start_sum(&self, rt: &mut RoundRuntime, agreed: ClientSet) {
         let Some(mut node) = rt.node.take() else {
             rt.sum = SumState::Failed("no running sum".into());
             return;
         };
         rt.received_at_close = node.received().clone();
         rt.sum = SumState::Computing;
-        let pairs = match pairs {
-            Ok(p) => p,
-            Err(e) => {
-                rt.sum = SumState::Failed(e.to_string());
-                return;
-            }
-        };
         let id = rt.round.hash;
-        let excluded: Vec<ClientId> = rt
+        let config = &rt.round.config;
+        let retracted = rt
             .received_at_close
             .iter()
             .filter(|c| !agreed.contains(*c))
-            .collect();
-        for client in excluded {
-            let retracted = self
-                .store
-                .share(&id, client.0)
-                .map_err(|e| e.to_string())
-                .and_then(|m| m.ok_or_else(|| "stored share missing".to_string()))
-                .and_then(|m| {
-                    ShareMessage::get_decoded(&rt.round.config, &m).map_err(|e| e.to_string())
-                })
-                .and_then(|msg| node.retract(&msg).map_err(|e| e.to_string()));
-            if let Err(e) = retracted {
-                rt.sum = SumState::Failed(e);
-                return;
-            }
+            .try_for_each(|client| {
+                let message = self
+                    .store
+                    .share(&id, client.0)
+                    .map_err(|e| e.to_string())?
+                    .ok_or_else(|| "stored share missing".to_string())?;
+                let msg = ShareMessage::get_decoded(config, &message).map_err(|e| e.to_string())?;
+                node.retract(&msg).map_err(|e| e.to_string())
+            });
+        if let Err(e) = retracted {
+            rt.sum = SumState::Failed(e);
+            return;
         }
         let tx = self.tx.clone();
+        let (db, spool) = (self.db.clone(), Spool::new(&self.data_dir));
         std::thread::spawn(move || {
-            let result = node
-                .finalize(pairs)
-                .map(|s| sum_codec::encode(&s))
-                .map_err(|e| e.to_string());
+            let written = || -> Result<()> {
+                let out = std::fs::File::create(&spool.sum)?;
+                let reader = AttemptReader::open(&db)?;
+                reader.with_attempts(&id, |pairs| {
+                    let agreed_pairs = pairs
+                        .filter(|&(c, _)| agreed.contains(ClientId(c)))
+                        .map(|(c, s)| (ClientId(c), ShardId(s)));
+                    node.write_sum(&agreed, agreed_pairs, out)
+                })??;
+                Ok(())
+            };
+            let result = written().map(|()| spool).map_err(|e| e.to_string());
             let _ = tx.send(Command::SumReady(id, result));
         });
-    }
-
-    /// The JSON of a [`ReceivedSet`], written from the store's (client, attempt) pairs.
-    fn received_json(&self, id: &[u8; 32], count: usize, universe: usize) -> Result<Vec<u8>> {
-        use std::io::Write;
-        // Sized for `count` pairs up front (a client id of at most as many digits as N, a
-        // shard id of 16 hex digits, quotes and commas), so it never grows by doubling.
-        let digits = universe.max(1).ilog10() as usize + 1;
-        let mut out = Vec::with_capacity(32 + count * (digits + 1 + 16 + 3));
-        out.extend_from_slice(b"{\"clients\":[");
-        let mut first = true;
-        self.store.for_each_attempt(id, |client, _| {
-            write!(out, "{}{client}", if first { "" } else { "," })?;
-            first = false;
-            Ok(())
-        })?;
-        out.extend_from_slice(b"],\"shards\":[");
-        first = true;
-        self.store.for_each_attempt(id, |_, shard| {
-            write!(out, "{}\"{shard:016x}\"", if first { "" } else { "," })?;
-            first = false;
-            Ok(())
-        })?;
-        out.extend_from_slice(b"]}");
-        Ok(out)
     }
 
     fn run(mut self, rx: mpsc::Receiver<Command>) {
@@ -660,13 +580,12 @@ impl Actor {
             Command::Received(id, reply) => {
                 let _ = reply.send(match self.rounds.get(&id) {
                     None => Err(ApiError::not_found("unknown round")),
-                    Some(rt) => self
-                        .received_json(&id, rt.received().len(), rt.round.config.n_clients())
-                        .map_err(|e| ApiError::internal(e.to_string())),
+                    // Known: the handler streams the set from the store.
+                    Some(_) => Ok(()),
                 });
             }
-            Command::Close(id, agreed, reply) => {
-                let _ = reply.send(self.close(id, agreed));
+            Command::Close(id, spool, counts, reply) => {
+                let _ = reply.send(self.close(id, &spool, counts));
             }
             Command::Abort(id, reason, reply) => {
                 let _ = reply.send(self.abort(id, reason));
@@ -685,12 +604,8 @@ impl Actor {
                         SumState::Open => {
                             Err(ApiError::new(StatusCode::CONFLICT, "round not closed"))
                         }
-                        SumState::Computing => Ok(None),
-                        SumState::Ready => match self.store.sum(&id) {
-                            Ok(Some(bytes)) => Ok(Some(bytes)),
-                            Ok(None) => Err(ApiError::internal("stored node sum missing")),
-                            Err(e) => Err(ApiError::internal(e.to_string())),
-                        },
+                        SumState::Computing => Ok(false),
+                        SumState::Ready => Ok(true),
                         SumState::Failed(e) => {
                             Err(ApiError::internal(format!("node sum failed: {e}")))
                         }
@@ -699,11 +614,21 @@ impl Actor {
             }
             Command::SumReady(id, result) => {
                 if let Some(rt) = self.rounds.get_mut(&id) {
-                    rt.sum = match result {
-                        Ok(bytes) => match self.store.set_sum(&id, &bytes) {
-                            Ok(()) => SumState::Ready,
-                            Err(e) => SumState::Failed(format!("storing the sum: {e}")),
-                        },
+                    rt.sum = match result.and_then(|spool| {
+                        // Copied from the spool file into the store piece by piece.
+                        let stored = std::fs::File::open(&spool.sum)
+                            .and_then(|f| f.metadata().map(|m| (m.len(), f)))
+                            .map_err(Error::from)
+                            .and_then(|(len, f)| {
+                                self.store.set_sum_from(
+                                    &id,
+                                    &mut std::io::BufReader::with_capacity(1 << 16, f),
+                                    len,
+                                )
+                            });
+                        stored.map_err(|e| format!("storing the sum: {e}"))
+                    }) {
+                        Ok(()) => SumState::Ready,
                         Err(e) => SumState::Failed(e),
                     };
                 }
@@ -782,7 +707,12 @@ impl Actor {
         Ok(StatusCode::ACCEPTED)
     }
 
-    fn close(&mut self, id: [u8; 32], request: CloseWire) -> ApiResult<StatusCode> {
+    fn close(
+        &mut self,
+        id: [u8; 32],
+        request: &Spool,
+        counts: (usize, usize),
+    ) -> ApiResult<StatusCode> {
         let Some(mut rt) = self.rounds.remove(&id) else {
             return Err(ApiError::not_found("unknown round"));
         };
@@ -794,16 +724,32 @@ impl Actor {
             self.rounds.insert(id, rt);
             return refused;
         }
-        let result = self.close_round(&mut rt, request);
+        let result = self.close_round(&mut rt, request, counts);
         self.rounds.insert(id, rt);
         result
     }
 
-    fn close_round(&mut self, rt: &mut RoundRuntime, request: CloseWire) -> ApiResult<StatusCode> {
+    /// Checks the close request (split into its lists, see [`close_spool`]) and closes: the
+    /// agreed set is read as N bits, and each agreed pair is compared with the attempt this
+    /// node stored in one ascending scan of the store; no list of ids or pairs is held.
+    fn close_round(
+        &mut self,
+        rt: &mut RoundRuntime,
+        request: &Spool,
+        (listed, shards): (usize, usize),
+    ) -> ApiResult<StatusCode> {
         let n = rt.round.config.n_clients();
-        let agreed = request
-            .clients(n)
-            .map_err(|e| ApiError::bad_request(format!("agreed set: {e}")))?;
+        let internal = |e: Error| ApiError::internal(format!("close request: {e}"));
+        if listed != shards {
+            return Err(ApiError::bad_request(format!(
+                "agreed set: {}",
+                Error::InvalidSpec(format!("{listed} client ids but {shards} shard ids"))
+            )));
+        }
+        let agreed = close_spool::agreed_set(&request.clients, n).map_err(|e| match e {
+            Error::Io(_) => internal(e),
+            e => ApiError::bad_request(format!("agreed set: {e}")),
+        })?;
         if let Some(existing) = &rt.agreed {
             return if *existing == agreed {
                 Ok(StatusCode::OK)
@@ -814,36 +760,48 @@ impl Actor {
                 ))
             };
         }
-        // The attempts this node stored for the agreed clients: the close request is checked
-        // against them, and they are what the node sums.
-        let pairs = self
-            .attempts_of(&rt.round.hash, &agreed)
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-        for (&client, &ShardHex(shard)) in request.agreed.iter().zip(&request.shards) {
-            let (client, shard) = (ClientId(client), ShardId(shard));
-            match pairs.shard(client) {
-                None => {
-                    return Err(ApiError::new(
-                        StatusCode::CONFLICT,
-                        format!("agreed client {client} was not received by this node"),
-                    ));
+        if let Some(client) = agreed.iter().find(|c| !rt.received().contains(*c)) {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                format!("agreed client {client} was not received by this node"),
+            ));
+        }
+        // Each agreed client's attempt as listed, looked up by client while the store's
+        // attempts are read in client order.
+        close_spool::index_by_client(&request.clients, &request.shards, &request.by_client)
+            .map_err(internal)?;
+        let mut listed = close_spool::ByClient::open(&request.by_client).map_err(internal)?;
+        let (mut refused, mut held) = (None, 0usize);
+        let scan = self
+            .store
+            .for_each_attempt(&rt.round.hash, |client, attempt| {
+                if !agreed.contains(ClientId(client)) {
+                    return Ok(());
+                }
+                held += 1;
+                let shard = listed.shard(client)?;
+                if shard == attempt {
+                    return Ok(());
                 }
                 // A client that sharded twice and whose nodes hold different attempts: the
                 // aggregator must have left it out; summing it would corrupt the release.
-                Some(held) if held != shard => {
-                    return Err(ApiError::new(
-                        StatusCode::CONFLICT,
-                        format!(
-                            "agreed client {client}: this node holds shard attempt {:016x}, not {:016x}",
-                            held.0, shard.0
-                        ),
-                    ));
-                }
-                Some(_) => {}
-            }
+                refused = Some(ApiError::new(
+                    StatusCode::CONFLICT,
+                    format!(
+                        "agreed client {client}: this node holds shard attempt {attempt:016x}, not {shard:016x}"
+                    ),
+                ));
+                Err(Error::InvalidSpec("stopped at a refused pair".into()))
+            });
+        if let Some(refused) = refused {
+            return Err(refused);
         }
-        // Checked against what this node holds; the node's own pairs are what it sums.
-        drop(request);
+        scan.map_err(internal)?;
+        if held != agreed.len() {
+            return Err(ApiError::internal(
+                "the store does not hold every client the running sum received",
+            ));
+        }
         if agreed.missing() > rt.round.config.max_dropped() {
             return Err(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -855,10 +813,10 @@ impl Actor {
             ));
         }
         self.store
-            .set_agreed(&rt.round.hash, &encode_ids(&agreed))
+            .set_agreed_set(&rt.round.hash, &agreed)
             .map_err(|e| ApiError::internal(e.to_string()))?;
         rt.agreed = Some(agreed.clone());
-        self.start_sum(rt, agreed, Ok(pairs));
+        self.start_sum(rt, agreed);
         Ok(StatusCode::ACCEPTED)
     }
 }
@@ -914,6 +872,8 @@ struct AppState {
     max_body: usize,
     /// Read-only connections for the clients' token hashes, used in turn.
     lookups: Vec<std::sync::Mutex<TokenLookup>>,
+    /// The store's path, for the received set's read-only connections.
+    db: std::path::PathBuf,
     next_lookup: std::sync::atomic::AtomicUsize,
 }
 
@@ -934,6 +894,22 @@ impl AppState {
             .token_hash(round, client)
             .map_err(|e| ApiError::internal(format!("token lookup: {e}")))?
             .ok_or_else(|| ApiError::internal("the round's token hash is not stored"))
+    }
+
+    /// Opens a read-only connection to the store and runs `f` on it, off the async threads.
+    async fn blocking_read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&AttemptReader) -> Result<T> + Send + 'static,
+    ) -> ApiResult<(AttemptReader, T)> {
+        let db = self.db.clone();
+        tokio::task::spawn_blocking(move || {
+            let reader = AttemptReader::open(&db)?;
+            let value = f(&reader)?;
+            Ok((reader, value))
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("reading the store: {e}")))?
+        .map_err(|e: Error| ApiError::internal(e.to_string()))
     }
 
     fn send(&self, c: Command) -> ApiResult<()> {
@@ -1027,6 +1003,12 @@ async fn public_key(State(state): State<Arc<AppState>>) -> Response {
 pub(crate) struct Spool {
     config: PathBuf,
     tokens: PathBuf,
+    /// A close request's client ids, shard ids, and shard ids by client ([`close_spool`]).
+    clients: PathBuf,
+    shards: PathBuf,
+    by_client: PathBuf,
+    /// A node sum being written ([`RunningSum::write_sum`]).
+    sum: PathBuf,
 }
 
 impl Spool {
@@ -1039,6 +1021,10 @@ impl Spool {
         Spool {
             config: data_dir.join(format!("{stem}.json")),
             tokens: data_dir.join(format!("{stem}.tokens")),
+            clients: data_dir.join(format!("{stem}.clients")),
+            shards: data_dir.join(format!("{stem}.shards")),
+            by_client: data_dir.join(format!("{stem}.by-client")),
+            sum: data_dir.join(format!("{stem}.sum")),
         }
     }
 
@@ -1092,8 +1078,16 @@ impl Spool {
 
 impl Drop for Spool {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.config);
-        let _ = std::fs::remove_file(&self.tokens);
+        for path in [
+            &self.config,
+            &self.tokens,
+            &self.clients,
+            &self.shards,
+            &self.by_client,
+            &self.sum,
+        ] {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
@@ -1190,8 +1184,94 @@ async fn received(
 ) -> ApiResult<Response> {
     state.admin(&headers)?;
     let round = state.round(&id)?;
-    let body = ask(&state, |tx| Command::Received(round.hash, tx)).await?;
+    ask(&state, |tx| Command::Received(round.hash, tx)).await?;
+    // The set (~25 bytes of JSON per client) is written from the store's attempts index in
+    // chunks as the client reads them, not built whole: memory O(1) in N. A store error after
+    // the first chunk can only cut the response short (the client sees a broken body).
+    let id = round.hash;
+    let (reader, ()) = state.blocking_read(|_| Ok(())).await?;
+    let body = stream_body(reader, move |reader, out| {
+        reader.write_received_json(&id, out)
+    });
     Ok((StatusCode::OK, [(header::CONTENT_TYPE, MEDIA_JSON)], body).into_response())
+}
+
+/// A response body that `write` fills on a blocking thread through `reader`, sent in chunks
+/// as the client reads them ([`ChunkSender`]); an error cuts the body short.
+fn stream_body(
+    mut reader: AttemptReader,
+    write: impl FnOnce(&mut AttemptReader, &mut ChunkSender) -> Result<()> + Send + 'static,
+) -> Body {
+    let (sender, body) = http_body_util::channel::Channel::<Bytes, std::io::Error>::new(2);
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        let mut out = ChunkSender::new(sender, handle);
+        if let Err(e) = write(&mut reader, &mut out) {
+            out.abort(std::io::Error::other(e.to_string()));
+        }
+    });
+    Body::new(body)
+}
+
+/// Bytes of a response body written on a blocking thread, sent in chunks of [`Self::CHUNK`]
+/// bytes through a channel of two (so at most a few chunks are in memory at once).
+struct ChunkSender {
+    sender: Option<http_body_util::channel::Sender<Bytes, std::io::Error>>,
+    handle: tokio::runtime::Handle,
+    buf: Vec<u8>,
+}
+
+impl ChunkSender {
+    const CHUNK: usize = 64 * 1024;
+
+    fn new(
+        sender: http_body_util::channel::Sender<Bytes, std::io::Error>,
+        handle: tokio::runtime::Handle,
+    ) -> Self {
+        ChunkSender {
+            sender: Some(sender),
+            handle,
+            buf: Vec::with_capacity(Self::CHUNK),
+        }
+    }
+
+    fn send(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = Bytes::from(std::mem::replace(
+            &mut self.buf,
+            Vec::with_capacity(Self::CHUNK),
+        ));
+        let sender = self
+            .sender
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("response body aborted"))?;
+        self.handle
+            .block_on(sender.send_data(chunk))
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "client went away"))
+    }
+
+    /// Ends the body with an error (the connection is cut, not closed cleanly).
+    fn abort(&mut self, error: std::io::Error) {
+        if let Some(sender) = self.sender.take() {
+            sender.abort(error);
+        }
+    }
+}
+
+impl std::io::Write for ChunkSender {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= Self::CHUNK {
+            self.send()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.send()
+    }
 }
 
 async fn close(
@@ -1203,19 +1283,22 @@ async fn close(
     state.admin(&headers)?;
     content_type_is(&headers, MEDIA_JSON)?;
     let round = state.round(&id)?;
-    // The agreed set (~25 bytes of JSON per client) is spooled to disk and parsed from there,
-    // not buffered whole next to its parsed form.
+    // The agreed set (~25 bytes of JSON per client) is spooled to disk and read from there
+    // in one streaming pass into its two lists (raw words, on disk too); the store actor
+    // checks them. Only a body that is not a close request at all is refused here.
     let spool = Spool::new(&state.data_dir);
     spool_body(&state, &headers, body, &spool.config).await?;
-    let request: CloseWire = tokio::task::spawn_blocking(move || {
-        let file = std::fs::File::open(&spool.config)
-            .map_err(|e| ApiError::internal(format!("spooled close request: {e}")))?;
-        serde_json::from_reader(std::io::BufReader::new(file))
-            .map_err(|e| ApiError::bad_request(format!("close request: {e}")))
+    let (spool, counts) = tokio::task::spawn_blocking(move || {
+        let counts = close_spool::split(&spool.config, &spool.clients, &spool.shards);
+        (spool, counts)
     })
     .await
-    .map_err(|e| ApiError::internal(format!("parsing the close request: {e}")))??;
-    let status = ask(&state, |tx| Command::Close(round.hash, request, tx)).await?;
+    .map_err(|e| ApiError::internal(format!("parsing the close request: {e}")))?;
+    let counts = counts.map_err(|e| match e {
+        SplitError::Malformed(m) => ApiError::bad_request(format!("close request: {m}")),
+        SplitError::Io(e) => ApiError::internal(format!("spooled close request: {e}")),
+    })?;
+    let status = ask(&state, |tx| Command::Close(round.hash, spool, counts, tx)).await?;
     Ok(status.into_response())
 }
 
@@ -1241,20 +1324,35 @@ async fn node_sum(
 ) -> ApiResult<Response> {
     state.admin(&headers)?;
     let round = state.round(&id)?;
-    match ask(&state, |tx| Command::Sum(round.hash, tx)).await? {
-        Some(bytes) => Ok((
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, MEDIA_NODE_SUM)],
-            bytes,
-        )
-            .into_response()),
-        None => Ok((
+    if !ask(&state, |tx| Command::Sum(round.hash, tx)).await? {
+        return Ok((
             StatusCode::ACCEPTED,
             [(header::RETRY_AFTER, "1")],
             "node sum is being computed\n",
         )
-            .into_response()),
+            .into_response());
     }
+    // The stored sum (8 bytes per agreed client, 8d for the sum) is streamed from the store
+    // in chunks, not read whole.
+    let id = round.hash;
+    let (reader, at) = state
+        .blocking_read(move |reader| reader.sum_blob(&id))
+        .await?;
+    let at = at.ok_or_else(|| ApiError::internal("stored node sum missing"))?;
+    let len = at.len;
+    let body = stream_body(reader, move |reader, out| reader.write_sum(&at, out));
+    Ok((
+        StatusCode::OK,
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(MEDIA_NODE_SUM),
+            ),
+            (header::CONTENT_LENGTH, HeaderValue::from(len)),
+        ],
+        body,
+    )
+        .into_response())
 }
 
 /// Checks an opened share against the slot it arrived in, so that the store only ever holds
@@ -1370,6 +1468,8 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
     let shared = Arc::new(RwLock::new(HashMap::new()));
     let mut actor = Actor {
         store,
+        db: db.clone(),
+        data_dir: options.data_dir.clone(),
         index: options.index,
         rounds: HashMap::new(),
         shared: shared.clone(),
@@ -1391,6 +1491,7 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
             .map(|_| TokenLookup::open(&db).map(std::sync::Mutex::new))
             .collect::<Result<_>>()?,
         next_lookup: std::sync::atomic::AtomicUsize::new(0),
+        db: db.clone(),
     });
     Ok(Router::new()
         .route("/healthz", get(healthz))

@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use fixedpoint_shares::ClientSet;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::Result;
@@ -54,6 +55,160 @@ impl TokenLookup {
             .optional()?
             .flatten())
     }
+}
+
+/// A read-only connection that writes a round's received set (`GET /rounds/{id}/received`)
+/// from the store's attempts index, in one read transaction (WAL: one consistent snapshot for
+/// both lists, and the writer is not held up).
+pub(crate) struct AttemptReader {
+    conn: Connection,
+}
+
+impl AttemptReader {
+    pub fn open(path: &Path) -> Result<Self> {
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "query_only", true)?;
+        conn.pragma_update(None, "cache_size", -256)?;
+        Ok(AttemptReader { conn })
+    }
+
+    /// Writes the JSON of the round's received set — `{"clients":[..],"shards":[..]}`, client
+    /// ids ascending, shard ids as 16 hex digits in the same order — to `out`, reading the
+    /// attempts index twice within one read transaction.
+    pub fn write_received_json(
+        &mut self,
+        id: &[u8; 32],
+        out: &mut impl std::io::Write,
+    ) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        out.write_all(b"{\"clients\":[")?;
+        let mut first = true;
+        for_each_attempt(&tx, id, |client, _| {
+            write!(out, "{}{client}", if first { "" } else { "," })?;
+            first = false;
+            Ok(())
+        })?;
+        out.write_all(b"],\"shards\":[")?;
+        first = true;
+        for_each_attempt(&tx, id, |_, shard| {
+            write!(out, "{}\"{shard:016x}\"", if first { "" } else { "," })?;
+            first = false;
+            Ok(())
+        })?;
+        out.write_all(b"]}")?;
+        out.flush()?;
+        tx.finish()?;
+        Ok(())
+    }
+
+    /// Calls `f` with the round's stored (client, attempt) pairs in client order as an
+    /// iterator, each row read as `f` pulls it (nothing collected). A read error ends the
+    /// iterator early and is returned once `f` is done.
+    pub fn with_attempts<T>(
+        &self,
+        id: &[u8; 32],
+        f: impl FnOnce(&mut dyn Iterator<Item = (u64, u64)>) -> T,
+    ) -> Result<T> {
+        let mut stmt = self.conn.prepare_cached(ATTEMPTS_SQL)?;
+        let mut rows = stmt.query(params![&id[..]])?;
+        let mut failed: Option<crate::Error> = None;
+        let mut pairs = std::iter::from_fn(|| {
+            if failed.is_some() {
+                return None;
+            }
+            let row = match rows.next() {
+                Ok(row) => row?,
+                Err(e) => {
+                    failed = Some(e.into());
+                    return None;
+                }
+            };
+            match attempt_of(row) {
+                Ok(pair) => Some(pair),
+                Err(e) => {
+                    failed = Some(e);
+                    None
+                }
+            }
+        });
+        let out = f(&mut pairs);
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
+    /// Where the round's node sum is stored — (table, rowid, length in bytes) — if it is.
+    pub fn sum_blob(&self, id: &[u8; 32]) -> Result<Option<SumBlob>> {
+        // Stores of older versions kept it in `rounds`; `round_state` is read first, as
+        // [`NodeStore::sum`] does.
+        for table in ["round_state", "rounds"] {
+            let found = self
+                .conn
+                .query_row(
+                    &format!(
+                        "SELECT rowid, length(sum) FROM {table} WHERE id = ?1 AND sum IS NOT NULL"
+                    ),
+                    params![&id[..]],
+                    |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+                )
+                .optional()?;
+            if let Some((rowid, len)) = found {
+                return Ok(Some(SumBlob {
+                    table,
+                    rowid,
+                    len: len as u64,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Copies a stored node sum to `out` in small pieces (SQLite's incremental blob I/O).
+    pub fn write_sum(&self, at: &SumBlob, out: &mut impl std::io::Write) -> Result<()> {
+        let mut blob = self
+            .conn
+            .blob_open(rusqlite::MAIN_DB, at.table, "sum", at.rowid, true)?;
+        std::io::copy(&mut blob, out)?;
+        out.flush()?;
+        Ok(())
+    }
+}
+
+/// Where a node sum is stored ([`AttemptReader::sum_blob`]).
+pub(crate) struct SumBlob {
+    table: &'static str,
+    rowid: i64,
+    /// Its length in bytes.
+    pub len: u64,
+}
+
+const ATTEMPTS_SQL: &str = "SELECT client, shard FROM shares INDEXED BY shares_attempts
+     WHERE round_id = ?1 ORDER BY client";
+
+/// The (client, attempt) pair of a row of [`ATTEMPTS_SQL`].
+fn attempt_of(row: &rusqlite::Row<'_>) -> Result<(u64, u64)> {
+    let client: i64 = row.get(0)?;
+    let shard: Option<i64> = row.get(1)?;
+    let shard = shard.ok_or_else(|| {
+        crate::Error::InvalidSpec(format!("stored share of client {client} has no attempt"))
+    })?;
+    Ok((client as u64, shard as u64))
+}
+
+/// A round's (client, shard attempt) pairs, client ids ascending, read from the covering index.
+fn for_each_attempt(
+    conn: &Connection,
+    id: &[u8; 32],
+    mut f: impl FnMut(u64, u64) -> Result<()>,
+) -> Result<()> {
+    let mut stmt = conn.prepare_cached(ATTEMPTS_SQL)?;
+    let mut rows = stmt.query(params![&id[..]])?;
+    while let Some(row) = rows.next()? {
+        let (client, shard) = attempt_of(row)?;
+        f(client, shard)?;
+    }
+    Ok(())
 }
 
 /// The token hashes of a stored round, 32 raw bytes each, read chunk by chunk.
@@ -351,25 +506,13 @@ impl NodeStore {
     pub fn for_each_attempt(
         &self,
         id: &[u8; 32],
-        mut f: impl FnMut(u64, u64) -> Result<()>,
+        f: impl FnMut(u64, u64) -> Result<()>,
     ) -> Result<()> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT client, shard FROM shares INDEXED BY shares_attempts
-             WHERE round_id = ?1 ORDER BY client",
-        )?;
-        let mut rows = stmt.query(params![&id[..]])?;
-        while let Some(row) = rows.next()? {
-            let client: i64 = row.get(0)?;
-            let shard: Option<i64> = row.get(1)?;
-            let shard = shard.ok_or_else(|| {
-                crate::Error::InvalidSpec(format!("stored share of client {client} has no attempt"))
-            })?;
-            f(client as u64, shard as u64)?;
-        }
-        Ok(())
+        for_each_attempt(&self.conn, id, f)
     }
 
     /// The stored node sum of a round, if any.
+    #[cfg(test)]
     pub fn sum(&self, id: &[u8; 32]) -> Result<Option<Vec<u8>>> {
         Ok(self
             .conn
@@ -394,6 +537,7 @@ impl NodeStore {
             .optional()?)
     }
 
+    #[cfg(test)]
     pub fn set_agreed(&self, id: &[u8; 32], agreed: &[u8]) -> Result<()> {
         self.conn.execute(
             "INSERT INTO round_state (id, agreed) VALUES (?1, ?2)
@@ -417,6 +561,47 @@ impl NodeStore {
         Ok(())
     }
 
+    /// Stores the round's agreed clients (8 bytes each, big-endian, ascending, as before)
+    /// written piece by piece into the row (SQLite's incremental blob I/O), not built whole.
+    pub fn set_agreed_set(&mut self, id: &[u8; 32], agreed: &ClientSet) -> Result<()> {
+        use std::io::Write;
+        let tx = self.conn.transaction()?;
+        let rowid = insert_zeroblob(&tx, id, "agreed", 8 * agreed.len() as u64)?;
+        {
+            let blob = tx.blob_open(rusqlite::MAIN_DB, "round_state", "agreed", rowid, false)?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, blob);
+            for c in agreed.iter() {
+                out.write_all(&c.0.to_be_bytes())?;
+            }
+            out.flush()?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Stores the round's node sum, `len` bytes read from `src` into the row piece by piece.
+    pub fn set_sum_from(
+        &mut self,
+        id: &[u8; 32],
+        src: &mut impl std::io::Read,
+        len: u64,
+    ) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        let rowid = insert_zeroblob(&tx, id, "sum", len)?;
+        {
+            let mut blob = tx.blob_open(rusqlite::MAIN_DB, "round_state", "sum", rowid, false)?;
+            let copied = std::io::copy(&mut std::io::Read::take(&mut *src, len), &mut blob)?;
+            if copied != len {
+                return Err(crate::Error::Io(std::io::Error::other(format!(
+                    "node sum: {copied} bytes, not {len}"
+                ))));
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    #[cfg(test)]
     pub fn set_sum(&self, id: &[u8; 32], sum: &[u8]) -> Result<()> {
         self.conn.execute(
             "INSERT INTO round_state (id, sum) VALUES (?1, ?2)
@@ -425,6 +610,23 @@ impl NodeStore {
         )?;
         Ok(())
     }
+}
+
+/// Sets `column` of the round's `round_state` row (made if missing) to `len` zero bytes;
+/// the rowid, to write them with blob I/O. `column` is this module's constant, never input.
+fn insert_zeroblob(conn: &Connection, id: &[u8; 32], column: &str, len: u64) -> Result<i64> {
+    conn.execute(
+        &format!(
+            "INSERT INTO round_state (id, {column}) VALUES (?1, zeroblob(?2))
+             ON CONFLICT (id) DO UPDATE SET {column} = excluded.{column}"
+        ),
+        params![&id[..], len as i64],
+    )?;
+    Ok(conn.query_row(
+        "SELECT rowid FROM round_state WHERE id = ?1",
+        params![&id[..]],
+        |r| r.get(0),
+    )?)
 }
 
 /// Writes `n` token hashes read from `tokens` as rows of [`HASHES_PER_CHUNK`].
@@ -476,6 +678,69 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir.join("node.sqlite")
+    }
+
+    /// The agreed set and the node sum written piece by piece (blob I/O) are the bytes the
+    /// whole-blob writes stored (ids big-endian, ascending); the sum streams back from a
+    /// read-only connection, also a sum kept by an older store in `rounds`, also after a second
+    /// write; a source shorter than declared stores nothing; the attempts come back as an
+    /// iterator in client order.
+    #[test]
+    fn agreed_set_and_sum_are_written_and_read_in_pieces() {
+        let path = temp_db("blobs");
+        let mut store = NodeStore::open(&path).unwrap();
+        let (a, b) = ([5u8; 32], [6u8; 32]);
+        store.insert_round(&a, 1, b"{}", &mut &[][..], 0).unwrap();
+        store.insert_round(&b, 2, b"{}", &mut &[][..], 0).unwrap();
+        let ids = [0u64, 3, 64, 65, 199_999];
+        let set = ClientSet::from_ids(200_000, &ids.map(fixedpoint_shares::ClientId)).unwrap();
+        store.set_agreed_set(&a, &set).unwrap();
+        let want: Vec<u8> = ids.iter().flat_map(|c| c.to_be_bytes()).collect();
+        let stored = store.rounds().unwrap();
+        let ra = stored.iter().find(|r| r.id == a).unwrap();
+        assert_eq!(ra.agreed.as_deref(), Some(&want[..]));
+        let sum: Vec<u8> = (0..200_003u32).map(|i| (i * 31 % 256) as u8).collect();
+        store
+            .set_sum_from(&a, &mut &sum[..], sum.len() as u64)
+            .unwrap();
+        assert_eq!(store.sum(&a).unwrap().as_deref(), Some(&sum[..]));
+        // Agreed set untouched by the sum's write.
+        let stored = store.rounds().unwrap();
+        let ra = stored.iter().find(|r| r.id == a).unwrap();
+        assert_eq!(ra.agreed.as_deref(), Some(&want[..]));
+        assert!(store.set_sum_from(&b, &mut &sum[..10], 11).is_err());
+        assert_eq!(store.sum(&b).unwrap(), None);
+        // An older store's sum, in `rounds`.
+        store
+            .conn
+            .execute(
+                "UPDATE rounds SET sum = X'0102' WHERE id = ?1",
+                params![&b[..]],
+            )
+            .unwrap();
+        let reader = AttemptReader::open(&path).unwrap();
+        for (id, want) in [(a, &sum[..]), (b, &[1u8, 2][..])] {
+            let at = reader.sum_blob(&id).unwrap().unwrap();
+            assert_eq!(at.len, want.len() as u64);
+            let mut got = Vec::new();
+            reader.write_sum(&at, &mut got).unwrap();
+            assert_eq!(got, want);
+        }
+        assert!(reader.sum_blob(&[7u8; 32]).unwrap().is_none());
+        let digest = [1u8; 32];
+        let batch: Vec<PendingShare<'_>> = [9u64, 2, 5]
+            .iter()
+            .map(|&c| PendingShare {
+                shard: c * 10,
+                ..share(&a, c, &digest, b"m")
+            })
+            .collect();
+        store.commit_uploads(&batch).unwrap();
+        let pairs = reader.with_attempts(&a, |p| p.collect::<Vec<_>>()).unwrap();
+        assert_eq!(pairs, vec![(2, 20), (5, 50), (9, 90)]);
+        let first = reader.with_attempts(&a, |p| p.next()).unwrap();
+        assert_eq!(first, Some((2, 20)));
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 
     #[test]
@@ -636,6 +901,46 @@ mod tests {
         }
         let mut store = NodeStore::open(&path).unwrap();
         check_upload_outcomes(&mut store);
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    /// The received set's JSON, written from the index while another round's shares sit
+    /// beside it, is exactly what serde writes for the same lists (clients ascending), also for
+    /// an empty round and with shard ids that need all 16 hex digits.
+    #[test]
+    fn the_received_json_is_written_from_the_attempts_index() {
+        let path = temp_db("received-json");
+        let mut store = NodeStore::open(&path).unwrap();
+        let (id, other, empty) = ([8u8; 32], [9u8; 32], [10u8; 32]);
+        let digest = [3u8; 32];
+        let clients: Vec<u64> = (0..5000u64).rev().filter(|c| c % 7 != 3).collect();
+        let shard_of = |c: u64| c.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let batch: Vec<PendingShare<'_>> = clients
+            .iter()
+            .flat_map(|&c| {
+                [
+                    PendingShare {
+                        shard: shard_of(c),
+                        ..share(&id, c, &digest, b"s")
+                    },
+                    share(&other, c + 1, &digest, b"o"),
+                ]
+            })
+            .collect();
+        store.commit_uploads(&batch).unwrap();
+        let mut reader = AttemptReader::open(&path).unwrap();
+        let mut got = Vec::new();
+        reader.write_received_json(&id, &mut got).unwrap();
+        let mut sorted = clients.clone();
+        sorted.sort_unstable();
+        let want = serde_json::json!({
+            "clients": sorted,
+            "shards": sorted.iter().map(|&c| format!("{:016x}", shard_of(c))).collect::<Vec<_>>(),
+        });
+        assert_eq!(got, serde_json::to_vec(&want).unwrap());
+        let mut got = Vec::new();
+        reader.write_received_json(&empty, &mut got).unwrap();
+        assert_eq!(got, br#"{"clients":[],"shards":[]}"#);
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 

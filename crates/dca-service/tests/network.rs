@@ -49,6 +49,18 @@ async fn upload_all(
     }
 }
 
+/// `POST /rounds/{id}/close` with `body` as the aggregator; the status.
+async fn post_close(http: &reqwest::Client, url: &str, id: &str, body: String) -> StatusCode {
+    http.post(format!("{url}/rounds/{id}/close"))
+        .bearer_auth(ADMIN_TOKEN)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
 fn in_process(round: &dca_service::spec::Round, dropped: &[u64]) -> fixedpoint_shares::Release {
     let inputs: Vec<Vec<f64>> = (0..round.config.n_clients())
         .map(|i| values(i, round.config.dim()))
@@ -238,6 +250,19 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once() {
         assert!(agg.release(&round).await.is_err());
         assert_eq!(agg.published(&round).unwrap(), None);
         assert_eq!(agg.spent().epsilon, 0.0, "an aborted round costs nothing");
+        // Closing the aborted round: 409 for any well-formed request, even one whose set is
+        // invalid (the abort is checked first, as before the request was streamed); 400 only
+        // for a body that is not a close request at all.
+        let one = r#""0000000000000001""#;
+        for (body, want) in [
+            (format!(r#"{{"agreed":[0,0],"shards":[{one},{one}]}}"#), 409),
+            (format!(r#"{{"agreed":[0,1],"shards":[{one}]}}"#), 409),
+            (format!(r#"{{"agreed":[0],"shards":[{one}]}}"#), 409),
+            (r#"{"agreed":[0]}"#.to_string(), 400),
+        ] {
+            let got = post_close(http, &urls[0], &round.id(), body.clone()).await;
+            assert_eq!(got.as_u16(), want, "{body}");
+        }
 
         // The main round of this test.
         let round = agg
@@ -652,6 +677,15 @@ async fn a_client_whose_nodes_hold_different_attempts_is_left_out() {
                 .unwrap();
             let id = round.id();
             upload_all(&cluster, &round, 0..5).await;
+            let wire = |set: &fixedpoint_shares::ShardSet| {
+                serde_json::to_string(&CloseRequest::new(set)).unwrap()
+            };
+            // A set naming a client node 0 never received: 409, and the round stays open.
+            let mut more = agg.received_sets(&round).await.unwrap().swap_remove(0);
+            more.insert(ClientId(5), fixedpoint_shares::ShardId(1))
+                .unwrap();
+            let got = post_close(&cluster.http, &urls[0], &id, wire(&more)).await;
+            assert_eq!(got, StatusCode::CONFLICT, "{mode}");
             let attempt = |seed: u64| {
                 Client::new(
                     &round.config,
@@ -684,9 +718,35 @@ async fn a_client_whose_nodes_hold_different_attempts_is_left_out() {
                 "both nodes hold client 5"
             );
             assert_ne!(sets[0].shard(ClientId(5)), sets[1].shard(ClientId(5)));
+            // Close requests node 0 refuses, staying open: node 1's pairs name another
+            // attempt of client 5 (409, in ascending order and reversed); lists of different
+            // lengths, an id listed twice or ≥ N (400).
+            let one = r#""0000000000000001""#;
+            let mut reversed = CloseRequest::new(&sets[1]);
+            reversed.agreed.reverse();
+            reversed.shards.reverse();
+            for (body, want) in [
+                (wire(&sets[1]), 409),
+                (serde_json::to_string(&reversed).unwrap(), 409),
+                (format!(r#"{{"agreed":[0,1],"shards":[{one}]}}"#), 400),
+                (format!(r#"{{"agreed":[0,0],"shards":[{one},{one}]}}"#), 400),
+                (format!(r#"{{"agreed":[6],"shards":[{one}]}}"#), 400),
+            ] {
+                let got = post_close(&cluster.http, &urls[0], &id, body.clone()).await;
+                assert_eq!(got.as_u16(), want, "{mode}: {body}");
+            }
 
             let released = agg.release(&round).await.unwrap();
             assert_eq!(released.clients, vec![0, 1, 2, 3, 4], "{mode}");
+            // The same close again, in any order: 200 (idempotent).
+            let agreed = fixedpoint_shares::agree(&sets.iter().collect::<Vec<_>>()).unwrap();
+            let mut reordered = CloseRequest::new(&agreed);
+            reordered.agreed.rotate_left(2);
+            reordered.shards.rotate_left(2);
+            for body in [wire(&agreed), serde_json::to_string(&reordered).unwrap()] {
+                let got = post_close(&cluster.http, &urls[0], &id, body).await;
+                assert_eq!(got, StatusCode::OK, "{mode}");
+            }
             let f = round.config.codec().frac_bits();
             for j in 0..3 {
                 let expect: i64 = (0..5)

@@ -477,6 +477,52 @@ impl RunningSum {
             sum: self.acc.clone(),
         })
     }
+
+    /// [`RunningSum::finalize`] streamed: writes the node sum's wire bytes to `out` — exactly
+    /// `finalize(pairs)?.get_encoded()?` — taking the agreed clients as a set (N bits) and
+    /// their attempts one by one from `pairs`, which must yield `(client, attempt)` for every
+    /// client of `agreed` in increasing client order (as a host's store reads them back) and
+    /// nothing else. Memory is O(1) beyond the set: the pairs are never held together. The
+    /// same checks as `finalize` run before anything is written; `out` is buffered here.
+    ///
+    /// # Errors
+    /// As [`RunningSum::finalize`], before anything is written; then
+    /// [`Error::InvalidParameter`] if `pairs` names a client out of the set's order,
+    /// [`Error::LengthMismatch`] if it yields fewer or more pairs than the set has clients,
+    /// [`Error::Transport`] if writing to `out` fails. After an error `out` may hold part of
+    /// the bytes; discard them.
+    pub fn write_sum<W: std::io::Write>(
+        &self,
+        agreed: &ClientSet,
+        pairs: impl IntoIterator<Item = (ClientId, crate::ids::ShardId)>,
+        out: W,
+    ) -> Result<()> {
+        if agreed.universe() != self.config.n_clients() {
+            return Err(Error::InvalidParameter {
+                name: "agreed client set universe",
+                value: agreed.universe() as f64,
+                requirement: "equal to the round's N",
+            });
+        }
+        if let Some(client) = agreed.iter().find(|c| !self.received.contains(*c)) {
+            return Err(Error::AgreedNotReceived {
+                client,
+                node: self.node,
+            });
+        }
+        check_missing(agreed, &self.config)?;
+        if let Some(client) = self.received.difference(agreed).next() {
+            return Err(Error::NeedsRetraction { client });
+        }
+        crate::wire::write_node_sum_streamed(
+            &self.config,
+            self.node,
+            agreed,
+            pairs.into_iter(),
+            &self.acc,
+            out,
+        )
+    }
 }
 
 /// Checks everything about a message for node `node` of `config`'s round except whether its

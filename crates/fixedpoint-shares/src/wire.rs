@@ -40,6 +40,7 @@ use std::fmt;
 mod node_sum;
 mod share;
 
+pub(crate) use node_sum::write_node_sum_streamed;
 pub use share::{PayloadView, ShareView};
 
 use crate::fixed_point::MAX_EXPLICIT_FRAC_BITS;

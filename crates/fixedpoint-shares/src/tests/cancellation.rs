@@ -398,3 +398,131 @@ fn blocked_absorption_equals_the_plain_sum_of_expanded_shares() {
         }
     }
 }
+
+/// [`RunningSum::write_sum`] (agreed set as bits, attempts streamed) writes exactly the bytes of
+/// [`RunningSum::finalize`]'s node sum, which equals a [`ComputeNode`]'s, on random rounds:
+/// clients that reach only some nodes, clients that sharded twice with the nodes holding
+/// different attempts (left out by the agreement), clients excluded on top (retracted), both
+/// modes. It refuses pairs out of order, too few or too many, and what `finalize` refuses.
+#[test]
+fn a_streamed_node_sum_is_the_encoded_finalize_on_random_rounds() {
+    use crate::{Encode, ShardId};
+    let mut rng = ChaCha20Rng::seed_from_u64(0x5eed);
+    for trial in 0..24u64 {
+        let mode = if trial % 2 == 0 {
+            ShareMode::Seed
+        } else {
+            ShareMode::Full
+        };
+        let n = 3 + (rng.next_u32() % 60) as usize;
+        let m = 2 + (rng.next_u32() % 3) as u16;
+        let d = 1 + (rng.next_u32() % 70) as usize;
+        let config = RoundConfig::new(&params(n, m, n - 1, d, mode)).unwrap();
+        let x = inputs(trial, n, d, 2.0);
+        // Every client shards once; about one in four shards a second time (a retry).
+        let attempts: Vec<Vec<_>> = (0..n)
+            .map(|i| {
+                let tries = if rng.next_u32() % 4 == 0 { 2 } else { 1 };
+                (0..tries)
+                    .map(|a| {
+                        Client::new(
+                            &config,
+                            ClientId(i as u64),
+                            RngSource::InsecureFixedSeed(trial * 1000 + 10 * i as u64 + a),
+                        )
+                        .unwrap()
+                        .shard(&x[i])
+                        .unwrap()
+                    })
+                    .collect()
+            })
+            .collect();
+        // Which attempt each node holds of each client (None: never reached it).
+        let held: Vec<Vec<Option<usize>>> = (0..m)
+            .map(|_| {
+                attempts
+                    .iter()
+                    .map(|a| (rng.next_u32() % 8 != 0).then(|| (rng.next_u32() as usize) % a.len()))
+                    .collect()
+            })
+            .collect();
+        let mut sums = Vec::new();
+        let mut received = Vec::new();
+        for k in 0..m {
+            let mut sum = RunningSum::new(&config, NodeIndex(k)).unwrap();
+            let mut node = ComputeNode::without_kept_seeds(&config, NodeIndex(k)).unwrap();
+            for (i, a) in held[usize::from(k)].iter().enumerate() {
+                if let Some(a) = a {
+                    sum.absorb(&attempts[i][*a][usize::from(k)]).unwrap();
+                    node.absorb(&attempts[i][*a][usize::from(k)]).unwrap();
+                }
+            }
+            received.push(node.received().clone());
+            sums.push((sum, node));
+        }
+        let mut agreed = agree(&received.iter().collect::<Vec<_>>()).unwrap();
+        // Some agreed clients are excluded on top (as if the aggregator dropped them).
+        for c in agreed.clients().iter().collect::<Vec<_>>() {
+            if rng.next_u32() % 6 == 0 {
+                agreed.remove(c);
+            }
+        }
+        for (k, (sum, node)) in sums.iter_mut().enumerate() {
+            for (i, a) in held[k].iter().enumerate() {
+                if let Some(a) = a
+                    && !agreed.clients().contains(ClientId(i as u64))
+                {
+                    sum.retract(&attempts[i][*a][k]).unwrap();
+                    node.retract(&attempts[i][*a][k]).unwrap();
+                }
+            }
+            let want = sum.finalize(agreed.clone()).unwrap();
+            assert_eq!(want, node.finalize(&agreed).unwrap(), "trial {trial}");
+            let want = want.get_encoded().unwrap();
+            let mut got = Vec::new();
+            sum.write_sum(agreed.clients(), agreed.iter(), &mut got)
+                .unwrap();
+            assert_eq!(got, want, "trial {trial}, node {k}");
+            if let Some((first, _)) = agreed.iter().next() {
+                // Too few pairs, too many, out of order.
+                let short = agreed.iter().skip(1);
+                assert!(matches!(
+                    sum.write_sum(agreed.clients(), short, Vec::new()),
+                    Err(Error::InvalidParameter { .. } | Error::LengthMismatch { .. })
+                ));
+                let long = agreed.iter().chain([(first, ShardId(1))]);
+                assert!(matches!(
+                    sum.write_sum(agreed.clients(), long, Vec::new()),
+                    Err(Error::LengthMismatch { .. })
+                ));
+                let mut reversed: Vec<_> = agreed.iter().collect();
+                reversed.reverse();
+                if reversed.len() > 1 {
+                    assert!(matches!(
+                        sum.write_sum(agreed.clients(), reversed, Vec::new()),
+                        Err(Error::InvalidParameter { .. })
+                    ));
+                }
+                // A received client not retracted (or, if it was the only one, too many
+                // missing: T = N − 1 here).
+                let mut fewer = agreed.clients().clone();
+                fewer.remove(first);
+                assert!(matches!(
+                    sum.write_sum(&fewer, agreed.iter().skip(1), Vec::new()),
+                    Err(Error::NeedsRetraction { .. } | Error::TooManyDropped { .. })
+                ));
+            }
+            if let Some(c) = (0..n as u64)
+                .map(ClientId)
+                .find(|c| !sum.received().contains(*c))
+            {
+                let mut more = agreed.clients().clone();
+                more.insert(c).unwrap();
+                assert!(matches!(
+                    sum.write_sum(&more, agreed.iter(), Vec::new()),
+                    Err(Error::AgreedNotReceived { .. })
+                ));
+            }
+        }
+    }
+}

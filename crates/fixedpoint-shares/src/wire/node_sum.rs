@@ -50,6 +50,73 @@ impl Encode for NodeSum {
     }
 }
 
+/// Writes the bytes [`NodeSum`]'s encoding gives for node `node`'s sum `sum` over `agreed`,
+/// with the shard ids taken one by one from `pairs` (every client of `agreed`, in increasing
+/// order, nothing else), buffered, never all at once (`RunningSum::write_sum`).
+pub(crate) fn write_node_sum_streamed<W: std::io::Write>(
+    config: &RoundConfig,
+    node: crate::ids::NodeIndex,
+    agreed: &ClientSet,
+    mut pairs: impl Iterator<Item = (crate::ids::ClientId, ShardId)>,
+    sum: &[u64],
+    out: W,
+) -> Result<()> {
+    use std::io::Write;
+    let n = agreed.universe();
+    if n == 0 || n > MAX_CLIENTS {
+        return Err(Error::InvalidParameter {
+            name: "n_clients",
+            value: n as f64,
+            requirement: "in 1..=2^32",
+        });
+    }
+    let header = Header {
+        kind: KIND_NODE_SUM,
+        frac_bits: config.codec().frac_bits(),
+        node,
+        round: config.round(),
+        config: config.digest(),
+        dim: sum.len(),
+    };
+    let mut head = Vec::with_capacity(HEADER_LEN + 8);
+    header.write(NODE_SUM_MAGIC, &mut head)?;
+    head.extend_from_slice(&(n as u64).to_le_bytes());
+    let io = |e: std::io::Error| Error::Transport(format!("writing the node sum: {e}"));
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    out.write_all(&head).map_err(io)?;
+    for w in agreed.words() {
+        out.write_all(&w.to_le_bytes()).map_err(io)?;
+    }
+    let mut written = 0usize;
+    for client in agreed.iter() {
+        let (c, shard) = pairs.next().ok_or(Error::LengthMismatch {
+            what: "agreed (client, attempt) pairs",
+            expected: agreed.len(),
+            actual: written,
+        })?;
+        if c != client {
+            return Err(Error::InvalidParameter {
+                name: "agreed pair's client",
+                value: c.0 as f64,
+                requirement: "the agreed set's clients, each once, in increasing order",
+            });
+        }
+        out.write_all(&shard.0.to_le_bytes()).map_err(io)?;
+        written += 1;
+    }
+    if pairs.next().is_some() {
+        return Err(Error::LengthMismatch {
+            what: "agreed (client, attempt) pairs",
+            expected: agreed.len(),
+            actual: written + 1,
+        });
+    }
+    for w in sum {
+        out.write_all(&w.to_le_bytes()).map_err(io)?;
+    }
+    out.flush().map_err(io)
+}
+
 impl<'a> Decode<'a, RoundConfig> for NodeSum {
     /// Sizes come from the round: N must be the round's, d the round's, and the bytes for the
     /// bitset, one shard id per set bit and the sum must be present before each is allocated.
