@@ -26,6 +26,10 @@
 //! weighted by p(z_b | A_m) (self-normalised importance sampling), so the released z_b also
 //! informs A. The posterior of β is the weighted mixture of the Gaussians β | A_m, z_b.
 //!
+//! **Degenerate weights.** Where z_b pins Σxxᵀ down much more tightly than z_A does, few draws
+//! carry the weight; by default ([`AdaptiveDraws`]) the draws are then doubled until the
+//! effective sample size reaches 10% of `draws` or the total 16 × `draws`, all batches pooled.
+//!
 //! **Laplace noise on z_b** is moment-matched: ξ_k gets variance a_k/λ + 2b² (b the Laplace
 //! scale); Laplace noise on z_A is handled exactly by the draws of [`crate::latent`].
 //!
