@@ -23,6 +23,13 @@
 //! each coverage (the D coefficients of a replication are correlated); `--log` writes one CSV
 //! line per replication (the drawn κ, ν and each method's covered counts) for stratified
 //! summaries.
+//!
+//! The default and Wishart fits use the library's adaptive draws (`blr::AdaptiveDraws`: more
+//! draws where the importance weights degenerate; `--min-ess-fraction 0` turns them off, and
+//! reproduces the earlier runs); the flat prior always makes exactly `--draws`. Each cell prints
+//! how many default fits had ESS < 10% of `--draws` from their first batch and after the adaptive
+//! draws. `--summary` writes the default method's coverage per cell, and `--combine` draws one
+//! figure from several such summaries (e.g. the SBC modes beside the fixed designs).
 
 use std::error::Error;
 use std::fmt::Write as _;
@@ -32,7 +39,8 @@ use std::time::Instant;
 
 use blr::latent::{LatentPrior, data_model_grid, entry_prior};
 use blr::noise_aware::{
-    EntryNoise, NoiseAwareOptions, StatsNoise, naive_coefficients, noise_aware_posterior,
+    AdaptiveDraws, EntryNoise, NoiseAwareOptions, StatsNoise, naive_coefficients,
+    noise_aware_posterior,
 };
 use blr::sensitivity::rho_from_budget;
 use blr::ssp::{Mechanism, RoundBudget, release_stats};
@@ -83,6 +91,14 @@ struct Cell {
     sbc: SbcDiagnostics,
     /// Summed effective sample sizes of the importance weights (flat, data-model, Wishart).
     ess: [f64; 3],
+    /// The default (data-model) fits: how many had an effective sample size below 10% of
+    /// `--draws` from their first batch alone (what a fit without adaptive draws reports) and
+    /// after the adaptive draws; the D × covered count of the 90% intervals of the former; the
+    /// summed draws made.
+    low_ess_initial: usize,
+    low_ess_final: usize,
+    low_ess_covered: usize,
+    draws_used: usize,
 }
 
 /// Coverage of naive vs noise-aware BLR credible intervals under DP noise (synthetic data).
@@ -144,6 +160,22 @@ struct Args {
     /// cover, and the ESS of each noise-aware fit's weights), for stratified summaries.
     #[arg(long)]
     log: Option<PathBuf>,
+    /// Adaptive draws of the noise-aware fits (`blr::AdaptiveDraws`): draw more while the
+    /// effective sample size is below this fraction of `--draws` (0 = off: exactly `--draws`).
+    #[arg(long, default_value_t = AdaptiveDraws::default().min_ess_fraction)]
+    min_ess_fraction: f64,
+    /// Adaptive draws: at most this many times `--draws` in total.
+    #[arg(long, default_value_t = AdaptiveDraws::default().max_factor)]
+    max_draws_factor: usize,
+    /// Write the default noise-aware method's coverage per cell and level here (CSV: n, ε,
+    /// level, coverage, replication-level s.e.), for `--combine`.
+    #[arg(long)]
+    summary: Option<PathBuf>,
+    /// Draw no study: read `LABEL=PATH` summaries written by `--summary` (several runs, e.g.
+    /// the fixed designs and the simulation-based calibration) and write one figure of their
+    /// noise-aware coverage against ε per level and n, ± 2 s.e., to `--figure`.
+    #[arg(long, value_delimiter = ',')]
+    combine: Vec<String>,
 }
 
 /// What a simulation-based calibration replication draws from the prior (`--x-from-prior`).
@@ -176,6 +208,17 @@ struct SbcDiagnostics {
 
 fn main() -> Res<()> {
     let args = Args::parse();
+    if !args.combine.is_empty() {
+        return combine_summaries(&args.combine, &args.figure);
+    }
+    let adaptive = if args.min_ess_fraction > 0.0 {
+        Some(AdaptiveDraws {
+            min_ess_fraction: args.min_ess_fraction,
+            max_factor: args.max_draws_factor,
+        })
+    } else {
+        None
+    };
     let reps = args.replications as usize;
     let start = Instant::now();
     let run_wishart = args.wishart || args.wishart_dof.is_some();
@@ -195,7 +238,10 @@ fn main() -> Res<()> {
             {
                 write!(file, ",{method}_50,{method}_90")?;
             }
-            writeln!(file, ",ess_flat,ess_noise_aware,ess_wishart")?;
+            writeln!(
+                file,
+                ",ess_flat,ess_noise_aware,ess_wishart,initial_ess_noise_aware,draws_noise_aware"
+            )?;
             Some(file)
         }
         None => None,
@@ -262,7 +308,10 @@ fn main() -> Res<()> {
                     }
                 };
                 let naive = posterior(&stats, prior)?;
-                let aware = |latent| {
+                // The flat prior (the first version, kept for comparison) always makes exactly
+                // `--draws` draws, so its columns stay as they were; the data-model and Wishart
+                // fits use the library's adaptive draws (`--min-ess-fraction`).
+                let aware = |latent, adaptive| {
                     noise_aware_posterior(
                         &stats,
                         noise,
@@ -271,20 +320,27 @@ fn main() -> Res<()> {
                             draws: args.draws,
                             bounds_x: Some(&bounds_x),
                             latent,
+                            adaptive,
                         },
                         &RngSource::InsecureFixedSeed(seed ^ (2 << 60)),
                     )
                 };
-                let flat = aware(LatentPrior::Flat)?;
-                let data_model = aware(LatentPrior::DataModel {
-                    second_moments: None,
-                    dof: args.dof,
-                })?;
-                let wishart = if run_wishart {
-                    Some(aware(LatentPrior::Wishart {
+                let flat = aware(LatentPrior::Flat, None)?;
+                let data_model = aware(
+                    LatentPrior::DataModel {
                         second_moments: None,
-                        dof: args.wishart_dof,
-                    })?)
+                        dof: args.dof,
+                    },
+                    adaptive,
+                )?;
+                let wishart = if run_wishart {
+                    Some(aware(
+                        LatentPrior::Wishart {
+                            second_moments: None,
+                            dof: args.wishart_dof,
+                        },
+                        adaptive,
+                    )?)
                 } else {
                     None
                 };
@@ -323,14 +379,23 @@ fn main() -> Res<()> {
                     }
                     writeln!(
                         file,
-                        ",{},{},{}",
+                        ",{},{},{},{},{}",
                         flat.effective_sample_size,
                         data_model.effective_sample_size,
                         wishart
                             .as_ref()
-                            .map_or(f64::NAN, |w| w.effective_sample_size)
+                            .map_or(f64::NAN, |w| w.effective_sample_size),
+                        data_model.initial_effective_sample_size,
+                        data_model.draws_used
                     )?;
                 }
+                let low = 0.1 * args.draws as f64;
+                if data_model.initial_effective_sample_size < low {
+                    cell.low_ess_initial += 1;
+                    cell.low_ess_covered += rep_covered[2][1];
+                }
+                cell.low_ess_final += usize::from(data_model.effective_sample_size < low);
+                cell.draws_used += data_model.draws_used;
                 cell.ess[0] += flat.effective_sample_size;
                 cell.ess[1] += data_model.effective_sample_size;
                 cell.ess[2] += wishart.as_ref().map_or(0.0, |w| w.effective_sample_size);
@@ -374,7 +439,18 @@ fn main() -> Res<()> {
                     cell.ess[0] / reps as f64,
                     cell.ess[1] / reps as f64,
                     start.elapsed().as_secs_f64()
-                )
+                );
+                println!(
+                    "n = {n}, ε = {epsilon}: noise-aware fits with ESS < {:.0}: {} from the first \
+                     {} draws, {} after adaptive draws (mean draws {:.0}); the former's 90% \
+                     coverage {:.3}",
+                    0.1 * args.draws as f64,
+                    cell.low_ess_initial,
+                    args.draws,
+                    cell.low_ess_final,
+                    cell.draws_used as f64 / reps as f64,
+                    cell.low_ess_covered as f64 / (D * cell.low_ess_initial).max(1) as f64
+                );
             });
         }
     }
@@ -384,6 +460,11 @@ fn main() -> Res<()> {
     }
     let table = render_table(&cells, reps, &args, methods_run)?;
     println!("\n{table}");
+    print_low_ess(&cells, args.draws);
+    if let Some(path) = &args.summary {
+        write_summary(&cells, path)?;
+        println!("summary: {}", path.display());
+    }
     if args.sizes.is_empty() && args.epsilons.is_empty() {
         write_figure(&cells, reps, &args.figure, methods_run)?;
         println!("figure: {}", args.figure.display());
@@ -811,5 +892,134 @@ fn write_figure(
         }
     }
     write_svg(path, &panels, 2, (520, 360))?;
+    Ok(())
+}
+
+/// Totals over the cells of the low-ESS counts (noise-aware, default prior).
+fn print_low_ess(cells: &[Vec<Cell>], draws: usize) {
+    let (mut fits, mut initial, mut last, mut covered, mut used) = (0, 0, 0, 0, 0);
+    for c in cells.iter().flatten() {
+        fits += c.replications;
+        initial += c.low_ess_initial;
+        last += c.low_ess_final;
+        covered += c.low_ess_covered;
+        used += c.draws_used;
+    }
+    if fits == 0 {
+        return;
+    }
+    println!(
+        "noise-aware fits with ESS < {:.0}: {initial} of {fits} ({:.2}%) from the first {draws} \
+         draws, {last} ({:.2}%) after adaptive draws; mean draws {:.1}; 90% coverage of the \
+         former fits {:.3} ({} intervals)",
+        0.1 * draws as f64,
+        100.0 * initial as f64 / fits as f64,
+        100.0 * last as f64 / fits as f64,
+        used as f64 / fits as f64,
+        covered as f64 / (D * initial).max(1) as f64,
+        D * initial
+    );
+}
+
+/// The replication-level standard error of a coverage (see `render_table`).
+fn coverage_se(c: &Cell, m: usize, l: usize) -> f64 {
+    let r = c.replications as f64;
+    let mean = c.covered[m][l] as f64 / c.intervals as f64;
+    if c.replications > 1 {
+        ((c.covered_sq[m][l] - r * mean * mean) / (r - 1.0) / r)
+            .max(0.0)
+            .sqrt()
+    } else {
+        f64::NAN
+    }
+}
+
+/// `--summary`: the default noise-aware method's coverage per run cell and level.
+fn write_summary(cells: &[Vec<Cell>], path: &std::path::Path) -> Res<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut out = String::from("n,epsilon,level,coverage,se\n");
+    for (s, &n) in SIZES.iter().enumerate() {
+        for (e, &epsilon) in EPSILONS.iter().enumerate() {
+            let c = &cells[s][e];
+            if c.replications == 0 {
+                continue;
+            }
+            for (l, &level) in LEVELS.iter().enumerate() {
+                let mean = c.covered[2][l] as f64 / c.intervals as f64;
+                writeln!(
+                    out,
+                    "{n},{epsilon},{level},{mean:.6},{:.6}",
+                    coverage_se(c, 2, l)
+                )?;
+            }
+        }
+    }
+    std::fs::write(path, out)?;
+    Ok(())
+}
+
+/// `--combine`: one figure of several runs' summaries (noise-aware coverage ± 2 s.e. against ε,
+/// panels 90% / 50% × n).
+fn combine_summaries(specs: &[String], figure: &std::path::Path) -> Res<()> {
+    // (label, rows of (n, ε, level, coverage, se))
+    let mut runs = Vec::new();
+    for spec in specs {
+        let (label, path) = spec
+            .split_once('=')
+            .ok_or_else(|| format!("--combine wants LABEL=PATH, got {spec:?}"))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read summary {path:?}: {e}"))?;
+        let mut rows = Vec::new();
+        for (i, line) in text.lines().enumerate().skip(1) {
+            let fields: Vec<f64> = line
+                .split(',')
+                .map(str::parse)
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("{path}:{}: {e}", i + 1))?;
+            if fields.len() != 5 {
+                return Err(format!("{path}:{}: expected 5 fields", i + 1).into());
+            }
+            rows.push((fields[0], fields[1], fields[2], fields[3], fields[4]));
+        }
+        runs.push((label.to_string(), rows));
+    }
+    let mut panels = Vec::new();
+    for l in [1, 0] {
+        let level = LEVELS[l];
+        for &n in &SIZES {
+            let series = runs
+                .iter()
+                .map(|(label, rows)| Series {
+                    name: label.clone(),
+                    points: rows
+                        .iter()
+                        .filter(|r| r.0 == n as f64 && r.2 == level)
+                        .map(|r| Point::with_band(r.1, r.3, r.3 - 2.0 * r.4, r.3 + 2.0 * r.4))
+                        .collect(),
+                    ..Series::default()
+                })
+                .collect();
+            let (lo, hi) = if l == 1 { (0.7, 1.0) } else { (0.3, 0.7) };
+            panels.push(Panel {
+                title: format!(
+                    "noise-aware {:.0}% intervals, n = {n}, d = {D} (± 2 s.e.)",
+                    level * 100.0
+                ),
+                x_label: "ε".into(),
+                y_label: "empirical coverage".into(),
+                log_x: true,
+                y_range: Some((lo, hi)),
+                series,
+                guides: vec![(format!("nominal {level}"), level)],
+                target: (l == 1).then(|| ("target 0.88–0.92".to_string(), 0.88, 0.92)),
+                legend: Legend::LowerRight,
+                ..Panel::default()
+            });
+        }
+    }
+    write_svg(figure, &panels, 2, (520, 360))?;
+    println!("figure: {}", figure.display());
     Ok(())
 }

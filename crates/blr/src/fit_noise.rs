@@ -79,6 +79,7 @@ impl Fit {
                 draws,
                 bounds_x: Some(&self.bounds_x),
                 latent: LatentPrior::default(),
+                adaptive: NoiseAwareOptions::default().adaptive,
             },
             rng,
         )

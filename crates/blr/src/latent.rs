@@ -37,8 +37,8 @@
 //! "Noise-aware BLR intervals"); ruling it out would need prior knowledge (a fixed `dof`).
 //! Simulation-based calibration (`examples/blr_calibration.rs --x-from-prior`, data drawn from
 //! this prior through [`data_model_grid`] and [`entry_prior`], or as Gaussian or clipped records
-//! with Wishart second moments; 500 replications per cell): the 90% intervals cover 0.890–0.909
-//! in all 24 cells, so the fixed designs' misses are this prior's conditional coverage at
+//! with Wishart second moments; 500 replications per cell): the 90% intervals cover 0.891–0.910
+//! in all 24 cells (with the adaptive draws of [`crate::noise_aware::AdaptiveDraws`]), so the fixed designs' misses are this prior's conditional coverage at
 //! particular (κ, ν) — over at large ν, under at small ν where the data are informative — not
 //! a defect of the draws, the weights or the approximations.
 //!

@@ -48,8 +48,8 @@ pub use error::{CsvError, Error, Result};
 pub use latent::LatentPrior;
 pub use metrics::{mae, rmse, spearman};
 pub use noise_aware::{
-    EntryNoise, NoiseAwareOptions, NoiseAwarePosterior, StatsNoise, Summary, naive_coefficients,
-    noise_aware_posterior,
+    AdaptiveDraws, EntryNoise, NoiseAwareOptions, NoiseAwarePosterior, StatsNoise, Summary,
+    naive_coefficients, noise_aware_posterior,
 };
 pub use pipeline::{
     Fit, FitConfig, ProjectionConfig, StdSource, fit, fit_non_private, fit_via, stats_round_budget,

@@ -26,6 +26,10 @@
 //! weighted by p(z_b | A_m) (self-normalised importance sampling), so the released z_b also
 //! informs A. The posterior of β is the weighted mixture of the Gaussians β | A_m, z_b.
 //!
+//! **Degenerate weights.** Where z_b pins Σxxᵀ down much more tightly than z_A does, few draws
+//! carry the weight; by default ([`AdaptiveDraws`]) the draws are then doubled until the
+//! effective sample size reaches 10% of `draws` or the total 16 × `draws`, all batches pooled.
+//!
 //! **Laplace noise on z_b** is moment-matched: ξ_k gets variance a_k/λ + 2b² (b the Laplace
 //! scale); Laplace noise on z_A is handled exactly by the draws of [`crate::latent`].
 //!
@@ -45,7 +49,7 @@
 //! rare, or treat the intervals as approximate.
 
 use dp_noise::continuous::{fill_gaussian, fill_laplace};
-use dp_noise::rng::RngSource;
+use dp_noise::rng::{RngSource, SecretRng};
 use faer::{Mat, Side};
 use projection::release::{Noise, zcdp_sigma};
 
@@ -93,7 +97,7 @@ impl EntryNoise {
         Ok(())
     }
 
-    pub(crate) fn fill(self, rng: &mut dp_noise::rng::SecretRng, out: &mut [f64]) -> Result<()> {
+    pub(crate) fn fill(self, rng: &mut SecretRng, out: &mut [f64]) -> Result<()> {
         match self {
             EntryNoise::Gaussian { sd } if sd > 0.0 => fill_gaussian(rng, sd, out)?,
             EntryNoise::Laplace { scale } if scale > 0.0 => fill_laplace(rng, scale, out)?,
@@ -157,7 +161,8 @@ impl StatsNoise {
 /// Settings of the noise-aware posterior.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NoiseAwareOptions<'a> {
-    /// Number of draws of the latent Σxxᵀ (≥ 1; 1000 by default).
+    /// Number of draws of the latent Σxxᵀ (≥ 1; 1000 by default). With `adaptive` this is the
+    /// first batch; more are drawn only where the importance weights degenerate.
     pub draws: usize,
     /// Public per-dimension bounds |x_j| ≤ B_j that every record was clipped to (the release's
     /// bounds), so each latent entry satisfies 0 ≤ (Σxxᵀ)_jj ≤ nB_j² and |(Σxxᵀ)_jk| ≤ nB_jB_k;
@@ -167,6 +172,10 @@ pub struct NoiseAwareOptions<'a> {
     /// The prior of the latent Σxxᵀ ([`crate::latent`]): by default a model of the records'
     /// second moments (B_j²/3 from `bounds_x` unless given).
     pub latent: LatentPrior<'a>,
+    /// More draws where the importance weights degenerate ([`AdaptiveDraws`]; on by default:
+    /// effective sample size below 10% of `draws` → keep doubling the draws, up to 16 ×
+    /// `draws`). `None` = exactly `draws` draws.
+    pub adaptive: Option<AdaptiveDraws>,
 }
 
 impl Default for NoiseAwareOptions<'_> {
@@ -175,7 +184,64 @@ impl Default for NoiseAwareOptions<'_> {
             draws: 1000,
             bounds_x: None,
             latent: LatentPrior::default(),
+            adaptive: Some(AdaptiveDraws::default()),
         }
+    }
+}
+
+/// When and how far the noise-aware posterior draws beyond its first `draws` draws.
+///
+/// After the first batch, while the effective sample size (Σw)²/Σw² of the importance weights
+/// is below `min_ess_fraction` × `draws`, another batch as large as everything drawn so far is
+/// added (so the total doubles: `draws`, 2×, 4×, …), until the threshold is met or the total
+/// reaches `max_factor` × `draws` (the last batch is cut to the cap). Every batch comes from the
+/// same proposal — p(Σxxᵀ | released Σxxᵀ) of [`crate::latent`], or further kept states of the
+/// same Markov chain under [`LatentPrior::Wishart`] — so the draws of all batches are pooled and
+/// their weights self-normalised together: the result is the estimate `draws` × (the factor
+/// reached) draws would have given from the start. The random stream simply continues, so a
+/// fixed seed gives the same result. (Stopping depends on the weights, a bias of the order of
+/// the Monte-Carlo error the extra draws remove.) If memory for a further batch cannot be
+/// reserved, drawing stops there and the result uses what was drawn.
+///
+/// Why: at d = 10 with 300 draws, 1.4–2% of the simulation-based calibration's fits had an
+/// effective sample size below 30 (minimum 1.0), and their 90% intervals covered only
+/// 0.867–0.887 (README, "Noise-aware BLR intervals"). The weights degenerate when the released
+/// Σxy pins Σxxᵀ down far more tightly than the released Σxxᵀ does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdaptiveDraws {
+    /// Threshold: draw more while the effective sample size is below this fraction of `draws`
+    /// (in (0, 1]; 0.1 by default, i.e. 30 of 300 draws, 100 of 1000).
+    pub min_ess_fraction: f64,
+    /// Cap: at most this many times `draws` in total (≥ 1; 16 by default; 1 = never more).
+    pub max_factor: usize,
+}
+
+impl Default for AdaptiveDraws {
+    fn default() -> Self {
+        AdaptiveDraws {
+            min_ess_fraction: 0.1,
+            max_factor: 16,
+        }
+    }
+}
+
+impl AdaptiveDraws {
+    fn validate(self) -> Result<()> {
+        if !(self.min_ess_fraction > 0.0 && self.min_ess_fraction <= 1.0) {
+            return Err(Error::OutOfRange {
+                name: "min_ess_fraction (adaptive draws)",
+                value: self.min_ess_fraction,
+                requirement: "in (0, 1]",
+            });
+        }
+        if self.max_factor == 0 {
+            return Err(Error::OutOfRange {
+                name: "max_factor (adaptive draws)",
+                value: 0.0,
+                requirement: "≥ 1",
+            });
+        }
+        Ok(())
     }
 }
 
@@ -227,8 +293,14 @@ pub struct NoiseAwarePosterior {
     pub mean: Vec<f64>,
     /// Posterior standard deviation of each β_j.
     pub sd: Vec<f64>,
-    /// Effective sample size of the importance weights, (Σw)²/Σw² (≤ draws).
+    /// Effective sample size of the importance weights, (Σw)²/Σw² (≤ `draws_used`), over all
+    /// the draws made.
     pub effective_sample_size: f64,
+    /// Draws of the latent Σxxᵀ made: `draws`, or more where [`AdaptiveDraws`] added batches.
+    pub draws_used: usize,
+    /// Effective sample size of the first `draws` draws alone (what a fit without adaptive
+    /// draws would have reported; equal to `effective_sample_size` when no batch was added).
+    pub initial_effective_sample_size: f64,
     /// Noise precision λ (for predictive intervals of new observations).
     lambda: f64,
 }
@@ -343,51 +415,38 @@ pub fn noise_aware_posterior(
         options.bounds_x,
         options.latent,
     )?;
+    if let Some(adaptive) = options.adaptive {
+        adaptive.validate()?;
+    }
     let s2 = noise.xy.variance();
     let mut generator = rng.try_rng()?;
     let mut packed = vec![0.0; packed_len(d)];
     let mut components = Vec::with_capacity(options.draws);
     let mut log_weights = Vec::with_capacity(options.draws);
-    for _ in 0..options.draws {
-        let mut log_weight = sampler.draw(&mut generator, &mut packed)?;
-        let latent = Mat::from_fn(d, d, |i, j| {
-            let (a, b) = if i <= j { (i, j) } else { (j, i) };
-            packed[packed_index(a, b, d)]
-        });
-        let evd = latent
-            .self_adjoint_eigen(Side::Upper)
-            .map_err(|_| Error::Eigendecomposition)?;
-        let raw = evd.S().column_vector();
-        let vectors = evd.U().to_owned();
-        let mut mean = vec![0.0; d];
-        let mut variance = vec![0.0; d];
-        for k in 0..d {
-            let a = raw[k].max(0.0);
-            let t: f64 = (0..d).map(|r| vectors[(r, k)] * stats.xy[r]).sum();
-            let likelihood_var = a / prior.lambda + s2;
-            let gain = if likelihood_var > 0.0 {
-                a / likelihood_var
-            } else {
-                0.0
-            };
-            let precision = prior.lambda0 + a * gain;
-            mean[k] = gain * t / precision;
-            variance[k] = 1.0 / precision;
-            let marginal_var = a * a / prior.lambda0 + likelihood_var;
-            if marginal_var > 0.0 {
-                log_weight -= 0.5 * (marginal_var.ln() + t * t / marginal_var);
+    let mut batch = Batch {
+        stats,
+        prior,
+        s2,
+        sampler: &mut sampler,
+        generator: &mut generator,
+        packed: &mut packed,
+    };
+    batch.draw(options.draws, &mut components, &mut log_weights)?;
+    let initial_effective_sample_size = effective_sample_size(&log_weights);
+    let mut ess = initial_effective_sample_size;
+    if let Some(adaptive) = options.adaptive {
+        let target = adaptive.min_ess_fraction * options.draws as f64;
+        let cap = options.draws.saturating_mul(adaptive.max_factor);
+        while ess < target && components.len() < cap {
+            let more = components.len().min(cap - components.len());
+            if components.try_reserve_exact(more).is_err()
+                || log_weights.try_reserve_exact(more).is_err()
+            {
+                break;
             }
+            batch.draw(more, &mut components, &mut log_weights)?;
+            ess = effective_sample_size(&log_weights);
         }
-        if !log_weight.is_finite() {
-            return Err(Error::NonFiniteImportanceWeights);
-        }
-        log_weights.push(log_weight);
-        components.push(Component {
-            weight: 0.0,
-            vectors,
-            mean,
-            variance,
-        });
     }
     let top = log_weights
         .iter()
@@ -395,16 +454,18 @@ pub fn noise_aware_posterior(
         .fold(f64::NEG_INFINITY, f64::max);
     let raw_weights: Vec<f64> = log_weights.iter().map(|l| (l - top).exp()).collect();
     let total: f64 = raw_weights.iter().sum();
-    let squares: f64 = raw_weights.iter().map(|w| w * w).sum();
     for (c, w) in components.iter_mut().zip(&raw_weights) {
         c.weight = w / total;
     }
+    let draws_used = components.len();
     let mut posterior = NoiseAwarePosterior {
         d,
         components,
         mean: vec![0.0; d],
         sd: vec![0.0; d],
-        effective_sample_size: total * total / squares,
+        effective_sample_size: ess,
+        draws_used,
+        initial_effective_sample_size,
         lambda: prior.lambda,
     };
     for j in 0..d {
@@ -420,6 +481,89 @@ pub fn noise_aware_posterior(
         posterior.sd[j] = (m2 - m1 * m1).max(0.0).sqrt();
     }
     Ok(posterior)
+}
+
+/// What one batch of draws needs: the released statistics, the prior, the variance of the Σxy
+/// noise and the latent sampler with its random stream (continued from batch to batch).
+struct Batch<'s, 'g> {
+    stats: &'s SuffStats,
+    prior: Prior,
+    s2: f64,
+    sampler: &'s mut LatentSampler,
+    generator: &'g mut SecretRng,
+    packed: &'s mut [f64],
+}
+
+impl Batch<'_, '_> {
+    /// Appends `count` draws: each latent Σxxᵀ's Gaussian β | Σxxᵀ, z_b and its log importance
+    /// weight (module docs).
+    fn draw(
+        &mut self,
+        count: usize,
+        components: &mut Vec<Component>,
+        log_weights: &mut Vec<f64>,
+    ) -> Result<()> {
+        let d = self.stats.d;
+        let prior = self.prior;
+        for _ in 0..count {
+            let mut log_weight = self.sampler.draw(self.generator, self.packed)?;
+            let packed = &*self.packed;
+            let latent = Mat::from_fn(d, d, |i, j| {
+                let (a, b) = if i <= j { (i, j) } else { (j, i) };
+                packed[packed_index(a, b, d)]
+            });
+            let evd = latent
+                .self_adjoint_eigen(Side::Upper)
+                .map_err(|_| Error::Eigendecomposition)?;
+            let raw = evd.S().column_vector();
+            let vectors = evd.U().to_owned();
+            let mut mean = vec![0.0; d];
+            let mut variance = vec![0.0; d];
+            for k in 0..d {
+                let a = raw[k].max(0.0);
+                let t: f64 = (0..d).map(|r| vectors[(r, k)] * self.stats.xy[r]).sum();
+                let likelihood_var = a / prior.lambda + self.s2;
+                let gain = if likelihood_var > 0.0 {
+                    a / likelihood_var
+                } else {
+                    0.0
+                };
+                let precision = prior.lambda0 + a * gain;
+                mean[k] = gain * t / precision;
+                variance[k] = 1.0 / precision;
+                let marginal_var = a * a / prior.lambda0 + likelihood_var;
+                if marginal_var > 0.0 {
+                    log_weight -= 0.5 * (marginal_var.ln() + t * t / marginal_var);
+                }
+            }
+            if !log_weight.is_finite() {
+                return Err(Error::NonFiniteImportanceWeights);
+            }
+            log_weights.push(log_weight);
+            components.push(Component {
+                weight: 0.0,
+                vectors,
+                mean,
+                variance,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// (Σw)²/Σw² of the self-normalised weights exp(log_weights).
+fn effective_sample_size(log_weights: &[f64]) -> f64 {
+    let top = log_weights
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    let (mut total, mut squares) = (0.0, 0.0);
+    for l in log_weights {
+        let w = (l - top).exp();
+        total += w;
+        squares += w * w;
+    }
+    total * total / squares
 }
 
 fn check_level(level: f64) -> Result<()> {

@@ -153,6 +153,8 @@ pub unsafe extern "C" fn dpd_blr_noise_aware_from_stats(
                 // Exactly 0 selects the estimate; anything else (negative, NaN) is checked.
                 dof: (dof != DPD_BLR_DOF_FROM_RELEASE).then_some(dof),
             },
+            // The library's default (adaptive draws on); not exposed in the C ABI.
+            adaptive: NoiseAwareOptions::default().adaptive,
         };
         let prior = Prior { lambda, lambda0 };
         let inner = rng.on_next_source(|source| {
