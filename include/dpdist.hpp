@@ -794,7 +794,8 @@ public:
         check(dpd_blr_noise_aware_info(h_.get(), &d, nullptr));
         return d;
     }
-    /// (Σw)²/Σw² of the importance weights (<= draws).
+    /// (Σw)²/Σw² of the importance weights (at most the draws used: up to 16 × draws when the first
+    /// draws weigh too unevenly).
     double effective_sample_size() const {
         double ess = 0.0;
         check(dpd_blr_noise_aware_info(h_.get(), nullptr, &ess));

@@ -40,7 +40,8 @@ run_tests(list(
     u <- blr_predict_interval(m, diag(2))
     expect_near(u$mean, a$mean, 1e-12)
     ess <- blr_effective_sample_size(attr(m, "noise_aware"))
-    stopifnot(ess >= 1, ess <= 200)
+    # At most the draws used: up to 16 x 200 when the first 200 weigh too unevenly.
+    stopifnot(ess >= 1, ess <= 16 * 200)
   },
 
   bad_input_is_refused = function() {

@@ -224,8 +224,9 @@ pub unsafe extern "C" fn dpd_blr_noise_aware_predict(
 }
 
 /// Describes the posterior: the number of coefficients d and the effective sample size of its
-/// importance weights, (Σw)²/Σw² (<= draws; a value far below the draws means few draws carry
-/// the posterior — use more). Either pointer may be NULL.
+/// importance weights, (Σw)²/Σw² (at most the draws used: a fit whose first `draws` give an
+/// ESS below 10% of them draws more, doubling up to 16 × `draws`; a value still far below the
+/// draws means few draws carry the posterior — use more). Either pointer may be NULL.
 ///
 /// # Safety
 /// `posterior` NULL (→ error) or a live handle; each out-pointer NULL or writable.

@@ -89,7 +89,8 @@ function noise_aware_d(p::BlrNoiseAware)
     return Int(d[])
 end
 
-"""Effective sample size (Σw)²/Σw² of the posterior's importance weights (≤ draws)."""
+"""Effective sample size (Σw)²/Σw² of the posterior's importance weights (at most the draws used:
+a fit whose first draws give an ESS below 10% of them draws more, up to 16×)."""
 function effective_sample_size(p::BlrNoiseAware)
     ess = Ref{Cdouble}(0)
     check(@ccall libdpdist.dpd_blr_noise_aware_info(p::Ptr{dpd_blr_noise_aware},
