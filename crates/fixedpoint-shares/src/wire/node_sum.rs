@@ -19,13 +19,7 @@ impl Encode for NodeSum {
 
     fn encode_into(&self, out: &mut Vec<u8>) -> Result<()> {
         let n = self.agreed.universe();
-        if n == 0 || n > MAX_CLIENTS {
-            return Err(Error::InvalidParameter {
-                name: "n_clients",
-                value: n as f64,
-                requirement: "in 1..=2^32",
-            });
-        }
+        check_universe(n)?;
         let header = Header {
             kind: KIND_NODE_SUM,
             frac_bits: self.frac_bits,
@@ -50,6 +44,18 @@ impl Encode for NodeSum {
     }
 }
 
+/// The number of registered clients a node sum can carry (its agreed set's universe).
+fn check_universe(n: usize) -> Result<()> {
+    if n == 0 || n > MAX_CLIENTS {
+        return Err(Error::InvalidParameter {
+            name: "n_clients",
+            value: n as f64,
+            requirement: "in 1..=2^32",
+        });
+    }
+    Ok(())
+}
+
 /// Writes the bytes [`NodeSum`]'s encoding gives for node `node`'s sum `sum` over `agreed`,
 /// with the shard ids taken one by one from `pairs` (every client of `agreed`, in increasing
 /// order, nothing else), buffered, never all at once (`RunningSum::write_sum`).
@@ -63,13 +69,7 @@ pub(crate) fn write_node_sum_streamed<W: std::io::Write>(
 ) -> Result<()> {
     use std::io::Write;
     let n = agreed.universe();
-    if n == 0 || n > MAX_CLIENTS {
-        return Err(Error::InvalidParameter {
-            name: "n_clients",
-            value: n as f64,
-            requirement: "in 1..=2^32",
-        });
-    }
+    check_universe(n)?;
     let header = Header {
         kind: KIND_NODE_SUM,
         frac_bits: config.codec().frac_bits(),
