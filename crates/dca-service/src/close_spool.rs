@@ -291,9 +291,7 @@ mod tests {
     /// the shard list comes first and the clients are in no order.
     #[test]
     fn a_close_request_is_split_checked_and_indexed_by_client() {
-        let dir = std::env::temp_dir().join(format!("dpdist-close-spool-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch_dir("close-spool");
         let (json, clients, shards, by) = (
             dir.join("c.json"),
             dir.join("c.clients"),

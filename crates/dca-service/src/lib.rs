@@ -66,6 +66,16 @@ pub mod spec;
 pub mod sum_codec;
 pub mod tls;
 
+/// An empty directory for one test (`dpdist-NAME-PID` under the system's temp dir; whatever a
+/// previous run left there is removed first).
+#[cfg(test)]
+pub(crate) fn scratch_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("dpdist-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch directory under the temp dir");
+    dir
+}
+
 pub use error::Error;
 
 /// `Result` with this crate's [`Error`].

@@ -1549,9 +1549,7 @@ mod tests {
     #[test]
     fn a_store_from_before_the_token_table_is_moved_over_on_load() {
         use fixedpoint_shares::{Client, Encode};
-        let dir = std::env::temp_dir().join(format!("dpdist-node-migrate-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch_dir("node-migrate");
         let keys = [NodeKeyPair::generate(), load_or_create_key(&dir).unwrap()];
         let n = 21;
         let mut round = crate::spec::tests::spec(n, 2, &keys).validate().unwrap();
@@ -1624,8 +1622,7 @@ mod tests {
 
     #[test]
     fn the_key_file_is_created_once_reloaded_and_refused_when_malformed() {
-        let dir = std::env::temp_dir().join(format!("dpdist-node-key-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch_dir("node-key");
         let created = load_or_create_key(&dir).unwrap();
         let text = std::fs::read_to_string(dir.join("node.key")).unwrap();
         assert_eq!(text.len(), 64);

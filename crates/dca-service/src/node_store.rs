@@ -21,6 +21,15 @@ pub(crate) struct NodeStore {
     conn: Connection,
 }
 
+/// A connection that can only read the store, with a small page cache (256 KiB): the node
+/// keeps several, and their caches are part of its memory.
+fn open_read_only(path: &Path) -> Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.pragma_update(None, "query_only", true)?;
+    conn.pragma_update(None, "cache_size", -256)?;
+    Ok(conn)
+}
+
 /// A read-only connection to the node's store for the upload handlers' token lookups (WAL:
 /// readers never wait for the writer), with a small page cache.
 pub(crate) struct TokenLookup {
@@ -29,10 +38,9 @@ pub(crate) struct TokenLookup {
 
 impl TokenLookup {
     pub fn open(path: &Path) -> Result<Self> {
-        let conn = Connection::open(path)?;
-        conn.pragma_update(None, "query_only", true)?;
-        conn.pragma_update(None, "cache_size", -256)?;
-        Ok(TokenLookup { conn })
+        Ok(TokenLookup {
+            conn: open_read_only(path)?,
+        })
     }
 
     /// Client `client`'s token hash in round `id`, if stored.
@@ -66,10 +74,9 @@ pub(crate) struct AttemptReader {
 
 impl AttemptReader {
     pub fn open(path: &Path) -> Result<Self> {
-        let conn = Connection::open(path)?;
-        conn.pragma_update(None, "query_only", true)?;
-        conn.pragma_update(None, "cache_size", -256)?;
-        Ok(AttemptReader { conn })
+        Ok(AttemptReader {
+            conn: open_read_only(path)?,
+        })
     }
 
     /// Writes the JSON of the round's received set — `{"clients":[..],"shards":[..]}`, client
@@ -674,10 +681,7 @@ mod tests {
     use super::*;
 
     fn temp_db(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("dpdist-store-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir.join("node.sqlite")
+        crate::scratch_dir(&format!("store-{name}")).join("node.sqlite")
     }
 
     /// The agreed set and the node sum written piece by piece (blob I/O) are the bytes the

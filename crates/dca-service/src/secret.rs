@@ -77,8 +77,7 @@ mod tests {
 
     #[test]
     fn token_files_are_read_without_surrounding_whitespace() {
-        let dir = std::env::temp_dir().join(format!("dpdist-secret-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch_dir("secret");
         let path = dir.join("token");
         std::fs::write(&path, "  s3cret\n").unwrap();
         assert_eq!(SecretString::read_file(&path).unwrap().expose(), "s3cret");
