@@ -447,27 +447,7 @@ impl RunningSum {
     /// [`Error::InvalidParameter`] (set over another N), [`Error::AgreedNotReceived`],
     /// [`Error::NeedsRetraction`], [`Error::TooManyDropped`].
     pub fn finalize(&self, agreed: ShardSet) -> Result<NodeSum> {
-        if agreed.universe() != self.config.n_clients() {
-            return Err(Error::InvalidParameter {
-                name: "agreed client set universe",
-                value: agreed.universe() as f64,
-                requirement: "equal to the round's N",
-            });
-        }
-        if let Some(client) = agreed
-            .clients()
-            .iter()
-            .find(|c| !self.received.contains(*c))
-        {
-            return Err(Error::AgreedNotReceived {
-                client,
-                node: self.node,
-            });
-        }
-        check_missing(agreed.clients(), &self.config)?;
-        if let Some(client) = self.received.difference(agreed.clients()).next() {
-            return Err(Error::NeedsRetraction { client });
-        }
+        self.check_agreed(agreed.clients())?;
         Ok(NodeSum {
             round: self.config.round(),
             config: self.config.digest(),
@@ -476,6 +456,30 @@ impl RunningSum {
             agreed,
             sum: self.acc.clone(),
         })
+    }
+
+    /// What [`RunningSum::finalize`] and [`RunningSum::write_sum`] require of the agreed set:
+    /// over the round's N, every client received, no more dropped than the round allows, and
+    /// nothing received outside it.
+    fn check_agreed(&self, agreed: &ClientSet) -> Result<()> {
+        if agreed.universe() != self.config.n_clients() {
+            return Err(Error::InvalidParameter {
+                name: "agreed client set universe",
+                value: agreed.universe() as f64,
+                requirement: "equal to the round's N",
+            });
+        }
+        if let Some(client) = agreed.iter().find(|c| !self.received.contains(*c)) {
+            return Err(Error::AgreedNotReceived {
+                client,
+                node: self.node,
+            });
+        }
+        check_missing(agreed, &self.config)?;
+        if let Some(client) = self.received.difference(agreed).next() {
+            return Err(Error::NeedsRetraction { client });
+        }
+        Ok(())
     }
 
     /// [`RunningSum::finalize`] streamed: writes the node sum's wire bytes to `out` — exactly
@@ -497,23 +501,7 @@ impl RunningSum {
         pairs: impl IntoIterator<Item = (ClientId, crate::ids::ShardId)>,
         out: W,
     ) -> Result<()> {
-        if agreed.universe() != self.config.n_clients() {
-            return Err(Error::InvalidParameter {
-                name: "agreed client set universe",
-                value: agreed.universe() as f64,
-                requirement: "equal to the round's N",
-            });
-        }
-        if let Some(client) = agreed.iter().find(|c| !self.received.contains(*c)) {
-            return Err(Error::AgreedNotReceived {
-                client,
-                node: self.node,
-            });
-        }
-        check_missing(agreed, &self.config)?;
-        if let Some(client) = self.received.difference(agreed).next() {
-            return Err(Error::NeedsRetraction { client });
-        }
+        self.check_agreed(agreed)?;
         crate::wire::write_node_sum_streamed(
             &self.config,
             self.node,
