@@ -41,6 +41,7 @@ mod error;
 mod keys;
 mod rfc9180;
 mod seal;
+mod x25519;
 
 #[cfg(test)]
 mod interop_tests;

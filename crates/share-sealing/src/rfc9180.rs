@@ -11,9 +11,9 @@
 //! to the secret ([`crate::NodeSecretKey`]), and an open costs one X25519 (the DH).
 //!
 //! Secrets: the X25519 scalars are `x25519_dalek::StaticSecret` (wiped on drop through
-//! x25519-dalek's `zeroize` feature), the DH output a `SharedSecret` (same), and every derived
-//! byte string (PRKs, shared secret, AEAD key and nonce, the ephemeral IKM) is held in
-//! `Zeroizing`. What this crate cannot wipe: the HMAC states inside `hkdf::Hkdf` (keyed with a
+//! x25519-dalek's `zeroize` feature); the scalar's copy handed to the multiplication, the DH
+//! output and every derived byte string (PRKs, shared secret, AEAD key and nonce, the ephemeral
+//! IKM) are held in `Zeroizing`. What this crate cannot wipe: the HMAC states inside `hkdf::Hkdf` (keyed with a
 //! PRK) and the hash states of `sha2` — neither crate offers it (the `hpke` crate has the same
 //! limitation). The ChaCha20-Poly1305 cipher wipes its key on drop.
 
@@ -88,12 +88,15 @@ fn labeled_expand(
     .map_err(|_| KdfLength)
 }
 
-/// The X25519 function of RFC 7748 (scalar clamped, u-coordinate's top bit ignored), as
-/// x25519-dalek computes it. Returns `None` for an all-zero output (a low-order or otherwise
-/// non-contributory public value), which RFC 9180 §7.1.4 requires DH to reject.
-fn dh(secret: &StaticSecret, their_public: &[u8; NH]) -> Option<x25519_dalek::SharedSecret> {
-    let shared = secret.diffie_hellman(&PublicKey::from(*their_public));
-    shared.was_contributory().then_some(shared)
+/// `DH(sk, pk)` of DHKEM(X25519): the X25519 function of RFC 7748 (scalar clamped, the
+/// u-coordinate's top bit ignored), computed by [`crate::x25519`]. Returns `None` for an
+/// all-zero output (a low-order or otherwise non-contributory public value), which RFC 9180
+/// §7.1.4 requires DH to reject.
+fn dh(secret: &StaticSecret, their_public: &[u8; NH]) -> Option<Zeroizing<[u8; NH]>> {
+    let scalar = Zeroizing::new(secret.to_bytes());
+    let shared = Zeroizing::new(crate::x25519::x25519(&scalar, their_public));
+    // Whether the output is zero is public (the share is refused), so no constant-time compare.
+    (shared.iter().fold(0u8, |acc, b| acc | b) != 0).then_some(shared)
 }
 
 /// `ExtractAndExpand(dh, kem_context)` of §4.1.
@@ -141,8 +144,8 @@ pub(crate) fn encap(pk_r: &[u8; NH], ikm_e: &[u8]) -> Result<(Zeroizing<[u8; NH]
         which: "public",
         len: NH,
     })?;
-    let shared_secret = extract_and_expand(dh.as_bytes(), &kem_context(&enc, pk_r))
-        .map_err(|_| Error::SealFailed)?;
+    let shared_secret =
+        extract_and_expand(&dh, &kem_context(&enc, pk_r)).map_err(|_| Error::SealFailed)?;
     Ok((shared_secret, enc))
 }
 
@@ -155,7 +158,7 @@ pub(crate) fn decap(
     pk_r: &[u8; NH],
 ) -> Result<Zeroizing<[u8; NH]>> {
     let dh = dh(sk_r, enc).ok_or(Error::OpenFailed)?;
-    extract_and_expand(dh.as_bytes(), &kem_context(enc, pk_r)).map_err(|_| Error::OpenFailed)
+    extract_and_expand(&dh, &kem_context(enc, pk_r)).map_err(|_| Error::OpenFailed)
 }
 
 /// `key_schedule_context = mode ‖ psk_id_hash ‖ info_hash` of base mode (§5.1; `psk_id` is
