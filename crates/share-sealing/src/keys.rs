@@ -1,25 +1,32 @@
 //! A compute node's X25519 key pair.
 
-use hpke::kem::X25519HkdfSha256;
-use hpke::{Deserializable, Kem as _, Serializable};
-use rand_core::{OsRng, TryRngCore};
+use rand_core::{OsRng, RngCore, TryRngCore};
+use x25519_dalek::{PublicKey, StaticSecret};
+use zeroize::Zeroizing;
 
 use crate::{Error, Result};
-
-type Kem = X25519HkdfSha256;
 
 /// Length of a serialized public key.
 pub const PUBLIC_KEY_LEN: usize = 32;
 /// Length of a serialized secret key.
 pub const SECRET_KEY_LEN: usize = 32;
 
-/// A node's public key: what clients seal to. Published in the round configuration.
+/// A node's public key: what clients seal to. Published in the round configuration. Any 32
+/// bytes parse (as with RFC 7748's X25519, which takes every u-coordinate); a low-order key is
+/// refused when sealing to it (its DH output is all zero).
 #[derive(Clone, PartialEq, Eq)]
-pub struct NodePublicKey(pub(crate) <Kem as hpke::Kem>::PublicKey);
+pub struct NodePublicKey(pub(crate) [u8; PUBLIC_KEY_LEN]);
 
-/// A node's secret key. Never leaves the node.
+/// A node's secret key. Never leaves the node. Keeps its serialized public key beside it: the
+/// HPKE KEM context of every open needs it (RFC 9180 §4.1), and recomputing it there was a
+/// second X25519 multiplication per open.
 #[derive(Clone)]
-pub struct NodeSecretKey(pub(crate) <Kem as hpke::Kem>::PrivateKey);
+pub struct NodeSecretKey {
+    /// The scalar (wiped on drop: x25519-dalek's `zeroize` feature).
+    pub(crate) secret: StaticSecret,
+    /// `SerializePublicKey(pk(secret))`.
+    pub(crate) public: [u8; PUBLIC_KEY_LEN],
+}
 
 /// Both halves.
 #[derive(Clone)]
@@ -31,19 +38,20 @@ pub struct NodeKeyPair {
 }
 
 impl NodeKeyPair {
-    /// A fresh key pair from the operating system's CSPRNG.
+    /// A fresh key pair from the operating system's CSPRNG (32 uniform bytes, clamped when
+    /// used, as RFC 9180 §7.1.3 allows for `GenerateKeyPair`).
     pub fn generate() -> Self {
-        let (sk, pk) = Kem::gen_keypair(&mut OsRng.unwrap_err());
-        NodeKeyPair {
-            secret: NodeSecretKey(sk),
-            public: NodePublicKey(pk),
-        }
+        let mut bytes = Zeroizing::new([0u8; SECRET_KEY_LEN]);
+        OsRng.unwrap_err().fill_bytes(&mut bytes[..]);
+        let secret = NodeSecretKey::from_array(&bytes);
+        let public = secret.public_key();
+        NodeKeyPair { secret, public }
     }
 
     /// The key pair of a stored secret key (the public half is recomputed).
     pub fn from_secret_bytes(bytes: &[u8]) -> Result<Self> {
         let secret = NodeSecretKey::from_bytes(bytes)?;
-        let public = NodePublicKey(<Kem as hpke::Kem>::sk_to_pk(&secret.0));
+        let public = secret.public_key();
         Ok(NodeKeyPair { secret, public })
     }
 }
@@ -51,7 +59,7 @@ impl NodeKeyPair {
 impl NodePublicKey {
     /// Parses 32 bytes.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        <Kem as hpke::Kem>::PublicKey::from_bytes(bytes)
+        <[u8; PUBLIC_KEY_LEN]>::try_from(bytes)
             .map(NodePublicKey)
             .map_err(|_| Error::InvalidKey {
                 which: "public",
@@ -61,9 +69,7 @@ impl NodePublicKey {
 
     /// The 32 bytes.
     pub fn to_bytes(&self) -> [u8; PUBLIC_KEY_LEN] {
-        let mut out = [0u8; PUBLIC_KEY_LEN];
-        out.copy_from_slice(&self.0.to_bytes());
-        out
+        self.0
     }
 }
 
@@ -75,21 +81,30 @@ impl std::fmt::Debug for NodePublicKey {
 }
 
 impl NodeSecretKey {
-    /// Parses 32 bytes.
+    fn from_array(bytes: &[u8; SECRET_KEY_LEN]) -> Self {
+        let secret = StaticSecret::from(*bytes);
+        let public = PublicKey::from(&secret).to_bytes();
+        NodeSecretKey { secret, public }
+    }
+
+    /// Parses 32 bytes (any 32 bytes: the scalar is clamped when used, RFC 7748 §5).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        <Kem as hpke::Kem>::PrivateKey::from_bytes(bytes)
-            .map(NodeSecretKey)
-            .map_err(|_| Error::InvalidKey {
+        let array: Zeroizing<[u8; SECRET_KEY_LEN]> =
+            Zeroizing::new(bytes.try_into().map_err(|_| Error::InvalidKey {
                 which: "secret",
                 len: bytes.len(),
-            })
+            })?);
+        Ok(Self::from_array(&array))
     }
 
     /// The 32 bytes (for storing the key in the node's key file).
     pub fn to_bytes(&self) -> [u8; SECRET_KEY_LEN] {
-        let mut out = [0u8; SECRET_KEY_LEN];
-        out.copy_from_slice(&self.0.to_bytes());
-        out
+        self.secret.to_bytes()
+    }
+
+    /// Its public key.
+    pub fn public_key(&self) -> NodePublicKey {
+        NodePublicKey(self.public)
     }
 }
 
@@ -101,9 +116,9 @@ impl std::fmt::Debug for NodeSecretKey {
 
 #[cfg(test)]
 mod wipe_tests {
-    /// hpke's X25519 secret key is an `x25519_dalek::StaticSecret` (a `[u8; 32]`); only with
-    /// x25519-dalek's `zeroize` feature, which this crate's manifest turns on, does it implement
-    /// `Zeroize` and get the `#[zeroize(drop)]` Drop impl. Without the feature this fails to
+    /// The node's scalar (and the sender's ephemeral one) is an `x25519_dalek::StaticSecret` (a
+    /// `[u8; 32]`); only with x25519-dalek's `zeroize` feature, which this crate's manifest
+    /// turns on, does it implement `Zeroize` and get the `#[zeroize(drop)]` Drop impl. Without the feature this fails to
     /// compile, and a plain byte array would not need dropping at all.
     #[test]
     fn the_node_secret_key_is_wiped_on_drop() {
@@ -111,5 +126,6 @@ mod wipe_tests {
         zeroizable::<x25519_dalek::StaticSecret>();
         assert!(std::mem::needs_drop::<x25519_dalek::StaticSecret>());
         assert!(!std::mem::needs_drop::<[u8; 32]>());
+        assert!(std::mem::needs_drop::<super::NodeSecretKey>());
     }
 }

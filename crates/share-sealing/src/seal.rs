@@ -1,20 +1,18 @@
 //! Seal and open one share.
 
-use hpke::aead::ChaCha20Poly1305;
-use hpke::kdf::HkdfSha256;
-use hpke::kem::X25519HkdfSha256;
-use hpke::{Deserializable, OpModeR, OpModeS, Serializable};
-use rand_core::{CryptoRng, OsRng, RngCore, TryRngCore};
+use std::sync::OnceLock;
+
+use rand_core::{OsRng, TryRngCore};
+use zeroize::Zeroizing;
 
 use crate::context::HPKE_INFO;
+use crate::rfc9180::{self, KSC_LEN, NH, NT};
 use crate::{Error, NodePublicKey, NodeSecretKey, Result, SealContext};
 
-type Kem = X25519HkdfSha256;
-
 /// Length of the encapsulated key at the front of a sealed share.
-pub const ENC_LEN: usize = 32;
+pub const ENC_LEN: usize = NH;
 /// Length of the AEAD tag at its end.
-pub const TAG_LEN: usize = 16;
+pub const TAG_LEN: usize = NT;
 /// Bytes a sealed share has beyond its plaintext.
 pub const SEAL_OVERHEAD: usize = ENC_LEN + TAG_LEN;
 
@@ -23,73 +21,66 @@ pub fn sealed_len(plaintext_len: usize) -> usize {
     plaintext_len.saturating_add(SEAL_OVERHEAD)
 }
 
+/// The key schedule context of [`HPKE_INFO`] (it depends on `info` alone): computed once.
+fn dpdist_key_schedule_context() -> &'static [u8; KSC_LEN] {
+    static KSC: OnceLock<[u8; KSC_LEN]> = OnceLock::new();
+    KSC.get_or_init(|| rfc9180::key_schedule_context(HPKE_INFO))
+}
+
 /// Seals `share` (opaque bytes, e.g. a wire-encoded share message) to `node_key`, bound to
-/// `ctx`. The ephemeral key comes from the operating system's CSPRNG.
+/// `ctx`. The ephemeral key is derived from 32 bytes of the operating system's CSPRNG.
 pub fn seal(node_key: &NodePublicKey, ctx: &SealContext, share: &[u8]) -> Result<Vec<u8>> {
-    seal_raw(
-        node_key,
-        HPKE_INFO,
+    let mut ikm_e = Zeroizing::new([0u8; NH]);
+    OsRng
+        .try_fill_bytes(&mut ikm_e[..])
+        .map_err(|_| Error::SealFailed)?;
+    rfc9180::seal(
+        &node_key.0,
+        dpdist_key_schedule_context(),
         &ctx.aad(),
         share,
-        &mut OsRng.unwrap_err(),
+        &ikm_e[..],
     )
 }
 
 /// Opens a sealed share for the node holding `node_secret`, in the slot `ctx`. Any mismatch
-/// (key, round, config hash, client, node, one flipped bit) is [`Error::OpenFailed`].
+/// (key, round, config hash, client, node, one flipped bit, a low-order `enc`) is
+/// [`Error::OpenFailed`]; fewer bytes than [`SEAL_OVERHEAD`] is [`Error::Truncated`]. One X25519
+/// multiplication (the DH): the node's public key is kept in `node_secret`.
 pub fn open(node_secret: &NodeSecretKey, ctx: &SealContext, sealed: &[u8]) -> Result<Vec<u8>> {
-    open_raw(node_secret, HPKE_INFO, &ctx.aad(), sealed)
+    rfc9180::open(
+        &node_secret.secret,
+        &node_secret.public,
+        dpdist_key_schedule_context(),
+        &ctx.aad(),
+        sealed,
+    )
 }
 
-/// HPKE base-mode single-shot seal with explicit info/aad and ephemeral randomness (the
-/// known-answer tests drive the ephemeral key through `rng`).
-pub(crate) fn seal_raw<R: CryptoRng + RngCore>(
+/// HPKE base-mode single-shot seal with explicit info/aad and ephemeral IKM (the known-answer
+/// tests pass the RFC's `ikmE`).
+#[cfg(test)]
+pub(crate) fn seal_raw(
     node_key: &NodePublicKey,
     info: &[u8],
     aad: &[u8],
     plaintext: &[u8],
-    rng: &mut R,
+    ikm_e: &[u8],
 ) -> Result<Vec<u8>> {
-    let (enc, ct) = hpke::single_shot_seal::<ChaCha20Poly1305, HkdfSha256, Kem, R>(
-        &OpModeS::Base,
-        &node_key.0,
-        info,
-        plaintext,
-        aad,
-        rng,
-    )
-    .map_err(|_| Error::SealFailed)?;
-    let mut out = Vec::with_capacity(ENC_LEN + ct.len());
-    out.extend_from_slice(&enc.to_bytes());
-    out.extend_from_slice(&ct);
-    Ok(out)
+    let ksc = rfc9180::key_schedule_context(info);
+    rfc9180::seal(&node_key.0, &ksc, aad, plaintext, ikm_e)
 }
 
-/// HPKE base-mode single-shot open of `enc ‖ ct`.
+/// HPKE base-mode single-shot open of `enc ‖ ct` with explicit info/aad.
+#[cfg(test)]
 pub(crate) fn open_raw(
     node_secret: &NodeSecretKey,
     info: &[u8],
     aad: &[u8],
     sealed: &[u8],
 ) -> Result<Vec<u8>> {
-    if sealed.len() < SEAL_OVERHEAD {
-        return Err(Error::Truncated {
-            len: sealed.len(),
-            min: SEAL_OVERHEAD,
-        });
-    }
-    let (enc_bytes, ct) = sealed.split_at(ENC_LEN);
-    let enc =
-        <Kem as hpke::Kem>::EncappedKey::from_bytes(enc_bytes).map_err(|_| Error::OpenFailed)?;
-    hpke::single_shot_open::<ChaCha20Poly1305, HkdfSha256, Kem>(
-        &OpModeR::Base,
-        &node_secret.0,
-        &enc,
-        info,
-        ct,
-        aad,
-    )
-    .map_err(|_| Error::OpenFailed)
+    let ksc = rfc9180::key_schedule_context(info);
+    rfc9180::open(&node_secret.secret, &node_secret.public, &ksc, aad, sealed)
 }
 
 #[cfg(test)]
