@@ -1617,8 +1617,9 @@ void dpd_round_config_free(struct dpd_round_config *config);
  * HKDF-SHA256, ChaCha20-Poly1305), binding round, config hash, client and node. The result is
  * `share_len + 48` bytes (32-byte encapsulated key ‖ ciphertext ‖ 16-byte tag); query-size
  * pattern: too small an `out_cap` → `DPD_ERR_BUFFER_TOO_SMALL` with the length in `*out_len`.
- * The ephemeral key comes from the operating system's CSPRNG. A key that is not 32 bytes →
- * `DPD_ERR_INVALID_ARGUMENT`.
+ * The ephemeral key comes from the operating system's CSPRNG. A key that is not 32 bytes, or
+ * a low-order point (its Diffie–Hellman output is all zero, RFC 9180 §7.1.4: anyone could
+ * open the share) → `DPD_ERR_INVALID_ARGUMENT`.
  *
  * # Safety
  * `node_public_key` has `key_len` readable bytes; `ctx` readable; `share` NULL with

@@ -59,8 +59,9 @@ unsafe fn read_context(ctx: *const dpd_seal_context) -> FfiResult<SealContext> {
 /// HKDF-SHA256, ChaCha20-Poly1305), binding round, config hash, client and node. The result is
 /// `share_len + 48` bytes (32-byte encapsulated key ‖ ciphertext ‖ 16-byte tag); query-size
 /// pattern: too small an `out_cap` → `DPD_ERR_BUFFER_TOO_SMALL` with the length in `*out_len`.
-/// The ephemeral key comes from the operating system's CSPRNG. A key that is not 32 bytes →
-/// `DPD_ERR_INVALID_ARGUMENT`.
+/// The ephemeral key comes from the operating system's CSPRNG. A key that is not 32 bytes, or
+/// a low-order point (its Diffie–Hellman output is all zero, RFC 9180 §7.1.4: anyone could
+/// open the share) → `DPD_ERR_INVALID_ARGUMENT`.
 ///
 /// # Safety
 /// `node_public_key` has `key_len` readable bytes; `ctx` readable; `share` NULL with
@@ -231,6 +232,24 @@ mod tests {
                 &mut n2,
             );
             assert_eq!((s, n2), (dpd_status::DPD_ERR_INVALID_ARGUMENT, 77));
+            // u = 0 and u = 1 are low-order points: the DH output would be all zero.
+            for low_order in [[0u8; 32], {
+                let mut one = [0u8; 32];
+                one[0] = 1;
+                one
+            }] {
+                let s = dpd_share_seal(
+                    low_order.as_ptr(),
+                    32,
+                    &ctx(),
+                    share.as_ptr(),
+                    4,
+                    sealed.as_mut_ptr(),
+                    64,
+                    &mut n2,
+                );
+                assert_eq!((s, n2), (dpd_status::DPD_ERR_INVALID_ARGUMENT, 77));
+            }
             let s = dpd_share_seal(
                 pk.as_ptr(),
                 32,
