@@ -115,6 +115,11 @@ struct Options {
     /// Skip the noisy re-run of each cell.
     #[arg(long)]
     no_noise: bool,
+    /// Shares at hand for the timed `absorb_batch` (default 8 with `--full`, 2 without). Its
+    /// ceiling against the streaming read of the k shares is k/(k+1) once the accumulator is
+    /// out of cache.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
+    absorb_batch: Option<u16>,
     /// Where to write the SVG figure (seconds against N·d).
     #[arg(long, default_value = "target/figures/dca_table1.svg")]
     figure: PathBuf,
@@ -796,7 +801,11 @@ fn seed_expansion_vs_keystream(per_pass: usize) -> Result<(f64, limits::Rate), B
     Ok((worst, limit))
 }
 
-fn measure_limits(quick: bool, largest_seed_cell: Option<f64>) -> Result<(), Box<dyn Error>> {
+fn measure_limits(
+    quick: bool,
+    absorb_batch: Option<u16>,
+    largest_seed_cell: Option<f64>,
+) -> Result<(), Box<dyn Error>> {
     let buffer = if quick {
         256 << 20
     } else {
@@ -839,7 +848,8 @@ fn measure_limits(quick: bool, largest_seed_cell: Option<f64>) -> Result<(), Box
     println!(
         "\n== Node accumulation of full shares vs streaming read of the same share buffers (interleaved) =="
     );
-    let full_misses = node_accumulation_vs_read(buffer, if quick { 2 } else { 8 })?;
+    let batch = absorb_batch.map_or(if quick { 2 } else { 8 }, usize::from);
+    let full_misses = node_accumulation_vs_read(buffer, batch)?;
     println!(
         "\n== Seed expansion + accumulate vs raw AES-128-CTR keystream, 1 thread (interleaved) =="
     );
@@ -980,7 +990,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             .iter()
             .find(|c| c.mode == ShareMode::Seed && c.n == 100_000 && c.d == 10_000)
             .map(|c| c.seconds);
-        measure_limits(!options.full, largest_seed_cell)?;
+        measure_limits(!options.full, options.absorb_batch, largest_seed_cell)?;
         println!(
             "\npeak RSS (VmHWM) at exit, including the limit buffers: {}",
             limits::peak_rss_bytes()
