@@ -147,9 +147,9 @@ impl AttemptReader {
 
     /// Where the round's node sum is stored — (table, rowid, length in bytes) — if it is.
     pub fn sum_blob(&self, id: &[u8; 32]) -> Result<Option<SumBlob>> {
-        // Stores of older versions kept it in `rounds`; `round_state` is read first, as
-        // [`NodeStore::sum`] does.
-        for table in ["round_state", "rounds"] {
+        // Stores of older versions kept it in `round_state` or before that in `rounds`; they
+        // are read in that order, as [`NodeStore::sum`] does.
+        for table in ["round_sums", "round_state", "rounds"] {
             let found = self
                 .conn
                 .query_row(
@@ -305,6 +305,10 @@ impl NodeStore {
                  sum BLOB,
                  aborted TEXT
              );
+             CREATE TABLE IF NOT EXISTS round_sums (
+                 id BLOB PRIMARY KEY,
+                 sum BLOB NOT NULL
+             );
              CREATE TABLE IF NOT EXISTS round_tokens (
                  round_id BLOB NOT NULL,
                  chunk INTEGER NOT NULL,
@@ -349,9 +353,10 @@ impl NodeStore {
             // read and rewrite the whole row, spec included. Stores written before that kept
             // them in `rounds`; those columns are still read.
             .prepare(
-                "SELECT r.id, r.spec, COALESCE(s.agreed, r.agreed), COALESCE(s.sum, r.sum),
+                "SELECT r.id, r.spec, COALESCE(s.agreed, r.agreed), COALESCE(u.sum, s.sum, r.sum),
                         COALESCE(s.aborted, r.aborted), r.tokens
-                 FROM rounds r LEFT JOIN round_state s ON s.id = r.id",
+                 FROM rounds r LEFT JOIN round_state s ON s.id = r.id
+                 LEFT JOIN round_sums u ON u.id = r.id",
             )?;
         let rows = stmt.query_map([], |r| {
             let id: Vec<u8> = r.get(0)?;
@@ -524,7 +529,8 @@ impl NodeStore {
         Ok(self
             .conn
             .query_row(
-                "SELECT COALESCE(s.sum, r.sum) FROM rounds r LEFT JOIN round_state s ON s.id = r.id
+                "SELECT COALESCE(u.sum, s.sum, r.sum) FROM rounds r
+                 LEFT JOIN round_state s ON s.id = r.id LEFT JOIN round_sums u ON u.id = r.id
                  WHERE r.id = ?1",
                 params![&id[..]],
                 |r| r.get(0),
@@ -573,7 +579,7 @@ impl NodeStore {
     pub fn set_agreed_set(&mut self, id: &[u8; 32], agreed: &ClientSet) -> Result<()> {
         use std::io::Write;
         let tx = self.conn.transaction()?;
-        let rowid = insert_zeroblob(&tx, id, "agreed", 8 * agreed.len() as u64)?;
+        let rowid = insert_agreed_zeroblob(&tx, id, 8 * agreed.len() as u64)?;
         {
             let blob = tx.blob_open(rusqlite::MAIN_DB, "round_state", "agreed", rowid, false)?;
             let mut out = std::io::BufWriter::with_capacity(1 << 16, blob);
@@ -587,6 +593,13 @@ impl NodeStore {
     }
 
     /// Stores the round's node sum, `len` bytes read from `src` into the row piece by piece.
+    ///
+    /// The sum has a row of its own in `round_sums`, inserted new (replacing any earlier one)
+    /// with the zeroblob as its last column, so SQLite writes the zeros page by page and never
+    /// holds the blob. Set on `round_state`'s row, as it was, the insert hit the row of the
+    /// agreed set and became an update: SQLite then read the agreed set (8 bytes per client),
+    /// expanded the zeroblob (≈ 8 more) and built the new row (≈ 16 more) in memory — ≈ 32
+    /// bytes per client at once, the whole of what a node's peak memory still grew by in N.
     pub fn set_sum_from(
         &mut self,
         id: &[u8; 32],
@@ -594,9 +607,13 @@ impl NodeStore {
         len: u64,
     ) -> Result<()> {
         let tx = self.conn.transaction()?;
-        let rowid = insert_zeroblob(&tx, id, "sum", len)?;
+        tx.execute(
+            "INSERT OR REPLACE INTO round_sums (id, sum) VALUES (?1, zeroblob(?2))",
+            params![&id[..], len as i64],
+        )?;
+        let rowid = tx.last_insert_rowid();
         {
-            let mut blob = tx.blob_open(rusqlite::MAIN_DB, "round_state", "sum", rowid, false)?;
+            let mut blob = tx.blob_open(rusqlite::MAIN_DB, "round_sums", "sum", rowid, false)?;
             let copied = std::io::copy(&mut std::io::Read::take(&mut *src, len), &mut blob)?;
             if copied != len {
                 return Err(crate::Error::Io(std::io::Error::other(format!(
@@ -611,22 +628,20 @@ impl NodeStore {
     #[cfg(test)]
     pub fn set_sum(&self, id: &[u8; 32], sum: &[u8]) -> Result<()> {
         self.conn.execute(
-            "INSERT INTO round_state (id, sum) VALUES (?1, ?2)
-             ON CONFLICT (id) DO UPDATE SET sum = excluded.sum",
+            "INSERT OR REPLACE INTO round_sums (id, sum) VALUES (?1, ?2)",
             params![&id[..], sum],
         )?;
         Ok(())
     }
 }
 
-/// Sets `column` of the round's `round_state` row (made if missing) to `len` zero bytes;
-/// the rowid, to write them with blob I/O. `column` is this module's constant, never input.
-fn insert_zeroblob(conn: &Connection, id: &[u8; 32], column: &str, len: u64) -> Result<i64> {
+/// Sets the agreed set of the round's `round_state` row (made if missing; at close it is
+/// not there yet, so nothing is read back) to `len` zero bytes; the rowid, to write them with
+/// blob I/O.
+fn insert_agreed_zeroblob(conn: &Connection, id: &[u8; 32], len: u64) -> Result<i64> {
     conn.execute(
-        &format!(
-            "INSERT INTO round_state (id, {column}) VALUES (?1, zeroblob(?2))
-             ON CONFLICT (id) DO UPDATE SET {column} = excluded.{column}"
-        ),
+        "INSERT INTO round_state (id, agreed) VALUES (?1, zeroblob(?2))
+         ON CONFLICT (id) DO UPDATE SET agreed = excluded.agreed",
         params![&id[..], len as i64],
     )?;
     Ok(conn.query_row(
@@ -685,8 +700,9 @@ mod tests {
     }
 
     /// The agreed set and the node sum written piece by piece (blob I/O) are the bytes the
-    /// whole-blob writes stored (ids big-endian, ascending); the sum streams back from a
-    /// read-only connection, also a sum kept by an older store in `rounds`, also after a second
+    /// whole-blob writes stored (ids big-endian, ascending); the sum goes to a row of its own
+    /// and leaves the agreed set's row as it was; it streams back from a read-only connection,
+    /// also a sum kept by an older store in `round_state` or `rounds`, also after a second
     /// write; a source shorter than declared stores nothing; the attempts come back as an
     /// iterator in client order.
     #[test]
@@ -704,33 +720,57 @@ mod tests {
         let ra = stored.iter().find(|r| r.id == a).unwrap();
         assert_eq!(ra.agreed.as_deref(), Some(&want[..]));
         let sum: Vec<u8> = (0..200_003u32).map(|i| (i * 31 % 256) as u8).collect();
+        let state_row = |store: &NodeStore| -> (i64, Option<usize>) {
+            store
+                .conn
+                .query_row(
+                    "SELECT rowid, length(sum) FROM round_state WHERE id = ?1",
+                    params![&a[..]],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap()
+        };
+        let before = state_row(&store);
+        // A first sum, then the one kept: a second write replaces the first.
+        store
+            .set_sum_from(&a, &mut &sum[1..], sum.len() as u64 - 1)
+            .unwrap();
         store
             .set_sum_from(&a, &mut &sum[..], sum.len() as u64)
             .unwrap();
         assert_eq!(store.sum(&a).unwrap().as_deref(), Some(&sum[..]));
-        // Agreed set untouched by the sum's write.
+        // The agreed set's row untouched by the sum's write (not rewritten: same rowid, no sum).
+        assert_eq!(state_row(&store), before);
+        assert_eq!(before.1, None);
         let stored = store.rounds().unwrap();
         let ra = stored.iter().find(|r| r.id == a).unwrap();
         assert_eq!(ra.agreed.as_deref(), Some(&want[..]));
+        assert_eq!(ra.sum.as_deref(), Some(&sum[..]));
         assert!(store.set_sum_from(&b, &mut &sum[..10], 11).is_err());
         assert_eq!(store.sum(&b).unwrap(), None);
-        // An older store's sum, in `rounds`.
+        // Older stores' sums: in `rounds`, and in `round_state` (read first).
+        let c = [7u8; 32];
+        store.insert_round(&c, 3, b"{}", &mut &[][..], 0).unwrap();
         store
             .conn
-            .execute(
-                "UPDATE rounds SET sum = X'0102' WHERE id = ?1",
-                params![&b[..]],
-            )
+            .execute_batch(&format!(
+                "UPDATE rounds SET sum = X'0102' WHERE id = X'{b}';
+                 UPDATE rounds SET sum = X'0a' WHERE id = X'{c}';
+                 INSERT INTO round_state (id, sum) VALUES (X'{c}', X'0b0c0d');",
+                b = crate::hex::encode(&b),
+                c = crate::hex::encode(&c),
+            ))
             .unwrap();
         let reader = AttemptReader::open(&path).unwrap();
-        for (id, want) in [(a, &sum[..]), (b, &[1u8, 2][..])] {
+        for (id, want) in [(a, &sum[..]), (b, &[1u8, 2][..]), (c, &[11u8, 12, 13][..])] {
+            assert_eq!(store.sum(&id).unwrap().as_deref(), Some(want));
             let at = reader.sum_blob(&id).unwrap().unwrap();
             assert_eq!(at.len, want.len() as u64);
             let mut got = Vec::new();
             reader.write_sum(&at, &mut got).unwrap();
             assert_eq!(got, want);
         }
-        assert!(reader.sum_blob(&[7u8; 32]).unwrap().is_none());
+        assert!(reader.sum_blob(&[8u8; 32]).unwrap().is_none());
         let digest = [1u8; 32];
         let batch: Vec<PendingShare<'_>> = [9u64, 2, 5]
             .iter()
