@@ -263,8 +263,9 @@ pub(crate) struct StoredRound {
     /// The clients' token hashes, 32 bytes each, if stored by an older version as one blob
     /// apart from `spec_json` (now they are in `round_tokens`, and this is `None`).
     pub tokens: Option<Vec<u8>>,
-    pub agreed: Option<Vec<u8>>,
-    pub sum: Option<Vec<u8>>,
+    /// Whether its node sum is stored (the sum itself is not read: it is streamed when
+    /// asked for; the agreed set is read by [`NodeStore::agreed_set`]).
+    pub sum_stored: bool,
     /// Why the aggregator aborted the round, if it did.
     pub aborted: Option<String>,
 }
@@ -351,9 +352,11 @@ impl NodeStore {
             // A round's agreed set, sum and abort live in `round_state`, apart from the spec
             // (~70 bytes per client): updating a column of the spec's row would make SQLite
             // read and rewrite the whole row, spec included. Stores written before that kept
-            // them in `rounds`; those columns are still read.
+            // them in `rounds`; those columns are still read. Only the sums' lengths are
+            // read (SQLite reads a blob's length without its content).
             .prepare(
-                "SELECT r.id, r.spec, COALESCE(s.agreed, r.agreed), COALESCE(u.sum, s.sum, r.sum),
+                "SELECT r.id, r.spec,
+                        COALESCE(length(u.sum), length(s.sum), length(r.sum)) IS NOT NULL,
                         COALESCE(s.aborted, r.aborted), r.tokens
                  FROM rounds r LEFT JOIN round_state s ON s.id = r.id
                  LEFT JOIN round_sums u ON u.id = r.id",
@@ -363,13 +366,57 @@ impl NodeStore {
             Ok(StoredRound {
                 id: id.try_into().unwrap_or([0; 32]),
                 spec_json: r.get(1)?,
-                agreed: r.get(2)?,
-                sum: r.get(3)?,
-                aborted: r.get(4)?,
-                tokens: r.get(5)?,
+                sum_stored: r.get(2)?,
+                aborted: r.get(3)?,
+                tokens: r.get(4)?,
             })
         })?;
         Ok(rows.collect::<std::result::Result<Vec<_>, _>>()?)
+    }
+
+    /// The round's agreed set as stored (8 bytes per client, big-endian), read into a set of
+    /// `universe` bits piece by piece (SQLite's incremental blob I/O), not held as bytes.
+    ///
+    /// # Errors
+    /// A client id outside the universe or listed twice.
+    pub fn agreed_set(&self, id: &[u8; 32], universe: usize) -> Result<Option<ClientSet>> {
+        use std::io::Read;
+        // `round_state` first, then where stores of older versions kept it.
+        for table in ["round_state", "rounds"] {
+            let rowid: Option<i64> = self
+                .conn
+                .query_row(
+                    &format!(
+                        "SELECT rowid FROM {table} WHERE id = ?1 AND length(agreed) IS NOT NULL"
+                    ),
+                    params![&id[..]],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            let Some(rowid) = rowid else {
+                continue;
+            };
+            let blob = self
+                .conn
+                .blob_open(rusqlite::MAIN_DB, table, "agreed", rowid, true)?;
+            let mut ids = std::io::BufReader::with_capacity(1 << 16, blob);
+            let mut set = ClientSet::try_empty(universe)?;
+            let mut word = [0u8; 8];
+            loop {
+                // A trailing piece shorter than an id is ignored, as it always was.
+                match ids.read_exact(&mut word) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+                    Err(e) => return Err(e.into()),
+                }
+                let c = fixedpoint_shares::ClientId(u64::from_be_bytes(word));
+                if !set.insert(c)? {
+                    return Err(fixedpoint_shares::Error::DuplicateClient { client: c }.into());
+                }
+            }
+            return Ok(Some(set));
+        }
+        Ok(None)
     }
 
     /// The id of the round stored under this numeric round id, if any.
@@ -716,9 +763,21 @@ mod tests {
         let set = ClientSet::from_ids(200_000, &ids.map(fixedpoint_shares::ClientId)).unwrap();
         store.set_agreed_set(&a, &set).unwrap();
         let want: Vec<u8> = ids.iter().flat_map(|c| c.to_be_bytes()).collect();
+        let stored_agreed = |store: &NodeStore| -> Vec<u8> {
+            store
+                .conn
+                .query_row(
+                    "SELECT agreed FROM round_state WHERE id = ?1",
+                    params![&a[..]],
+                    |r| r.get(0),
+                )
+                .unwrap()
+        };
+        assert_eq!(stored_agreed(&store), want);
+        assert_eq!(store.agreed_set(&a, 200_000).unwrap().as_ref(), Some(&set));
+        assert_eq!(store.agreed_set(&b, 200_000).unwrap(), None);
         let stored = store.rounds().unwrap();
-        let ra = stored.iter().find(|r| r.id == a).unwrap();
-        assert_eq!(ra.agreed.as_deref(), Some(&want[..]));
+        assert!(!stored.iter().any(|r| r.sum_stored));
         let sum: Vec<u8> = (0..200_003u32).map(|i| (i * 31 % 256) as u8).collect();
         let state_row = |store: &NodeStore| -> (i64, Option<usize>) {
             store
@@ -742,10 +801,10 @@ mod tests {
         // The agreed set's row untouched by the sum's write (not rewritten: same rowid, no sum).
         assert_eq!(state_row(&store), before);
         assert_eq!(before.1, None);
+        assert_eq!(stored_agreed(&store), want);
         let stored = store.rounds().unwrap();
-        let ra = stored.iter().find(|r| r.id == a).unwrap();
-        assert_eq!(ra.agreed.as_deref(), Some(&want[..]));
-        assert_eq!(ra.sum.as_deref(), Some(&sum[..]));
+        assert!(stored.iter().find(|r| r.id == a).unwrap().sum_stored);
+        assert!(!stored.iter().find(|r| r.id == b).unwrap().sum_stored);
         assert!(store.set_sum_from(&b, &mut &sum[..10], 11).is_err());
         assert_eq!(store.sum(&b).unwrap(), None);
         // Older stores' sums: in `rounds`, and in `round_state` (read first).
@@ -813,7 +872,7 @@ mod tests {
                 .insert_round(&[4u8; 32], 4, b"{}", &mut &tokens[..64], 3)
                 .is_err()
         );
-        store.set_agreed(&a, &[0, 1]).unwrap();
+        store.set_agreed(&a, &3u64.to_be_bytes()).unwrap();
         store.set_sum(&a, &[9]).unwrap();
         store.abort(&b, "why").unwrap();
         // The spec rows are as inserted: closing and aborting wrote elsewhere.
@@ -855,11 +914,14 @@ mod tests {
         assert_eq!(lookup.token_hash(&a, n as u64).unwrap(), None);
         assert_eq!(lookup.token_hash(&b, 0).unwrap(), None);
         assert!(lookup.conn.execute("DELETE FROM round_tokens", []).is_err());
-        assert_eq!(rounds[0].agreed.as_deref(), Some(&[0u8, 1][..]));
-        assert_eq!(rounds[0].sum.as_deref(), Some(&[9u8][..]));
+        assert!(rounds[0].sum_stored);
+        assert_eq!(store.sum(&a).unwrap().as_deref(), Some(&[9u8][..]));
         assert_eq!(rounds[0].aborted, None);
         assert_eq!(rounds[1].aborted.as_deref(), Some("why"));
-        assert_eq!(rounds[1].agreed, None);
+        assert!(!rounds[1].sum_stored);
+        assert_eq!(store.agreed_set(&b, 4).unwrap(), None);
+        let three = ClientSet::from_ids(4, &[fixedpoint_shares::ClientId(3)]).unwrap();
+        assert_eq!(store.agreed_set(&a, 4).unwrap(), Some(three));
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 
@@ -996,7 +1058,7 @@ mod tests {
             conn.execute_batch(
                 "CREATE TABLE rounds (id BLOB PRIMARY KEY, round INTEGER NOT NULL UNIQUE,
                      spec BLOB NOT NULL, agreed BLOB, sum BLOB);
-                 INSERT INTO rounds VALUES (x'03', 3, x'7b7d', x'0102', x'09');",
+                 INSERT INTO rounds VALUES (x'0303030303030303030303030303030303030303030303030303030303030303', 3, x'7b7d', x'0000000000000002000000000000000101', x'09');",
             )
             .unwrap();
         }
@@ -1008,9 +1070,25 @@ mod tests {
             (r.spec_json.as_slice(), r.tokens.as_deref()),
             (&b"{}"[..], None)
         );
-        assert_eq!(r.agreed.as_deref(), Some(&[1u8, 2][..]));
-        assert_eq!(r.sum.as_deref(), Some(&[9u8][..]));
+        assert!(r.sum_stored);
+        assert_eq!(store.sum(&r.id).unwrap().as_deref(), Some(&[9u8][..]));
         assert_eq!(r.aborted, None);
+        // Ids 2 and 1, big-endian; a trailing piece shorter than an id is ignored.
+        let ids = [1u64, 2].map(fixedpoint_shares::ClientId);
+        assert_eq!(
+            store.agreed_set(&r.id, 3).unwrap(),
+            Some(ClientSet::from_ids(3, &ids).unwrap())
+        );
+        // An id outside the round, or one listed twice, is an error.
+        assert!(store.agreed_set(&r.id, 2).is_err());
+        store
+            .conn
+            .execute(
+                "UPDATE rounds SET agreed = x'00000000000000010000000000000001'",
+                [],
+            )
+            .unwrap();
+        assert!(store.agreed_set(&r.id, 3).is_err());
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 }
