@@ -646,7 +646,7 @@ impl NodeStore {
     /// holds the blob. Set on `round_state`'s row, as it was, the insert hit the row of the
     /// agreed set and became an update: SQLite then read the agreed set (8 bytes per client),
     /// expanded the zeroblob (≈ 8 more) and built the new row (≈ 16 more) in memory — ≈ 32
-    /// bytes per client at once, the whole of what a node's peak memory still grew by in N.
+    /// bytes per client at once, most of what a node's peak memory still grew by in N (README).
     pub fn set_sum_from(
         &mut self,
         id: &[u8; 32],
