@@ -237,18 +237,6 @@ fn pairs_from_wire(n_clients: usize, clients: &[u64], shards: &[String]) -> Resu
     Ok(ShardSet::from_pairs(n_clients, &pairs)?)
 }
 
-/// The stored agreed set (8 bytes per client, big-endian).
-fn decode_ids(bytes: &[u8], universe: usize) -> Result<ClientSet> {
-    let mut set = ClientSet::try_empty(universe)?;
-    for c in bytes.chunks_exact(8) {
-        let c = ClientId(u64::from_be_bytes(c.try_into().unwrap_or_default()));
-        if !set.insert(c)? {
-            return Err(fixedpoint_shares::Error::DuplicateClient { client: c }.into());
-        }
-    }
-    Ok(set)
-}
-
 impl RoundRuntime {
     /// The clients whose shares this node holds (or held at close).
     fn received(&self) -> &ClientSet {
@@ -372,19 +360,18 @@ impl Actor {
                 sum: SumState::Open,
                 aborted: None,
             };
-            if let Some(agreed) = &stored.agreed {
-                let agreed = decode_ids(agreed, round.config.n_clients())?;
-                match stored.sum {
-                    Some(_) => {
-                        rt.received_at_close = rt.received().clone();
-                        rt.node = None;
-                        rt.sum = SumState::Ready;
-                        rt.agreed = Some(agreed);
-                    }
-                    None => {
-                        rt.agreed = Some(agreed.clone());
-                        self.start_sum(&mut rt, agreed);
-                    }
+            if let Some(agreed) = self
+                .store
+                .agreed_set(&round.hash, round.config.n_clients())?
+            {
+                if stored.sum_stored {
+                    rt.received_at_close = rt.received().clone();
+                    rt.node = None;
+                    rt.sum = SumState::Ready;
+                    rt.agreed = Some(agreed);
+                } else {
+                    rt.agreed = Some(agreed.clone());
+                    self.start_sum(&mut rt, agreed);
                 }
             }
             self.rounds.insert(round.hash, rt);

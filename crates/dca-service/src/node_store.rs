@@ -147,9 +147,9 @@ impl AttemptReader {
 
     /// Where the round's node sum is stored — (table, rowid, length in bytes) — if it is.
     pub fn sum_blob(&self, id: &[u8; 32]) -> Result<Option<SumBlob>> {
-        // Stores of older versions kept it in `rounds`; `round_state` is read first, as
-        // [`NodeStore::sum`] does.
-        for table in ["round_state", "rounds"] {
+        // Stores of older versions kept it in `round_state` or before that in `rounds`; they
+        // are read in that order, as [`NodeStore::sum`] does.
+        for table in ["round_sums", "round_state", "rounds"] {
             let found = self
                 .conn
                 .query_row(
@@ -263,8 +263,9 @@ pub(crate) struct StoredRound {
     /// The clients' token hashes, 32 bytes each, if stored by an older version as one blob
     /// apart from `spec_json` (now they are in `round_tokens`, and this is `None`).
     pub tokens: Option<Vec<u8>>,
-    pub agreed: Option<Vec<u8>>,
-    pub sum: Option<Vec<u8>>,
+    /// Whether its node sum is stored (the sum itself is not read: it is streamed when
+    /// asked for; the agreed set is read by [`NodeStore::agreed_set`]).
+    pub sum_stored: bool,
     /// Why the aggregator aborted the round, if it did.
     pub aborted: Option<String>,
 }
@@ -304,6 +305,10 @@ impl NodeStore {
                  agreed BLOB,
                  sum BLOB,
                  aborted TEXT
+             );
+             CREATE TABLE IF NOT EXISTS round_sums (
+                 id BLOB PRIMARY KEY,
+                 sum BLOB NOT NULL
              );
              CREATE TABLE IF NOT EXISTS round_tokens (
                  round_id BLOB NOT NULL,
@@ -347,24 +352,71 @@ impl NodeStore {
             // A round's agreed set, sum and abort live in `round_state`, apart from the spec
             // (~70 bytes per client): updating a column of the spec's row would make SQLite
             // read and rewrite the whole row, spec included. Stores written before that kept
-            // them in `rounds`; those columns are still read.
+            // them in `rounds`; those columns are still read. Only the sums' lengths are
+            // read (SQLite reads a blob's length without its content).
             .prepare(
-                "SELECT r.id, r.spec, COALESCE(s.agreed, r.agreed), COALESCE(s.sum, r.sum),
+                "SELECT r.id, r.spec,
+                        COALESCE(length(u.sum), length(s.sum), length(r.sum)) IS NOT NULL,
                         COALESCE(s.aborted, r.aborted), r.tokens
-                 FROM rounds r LEFT JOIN round_state s ON s.id = r.id",
+                 FROM rounds r LEFT JOIN round_state s ON s.id = r.id
+                 LEFT JOIN round_sums u ON u.id = r.id",
             )?;
         let rows = stmt.query_map([], |r| {
             let id: Vec<u8> = r.get(0)?;
             Ok(StoredRound {
                 id: id.try_into().unwrap_or([0; 32]),
                 spec_json: r.get(1)?,
-                agreed: r.get(2)?,
-                sum: r.get(3)?,
-                aborted: r.get(4)?,
-                tokens: r.get(5)?,
+                sum_stored: r.get(2)?,
+                aborted: r.get(3)?,
+                tokens: r.get(4)?,
             })
         })?;
         Ok(rows.collect::<std::result::Result<Vec<_>, _>>()?)
+    }
+
+    /// The round's agreed set as stored (8 bytes per client, big-endian), read into a set of
+    /// `universe` bits piece by piece (SQLite's incremental blob I/O), not held as bytes.
+    ///
+    /// # Errors
+    /// A client id outside the universe or listed twice.
+    pub fn agreed_set(&self, id: &[u8; 32], universe: usize) -> Result<Option<ClientSet>> {
+        use std::io::Read;
+        // `round_state` first, then where stores of older versions kept it.
+        for table in ["round_state", "rounds"] {
+            let rowid: Option<i64> = self
+                .conn
+                .query_row(
+                    &format!(
+                        "SELECT rowid FROM {table} WHERE id = ?1 AND length(agreed) IS NOT NULL"
+                    ),
+                    params![&id[..]],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            let Some(rowid) = rowid else {
+                continue;
+            };
+            let blob = self
+                .conn
+                .blob_open(rusqlite::MAIN_DB, table, "agreed", rowid, true)?;
+            let mut ids = std::io::BufReader::with_capacity(1 << 16, blob);
+            let mut set = ClientSet::try_empty(universe)?;
+            let mut word = [0u8; 8];
+            loop {
+                // A trailing piece shorter than an id is ignored, as it always was.
+                match ids.read_exact(&mut word) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+                    Err(e) => return Err(e.into()),
+                }
+                let c = fixedpoint_shares::ClientId(u64::from_be_bytes(word));
+                if !set.insert(c)? {
+                    return Err(fixedpoint_shares::Error::DuplicateClient { client: c }.into());
+                }
+            }
+            return Ok(Some(set));
+        }
+        Ok(None)
     }
 
     /// The id of the round stored under this numeric round id, if any.
@@ -524,7 +576,8 @@ impl NodeStore {
         Ok(self
             .conn
             .query_row(
-                "SELECT COALESCE(s.sum, r.sum) FROM rounds r LEFT JOIN round_state s ON s.id = r.id
+                "SELECT COALESCE(u.sum, s.sum, r.sum) FROM rounds r
+                 LEFT JOIN round_state s ON s.id = r.id LEFT JOIN round_sums u ON u.id = r.id
                  WHERE r.id = ?1",
                 params![&id[..]],
                 |r| r.get(0),
@@ -573,7 +626,7 @@ impl NodeStore {
     pub fn set_agreed_set(&mut self, id: &[u8; 32], agreed: &ClientSet) -> Result<()> {
         use std::io::Write;
         let tx = self.conn.transaction()?;
-        let rowid = insert_zeroblob(&tx, id, "agreed", 8 * agreed.len() as u64)?;
+        let rowid = insert_agreed_zeroblob(&tx, id, 8 * agreed.len() as u64)?;
         {
             let blob = tx.blob_open(rusqlite::MAIN_DB, "round_state", "agreed", rowid, false)?;
             let mut out = std::io::BufWriter::with_capacity(1 << 16, blob);
@@ -587,6 +640,13 @@ impl NodeStore {
     }
 
     /// Stores the round's node sum, `len` bytes read from `src` into the row piece by piece.
+    ///
+    /// The sum has a row of its own in `round_sums`, inserted new (replacing any earlier one)
+    /// with the zeroblob as its last column, so SQLite writes the zeros page by page and never
+    /// holds the blob. Set on `round_state`'s row, as it was, the insert hit the row of the
+    /// agreed set and became an update: SQLite then read the agreed set (8 bytes per client),
+    /// expanded the zeroblob (≈ 8 more) and built the new row (≈ 16 more) in memory — ≈ 32
+    /// bytes per client at once, most of what a node's peak memory still grew by in N (README).
     pub fn set_sum_from(
         &mut self,
         id: &[u8; 32],
@@ -594,9 +654,13 @@ impl NodeStore {
         len: u64,
     ) -> Result<()> {
         let tx = self.conn.transaction()?;
-        let rowid = insert_zeroblob(&tx, id, "sum", len)?;
+        tx.execute(
+            "INSERT OR REPLACE INTO round_sums (id, sum) VALUES (?1, zeroblob(?2))",
+            params![&id[..], len as i64],
+        )?;
+        let rowid = tx.last_insert_rowid();
         {
-            let mut blob = tx.blob_open(rusqlite::MAIN_DB, "round_state", "sum", rowid, false)?;
+            let mut blob = tx.blob_open(rusqlite::MAIN_DB, "round_sums", "sum", rowid, false)?;
             let copied = std::io::copy(&mut std::io::Read::take(&mut *src, len), &mut blob)?;
             if copied != len {
                 return Err(crate::Error::Io(std::io::Error::other(format!(
@@ -611,22 +675,20 @@ impl NodeStore {
     #[cfg(test)]
     pub fn set_sum(&self, id: &[u8; 32], sum: &[u8]) -> Result<()> {
         self.conn.execute(
-            "INSERT INTO round_state (id, sum) VALUES (?1, ?2)
-             ON CONFLICT (id) DO UPDATE SET sum = excluded.sum",
+            "INSERT OR REPLACE INTO round_sums (id, sum) VALUES (?1, ?2)",
             params![&id[..], sum],
         )?;
         Ok(())
     }
 }
 
-/// Sets `column` of the round's `round_state` row (made if missing) to `len` zero bytes;
-/// the rowid, to write them with blob I/O. `column` is this module's constant, never input.
-fn insert_zeroblob(conn: &Connection, id: &[u8; 32], column: &str, len: u64) -> Result<i64> {
+/// Sets the agreed set of the round's `round_state` row (made if missing; at close it is
+/// not there yet, so nothing is read back) to `len` zero bytes; the rowid, to write them with
+/// blob I/O.
+fn insert_agreed_zeroblob(conn: &Connection, id: &[u8; 32], len: u64) -> Result<i64> {
     conn.execute(
-        &format!(
-            "INSERT INTO round_state (id, {column}) VALUES (?1, zeroblob(?2))
-             ON CONFLICT (id) DO UPDATE SET {column} = excluded.{column}"
-        ),
+        "INSERT INTO round_state (id, agreed) VALUES (?1, zeroblob(?2))
+         ON CONFLICT (id) DO UPDATE SET agreed = excluded.agreed",
         params![&id[..], len as i64],
     )?;
     Ok(conn.query_row(
@@ -685,8 +747,9 @@ mod tests {
     }
 
     /// The agreed set and the node sum written piece by piece (blob I/O) are the bytes the
-    /// whole-blob writes stored (ids big-endian, ascending); the sum streams back from a
-    /// read-only connection, also a sum kept by an older store in `rounds`, also after a second
+    /// whole-blob writes stored (ids big-endian, ascending); the sum goes to a row of its own
+    /// and leaves the agreed set's row as it was; it streams back from a read-only connection,
+    /// also a sum kept by an older store in `round_state` or `rounds`, also after a second
     /// write; a source shorter than declared stores nothing; the attempts come back as an
     /// iterator in client order.
     #[test]
@@ -700,37 +763,73 @@ mod tests {
         let set = ClientSet::from_ids(200_000, &ids.map(fixedpoint_shares::ClientId)).unwrap();
         store.set_agreed_set(&a, &set).unwrap();
         let want: Vec<u8> = ids.iter().flat_map(|c| c.to_be_bytes()).collect();
+        let stored_agreed = |store: &NodeStore| -> Vec<u8> {
+            store
+                .conn
+                .query_row(
+                    "SELECT agreed FROM round_state WHERE id = ?1",
+                    params![&a[..]],
+                    |r| r.get(0),
+                )
+                .unwrap()
+        };
+        assert_eq!(stored_agreed(&store), want);
+        assert_eq!(store.agreed_set(&a, 200_000).unwrap().as_ref(), Some(&set));
+        assert_eq!(store.agreed_set(&b, 200_000).unwrap(), None);
         let stored = store.rounds().unwrap();
-        let ra = stored.iter().find(|r| r.id == a).unwrap();
-        assert_eq!(ra.agreed.as_deref(), Some(&want[..]));
+        assert!(!stored.iter().any(|r| r.sum_stored));
         let sum: Vec<u8> = (0..200_003u32).map(|i| (i * 31 % 256) as u8).collect();
+        let state_row = |store: &NodeStore| -> (i64, Option<usize>) {
+            store
+                .conn
+                .query_row(
+                    "SELECT rowid, length(sum) FROM round_state WHERE id = ?1",
+                    params![&a[..]],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap()
+        };
+        let before = state_row(&store);
+        // A first sum, then the one kept: a second write replaces the first.
+        store
+            .set_sum_from(&a, &mut &sum[1..], sum.len() as u64 - 1)
+            .unwrap();
         store
             .set_sum_from(&a, &mut &sum[..], sum.len() as u64)
             .unwrap();
         assert_eq!(store.sum(&a).unwrap().as_deref(), Some(&sum[..]));
-        // Agreed set untouched by the sum's write.
+        // The agreed set's row untouched by the sum's write (not rewritten: same rowid, no sum).
+        assert_eq!(state_row(&store), before);
+        assert_eq!(before.1, None);
+        assert_eq!(stored_agreed(&store), want);
         let stored = store.rounds().unwrap();
-        let ra = stored.iter().find(|r| r.id == a).unwrap();
-        assert_eq!(ra.agreed.as_deref(), Some(&want[..]));
+        assert!(stored.iter().find(|r| r.id == a).unwrap().sum_stored);
+        assert!(!stored.iter().find(|r| r.id == b).unwrap().sum_stored);
         assert!(store.set_sum_from(&b, &mut &sum[..10], 11).is_err());
         assert_eq!(store.sum(&b).unwrap(), None);
-        // An older store's sum, in `rounds`.
+        // Older stores' sums: in `rounds`, and in `round_state` (read first).
+        let c = [7u8; 32];
+        store.insert_round(&c, 3, b"{}", &mut &[][..], 0).unwrap();
         store
             .conn
-            .execute(
-                "UPDATE rounds SET sum = X'0102' WHERE id = ?1",
-                params![&b[..]],
-            )
+            .execute_batch(&format!(
+                "UPDATE rounds SET sum = X'0102' WHERE id = X'{b}';
+                 UPDATE rounds SET sum = X'0a' WHERE id = X'{c}';
+                 INSERT INTO round_state (id, sum) VALUES (X'{c}', X'0b0c0d');",
+                b = crate::hex::encode(&b),
+                c = crate::hex::encode(&c),
+            ))
             .unwrap();
         let reader = AttemptReader::open(&path).unwrap();
-        for (id, want) in [(a, &sum[..]), (b, &[1u8, 2][..])] {
+        for (id, want) in [(a, &sum[..]), (b, &[1u8, 2][..]), (c, &[11u8, 12, 13][..])] {
+            assert_eq!(store.sum(&id).unwrap().as_deref(), Some(want));
             let at = reader.sum_blob(&id).unwrap().unwrap();
             assert_eq!(at.len, want.len() as u64);
             let mut got = Vec::new();
             reader.write_sum(&at, &mut got).unwrap();
             assert_eq!(got, want);
         }
-        assert!(reader.sum_blob(&[7u8; 32]).unwrap().is_none());
+        assert!(reader.sum_blob(&[8u8; 32]).unwrap().is_none());
         let digest = [1u8; 32];
         let batch: Vec<PendingShare<'_>> = [9u64, 2, 5]
             .iter()
@@ -773,7 +872,7 @@ mod tests {
                 .insert_round(&[4u8; 32], 4, b"{}", &mut &tokens[..64], 3)
                 .is_err()
         );
-        store.set_agreed(&a, &[0, 1]).unwrap();
+        store.set_agreed(&a, &3u64.to_be_bytes()).unwrap();
         store.set_sum(&a, &[9]).unwrap();
         store.abort(&b, "why").unwrap();
         // The spec rows are as inserted: closing and aborting wrote elsewhere.
@@ -815,11 +914,14 @@ mod tests {
         assert_eq!(lookup.token_hash(&a, n as u64).unwrap(), None);
         assert_eq!(lookup.token_hash(&b, 0).unwrap(), None);
         assert!(lookup.conn.execute("DELETE FROM round_tokens", []).is_err());
-        assert_eq!(rounds[0].agreed.as_deref(), Some(&[0u8, 1][..]));
-        assert_eq!(rounds[0].sum.as_deref(), Some(&[9u8][..]));
+        assert!(rounds[0].sum_stored);
+        assert_eq!(store.sum(&a).unwrap().as_deref(), Some(&[9u8][..]));
         assert_eq!(rounds[0].aborted, None);
         assert_eq!(rounds[1].aborted.as_deref(), Some("why"));
-        assert_eq!(rounds[1].agreed, None);
+        assert!(!rounds[1].sum_stored);
+        assert_eq!(store.agreed_set(&b, 4).unwrap(), None);
+        let three = ClientSet::from_ids(4, &[fixedpoint_shares::ClientId(3)]).unwrap();
+        assert_eq!(store.agreed_set(&a, 4).unwrap(), Some(three));
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 
@@ -956,7 +1058,7 @@ mod tests {
             conn.execute_batch(
                 "CREATE TABLE rounds (id BLOB PRIMARY KEY, round INTEGER NOT NULL UNIQUE,
                      spec BLOB NOT NULL, agreed BLOB, sum BLOB);
-                 INSERT INTO rounds VALUES (x'03', 3, x'7b7d', x'0102', x'09');",
+                 INSERT INTO rounds VALUES (x'0303030303030303030303030303030303030303030303030303030303030303', 3, x'7b7d', x'0000000000000002000000000000000101', x'09');",
             )
             .unwrap();
         }
@@ -968,9 +1070,25 @@ mod tests {
             (r.spec_json.as_slice(), r.tokens.as_deref()),
             (&b"{}"[..], None)
         );
-        assert_eq!(r.agreed.as_deref(), Some(&[1u8, 2][..]));
-        assert_eq!(r.sum.as_deref(), Some(&[9u8][..]));
+        assert!(r.sum_stored);
+        assert_eq!(store.sum(&r.id).unwrap().as_deref(), Some(&[9u8][..]));
         assert_eq!(r.aborted, None);
+        // Ids 2 and 1, big-endian; a trailing piece shorter than an id is ignored.
+        let ids = [1u64, 2].map(fixedpoint_shares::ClientId);
+        assert_eq!(
+            store.agreed_set(&r.id, 3).unwrap(),
+            Some(ClientSet::from_ids(3, &ids).unwrap())
+        );
+        // An id outside the round, or one listed twice, is an error.
+        assert!(store.agreed_set(&r.id, 2).is_err());
+        store
+            .conn
+            .execute(
+                "UPDATE rounds SET agreed = x'00000000000000010000000000000001'",
+                [],
+            )
+            .unwrap();
+        assert!(store.agreed_set(&r.id, 3).is_err());
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 }

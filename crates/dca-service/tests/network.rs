@@ -654,6 +654,27 @@ async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_su
         assert_eq!(net.sum_units, local.sum_units);
         assert_eq!(bits(&net.sum), bits(&local.sum));
         assert_eq!(net.clients, (0..11).collect::<Vec<u64>>());
+        // Restarted once more, node 2 loads the round closed with its sum stored (agreed set
+        // read back from the store, the sum not recomputed) and serves the same bytes.
+        let fetch_sum = |url: String| {
+            let http = cluster.http.clone();
+            async move {
+                let r = http.get(url).bearer_auth(ADMIN_TOKEN).send().await.unwrap();
+                assert_eq!(r.status(), StatusCode::OK);
+                r.bytes().await.unwrap()
+            }
+        };
+        let sum_url = format!("{}/rounds/{}/sum", cluster.nodes[2].url, round.id());
+        let before = fetch_sum(sum_url.clone()).await;
+        cluster.nodes[2].kill9();
+        cluster.nodes[2] = NodeProcess::start(&cluster.certs, 2, &data, &addr);
+        let status = agg.statuses(&round).await.unwrap().swap_remove(2);
+        assert_eq!(
+            (status.state.as_str(), status.sum.as_str()),
+            ("closed", "ready")
+        );
+        assert_eq!(status.received, 11);
+        assert_eq!(fetch_sum(sum_url).await, before);
     })
     .await
     .expect("test exceeded its time limit");
