@@ -133,7 +133,12 @@ fn low_order_encodings() -> Vec<[u8; 32]> {
             out.push(sum);
         }
     }
-    let with_top_bit: Vec<[u8; 32]> = out
+    with_top_bits(out)
+}
+
+/// `us` followed by each of them with the top bit set (RFC 7748 ignores it).
+pub(crate) fn with_top_bits(mut us: Vec<[u8; 32]>) -> Vec<[u8; 32]> {
+    let topped: Vec<[u8; 32]> = us
         .iter()
         .map(|u| {
             let mut v = *u;
@@ -141,8 +146,8 @@ fn low_order_encodings() -> Vec<[u8; 32]> {
             v
         })
         .collect();
-    out.extend(with_top_bit);
-    out
+    us.extend(topped);
+    us
 }
 
 /// A sealed share built from a given DH output (the rest of the HPKE steps as the sender takes

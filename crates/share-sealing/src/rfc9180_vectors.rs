@@ -58,14 +58,14 @@ const AAD0: &str = "436f756e742d30";
 const A_2_1_CT0: &str =
     "1c5250d8034ec2b784ba2cfd69dbdb8af406cfe3ff938e131f0def8c8b60b4db21993c62ce81883d2dd1b51a28";
 
-fn hex(s: &str) -> Vec<u8> {
+pub(crate) fn hex(s: &str) -> Vec<u8> {
     (0..s.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
         .collect()
 }
 
-fn hex32(s: &str) -> [u8; 32] {
+pub(crate) fn hex32(s: &str) -> [u8; 32] {
     hex(s).try_into().unwrap()
 }
 

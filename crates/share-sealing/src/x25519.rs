@@ -27,15 +27,9 @@ pub(crate) fn x25519(k: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
 #[cfg(test)]
 mod tests {
     use super::x25519;
+    use crate::interop_tests::with_top_bits;
+    use crate::rfc9180_vectors::hex32;
     use rand_core::{OsRng, RngCore, TryRngCore};
-
-    fn hex32(s: &str) -> [u8; 32] {
-        let v: Vec<u8> = (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect();
-        v.try_into().unwrap()
-    }
 
     fn random32() -> [u8; 32] {
         let mut out = [0u8; 32];
@@ -177,16 +171,7 @@ mod tests {
         for p in curve25519_dalek::constants::EIGHT_TORSION.iter() {
             us.push(p.to_montgomery().to_bytes());
         }
-        let tops: Vec<[u8; 32]> = us
-            .iter()
-            .map(|u| {
-                let mut v = *u;
-                v[31] |= 0x80;
-                v
-            })
-            .collect();
-        us.extend(tops);
-        for u in us {
+        for u in with_top_bits(us) {
             for _ in 0..4 {
                 let k = random32();
                 assert_eq!(x25519(&k, &u), ladder(k, u), "u {u:02x?}");

@@ -221,26 +221,14 @@ mod tests {
                 &mut n2,
             );
             assert_eq!((s, n2), (dpd_status::DPD_ERR_INVALID_ARGUMENT, 77));
-            let s = dpd_share_seal(
-                pk.as_ptr(),
-                31,
-                &ctx(),
-                share.as_ptr(),
-                4,
-                sealed.as_mut_ptr(),
-                64,
-                &mut n2,
-            );
-            assert_eq!((s, n2), (dpd_status::DPD_ERR_INVALID_ARGUMENT, 77));
-            // u = 0 and u = 1 are low-order points: the DH output would be all zero.
-            for low_order in [[0u8; 32], {
-                let mut one = [0u8; 32];
-                one[0] = 1;
-                one
-            }] {
+            // A key of 31 bytes; u = 0 and u = 1, low-order points (the DH output would be
+            // all zero).
+            let mut one = [0u8; 32];
+            one[0] = 1;
+            for key in [&pk[..31], &[0u8; 32][..], &one[..]] {
                 let s = dpd_share_seal(
-                    low_order.as_ptr(),
-                    32,
+                    key.as_ptr(),
+                    key.len(),
                     &ctx(),
                     share.as_ptr(),
                     4,
