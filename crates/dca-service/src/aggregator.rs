@@ -4,7 +4,6 @@
 //! neither releases twice nor forgets what was spent.
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use dp_noise::PrivacyLoss;
@@ -12,9 +11,9 @@ use dp_noise::accountant::{Accountant, GaussianComposition, RoundCost};
 use dp_noise::discrete::distributed_zcdp_rho;
 use fixedpoint_shares::{Aggregator as SumAggregator, Release, ShardSet, agree};
 use reqwest::StatusCode;
-use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
+use crate::aggregator_store::{AggregatorStore, RecordedState};
 use crate::node::{AbortRequest, CloseRequest, ReceivedSet, RoundStatus};
 use crate::secret::SecretString;
 use crate::spec::{Round, RoundSpec};
@@ -51,9 +50,7 @@ pub struct Aggregator {
     http: reqwest::Client,
     nodes: Vec<String>,
     admin_token: SecretString,
-    /// Locked only between awaits, never across one (so the aggregator can be shared by the
-    /// tasks of its server).
-    db: Mutex<Connection>,
+    store: AggregatorStore,
     accountant: Accountant,
 }
 
@@ -67,41 +64,24 @@ impl Aggregator {
         admin_token: impl Into<SecretString>,
         budget: PrivacyLoss,
     ) -> Result<Self> {
-        let db = Connection::open(db_path)?;
-        db.pragma_update(None, "journal_mode", "WAL")?;
-        db.pragma_update(None, "synchronous", "FULL")?;
-        db.execute_batch(
-            "CREATE TABLE IF NOT EXISTS rounds (
-                 id TEXT PRIMARY KEY, spec BLOB NOT NULL, state TEXT NOT NULL, detail TEXT);
-             CREATE TABLE IF NOT EXISTS charges (id TEXT PRIMARY KEY, rho REAL NOT NULL);",
-        )?;
+        let store = AggregatorStore::open(db_path)?;
         // A DCA release carries a sum of discrete Gaussians, not a continuous Gaussian: the exact
         // μ-GDP curve is proven only for the latter, while zCDP holds for the sum too
         // (Kairouz–Liu–Steinke 2021, Thm 1; see `round_rho`). So rounds compose in zCDP here, as
         // in the in-process BLR pipeline.
         let mut accountant = Accountant::with_composition(budget, GaussianComposition::Zcdp)
             .map_err(Error::Budget)?;
-        {
-            let mut stmt = db.prepare("SELECT rho FROM charges")?;
-            let rows = stmt.query_map([], |r| r.get::<_, f64>(0))?;
-            for rho in rows {
-                let cost = RoundCost::zcdp(rho?).map_err(Error::Budget)?;
-                accountant.charge(cost).map_err(Error::Budget)?;
-            }
+        for rho in store.charges()? {
+            let cost = RoundCost::zcdp(rho).map_err(Error::Budget)?;
+            accountant.charge(cost).map_err(Error::Budget)?;
         }
         Ok(Aggregator {
             http,
             nodes,
             admin_token: admin_token.into(),
-            db: Mutex::new(db),
+            store,
             accountant,
         })
-    }
-
-    fn db(&self) -> Result<MutexGuard<'_, Connection>> {
-        self.db
-            .lock()
-            .map_err(|_| Error::Io(std::io::Error::other("aggregator database lock poisoned")))
     }
 
     /// The node base URLs, in node order.
@@ -146,10 +126,7 @@ impl Aggregator {
         }
         let id = round.id();
         self.refuse_reused_round_number(&round)?;
-        self.db()?.execute(
-            "INSERT OR IGNORE INTO rounds (id, spec, state) VALUES (?1, ?2, 'created')",
-            params![id, round.spec.canonical_json()],
-        )?;
+        self.store.insert_round(&id, &round.spec.canonical_json())?;
         for url in &self.nodes {
             let r = self
                 .http
@@ -173,13 +150,8 @@ impl Aggregator {
     /// A numeric round id names one configuration for good: the rounds this aggregator ever
     /// created (persisted in its database) are the ledger of seen (round id, config) pairs.
     fn refuse_reused_round_number(&self, round: &Round) -> Result<()> {
-        let db = self.db()?;
-        let mut stmt = db.prepare("SELECT id, spec FROM rounds")?;
-        let rows = stmt.query_map([], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
-        })?;
-        for row in rows {
-            let (id, spec) = row?;
+        let all = ["created", "closing", "aborting", "aborted", "released"];
+        for (id, spec) in self.store.specs_in(&all)? {
             let seen: RoundSpec = serde_json::from_slice(&spec)
                 .map_err(|e| Error::InvalidSpec(format!("stored spec: {e}")))?;
             if seen.round == round.spec.round && id != round.id() {
@@ -246,53 +218,41 @@ impl Aggregator {
         }
     }
 
-    /// Rounds created by this aggregator and neither released nor aborted yet.
+    /// Rounds created by this aggregator and neither released nor aborted yet (collecting,
+    /// or closing: the agreed set recorded, not every node told or not every sum fetched).
     pub fn open_rounds(&self) -> Result<Vec<Round>> {
-        self.rounds_in_state("created")
+        self.rounds_in(&["created", "closing"])
     }
 
-    fn rounds_in_state(&self, state: &str) -> Result<Vec<Round>> {
-        let db = self.db()?;
-        let mut stmt = db.prepare("SELECT spec FROM rounds WHERE state = ?1 ORDER BY rowid")?;
-        let specs = stmt
-            .query_map(params![state], |r| r.get::<_, Vec<u8>>(0))?
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        specs
+    fn rounds_in(&self, states: &[&str]) -> Result<Vec<Round>> {
+        self.store
+            .specs_in(states)?
             .iter()
-            .map(|json| {
-                serde_json::from_slice::<RoundSpec>(json)
-                    .map_err(|e| Error::InvalidSpec(format!("stored spec: {e}")))?
-                    .validate()
-            })
+            .map(|(id, json)| recorded_round(id, json))
             .collect()
     }
 
     /// The round with hex id `id`, if this aggregator created it.
     pub fn round(&self, id: &str) -> Result<Option<Round>> {
-        let spec: Option<Vec<u8>> = self
-            .db()?
-            .query_row("SELECT spec FROM rounds WHERE id = ?1", params![id], |r| {
-                r.get(0)
-            })
-            .optional()?;
-        spec.map(|json| {
-            serde_json::from_slice::<RoundSpec>(&json)
-                .map_err(|e| Error::InvalidSpec(format!("stored spec: {e}")))?
-                .validate()
-        })
-        .transpose()
+        self.store
+            .round(id)?
+            .map(|(json, _)| recorded_round(id, &json))
+            .transpose()
     }
 
-    /// The round's state as recorded: "created", "aborting" (nodes not all notified yet),
-    /// "aborted" or "released", with the abort reason or the release (JSON).
-    pub fn recorded_state(&self, round: &Round) -> Result<Option<(String, Option<String>)>> {
+    /// The round's state as recorded: "created", "closing" (agreed set recorded, release not
+    /// out yet), "aborting" (nodes not all notified yet), "aborted" or "released", with the
+    /// abort reason or the release (JSON).
+    pub fn recorded_state(&self, round: &Round) -> Result<Option<RecordedState>> {
         self.state(&round.id())
     }
 
     /// True when every node holds all N clients or the round's deadline has passed: the moment
     /// to close it.
     pub async fn due(&self, round: &Round) -> Result<bool> {
-        if crate::node::now_ms() >= round.spec.deadline_unix_ms {
+        if crate::node::now_ms() >= round.spec.deadline_unix_ms
+            || matches!(self.state(&round.id())?, Some((s, _)) if s == "closing")
+        {
             return Ok(true);
         }
         Ok(self
@@ -328,24 +288,19 @@ impl Aggregator {
                 )));
             }
         }
-        self.db()?.execute(
-            "UPDATE rounds SET state = 'aborted' WHERE id = ?1 AND state = 'aborting'",
-            params![id],
-        )?;
-        Ok(())
+        self.store.finish_abort(&id)
     }
 
     /// Aborts an open round: recorded first (whatever happens to the notices, it is never
     /// released), then every node is told; a node that misses the notice is told again by
     /// [`Aggregator::notify_pending_aborts`]. A released round is not aborted.
     pub async fn abort(&self, round: &Round, reason: &str) -> Result<()> {
-        let changed = self.db()?.execute(
-            "UPDATE rounds SET state = 'aborting', detail = ?2 WHERE id = ?1 AND state = 'created'",
-            params![round.id(), reason],
-        )?;
-        if changed == 0 {
+        if !self.store.begin_abort(&round.id(), reason)? {
             return match self.state(&round.id())? {
                 Some((s, _)) if s == "released" => Err(Error::AlreadyReleased),
+                Some((s, _)) if s == "closing" => Err(Error::InvalidSpec(
+                    "the round is closing with a recorded agreed set; it cannot be aborted".into(),
+                )),
                 Some(_) => Ok(()),
                 None => Err(Error::InvalidSpec(
                     "round not created by this aggregator".into(),
@@ -359,7 +314,7 @@ impl Aggregator {
 
     /// Re-sends the abort of every round recorded as aborted whose nodes were not all told.
     pub async fn notify_pending_aborts(&self) -> Result<()> {
-        for round in self.rounds_in_state("aborting")? {
+        for round in self.rounds_in(&["aborting"])? {
             let reason = self
                 .state(&round.id())?
                 .and_then(|(_, detail)| detail)
@@ -369,15 +324,8 @@ impl Aggregator {
         Ok(())
     }
 
-    fn state(&self, id: &str) -> Result<Option<(String, Option<String>)>> {
-        Ok(self
-            .db()?
-            .query_row(
-                "SELECT state, detail FROM rounds WHERE id = ?1",
-                params![id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?)
+    fn state(&self, id: &str) -> Result<Option<RecordedState>> {
+        Ok(self.store.round(id)?.map(|(_, state)| state))
     }
 
     /// The release of a round already released, if any.
@@ -390,10 +338,13 @@ impl Aggregator {
         }
     }
 
-    /// Closes the round and releases its sum: agreed set = intersection of the nodes' received
-    /// sets, sent identically to every node; more than T missing → the abort is recorded and
-    /// nothing is released; otherwise the M node sums are added, the accountant is charged and
-    /// the release recorded in one transaction. A second call → [`Error::AlreadyReleased`].
+    /// Closes the round and releases its sum. The first call decides the agreed set — the
+    /// intersection of the nodes' received sets; more than T missing → the abort is recorded
+    /// and nothing is released — checks the budget, and records the set and the charge in one
+    /// transaction before any node is told. Every node is then sent that same recorded set,
+    /// on this call and on every retry after a failure, so a client that reaches more nodes
+    /// later cannot make the nodes disagree. Then the M node sums are added and the release is
+    /// recorded. A second call after the release → [`Error::AlreadyReleased`].
     pub async fn release(&mut self, round: &Round) -> Result<PublishedRelease> {
         let id = round.id();
         match self.state(&id)? {
@@ -408,38 +359,12 @@ impl Aggregator {
                 ));
             }
         }
-        // The pairs every node holds: a client that sharded twice and whose nodes hold different
-        // attempts is left out (it counts as missing), never summed.
-        let sets = self.received_sets(round).await?;
-        let agreed_pairs = if sets.is_empty() {
-            ShardSet::empty(round.config.n_clients())
-        } else {
-            agree(&sets.iter().collect::<Vec<_>>())?
+        let close_body = match self.store.close_body(&id)? {
+            Some(body) => body,
+            None => self.begin_close(round).await?,
         };
-        let agreed = agreed_pairs.clients().clone();
-        let max_dropped = round.config.max_dropped();
-        if agreed.missing() > max_dropped {
-            let missing = agreed.missing();
-            self.abort(
-                round,
-                &format!("{missing} clients missing, more than T = {max_dropped}"),
-            )
-            .await?;
-            return Err(Error::Aborted {
-                missing,
-                max_dropped,
-            });
-        }
-        let cost = match round_rho(round)? {
-            Some(rho) => {
-                let cost = RoundCost::zcdp(rho).map_err(Error::Budget)?;
-                self.accountant.check(cost).map_err(Error::Budget)?;
-                Some((cost, rho))
-            }
-            None => None,
-        };
-        let agreed_ids: Vec<u64> = agreed.iter().map(|c| c.0).collect();
-        let close_body = serde_json::to_vec(&CloseRequest::new(&agreed_pairs)).unwrap_or_default();
+        let agreed: CloseRequest = serde_json::from_slice(&close_body)
+            .map_err(|e| Error::Integrity(format!("the recorded agreed set of round {id}: {e}")))?;
         for url in &self.nodes {
             let r = self
                 .http
@@ -465,35 +390,79 @@ impl Aggregator {
             )?)?;
         }
         let release: Release = sums.release()?;
-        if let Some((cost, _)) = cost {
-            self.accountant.charge(cost).map_err(Error::Budget)?;
-        }
         let spent = self.accountant.spent();
+        let mut clients = agreed.agreed;
+        clients.sort_unstable();
         let published = PublishedRelease {
             id: id.clone(),
             round: round.spec.round,
             sum: release.sum,
             sum_units: release.sum_units,
             frac_bits: release.frac_bits,
-            clients: agreed_ids,
+            clients,
             noise_sigma_released: release.noise_sigma_released,
             spent_epsilon: spent.epsilon,
             spent_delta: spent.delta,
         };
-        let mut db = self.db()?;
-        let tx = db.transaction()?;
-        tx.execute(
-            "UPDATE rounds SET state = 'released', detail = ?2 WHERE id = ?1",
-            params![id, serde_json::to_string(&published).unwrap_or_default()],
-        )?;
-        if let Some((_, rho)) = cost {
-            tx.execute(
-                "INSERT INTO charges (id, rho) VALUES (?1, ?2)",
-                params![id, rho],
-            )?;
+        let json =
+            serde_json::to_string(&published).map_err(|e| Error::Io(std::io::Error::other(e)))?;
+        if !self.store.mark_released(&id, &json)? {
+            return Err(Error::AlreadyReleased);
         }
-        tx.commit()?;
         Ok(published)
+    }
+
+    /// Decides the agreed set of a round that is still collecting, checks and charges the
+    /// budget, and records both (created → closing); the close request's body.
+    async fn begin_close(&mut self, round: &Round) -> Result<Vec<u8>> {
+        let id = round.id();
+        // The pairs every node holds: a client that sharded twice and whose nodes hold different
+        // attempts is left out (it counts as missing), never summed.
+        let sets = self.received_sets(round).await?;
+        let agreed_pairs = if sets.is_empty() {
+            ShardSet::empty(round.config.n_clients())
+        } else {
+            agree(&sets.iter().collect::<Vec<_>>())?
+        };
+        let max_dropped = round.config.max_dropped();
+        let missing = agreed_pairs.clients().missing();
+        if missing > max_dropped {
+            self.abort(
+                round,
+                &format!("{missing} clients missing, more than T = {max_dropped}"),
+            )
+            .await?;
+            return Err(Error::Aborted {
+                missing,
+                max_dropped,
+            });
+        }
+        let cost = match round_rho(round)? {
+            Some(rho) => {
+                let cost = RoundCost::zcdp(rho).map_err(Error::Budget)?;
+                self.accountant.check(cost).map_err(Error::Budget)?;
+                Some((cost, rho))
+            }
+            None => None,
+        };
+        let body = serde_json::to_vec(&CloseRequest::new(&agreed_pairs))
+            .map_err(|e| Error::Io(std::io::Error::other(e)))?;
+        if !self
+            .store
+            .begin_close(&id, &body, cost.map(|(_, rho)| rho))?
+        {
+            // Another caller recorded a close (or an abort) first: use what it recorded.
+            return match self.store.close_body(&id)? {
+                Some(body) => Ok(body),
+                None => Err(Error::RoundAborted(
+                    self.state(&id)?.and_then(|(_, d)| d).unwrap_or_default(),
+                )),
+            };
+        }
+        if let Some((cost, _)) = cost {
+            self.accountant.charge(cost).map_err(Error::Budget)?;
+        }
+        Ok(body)
     }
 
     async fn fetch_sum(&self, url: &str, id: &str) -> Result<Vec<u8>> {
@@ -529,6 +498,20 @@ impl Aggregator {
             "{url} node sum not ready after {SUM_POLLS} polls"
         )))
     }
+}
+
+/// A recorded spec as a round, checked to hash to the id it is recorded under.
+fn recorded_round(id: &str, json: &[u8]) -> Result<Round> {
+    let round = serde_json::from_slice::<RoundSpec>(json)
+        .map_err(|e| Error::Integrity(format!("the recorded spec of round {id}: {e}")))?
+        .validate()?;
+    if round.id() != id {
+        return Err(Error::Integrity(format!(
+            "the recorded spec of round {id} hashes to {}",
+            round.id()
+        )));
+    }
+    Ok(round)
 }
 
 /// The zCDP ρ of a noisy round's release, exactly as the in-process pipeline charges it

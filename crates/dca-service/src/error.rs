@@ -34,6 +34,9 @@ pub enum Error {
     Io(std::io::Error),
     /// A bounded wait ran out.
     Timeout(String),
+    /// Stored data failed its integrity check (message names what); nothing is released
+    /// from it.
+    Integrity(String),
     /// The learner (data preparation, fit) failed.
     Learning(blr::Error),
     /// The iterative trainer refused or failed (budget, records, divergence).
@@ -61,6 +64,11 @@ impl fmt::Display for Error {
             Error::Budget(e) => write!(f, "privacy budget: {e}"),
             Error::Io(e) => write!(f, "I/O: {e}"),
             Error::Timeout(m) => write!(f, "timed out: {m}"),
+            Error::Integrity(m) => write!(
+                f,
+                "integrity check failed: {m}; refusing to use it (restore the store from a \
+                 backup, or abort the round)"
+            ),
             Error::Learning(e) => write!(f, "learning: {e}"),
             Error::Training(e) => write!(f, "training: {e}"),
         }

@@ -53,6 +53,7 @@
 
 pub mod aggregator;
 pub mod aggregator_server;
+mod aggregator_store;
 pub mod client;
 mod close_spool;
 mod error;

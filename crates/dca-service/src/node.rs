@@ -30,7 +30,9 @@ use tokio::sync::oneshot;
 use zeroize::Zeroizing;
 
 use crate::close_spool::{self, SplitError};
-use crate::node_store::{AttemptReader, NodeStore, PendingShare, TokenLookup, UploadOutcome};
+use crate::node_store::{
+    AttemptReader, HashingWriter, NodeStore, PendingShare, TokenLookup, UploadOutcome,
+};
 use crate::secret::{SecretString, token_matches};
 use crate::spec::{
     Round, RoundSpec, RoundSpecOf, TokenCount, TokenHashes, spool_token_hashes, token_hash,
@@ -97,6 +99,9 @@ struct RoundRuntime {
     sum: SumState,
     /// Why the aggregator aborted the round (then nothing more is accepted or summed).
     aborted: Option<String>,
+    /// Why this node's stored state of the round cannot be trusted (a share, the agreed set or
+    /// the node sum failed its SHA-256 check): the round is never finalized or served.
+    damaged: Option<String>,
 }
 
 struct Upload {
@@ -130,8 +135,8 @@ enum Command {
     /// Answered `Ok(true)` if the node sum is stored (the handler streams it from the store),
     /// `Ok(false)` while it is being computed.
     Sum([u8; 32], oneshot::Sender<ApiResult<bool>>),
-    /// The node sum, written to the spool's `sum` file, or why not.
-    SumReady([u8; 32], std::result::Result<Spool, String>),
+    /// The node sum, written to the spool's `sum` file with this SHA-256, or why not.
+    SumReady([u8; 32], std::result::Result<(Spool, [u8; 32]), String>),
 }
 
 struct Actor {
@@ -153,7 +158,8 @@ pub struct RoundStatus {
     pub id: String,
     /// Numeric round id.
     pub round: u64,
-    /// "open", "closed" or "aborted".
+    /// "open", "closed", "aborted", or "damaged" (stored state failed its integrity check:
+    /// the node refuses to finalize or serve the round).
     pub state: String,
     /// Clients whose share this node holds.
     pub received: usize,
@@ -331,52 +337,78 @@ impl Actor {
                         agreed: None,
                         sum: SumState::Open,
                         aborted: Some(reason),
+                        damaged: None,
                     },
                 );
                 continue;
             }
-            let mut node = RunningSum::new(&round.config, NodeIndex(self.index))?;
-            // Shares stored by a version that did not record their attempt get it now.
-            let mut unrecorded = Vec::new();
-            self.store
-                .for_each_share(&round.hash, |client, shard, message| {
-                    if shard.is_none() {
-                        let view =
-                            fixedpoint_shares::ShareMessage::get_decoded(&round.config, message)?;
-                        unrecorded.push((client, view.shard.0));
+            let rt = match self.load_round(&round, stored.sum_stored) {
+                Ok(rt) => rt,
+                // The other rounds are served; this one is kept, refusing to finalize.
+                Err(Error::Integrity(why)) => {
+                    tracing::error!(round = round.spec.round, id = %round.id(), "{why}");
+                    RoundRuntime {
+                        received_at_close: ClientSet::empty(round.config.n_clients()),
+                        round,
+                        node: None,
+                        agreed: None,
+                        sum: SumState::Failed(why.clone()),
+                        aborted: None,
+                        damaged: Some(why),
                     }
-                    node.absorb_bytes(message)?;
-                    Ok(())
-                })?;
-            if !unrecorded.is_empty() {
-                self.store.set_shards(&round.hash, &unrecorded)?;
-            }
-            drop(unrecorded);
-            let mut rt = RoundRuntime {
-                round: round.clone(),
-                node: Some(node),
-                received_at_close: ClientSet::empty(round.config.n_clients()),
-                agreed: None,
-                sum: SumState::Open,
-                aborted: None,
-            };
-            if let Some(agreed) = self
-                .store
-                .agreed_set(&round.hash, round.config.n_clients())?
-            {
-                if stored.sum_stored {
-                    rt.received_at_close = rt.received().clone();
-                    rt.node = None;
-                    rt.sum = SumState::Ready;
-                    rt.agreed = Some(agreed);
-                } else {
-                    rt.agreed = Some(agreed.clone());
-                    self.start_sum(&mut rt, agreed);
                 }
-            }
-            self.rounds.insert(round.hash, rt);
+                Err(e) => return Err(e),
+            };
+            self.rounds.insert(rt.round.hash, rt);
         }
         Ok(())
+    }
+
+    /// Rebuilds a stored round's running sum from its stored shares (each checked against its
+    /// SHA-256), and its agreed set and node sum if it was closed.
+    fn load_round(&mut self, round: &Arc<Round>, sum_stored: bool) -> Result<RoundRuntime> {
+        let mut node = RunningSum::new(&round.config, NodeIndex(self.index))?;
+        // Shares stored by a version that did not record their attempt get it now.
+        let mut unrecorded = Vec::new();
+        self.store
+            .for_each_share(&round.hash, |client, shard, message| {
+                if shard.is_none() {
+                    let view =
+                        fixedpoint_shares::ShareMessage::get_decoded(&round.config, message)?;
+                    unrecorded.push((client, view.shard.0));
+                }
+                node.absorb_bytes(message)?;
+                Ok(())
+            })?;
+        if !unrecorded.is_empty() {
+            self.store.set_shards(&round.hash, &unrecorded)?;
+        }
+        drop(unrecorded);
+        let mut rt = RoundRuntime {
+            round: round.clone(),
+            node: Some(node),
+            received_at_close: ClientSet::empty(round.config.n_clients()),
+            agreed: None,
+            sum: SumState::Open,
+            aborted: None,
+            damaged: None,
+        };
+        if let Some(agreed) = self
+            .store
+            .agreed_set(&round.hash, round.config.n_clients())?
+        {
+            if sum_stored {
+                self.store.check_sum(&round.hash)?;
+                rt.received_at_close = rt.received().clone();
+                rt.node = None;
+                rt.sum = SumState::Ready;
+                rt.agreed = Some(agreed);
+            } else {
+                rt.agreed = Some(agreed.clone());
+                self.start_sum(&mut rt, agreed);
+            }
+        }
+        Ok(rt)
     }
 
     /// Retracts the shares of received clients outside the agreed set (read back from the
@@ -407,24 +439,29 @@ impl Actor {
                 node.retract(&msg).map_err(|e| e.to_string())
             });
         if let Err(e) = retracted {
+            tracing::error!(round = rt.round.spec.round, id = %rt.round.id(), "node sum: {e}");
             rt.sum = SumState::Failed(e);
             return;
         }
         let tx = self.tx.clone();
         let (db, spool) = (self.db.clone(), Spool::new(&self.data_dir));
         std::thread::spawn(move || {
-            let written = || -> Result<()> {
-                let out = std::fs::File::create(&spool.sum)?;
+            let written = || -> Result<[u8; 32]> {
+                let mut out = HashingWriter::new(std::fs::File::create(&spool.sum)?);
                 let reader = AttemptReader::open(&db)?;
                 reader.with_attempts(&id, |pairs| {
                     let agreed_pairs = pairs
                         .filter(|&(c, _)| agreed.contains(ClientId(c)))
                         .map(|(c, s)| (ClientId(c), ShardId(s)));
-                    node.write_sum(&agreed, agreed_pairs, out)
+                    node.write_sum(&agreed, agreed_pairs, &mut out)
                 })??;
-                Ok(())
+                let (file, sha256) = out.finish();
+                file.sync_all()?;
+                Ok(sha256)
             };
-            let result = written().map(|()| spool).map_err(|e| e.to_string());
+            let result = written()
+                .map(|sha256| (spool, sha256))
+                .map_err(|e| e.to_string());
             let _ = tx.send(Command::SumReady(id, result));
         });
     }
@@ -547,6 +584,8 @@ impl Actor {
                             round: rt.round.spec.round,
                             state: if rt.aborted.is_some() {
                                 "aborted"
+                            } else if rt.damaged.is_some() {
+                                "damaged"
                             } else if rt.agreed.is_some() {
                                 "closed"
                             } else {
@@ -601,7 +640,7 @@ impl Actor {
             }
             Command::SumReady(id, result) => {
                 if let Some(rt) = self.rounds.get_mut(&id) {
-                    rt.sum = match result.and_then(|spool| {
+                    rt.sum = match result.and_then(|(spool, sha256)| {
                         // Copied from the spool file into the store piece by piece.
                         let stored = std::fs::File::open(&spool.sum)
                             .and_then(|f| f.metadata().map(|m| (m.len(), f)))
@@ -611,12 +650,16 @@ impl Actor {
                                     &id,
                                     &mut std::io::BufReader::with_capacity(1 << 16, f),
                                     len,
+                                    &sha256,
                                 )
                             });
                         stored.map_err(|e| format!("storing the sum: {e}"))
                     }) {
                         Ok(()) => SumState::Ready,
-                        Err(e) => SumState::Failed(e),
+                        Err(e) => {
+                            tracing::error!(round = rt.round.spec.round, id = %rt.round.id(), "{e}");
+                            SumState::Failed(e)
+                        }
                     };
                 }
             }
@@ -665,6 +708,7 @@ impl Actor {
                 agreed: None,
                 sum: SumState::Open,
                 aborted: None,
+                damaged: None,
             },
         );
         Ok(StatusCode::CREATED)
@@ -708,6 +752,14 @@ impl Actor {
                 StatusCode::CONFLICT,
                 format!("round was aborted: {reason}"),
             ));
+            self.rounds.insert(id, rt);
+            return refused;
+        }
+        if let Some(why) = &rt.damaged {
+            let refused = Err(ApiError::internal(format!(
+                "this node refuses to finalize the round: {}",
+                Error::Integrity(why.clone())
+            )));
             self.rounds.insert(id, rt);
             return refused;
         }
@@ -1323,8 +1375,9 @@ async fn node_sum(
     // in chunks, not read whole.
     let id = round.hash;
     let (reader, at) = state
-        .blocking_read(move |reader| reader.sum_blob(&id))
-        .await?;
+        .blocking_read(move |reader| reader.checked_sum_blob(&id))
+        .await
+        .inspect_err(|e| tracing::error!(id = %hex::encode(&id), "node sum: {}", e.message))?;
     let at = at.ok_or_else(|| ApiError::internal("stored node sum missing"))?;
     let len = at.len;
     let body = stream_body(reader, move |reader, out| reader.write_sum(&at, out));

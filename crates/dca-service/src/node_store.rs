@@ -9,6 +9,7 @@ use std::path::Path;
 
 use fixedpoint_shares::ClientSet;
 use rusqlite::{Connection, OptionalExtension, params};
+use sha2::{Digest, Sha256};
 
 use crate::Result;
 
@@ -145,6 +146,16 @@ impl AttemptReader {
         }
     }
 
+    /// Where the round's node sum is stored — (table, rowid, length in bytes) — if it is,
+    /// after checking the stored bytes against their SHA-256 (one read of the sum).
+    ///
+    /// # Errors
+    /// [`crate::Error::Integrity`] if the stored sum fails its check.
+    pub fn checked_sum_blob(&self, id: &[u8; 32]) -> Result<Option<SumBlob>> {
+        check_stored_sum(&self.conn, id)?;
+        self.sum_blob(id)
+    }
+
     /// Where the round's node sum is stored — (table, rowid, length in bytes) — if it is.
     pub fn sum_blob(&self, id: &[u8; 32]) -> Result<Option<SumBlob>> {
         // Stores of older versions kept it in `round_state` or before that in `rounds`; they
@@ -161,22 +172,54 @@ impl AttemptReader {
                 )
                 .optional()?;
             if let Some((rowid, len)) = found {
+                let sha256 = if table == "round_sums" {
+                    self.conn.query_row(
+                        "SELECT sum_sha256 FROM round_sums WHERE rowid = ?1",
+                        params![rowid],
+                        |r| r.get(0),
+                    )?
+                } else {
+                    None
+                };
                 return Ok(Some(SumBlob {
                     table,
                     rowid,
                     len: len as u64,
+                    sha256,
                 }));
             }
         }
         Ok(None)
     }
 
-    /// Copies a stored node sum to `out` in small pieces (SQLite's incremental blob I/O).
+    /// Copies a stored node sum to `out` in small pieces (SQLite's incremental blob I/O). The
+    /// last piece is held back until the bytes read match the stored SHA-256, so a sum that
+    /// changed after [`Self::checked_sum_blob`] looked at it never reaches `out` whole.
     pub fn write_sum(&self, at: &SumBlob, out: &mut impl std::io::Write) -> Result<()> {
+        use std::io::Read;
         let mut blob = self
             .conn
             .blob_open(rusqlite::MAIN_DB, at.table, "sum", at.rowid, true)?;
-        std::io::copy(&mut blob, out)?;
+        let mut hash = Sha256::new();
+        let (mut held, mut next) = (Vec::new(), vec![0u8; 1 << 16]);
+        loop {
+            let n = blob.read(&mut next)?;
+            if n == 0 {
+                break;
+            }
+            out.write_all(&held)?;
+            held.clear();
+            held.extend_from_slice(&next[..n]);
+            hash.update(&next[..n]);
+        }
+        if let Some(expected) = &at.sha256
+            && hash.finalize().as_slice() != expected.as_slice()
+        {
+            return Err(crate::Error::Integrity(
+                "the stored node sum changed while it was sent".into(),
+            ));
+        }
+        out.write_all(&held)?;
         out.flush()?;
         Ok(())
     }
@@ -188,6 +231,80 @@ pub(crate) struct SumBlob {
     rowid: i64,
     /// Its length in bytes.
     pub len: u64,
+    /// Its SHA-256 as stored with it (`None` for sums stored by versions that kept none).
+    sha256: Option<Vec<u8>>,
+}
+
+/// Checks the round's node sum in `round_sums` against the SHA-256 stored with it; `Ok(false)`
+/// if the round has no sum there.
+fn check_stored_sum(conn: &Connection, id: &[u8; 32]) -> Result<bool> {
+    let row: Option<(i64, Option<Vec<u8>>)> = conn
+        .query_row(
+            "SELECT rowid, sum_sha256 FROM round_sums WHERE id = ?1",
+            params![&id[..]],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let Some((rowid, digest)) = row else {
+        return Ok(false);
+    };
+    if let Some(digest) = digest {
+        let blob = conn.blob_open(rusqlite::MAIN_DB, "round_sums", "sum", rowid, true)?;
+        check_blob(blob, &digest, || {
+            format!("round {}: the stored node sum", crate::hex::encode(id))
+        })?;
+    }
+    Ok(true)
+}
+
+/// Reads `blob` through and compares its SHA-256 with `digest`; `what` names it in the error.
+fn check_blob(
+    mut blob: impl std::io::Read,
+    digest: &[u8],
+    what: impl FnOnce() -> String,
+) -> Result<()> {
+    let mut hash = HashingWriter::new(std::io::sink());
+    std::io::copy(&mut blob, &mut hash)?;
+    if hash.finish().1.as_slice() == digest {
+        Ok(())
+    } else {
+        Err(crate::Error::Integrity(format!(
+            "{} does not match its SHA-256",
+            what()
+        )))
+    }
+}
+
+/// A writer that passes bytes on and hashes them.
+pub(crate) struct HashingWriter<W> {
+    inner: W,
+    hash: Sha256,
+}
+
+impl<W: std::io::Write> HashingWriter<W> {
+    pub fn new(inner: W) -> Self {
+        HashingWriter {
+            inner,
+            hash: Sha256::new(),
+        }
+    }
+
+    /// The writer and the SHA-256 of everything written through it.
+    pub fn finish(self) -> (W, [u8; 32]) {
+        (self.inner, self.hash.finalize().into())
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for HashingWriter<W> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(data)?;
+        self.hash.update(&data[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 const ATTEMPTS_SQL: &str = "SELECT client, shard FROM shares INDEXED BY shares_attempts
@@ -337,6 +454,10 @@ impl NodeStore {
         // The shard attempt, before the message so that reading it never touches a full
         // share's overflow pages; older stores get it appended (filled in on load).
         add_column_if_missing(&conn, "shares", "shard", "INTEGER")?;
+        // SHA-256 of the agreed set's and the node sum's stored bytes, checked when they are
+        // read back (NULL in rows written by versions that did not keep them: unchecked).
+        add_column_if_missing(&conn, "round_state", "agreed_sha256", "BLOB")?;
+        add_column_if_missing(&conn, "round_sums", "sum_sha256", "BLOB")?;
         // The (client, attempt) pairs of a round, read at close and for the received set, from
         // a covering index: scanning the table itself would read every leaf page of node 0's
         // full shares (a few rows per 4 KiB page).
@@ -383,19 +504,33 @@ impl NodeStore {
         use std::io::Read;
         // `round_state` first, then where stores of older versions kept it.
         for table in ["round_state", "rounds"] {
-            let rowid: Option<i64> = self
+            let digest_column = if table == "round_state" {
+                "agreed_sha256"
+            } else {
+                "NULL"
+            };
+            let row: Option<(i64, Option<Vec<u8>>)> = self
                 .conn
                 .query_row(
                     &format!(
-                        "SELECT rowid FROM {table} WHERE id = ?1 AND length(agreed) IS NOT NULL"
+                        "SELECT rowid, {digest_column} FROM {table}
+                         WHERE id = ?1 AND length(agreed) IS NOT NULL"
                     ),
                     params![&id[..]],
-                    |r| r.get(0),
+                    |r| Ok((r.get(0)?, r.get(1)?)),
                 )
                 .optional()?;
-            let Some(rowid) = rowid else {
+            let Some((rowid, digest)) = row else {
                 continue;
             };
+            if let Some(digest) = digest {
+                let blob = self
+                    .conn
+                    .blob_open(rusqlite::MAIN_DB, table, "agreed", rowid, true)?;
+                check_blob(blob, &digest, || {
+                    format!("round {}: the stored agreed set", crate::hex::encode(id))
+                })?;
+            }
             let blob = self
                 .conn
                 .blob_open(rusqlite::MAIN_DB, table, "agreed", rowid, true)?;
@@ -525,19 +660,27 @@ impl NodeStore {
 
     /// Calls `f(client, shard, message)` for every stored share of a round, streaming, in
     /// client order; `shard` is `None` for a share stored by a version that did not record it.
+    ///
+    /// Each message is checked against the SHA-256 stored with it before `f` sees it.
+    ///
+    /// # Errors
+    /// [`crate::Error::Integrity`] naming the first client whose stored share fails its check
+    /// (the shares before it were passed to `f`).
     pub fn for_each_share(
         &self,
         id: &[u8; 32],
         mut f: impl FnMut(u64, Option<u64>, &[u8]) -> Result<()>,
     ) -> Result<()> {
         let mut stmt = self.conn.prepare(
-            "SELECT client, shard, message FROM shares WHERE round_id = ?1 ORDER BY client",
+            "SELECT client, shard, digest, message FROM shares WHERE round_id = ?1 ORDER BY client",
         )?;
         let mut rows = stmt.query(params![&id[..]])?;
         while let Some(row) = rows.next()? {
             let client: i64 = row.get(0)?;
             let shard: Option<i64> = row.get(1)?;
-            let message = row.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
+            let digest = row.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
+            let message = row.get_ref(3)?.as_blob().map_err(rusqlite::Error::from)?;
+            check_share(id, client as u64, digest, message)?;
             f(client as u64, shard.map(|s| s as u64), message)?;
         }
         Ok(())
@@ -586,15 +729,24 @@ impl NodeStore {
             .flatten())
     }
 
+    /// Client `client`'s stored share of round `id`, checked against its stored SHA-256.
+    ///
+    /// # Errors
+    /// [`crate::Error::Integrity`] if the share fails its check.
     pub fn share(&self, id: &[u8; 32], client: u64) -> Result<Option<Vec<u8>>> {
-        Ok(self
+        let row: Option<(Vec<u8>, Vec<u8>)> = self
             .conn
             .query_row(
-                "SELECT message FROM shares WHERE round_id = ?1 AND client = ?2",
+                "SELECT digest, message FROM shares WHERE round_id = ?1 AND client = ?2",
                 params![&id[..], client as i64],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .optional()?)
+            .optional()?;
+        row.map(|(digest, message)| {
+            check_share(id, client, &digest, &message)?;
+            Ok(message)
+        })
+        .transpose()
     }
 
     #[cfg(test)]
@@ -627,14 +779,21 @@ impl NodeStore {
         use std::io::Write;
         let tx = self.conn.transaction()?;
         let rowid = insert_agreed_zeroblob(&tx, id, 8 * agreed.len() as u64)?;
+        let mut hash = Sha256::new();
         {
             let blob = tx.blob_open(rusqlite::MAIN_DB, "round_state", "agreed", rowid, false)?;
             let mut out = std::io::BufWriter::with_capacity(1 << 16, blob);
             for c in agreed.iter() {
-                out.write_all(&c.0.to_be_bytes())?;
+                let word = c.0.to_be_bytes();
+                hash.update(word);
+                out.write_all(&word)?;
             }
             out.flush()?;
         }
+        tx.execute(
+            "UPDATE round_state SET agreed_sha256 = ?2 WHERE rowid = ?1",
+            params![rowid, hash.finalize().as_slice()],
+        )?;
         tx.commit()?;
         Ok(())
     }
@@ -647,39 +806,74 @@ impl NodeStore {
     /// agreed set and became an update: SQLite then read the agreed set (8 bytes per client),
     /// expanded the zeroblob (≈ 8 more) and built the new row (≈ 16 more) in memory — ≈ 32
     /// bytes per client at once, most of what a node's peak memory still grew by in N (README).
+    ///
+    /// `sha256` is the digest of the sum as the summing thread wrote it: the bytes copied must
+    /// have it (else the spool file was damaged and nothing is stored), and it is stored with
+    /// the sum for the checks of every later read.
     pub fn set_sum_from(
         &mut self,
         id: &[u8; 32],
         src: &mut impl std::io::Read,
         len: u64,
+        sha256: &[u8; 32],
     ) -> Result<()> {
         let tx = self.conn.transaction()?;
         tx.execute(
-            "INSERT OR REPLACE INTO round_sums (id, sum) VALUES (?1, zeroblob(?2))",
-            params![&id[..], len as i64],
+            "INSERT OR REPLACE INTO round_sums (id, sum_sha256, sum) VALUES (?1, ?2, zeroblob(?3))",
+            params![&id[..], &sha256[..], len as i64],
         )?;
         let rowid = tx.last_insert_rowid();
         {
-            let mut blob = tx.blob_open(rusqlite::MAIN_DB, "round_sums", "sum", rowid, false)?;
-            let copied = std::io::copy(&mut std::io::Read::take(&mut *src, len), &mut blob)?;
+            let blob = tx.blob_open(rusqlite::MAIN_DB, "round_sums", "sum", rowid, false)?;
+            let mut out = HashingWriter::new(blob);
+            let copied = std::io::copy(&mut std::io::Read::take(&mut *src, len), &mut out)?;
             if copied != len {
                 return Err(crate::Error::Io(std::io::Error::other(format!(
                     "node sum: {copied} bytes, not {len}"
                 ))));
+            }
+            if out.finish().1 != *sha256 {
+                return Err(crate::Error::Integrity(format!(
+                    "round {}: the node sum's spool file does not match the SHA-256 it was \
+                     written with",
+                    crate::hex::encode(id)
+                )));
             }
         }
         tx.commit()?;
         Ok(())
     }
 
+    /// Checks the round's stored node sum against its stored SHA-256 (one read of the sum).
+    /// `Ok(false)` if no sum is stored.
+    ///
+    /// # Errors
+    /// [`crate::Error::Integrity`] if the sum fails its check.
+    pub fn check_sum(&self, id: &[u8; 32]) -> Result<bool> {
+        check_stored_sum(&self.conn, id)
+    }
+
     #[cfg(test)]
     pub fn set_sum(&self, id: &[u8; 32], sum: &[u8]) -> Result<()> {
         self.conn.execute(
-            "INSERT OR REPLACE INTO round_sums (id, sum) VALUES (?1, ?2)",
-            params![&id[..], sum],
+            "INSERT OR REPLACE INTO round_sums (id, sum, sum_sha256) VALUES (?1, ?2, ?3)",
+            params![&id[..], sum, Sha256::digest(sum).as_slice()],
         )?;
         Ok(())
     }
+}
+
+/// Checks a stored share against the SHA-256 stored beside it. The store's pages have no
+/// checksum of their own, so a flipped bit in a share would otherwise reach the node sum and
+/// the release unnoticed.
+fn check_share(id: &[u8; 32], client: u64, digest: &[u8], message: &[u8]) -> Result<()> {
+    if Sha256::digest(message).as_slice() == digest {
+        return Ok(());
+    }
+    Err(crate::Error::Integrity(format!(
+        "round {}: the stored share of client {client} does not match its SHA-256",
+        crate::hex::encode(id)
+    )))
 }
 
 /// Sets the agreed set of the round's `round_state` row (made if missing; at close it is
@@ -791,12 +985,20 @@ mod tests {
         };
         let before = state_row(&store);
         // A first sum, then the one kept: a second write replaces the first.
+        let sha = |b: &[u8]| -> [u8; 32] { Sha256::digest(b).into() };
         store
-            .set_sum_from(&a, &mut &sum[1..], sum.len() as u64 - 1)
+            .set_sum_from(&a, &mut &sum[1..], sum.len() as u64 - 1, &sha(&sum[1..]))
             .unwrap();
+        // Bytes that are not what the summing thread hashed are refused, nothing stored.
+        assert!(matches!(
+            store.set_sum_from(&a, &mut &sum[..], sum.len() as u64, &sha(&sum[1..])),
+            Err(crate::Error::Integrity(_))
+        ));
+        assert_eq!(store.sum(&a).unwrap().as_deref(), Some(&sum[1..]));
         store
-            .set_sum_from(&a, &mut &sum[..], sum.len() as u64)
+            .set_sum_from(&a, &mut &sum[..], sum.len() as u64, &sha(&sum))
             .unwrap();
+        assert!(store.check_sum(&a).unwrap());
         assert_eq!(store.sum(&a).unwrap().as_deref(), Some(&sum[..]));
         // The agreed set's row untouched by the sum's write (not rewritten: same rowid, no sum).
         assert_eq!(state_row(&store), before);
@@ -805,7 +1007,11 @@ mod tests {
         let stored = store.rounds().unwrap();
         assert!(stored.iter().find(|r| r.id == a).unwrap().sum_stored);
         assert!(!stored.iter().find(|r| r.id == b).unwrap().sum_stored);
-        assert!(store.set_sum_from(&b, &mut &sum[..10], 11).is_err());
+        assert!(
+            store
+                .set_sum_from(&b, &mut &sum[..10], 11, &sha(&sum[..10]))
+                .is_err()
+        );
         assert_eq!(store.sum(&b).unwrap(), None);
         // Older stores' sums: in `rounds`, and in `round_state` (read first).
         let c = [7u8; 32];
@@ -945,20 +1151,21 @@ mod tests {
     fn check_upload_outcomes(store: &mut NodeStore) {
         use UploadOutcome::{Conflict, SameAgain, Stored};
         let (id, other_round) = ([5u8; 32], [6u8; 32]);
-        let (d1, d2) = ([1u8; 32], [2u8; 32]);
         let big = vec![7u8; 20_000]; // overflows its page, as a full share does
+        let sha = |m: &[u8]| -> [u8; 32] { Sha256::digest(m).into() };
+        let (big_d, seed_d, other_d, x_d) = (sha(&big), sha(b"seed"), sha(b"other"), sha(b"x"));
         let out = store
             .commit_uploads(&[
-                share(&id, 0, &d1, &big),
-                share(&id, 1, &d1, b"seed"),
-                share(&id, 1, &d1, b"seed"),
-                share(&id, 1, &d2, b"other"),
-                share(&other_round, 1, &d2, b"other"),
+                share(&id, 0, &big_d, &big),
+                share(&id, 1, &seed_d, b"seed"),
+                share(&id, 1, &seed_d, b"seed"),
+                share(&id, 1, &other_d, b"other"),
+                share(&other_round, 1, &other_d, b"other"),
             ])
             .unwrap();
         assert_eq!(out, [Stored, Stored, SameAgain, Conflict, Stored]);
         let out = store
-            .commit_uploads(&[share(&id, 0, &d1, &big), share(&id, 0, &d2, b"x")])
+            .commit_uploads(&[share(&id, 0, &big_d, &big), share(&id, 0, &x_d, b"x")])
             .unwrap();
         assert_eq!(out, [SameAgain, Conflict]);
         assert_eq!(store.share(&id, 0).unwrap().as_deref(), Some(&big[..]));

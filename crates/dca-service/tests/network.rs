@@ -13,41 +13,10 @@ use dca_service::Error;
 use dca_service::client::{Uploaded, put_sealed, seal_for, upload, upload_sealed};
 use dca_service::node::CloseRequest;
 use dp_noise::rng::RngSource;
-use fixedpoint_shares::{Client, ClientId, Encode, simulate_round};
+use fixedpoint_shares::{Client, ClientId, Encode};
 use reqwest::StatusCode;
 
-const SEED: u64 = 20260;
 const LIMIT: Duration = Duration::from_secs(240);
-
-async fn upload_all(
-    cluster: &Cluster,
-    round: &dca_service::spec::Round,
-    clients: impl Iterator<Item = u64>,
-) {
-    let urls = cluster.urls();
-    let mut tasks = tokio::task::JoinSet::new();
-    for i in clients {
-        let http = cluster.http.clone();
-        let round = round.clone();
-        let urls = urls.clone();
-        tasks.spawn(async move {
-            let v = values(i as usize, round.config.dim());
-            upload(
-                &http,
-                &round,
-                &urls,
-                i,
-                &client_token(i),
-                &v,
-                RngSource::InsecureFixedSeed(SEED).derive(i),
-            )
-            .await
-        });
-    }
-    while let Some(r) = tasks.join_next().await {
-        r.unwrap().unwrap();
-    }
-}
 
 /// `POST /rounds/{id}/close` with `body` as the aggregator; the status.
 async fn post_close(http: &reqwest::Client, url: &str, id: &str, body: String) -> StatusCode {
@@ -59,24 +28,6 @@ async fn post_close(http: &reqwest::Client, url: &str, id: &str, body: String) -
         .await
         .unwrap()
         .status()
-}
-
-fn in_process(round: &dca_service::spec::Round, dropped: &[u64]) -> fixedpoint_shares::Release {
-    let inputs: Vec<Vec<f64>> = (0..round.config.n_clients())
-        .map(|i| values(i, round.config.dim()))
-        .collect();
-    let dropped: Vec<ClientId> = dropped.iter().map(|&i| ClientId(i)).collect();
-    simulate_round(
-        &round.config,
-        &inputs,
-        &dropped,
-        RngSource::InsecureFixedSeed(SEED),
-    )
-    .unwrap()
-}
-
-fn bits(v: &[f64]) -> Vec<u64> {
-    v.iter().map(|x| x.to_bits()).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

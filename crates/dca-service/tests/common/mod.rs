@@ -270,3 +270,60 @@ impl Drop for AggregatorProcess {
         let _ = self.child.wait();
     }
 }
+
+/// The fixed seed of the clients' randomness in these tests (NOT for production).
+pub const SEED: u64 = 20260;
+
+/// Clients `clients` of `round` upload their vectors ([`values`]) to every node, concurrently.
+pub async fn upload_all(
+    cluster: &Cluster,
+    round: &dca_service::spec::Round,
+    clients: impl Iterator<Item = u64>,
+) {
+    let urls = cluster.urls();
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in clients {
+        let http = cluster.http.clone();
+        let round = round.clone();
+        let urls = urls.clone();
+        tasks.spawn(async move {
+            let v = values(i as usize, round.config.dim());
+            dca_service::client::upload(
+                &http,
+                &round,
+                &urls,
+                i,
+                &client_token(i),
+                &v,
+                dp_noise::rng::RngSource::InsecureFixedSeed(SEED).derive(i),
+            )
+            .await
+        });
+    }
+    while let Some(r) = tasks.join_next().await {
+        r.unwrap().unwrap();
+    }
+}
+
+/// The in-process release of `round` without the `dropped` clients, from the same inputs and
+/// client randomness as [`upload_all`].
+pub fn in_process(round: &dca_service::spec::Round, dropped: &[u64]) -> fixedpoint_shares::Release {
+    let inputs: Vec<Vec<f64>> = (0..round.config.n_clients())
+        .map(|i| values(i, round.config.dim()))
+        .collect();
+    let dropped: Vec<fixedpoint_shares::ClientId> = dropped
+        .iter()
+        .map(|&i| fixedpoint_shares::ClientId(i))
+        .collect();
+    fixedpoint_shares::simulate_round(
+        &round.config,
+        &inputs,
+        &dropped,
+        dp_noise::rng::RngSource::InsecureFixedSeed(SEED),
+    )
+    .unwrap()
+}
+
+pub fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}

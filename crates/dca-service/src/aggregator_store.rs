@@ -1,0 +1,347 @@
+//! The aggregator's durable state: SQLite (WAL, `synchronous = FULL`). Every round's fate
+//! (created → closing → released, or created → aborting → aborted), the agreed set it was
+//! closed with, and every charge to the privacy budget.
+//!
+//! Each state change checks the state it leaves in the same statement or transaction, so a
+//! round is closed, charged and released at most once whatever crashes in between. Every row
+//! carries a SHA-256 of its content, checked whenever it is read: SQLite's pages have no
+//! checksum, and a flipped bit in a recorded release, agreed set or charge must be refused,
+//! never served or replayed.
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use sha2::{Digest, Sha256};
+
+use crate::{Error, Result};
+
+/// A round's state as recorded, with its detail (the abort reason or the release's JSON).
+pub(crate) type RecordedState = (String, Option<String>);
+
+pub(crate) struct AggregatorStore {
+    conn: Mutex<Connection>,
+}
+
+impl AggregatorStore {
+    pub fn open(path: &Path) -> Result<Self> {
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS rounds (
+                 id TEXT PRIMARY KEY, spec BLOB NOT NULL, state TEXT NOT NULL, detail TEXT);
+             CREATE TABLE IF NOT EXISTS charges (id TEXT PRIMARY KEY, rho REAL NOT NULL);
+             CREATE TABLE IF NOT EXISTS closes (
+                 id TEXT PRIMARY KEY, body BLOB NOT NULL, sha256 BLOB NOT NULL);",
+        )?;
+        // Rows written before the checks existed have NULL here and are read unchecked.
+        add_column_if_missing(&conn, "rounds", "sha256")?;
+        add_column_if_missing(&conn, "charges", "sha256")?;
+        Ok(AggregatorStore {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    fn conn(&self) -> Result<MutexGuard<'_, Connection>> {
+        self.conn
+            .lock()
+            .map_err(|_| Error::Io(std::io::Error::other("aggregator database lock poisoned")))
+    }
+
+    /// Every recorded charge (zCDP ρ), each checked.
+    pub fn charges(&self) -> Result<Vec<f64>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare("SELECT id, rho, sha256 FROM charges ORDER BY rowid")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, f64>(1)?,
+                r.get::<_, Option<Vec<u8>>>(2)?,
+            ))
+        })?;
+        rows.map(|row| {
+            let (id, rho, sha256) = row?;
+            check(sha256.as_deref(), &charge_sha256(&id, rho), || {
+                format!("the recorded charge of round {id}")
+            })?;
+            Ok(rho)
+        })
+        .collect()
+    }
+
+    /// Records a new round as "created"; nothing changes if it is recorded already.
+    pub fn insert_round(&self, id: &str, spec_json: &[u8]) -> Result<()> {
+        self.conn()?.execute(
+            "INSERT OR IGNORE INTO rounds (id, spec, state, sha256) VALUES (?1, ?2, 'created', ?3)",
+            params![
+                id,
+                spec_json,
+                &row_sha256(id, spec_json, "created", None)[..]
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The (id, spec JSON) of every recorded round in one of `states`, oldest first, checked.
+    pub fn specs_in(&self, states: &[&str]) -> Result<Vec<(String, Vec<u8>)>> {
+        let conn = self.conn()?;
+        let mut stmt =
+            conn.prepare("SELECT id, spec, state, detail, sha256 FROM rounds ORDER BY rowid")?;
+        let mut out = Vec::new();
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let state: String = row.get(2)?;
+            if !states.contains(&state.as_str()) {
+                continue;
+            }
+            let (id, spec) = (row.get::<_, String>(0)?, row.get::<_, Vec<u8>>(1)?);
+            let detail: Option<String> = row.get(3)?;
+            check_round(&id, &spec, &state, detail.as_deref(), row.get(4)?)?;
+            out.push((id, spec));
+        }
+        Ok(out)
+    }
+
+    /// The recorded spec (JSON) of round `id` and its state, checked.
+    pub fn round(&self, id: &str) -> Result<Option<(Vec<u8>, RecordedState)>> {
+        let conn = self.conn()?;
+        let row = conn
+            .query_row(
+                "SELECT spec, state, detail, sha256 FROM rounds WHERE id = ?1",
+                params![id],
+                |r| {
+                    Ok((
+                        r.get::<_, Vec<u8>>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                        r.get::<_, Option<Vec<u8>>>(3)?,
+                    ))
+                },
+            )
+            .optional()?;
+        row.map(|(spec, state, detail, sha256)| {
+            check_round(id, &spec, &state, detail.as_deref(), sha256)?;
+            Ok((spec, (state, detail)))
+        })
+        .transpose()
+    }
+
+    /// Moves round `id` from `from` to `to` with `detail`; false if it was not in `from`.
+    fn transition(
+        conn: &Connection,
+        id: &str,
+        from: &str,
+        to: &str,
+        detail: Option<&str>,
+    ) -> Result<bool> {
+        let spec: Option<Vec<u8>> = conn
+            .query_row(
+                "SELECT spec FROM rounds WHERE id = ?1 AND state = ?2",
+                params![id, from],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(spec) = spec else {
+            return Ok(false);
+        };
+        let changed = conn.execute(
+            "UPDATE rounds SET state = ?3, detail = ?4, sha256 = ?5 WHERE id = ?1 AND state = ?2",
+            params![id, from, to, detail, &row_sha256(id, &spec, to, detail)[..]],
+        )?;
+        Ok(changed == 1)
+    }
+
+    /// created → aborting (with the reason); false if the round was not "created".
+    pub fn begin_abort(&self, id: &str, reason: &str) -> Result<bool> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction()?;
+        let changed = Self::transition(&tx, id, "created", "aborting", Some(reason))?;
+        tx.commit()?;
+        Ok(changed)
+    }
+
+    /// aborting → aborted, once every node was told.
+    pub fn finish_abort(&self, id: &str) -> Result<()> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction()?;
+        let reason: Option<String> = tx
+            .query_row(
+                "SELECT detail FROM rounds WHERE id = ?1 AND state = 'aborting'",
+                params![id],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten();
+        Self::transition(&tx, id, "aborting", "aborted", reason.as_deref())?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// created → closing: records the close request every node will be sent (unchanged until
+    /// all have it) and the round's charge (`rho`, if it has noise), in one transaction. From
+    /// here on the budget is spent whether or not the release comes out, and the agreed set
+    /// never changes. False if the round was not "created".
+    pub fn begin_close(&self, id: &str, close_body: &[u8], rho: Option<f64>) -> Result<bool> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction()?;
+        if !Self::transition(&tx, id, "created", "closing", None)? {
+            return Ok(false);
+        }
+        tx.execute(
+            "INSERT INTO closes (id, body, sha256) VALUES (?1, ?2, ?3)",
+            params![id, close_body, Sha256::digest(close_body).as_slice()],
+        )?;
+        if let Some(rho) = rho {
+            tx.execute(
+                "INSERT INTO charges (id, rho, sha256) VALUES (?1, ?2, ?3)",
+                params![id, rho, &charge_sha256(id, rho)[..]],
+            )?;
+        }
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// The close request recorded for round `id`, checked.
+    pub fn close_body(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        let row: Option<(Vec<u8>, Vec<u8>)> = self
+            .conn()?
+            .query_row(
+                "SELECT body, sha256 FROM closes WHERE id = ?1",
+                params![id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        row.map(|(body, sha256)| {
+            check(Some(&sha256), &Sha256::digest(&body).into(), || {
+                format!("the recorded agreed set of round {id}")
+            })?;
+            Ok(body)
+        })
+        .transpose()
+    }
+
+    /// closing → released, with the release's JSON; false if the round was not "closing".
+    pub fn mark_released(&self, id: &str, release_json: &str) -> Result<bool> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction()?;
+        let changed = Self::transition(&tx, id, "closing", "released", Some(release_json))?;
+        tx.commit()?;
+        Ok(changed)
+    }
+
+    /// Test hook: overwrites one stored byte, as a damaged disk would.
+    #[cfg(test)]
+    pub fn damage(&self, sql: &str) -> Result<()> {
+        self.conn()?.execute_batch(sql)?;
+        Ok(())
+    }
+}
+
+fn row_sha256(id: &str, spec: &[u8], state: &str, detail: Option<&str>) -> [u8; 32] {
+    let mut h = Sha256::new();
+    for part in [id.as_bytes(), spec, state.as_bytes()] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    match detail {
+        Some(d) => {
+            h.update([1]);
+            h.update(d.as_bytes());
+        }
+        None => h.update([0]),
+    }
+    h.finalize().into()
+}
+
+fn charge_sha256(id: &str, rho: f64) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(id.as_bytes());
+    h.update(rho.to_bits().to_le_bytes());
+    h.finalize().into()
+}
+
+fn check_round(
+    id: &str,
+    spec: &[u8],
+    state: &str,
+    detail: Option<&str>,
+    sha256: Option<Vec<u8>>,
+) -> Result<()> {
+    check(
+        sha256.as_deref(),
+        &row_sha256(id, spec, state, detail),
+        || format!("the recorded state of round {id}"),
+    )
+}
+
+fn check(stored: Option<&[u8]>, computed: &[u8; 32], what: impl FnOnce() -> String) -> Result<()> {
+    match stored {
+        Some(s) if s != computed.as_slice() => Err(Error::Integrity(format!(
+            "{} does not match its SHA-256",
+            what()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn add_column_if_missing(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<()> {
+    let present: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM pragma_table_info(?1) WHERE name = ?2",
+        [table, column],
+        |r| r.get(0),
+    )?;
+    if present == 0 {
+        conn.execute(&format!("ALTER TABLE {table} ADD COLUMN {column} BLOB"), [])?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store(name: &str) -> AggregatorStore {
+        AggregatorStore::open(&crate::scratch_dir(name).join("agg.sqlite")).unwrap()
+    }
+
+    #[test]
+    fn a_round_is_closed_charged_and_released_once() {
+        let s = store("aggstore-once");
+        s.insert_round("r1", b"{}").unwrap();
+        s.insert_round("r1", b"{}").unwrap();
+        assert!(s.begin_close("r1", b"close", Some(0.25)).unwrap());
+        assert!(!s.begin_close("r1", b"other", Some(0.25)).unwrap());
+        assert!(!s.begin_abort("r1", "late").unwrap());
+        assert_eq!(s.close_body("r1").unwrap().as_deref(), Some(&b"close"[..]));
+        assert_eq!(s.charges().unwrap(), vec![0.25]);
+        assert!(s.mark_released("r1", "{\"sum\":[1]}").unwrap());
+        assert!(!s.mark_released("r1", "{\"sum\":[2]}").unwrap());
+        let (_, (state, detail)) = s.round("r1").unwrap().unwrap();
+        assert_eq!(
+            (state.as_str(), detail.as_deref()),
+            ("released", Some("{\"sum\":[1]}"))
+        );
+    }
+
+    #[test]
+    fn damaged_rows_are_refused_when_read() {
+        let s = store("aggstore-damage");
+        s.insert_round("r1", b"{}").unwrap();
+        s.begin_close("r1", b"close", Some(0.25)).unwrap();
+        s.mark_released("r1", "{\"sum\":[1]}").unwrap();
+        s.damage("UPDATE rounds SET detail = '{\"sum\":[9]}' WHERE id = 'r1'")
+            .unwrap();
+        assert!(matches!(s.round("r1"), Err(Error::Integrity(_))));
+        assert!(matches!(
+            s.specs_in(&["released"]),
+            Err(Error::Integrity(_))
+        ));
+        s.damage("UPDATE charges SET rho = 0.125 WHERE id = 'r1'")
+            .unwrap();
+        assert!(matches!(s.charges(), Err(Error::Integrity(_))));
+        s.damage("UPDATE closes SET body = X'636c6f7366' WHERE id = 'r1'")
+            .unwrap();
+        assert!(matches!(s.close_body("r1"), Err(Error::Integrity(_))));
+    }
+}
