@@ -61,6 +61,7 @@ pub mod hex;
 pub mod network_fit;
 pub mod network_train;
 pub mod node;
+pub mod node_key;
 mod node_store;
 pub mod secret;
 pub mod spec;

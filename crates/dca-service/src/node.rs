@@ -27,9 +27,9 @@ use sha2::{Digest, Sha256};
 use share_sealing::{NodeKeyPair, SealContext};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
-use zeroize::Zeroizing;
 
 use crate::close_spool::{self, SplitError};
+pub use crate::node_key::load_or_create_key;
 use crate::node_store::{
     AttemptReader, HashingWriter, NodeStore, PendingShare, TokenLookup, UploadOutcome,
 };
@@ -47,34 +47,12 @@ const GROUP_COMMIT_MAX: usize = 1024;
 pub struct NodeOptions {
     /// This node's index in every round it joins.
     pub index: u16,
-    /// Directory of `node.sqlite` and `node.key`.
+    /// Directory of `node.sqlite` and the HPKE key file ([`crate::node_key::KEY_FILE`]).
     pub data_dir: PathBuf,
     /// The bearer token the aggregator presents (shared secret).
     pub admin_token: SecretString,
     /// Largest request body accepted at all (bytes); shares are further limited per round.
     pub max_body: usize,
-}
-
-/// Loads the node's X25519 key from `data_dir/node.key` (hex), creating it on first start.
-pub fn load_or_create_key(data_dir: &Path) -> Result<NodeKeyPair> {
-    let path = data_dir.join("node.key");
-    // The file's text and the decoded bytes are wiped once the key is parsed; the key itself
-    // lives in `NodeSecretKey`, which wipes itself on drop.
-    if let Ok(text) = std::fs::read_to_string(&path).map(Zeroizing::new) {
-        let bytes = Zeroizing::new(hex::decode_array::<32>(text.trim()).ok_or_else(|| {
-            Error::InvalidSpec(format!("{} is not 64 hex digits", path.display()))
-        })?);
-        return Ok(NodeKeyPair::from_secret_bytes(bytes.as_slice())?);
-    }
-    let keys = NodeKeyPair::generate();
-    let tmp = data_dir.join("node.key.tmp");
-    let secret = Zeroizing::new(keys.secret.to_bytes());
-    std::fs::write(
-        &tmp,
-        Zeroizing::new(hex::encode(secret.as_slice())).as_bytes(),
-    )?;
-    std::fs::rename(&tmp, &path)?;
-    Ok(keys)
 }
 
 // ------------------------------------------------------------------------------------------
@@ -141,6 +119,8 @@ enum Command {
 
 struct Actor {
     store: NodeStore,
+    /// This node's public key, which every round it holds must list for it.
+    public_key: share_sealing::NodePublicKey,
     /// The store's path (the summing thread reads the attempts through its own connection)
     /// and the data directory (for the node sum's spool file).
     db: PathBuf,
@@ -322,6 +302,18 @@ impl Actor {
                 ));
             }
             round.drop_token_list();
+            if stored.aborted.is_none()
+                && round.node_keys.get(usize::from(self.index)) != Some(&self.public_key)
+            {
+                return Err(Error::Key(format!(
+                    "{}: round {} was created with another public key for node {}; the key \
+                     file was replaced or belongs to another node. Restore the original key \
+                     file (this node cannot open the round's shares without it)",
+                    crate::node_key::key_path(&self.data_dir).display(),
+                    round.spec.round,
+                    self.index
+                )));
+            }
             let round = Arc::new(round);
             self.shared
                 .write()
@@ -1508,6 +1500,7 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
     let shared = Arc::new(RwLock::new(HashMap::new()));
     let mut actor = Actor {
         store,
+        public_key: keys.public.clone(),
         db: db.clone(),
         data_dir: options.data_dir.clone(),
         index: options.index,
@@ -1657,23 +1650,15 @@ mod tests {
             assert_eq!(attempts, shards);
             assert!(store.rounds().unwrap()[0].tokens.is_none());
         }
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn the_key_file_is_created_once_reloaded_and_refused_when_malformed() {
-        let dir = crate::scratch_dir("node-key");
-        let created = load_or_create_key(&dir).unwrap();
-        let text = std::fs::read_to_string(dir.join("node.key")).unwrap();
-        assert_eq!(text.len(), 64);
-        let reloaded = load_or_create_key(&dir).unwrap();
-        assert_eq!(created.public.to_bytes(), reloaded.public.to_bytes());
-        assert_eq!(created.secret.to_bytes(), reloaded.secret.to_bytes());
-        std::fs::write(dir.join("node.key"), &text[..63]).unwrap();
-        assert!(matches!(
-            load_or_create_key(&dir),
-            Err(Error::InvalidSpec(m)) if m.contains("64 hex digits")
-        ));
+        // Another key in the key file: the node refuses to start rather than serve a key
+        // the rounds it holds were not created with.
+        let key_file = crate::node_key::key_path(&dir);
+        std::fs::remove_file(&key_file).unwrap();
+        load_or_create_key(&dir).unwrap();
+        match router(&options) {
+            Err(Error::Key(m)) => assert!(m.contains("another public key"), "{m}"),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
