@@ -93,10 +93,8 @@ fn fixture() -> &'static Fixture {
             let data_dir: PathBuf = base.join(format!("node{index}"));
             let _ = std::fs::remove_dir_all(&data_dir);
             let options = NodeOptions {
-                index,
-                data_dir: data_dir.clone(),
-                admin_token: ADMIN_TOKEN.into(),
                 max_body: 1 << 16,
+                ..NodeOptions::new(index, data_dir.clone(), ADMIN_TOKEN.into())
             };
             let router = router(&options).expect("fuzz node starts");
             let public = load_or_create_key(&data_dir).expect("node key").public;

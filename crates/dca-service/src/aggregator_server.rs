@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
 use crate::aggregator::{Aggregator, PublishedRelease};
+use crate::body::BodyBudget;
 use crate::secret::token_matches;
 use crate::spec::{RoundSpec, token_hash};
 use crate::{Error, MEDIA_JSON};
@@ -52,6 +53,8 @@ pub struct AggregatorRoundState {
 struct ServerState {
     aggregator: Mutex<Aggregator>,
     analyst_token_hash: [u8; 32],
+    /// Round configurations being read at once (bytes).
+    spec_bytes: BodyBudget,
 }
 
 struct ApiError(StatusCode, String);
@@ -118,13 +121,25 @@ async fn nodes(State(s): State<Arc<ServerState>>, headers: HeaderMap) -> ApiResu
     Ok(json(StatusCode::OK, &list))
 }
 
+/// Time the analyst has to send a round configuration once its headers are in.
+const SPEC_BODY_TIMEOUT: Duration = Duration::from_secs(60);
+
 async fn create(
     State(s): State<Arc<ServerState>>,
     UrlPath(id): UrlPath<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> ApiResult<Response> {
-    s.analyst(&headers)?;
+    // The analyst is authenticated before a byte of the body is read.
+    if let Err(refused) = s.analyst(&headers) {
+        crate::body::drain_refused(&headers, body, 1 << 20, Duration::from_secs(5));
+        return Err(refused);
+    }
+    let (body, _permit) = s
+        .spec_bytes
+        .read(&headers, body, MAX_SPEC_BYTES, SPEC_BODY_TIMEOUT)
+        .await
+        .map_err(|e| ApiError(e.status(), e.to_string()))?;
     let spec: RoundSpec = serde_json::from_slice(&body)
         .map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("round config: {e}")))?;
     let round = spec.validate()?;
@@ -264,6 +279,7 @@ pub fn router(aggregator: Aggregator, analyst_token: &str, poll: Duration) -> Ro
     let state = Arc::new(ServerState {
         aggregator: Mutex::new(aggregator),
         analyst_token_hash: token_hash(analyst_token),
+        spec_bytes: BodyBudget::new(2 * MAX_SPEC_BYTES),
     });
     let weak = Arc::downgrade(&state);
     tokio::spawn(async move {

@@ -54,6 +54,7 @@
 pub mod aggregator;
 pub mod aggregator_server;
 mod aggregator_store;
+pub mod body;
 pub mod client;
 mod close_spool;
 mod error;
@@ -64,6 +65,7 @@ pub mod node;
 pub mod node_key;
 mod node_store;
 pub mod secret;
+pub mod serve;
 pub mod spec;
 pub mod sum_codec;
 pub mod tls;

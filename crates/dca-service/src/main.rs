@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use dca_service::aggregator::Aggregator;
-use dca_service::node::{NodeOptions, router, serve_tls};
+use dca_service::node::{NodeOptions, router};
 use dca_service::secret::SecretString;
+use dca_service::serve::{ServeLimits, serve_tls};
 use dca_service::spec::{RoundSpec, token_hash};
 use dca_service::{Error, Result, hex, tls};
 use dp_noise::PrivacyLoss;
@@ -62,7 +63,7 @@ struct NodeArgs {
     /// PEM private key.
     #[arg(long)]
     key: PathBuf,
-    /// Directory of node.sqlite and node.key.
+    /// Directory of node.sqlite and the node's HPKE key (hpke-x25519.key, made on first start).
     #[arg(long)]
     data_dir: PathBuf,
     /// File holding the aggregator's bearer token.
@@ -71,6 +72,36 @@ struct NodeArgs {
     /// Largest request body in bytes.
     #[arg(long, default_value_t = 64 << 20)]
     max_body: usize,
+    /// Share bytes read at once over all uploads in flight (uploads beyond get 503).
+    #[arg(long, default_value_t = 64 << 20)]
+    max_inflight_body: usize,
+    /// Time a client has to send a request body after its headers (ms; 408 after).
+    #[arg(long, default_value_t = 30_000)]
+    body_timeout_ms: u64,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+/// Connection limits of a server (node or aggregator).
+#[derive(Args)]
+struct ServeArgs {
+    /// Connections served at once; more are answered 503 (capped below the open-file limit).
+    #[arg(long, default_value_t = 1024)]
+    max_connections: usize,
+    /// Time a client has to send request headers; also how long an idle connection stays
+    /// open (ms).
+    #[arg(long, default_value_t = 30_000)]
+    header_timeout_ms: u64,
+}
+
+impl ServeArgs {
+    fn limits(&self) -> ServeLimits {
+        ServeLimits {
+            max_connections: self.max_connections,
+            header_timeout: Duration::from_millis(self.header_timeout_ms),
+            ..ServeLimits::default()
+        }
+    }
 }
 
 #[derive(Args)]
@@ -104,6 +135,8 @@ struct AggregatorArgs {
     /// How often open rounds are checked (ms).
     #[arg(long, default_value_t = 200)]
     poll_ms: u64,
+    #[command(flatten)]
+    serve: ServeArgs,
 }
 
 /// How an analyst's job reaches the aggregator server, and how its clients upload.
@@ -365,10 +398,14 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Node(a) => {
             let tls = tls::server_config(&std::fs::read(&a.cert)?, &std::fs::read(&a.key)?)?;
             let options = NodeOptions {
-                index: a.index,
-                data_dir: a.data_dir.clone(),
-                admin_token: SecretString::read_file(&a.admin_token_file)?,
                 max_body: a.max_body,
+                max_inflight_body: a.max_inflight_body,
+                body_timeout: Duration::from_millis(a.body_timeout_ms),
+                ..NodeOptions::new(
+                    a.index,
+                    a.data_dir.clone(),
+                    SecretString::read_file(&a.admin_token_file)?,
+                )
             };
             let app = router(&options)?;
             let key = dca_service::node::load_or_create_key(&a.data_dir)?;
@@ -381,7 +418,7 @@ async fn run(cli: Cli) -> Result<()> {
             );
             use std::io::Write as _;
             std::io::stdout().flush()?;
-            serve_tls(listener, tls, app).await
+            serve_tls(listener, tls, app, a.serve.limits()).await
         }
         Command::Aggregator(a) => {
             let tls = tls::server_config(&std::fs::read(&a.cert)?, &std::fs::read(&a.key)?)?;
@@ -408,7 +445,7 @@ async fn run(cli: Cli) -> Result<()> {
             );
             use std::io::Write as _;
             std::io::stdout().flush()?;
-            serve_tls(listener, tls, app).await
+            serve_tls(listener, tls, app, a.serve.limits()).await
         }
         Command::Blr(a) => blr_job(a).await,
         Command::Train(a) => train_job(a).await,

@@ -25,9 +25,9 @@ use fixedpoint_shares::{
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use share_sealing::{NodeKeyPair, SealContext};
-use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
+use crate::body::{BodyBudget, BodyError};
 use crate::close_spool::{self, SplitError};
 pub use crate::node_key::load_or_create_key;
 use crate::node_store::{
@@ -53,6 +53,24 @@ pub struct NodeOptions {
     pub admin_token: SecretString,
     /// Largest request body accepted at all (bytes); shares are further limited per round.
     pub max_body: usize,
+    /// Share bytes the node reads at once, over all uploads in flight (503 beyond).
+    pub max_inflight_body: usize,
+    /// Time a client has to send a request body once its headers are in (408 after).
+    pub body_timeout: Duration,
+}
+
+impl NodeOptions {
+    /// Options with the default limits: 64 MiB per request body and in flight, 30 s per body.
+    pub fn new(index: u16, data_dir: PathBuf, admin_token: SecretString) -> Self {
+        NodeOptions {
+            index,
+            data_dir,
+            admin_token,
+            max_body: 64 << 20,
+            max_inflight_body: 64 << 20,
+            body_timeout: Duration::from_secs(30),
+        }
+    }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -860,6 +878,8 @@ impl Actor {
 pub struct ApiError {
     status: StatusCode,
     message: String,
+    /// Seconds after which the request may be tried again (`Retry-After`).
+    retry_after: Option<u32>,
 }
 
 type ApiResult<T> = std::result::Result<T, ApiError>;
@@ -869,6 +889,13 @@ impl ApiError {
         ApiError {
             status,
             message: message.into(),
+            retry_after: None,
+        }
+    }
+    fn retry_after(self, seconds: u32) -> Self {
+        ApiError {
+            retry_after: Some(seconds),
+            ..self
         }
     }
     fn not_found(m: &str) -> Self {
@@ -885,6 +912,10 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut r = (self.status, self.message).into_response();
+        if let Some(seconds) = self.retry_after {
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
         if self.status == StatusCode::UNAUTHORIZED {
             r.headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
@@ -901,6 +932,9 @@ struct AppState {
     tx: std::sync::Mutex<mpsc::Sender<Command>>,
     data_dir: PathBuf,
     max_body: usize,
+    /// Share bytes being read or opened, over all uploads.
+    share_bytes: BodyBudget,
+    body_timeout: Duration,
     /// Read-only connections for the clients' token hashes, used in turn.
     lookups: Vec<std::sync::Mutex<TokenLookup>>,
     /// The store's path, for the received set's read-only connections.
@@ -1411,56 +1445,66 @@ fn check_message(msg: &ShareMessage, round: &Round, node: u16, client: u64) -> A
     }
 }
 
-/// Largest sealed share a round accepts: a full share's wire message (header bound 64 bytes)
-/// plus the sealing overhead.
-fn max_sealed_len(round: &Round) -> usize {
-    share_sealing::sealed_len(64 + 8 * round.config.dim())
+/// The exact length of a sealed share of `round` for node `node`: a full share (node 0, or
+/// every node in full mode) carries d words, a seed share its 16-byte seed.
+fn sealed_share_len(round: &Round, node: u16) -> usize {
+    let payload = if node == 0 || round.config.mode() == ShareMode::Full {
+        8 * round.config.dim()
+    } else {
+        16
+    };
+    share_sealing::sealed_len(fixedpoint_shares::wire::HEADER_LEN + 16 + payload)
 }
 
+/// `PUT /rounds/{id}/shares/{client}`: the round, the client and its token are checked from
+/// the path and headers before a byte of the body is read; then at most the round's share size
+/// is read, within the body time limit and the node's budget of share bytes in flight.
 async fn upload(
     State(state): State<Arc<AppState>>,
     UrlPath((id, client)): UrlPath<(String, String)>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> ApiResult<Response> {
-    let round = state.round(&id)?;
-    let client: u64 = client
-        .parse()
-        .map_err(|_| ApiError::not_found("client id is not a number"))?;
-    if client >= round.config.n_clients() as u64 {
-        return Err(ApiError::not_found("unknown client"));
-    }
-    let token = bearer(&headers)?;
-    // The listed hash is read from the store (not kept in memory); compared in constant time.
-    let token_hash_listed = state.token_hash(&round.hash, client)?;
-    if !token_matches(token, &token_hash_listed) {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "not this client's token",
-        ));
-    }
-    content_type_is(&headers, MEDIA_SEALED_SHARE)?;
-    if body.len() > max_sealed_len(&round) {
+    let checked = check_upload(&state, &id, &client, &headers).await;
+    let (round, client) = match checked {
+        Ok(ok) => ok,
+        Err(refused) => {
+            // Small bodies are read and dropped so that the client can read the answer.
+            crate::body::drain_refused(&headers, body, 1 << 20, Duration::from_secs(5));
+            return Err(refused);
+        }
+    };
+    let limit = sealed_share_len(&round, state.index);
+    if crate::body::declared_len(&headers).is_some_and(|len| len > limit as u64) {
+        crate::body::drain_refused(&headers, body, 1 << 20, Duration::from_secs(5));
         return Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "share larger than this round's shares can be",
+            BodyError::TooLarge { limit }.to_string(),
         ));
     }
-    let deadline = round.spec.deadline_unix_ms;
-    if deadline != 0 && now_ms() > deadline {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "the round's deadline has passed",
-        ));
-    }
+    let (sealed, _permit) = match state
+        .share_bytes
+        .read(&headers, body, limit, state.body_timeout)
+        .await
+    {
+        Ok(read) => read,
+        Err(e) => {
+            let mut refused = ApiError::new(e.status(), e.to_string());
+            if e == BodyError::Busy {
+                refused = refused.retry_after(1);
+            }
+            return Err(refused);
+        }
+    };
     let ctx = SealContext {
         round: round.spec.round,
         config_hash: round.hash,
         client,
         node: state.index,
     };
-    let message = share_sealing::open(&state.keys.secret, &ctx, &body)
+    let message = share_sealing::open(&state.keys.secret, &ctx, &sealed)
         .map_err(|e| ApiError::bad_request(format!("sealed share: {e}")))?;
+    drop(sealed);
     let parsed = ShareMessage::get_decoded(&round.config, &message)
         .map_err(|e| ApiError::bad_request(format!("share message: {e}")))?;
     check_message(&parsed, &round, state.index, client)?;
@@ -1478,6 +1522,41 @@ async fn upload(
         .await
         .map_err(|_| ApiError::internal("store dropped the request"))??;
     Ok(status.into_response())
+}
+
+/// Everything about an upload that the path and headers decide: the round, the client, its
+/// token, the media type, the deadline.
+async fn check_upload(
+    state: &AppState,
+    id: &str,
+    client: &str,
+    headers: &HeaderMap,
+) -> ApiResult<(Arc<Round>, u64)> {
+    let round = state.round(id)?;
+    let client: u64 = client
+        .parse()
+        .map_err(|_| ApiError::not_found("client id is not a number"))?;
+    if client >= round.config.n_clients() as u64 {
+        return Err(ApiError::not_found("unknown client"));
+    }
+    let token = bearer(headers)?;
+    // The listed hash is read from the store (not kept in memory); compared in constant time.
+    let token_hash_listed = state.token_hash(&round.hash, client)?;
+    if !token_matches(token, &token_hash_listed) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "not this client's token",
+        ));
+    }
+    content_type_is(headers, MEDIA_SEALED_SHARE)?;
+    let deadline = round.spec.deadline_unix_ms;
+    if deadline != 0 && now_ms() > deadline {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "the round's deadline has passed",
+        ));
+    }
+    Ok((round, client))
 }
 
 /// Milliseconds since the Unix epoch.
@@ -1520,6 +1599,8 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
         tx: std::sync::Mutex::new(tx),
         data_dir: options.data_dir.clone(),
         max_body: options.max_body,
+        share_bytes: BodyBudget::new(options.max_inflight_body),
+        body_timeout: options.body_timeout,
         lookups: (0..std::thread::available_parallelism().map_or(2, |n| n.get().min(4)))
             .map(|_| TokenLookup::open(&db).map(std::sync::Mutex::new))
             .collect::<Result<_>>()?,
@@ -1537,39 +1618,6 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
         .route("/rounds/{id}/shares/{client}", put(upload))
         .layer(DefaultBodyLimit::max(options.max_body))
         .with_state(state))
-}
-
-/// Serves `router` over TLS on `listener` until the process ends. Each connection is one task;
-/// a failed handshake or connection drops only that connection.
-pub async fn serve_tls(
-    listener: TcpListener,
-    tls: Arc<rustls::ServerConfig>,
-    router: Router,
-) -> Result<()> {
-    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
-    loop {
-        let (tcp, _) = match listener.accept().await {
-            Ok(c) => c,
-            Err(_) => {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                continue;
-            }
-        };
-        let acceptor = acceptor.clone();
-        let router = router.clone();
-        tokio::spawn(async move {
-            let Ok(Ok(tls)) =
-                tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await
-            else {
-                return;
-            };
-            let service = hyper_util::service::TowerToHyperService::new(router);
-            let _ = hyper::server::conn::http1::Builder::new()
-                .keep_alive(true)
-                .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
-                .await;
-        });
-    }
 }
 
 #[cfg(test)]
@@ -1628,10 +1676,8 @@ mod tests {
             }
         }
         let options = NodeOptions {
-            index: 1,
-            data_dir: dir.clone(),
-            admin_token: SecretString::from("admin".to_string()),
             max_body: 1 << 20,
+            ..NodeOptions::new(1, dir.clone(), SecretString::from("admin".to_string()))
         };
         for _start in 0..2 {
             drop(router(&options).unwrap());

@@ -61,6 +61,9 @@ pub fn http_client(
     reqwest::Client::builder()
         .use_preconfigured_tls(client_config(ca_pem)?)
         .pool_max_idle_per_host(pool)
+        // Below the servers' default idle limit (30 s): a pooled connection is dropped here
+        // before the server closes it, never reused as it closes.
+        .pool_idle_timeout(std::time::Duration::from_secs(20))
         .timeout(timeout)
         .http1_only()
         .build()

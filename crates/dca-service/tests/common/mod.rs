@@ -94,6 +94,17 @@ pub struct NodeProcess {
 impl NodeProcess {
     /// Starts node `index` listening on `listen` (use "127.0.0.1:0" for a free port).
     pub fn start(certs: &Certs, index: u16, data_dir: &Path, listen: &str) -> NodeProcess {
+        Self::start_with(certs, index, data_dir, listen, &["--max-body", "1048576"])
+    }
+
+    /// Starts node `index` with `args` added to the command line.
+    pub fn start_with(
+        certs: &Certs,
+        index: u16,
+        data_dir: &Path,
+        listen: &str,
+        args: &[&str],
+    ) -> NodeProcess {
         let mut command = Command::new(env!("CARGO_BIN_EXE_dpdist"));
         command
             .arg("node")
@@ -106,7 +117,7 @@ impl NodeProcess {
             .arg(data_dir)
             .arg("--admin-token-file")
             .arg(certs.dir.join("admin.token"))
-            .args(["--max-body", "1048576"]);
+            .args(args);
         let (child, addr) = spawn_with_banner(command, &format!("node {index}"));
         NodeProcess {
             child,
@@ -139,13 +150,18 @@ pub struct Cluster {
 
 impl Cluster {
     pub fn start(name: &str, m: u16) -> Cluster {
+        Self::start_with(name, m, &["--max-body", "1048576"])
+    }
+
+    /// A cluster whose nodes get `args` on their command line.
+    pub fn start_with(name: &str, m: u16, args: &[&str]) -> Cluster {
         let dir = scratch(name);
         let certs = make_certs(&dir);
         let nodes = (0..m)
             .map(|k| {
                 let data = dir.join(format!("node{k}"));
                 std::fs::create_dir_all(&data).unwrap();
-                NodeProcess::start(&certs, k, &data, "127.0.0.1:0")
+                NodeProcess::start_with(&certs, k, &data, "127.0.0.1:0", args)
             })
             .collect();
         let http = tls::http_client(&certs.ca_pem, 64, Duration::from_secs(30)).unwrap();
