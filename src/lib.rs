@@ -20,7 +20,10 @@ pub use projection;
 /// doctests, so that `cargo test --doc -p dpdist` compiles and runs their ```rust blocks
 /// (docs/src/contributing.md; scripts/book-blocks.py checks that every page with a Rust block is
 /// listed here).
+/// `LANG,norun` is the book's marker for blocks never run; rustdoc, which skips every non-Rust
+/// block anyway, would take `norun` for a misspelt `no_run`.
 #[cfg(doctest)]
+#[allow(rustdoc::invalid_codeblock_attributes)]
 mod book {
     #[doc = include_str!("../README.md")]
     pub struct Readme;
