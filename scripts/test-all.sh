@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of dpdist: the Rust workspace, the C and C++ host tests over the C ABI, and the
-# R package's tests when R is installed. This is the README's test command; .ci/run calls it.
+# R package's tests when R is installed, and the book (docs/: built, links checked, every program in
+# it run). This is the README's test command; .ci/run calls it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,9 +19,15 @@ scripts/test-c-sanitizers.sh
 step "C++ host tests over the RAII wrapper"
 scripts/test-cpp.sh
 
+target="${CARGO_TARGET_DIR:-target}"
+case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
+
 if command -v R >/dev/null 2>&1; then
   step "R package tests"
-  scripts/test-r.sh
+  # Keep the checked package installed: the book's R blocks run against it.
+  rm -rf "$target/r-check"
+  DPDIST_R_CHECK_DIR="$target/r-check" scripts/test-r.sh
+  export DPDIST_R_LIB="$target/r-check/dpdist.Rcheck"
 elif [ -n "${CI:-}" ]; then
   echo "R is not installed: CI must run the R package tests (.ci/run installs r-base-core)" >&2
   exit 1
@@ -30,5 +37,8 @@ fi
 
 step "Julia package: static check of every @ccall against include/dpdist.h (no Julia binary here)"
 python3 scripts/check-julia.py
+
+step "The book: code fences, links, mdbook build, and every program in it"
+scripts/test-book.sh
 
 step "all tests passed"

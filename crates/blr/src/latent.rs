@@ -33,8 +33,8 @@
 //! Only down to ν ≈ n²m²/σ² (σ the noise sd of an off-diagonal entry): above it the release
 //! cannot tell ν from ∞, and the mass the grid keeps on ν < n widens the latent off-diagonals by
 //! up to (1 + n/ν) in variance. That is the honest cost of not knowing the inputs' correlations,
-//! and it makes the intervals conservative on uncorrelated inputs at moderate noise (README,
-//! "Noise-aware BLR intervals"); ruling it out would need prior knowledge (a fixed `dof`).
+//! and it makes the intervals conservative on uncorrelated inputs at moderate noise (book,
+//! docs/src/results/blr-calibration.md); ruling it out would need prior knowledge (a fixed `dof`).
 //! Simulation-based calibration (`examples/blr_calibration.rs --x-from-prior`, data drawn from
 //! this prior through [`data_model_grid`] and [`entry_prior`], or as Gaussian or clipped records
 //! with Wishart second moments; 500 replications per cell): the 90% intervals cover 0.891–0.910
@@ -42,8 +42,8 @@
 //! particular (κ, ν) — over at large ν, under at small ν where the data are informative — not
 //! a defect of the draws, the weights or the approximations.
 //!
-//! **Coupled (inverse-Wishart) prior** ([`LatentPrior::Wishart`], an option; issue 12's
-//! suspect "entries independent a priori where a Wishart couples them"): the records'
+//! **Coupled (inverse-Wishart) prior** ([`LatentPrior::Wishart`], an option, for data whose
+//! second moments are coupled, where the default prior takes the entries as independent): the records'
 //! second-moment matrix M ~ IW centred on κ·diag(m), ν₀ fixed or (default) uniform on a grid
 //! d + 2, 10^(k/4) … 10⁶, and Σxxᵀ | M ≈ N(nM, nC(M)) with the full covariance of the packed
 //! entries (Isserlis). The draws come from a Markov chain over (ν₀, κ, M, Σxxᵀ) given the
@@ -53,7 +53,7 @@
 //! as before. Laplace noise enters the chain as the Gaussian of its variance and each kept draw
 //! is corrected by log Laplace − log Gaussian of its residual. No box truncation of the entries:
 //! the bounds enter through κ·m_j ≤ B_j² and M_jj ≤ B_j².
-//! Measured in the README ("Noise-aware BLR intervals", 200 replications per cell): on
+//! Measured in docs/src/results/blr-calibration.md (200 replications per cell): on
 //! independent inputs no better than the diagonal data-model prior (90% intervals cover
 //! 0.904–0.934, 3 of 8 cells in 88–92%, against 4 of 8), on correlated ones better
 //! (0.851–0.913, 7 of 8, against 4 of 8); hence an option, not the default.

@@ -1,4 +1,4 @@
-//! Noise-aware posterior of BLR from released statistics (issue 12 item 4; the model of Bernstein
+//! Noise-aware posterior of BLR from released statistics (the model of Bernstein
 //! & Sheldon 2019, "Differentially private Bayesian linear regression": the released statistics
 //! are the true ones plus noise of a public distribution, and inference conditions on that).
 //!
@@ -41,8 +41,8 @@
 //! **Calibration, measured** (`cargo test -p blr --release noise_aware -- --nocapture`, d = 2,
 //! n = 300, x ~ U(−1, 1)², β from the prior, ε = 1, 500 replications, 200 draws): 90% intervals
 //! cover 0.926 under the default data-model prior (the flat prior: 0.90 here, 0.84 at
-//! n = 100); the naive ones 0.065. At d = 10, n ∈ {500, 5000}, ε ∈ {0.5, 1, 2, 5}: the README's
-//! table (`examples/blr_calibration.rs`).
+//! n = 100); the naive ones 0.065. At d = 10, n ∈ {500, 5000}, ε ∈ {0.5, 1, 2, 5}: the table
+//! in docs/src/results/blr-calibration.md (`examples/blr_calibration.rs`).
 //!
 //! λ (noise precision) is held fixed, as in [`mod@crate::posterior`]. y clipped to |y| ≤ B_y and x
 //! clipped to the bounds are outside the model: keep the bounds loose enough that clipping is
@@ -205,7 +205,7 @@ impl Default for NoiseAwareOptions<'_> {
 ///
 /// Why: at d = 10 with 300 draws, 1.4–2% of the simulation-based calibration's fits had an
 /// effective sample size below 30 (minimum 1.0), and their 90% intervals covered only
-/// 0.867–0.887 (README, "Noise-aware BLR intervals"). The weights degenerate when the released
+/// 0.867–0.887 (docs/src/results/blr-calibration.md). The weights degenerate when the released
 /// Σxy pins Σxxᵀ down far more tightly than the released Σxxᵀ does.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AdaptiveDraws {

@@ -69,7 +69,8 @@ pub struct ProjectionConfig {
     /// MAE of TA-proj pooled vs per-dimension 24.6 vs 40.0 (ε = 0.5), 9.0 vs 14.0 (1),
     /// 2.4 vs 4.6 (2), but 2.26 vs 1.68 at ε = 5, where the d + 1 separate estimates are precise
     /// enough for the per-column scales to pay off. After scaling every column to the same public
-    /// range, one σ loses little; the README's table has the numbers and the command.
+    /// range, one σ loses little; docs/src/results/distributed-blr.md has the numbers and
+    /// the command.
     pub std_mode: StdMode,
     /// Replacement for a non-positive σ² estimate (0.5 in the DCA paper).
     pub std_floor: f64,

@@ -17,8 +17,9 @@
 //! VAES-256, AES-NI, or the `aes` crate as the portable path; [`keystream_backend`] names the
 //! one in use), all producing the same keystream. This crate itself forbids `unsafe`.
 //!
-//! The phases are named shard → absorb → agree → finalize → release (the README's "Vocabulary"
-//! section maps them to libprio's shard / accumulate / unshard and to the C, R and Julia names).
+//! The phases are named shard → absorb → agree → finalize → release (the book's "Vocabulary",
+//! docs/src/architecture.md, maps them to libprio's shard / accumulate / unshard and to the C, R
+//! and Julia names).
 //!
 //! ```
 //! use dp_noise::rng::RngSource;

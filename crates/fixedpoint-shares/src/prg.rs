@@ -226,8 +226,8 @@ mod tests {
         assert_eq!(mask(&seed, d, 6), expect);
     }
 
-    /// Words produced by the previous implementation (the `aes` 0.8 + `ctr` 0.9 stack, before
-    /// the SIMD kernels), pinned so that the keystream never changes under any backend.
+    /// Words produced by the `aes` 0.8 + `ctr` 0.9 stack (a reference independent of the SIMD
+    /// kernels), pinned so that the keystream never changes under any backend.
     #[test]
     fn keystream_pinned_from_the_aes_ctr_crates_on_every_backend() {
         let seed = Seed::from_bytes(*b"dpdist-pinned-kA");

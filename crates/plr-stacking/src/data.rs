@@ -121,8 +121,8 @@ pub(crate) fn signed_labels(labels: &[f64]) -> Result<Vec<f64>> {
 /// Rows already inside the ball are left as they are; longer rows are shrunk onto its surface.
 /// This is a fixed per-record map (it never looks at other records), so applying it before a
 /// DP mechanism costs no privacy; it is what makes the sensitivity bound ‖x‖ ≤ radius hold.
-/// (Before issue 12 a group's rows were projected onto the unit ball and then multiplied by
-/// the radius, which shrank short rows by q_k for nothing: same bound, less signal.)
+/// (Projecting onto the unit ball and then multiplying by the radius would give the same bound
+/// but shrink short rows by q_k for nothing: less signal.)
 pub(crate) fn project_row(row: &mut [f64], radius: f64) {
     let factor = clip_factor(row.iter().map(|v| v * v).sum::<f64>(), radius);
     row.iter_mut().for_each(|v| *v *= factor);

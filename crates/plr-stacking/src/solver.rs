@@ -29,8 +29,8 @@ const HESSIAN_BLOCK_BYTES: usize = 256 << 10;
 const BLOCKS_PER_PART: usize = 8;
 /// An inverse-Hessian approximation is updated and kept for the next step while the full step
 /// it gave was accepted and shrank ‖∇f‖ at least by this factor (1: did not let it grow);
-/// otherwise the next step starts from the exact Hessian. On the benchmark of the README
-/// (n = 5·10⁴, d = 100) 1 needs a single Hessian per fit and ≈ 14 BFGS steps.
+/// otherwise the next step starts from the exact Hessian. On the benchmark of
+/// docs/src/results/peers.md (n = 5·10⁴, d = 100) 1 needs a single Hessian per fit and ≈ 14 BFGS steps.
 const CHORD_CONTRACTION: f64 = 1.0;
 /// Relative size below which a predicted decrease of f is lost in rounding.
 const FLAT: f64 = 1e-12;

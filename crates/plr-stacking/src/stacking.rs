@@ -481,7 +481,7 @@ mod tests {
             let p = fit.model.predict_proba(test_x).unwrap();
             assert!(p.iter().all(|&v| (0.0..=1.0).contains(&v)));
             let a = auc(&p, test_y).unwrap();
-            // Measured: PST-F 0.800 (0.811 under the pre-issue-12 map x·q/max(1, ‖x‖), which kept
+            // Measured: PST-F 0.800 (0.811 under the map x·q/max(1, ‖x‖), which keeps
             // the magnitude of rows with q < ‖x_(k)‖ < 1 that clipping reduces to a direction).
             assert!(a > 0.78, "non-private stacking AUC {a}");
         }

@@ -44,7 +44,7 @@
 //! each; plus one sign draw. The discrete Gaussian makes ≈ 1.32 proposals per sample (the
 //! acceptance rate tends to e^{−1/2}·√(π/2) ≈ 0.76 for large σ), each one word and one ln for
 //! Q, 1/64 of a word for the sign, one word and one exp for the acceptance, and for t ≥ 2^24 one
-//! more word for R. Measured rates are in the README (`cargo bench --bench peers
+//! more word for R. Measured rates: docs/src/results/noise-samplers.md (`cargo bench --bench peers
 //! -- noise SIGMA COUNT`, `scripts/bench-sampler-vs.sh`).
 //!
 //! # Sums of discrete Gaussians (Kairouz, Liu & Steinke 2021)
