@@ -4,6 +4,7 @@
 //! neither releases twice nor forgets what was spent.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use dp_noise::PrivacyLoss;
@@ -14,6 +15,7 @@ use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 
 use crate::aggregator_store::{AggregatorStore, RecordedState};
+use crate::clock::{Clock, SystemClock};
 use crate::node::{AbortRequest, CloseRequest, ReceivedSet, RoundStatus};
 use crate::secret::SecretString;
 use crate::spec::{Round, RoundSpec};
@@ -52,6 +54,7 @@ pub struct Aggregator {
     admin_token: SecretString,
     store: AggregatorStore,
     accountant: Accountant,
+    clock: Arc<dyn Clock>,
 }
 
 impl Aggregator {
@@ -81,7 +84,13 @@ impl Aggregator {
             admin_token: admin_token.into(),
             store,
             accountant,
+            clock: Arc::new(SystemClock),
         })
+    }
+
+    /// The same aggregator deciding deadlines by `clock`.
+    pub fn with_clock(self, clock: Arc<dyn Clock>) -> Self {
+        Aggregator { clock, ..self }
     }
 
     /// The node base URLs, in node order.
@@ -210,7 +219,7 @@ impl Aggregator {
         loop {
             let sets = self.received_sets(round).await?;
             if sets.iter().all(|s| s.clients().missing() == 0)
-                || crate::node::now_ms() >= round.spec.deadline_unix_ms
+                || self.clock.now_ms() >= round.spec.deadline_unix_ms
             {
                 return Ok(());
             }
@@ -250,7 +259,7 @@ impl Aggregator {
     /// True when every node holds all N clients or the round's deadline has passed: the moment
     /// to close it.
     pub async fn due(&self, round: &Round) -> Result<bool> {
-        if crate::node::now_ms() >= round.spec.deadline_unix_ms
+        if self.clock.now_ms() >= round.spec.deadline_unix_ms
             || matches!(self.state(&round.id())?, Some((s, _)) if s == "closing")
         {
             return Ok(true);

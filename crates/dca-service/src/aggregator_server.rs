@@ -19,11 +19,11 @@ use axum::routing::get;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
+use crate::Error;
 use crate::aggregator::{Aggregator, PublishedRelease};
 use crate::body::BodyBudget;
-use crate::secret::token_matches;
+use crate::problem::{ApiError, ApiResult, healthz, json, require_token};
 use crate::spec::{RoundSpec, token_hash};
-use crate::{Error, MEDIA_JSON};
 
 /// Largest round configuration accepted (bytes): N token hashes of 67 bytes dominate.
 pub const MAX_SPEC_BYTES: usize = 64 << 20;
@@ -57,58 +57,26 @@ struct ServerState {
     spec_bytes: BodyBudget,
 }
 
-struct ApiError(StatusCode, String);
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let mut r = (self.0, format!("{}\n", self.1)).into_response();
-        if self.0 == StatusCode::UNAUTHORIZED {
-            r.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                header::HeaderValue::from_static("Bearer"),
-            );
-        }
-        r
-    }
-}
-
 impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
-        let status = match &e {
-            Error::InvalidSpec(_) => StatusCode::BAD_REQUEST,
-            Error::AlreadyReleased | Error::RoundAborted(_) => StatusCode::CONFLICT,
-            Error::Aborted { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            Error::Budget(_) => StatusCode::FORBIDDEN,
-            Error::Http(_) | Error::Timeout(_) => StatusCode::BAD_GATEWAY,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        let (status, kind) = match &e {
+            Error::InvalidSpec(_) => (StatusCode::BAD_REQUEST, "invalid-config"),
+            Error::AlreadyReleased => (StatusCode::CONFLICT, "round-released"),
+            Error::RoundAborted(_) => (StatusCode::CONFLICT, "round-aborted"),
+            Error::Aborted { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "too-many-dropped"),
+            Error::Budget(_) => (StatusCode::FORBIDDEN, "budget-exhausted"),
+            Error::Http(_) | Error::Timeout(_) => (StatusCode::BAD_GATEWAY, "node-unavailable"),
+            Error::Integrity(_) => return ApiError::damaged(e.to_string()),
+            _ => return ApiError::internal(e.to_string()),
         };
-        ApiError(status, e.to_string())
+        ApiError::new(status, kind, e.to_string())
     }
 }
-
-type ApiResult<T> = std::result::Result<T, ApiError>;
 
 impl ServerState {
     fn analyst(&self, headers: &HeaderMap) -> ApiResult<()> {
-        let token = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .ok_or_else(|| ApiError(StatusCode::UNAUTHORIZED, "missing bearer token".into()))?;
-        if token_matches(token, &self.analyst_token_hash) {
-            Ok(())
-        } else {
-            Err(ApiError(
-                StatusCode::FORBIDDEN,
-                "not the analyst's token".into(),
-            ))
-        }
+        require_token(headers, &self.analyst_token_hash, "the analyst's")
     }
-}
-
-fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
-    let body = serde_json::to_vec(value).unwrap_or_default();
-    (status, [(header::CONTENT_TYPE, MEDIA_JSON)], body).into_response()
 }
 
 async fn nodes(State(s): State<Arc<ServerState>>, headers: HeaderMap) -> ApiResult<Response> {
@@ -139,15 +107,15 @@ async fn create(
         .spec_bytes
         .read(&headers, body, MAX_SPEC_BYTES, SPEC_BODY_TIMEOUT)
         .await
-        .map_err(|e| ApiError(e.status(), e.to_string()))?;
+        .map_err(|e| ApiError::new(e.status(), e.kind(), e.to_string()))?;
     let spec: RoundSpec = serde_json::from_slice(&body)
-        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("round config: {e}")))?;
+        .map_err(|e| ApiError::bad_request(format!("round config: {e}")))?;
     let round = spec.validate()?;
     if round.id() != id.to_ascii_lowercase() {
-        return Err(ApiError(
-            StatusCode::BAD_REQUEST,
-            format!("round id must be the config's SHA-256, {}", round.id()),
-        ));
+        return Err(ApiError::bad_request(format!(
+            "round id must be the config's SHA-256, {}",
+            round.id()
+        )));
     }
     let agg = s.aggregator.lock().await;
     let existed = agg.round(&round.id())?.is_some();
@@ -169,7 +137,7 @@ async fn state_of(
     let agg = s.aggregator.lock().await;
     let round = agg
         .round(&id.to_ascii_lowercase())?
-        .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, "unknown round".into()))?;
+        .ok_or_else(|| ApiError::not_found("unknown round"))?;
     let (state, detail) = agg.recorded_state(&round)?.unwrap_or_default();
     let reason = matches!(state.as_str(), "aborted" | "aborting")
         .then_some(detail)
@@ -194,13 +162,13 @@ async fn get_release(
     let agg = s.aggregator.lock().await;
     let round = agg
         .round(&id.to_ascii_lowercase())?
-        .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, "unknown round".into()))?;
+        .ok_or_else(|| ApiError::not_found("unknown round"))?;
     if let Some(release) = agg.published(&round)? {
         return Ok(json(StatusCode::OK, &release));
     }
     match agg.recorded_state(&round)?.unwrap_or_default() {
-        (state, detail) if state == "aborted" || state == "aborting" => Err(ApiError(
-            StatusCode::CONFLICT,
+        (state, detail) if state == "aborted" || state == "aborting" => Err(ApiError::conflict(
+            "round-aborted",
             format!("round was aborted: {}", detail.unwrap_or_default()),
         )),
         _ => Ok((
@@ -221,13 +189,9 @@ async fn release_now(
     let mut agg = s.aggregator.lock().await;
     let round = agg
         .round(&id.to_ascii_lowercase())?
-        .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, "unknown round".into()))?;
+        .ok_or_else(|| ApiError::not_found("unknown round"))?;
     let release: PublishedRelease = agg.release(&round).await?;
     Ok(json(StatusCode::OK, &release))
-}
-
-async fn healthz() -> &'static str {
-    "ok\n"
 }
 
 /// One pass of the server's own work: re-send pending abort notices, then close and release

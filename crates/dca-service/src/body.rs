@@ -30,6 +30,16 @@ pub enum BodyError {
 }
 
 impl BodyError {
+    /// The problem type of the answer (see [`crate::problem`]).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            BodyError::TooLarge { .. } => "too-large",
+            BodyError::Busy => "busy",
+            BodyError::TooSlow { .. } => "body-timeout",
+            BodyError::Broken(_) => "malformed",
+        }
+    }
+
     /// The status to answer with.
     pub fn status(&self) -> StatusCode {
         match self {

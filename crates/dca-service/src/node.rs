@@ -28,11 +28,13 @@ use share_sealing::{NodeKeyPair, SealContext};
 use tokio::sync::oneshot;
 
 use crate::body::{BodyBudget, BodyError};
+use crate::clock::{Clock, SystemClock};
 use crate::close_spool::{self, SplitError};
 pub use crate::node_key::load_or_create_key;
 use crate::node_store::{
     AttemptReader, HashingWriter, NodeStore, PendingShare, TokenLookup, UploadOutcome,
 };
+use crate::problem::{ApiError, ApiResult, bearer, content_type_is, healthz, json, require_token};
 use crate::secret::{SecretString, token_matches};
 use crate::spec::{
     Round, RoundSpec, RoundSpecOf, TokenCount, TokenHashes, spool_token_hashes, token_hash,
@@ -57,6 +59,8 @@ pub struct NodeOptions {
     pub max_inflight_body: usize,
     /// Time a client has to send a request body once its headers are in (408 after).
     pub body_timeout: Duration,
+    /// The clock that decides whether a round's deadline has passed.
+    pub clock: Arc<dyn Clock>,
 }
 
 impl NodeOptions {
@@ -69,6 +73,7 @@ impl NodeOptions {
             max_body: 64 << 20,
             max_inflight_body: 64 << 20,
             body_timeout: Duration::from_secs(30),
+            clock: Arc::new(SystemClock),
         }
     }
 }
@@ -512,14 +517,14 @@ impl Actor {
                 Some(rt) if rt.agreed.is_some() => {
                     let _ = u
                         .reply
-                        .send(Err(ApiError::new(StatusCode::CONFLICT, "round is closed")));
+                        .send(Err(ApiError::conflict("round-closed", "round is closed")));
                 }
                 Some(RoundRuntime {
                     aborted: Some(reason),
                     ..
                 }) => {
-                    let _ = u.reply.send(Err(ApiError::new(
-                        StatusCode::CONFLICT,
+                    let _ = u.reply.send(Err(ApiError::conflict(
+                        "round-aborted",
                         format!("round was aborted: {reason}"),
                     )));
                 }
@@ -551,8 +556,8 @@ impl Actor {
                     let reply = match outcome {
                         UploadOutcome::Stored => self.absorb(&u),
                         UploadOutcome::SameAgain => Ok(StatusCode::OK),
-                        UploadOutcome::Conflict => Err(ApiError::new(
-                            StatusCode::CONFLICT,
+                        UploadOutcome::Conflict => Err(ApiError::conflict(
+                            "share-conflict",
                             "another share is already stored for this client",
                         )),
                     };
@@ -632,14 +637,12 @@ impl Actor {
                     Some(RoundRuntime {
                         aborted: Some(reason),
                         ..
-                    }) => Err(ApiError::new(
-                        StatusCode::CONFLICT,
+                    }) => Err(ApiError::conflict(
+                        "round-aborted",
                         format!("round was aborted: {reason}"),
                     )),
                     Some(rt) => match &rt.sum {
-                        SumState::Open => {
-                            Err(ApiError::new(StatusCode::CONFLICT, "round not closed"))
-                        }
+                        SumState::Open => Err(ApiError::conflict("round-open", "round not closed")),
                         SumState::Computing => Ok(false),
                         SumState::Ready => Ok(true),
                         SumState::Failed(e) => {
@@ -682,8 +685,8 @@ impl Actor {
         }
         match self.store.round_by_number(round.spec.round) {
             Ok(Some(_)) => {
-                return Err(ApiError::new(
-                    StatusCode::CONFLICT,
+                return Err(ApiError::conflict(
+                    "round-number-reused",
                     "this round number exists with another configuration",
                 ));
             }
@@ -734,8 +737,8 @@ impl Actor {
             return Ok(StatusCode::OK);
         }
         if rt.agreed.is_some() {
-            return Err(ApiError::new(
-                StatusCode::CONFLICT,
+            return Err(ApiError::conflict(
+                "round-closed",
                 "round is closed with an agreed set; it cannot be aborted",
             ));
         }
@@ -758,15 +761,15 @@ impl Actor {
             return Err(ApiError::not_found("unknown round"));
         };
         if let Some(reason) = &rt.aborted {
-            let refused = Err(ApiError::new(
-                StatusCode::CONFLICT,
+            let refused = Err(ApiError::conflict(
+                "round-aborted",
                 format!("round was aborted: {reason}"),
             ));
             self.rounds.insert(id, rt);
             return refused;
         }
         if let Some(why) = &rt.damaged {
-            let refused = Err(ApiError::internal(format!(
+            let refused = Err(ApiError::damaged(format!(
                 "this node refuses to finalize the round: {}",
                 Error::Integrity(why.clone())
             )));
@@ -803,15 +806,15 @@ impl Actor {
             return if *existing == agreed {
                 Ok(StatusCode::OK)
             } else {
-                Err(ApiError::new(
-                    StatusCode::CONFLICT,
+                Err(ApiError::conflict(
+                    "agreed-set-mismatch",
                     "closed already with another agreed set",
                 ))
             };
         }
         if let Some(client) = agreed.iter().find(|c| !rt.received().contains(*c)) {
-            return Err(ApiError::new(
-                StatusCode::CONFLICT,
+            return Err(ApiError::conflict(
+                "agreed-set-mismatch",
                 format!("agreed client {client} was not received by this node"),
             ));
         }
@@ -834,8 +837,8 @@ impl Actor {
                 }
                 // A client that sharded twice and whose nodes hold different attempts: the
                 // aggregator must have left it out; summing it would corrupt the release.
-                refused = Some(ApiError::new(
-                    StatusCode::CONFLICT,
+                refused = Some(ApiError::conflict(
+                    "agreed-set-mismatch",
                     format!(
                         "agreed client {client}: this node holds shard attempt {attempt:016x}, not {shard:016x}"
                     ),
@@ -854,6 +857,7 @@ impl Actor {
         if agreed.missing() > rt.round.config.max_dropped() {
             return Err(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
+                "too-many-dropped",
                 format!(
                     "{} clients missing, more than T = {}",
                     agreed.missing(),
@@ -873,57 +877,6 @@ impl Actor {
 // ------------------------------------------------------------------------------------------
 // HTTP.
 
-/// An error answer: status + plain-text reason.
-#[derive(Debug)]
-pub struct ApiError {
-    status: StatusCode,
-    message: String,
-    /// Seconds after which the request may be tried again (`Retry-After`).
-    retry_after: Option<u32>,
-}
-
-type ApiResult<T> = std::result::Result<T, ApiError>;
-
-impl ApiError {
-    fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        ApiError {
-            status,
-            message: message.into(),
-            retry_after: None,
-        }
-    }
-    fn retry_after(self, seconds: u32) -> Self {
-        ApiError {
-            retry_after: Some(seconds),
-            ..self
-        }
-    }
-    fn not_found(m: &str) -> Self {
-        Self::new(StatusCode::NOT_FOUND, m)
-    }
-    fn bad_request(m: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, m)
-    }
-    fn internal(m: impl Into<String>) -> Self {
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, m)
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let mut r = (self.status, self.message).into_response();
-        if let Some(seconds) = self.retry_after {
-            r.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-        }
-        if self.status == StatusCode::UNAUTHORIZED {
-            r.headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-        r
-    }
-}
-
 struct AppState {
     index: u16,
     keys: NodeKeyPair,
@@ -935,6 +888,7 @@ struct AppState {
     /// Share bytes being read or opened, over all uploads.
     share_bytes: BodyBudget,
     body_timeout: Duration,
+    clock: Arc<dyn Clock>,
     /// Read-only connections for the clients' token hashes, used in turn.
     lookups: Vec<std::sync::Mutex<TokenLookup>>,
     /// The store's path, for the received set's read-only connections.
@@ -974,7 +928,13 @@ impl AppState {
         })
         .await
         .map_err(|e| ApiError::internal(format!("reading the store: {e}")))?
-        .map_err(|e: Error| ApiError::internal(e.to_string()))
+        .map_err(|e: Error| match e {
+            Error::Integrity(_) => {
+                tracing::error!("{e}");
+                ApiError::damaged(e.to_string())
+            }
+            e => ApiError::internal(e.to_string()),
+        })
     }
 
     fn send(&self, c: Command) -> ApiResult<()> {
@@ -997,25 +957,8 @@ impl AppState {
     }
 
     fn admin(&self, headers: &HeaderMap) -> ApiResult<()> {
-        let token = bearer(headers)?;
-        // Constant time: the comparison must not reveal how much of a guess was right.
-        if token_matches(token, &self.admin_token_hash) {
-            Ok(())
-        } else {
-            Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "not the aggregator's token",
-            ))
-        }
+        require_token(headers, &self.admin_token_hash, "the aggregator's")
     }
-}
-
-fn bearer(headers: &HeaderMap) -> ApiResult<&str> {
-    headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "missing bearer token"))
 }
 
 async fn ask<T>(
@@ -1026,34 +969,6 @@ async fn ask<T>(
     state.send(make(tx))?;
     rx.await
         .map_err(|_| ApiError::internal("store dropped the request"))?
-}
-
-fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
-    let body = serde_json::to_vec(value).unwrap_or_default();
-    (status, [(header::CONTENT_TYPE, MEDIA_JSON)], body).into_response()
-}
-
-fn content_type_is(headers: &HeaderMap, media: &str) -> ApiResult<()> {
-    let ok = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.split(';')
-                .next()
-                .is_some_and(|m| m.trim().eq_ignore_ascii_case(media))
-        });
-    if ok {
-        Ok(())
-    } else {
-        Err(ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            format!("Content-Type must be {media}"),
-        ))
-    }
-}
-
-async fn healthz() -> &'static str {
-    "ok\n"
 }
 
 async fn public_key(State(state): State<Arc<AppState>>) -> Response {
@@ -1166,7 +1081,13 @@ async fn spool_body(
 ) -> ApiResult<()> {
     use http_body_util::BodyExt;
     use tokio::io::AsyncWriteExt;
-    let too_large = || ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "length limit exceeded");
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too-large",
+            "length limit exceeded",
+        )
+    };
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -1402,8 +1323,7 @@ async fn node_sum(
     let id = round.hash;
     let (reader, at) = state
         .blocking_read(move |reader| reader.checked_sum_blob(&id))
-        .await
-        .inspect_err(|e| tracing::error!(id = %hex::encode(&id), "node sum: {}", e.message))?;
+        .await?;
     let at = at.ok_or_else(|| ApiError::internal("stored node sum missing"))?;
     let len = at.len;
     let body = stream_body(reader, move |reader, out| reader.write_sum(&at, out));
@@ -1479,6 +1399,7 @@ async fn upload(
         crate::body::drain_refused(&headers, body, 1 << 20, Duration::from_secs(5));
         return Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
+            "too-large",
             BodyError::TooLarge { limit }.to_string(),
         ));
     }
@@ -1489,7 +1410,7 @@ async fn upload(
     {
         Ok(read) => read,
         Err(e) => {
-            let mut refused = ApiError::new(e.status(), e.to_string());
+            let mut refused = ApiError::new(e.status(), e.kind(), e.to_string());
             if e == BodyError::Busy {
                 refused = refused.retry_after(1);
             }
@@ -1545,26 +1466,24 @@ async fn check_upload(
     if !token_matches(token, &token_hash_listed) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
+            "forbidden",
             "not this client's token",
         ));
     }
     content_type_is(headers, MEDIA_SEALED_SHARE)?;
     let deadline = round.spec.deadline_unix_ms;
-    if deadline != 0 && now_ms() > deadline {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
+    if deadline != 0 && state.clock.now_ms() > deadline {
+        return Err(ApiError::conflict(
+            "deadline-passed",
             "the round's deadline has passed",
         ));
     }
     Ok((round, client))
 }
 
-/// Milliseconds since the Unix epoch.
+/// Milliseconds since the Unix epoch, by the system's clock.
 pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    SystemClock.now_ms()
 }
 
 /// Opens the store (rebuilding every round's running sum), starts the store actor, and returns
@@ -1601,6 +1520,7 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
         max_body: options.max_body,
         share_bytes: BodyBudget::new(options.max_inflight_body),
         body_timeout: options.body_timeout,
+        clock: options.clock.clone(),
         lookups: (0..std::thread::available_parallelism().map_or(2, |n| n.get().min(4)))
             .map(|_| TokenLookup::open(&db).map(std::sync::Mutex::new))
             .collect::<Result<_>>()?,

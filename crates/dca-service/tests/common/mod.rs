@@ -59,6 +59,25 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// A scratch directory removed on drop.
+pub struct Scratch {
+    pub path: PathBuf,
+}
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        Scratch {
+            path: scratch(name),
+        }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
 /// A CA and a server certificate for 127.0.0.1 / localhost signed by it.
 pub fn make_certs(dir: &Path) -> Certs {
     use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair, SanType};
