@@ -241,6 +241,11 @@ impl Aggregator {
             .collect()
     }
 
+    /// How many recorded rounds are in each state.
+    pub fn rounds_by_state(&self) -> Result<Vec<(String, usize)>> {
+        self.store.count_by_state()
+    }
+
     /// The round with hex id `id`, if this aggregator created it.
     pub fn round(&self, id: &str) -> Result<Option<Round>> {
         self.store

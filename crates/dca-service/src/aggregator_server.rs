@@ -22,6 +22,7 @@ use tokio::sync::Mutex;
 use crate::Error;
 use crate::aggregator::{Aggregator, PublishedRelease};
 use crate::body::BodyBudget;
+use crate::metrics::Metrics;
 use crate::problem::{ApiError, ApiResult, healthz, json, require_token};
 use crate::spec::{RoundSpec, token_hash};
 
@@ -55,6 +56,7 @@ struct ServerState {
     analyst_token_hash: [u8; 32],
     /// Round configurations being read at once (bytes).
     spec_bytes: BodyBudget,
+    metrics: Arc<Metrics>,
 }
 
 impl From<Error> for ApiError {
@@ -180,6 +182,23 @@ async fn get_release(
     }
 }
 
+/// `GET /metrics`: the rounds by state and the budget are read when the aggregator is not busy
+/// (a scrape never waits for a release).
+async fn aggregator_metrics(State(s): State<Arc<ServerState>>) -> Response {
+    if let Ok(agg) = s.aggregator.try_lock() {
+        s.metrics.set_budget_spent(agg.spent().epsilon);
+        match agg.rounds_by_state() {
+            Ok(counts) => {
+                for (state, count) in counts {
+                    s.metrics.set_rounds(&state, count as i64);
+                }
+            }
+            Err(e) => tracing::error!("reading rounds for /metrics: {e}"),
+        }
+    }
+    crate::metrics::exposition(&s.metrics)
+}
+
 async fn release_now(
     State(s): State<Arc<ServerState>>,
     UrlPath(id): UrlPath<String>,
@@ -197,42 +216,48 @@ async fn release_now(
 /// One pass of the server's own work: re-send pending abort notices, then close and release
 /// (or abort) every open round that is due. A round the accountant's budget does not allow is
 /// aborted; other errors (a node down) are reported on stderr and retried on the next pass.
-pub async fn tick(aggregator: &Mutex<Aggregator>) {
+pub async fn tick(aggregator: &Mutex<Aggregator>, metrics: &Metrics) {
     let mut agg = aggregator.lock().await;
     if let Err(e) = agg.notify_pending_aborts().await {
-        eprintln!("dpdist aggregator: abort notice: {e}");
+        tracing::warn!("abort notice: {e}");
     }
     let open = match agg.open_rounds() {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("dpdist aggregator: reading rounds: {e}");
+            tracing::error!("reading rounds: {e}");
             return;
         }
     };
     for round in open {
         match agg.due(&round).await {
             Ok(true) => match agg.release(&round).await {
-                Ok(r) => eprintln!(
-                    "dpdist aggregator: round {} released ({} clients, spent ε = {:.4})",
-                    r.round,
-                    r.clients.len(),
-                    r.spent_epsilon
-                ),
+                Ok(r) => {
+                    metrics.round_event("released");
+                    tracing::info!(
+                        round = r.round,
+                        clients = r.clients.len(),
+                        spent_epsilon = r.spent_epsilon,
+                        "released"
+                    );
+                }
                 // The budget will not grow back: this round can never be released.
                 Err(Error::Budget(e)) => {
                     let reason = format!("the aggregator's privacy budget does not allow it: {e}");
-                    eprintln!(
-                        "dpdist aggregator: round {} aborted: {reason}",
-                        round.spec.round
-                    );
+                    tracing::warn!(round = round.spec.round, "aborted: {reason}");
+                    metrics.round_event("aborted");
                     if let Err(e) = agg.abort(&round, &reason).await {
-                        eprintln!("dpdist aggregator: round {}: {e}", round.spec.round);
+                        tracing::error!(round = round.spec.round, "abort: {e}");
                     }
                 }
-                Err(e) => eprintln!("dpdist aggregator: round {}: {e}", round.spec.round),
+                Err(e) => {
+                    if matches!(e, Error::Aborted { .. }) {
+                        metrics.round_event("aborted");
+                    }
+                    tracing::warn!(round = round.spec.round, "release: {e}");
+                }
             },
             Ok(false) => {}
-            Err(e) => eprintln!("dpdist aggregator: round {}: {e}", round.spec.round),
+            Err(e) => tracing::warn!(round = round.spec.round, "{e}"),
         }
     }
 }
@@ -244,13 +269,14 @@ pub fn router(aggregator: Aggregator, analyst_token: &str, poll: Duration) -> Ro
         aggregator: Mutex::new(aggregator),
         analyst_token_hash: token_hash(analyst_token),
         spec_bytes: BodyBudget::new(2 * MAX_SPEC_BYTES),
+        metrics: Metrics::new(),
     });
     let weak = Arc::downgrade(&state);
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(poll).await;
             let Some(state) = weak.upgrade() else { return };
-            tick(&state.aggregator).await;
+            tick(&state.aggregator, &state.metrics).await;
         }
     });
     Router::new()
@@ -258,6 +284,11 @@ pub fn router(aggregator: Aggregator, analyst_token: &str, poll: Duration) -> Ro
         .route("/nodes", get(nodes))
         .route("/rounds/{id}", get(state_of).put(create))
         .route("/rounds/{id}/release", get(get_release).post(release_now))
+        .route("/metrics", get(aggregator_metrics))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.metrics.clone(),
+            crate::metrics::count_responses,
+        ))
         .layer(DefaultBodyLimit::max(MAX_SPEC_BYTES))
         .with_state(state)
 }

@@ -103,6 +103,26 @@ impl AggregatorStore {
         Ok(out)
     }
 
+    /// How many rounds are recorded in each state (every state listed, zeros included).
+    pub fn count_by_state(&self) -> Result<Vec<(String, usize)>> {
+        let conn = self.conn()?;
+        let mut out: Vec<(String, usize)> =
+            ["created", "closing", "aborting", "aborted", "released"]
+                .iter()
+                .map(|s| (s.to_string(), 0))
+                .collect();
+        let mut stmt = conn.prepare("SELECT state, COUNT(*) FROM rounds GROUP BY state")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+        for row in rows {
+            let (state, n) = row?;
+            match out.iter_mut().find(|(s, _)| *s == state) {
+                Some(slot) => slot.1 = n as usize,
+                None => out.push((state, n as usize)),
+            }
+        }
+        Ok(out)
+    }
+
     /// The recorded spec (JSON) of round `id` and its state, checked.
     pub fn round(&self, id: &str) -> Result<Option<(Vec<u8>, RecordedState)>> {
         let conn = self.conn()?;

@@ -60,6 +60,7 @@ pub mod clock;
 mod close_spool;
 mod error;
 pub mod hex;
+pub mod metrics;
 pub mod network_fit;
 pub mod network_train;
 pub mod node;

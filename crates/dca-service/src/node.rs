@@ -30,6 +30,7 @@ use tokio::sync::oneshot;
 use crate::body::{BodyBudget, BodyError};
 use crate::clock::{Clock, SystemClock};
 use crate::close_spool::{self, SplitError};
+use crate::metrics::Metrics;
 pub use crate::node_key::load_or_create_key;
 use crate::node_store::{
     AttemptReader, HashingWriter, NodeStore, PendingShare, TokenLookup, UploadOutcome,
@@ -142,6 +143,7 @@ enum Command {
 
 struct Actor {
     store: NodeStore,
+    metrics: Arc<Metrics>,
     /// This node's public key, which every round it holds must list for it.
     public_key: share_sealing::NodePublicKey,
     /// The store's path (the summing thread reads the attempts through its own connection)
@@ -362,6 +364,7 @@ impl Actor {
                 // The other rounds are served; this one is kept, refusing to finalize.
                 Err(Error::Integrity(why)) => {
                     tracing::error!(round = round.spec.round, id = %round.id(), "{why}");
+                    self.metrics.round_event("damaged");
                     RoundRuntime {
                         received_at_close: ClientSet::empty(round.config.n_clients()),
                         round,
@@ -531,6 +534,7 @@ impl Actor {
                 Some(_) => to_commit.push(u),
             }
         }
+        let started = std::time::Instant::now();
         let pending: Vec<PendingShare<'_>> = to_commit
             .iter()
             .map(|u| PendingShare {
@@ -542,6 +546,7 @@ impl Actor {
             })
             .collect();
         let outcomes = self.store.commit_uploads(&pending);
+        self.metrics.commit(pending.len(), started);
         drop(pending);
         match outcomes {
             Err(e) => {
@@ -668,8 +673,12 @@ impl Actor {
                             });
                         stored.map_err(|e| format!("storing the sum: {e}"))
                     }) {
-                        Ok(()) => SumState::Ready,
+                        Ok(()) => {
+                            self.metrics.round_event("summed");
+                            SumState::Ready
+                        }
                         Err(e) => {
+                            self.metrics.round_event("sum_failed");
                             tracing::error!(round = rt.round.spec.round, id = %rt.round.id(), "{e}");
                             SumState::Failed(e)
                         }
@@ -712,6 +721,7 @@ impl Actor {
         if let Ok(mut shared) = self.shared.write() {
             shared.insert(round.hash, round.clone());
         }
+        self.metrics.round_event("created");
         self.rounds.insert(
             round.hash,
             RoundRuntime {
@@ -748,6 +758,7 @@ impl Actor {
         rt.node = None;
         rt.received_at_close = ClientSet::empty(rt.round.config.n_clients());
         rt.aborted = Some(reason);
+        self.metrics.round_event("aborted");
         Ok(StatusCode::ACCEPTED)
     }
 
@@ -869,6 +880,7 @@ impl Actor {
             .set_agreed_set(&rt.round.hash, &agreed)
             .map_err(|e| ApiError::internal(e.to_string()))?;
         rt.agreed = Some(agreed.clone());
+        self.metrics.round_event("closed");
         self.start_sum(rt, agreed);
         Ok(StatusCode::ACCEPTED)
     }
@@ -889,6 +901,7 @@ struct AppState {
     share_bytes: BodyBudget,
     body_timeout: Duration,
     clock: Arc<dyn Clock>,
+    metrics: Arc<Metrics>,
     /// Read-only connections for the clients' token hashes, used in turn.
     lookups: Vec<std::sync::Mutex<TokenLookup>>,
     /// The store's path, for the received set's read-only connections.
@@ -969,6 +982,10 @@ async fn ask<T>(
     state.send(make(tx))?;
     rx.await
         .map_err(|_| ApiError::internal("store dropped the request"))?
+}
+
+async fn node_metrics(State(state): State<Arc<AppState>>) -> Response {
+    crate::metrics::exposition(&state.metrics)
 }
 
 async fn public_key(State(state): State<Arc<AppState>>) -> Response {
@@ -1496,8 +1513,10 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
     let store = NodeStore::open(&db)?;
     let (tx, rx) = mpsc::channel();
     let shared = Arc::new(RwLock::new(HashMap::new()));
+    let metrics = Metrics::new();
     let mut actor = Actor {
         store,
+        metrics: metrics.clone(),
         public_key: keys.public.clone(),
         db: db.clone(),
         data_dir: options.data_dir.clone(),
@@ -1521,6 +1540,7 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
         share_bytes: BodyBudget::new(options.max_inflight_body),
         body_timeout: options.body_timeout,
         clock: options.clock.clone(),
+        metrics: metrics.clone(),
         lookups: (0..std::thread::available_parallelism().map_or(2, |n| n.get().min(4)))
             .map(|_| TokenLookup::open(&db).map(std::sync::Mutex::new))
             .collect::<Result<_>>()?,
@@ -1536,6 +1556,11 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
         .route("/rounds/{id}/abort", post(abort))
         .route("/rounds/{id}/sum", get(node_sum))
         .route("/rounds/{id}/shares/{client}", put(upload))
+        .route("/metrics", get(node_metrics))
+        .route_layer(axum::middleware::from_fn_with_state(
+            metrics,
+            crate::metrics::count_responses,
+        ))
         .layer(DefaultBodyLimit::max(options.max_body))
         .with_state(state))
 }

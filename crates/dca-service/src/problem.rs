@@ -132,6 +132,8 @@ impl IntoResponse for ApiError {
             r.headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
+        r.extensions_mut()
+            .insert(crate::metrics::ProblemCause(self.kind));
         r
     }
 }

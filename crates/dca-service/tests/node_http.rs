@@ -717,3 +717,93 @@ async fn the_sum_of_an_open_or_aborted_round_is_409() {
     assert_eq!(s, StatusCode::CONFLICT);
     assert_eq!(problem(&h, &b).type_uri, "urn:dpdist:problem:round-aborted");
 }
+
+// ---- GET /metrics ----
+
+/// The value of the sample `name{labels}` in an exposition (0 if absent).
+fn sample(text: &str, name: &str, labels: &str) -> f64 {
+    let key = format!("{name}{{{labels}}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&key))
+        .map_or(0.0, |v| v.trim().parse().unwrap())
+}
+
+async fn metrics(node: &Node) -> String {
+    let (s, h, body) = send(node, Method::GET, "/metrics", None, None, Body::empty()).await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(
+        h["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/openmetrics-text")
+    );
+    String::from_utf8(body.to_vec()).unwrap()
+}
+
+#[tokio::test]
+async fn metrics_count_uploads_conflicts_refusals_commits_and_closes() {
+    let node = node("metrics", |_| {}).await;
+    let route = "route=\"/rounds/{id}/shares/{client}\"";
+    let responses = "dpdist_http_responses_total";
+    let before = metrics(&node).await;
+    assert_eq!(upload(&node, 0).await, StatusCode::CREATED);
+    let (s, _, _) = upload_as(
+        &node,
+        0,
+        &client_token(0),
+        sealed(&node.round, 0, 99).into(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CONFLICT);
+    let uri = format!("/rounds/{}/shares/1", node.round.id());
+    let body = Body::from(sealed(&node.round, 1, 1));
+    let (s, _, _) = send(
+        &node,
+        Method::PUT,
+        &uri,
+        None,
+        Some(MEDIA_SEALED_SHARE),
+        body,
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    for c in 1..N as u64 {
+        assert_eq!(upload(&node, c).await, StatusCode::CREATED);
+    }
+    let set = received(&node).await;
+    assert_eq!(close_with(&node, &set).await.0, StatusCode::ACCEPTED);
+    let after = metrics(&node).await;
+    let delta =
+        |labels: &str| sample(&after, responses, labels) - sample(&before, responses, labels);
+    assert_eq!(
+        delta(&format!("{route},status=\"201\",cause=\"ok\"")),
+        N as f64
+    );
+    assert_eq!(
+        delta(&format!("{route},status=\"409\",cause=\"share-conflict\"")),
+        1.0
+    );
+    assert_eq!(
+        delta(&format!("{route},status=\"401\",cause=\"unauthenticated\"")),
+        1.0
+    );
+    assert_eq!(
+        delta("route=\"/rounds/{id}/close\",status=\"202\",cause=\"ok\""),
+        1.0
+    );
+    let events =
+        |text: &str, e: &str| sample(text, "dpdist_round_events_total", &format!("event=\"{e}\""));
+    assert_eq!(events(&before, "created"), 1.0);
+    assert_eq!(events(&after, "closed") - events(&before, "closed"), 1.0);
+    // Every stored share went through a group commit (the conflict was one too).
+    let commits = |text: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix("dpdist_node_commit_shares_sum "))
+            .map_or(0.0, |v| v.trim().parse().unwrap())
+    };
+    assert_eq!(commits(&after) - commits(&before), N as f64 + 1.0);
+    assert!(
+        !after.contains(&node.round.id()),
+        "no round id in any label"
+    );
+}

@@ -1,0 +1,190 @@
+//! What a server counts, served at `GET /metrics` in the Prometheus text format (OpenMetrics,
+//! `prometheus-client`): responses by route, status and problem cause; the node's group
+//! commits (shares per commit, seconds per commit); round transitions; and on the aggregator
+//! the rounds by state and the privacy budget spent. No label carries a round id, client id or
+//! token.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use std::sync::atomic::AtomicU64;
+
+/// The cause of an error answer, attached to the response by [`crate::problem::ApiError`].
+#[derive(Debug, Clone, Copy)]
+pub struct ProblemCause(pub &'static str);
+
+/// Labels of `dpdist_http_responses_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResponseLabels {
+    /// The route's path template, e.g. `/rounds/{id}/shares/{client}`.
+    pub route: String,
+    /// The status code.
+    pub status: String,
+    /// The problem cause of an error answer, `ok` otherwise.
+    pub cause: String,
+}
+
+/// Labels of `dpdist_round_events_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct EventLabels {
+    /// `created`, `closed`, `summed`, `sum_failed`, `aborted`, `damaged`, `released`.
+    pub event: String,
+}
+
+/// Labels of `dpdist_rounds`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StateLabels {
+    /// The recorded state.
+    pub state: String,
+}
+
+/// A server's metrics.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    responses: Family<ResponseLabels, Counter>,
+    round_events: Family<EventLabels, Counter>,
+    commit_shares: Histogram,
+    commit_seconds: Histogram,
+    rounds: Family<StateLabels, Gauge>,
+    budget_epsilon_spent: Gauge<f64, AtomicU64>,
+}
+
+impl Metrics {
+    /// A fresh set of metrics with every family registered.
+    pub fn new() -> Arc<Self> {
+        let mut registry = Registry::with_prefix("dpdist");
+        let responses = Family::<ResponseLabels, Counter>::default();
+        registry.register(
+            "http_responses",
+            "HTTP responses by route, status and problem cause",
+            responses.clone(),
+        );
+        let round_events = Family::<EventLabels, Counter>::default();
+        registry.register(
+            "round_events",
+            "Round transitions seen by this server",
+            round_events.clone(),
+        );
+        let commit_shares = Histogram::new(exponential_buckets(1.0, 2.0, 11));
+        registry.register(
+            "node_commit_shares",
+            "Shares per group commit of the node's store",
+            commit_shares.clone(),
+        );
+        let commit_seconds = Histogram::new(exponential_buckets(0.000_1, 2.0, 16));
+        registry.register(
+            "node_commit_seconds",
+            "Seconds per group commit of the node's store (fsync included)",
+            commit_seconds.clone(),
+        );
+        let rounds = Family::<StateLabels, Gauge>::default();
+        registry.register(
+            "aggregator_rounds",
+            "Rounds recorded by the aggregator, by state",
+            rounds.clone(),
+        );
+        let budget_epsilon_spent = Gauge::<f64, AtomicU64>::default();
+        registry.register(
+            "aggregator_budget_epsilon_spent",
+            "Privacy budget epsilon spent by the aggregator's accountant",
+            budget_epsilon_spent.clone(),
+        );
+        Arc::new(Metrics {
+            registry,
+            responses,
+            round_events,
+            commit_shares,
+            commit_seconds,
+            rounds,
+            budget_epsilon_spent,
+        })
+    }
+
+    /// Counts a round transition.
+    pub fn round_event(&self, event: &str) {
+        self.round_events
+            .get_or_create(&EventLabels {
+                event: event.to_string(),
+            })
+            .inc();
+    }
+
+    /// Records one group commit of `shares` shares that took from `started` until now.
+    pub fn commit(&self, shares: usize, started: Instant) {
+        self.commit_shares.observe(shares as f64);
+        self.commit_seconds.observe(started.elapsed().as_secs_f64());
+    }
+
+    /// Sets the number of recorded rounds in `state`.
+    pub fn set_rounds(&self, state: &str, count: i64) {
+        self.rounds
+            .get_or_create(&StateLabels {
+                state: state.to_string(),
+            })
+            .set(count);
+    }
+
+    /// Sets the budget spent.
+    pub fn set_budget_spent(&self, epsilon: f64) {
+        self.budget_epsilon_spent.set(epsilon);
+    }
+
+    /// The text exposition.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}
+
+/// Middleware (a route layer): counts every response by route, status and problem cause.
+pub async fn count_responses(
+    State(metrics): State<Arc<Metrics>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("other", |p| p.as_str())
+        .to_string();
+    let response = next.run(request).await;
+    let cause = response
+        .extensions()
+        .get::<ProblemCause>()
+        .map_or("ok", |c| c.0)
+        .to_string();
+    metrics
+        .responses
+        .get_or_create(&ResponseLabels {
+            route,
+            status: response.status().as_str().to_string(),
+            cause,
+        })
+        .inc();
+    response
+}
+
+/// `GET /metrics`.
+pub fn exposition(metrics: &Metrics) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+        )],
+        metrics.encode(),
+    )
+        .into_response()
+}
