@@ -215,7 +215,7 @@ async fn main() {
         nodes.push((Killed(child), data));
     }
     let http = tls::http_client(ca.pem().as_bytes(), conns, Duration::from_secs(120)).unwrap();
-    let mut agg = Aggregator::open(
+    let agg = Aggregator::open(
         &dir.join("agg.sqlite"),
         http.clone(),
         urls.clone(),

@@ -4,7 +4,7 @@
 //! neither releases twice nor forgets what was spent.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use dp_noise::PrivacyLoss;
@@ -53,7 +53,10 @@ pub struct Aggregator {
     nodes: Vec<String>,
     admin_token: SecretString,
     store: AggregatorStore,
-    accountant: Accountant,
+    /// Locked only around a budget check, the store transaction that records the charge, and
+    /// the charge itself (never across a network call), so rounds are charged one at a time
+    /// while everything else — node calls included — runs concurrently.
+    accountant: Mutex<Accountant>,
     clock: Arc<dyn Clock>,
 }
 
@@ -83,7 +86,7 @@ impl Aggregator {
             nodes,
             admin_token: admin_token.into(),
             store,
-            accountant,
+            accountant: Mutex::new(accountant),
             clock: Arc::new(SystemClock),
         })
     }
@@ -100,7 +103,19 @@ impl Aggregator {
 
     /// Privacy spent so far.
     pub fn spent(&self) -> PrivacyLoss {
-        self.accountant.spent()
+        self.accountant().map_or(
+            PrivacyLoss {
+                epsilon: f64::INFINITY,
+                delta: 1.0,
+            },
+            |a| a.spent(),
+        )
+    }
+
+    fn accountant(&self) -> Result<MutexGuard<'_, Accountant>> {
+        self.accountant
+            .lock()
+            .map_err(|_| Error::Io(std::io::Error::other("accountant lock poisoned")))
     }
 
     /// The public keys of the nodes, in order (`GET /key` of each).
@@ -216,15 +231,10 @@ impl Aggregator {
     /// Waits (polling every `poll`) until every node holds all N clients or the round's
     /// deadline has passed.
     pub async fn wait_for_uploads(&self, round: &Round, poll: Duration) -> Result<()> {
-        loop {
-            let sets = self.received_sets(round).await?;
-            if sets.iter().all(|s| s.clients().missing() == 0)
-                || self.clock.now_ms() >= round.spec.deadline_unix_ms
-            {
-                return Ok(());
-            }
+        while !self.due(round).await? {
             tokio::time::sleep(poll).await;
         }
+        Ok(())
     }
 
     /// Rounds created by this aggregator and neither released nor aborted yet (collecting,
@@ -269,11 +279,12 @@ impl Aggregator {
         {
             return Ok(true);
         }
+        // The nodes' counts (their status), not their received sets: O(1) per node per poll.
         Ok(self
-            .received_sets(round)
+            .statuses(round)
             .await?
             .iter()
-            .all(|s| s.clients().missing() == 0))
+            .all(|s| s.received == round.config.n_clients()))
     }
 
     /// Tells every node that the round is aborted (idempotent on the nodes), then records it
@@ -359,7 +370,7 @@ impl Aggregator {
     /// on this call and on every retry after a failure, so a client that reaches more nodes
     /// later cannot make the nodes disagree. Then the M node sums are added and the release is
     /// recorded. A second call after the release → [`Error::AlreadyReleased`].
-    pub async fn release(&mut self, round: &Round) -> Result<PublishedRelease> {
+    pub async fn release(&self, round: &Round) -> Result<PublishedRelease> {
         let id = round.id();
         match self.state(&id)? {
             Some((s, _)) if s == "released" => return Err(Error::AlreadyReleased),
@@ -404,7 +415,7 @@ impl Aggregator {
             )?)?;
         }
         let release: Release = sums.release()?;
-        let spent = self.accountant.spent();
+        let spent = self.spent();
         let mut clients = agreed.agreed;
         clients.sort_unstable();
         let published = PublishedRelease {
@@ -428,7 +439,7 @@ impl Aggregator {
 
     /// Decides the agreed set of a round that is still collecting, checks and charges the
     /// budget, and records both (created → closing); the close request's body.
-    async fn begin_close(&mut self, round: &Round) -> Result<Vec<u8>> {
+    async fn begin_close(&self, round: &Round) -> Result<Vec<u8>> {
         let id = round.id();
         // The pairs every node holds: a client that sharded twice and whose nodes hold different
         // attempts is left out (it counts as missing), never summed.
@@ -451,20 +462,27 @@ impl Aggregator {
                 max_dropped,
             });
         }
-        let cost = match round_rho(round)? {
-            Some(rho) => {
-                let cost = RoundCost::zcdp(rho).map_err(Error::Budget)?;
-                self.accountant.check(cost).map_err(Error::Budget)?;
-                Some((cost, rho))
-            }
-            None => None,
-        };
+        let cost = round_rho(round)?
+            .map(|rho| RoundCost::zcdp(rho).map(|cost| (cost, rho)))
+            .transpose()
+            .map_err(Error::Budget)?;
         let body = serde_json::to_vec(&CloseRequest::new(&agreed_pairs))
             .map_err(|e| Error::Io(std::io::Error::other(e)))?;
-        if !self
-            .store
-            .begin_close(&id, &body, cost.map(|(_, rho)| rho))?
-        {
+        // Check, record and charge as one step for the accountant (no await inside).
+        let recorded = {
+            let mut accountant = self.accountant()?;
+            if let Some((cost, _)) = cost {
+                accountant.check(cost).map_err(Error::Budget)?;
+            }
+            let recorded = self
+                .store
+                .begin_close(&id, &body, cost.map(|(_, rho)| rho))?;
+            if let (true, Some((cost, _))) = (recorded, cost) {
+                accountant.charge(cost).map_err(Error::Budget)?;
+            }
+            recorded
+        };
+        if !recorded {
             // Another caller recorded a close (or an abort) first: use what it recorded.
             return match self.store.close_body(&id)? {
                 Some(body) => Ok(body),
@@ -472,9 +490,6 @@ impl Aggregator {
                     self.state(&id)?.and_then(|(_, d)| d).unwrap_or_default(),
                 )),
             };
-        }
-        if let Some((cost, _)) = cost {
-            self.accountant.charge(cost).map_err(Error::Budget)?;
         }
         Ok(body)
     }

@@ -17,7 +17,6 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::{Deserialize, Serialize};
-use tokio::sync::Mutex;
 
 use crate::Error;
 use crate::aggregator::{Aggregator, PublishedRelease};
@@ -52,7 +51,9 @@ pub struct AggregatorRoundState {
 }
 
 struct ServerState {
-    aggregator: Mutex<Aggregator>,
+    /// Shared by the handlers and the background task without a lock: its node calls run
+    /// concurrently, its state changes are store transactions.
+    aggregator: Aggregator,
     analyst_token_hash: [u8; 32],
     /// Round configurations being read at once (bytes).
     spec_bytes: BodyBudget,
@@ -83,7 +84,7 @@ impl ServerState {
 
 async fn nodes(State(s): State<Arc<ServerState>>, headers: HeaderMap) -> ApiResult<Response> {
     s.analyst(&headers)?;
-    let agg = s.aggregator.lock().await;
+    let agg = &s.aggregator;
     let list = NodeList {
         nodes: agg.node_urls().to_vec(),
         node_keys: agg.node_keys().await?,
@@ -119,7 +120,7 @@ async fn create(
             round.id()
         )));
     }
-    let agg = s.aggregator.lock().await;
+    let agg = &s.aggregator;
     let existed = agg.round(&round.id())?.is_some();
     agg.create_round(round.spec).await?;
     Ok(if existed {
@@ -136,7 +137,7 @@ async fn state_of(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     s.analyst(&headers)?;
-    let agg = s.aggregator.lock().await;
+    let agg = &s.aggregator;
     let round = agg
         .round(&id.to_ascii_lowercase())?
         .ok_or_else(|| ApiError::not_found("unknown round"))?;
@@ -161,7 +162,7 @@ async fn get_release(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     s.analyst(&headers)?;
-    let agg = s.aggregator.lock().await;
+    let agg = &s.aggregator;
     let round = agg
         .round(&id.to_ascii_lowercase())?
         .ok_or_else(|| ApiError::not_found("unknown round"))?;
@@ -182,19 +183,17 @@ async fn get_release(
     }
 }
 
-/// `GET /metrics`: the rounds by state and the budget are read when the aggregator is not busy
-/// (a scrape never waits for a release).
+/// `GET /metrics`.
 async fn aggregator_metrics(State(s): State<Arc<ServerState>>) -> Response {
-    if let Ok(agg) = s.aggregator.try_lock() {
-        s.metrics.set_budget_spent(agg.spent().epsilon);
-        match agg.rounds_by_state() {
-            Ok(counts) => {
-                for (state, count) in counts {
-                    s.metrics.set_rounds(&state, count as i64);
-                }
+    let agg = &s.aggregator;
+    s.metrics.set_budget_spent(agg.spent().epsilon);
+    match agg.rounds_by_state() {
+        Ok(counts) => {
+            for (state, count) in counts {
+                s.metrics.set_rounds(&state, count as i64);
             }
-            Err(e) => tracing::error!("reading rounds for /metrics: {e}"),
         }
+        Err(e) => tracing::error!("reading rounds for /metrics: {e}"),
     }
     crate::metrics::exposition(&s.metrics)
 }
@@ -205,7 +204,7 @@ async fn release_now(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     s.analyst(&headers)?;
-    let mut agg = s.aggregator.lock().await;
+    let agg = &s.aggregator;
     let round = agg
         .round(&id.to_ascii_lowercase())?
         .ok_or_else(|| ApiError::not_found("unknown round"))?;
@@ -216,8 +215,7 @@ async fn release_now(
 /// One pass of the server's own work: re-send pending abort notices, then close and release
 /// (or abort) every open round that is due. A round the accountant's budget does not allow is
 /// aborted; other errors (a node down) are reported on stderr and retried on the next pass.
-pub async fn tick(aggregator: &Mutex<Aggregator>, metrics: &Metrics) {
-    let mut agg = aggregator.lock().await;
+pub async fn tick(agg: &Aggregator, metrics: &Metrics) {
     if let Err(e) = agg.notify_pending_aborts().await {
         tracing::warn!("abort notice: {e}");
     }
@@ -266,7 +264,7 @@ pub async fn tick(aggregator: &Mutex<Aggregator>, metrics: &Metrics) {
 /// The task ends when the router (and every clone of it) is dropped.
 pub fn router(aggregator: Aggregator, analyst_token: &str, poll: Duration) -> Router {
     let state = Arc::new(ServerState {
-        aggregator: Mutex::new(aggregator),
+        aggregator,
         analyst_token_hash: token_hash(analyst_token),
         spec_bytes: BodyBudget::new(2 * MAX_SPEC_BYTES),
         metrics: Metrics::new(),

@@ -558,7 +558,7 @@ async fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Round(RoundCommand::Release(a)) => {
-            let mut agg = aggregator(&a)?;
+            let agg = aggregator(&a)?;
             let round = read_spec(&a.spec)?.validate()?;
             print_json(&agg.release(&round).await?);
             Ok(())

@@ -53,7 +53,7 @@ fn restart(cluster: &mut Cluster, k: usize) {
 async fn a_damaged_share_or_node_sum_is_refused_never_released() {
     tokio::time::timeout(LIMIT, async {
         let mut cluster = Cluster::start("damaged", 3);
-        let mut agg = cluster.aggregator("agg.sqlite");
+        let agg = cluster.aggregator("agg.sqlite");
         let keys = agg.node_keys().await.unwrap();
         let mut rounds = Vec::new();
         for round_no in [801, 802, 803] {
@@ -223,7 +223,7 @@ async fn a_lost_close_and_a_late_client_do_not_leave_the_round_stuck() {
             proxy,
             cluster.nodes[2].url.clone(),
         ];
-        let mut agg = Aggregator::open(
+        let agg = Aggregator::open(
             &cluster.dir.join("agg.sqlite"),
             cluster.http.clone(),
             urls.clone(),

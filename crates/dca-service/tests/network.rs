@@ -34,7 +34,7 @@ async fn post_close(http: &reqwest::Client, url: &str, id: &str, body: String) -
 async fn network_sums_equal_the_in_process_release_bit_for_bit() {
     tokio::time::timeout(LIMIT, async {
         let cluster = Cluster::start("bitexact", 3);
-        let mut agg = cluster.aggregator("agg.sqlite");
+        let agg = cluster.aggregator("agg.sqlite");
         let keys = agg.node_keys().await.unwrap();
         let mut round_no = 100;
         let mut rho = 0.0;
@@ -112,7 +112,7 @@ async fn network_sums_equal_the_in_process_release_bit_for_bit() {
 async fn kill_9_mid_upload_and_restart_lose_and_double_nothing() {
     tokio::time::timeout(LIMIT, async {
         let mut cluster = Cluster::start("kill9", 3);
-        let mut agg = cluster.aggregator("agg.sqlite");
+        let agg = cluster.aggregator("agg.sqlite");
         let keys = agg.node_keys().await.unwrap();
         for (round_no, mode) in [(201, "full"), (202, "seed")] {
             let n = 200u64;
@@ -180,7 +180,7 @@ async fn kill_9_mid_upload_and_restart_lose_and_double_nothing() {
 async fn dropouts_retries_conflicts_bad_input_close_and_release_once() {
     tokio::time::timeout(LIMIT, async {
         let cluster = Cluster::start("rules", 2);
-        let mut agg = cluster.aggregator("agg.sqlite");
+        let agg = cluster.aggregator("agg.sqlite");
         let keys = agg.node_keys().await.unwrap();
         let urls = cluster.urls();
         let http = &cluster.http;
@@ -506,7 +506,7 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once() {
             Err(Error::AlreadyReleased)
         ));
         drop(agg);
-        let mut again = cluster.aggregator("agg.sqlite");
+        let again = cluster.aggregator("agg.sqlite");
         assert!(matches!(
             again.release(&round).await,
             Err(Error::AlreadyReleased)
@@ -543,7 +543,7 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once() {
 async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_sum() {
     tokio::time::timeout(LIMIT, async {
         let mut cluster = Cluster::start("deadline", 3);
-        let mut agg = cluster.aggregator("agg.sqlite");
+        let agg = cluster.aggregator("agg.sqlite");
         let keys = agg.node_keys().await.unwrap();
         let mut s = spec(401, 12, 2, 4, "seed", Some(3.0), keys);
         // Long enough for the 11 uploads on a loaded 2-core machine (2 s was not, at load 9).
@@ -639,7 +639,7 @@ async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_su
 async fn a_client_whose_nodes_hold_different_attempts_is_left_out() {
     tokio::time::timeout(LIMIT, async {
         let cluster = Cluster::start("attempts", 2);
-        let mut agg = cluster.aggregator("agg.sqlite");
+        let agg = cluster.aggregator("agg.sqlite");
         let keys = agg.node_keys().await.unwrap();
         let urls = cluster.urls();
         for (k, mode) in ["seed", "full"].into_iter().enumerate() {
