@@ -14,6 +14,7 @@ use std::sync::{Mutex, MutexGuard};
 use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
+use crate::migrations::{Migration, add_column_if_missing, migrate};
 use crate::{Error, Result};
 
 /// A round's state as recorded, with its detail (the abort reason or the release's JSON).
@@ -25,19 +26,14 @@ pub(crate) struct AggregatorStore {
 
 impl AggregatorStore {
     pub fn open(path: &Path) -> Result<Self> {
-        let conn = Connection::open(path)?;
+        let mut conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS rounds (
-                 id TEXT PRIMARY KEY, spec BLOB NOT NULL, state TEXT NOT NULL, detail TEXT);
-             CREATE TABLE IF NOT EXISTS charges (id TEXT PRIMARY KEY, rho REAL NOT NULL);
-             CREATE TABLE IF NOT EXISTS closes (
-                 id TEXT PRIMARY KEY, body BLOB NOT NULL, sha256 BLOB NOT NULL);",
+        migrate(
+            &mut conn,
+            AGGREGATOR_MIGRATIONS,
+            &path.display().to_string(),
         )?;
-        // Rows written before the checks existed have NULL here and are read unchecked.
-        add_column_if_missing(&conn, "rounds", "sha256")?;
-        add_column_if_missing(&conn, "charges", "sha256")?;
         Ok(AggregatorStore {
             conn: Mutex::new(conn),
         })
@@ -258,6 +254,34 @@ impl AggregatorStore {
     }
 }
 
+/// The aggregator store's schema changes (see [`crate::migrations`]).
+const AGGREGATOR_MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        what: "rounds with their state and release, charges",
+        apply: |tx| {
+            tx.execute_batch(
+                "CREATE TABLE IF NOT EXISTS rounds (
+                     id TEXT PRIMARY KEY, spec BLOB NOT NULL, state TEXT NOT NULL, detail TEXT);
+                 CREATE TABLE IF NOT EXISTS charges (id TEXT PRIMARY KEY, rho REAL NOT NULL);",
+            )
+        },
+    },
+    Migration {
+        version: 2,
+        what: "recorded agreed sets; SHA-256 of every row",
+        apply: |tx| {
+            tx.execute_batch(
+                "CREATE TABLE IF NOT EXISTS closes (
+                     id TEXT PRIMARY KEY, body BLOB NOT NULL, sha256 BLOB NOT NULL);",
+            )?;
+            // Rows written before have NULL here and are read unchecked.
+            add_column_if_missing(tx, "rounds", "sha256", "BLOB")?;
+            add_column_if_missing(tx, "charges", "sha256", "BLOB")
+        },
+    },
+];
+
 fn row_sha256(id: &str, spec: &[u8], state: &str, detail: Option<&str>) -> [u8; 32] {
     let mut h = Sha256::new();
     for part in [id.as_bytes(), spec, state.as_bytes()] {
@@ -303,18 +327,6 @@ fn check(stored: Option<&[u8]>, computed: &[u8; 32], what: impl FnOnce() -> Stri
         ))),
         _ => Ok(()),
     }
-}
-
-fn add_column_if_missing(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<()> {
-    let present: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM pragma_table_info(?1) WHERE name = ?2",
-        [table, column],
-        |r| r.get(0),
-    )?;
-    if present == 0 {
-        conn.execute(&format!("ALTER TABLE {table} ADD COLUMN {column} BLOB"), [])?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -34,6 +34,8 @@ pub enum Error {
     Io(std::io::Error),
     /// A bounded wait ran out.
     Timeout(String),
+    /// A store's schema cannot be used (written by a newer version).
+    Schema(String),
     /// The node's key file cannot be used (message names the file and why).
     Key(String),
     /// Stored data failed its integrity check (message names what); nothing is released
@@ -67,6 +69,7 @@ impl fmt::Display for Error {
             Error::Io(e) => write!(f, "I/O: {e}"),
             Error::Timeout(m) => write!(f, "timed out: {m}"),
             Error::Key(m) => write!(f, "node key: {m}"),
+            Error::Schema(m) => write!(f, "store schema: {m}"),
             Error::Integrity(m) => write!(
                 f,
                 "integrity check failed: {m}; refusing to use it (restore the store from a \

@@ -61,6 +61,7 @@ mod close_spool;
 mod error;
 pub mod hex;
 pub mod metrics;
+mod migrations;
 pub mod network_fit;
 pub mod network_train;
 pub mod node;

@@ -12,6 +12,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
 use crate::Result;
+use crate::migrations::{Migration, add_column_if_missing, migrate};
 
 /// Token hashes per row of `round_tokens`: 16 × 32 = 512 bytes, which with the key fits a
 /// WITHOUT ROWID b-tree cell (≤ ~1000 bytes on 4 KiB pages), so a lookup reads one page and
@@ -405,65 +406,10 @@ pub(crate) struct PendingShare<'a> {
 
 impl NodeStore {
     pub fn open(path: &Path) -> Result<Self> {
-        let conn = Connection::open(path)?;
+        let mut conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS rounds (
-                 id BLOB PRIMARY KEY,
-                 round INTEGER NOT NULL UNIQUE,
-                 spec BLOB NOT NULL,
-                 agreed BLOB,
-                 sum BLOB,
-                 aborted TEXT
-             );
-             CREATE TABLE IF NOT EXISTS round_state (
-                 id BLOB PRIMARY KEY,
-                 agreed BLOB,
-                 sum BLOB,
-                 aborted TEXT
-             );
-             CREATE TABLE IF NOT EXISTS round_sums (
-                 id BLOB PRIMARY KEY,
-                 sum BLOB NOT NULL
-             );
-             CREATE TABLE IF NOT EXISTS round_tokens (
-                 round_id BLOB NOT NULL,
-                 chunk INTEGER NOT NULL,
-                 hashes BLOB NOT NULL,
-                 PRIMARY KEY (round_id, chunk)
-             ) WITHOUT ROWID;
-             CREATE TABLE IF NOT EXISTS shares (
-                 round_id BLOB NOT NULL,
-                 client INTEGER NOT NULL,
-                 shard INTEGER,
-                 digest BLOB NOT NULL,
-                 message BLOB NOT NULL,
-                 UNIQUE (round_id, client)
-             );",
-        )?;
-        // `shares` is a rowid table with a unique index on (round_id, client): a full share's
-        // row (~8d bytes) overflows its page, and in a WITHOUT ROWID table (as stores made
-        // before kept it, which still work with the same statements) every key comparison on
-        // the way down the B-tree read the whole row from its overflow pages. Now the key
-        // lookups walk the small index and the rows are appended in rowid order.
-        // Stores created before rounds could be aborted lack the column; nor did they keep
-        // the token hashes apart from the spec.
-        add_column_if_missing(&conn, "rounds", "aborted", "TEXT")?;
-        add_column_if_missing(&conn, "rounds", "tokens", "BLOB")?;
-        // The shard attempt, before the message so that reading it never touches a full
-        // share's overflow pages; older stores get it appended (filled in on load).
-        add_column_if_missing(&conn, "shares", "shard", "INTEGER")?;
-        // SHA-256 of the agreed set's and the node sum's stored bytes, checked when they are
-        // read back (NULL in rows written by versions that did not keep them: unchecked).
-        add_column_if_missing(&conn, "round_state", "agreed_sha256", "BLOB")?;
-        add_column_if_missing(&conn, "round_sums", "sum_sha256", "BLOB")?;
-        // The (client, attempt) pairs of a round, read at close and for the received set, from
-        // a covering index: scanning the table itself would read every leaf page of node 0's
-        // full shares (a few rows per 4 KiB page).
-        conn.execute_batch(
-            "CREATE INDEX IF NOT EXISTS shares_attempts ON shares (round_id, client, shard);",
-        )?;
+        migrate(&mut conn, NODE_MIGRATIONS, &path.display().to_string())?;
         Ok(NodeStore { conn })
     }
 
@@ -863,6 +809,82 @@ impl NodeStore {
     }
 }
 
+/// The node store's schema changes (see [`crate::migrations`]).
+const NODE_MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        what: "rounds, their state, sums, token hashes and shares with their attempts",
+        apply: node_layout_v1,
+    },
+    Migration {
+        version: 2,
+        what: "SHA-256 of each stored agreed set and node sum",
+        apply: |tx| {
+            // NULL in rows written before: read unchecked.
+            add_column_if_missing(tx, "round_state", "agreed_sha256", "BLOB")?;
+            add_column_if_missing(tx, "round_sums", "sum_sha256", "BLOB")
+        },
+    },
+];
+
+/// The layout every store had before schema versions were stored, reached from any of the
+/// layouts earlier versions wrote (each added its tables and columns as it went).
+fn node_layout_v1(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "CREATE TABLE IF NOT EXISTS rounds (
+                 id BLOB PRIMARY KEY,
+                 round INTEGER NOT NULL UNIQUE,
+                 spec BLOB NOT NULL,
+                 agreed BLOB,
+                 sum BLOB,
+                 aborted TEXT
+             );
+             CREATE TABLE IF NOT EXISTS round_state (
+                 id BLOB PRIMARY KEY,
+                 agreed BLOB,
+                 sum BLOB,
+                 aborted TEXT
+             );
+             CREATE TABLE IF NOT EXISTS round_sums (
+                 id BLOB PRIMARY KEY,
+                 sum BLOB NOT NULL
+             );
+             CREATE TABLE IF NOT EXISTS round_tokens (
+                 round_id BLOB NOT NULL,
+                 chunk INTEGER NOT NULL,
+                 hashes BLOB NOT NULL,
+                 PRIMARY KEY (round_id, chunk)
+             ) WITHOUT ROWID;
+             CREATE TABLE IF NOT EXISTS shares (
+                 round_id BLOB NOT NULL,
+                 client INTEGER NOT NULL,
+                 shard INTEGER,
+                 digest BLOB NOT NULL,
+                 message BLOB NOT NULL,
+                 UNIQUE (round_id, client)
+             );",
+    )?;
+    // `shares` is a rowid table with a unique index on (round_id, client): a full share's
+    // row (~8d bytes) overflows its page, and in a WITHOUT ROWID table (as stores made
+    // before kept it, which still work with the same statements) every key comparison on
+    // the way down the B-tree read the whole row from its overflow pages. Now the key
+    // lookups walk the small index and the rows are appended in rowid order.
+    // Stores created before rounds could be aborted lack the column; nor did they keep
+    // the token hashes apart from the spec.
+    add_column_if_missing(tx, "rounds", "aborted", "TEXT")?;
+    add_column_if_missing(tx, "rounds", "tokens", "BLOB")?;
+    // The shard attempt, before the message so that reading it never touches a full
+    // share's overflow pages; older stores get it appended (filled in on load).
+    add_column_if_missing(tx, "shares", "shard", "INTEGER")?;
+    // The (client, attempt) pairs of a round, read at close and for the received set, from
+    // a covering index: scanning the table itself would read every leaf page of node 0's
+    // full shares (a few rows per 4 KiB page).
+    tx.execute_batch(
+        "CREATE INDEX IF NOT EXISTS shares_attempts ON shares (round_id, client, shard);",
+    )?;
+    Ok(())
+}
+
 /// Checks a stored share against the SHA-256 stored beside it. The store's pages have no
 /// checksum of their own, so a flipped bit in a share would otherwise reach the node sum and
 /// the release unnoticed.
@@ -906,28 +928,6 @@ fn insert_token_chunks(
         let len = 32 * (n - first).min(HASHES_PER_CHUNK);
         tokens.read_exact(&mut buf[..len])?;
         insert.execute(params![&id[..], k as i64, &buf[..len]])?;
-    }
-    Ok(())
-}
-
-/// Adds `column` (of SQL type `kind`) to `table` unless a store written by an older version
-/// already has it. The names are this module's constants, never input.
-fn add_column_if_missing(
-    conn: &Connection,
-    table: &str,
-    column: &str,
-    kind: &str,
-) -> rusqlite::Result<()> {
-    let present: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM pragma_table_info(?1) WHERE name = ?2",
-        [table, column],
-        |r| r.get(0),
-    )?;
-    if present == 0 {
-        conn.execute(
-            &format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"),
-            [],
-        )?;
     }
     Ok(())
 }
