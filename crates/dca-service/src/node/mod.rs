@@ -1,0 +1,237 @@
+//! A compute node: HTTPS API, HPKE opening, durable exactly-once storage, its DCA sum.
+//!
+//! Request handlers authenticate, open and check a share concurrently; everything that reads
+//! or changes state goes through one writer thread (the "store actor") that owns the SQLite
+//! connection and the running sums. The actor commits all uploads waiting at that moment in one
+//! transaction (group commit: one fsync for many shares) and only then lets their handlers
+//! answer 2xx, and only then adds them to the running sum. A crash between commit and sum is
+//! harmless: the sum is rebuilt from the stored shares on start-up.
+//!
+//! One part per file: `http` (handlers: authenticate, open, check, ask the actor), `actor`
+//! (the writer thread and the running sums), `store` (SQLite: every durable change), `spool`
+//! and `close_spool` (bodies too large for memory), and here the options and the router. An
+//! upload goes `http::upload` → `actor::Actor::flush` → `store::NodeStore::commit_uploads`.
+
+mod actor;
+pub(crate) mod close_spool;
+mod http;
+mod spool;
+pub(crate) mod store;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock, mpsc};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post, put};
+
+use crate::Result;
+use crate::body::BodyBudget;
+use crate::clock::{Clock, SystemClock};
+use crate::metrics::Metrics;
+pub use crate::node_key::load_or_create_key;
+use crate::problem::healthz;
+use crate::secret::SecretString;
+use crate::spec::token_hash;
+use store::{NodeStore, TokenLookup};
+
+pub use crate::messages::{AbortRequest, CloseRequest, ReceivedSet, RoundStatus};
+use actor::*;
+use http::*;
+use spool::*;
+
+/// How a node is run.
+#[derive(Debug, Clone)]
+pub struct NodeOptions {
+    /// This node's index in every round it joins.
+    pub index: u16,
+    /// Directory of `node.sqlite` and the HPKE key file ([`crate::node_key::KEY_FILE`]).
+    pub data_dir: PathBuf,
+    /// The bearer token the aggregator presents (shared secret).
+    pub admin_token: SecretString,
+    /// Largest request body accepted at all (bytes); shares are further limited per round.
+    pub max_body: usize,
+    /// Share bytes the node reads at once, over all uploads in flight (503 beyond).
+    pub max_inflight_body: usize,
+    /// Time a client has to send a request body once its headers are in (408 after).
+    pub body_timeout: Duration,
+    /// The clock that decides whether a round's deadline has passed.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl NodeOptions {
+    /// Options with the default limits: 64 MiB per request body and in flight, 30 s per body.
+    pub fn new(index: u16, data_dir: PathBuf, admin_token: SecretString) -> Self {
+        NodeOptions {
+            index,
+            data_dir,
+            admin_token,
+            max_body: 64 << 20,
+            max_inflight_body: 64 << 20,
+            body_timeout: Duration::from_secs(30),
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch, by the system's clock.
+pub fn now_ms() -> u64 {
+    SystemClock.now_ms()
+}
+
+/// Opens the store (rebuilding every round's running sum), starts the store actor, and returns
+/// the node's router.
+pub fn router(options: &NodeOptions) -> Result<Router> {
+    std::fs::create_dir_all(&options.data_dir)?;
+    Spool::clean(&options.data_dir)?;
+    let keys = load_or_create_key(&options.data_dir)?;
+    let db = options.data_dir.join("node.sqlite");
+    let store = NodeStore::open(&db)?;
+    let (tx, rx) = mpsc::channel();
+    let shared = Arc::new(RwLock::new(HashMap::new()));
+    let metrics = Metrics::new();
+    let mut actor = Actor {
+        store,
+        metrics: metrics.clone(),
+        public_key: keys.public.clone(),
+        db: db.clone(),
+        data_dir: options.data_dir.clone(),
+        index: options.index,
+        rounds: HashMap::new(),
+        shared: shared.clone(),
+        tx: tx.clone(),
+    };
+    actor.load()?;
+    std::thread::Builder::new()
+        .name("dpdist-node-store".into())
+        .spawn(move || actor.run(rx))?;
+    let state = Arc::new(AppState {
+        index: options.index,
+        keys,
+        admin_token_hash: token_hash(options.admin_token.expose()),
+        rounds: shared,
+        tx: std::sync::Mutex::new(tx),
+        data_dir: options.data_dir.clone(),
+        max_body: options.max_body,
+        share_bytes: BodyBudget::new(options.max_inflight_body),
+        body_timeout: options.body_timeout,
+        clock: options.clock.clone(),
+        metrics: metrics.clone(),
+        lookups: (0..std::thread::available_parallelism().map_or(2, |n| n.get().min(4)))
+            .map(|_| TokenLookup::open(&db).map(std::sync::Mutex::new))
+            .collect::<Result<_>>()?,
+        next_lookup: std::sync::atomic::AtomicUsize::new(0),
+        db: db.clone(),
+    });
+    Ok(Router::new()
+        .route("/healthz", get(healthz))
+        .route("/key", get(public_key))
+        .route("/rounds/{id}", put(create_round).get(round_status))
+        .route("/rounds/{id}/received", get(received))
+        .route("/rounds/{id}/close", post(close))
+        .route("/rounds/{id}/abort", post(abort))
+        .route("/rounds/{id}/sum", get(node_sum))
+        .route("/rounds/{id}/shares/{client}", put(upload))
+        .route("/metrics", get(node_metrics))
+        .route_layer(axum::middleware::from_fn_with_state(
+            metrics,
+            crate::metrics::count_responses,
+        ))
+        .layer(DefaultBodyLimit::max(options.max_body))
+        .with_state(state))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+    use fixedpoint_shares::ClientId;
+    use sha2::{Digest, Sha256};
+    use share_sealing::NodeKeyPair;
+
+    /// A store written before the token table and the shard column (token hashes in one blob
+    /// of the round's row, shares without attempts) is moved over on start-up: every client's
+    /// token hash is then found in the table, every share has its attempt, and it loads again.
+    #[test]
+    fn a_store_from_before_the_token_table_is_moved_over_on_load() {
+        use fixedpoint_shares::{Client, Encode};
+        let dir = crate::scratch_dir("node-migrate");
+        let keys = [NodeKeyPair::generate(), load_or_create_key(&dir).unwrap()];
+        let n = 21;
+        let mut round = crate::spec::tests::spec(n, 2, &keys).validate().unwrap();
+        round.drop_token_list();
+        let db = dir.join("node.sqlite");
+        let mut shards = Vec::new();
+        {
+            let conn = rusqlite::Connection::open(&db).unwrap();
+            conn.execute_batch(
+                "CREATE TABLE rounds (id BLOB PRIMARY KEY, round INTEGER NOT NULL UNIQUE,
+                     spec BLOB NOT NULL, agreed BLOB, sum BLOB, aborted TEXT, tokens BLOB);
+                 CREATE TABLE shares (round_id BLOB NOT NULL, client INTEGER NOT NULL,
+                     digest BLOB NOT NULL, message BLOB NOT NULL,
+                     PRIMARY KEY (round_id, client)) WITHOUT ROWID;",
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO rounds (id, round, spec, tokens) VALUES (?1, 5, ?2, ?3)",
+                rusqlite::params![
+                    &round.hash[..],
+                    round.spec.canonical_json(),
+                    round.token_hashes.as_flattened()
+                ],
+            )
+            .unwrap();
+            for c in [0u64, 3, 20] {
+                let msgs = Client::new(
+                    &round.config,
+                    ClientId(c),
+                    dp_noise::rng::RngSource::InsecureFixedSeed(c),
+                )
+                .unwrap()
+                .shard(&[0.5, -1.0, 2.0])
+                .unwrap();
+                let bytes = msgs[1].get_encoded().unwrap();
+                let digest: [u8; 32] = Sha256::digest(&bytes).into();
+                conn.execute(
+                    "INSERT INTO shares VALUES (?1, ?2, ?3, ?4)",
+                    rusqlite::params![&round.hash[..], c as i64, &digest[..], bytes],
+                )
+                .unwrap();
+                shards.push((c, msgs[1].shard.0));
+            }
+        }
+        let options = NodeOptions {
+            max_body: 1 << 20,
+            ..NodeOptions::new(1, dir.clone(), SecretString::from("admin".to_string()))
+        };
+        for _start in 0..2 {
+            drop(router(&options).unwrap());
+            let lookup = TokenLookup::open(&db).unwrap();
+            for (c, h) in round.token_hashes.iter().enumerate() {
+                assert_eq!(lookup.token_hash(&round.hash, c as u64).unwrap(), Some(*h));
+            }
+            let store = NodeStore::open(&db).unwrap();
+            let mut attempts = Vec::new();
+            store
+                .for_each_attempt(&round.hash, |c, s| {
+                    attempts.push((c, s));
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(attempts, shards);
+            assert!(store.rounds().unwrap()[0].tokens.is_none());
+        }
+        // Another key in the key file: the node refuses to start rather than serve a key
+        // the rounds it holds were not created with.
+        let key_file = crate::node_key::key_path(&dir);
+        std::fs::remove_file(&key_file).unwrap();
+        load_or_create_key(&dir).unwrap();
+        match router(&options) {
+            Err(Error::Key(m)) => assert!(m.contains("another public key"), "{m}"),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

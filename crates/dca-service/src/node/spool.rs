@@ -1,0 +1,146 @@
+//! Request bodies too large for memory (round configs, close requests) and node sums being
+//! written, spooled to files in the node's data directory and removed when done.
+
+use std::path::{Path, PathBuf};
+
+use axum::body::Body;
+use axum::http::{HeaderMap, StatusCode, header};
+
+use crate::problem::{ApiError, ApiResult};
+use crate::spec::{Round, RoundSpecOf, TokenCount, spool_token_hashes};
+use crate::{Error, Result};
+
+use super::*;
+
+/// A request body (a round config, a close request) spooled to the data directory while it is
+/// parsed, and a round config's token hashes (32 raw bytes each); both files are removed on drop.
+pub(crate) struct Spool {
+    pub(super) config: PathBuf,
+    pub(super) tokens: PathBuf,
+    /// A close request's client ids, shard ids, and shard ids by client ([`close_spool`]).
+    pub(super) clients: PathBuf,
+    pub(super) shards: PathBuf,
+    pub(super) by_client: PathBuf,
+    /// A node sum being written ([`RunningSum::write_sum`]).
+    pub(super) sum: PathBuf,
+}
+
+impl Spool {
+    pub(super) const PREFIX: &'static str = "request-spool-";
+
+    pub(super) fn new(data_dir: &Path) -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let stem = format!("{}{}-{k}", Self::PREFIX, std::process::id());
+        Spool {
+            config: data_dir.join(format!("{stem}.json")),
+            tokens: data_dir.join(format!("{stem}.tokens")),
+            clients: data_dir.join(format!("{stem}.clients")),
+            shards: data_dir.join(format!("{stem}.shards")),
+            by_client: data_dir.join(format!("{stem}.by-client")),
+            sum: data_dir.join(format!("{stem}.sum")),
+        }
+    }
+
+    /// Removes spools a killed process left behind.
+    pub(super) fn clean(data_dir: &Path) -> Result<()> {
+        for entry in std::fs::read_dir(data_dir)? {
+            let entry = entry?;
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(Self::PREFIX)
+            {
+                std::fs::remove_file(entry.path())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Parses the spooled config in two streaming passes (memory O(1) in N): first every field
+    /// is checked and the token hashes counted, then the hashes are written to `tokens`; the
+    /// config is validated and hashed reading them back.
+    pub(super) fn parse(&self) -> ApiResult<Round> {
+        use std::io::{BufReader, BufWriter, Write};
+        let io = |e: std::io::Error| ApiError::internal(format!("spooled round config: {e}"));
+        let open = || {
+            std::fs::File::open(&self.config)
+                .map(BufReader::new)
+                .map_err(io)
+        };
+        let spec: RoundSpecOf<TokenCount> = serde_json::from_reader(open()?)
+            .map_err(|e| ApiError::bad_request(format!("round config: {e}")))?;
+        let mut out = BufWriter::new(std::fs::File::create(&self.tokens).map_err(io)?);
+        let n = spool_token_hashes(open()?, &mut out).map_err(|e| match e {
+            Error::Io(e) => io(e),
+            e => ApiError::bad_request(e.to_string()),
+        })?;
+        out.flush().map_err(io)?;
+        drop(out);
+        if n != spec.client_token_sha256.0 {
+            return Err(ApiError::internal(
+                "the spooled config changed between passes",
+            ));
+        }
+        let tokens = std::fs::File::open(&self.tokens)
+            .map(BufReader::new)
+            .map_err(io)?;
+        spec.validate_with(tokens)
+            .map_err(|e| ApiError::bad_request(e.to_string()))
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        for path in [
+            &self.config,
+            &self.tokens,
+            &self.clients,
+            &self.shards,
+            &self.by_client,
+            &self.sum,
+        ] {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Writes a request body to `path` as it arrives, refusing more than `--max-body` bytes (413,
+/// also when `Content-Length` says so up front).
+pub(super) async fn spool_body(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+    path: &Path,
+) -> ApiResult<()> {
+    use http_body_util::BodyExt;
+    use tokio::io::AsyncWriteExt;
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too-large",
+            "length limit exceeded",
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > state.max_body as u64) {
+        return Err(too_large());
+    }
+    let io = |e: std::io::Error| ApiError::internal(format!("spooling the request body: {e}"));
+    let mut file = tokio::fs::File::create(path).await.map_err(io)?;
+    let (mut body, mut total) = (body, 0usize);
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| ApiError::bad_request(format!("request body: {e}")))?;
+        if let Ok(data) = frame.into_data() {
+            total += data.len();
+            if total > state.max_body {
+                return Err(too_large());
+            }
+            file.write_all(&data).await.map_err(io)?;
+        }
+    }
+    file.flush().await.map_err(io)
+}
