@@ -4,7 +4,7 @@
 # ---- finding the library at run time -----------------------------------------------------------
 #
 # `DPD_ABI_VERSION` of the include/dpdist.h these bindings mirror.
-const DPDIST_ABI_VERSION = 2
+const DPDIST_ABI_VERSION = 3
 # The name every @ccall below uses. On Linux it is the library's SONAME: `__init__` dlopens the
 # file it finds at load time, and the dynamic loader then resolves this name to that loaded copy
 # (the mechanism JLL packages use), so nothing about the path is fixed at precompilation.
