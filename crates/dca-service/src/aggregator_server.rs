@@ -234,10 +234,11 @@ pub async fn tick(aggregator: &Mutex<Aggregator>) {
         match agg.due(&round).await {
             Ok(true) => match agg.release(&round).await {
                 Ok(r) => eprintln!(
-                    "dpdist aggregator: round {} released ({} clients, spent ε = {:.4})",
+                    "dpdist aggregator: round {} released ({} clients, spent ε = {:.4}){}",
                     r.round,
                     r.clients.len(),
-                    r.spent_epsilon
+                    r.spent_epsilon,
+                    r.privacy.map(|p| format!(" {p}")).unwrap_or_default()
                 ),
                 // The budget will not grow back: this round can never be released.
                 Err(Error::Budget(e)) => {

@@ -249,15 +249,26 @@ impl DcaTransport for NetworkTransport {
 }
 
 /// The diabetes-style CSV prepared as the DCA paper's UCI protocol (as
-/// `examples/distributed_blr.rs --protocol dca` does): every column centred and scaled to a
-/// range of 10, so the assumed bounds are ±7.5. Returns `(x row-major n × d, y, n, d)`.
-pub fn prepare_csv(text: &str, target: &str) -> Result<(Vec<f64>, Vec<f64>, usize, usize)> {
+/// `examples/distributed_blr.rs --protocol dca` does) from PUBLIC information only: every column
+/// mapped from its range in the public bounds schema `bounds` (`column,lo,hi`, see
+/// [`blr::public_bounds`]) onto a range of 10 (±5, values outside clipped), a per-record map
+/// that costs no privacy, so the assumed bounds ±7.5 hold. Returns `(x row-major n × d, y, n, d,
+/// values clipped)`.
+pub fn prepare_csv(
+    text: &str,
+    target: &str,
+    bounds: &str,
+) -> Result<(Vec<f64>, Vec<f64>, usize, usize, usize)> {
     let table = blr::data::Table::parse_csv(text)?;
-    let (mut x, mut y, d, _) = table.split_target(target)?;
+    let (mut x, mut y, d, names) = table.split_target(target)?;
     let n = table.rows;
-    blr::data::centre_and_scale_to_range(&mut x, n, d, 10.0)?;
-    blr::data::centre_and_scale_to_range(&mut y, n, 1, 10.0)?;
-    Ok((x, y, n, d))
+    let schema = blr::public_bounds::PublicBounds::parse(bounds)
+        .map_err(|e| Error::InvalidSpec(format!("public bounds schema: {e}")))?;
+    let clipped = schema
+        .scale(&mut x, &names, 5.0)
+        .and_then(|c| Ok(c + schema.scale(&mut y, &[target.to_string()], 5.0)?))
+        .map_err(|e| Error::InvalidSpec(format!("public bounds schema: {e}")))?;
+    Ok((x, y, n, d, clipped))
 }
 
 /// Alg. 2 with DCA on `n_nodes` compute nodes, T = `max_dropped`, Gaussian noise at (ε, δ),

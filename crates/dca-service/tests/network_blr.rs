@@ -68,7 +68,12 @@ fn diabetes(rows: usize) -> (Vec<f64>, Vec<f64>, usize) {
         .take(rows + 1)
         .map(|l| format!("{l}\n"))
         .collect();
-    let (x, y, n, d) = prepare_csv(&head, "target").unwrap();
+    let bounds = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/data/diabetes.bounds.csv"
+    ))
+    .unwrap();
+    let (x, y, n, d, _) = prepare_csv(&head, "target", &bounds).unwrap();
     assert_eq!(n, rows);
     (x, y, d)
 }
