@@ -17,7 +17,7 @@ pub fn noise_dominance_warning(
     n: usize,
     epsilon: f64,
 ) -> Option<String> {
-    if !(noise_sigma > 0.0) || stats.d == 0 {
+    if noise_sigma.is_nan() || noise_sigma <= 0.0 || stats.d == 0 {
         return None;
     }
     let mut diag: Vec<f64> = (0..stats.d)

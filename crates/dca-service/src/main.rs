@@ -350,7 +350,7 @@ enum RoundCommand {
     },
 }
 
-fn read_spec(path: &PathBuf) -> Result<RoundSpec> {
+fn read_spec(path: &Path) -> Result<RoundSpec> {
     serde_json::from_slice(&read(path, "--spec")?)
         .map_err(|e| Error::InvalidSpec(format!("--spec {}: {e}", path.display())))
 }
@@ -713,7 +713,7 @@ async fn blr_job(a: BlrArgs) -> Result<()> {
         .bounds
         .clone()
         .unwrap_or_else(|| blr::public_bounds::schema_path(&a.data));
-    let (x, y, n, d, clipped) = prepare_csv(
+    let prepared = prepare_csv(
         &read_text(&a.data, "--data")?,
         &a.target,
         &read_text(&bounds_path, "--bounds")?,
@@ -725,6 +725,13 @@ async fn blr_job(a: BlrArgs) -> Result<()> {
             bounds_path.display()
         ))
     })?;
+    let (x, y, n, d, clipped) = (
+        prepared.x,
+        prepared.y,
+        prepared.n,
+        prepared.d,
+        prepared.clipped,
+    );
     let (transport, m) = a.analyst.transport().await?;
     let config = dca_blr_config(d, m, a.max_dropped, mode, budget);
     let rng = match a.insecure_seed {
@@ -967,8 +974,39 @@ fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("dpdist: {e}");
+            let e = e.to_string();
+            eprintln!("dpdist: {e}{}", hint(&e));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// How to fix an error whose message alone does not say it.
+fn hint(message: &str) -> &'static str {
+    if message.contains("already used with another configuration")
+        || message.contains("round number exists with another configuration")
+    {
+        "\nhint: round numbers are unique per aggregator. `dpdist blr` and `dpdist train` number \
+         their rounds from --round-offset (blr: offset + 1, offset + 2; train: offset + 0, 1, …): \
+         pass a --round-offset past the numbers used before; `dpdist round create` takes another \
+         --round-number"
+    } else {
+        ""
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hint;
+
+    #[test]
+    fn a_reused_round_number_says_how_to_fix_it() {
+        let aggregator = "invalid round spec: round number 2 was already used with another \
+                          configuration (round 3fa2)";
+        assert!(hint(aggregator).contains("--round-offset"));
+        assert!(hint(aggregator).contains("--round-number"));
+        let node = "HTTP: 409: this round number exists with another configuration";
+        assert!(hint(node).contains("--round-offset"));
+        assert_eq!(hint("TLS: no certificate"), "");
     }
 }

@@ -248,17 +248,27 @@ impl DcaTransport for NetworkTransport {
     }
 }
 
+/// Rows prepared by [`prepare_csv`].
+#[derive(Clone, Debug)]
+pub struct PreparedCsv {
+    /// Inputs, row-major n × d.
+    pub x: Vec<f64>,
+    /// Targets.
+    pub y: Vec<f64>,
+    /// Rows (clients).
+    pub n: usize,
+    /// Input columns.
+    pub d: usize,
+    /// Values outside their public range, clipped to it.
+    pub clipped: usize,
+}
+
 /// The diabetes-style CSV prepared as the DCA paper's UCI protocol (as
 /// `examples/distributed_blr.rs --protocol dca` does) from PUBLIC information only: every column
 /// mapped from its range in the public bounds schema `bounds` (`column,lo,hi`, see
 /// [`blr::public_bounds`]) onto a range of 10 (±5, values outside clipped), a per-record map
-/// that costs no privacy, so the assumed bounds ±7.5 hold. Returns `(x row-major n × d, y, n, d,
-/// values clipped)`.
-pub fn prepare_csv(
-    text: &str,
-    target: &str,
-    bounds: &str,
-) -> Result<(Vec<f64>, Vec<f64>, usize, usize, usize)> {
+/// that costs no privacy, so the assumed bounds ±7.5 hold.
+pub fn prepare_csv(text: &str, target: &str, bounds: &str) -> Result<PreparedCsv> {
     let table = blr::data::Table::parse_csv(text)?;
     let (mut x, mut y, d, names) = table.split_target(target)?;
     let n = table.rows;
@@ -268,7 +278,13 @@ pub fn prepare_csv(
         .scale(&mut x, &names, 5.0)
         .and_then(|c| Ok(c + schema.scale(&mut y, &[target.to_string()], 5.0)?))
         .map_err(|e| Error::InvalidSpec(format!("public bounds schema: {e}")))?;
-    Ok((x, y, n, d, clipped))
+    Ok(PreparedCsv {
+        x,
+        y,
+        n,
+        d,
+        clipped,
+    })
 }
 
 /// Alg. 2 with DCA on `n_nodes` compute nodes, T = `max_dropped`, Gaussian noise at (ε, δ),

@@ -73,9 +73,9 @@ fn diabetes(rows: usize) -> (Vec<f64>, Vec<f64>, usize) {
         "/../../examples/data/diabetes.bounds.csv"
     ))
     .unwrap();
-    let (x, y, n, d, _) = prepare_csv(&head, "target", &bounds).unwrap();
-    assert_eq!(n, rows);
-    (x, y, d)
+    let p = prepare_csv(&head, "target", &bounds).unwrap();
+    assert_eq!(p.n, rows);
+    (p.x, p.y, p.d)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
