@@ -11,7 +11,6 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use blr::StdSource;
-use blr::data::{centre_and_scale_to_range, standardise};
 use blr::{
     ErrorMeasure, FitConfig, Mechanism, Prior, ProjectionConfig, RoundBudget, SearchTarget,
     SplitSearchConfig, fit, fit_non_private, mae, predict, search_laplace_split,
@@ -32,10 +31,11 @@ use common::summary::mean_sd;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
 enum Protocol {
-    /// Robust LR paper: x columns standardised, then rows L2-normalised (bound 1), y
-    /// standardised (assumed bound ±7.5), public σ, Spearman-driven threshold search, 30 splits.
+    /// Robust LR paper: x columns scaled onto ±1 by their public bounds, then rows L2-normalised
+    /// (bound 1), y scaled onto ±1 by its public bounds, public σ, Spearman-driven threshold
+    /// search, 30 splits.
     Robust,
-    /// DCA paper UCI protocol: every column centred and scaled to a range of 10, assumed bounds
+    /// DCA paper UCI protocol: every column scaled onto ±5 by its public bounds, assumed bounds
     /// ±7.5, DP std round, MAE-driven threshold search, 25 splits.
     Dca,
 }
@@ -53,7 +53,7 @@ enum StdArg {
     /// The DP marginal-std round of Alg. 2 (spends `--std-share` of the budget).
     Dp,
     /// Known by construction of the preprocessing, no budget (robust protocol only: unit-norm
-    /// rows give pooled σ_x = sqrt(1/d), standardised y gives σ_y = 1).
+    /// rows give pooled σ_x = sqrt(1/d); σ_y = 1/√3 is assumed, uniform over y's public ±1).
     Public,
 }
 
@@ -72,8 +72,12 @@ every entry of Σxxᵀ and Σxy (before projection), while on diabetes' 342 trai
 are only ≈ 200–1600; the statistics grow with the number of rows and the noise does not, so that
 protocol needs tens of thousands of rows (here its TA-proj MAE is 6.5x (pooled σ) to 8.5x
 (per-dimension σ) the non-private one at ε = 1).
-The robust protocol's standardised columns, unit-norm rows and σ known by construction shrink the
+The robust protocol's publicly scaled columns, unit-norm rows and σ known by construction shrink the
 bounds to 1 and spend nothing on the std round, which is what works at this size.";
+
+/// The σ_y of `--std public`: an assumption, not an estimate (no row is looked at): the sd of
+/// a uniform spread over y's public range ±1.
+const PUBLIC_SIGMA_Y: f64 = 0.577_350_269_189_625_8;
 
 /// Private Bayesian linear regression: NP, TA, TA-proj, DDP (DCA), DDP-proj, input perturbation.
 #[derive(Parser, Debug)]
@@ -89,10 +93,15 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Protocol::Robust)]
     protocol: Protocol,
     /// Comma-separated ε values.
-    #[arg(long, value_delimiter = ',', default_value = "0.5,1,2,5")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "0.5,1,2,5",
+        allow_hyphen_values = true
+    )]
     epsilons: Vec<f64>,
     /// δ for the Gaussian mechanism.
-    #[arg(long, default_value_t = 1e-5)]
+    #[arg(long, default_value_t = 1e-5, allow_hyphen_values = true)]
     delta: f64,
     /// Noise mechanism of the statistics release.
     #[arg(long, value_enum, default_value_t = MechanismArg::Gaussian)]
@@ -131,9 +140,13 @@ struct Args {
     /// Assumed bound of every x column (default: the protocol's).
     #[arg(long)]
     assumed_x: Option<f64>,
-    /// Assumed bound of y.
-    #[arg(long, default_value_t = 7.5)]
-    assumed_y: f64,
+    /// Assumed bound of y (default: the public range it is scaled onto, ±1 robust, ±5 dca).
+    #[arg(long)]
+    assumed_y: Option<f64>,
+    /// Print the summary again as Markdown tables (for pasting into the docs) instead of the
+    /// per-ε tables.
+    #[arg(long)]
+    markdown: bool,
     /// Reproducible run: ALL randomness (noise, masks, seeds) of run r from seed N + r.
     /// Insecure — for experiments only. Default: OS randomness.
     #[arg(long, value_name = "N")]
@@ -162,8 +175,20 @@ fn options() -> Options {
             .error(clap::error::ErrorKind::ValueValidation, message)
             .exit()
     };
-    if args.epsilons.is_empty() || args.epsilons.iter().any(|e| !(e.is_finite() && *e > 0.0)) {
-        invalid("every ε must be a positive number");
+    if args.epsilons.is_empty() {
+        invalid("--epsilons needs at least one ε");
+    }
+    // dp-noise's one validation of privacy parameters (the C ABI and the dpdist CLI use it too).
+    for &e in &args.epsilons {
+        if let Err(err) = dp_noise::limits::gaussian_budget(e, args.delta) {
+            invalid(&format!("--epsilons/--delta: {err}"));
+        }
+    }
+    if args.nodes < 2 {
+        invalid(&format!(
+            "--nodes {}: DCA needs at least 2 compute nodes",
+            args.nodes
+        ));
     }
     if args.splits == Some(0) || args.repeats == 0 || args.runs == 0 {
         invalid("--splits, --repeats and --runs must be at least 1");
@@ -201,12 +226,15 @@ struct Prepared {
     n: usize,
     d: usize,
     assumed_x: f64,
+    assumed_y: f64,
+    /// What the preprocessing used (public information only) and what it cost.
+    preprocessing: String,
 }
 
 fn prepare(o: &Options) -> Result<Prepared, String> {
     let a = &o.args;
     let table = common::csv_input::read_numeric(&a.csv)?;
-    let (mut x, mut y, d, _) = table
+    let (mut x, mut y, d, names) = table
         .split_target(&a.target)
         .map_err(|e| format!("{}: {e}", a.csv.display()))?;
     let n = table.rows;
@@ -217,31 +245,63 @@ fn prepare(o: &Options) -> Result<Prepared, String> {
             a.test_rows
         ));
     }
-    // Normalisation constants come from the whole file: the papers treat the data as centred and
-    // scaled beforehand (they are not part of the private computation).
+    // Scaling uses PUBLIC information only: the bounds schema shipped beside the data (written
+    // from units and physiological ranges, not from the rows; provenance in
+    // examples/data/README.md). Every value is clipped to its column's public range and mapped
+    // linearly: a per-record map that costs no privacy. (Standardising with the file's mean and
+    // sd would use every row, test rows included, outside the privacy budget.)
+    let schema = blr::public_bounds::schema_path(&a.csv);
+    let bounds = std::fs::read_to_string(&schema)
+        .map_err(|e| {
+            format!(
+                "cannot read the public bounds schema {}: {e}",
+                schema.display()
+            )
+        })
+        .and_then(|t| {
+            blr::public_bounds::PublicBounds::parse(&t)
+                .map_err(|e| format!("{}: {e}", schema.display()))
+        })?;
+    let half = match a.protocol {
+        // DCA paper UCI protocol: columns on a range of 10 (±5) inside the assumed ±7.5.
+        Protocol::Dca => 5.0,
+        // Robust protocol: columns on ±1, then rows normalised to unit norm.
+        Protocol::Robust => 1.0,
+    };
+    let in_schema = |e: String| format!("{}: {e}", schema.display());
+    let clipped = bounds.scale(&mut x, &names, half).map_err(in_schema)?
+        + bounds
+            .scale(&mut y, std::slice::from_ref(&a.target), half)
+            .map_err(in_schema)?;
     let assumed_x = match a.protocol {
-        Protocol::Dca => {
-            centre_and_scale_to_range(&mut x, n, d, 10.0).map_err(|e| e.to_string())?;
-            centre_and_scale_to_range(&mut y, n, 1, 10.0).map_err(|e| e.to_string())?;
-            7.5
-        }
+        Protocol::Dca => 7.5,
         Protocol::Robust => {
-            // Columns first: diabetes' raw spreads differ 40×, and normalising raw rows would
-            // leave the widest columns (cholesterol, blood pressure) to dominate every row.
-            // Standardised columns are scikit-learn's scaled diabetes up to one global factor,
-            // which row normalisation removes: the data the robust LR paper's figures used.
-            standardise(&mut x, n, d).map_err(|e| e.to_string())?;
             normalize_rows(&mut x, n, d).map_err(|e| e.to_string())?;
-            standardise(&mut y, n, 1).map_err(|e| e.to_string())?;
             1.0
         }
     };
+    let preprocessing = format!(
+        "public scaling (no budget): every column mapped from its public range in {} onto ±{half}{}{}",
+        schema.display(),
+        if a.protocol == Protocol::Robust {
+            ", rows normalised to unit norm"
+        } else {
+            ""
+        },
+        if clipped > 0 {
+            format!(", {clipped} value(s) clipped to their range")
+        } else {
+            String::new()
+        }
+    );
     Ok(Prepared {
         x,
         y,
         n,
         d,
         assumed_x: a.assumed_x.unwrap_or(assumed_x),
+        assumed_y: a.assumed_y.unwrap_or(half),
+        preprocessing,
     })
 }
 /// The robust LR paper's budget-split search (Methods 4.3) for the release at total budget `eps`,
@@ -260,7 +320,7 @@ fn choose_split(
         StdSource::Public { x, y } => (x.clone(), *y, eps, "public σ"),
         StdSource::DpRound => (
             vec![data.assumed_x; data.d],
-            o.args.assumed_y,
+            data.assumed_y,
             (1.0 - o.args.std_share) * eps,
             "assumed bounds as σ",
         ),
@@ -374,6 +434,13 @@ fn run(o: &Options) -> Result<(), String> {
         Protocol::Robust => 30,
     });
     let n_train = n - a.test_rows;
+    // Checked before any method runs: DCA's noise needs N − T − 1 ≥ 1 honest clients.
+    if a.max_dropped + 1 >= n_train {
+        return Err(format!(
+            "--max-dropped {}: DCA needs N − T − 1 >= 1 with N = {n_train} training rows (clients)",
+            a.max_dropped
+        ));
+    }
     let root_of_run = |r: usize| match a.insecure_seed {
         Some(s) => RngSource::InsecureFixedSeed(s.wrapping_add(r as u64)),
         None => RngSource::Os,
@@ -394,7 +461,7 @@ fn run(o: &Options) -> Result<(), String> {
     let std_source = if public {
         StdSource::Public {
             x: vec![(1.0 / d as f64).sqrt(); d],
-            y: 1.0,
+            y: PUBLIC_SIGMA_Y,
         }
     } else {
         StdSource::DpRound
@@ -427,6 +494,7 @@ fn run(o: &Options) -> Result<(), String> {
         a.runs,
         a.test_rows
     );
+    println!("preprocessing: {}", data.preprocessing);
     println!(
         "mechanism {}, assumed bounds x ±{}, y ±{}, std {}, DCA: {} clients, M = {} nodes, T = {}{}",
         if o.auto_split {
@@ -435,9 +503,12 @@ fn run(o: &Options) -> Result<(), String> {
             format!("{:?}", o.mechanism)
         },
         data.assumed_x,
-        a.assumed_y,
+        data.assumed_y,
         if public {
-            "public (no budget)".to_string()
+            format!(
+                "public (no budget: σ_x = √(1/d) by the unit-norm rows, σ_y = {PUBLIC_SIGMA_Y:.3} \
+                 assumed, a uniform spread over y's public range)"
+            )
         } else {
             format!(
                 "by DP round, share {} of the budget, {:?}",
@@ -546,7 +617,7 @@ fn run(o: &Options) -> Result<(), String> {
                             delta: if gaussian { a.delta } else { 0.0 },
                         },
                         assumed_x: vec![data.assumed_x; d],
-                        assumed_y: a.assumed_y,
+                        assumed_y: data.assumed_y,
                         projection: proj.then(|| projection.clone()),
                         prior: Prior::default(),
                         with_yy: false,
@@ -566,7 +637,11 @@ fn run(o: &Options) -> Result<(), String> {
     }
     progress.finish_and_clear();
     let pooled = a.runs * splits;
-    for (e, &eps) in a.epsilons.iter().enumerate() {
+    print_legend(data.assumed_y);
+    if a.markdown {
+        print_markdown(o, &scores);
+    }
+    for (e, &eps) in a.epsilons.iter().enumerate().filter(|_| !a.markdown) {
         println!();
         println!(
             "ε = {eps}{}",
@@ -607,10 +682,62 @@ fn run(o: &Options) -> Result<(), String> {
          IQR over all {pooled} splits)",
         a.runs
     );
-    print_markdown(o, &scores);
+    println!("\n{}", conclusion(&a.epsilons, &scores));
     write_figure(o, &scores, a.protocol)?;
     println!("\ntotal time {:.1} s", start.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// What the methods and the numbers in the tables are, printed once before them.
+fn print_legend(assumed_y: f64) {
+    println!(
+        "\nlegend: NP = non-private posterior from the exact statistics (the NON-PRIVATE \
+         baseline); TA = a trusted aggregator adds the noise to the exact statistics; TA-proj = \
+         TA after projection (every value clipped at ω·σ, DCA paper Alg. 2); DDP = distributed DP \
+         over DCA (every client adds its share of the noise, nodes see only shares); DDP-proj = \
+         DDP after projection; input-pert = input perturbation (every client perturbs its own \
+         statistics, no secure sum).\n\
+         MAE = mean absolute error of the test predictions in the units of the scaled target \
+         (its public range mapped onto ±{assumed_y}); ρ = Spearman rank correlation of the test \
+         predictions with the test targets (1 is perfect); privacy spent = the (ε, δ) the \
+         accountant charged one fit."
+    );
+}
+
+/// One line: at the largest ε, the best private method's median MAE against NP's, and at which
+/// ε the best private method first comes within 1.5× NP's MAE.
+fn conclusion(epsilons: &[f64], scores: &[Vec<Scores>]) -> String {
+    let best = |e: usize| {
+        (1..METHODS.len())
+            .filter(|&m| scores[e][m].mae.iter().any(|v| !v.is_empty()))
+            .map(|m| (m, scores[e][m].median_mae_over_runs().0))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    };
+    let np = |e: usize| scores[e][0].median_mae_over_runs().0;
+    let Some(last) = (0..epsilons.len()).max_by(|&a, &b| epsilons[a].total_cmp(&epsilons[b]))
+    else {
+        return "conclusion: no ε was run".into();
+    };
+    let Some((m, mae)) = best(last) else {
+        return "conclusion: no private method was run".into();
+    };
+    let close = (0..epsilons.len())
+        .filter(|&e| best(e).is_some_and(|(_, v)| v <= 1.5 * np(e)))
+        .map(|e| epsilons[e])
+        .min_by(f64::total_cmp);
+    format!(
+        "conclusion: at ε = {} the best private method, {}, has median MAE {} against NP's {} \
+         ({:.2}x); {}",
+        epsilons[last],
+        METHODS[m],
+        num(mae, 0.0).split(' ').next().unwrap_or_default(),
+        num(np(last), 0.0).split(' ').next().unwrap_or_default(),
+        mae / np(last),
+        match close {
+            Some(eps) => format!("a private method is within 1.5x of NP from ε = {eps} on"),
+            None => "no private method comes within 1.5x of NP at the ε values run".into(),
+        }
+    )
 }
 
 /// The summary as Markdown tables (as pasted into the README): median MAE, then mean ρ.
@@ -719,5 +846,63 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prepared(dir: &std::path::Path, rows: &[&str], protocol: &str) -> Prepared {
+        let csv = dir.join("data.csv");
+        std::fs::write(&csv, format!("a,b,target\n{}\n", rows.join("\n"))).unwrap();
+        std::fs::write(
+            dir.join("data.bounds.csv"),
+            "column,lo,hi\na,0,10\nb,-5,5\ntarget,0,100\n",
+        )
+        .unwrap();
+        let args = Args::try_parse_from([
+            "distributed_blr",
+            csv.to_str().unwrap(),
+            "--test-rows",
+            "1",
+            "--protocol",
+            protocol,
+        ])
+        .unwrap();
+        let o = Options {
+            args,
+            mechanism: Mechanism::Gaussian,
+            std_mode: StdMode::PooledX,
+            auto_split: false,
+        };
+        prepare(&o).unwrap()
+    }
+
+    /// Preprocessing must not let one row change another's values: a row added to the file
+    /// (an extreme one, as a private record might be) leaves every other row as it was. The
+    /// old whole-file standardisation failed this (the mean and sd moved).
+    #[test]
+    fn preprocessing_uses_public_information_only() {
+        let dir = std::env::temp_dir().join(format!("dpdist-blr-prep-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let rows = ["1,2,30", "4,-1,50", "7,0.5,10", "2,3,70"];
+        for protocol in ["robust", "dca"] {
+            let base = prepared(&dir, &rows, protocol);
+            let mut more = rows.to_vec();
+            more.push("10,-5,100");
+            let with_extreme = prepared(&dir, &more, protocol);
+            assert_eq!(base.x[..], with_extreme.x[..base.x.len()], "{protocol}");
+            assert_eq!(base.y[..], with_extreme.y[..base.y.len()], "{protocol}");
+            assert!(
+                base.preprocessing.contains("public"),
+                "{}",
+                base.preprocessing
+            );
+        }
+        // dca: a → (1 − 5)/10·10 = −4 (range 10 onto ±5), target → (30 − 50)/100·10 = −2.
+        let dca = prepared(&dir, &rows, "dca");
+        assert_eq!((dca.x[0], dca.y[0]), (-4.0, -2.0));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -121,11 +121,13 @@
 #define DPD_MAX_THREADS 4096
 
 /**
- * The ABI version this header describes. It changes whenever a signature, a struct layout or
- * an existing enum value changes; compare it with `dpd_abi_version()` at start-up. build.rs
- * reads this line for the shared library's SONAME (`libdpdist.so.N`).
+ * The ABI version this header describes. It changes whenever a signature, a struct layout, an
+ * existing enum value or the accepted inputs of an existing function change (3:
+ * `dpd_round_config_new` refuses σ = 0; the exact sum is `dpd_round_config_new_exact`);
+ * compare it with `dpd_abi_version()` at start-up. build.rs reads this line for the shared
+ * library's SONAME (`libdpdist.so.N`).
  */
-#define DPD_ABI_VERSION 2
+#define DPD_ABI_VERSION 3
 
 /**
  * Result of a dpdist call. `DPD_OK` (0) is success; every other value is an error whose
@@ -1557,23 +1559,25 @@ enum dpd_status dpd_node_sum_from_bytes(const struct dpd_round_config *config,
 void dpd_node_sum_free(struct dpd_node_sum *sum);
 
 /**
- * Creates the configuration of round `round`: N = `n_clients` clients with ids 0..N, M =
- * `n_nodes` >= 2 compute nodes (0..M), at most T = `max_dropped` < N clients missing or
- * colluding, vectors of length `dim` >= 1 with every element |x| <= `bound`.
+ * Creates the configuration of a differentially private round `round`: N = `n_clients`
+ * clients with ids 0..N, M = `n_nodes` >= 2 compute nodes (0..M), at most T = `max_dropped` < N
+ * clients missing or colluding, vectors of length `dim` >= 1 with every element |x| <= `bound`.
  *
- * `noise_sigma_total` > 0 makes the round differentially private: each client adds exact
- * discrete Gaussian noise of σ_total/sqrt(N − T − 1) (value units) so that the released sum
- * carries N(0, σ_total²) per coordinate even if T clients are missing or collude;
- * `noise_sigma_total = 0` gives an exact, NON-private sum; any other value must be in
- * [1e-15, 1e20] (`DPD_ERR_INVALID_PRIVACY_PARAMETER`). `frac_bits` is
+ * Each client adds exact discrete Gaussian noise of σ_total/sqrt(N − T − 1) (value units) so
+ * that the released sum carries N(0, σ_total²) per coordinate even if T clients are missing or
+ * collude. `noise_sigma_total` must be in [`DPD_SIGMA_MIN`, `DPD_SIGMA_MAX`]: 0, a negative
+ * value or NaN is refused with `DPD_ERR_INVALID_PRIVACY_PARAMETER` (0 is what an unchecked,
+ * failed `dpd_gaussian_sigma_analytic` would leave behind). An exact, NON-PRIVATE sum is only
+ * available under its own name, `dpd_round_config_new_exact`. `frac_bits` is
  * `DPD_FRAC_BITS_AUTO` or an explicit number of fractional bits (an error if unsafe).
  *
  * Limits: 1 <= N <= 2^32, 2 <= M <= 65535, 1 <= d <= 2^32 (the wire format's maximum). The
  * configuration itself is small; nodes and aggregators allocate d words each, clients M·d
  * words when sharding, and report `DPD_ERR_ALLOC` when the memory is not there.
  *
- * Errors: `DPD_ERR_INVALID_ARGUMENT` (N, M, T, d, bound, mode, N − T − 1 < 1 with noise),
- * `DPD_ERR_NON_FINITE`, `DPD_ERR_OVERFLOW` (no precision lets the sum fit the ring).
+ * Errors: `DPD_ERR_INVALID_PRIVACY_PARAMETER` (σ), `DPD_ERR_INVALID_ARGUMENT` (N, M, T, d,
+ * bound, mode, N − T − 1 < 1), `DPD_ERR_NON_FINITE`, `DPD_ERR_OVERFLOW` (no precision lets the
+ * sum fit the ring).
  *
  * # Safety
  * `out` must be NULL (→ `DPD_ERR_NULL_POINTER`) or point to a writable `dpd_round_config*`.
@@ -1588,6 +1592,29 @@ enum dpd_status dpd_round_config_new(uint64_t round,
                                      double noise_sigma_total,
                                      uint32_t frac_bits,
                                      struct dpd_round_config **out);
+
+/**
+ * NON-PRIVATE: creates the configuration of a round that releases the EXACT sum, with no
+ * noise at all. The sum hides the individual inputs from the nodes and the aggregator, but the
+ * released value is not differentially private: anyone who sees it can learn about single
+ * records from it. Use it for tests, benchmarks and data that is not personal; for a private
+ * round calibrate σ (`dpd_gaussian_sigma_analytic`) and call `dpd_round_config_new`.
+ *
+ * The arguments are those of `dpd_round_config_new` without the noise; the same limits and
+ * errors apply. `dpd_round_config_info` reports σ_client = 0 for such a round.
+ *
+ * # Safety
+ * `out` must be NULL (→ `DPD_ERR_NULL_POINTER`) or point to a writable `dpd_round_config*`.
+ */
+enum dpd_status dpd_round_config_new_exact(uint64_t round,
+                                           size_t n_clients,
+                                           uint32_t n_nodes,
+                                           size_t max_dropped,
+                                           size_t dim,
+                                           double bound,
+                                           uint32_t mode,
+                                           uint32_t frac_bits,
+                                           struct dpd_round_config **out);
 
 /**
  * Writes the round's fixed-point fractional bits, the per-client noise σ (value units; 0
@@ -1607,7 +1634,8 @@ enum dpd_status dpd_round_config_info(const struct dpd_round_config *config,
  * their own copy).
  *
  * # Safety
- * `config` must be NULL or a handle from `dpd_round_config_new` not freed before.
+ * `config` must be NULL or a handle from `dpd_round_config_new` or
+ * `dpd_round_config_new_exact` not freed before.
  */
 void dpd_round_config_free(struct dpd_round_config *config);
 

@@ -246,9 +246,11 @@ enum class ShareMode : uint32_t { Full = DPD_SHARE_MODE_FULL, Seed = DPD_SHARE_M
 /// The public parameters of a round; every party builds the same one.
 class RoundConfig {
 public:
-    /// noise_sigma_total = 0: exact, non-private sum; frac_bits: DPD_FRAC_BITS_AUTO or explicit.
+    /// A differentially private round: noise_sigma_total > 0 is required (0, negative or NaN
+    /// throws DPD_ERR_INVALID_PRIVACY_PARAMETER); frac_bits: DPD_FRAC_BITS_AUTO or explicit.
+    /// An exact sum is RoundConfig::exact_non_private.
     RoundConfig(uint64_t round, size_t n_clients, uint32_t n_nodes, size_t max_dropped,
-                size_t dim, double bound, ShareMode mode, double noise_sigma_total = 0.0,
+                size_t dim, double bound, ShareMode mode, double noise_sigma_total,
                 uint32_t frac_bits = DPD_FRAC_BITS_AUTO)
         : h_(detail::make<dpd_round_config, dpd_round_config_free>(
               [&](dpd_round_config **out) {
@@ -256,6 +258,19 @@ public:
                                               static_cast<uint32_t>(mode), noise_sigma_total,
                                               frac_bits, out);
               })) {}
+    /// NON-PRIVATE: a round that releases the EXACT sum, without noise
+    /// (dpd_round_config_new_exact). For tests, benchmarks and data that is not personal.
+    static RoundConfig exact_non_private(uint64_t round, size_t n_clients, uint32_t n_nodes,
+                                         size_t max_dropped, size_t dim, double bound,
+                                         ShareMode mode,
+                                         uint32_t frac_bits = DPD_FRAC_BITS_AUTO) {
+        return RoundConfig(detail::make<dpd_round_config, dpd_round_config_free>(
+            [&](dpd_round_config **out) {
+                return dpd_round_config_new_exact(round, n_clients, n_nodes, max_dropped, dim,
+                                                  bound, static_cast<uint32_t>(mode), frac_bits,
+                                                  out);
+            }));
+    }
     uint32_t frac_bits() const {
         uint32_t f = 0;
         check(dpd_round_config_info(h_.get(), &f, nullptr, nullptr));
@@ -274,6 +289,8 @@ public:
     const dpd_round_config *get() const noexcept { return h_.get(); }
 
 private:
+    explicit RoundConfig(detail::Handle<dpd_round_config, dpd_round_config_free> h)
+        : h_(std::move(h)) {}
     detail::Handle<dpd_round_config, dpd_round_config_free> h_;
 };
 

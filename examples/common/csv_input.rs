@@ -1,5 +1,6 @@
-//! Numeric CSV input through the `csv` crate: a header row, then rows whose every cell is a finite
-//! number. Errors name the file, the line and the column.
+//! Numeric CSV input: the one reader of every tool, `blr::data::Table::parse_csv` (the `dpdist`
+//! CLI reads with it too): a header row, then rows whose every cell is a finite number; CRLF
+//! line ends accepted. Errors name the file, the line (header = line 1) and the column.
 
 use std::path::Path;
 
@@ -8,57 +9,8 @@ use blr::data::Table;
 /// Reads a numeric CSV file with a header row into a `blr::data::Table`.
 pub fn read_numeric(path: &Path) -> Result<Table, String> {
     let shown = path.display();
-    let mut reader = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
-        .from_path(path)
-        .map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let names: Vec<String> = reader
-        .headers()
-        .map_err(|e| format!("{shown}: header: {e}"))?
-        .iter()
-        .map(str::to_string)
-        .collect();
-    if let Some(j) = names.iter().position(String::is_empty) {
-        return Err(format!("{shown}: column {} has no name", j + 1));
-    }
-    for (j, name) in names.iter().enumerate() {
-        if names[..j].contains(name) {
-            return Err(format!("{shown}: column name '{name}' appears twice"));
-        }
-    }
-    let mut values = Vec::new();
-    let mut rows = 0;
-    for record in reader.records() {
-        // The csv crate rejects rows with a different number of cells (its `flexible` is off).
-        let record = record.map_err(|e| format!("{shown}: {e}"))?;
-        let line = record.position().map_or(0, |p| p.line());
-        for (j, cell) in record.iter().enumerate() {
-            let v: f64 = cell.parse().map_err(|_| {
-                format!(
-                    "{shown}: line {line}, column {} ('{}'): '{cell}' is not a number",
-                    j + 1,
-                    names[j]
-                )
-            })?;
-            if !v.is_finite() {
-                return Err(format!(
-                    "{shown}: line {line}, column {} ('{}'): {v} is not finite",
-                    j + 1,
-                    names[j]
-                ));
-            }
-            values.push(v);
-        }
-        rows += 1;
-    }
-    if rows == 0 {
-        return Err(format!("{shown}: no data rows"));
-    }
-    Ok(Table {
-        names,
-        values,
-        rows,
-    })
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    Table::parse_csv(&text).map_err(|e| format!("{shown}: {e}"))
 }
 
 /// Reads a numeric CSV whose column `label` holds 0/1 class labels: the row-major inputs (every
@@ -80,4 +32,20 @@ pub fn read_binary_labelled(
         ));
     }
     Ok((x, y, d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// CRLF files: the line named is the file's line (header = 1), as `dpdist blr` reports it.
+    #[test]
+    fn errors_name_the_right_line_in_crlf_files() {
+        let path = std::env::temp_dir().join(format!("dpdist-csv-crlf-{}.csv", std::process::id()));
+        std::fs::write(&path, "a,b\r\n1,2\r\n3,x\r\n5,6\r\n").unwrap();
+        let e = read_numeric(&path).unwrap_err();
+        std::fs::remove_file(&path).unwrap();
+        assert!(e.contains("line 3") && e.contains("'x'"), "{e}");
+        assert!(e.starts_with(&path.display().to_string()), "{e}");
+    }
 }

@@ -34,8 +34,10 @@ mod fit_noise;
 pub mod latent;
 pub mod metrics;
 pub mod noise_aware;
+mod noise_warning;
 pub mod pipeline;
 pub mod posterior;
+pub mod public_bounds;
 pub mod sensitivity;
 pub mod split;
 pub mod ssp;
@@ -51,6 +53,7 @@ pub use noise_aware::{
     AdaptiveDraws, EntryNoise, NoiseAwareOptions, NoiseAwarePosterior, StatsNoise, Summary,
     naive_coefficients, noise_aware_posterior,
 };
+pub use noise_warning::{NOISE_DOMINANCE_RATIO, noise_dominance_warning};
 pub use pipeline::{
     Fit, FitConfig, ProjectionConfig, StdSource, fit, fit_non_private, fit_via, stats_round_budget,
 };

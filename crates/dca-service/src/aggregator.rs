@@ -45,6 +45,9 @@ pub struct PublishedRelease {
     pub spent_epsilon: f64,
     /// δ part of the same.
     pub spent_delta: f64,
+    /// "NON-PRIVATE: exact sum, no noise" for a round without noise; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub privacy: Option<String>,
 }
 
 /// The aggregator of one deployment.
@@ -428,6 +431,8 @@ impl Aggregator {
             noise_sigma_released: release.noise_sigma_released,
             spent_epsilon: spent.epsilon,
             spent_delta: spent.delta,
+            privacy: (round.config.noise().is_none())
+                .then(|| crate::spec::NON_PRIVATE_MARK.to_string()),
         };
         let json =
             serde_json::to_string(&published).map_err(|e| Error::Io(std::io::Error::other(e)))?;

@@ -235,6 +235,7 @@ pub async fn tick(agg: &Aggregator, metrics: &Metrics) {
                         round = r.round,
                         clients = r.clients.len(),
                         spent_epsilon = r.spent_epsilon,
+                        privacy = r.privacy.as_deref().unwrap_or("private"),
                         "released"
                     );
                 }

@@ -84,7 +84,7 @@ pub async fn upload_sealed(
             Err(e) => last = e.to_string(),
         }
     }
-    Err(Error::Http(format!(
+    Err(Error::Timeout(format!(
         "{node_url}: client {client}'s share not stored after {UPLOAD_ATTEMPTS} attempts: {last}"
     )))
 }
@@ -111,7 +111,21 @@ pub async fn upload(
     let id = round.id();
     for (k, (msg, url)) in messages.iter().zip(node_urls).enumerate() {
         let sealed = seal_for(round, client, k as u16, &msg.get_encoded()?)?;
-        upload_sealed(http, url, &id, client, token, &sealed).await?;
+        // A node that stays unreachable through a burst of retries (a restart) is tried again
+        // until the round's deadline; a refusal (4xx) ends the upload at once. The same sealed
+        // bytes every time, so a retry after a lost answer is recognised (200).
+        loop {
+            match upload_sealed(http, url, &id, client, token, &sealed).await {
+                Ok(_) => break,
+                Err(Error::Timeout(why))
+                    if crate::node::now_ms() + 1000 < round.spec.deadline_unix_ms =>
+                {
+                    tracing::debug!(client, node = k, "{why}; trying again");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
     Ok(())
 }

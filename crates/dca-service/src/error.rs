@@ -104,8 +104,10 @@ impl From<std::io::Error> for Error {
     }
 }
 impl From<reqwest::Error> for Error {
+    /// The whole cause chain ("error sending request for url (…): client error (Connect):
+    /// invalid peer certificate: UnknownIssuer"), not only reqwest's outermost line.
     fn from(e: reqwest::Error) -> Self {
-        Error::Http(e.to_string())
+        Error::Http(crate::tls::cause_chain(&e))
     }
 }
 impl From<blr::Error> for Error {

@@ -1,7 +1,7 @@
 //! `dpdist`: run a DCA party as a process. `dpdist node`, `dpdist aggregator`, `dpdist client
 //! upload`, `dpdist round create|status|release`. See docs/http-api.md.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -10,10 +10,10 @@ use dca_service::aggregator::Aggregator;
 use dca_service::node::{NodeOptions, router};
 use dca_service::secret::SecretString;
 use dca_service::serve::{ServeLimits, serve_tls};
-use dca_service::spec::{RoundSpec, token_hash};
+use dca_service::spec::{NON_PRIVATE_MARK, Round, RoundSpec, token_hash};
 use dca_service::{Error, Result, hex, tls};
-use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
+use dp_noise::{PrivacyLoss, limits};
 use zeroize::Zeroizing;
 
 #[derive(Parser)]
@@ -127,10 +127,10 @@ struct AggregatorArgs {
     #[arg(long)]
     db: PathBuf,
     /// Privacy budget ε of the aggregator's accountant.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     budget_epsilon: f64,
     /// Privacy budget δ.
-    #[arg(long, default_value_t = 1e-5)]
+    #[arg(long, default_value_t = 1e-5, allow_hyphen_values = true)]
     budget_delta: f64,
     /// How often open rounds are checked (ms).
     #[arg(long, default_value_t = 200)]
@@ -166,12 +166,12 @@ struct AnalystConnection {
 impl AnalystConnection {
     /// The transport of the job's rounds, and M (the aggregator's node count).
     async fn transport(&self) -> Result<(dca_service::network_fit::NetworkTransport, u16)> {
-        let http = tls::http_client(&std::fs::read(&self.ca)?, 64, Duration::from_secs(60))?;
+        let http = tls::http_client(&read(&self.ca, "--ca")?, 64, Duration::from_secs(60))?;
         let mut transport = dca_service::network_fit::NetworkTransport::new(
             tokio::runtime::Handle::current(),
             http,
             self.aggregator.trim_end_matches('/').to_string(),
-            SecretString::read_file(&self.analyst_token_file)?,
+            secret(&self.analyst_token_file, "--analyst-token-file")?,
         );
         transport.concurrency = self.concurrency;
         transport.upload_window = Duration::from_secs(self.upload_secs);
@@ -192,11 +192,15 @@ struct BlrArgs {
     /// Target column.
     #[arg(long, default_value = "target")]
     target: String,
+    /// Public bounds schema (`column,lo,hi` per column, public knowledge, not computed from the
+    /// rows) that scales every column; default: `<data stem>.bounds.csv` beside `--data`.
+    #[arg(long)]
+    bounds: Option<PathBuf>,
     /// ε of the whole fit (both rounds).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     epsilon: f64,
     /// δ of the whole fit.
-    #[arg(long, default_value_t = 1e-5)]
+    #[arg(long, default_value_t = 1e-5, allow_hyphen_values = true)]
     delta: f64,
     /// T: clients that may drop out or collude.
     #[arg(long, default_value_t = 2)]
@@ -225,10 +229,10 @@ struct TrainArgs {
     #[arg(long, default_value_t = 16.0)]
     feature_bound: f64,
     /// ε of the whole run (all iterations), accounted in Rényi DP.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     epsilon: f64,
     /// δ of the whole run.
-    #[arg(long, default_value_t = 1e-5)]
+    #[arg(long, default_value_t = 1e-5, allow_hyphen_values = true)]
     delta: f64,
     /// Iterations (one DCA round each); the noise multiplier is calibrated for them.
     #[arg(long, default_value_t = 20)]
@@ -279,10 +283,10 @@ struct RoundArgs {
     #[arg(long)]
     db: PathBuf,
     /// Privacy budget ε of the aggregator's accountant.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     budget_epsilon: f64,
     /// Privacy budget δ.
-    #[arg(long, default_value_t = 1e-5)]
+    #[arg(long, default_value_t = 1e-5, allow_hyphen_values = true)]
     budget_delta: f64,
 }
 
@@ -335,12 +339,23 @@ enum RoundCommand {
         /// full or seed.
         #[arg(long, default_value = "seed")]
         mode: String,
-        /// σ of the released sum's noise (omit for an exact sum).
-        #[arg(long)]
+        /// ε of the round: σ is calibrated with the analytic Gaussian (dp-noise) for `--delta`
+        /// and the ℓ2 sensitivity (`--l2-sensitivity`, default 2·bound·√dim: one client's vector
+        /// replaced by another), then split over the clients (each adds σ/√(N − T − 1)).
+        #[arg(long, allow_hyphen_values = true)]
+        epsilon: Option<f64>,
+        /// δ of the round (with `--epsilon`).
+        #[arg(long, default_value_t = 1e-5, allow_hyphen_values = true)]
+        delta: f64,
+        /// σ of the released sum's noise, calibrated elsewhere (needs `--l2-sensitivity`).
+        #[arg(long, allow_hyphen_values = true)]
         sigma: Option<f64>,
-        /// ℓ2 sensitivity the σ is calibrated for.
-        #[arg(long)]
+        /// ℓ2 sensitivity the σ is calibrated for (what the accountant charges).
+        #[arg(long, allow_hyphen_values = true)]
         l2_sensitivity: Option<f64>,
+        /// Release the EXACT sum without noise: NON-PRIVATE (marked so in every output).
+        #[arg(long)]
+        no_noise: bool,
         /// Seconds from now until the deadline.
         #[arg(long, default_value_t = 600)]
         deadline_secs: u64,
@@ -368,35 +383,160 @@ enum RoundCommand {
     },
 }
 
-fn read_spec(path: &PathBuf) -> Result<RoundSpec> {
-    serde_json::from_slice(&std::fs::read(path)?).map_err(|e| Error::InvalidSpec(e.to_string()))
+fn read_spec(path: &Path) -> Result<RoundSpec> {
+    serde_json::from_slice(&read(path, "--spec")?)
+        .map_err(|e| Error::InvalidSpec(format!("--spec {}: {e}", path.display())))
 }
 
 fn http(conn: &Connection) -> Result<reqwest::Client> {
-    tls::http_client(&std::fs::read(&conn.ca)?, 64, Duration::from_secs(60))
+    tls::http_client(&read(&conn.ca, "--ca")?, 64, Duration::from_secs(60))
 }
 
 fn aggregator(args: &RoundArgs) -> Result<Aggregator> {
+    let budget = checked_budget(
+        args.budget_epsilon,
+        args.budget_delta,
+        "--budget-epsilon/--budget-delta",
+    )?;
     Aggregator::open(
         &args.db,
         http(&args.conn)?,
         args.conn.nodes.clone(),
-        SecretString::read_file(&args.admin_token_file)?,
-        PrivacyLoss {
-            epsilon: args.budget_epsilon,
-            delta: args.budget_delta,
-        },
+        secret(&args.admin_token_file, "--admin-token-file")?,
+        budget,
     )
+    .map_err(|e| at_path(e, "--db", &args.db))
+}
+
+/// An I/O error that names the option and the path it was about.
+fn io_at(e: std::io::Error, what: &str, path: &Path) -> Error {
+    Error::Io(std::io::Error::new(
+        e.kind(),
+        format!("{what} {}: {e}", path.display()),
+    ))
+}
+
+/// A storage or I/O error of a store opened at `path`, naming the option and the path.
+fn at_path(e: Error, what: &str, path: &Path) -> Error {
+    match e {
+        Error::Io(e) => io_at(e, what, path),
+        Error::Storage(e) => Error::Io(std::io::Error::other(format!(
+            "{what} {}: {e}",
+            path.display()
+        ))),
+        other => other,
+    }
+}
+
+fn read(path: &Path, what: &str) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| io_at(e, what, path))
+}
+
+fn read_text(path: &Path, what: &str) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| io_at(e, what, path))
+}
+
+fn secret(path: &Path, what: &str) -> Result<SecretString> {
+    SecretString::read_file(path).map_err(|e| match e {
+        Error::Io(e) => io_at(e, what, path),
+        other => other,
+    })
+}
+
+/// The server's TLS configuration from `--cert` and `--key`, errors naming both files.
+fn server_tls(cert: &Path, key: &Path) -> Result<std::sync::Arc<rustls::ServerConfig>> {
+    tls::server_config(&read(cert, "--cert")?, &read(key, "--key")?).map_err(|e| {
+        Error::Tls(format!(
+            "--cert {} / --key {}: {}",
+            cert.display(),
+            key.display(),
+            e.to_string().trim_start_matches("TLS: ")
+        ))
+    })
 }
 
 fn print_json<T: serde::Serialize>(value: &T) {
     println!("{}", serde_json::to_string(value).unwrap_or_default());
 }
 
+/// Prints a JSON line about `round`; a round without noise gets `"privacy": "NON-PRIVATE: …"`.
+fn print_round_json<T: serde::Serialize>(round: &Round, value: &T) {
+    let mut value = serde_json::to_value(value).unwrap_or_default();
+    if round.config.noise().is_none() {
+        match value.as_object_mut() {
+            Some(object) => {
+                object.insert("privacy".into(), NON_PRIVATE_MARK.into());
+            }
+            None => value = serde_json::json!({ "privacy": NON_PRIVATE_MARK, "value": value }),
+        }
+    }
+    print_json(&value);
+}
+
+/// The noise of `round create`: `Some((σ, Δ₂))`, or `None` for an explicit `--no-noise`. Checked
+/// before anything is read or contacted.
+fn round_noise(
+    epsilon: Option<f64>,
+    delta: f64,
+    sigma: Option<f64>,
+    l2_sensitivity: Option<f64>,
+    no_noise: bool,
+    bound: f64,
+    dim: usize,
+) -> Result<Option<(Option<f64>, Option<f64>)>> {
+    let privacy = |e: dp_noise::Error| Error::InvalidSpec(e.to_string());
+    match (epsilon, sigma, no_noise) {
+        (None, None, false) => Err(Error::InvalidSpec(
+            "round create needs a noise level: --epsilon E [--delta D] (σ calibrated with the \
+             analytic Gaussian for ℓ2 sensitivity --l2-sensitivity, default 2·bound·√dim), or \
+             --no-noise for an exact, NON-PRIVATE sum"
+                .into(),
+        )),
+        (None, None, true) => Ok(None),
+        (Some(_), Some(_), _) | (Some(_), _, true) | (_, Some(_), true) => Err(Error::InvalidSpec(
+            "give only one of --epsilon, --sigma and --no-noise".into(),
+        )),
+        (Some(epsilon), None, false) => {
+            let budget = limits::gaussian_budget(epsilon, delta).map_err(privacy)?;
+            let l2 = match l2_sensitivity {
+                Some(l2) => l2,
+                // Replace-one (the neighbourhood used throughout): one client's vector, every
+                // element in [−bound, bound], replaced by another.
+                None => 2.0 * bound * (dim as f64).sqrt(),
+            };
+            let l2 = limits::sensitivity("l2_sensitivity", l2).map_err(privacy)?;
+            let sigma =
+                dp_noise::calibrate::gaussian_sigma_analytic(budget.epsilon, budget.delta, l2)
+                    .map_err(privacy)?;
+            eprintln!(
+                "dpdist: σ = {sigma:.6} calibrated for (ε, δ) = ({}, {}), ℓ2 sensitivity {l2} \
+                 (analytic Gaussian); each client adds σ/√(N − T − 1)",
+                budget.epsilon, budget.delta
+            );
+            Ok(Some((Some(sigma), Some(l2))))
+        }
+        (None, Some(sigma), false) => {
+            let sigma = limits::sigma("sigma", sigma).map_err(privacy)?;
+            let Some(l2) = l2_sensitivity else {
+                return Err(Error::InvalidSpec(
+                    "--sigma needs --l2-sensitivity (what the accountant charges)".into(),
+                ));
+            };
+            let l2 = limits::sensitivity("l2_sensitivity", l2).map_err(privacy)?;
+            Ok(Some((Some(sigma), Some(l2))))
+        }
+    }
+}
+
+/// The (ε, δ) of a job or a budget, checked by dp-noise's one validation before any work.
+fn checked_budget(epsilon: f64, delta: f64, what: &str) -> Result<PrivacyLoss> {
+    limits::gaussian_budget(epsilon, delta).map_err(|e| Error::InvalidSpec(format!("{what}: {e}")))
+}
+
 async fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Node(a) => {
-            let tls = tls::server_config(&std::fs::read(&a.cert)?, &std::fs::read(&a.key)?)?;
+            let tls = server_tls(&a.cert, &a.key)?;
             let options = NodeOptions {
                 max_body: a.max_body,
                 max_inflight_body: a.max_inflight_body,
@@ -404,12 +544,17 @@ async fn run(cli: Cli) -> Result<()> {
                 ..NodeOptions::new(
                     a.index,
                     a.data_dir.clone(),
-                    SecretString::read_file(&a.admin_token_file)?,
+                    secret(&a.admin_token_file, "--admin-token-file")?,
                 )
             };
-            let app = router(&options)?;
-            let key = dca_service::node::load_or_create_key(&a.data_dir)?;
-            let listener = tokio::net::TcpListener::bind(&a.listen).await?;
+            let app = router(&options).map_err(|e| at_path(e, "--data-dir", &a.data_dir))?;
+            let key = dca_service::node::load_or_create_key(&a.data_dir).map_err(|e| match e {
+                Error::Io(e) => io_at(e, "--data-dir", &a.data_dir),
+                other => other,
+            })?;
+            let listener = tokio::net::TcpListener::bind(&a.listen)
+                .await
+                .map_err(|e| io_at(e, "--listen", Path::new(&a.listen)))?;
             println!(
                 "dpdist node {} listening on {} public_key={}",
                 a.index,
@@ -421,23 +566,28 @@ async fn run(cli: Cli) -> Result<()> {
             serve_tls(listener, tls, app, a.serve.limits()).await
         }
         Command::Aggregator(a) => {
-            let tls = tls::server_config(&std::fs::read(&a.cert)?, &std::fs::read(&a.key)?)?;
+            let budget = checked_budget(
+                a.budget_epsilon,
+                a.budget_delta,
+                "--budget-epsilon/--budget-delta",
+            )?;
+            let tls = server_tls(&a.cert, &a.key)?;
             let agg = Aggregator::open(
                 &a.db,
                 http(&a.conn)?,
                 a.conn.nodes.clone(),
-                SecretString::read_file(&a.admin_token_file)?,
-                PrivacyLoss {
-                    epsilon: a.budget_epsilon,
-                    delta: a.budget_delta,
-                },
-            )?;
+                secret(&a.admin_token_file, "--admin-token-file")?,
+                budget,
+            )
+            .map_err(|e| at_path(e, "--db", &a.db))?;
             let app = dca_service::aggregator_server::router(
                 agg,
-                SecretString::read_file(&a.analyst_token_file)?.expose(),
+                secret(&a.analyst_token_file, "--analyst-token-file")?.expose(),
                 Duration::from_millis(a.poll_ms.max(10)),
             );
-            let listener = tokio::net::TcpListener::bind(&a.listen).await?;
+            let listener = tokio::net::TcpListener::bind(&a.listen)
+                .await
+                .map_err(|e| io_at(e, "--listen", Path::new(&a.listen)))?;
             println!(
                 "dpdist aggregator listening on {} ({} nodes)",
                 listener.local_addr()?,
@@ -459,6 +609,12 @@ async fn run(cli: Cli) -> Result<()> {
         }) => {
             let token = SecretString::new(token);
             let round = read_spec(&spec)?.validate()?;
+            if round.config.noise().is_none() {
+                eprintln!(
+                    "dpdist: client {client}: round {}: {NON_PRIVATE_MARK}",
+                    round.spec.round
+                );
+            }
             let rng = match insecure_seed {
                 Some(seed) => RngSource::InsecureFixedSeed(seed).derive(client),
                 None => RngSource::Os,
@@ -482,19 +638,28 @@ async fn run(cli: Cli) -> Result<()> {
             dim,
             bound,
             mode,
+            epsilon,
+            delta,
             sigma,
             l2_sensitivity,
+            no_noise,
             deadline_secs,
             tokens_file,
         }) => {
+            let noise = round_noise(epsilon, delta, sigma, l2_sensitivity, no_noise, bound, dim)?;
+            let (sigma, l2_sensitivity) = noise.unwrap_or((None, None));
+            if noise.is_none() {
+                eprintln!("dpdist: round {round_number}: {NON_PRIVATE_MARK}");
+            }
             let agg = aggregator(&a)?;
             // Only the hashes leave this block; the tokens' text is wiped.
-            let token_hashes: Vec<String> = Zeroizing::new(std::fs::read_to_string(&tokens_file)?)
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .map(|t| hex::encode(&token_hash(t)))
-                .collect();
+            let token_hashes: Vec<String> =
+                Zeroizing::new(read_text(&tokens_file, "--tokens-file")?)
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map(|t| hex::encode(&token_hash(t)))
+                    .collect();
             let spec = RoundSpec {
                 round: round_number,
                 n_clients,
@@ -512,14 +677,18 @@ async fn run(cli: Cli) -> Result<()> {
                 client_token_sha256: token_hashes,
             };
             let round = agg.create_round(spec).await?;
-            std::fs::write(&a.spec, round.spec.canonical_json())?;
-            println!("{}", round.id());
+            std::fs::write(&a.spec, round.spec.canonical_json())
+                .map_err(|e| io_at(e, "--spec", &a.spec))?;
+            match round.config.noise() {
+                Some(_) => println!("{}", round.id()),
+                None => println!("{} {NON_PRIVATE_MARK}", round.id()),
+            }
             Ok(())
         }
         Command::Round(RoundCommand::Status(a)) => {
             let agg = aggregator(&a)?;
             let round = read_spec(&a.spec)?.validate()?;
-            print_json(&agg.statuses(&round).await?);
+            print_round_json(&round, &agg.statuses(&round).await?);
             Ok(())
         }
         Command::Round(RoundCommand::Simulate {
@@ -528,7 +697,7 @@ async fn run(cli: Cli) -> Result<()> {
             insecure_seed,
         }) => {
             let round = read_spec(&spec)?.validate()?;
-            let rows = std::fs::read_to_string(&values_file)?
+            let rows = read_text(&values_file, "--values-file")?
                 .lines()
                 .filter(|l| !l.trim().is_empty())
                 .map(|l| {
@@ -547,20 +716,23 @@ async fn run(cli: Cli) -> Result<()> {
                 &[],
                 RngSource::InsecureFixedSeed(insecure_seed),
             )?;
-            print_json(&serde_json::json!({
-                "id": round.id(),
-                "round": round.spec.round,
-                "sum": release.sum,
-                "sum_units": release.sum_units,
-                "frac_bits": release.frac_bits,
-                "noise_sigma_released": release.noise_sigma_released,
-            }));
+            print_round_json(
+                &round,
+                &serde_json::json!({
+                    "id": round.id(),
+                    "round": round.spec.round,
+                    "sum": release.sum,
+                    "sum_units": release.sum_units,
+                    "frac_bits": release.frac_bits,
+                    "noise_sigma_released": release.noise_sigma_released,
+                }),
+            );
             Ok(())
         }
         Command::Round(RoundCommand::Release(a)) => {
             let agg = aggregator(&a)?;
             let round = read_spec(&a.spec)?.validate()?;
-            print_json(&agg.release(&round).await?);
+            print_round_json(&round, &agg.release(&round).await?);
             Ok(())
         }
     }
@@ -573,17 +745,46 @@ async fn blr_job(a: BlrArgs) -> Result<()> {
         "full" => fixedpoint_shares::ShareMode::Full,
         other => return Err(Error::InvalidSpec(format!("--mode {other}: seed or full"))),
     };
-    let (x, y, n, d) = prepare_csv(&std::fs::read_to_string(&a.data)?, &a.target)?;
+    let budget = checked_budget(a.epsilon, a.delta, "--epsilon/--delta")?;
+    let bounds_path = a
+        .bounds
+        .clone()
+        .unwrap_or_else(|| blr::public_bounds::schema_path(&a.data));
+    let prepared = prepare_csv(
+        &read_text(&a.data, "--data")?,
+        &a.target,
+        &read_text(&bounds_path, "--bounds")?,
+    )
+    .map_err(|e| {
+        Error::InvalidSpec(format!(
+            "--data {} with --bounds {}: {e}",
+            a.data.display(),
+            bounds_path.display()
+        ))
+    })?;
+    let (x, y, n, d, clipped) = (
+        prepared.x,
+        prepared.y,
+        prepared.n,
+        prepared.d,
+        prepared.clipped,
+    );
     let (transport, m) = a.analyst.transport().await?;
-    let budget = PrivacyLoss {
-        epsilon: a.epsilon,
-        delta: a.delta,
-    };
     let config = dca_blr_config(d, m, a.max_dropped, mode, budget);
     let rng = match a.insecure_seed {
         Some(seed) => RngSource::InsecureFixedSeed(seed),
         None => RngSource::Os,
     };
+    eprintln!(
+        "{}: columns scaled by the public bounds in {} (no privacy cost){}",
+        a.data.display(),
+        bounds_path.display(),
+        if clipped > 0 {
+            format!(", {clipped} value(s) clipped to their public range")
+        } else {
+            String::new()
+        }
+    );
     eprintln!(
         "{}: {n} clients, d = {d}; Alg. 2 over the network on M = {m} nodes, T = {}, {} mode, (ε, δ) = ({}, {}){}",
         a.data.display(),
@@ -606,11 +807,20 @@ async fn blr_job(a: BlrArgs) -> Result<()> {
     let pred = blr::predict(&fit.posterior.mean, &x, n)?;
     let np = blr::fit_non_private(&x, &y, n, d, blr::Prior::default())?;
     let np_pred = blr::predict(&np.mean, &x, n)?;
+    let stats_noise = transport
+        .releases
+        .last()
+        .map_or(0.0, |r| r.noise_sigma_released);
+    let warning = blr::noise_dominance_warning(&fit.stats, stats_noise, n, a.epsilon);
+    if let Some(w) = &warning {
+        eprintln!("dpdist: WARNING: {w}");
+    }
     let mut report = serde_json::json!({
         "clients": n,
         "dim": d,
         "nodes": m,
         "wall_seconds": wall,
+        "warning": warning,
         "rounds": transport.releases.iter().map(|r| serde_json::json!({
             "round": r.round, "id": r.id, "clients": r.clients.len(),
             "noise_sigma_released": r.noise_sigma_released,
@@ -654,7 +864,9 @@ async fn train_job(a: TrainArgs) -> Result<()> {
     };
     use dca_service::network_train::train_over_network;
 
-    let table = blr::data::Table::parse_csv(&std::fs::read_to_string(&a.data)?)?;
+    let budget = checked_budget(a.epsilon, a.delta, "--epsilon/--delta")?;
+    let table = blr::data::Table::parse_csv(&read_text(&a.data, "--data")?)
+        .map_err(|e| Error::InvalidSpec(format!("--data {}: {e}", a.data.display())))?;
     let (mut x, y, d, _) = table.split_target(&a.label)?;
     if let Some(row) = y.iter().position(|&v| v != 0.0 && v != 1.0) {
         return Err(Error::InvalidSpec(format!(
@@ -676,10 +888,6 @@ async fn train_job(a: TrainArgs) -> Result<()> {
     let records = Records::new(x.clone(), d, y.clone())?;
 
     let (transport, m) = a.analyst.transport().await?;
-    let budget = PrivacyLoss {
-        epsilon: a.epsilon,
-        delta: a.delta,
-    };
     let mut config = TrainerConfig {
         model: Model::Logistic { l2: a.l2 },
         sampling: ClientSampling::Poisson { rate: a.rate },
@@ -812,8 +1020,39 @@ fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("dpdist: {e}");
+            let e = e.to_string();
+            eprintln!("dpdist: {e}{}", hint(&e));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// How to fix an error whose message alone does not say it.
+fn hint(message: &str) -> &'static str {
+    if message.contains("already used with another configuration")
+        || message.contains("round number exists with another configuration")
+    {
+        "\nhint: round numbers are unique per aggregator. `dpdist blr` and `dpdist train` number \
+         their rounds from --round-offset (blr: offset + 1, offset + 2; train: offset + 0, 1, …): \
+         pass a --round-offset past the numbers used before; `dpdist round create` takes another \
+         --round-number"
+    } else {
+        ""
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hint;
+
+    #[test]
+    fn a_reused_round_number_says_how_to_fix_it() {
+        let aggregator = "invalid round spec: round number 2 was already used with another \
+                          configuration (round 3fa2)";
+        assert!(hint(aggregator).contains("--round-offset"));
+        assert!(hint(aggregator).contains("--round-number"));
+        let node = "HTTP: 409: this round number exists with another configuration";
+        assert!(hint(node).contains("--round-offset"));
+        assert_eq!(hint("TLS: no certificate"), "");
     }
 }

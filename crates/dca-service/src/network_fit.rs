@@ -24,6 +24,9 @@ use crate::secret::SecretString;
 use crate::spec::{RoundSpec, token_hash};
 use crate::{Error, MEDIA_JSON, Result, hex};
 
+/// How long a job waits for an aggregator that cannot be reached or answers 5xx before it
+/// gives up (a restart takes seconds).
+pub const AGGREGATOR_PATIENCE: Duration = Duration::from_secs(60);
 /// Runs DCA rounds on an aggregator server and its nodes.
 pub struct NetworkTransport {
     runtime: tokio::runtime::Handle,
@@ -63,17 +66,45 @@ impl NetworkTransport {
         }
     }
 
-    /// The aggregator's node list (`GET /nodes`).
+    /// The aggregator's node list (`GET /nodes`), retried while the aggregator cannot be
+    /// reached or answers 5xx, for at most [`AGGREGATOR_PATIENCE`].
     pub async fn node_list(&self) -> Result<NodeList> {
-        Ok(self
-            .http
-            .get(format!("{}/nodes", self.aggregator_url))
-            .bearer_auth(self.analyst_token.expose())
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?)
+        let url = format!("{}/nodes", self.aggregator_url);
+        let deadline = tokio::time::Instant::now() + AGGREGATOR_PATIENCE;
+        let r = self
+            .patiently(deadline, "GET /nodes", || {
+                self.http.get(&url).bearer_auth(self.analyst_token.expose())
+            })
+            .await?;
+        Ok(r.error_for_status()?.json().await?)
+    }
+
+    /// Sends the request `build` makes until the aggregator answers with something other than
+    /// a 5xx, retrying transport errors and 5xx with backoff (100 ms doubling to 2 s) until
+    /// `deadline`: an aggregator that restarts, or a connection lost on the way, does not end a
+    /// job whose rounds it will still release.
+    async fn patiently(
+        &self,
+        deadline: tokio::time::Instant,
+        what: &str,
+        build: impl Fn() -> reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response> {
+        let mut wait = Duration::from_millis(100);
+        loop {
+            let why = match build().send().await {
+                Ok(r) if !r.status().is_server_error() => return Ok(r),
+                Ok(r) => format!("{}", r.status()),
+                Err(e) => Error::from(e).to_string(),
+            };
+            if tokio::time::Instant::now() + wait > deadline {
+                return Err(Error::Timeout(format!(
+                    "{what}: the aggregator did not answer in time (last: {why})"
+                )));
+            }
+            tracing::warn!("{what}: {why}; retrying in {} ms", wait.as_millis());
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(Duration::from_secs(2));
+        }
     }
 
     async fn run(&mut self, dca: &DcaRound<'_>) -> Result<Release> {
@@ -135,13 +166,19 @@ impl NetworkTransport {
             ));
         }
         let id = round.id();
+        // Creating a round is idempotent, so it is simply sent again until it gets an answer.
         let created = self
-            .http
-            .put(format!("{}/rounds/{id}", self.aggregator_url))
-            .bearer_auth(self.analyst_token.expose())
-            .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
-            .body(round.spec.canonical_json())
-            .send()
+            .patiently(
+                tokio::time::Instant::now() + AGGREGATOR_PATIENCE,
+                "creating the round",
+                || {
+                    self.http
+                        .put(format!("{}/rounds/{id}", self.aggregator_url))
+                        .bearer_auth(self.analyst_token.expose())
+                        .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
+                        .body(round.spec.canonical_json())
+                },
+            )
             .await?;
         if !matches!(created.status(), StatusCode::OK | StatusCode::CREATED) {
             let s = created.status();
@@ -177,14 +214,24 @@ impl NetworkTransport {
                 let _permit = permit;
                 crate::client::upload(&http, &round, &urls, i as u64, token.expose(), &values, rng)
                     .await
+                    .map_err(|e| (i, e))
             });
-            // Surface a failed client early instead of after all N.
-            while let Some(done) = clients.try_join_next() {
-                done.map_err(|e| Error::Http(format!("client task: {e}")))??;
+        }
+        // A client that cannot upload after its retries is a dropout, as in the protocol: the
+        // round goes on with the others, and the aggregator aborts it if more than T drop.
+        let mut dropped = 0usize;
+        while let Some(done) = clients.join_next().await {
+            if let Err((i, e)) = done.map_err(|e| Error::Http(format!("client task: {e}")))? {
+                dropped += 1;
+                tracing::warn!(client = i, "could not upload, counted as dropped: {e}");
             }
         }
-        while let Some(done) = clients.join_next().await {
-            done.map_err(|e| Error::Http(format!("client task: {e}")))??;
+        if dropped > 0 {
+            tracing::warn!(
+                dropped,
+                max_dropped = params.max_dropped,
+                "clients dropped out of round {aggregator_round}"
+            );
         }
 
         let published = self.await_release(&id).await?;
@@ -216,13 +263,15 @@ impl NetworkTransport {
     /// a minute.
     async fn await_release(&self, id: &str) -> Result<PublishedRelease> {
         let poll = Duration::from_millis(100);
-        let polls = (self.upload_window + Duration::from_secs(60)).as_millis() / poll.as_millis();
-        for _ in 0..polls {
+        let deadline = tokio::time::Instant::now() + self.upload_window + Duration::from_secs(60);
+        while tokio::time::Instant::now() < deadline {
+            // An aggregator restarting, or a lost connection, is waited out until the deadline.
             let r = self
-                .http
-                .get(format!("{}/rounds/{id}/release", self.aggregator_url))
-                .bearer_auth(self.analyst_token.expose())
-                .send()
+                .patiently(deadline, "waiting for the release", || {
+                    self.http
+                        .get(format!("{}/rounds/{id}/release", self.aggregator_url))
+                        .bearer_auth(self.analyst_token.expose())
+                })
                 .await?;
             match r.status() {
                 StatusCode::OK => return Ok(r.json().await?),
@@ -248,16 +297,43 @@ impl DcaTransport for NetworkTransport {
     }
 }
 
+/// Rows prepared by [`prepare_csv`].
+#[derive(Clone, Debug)]
+pub struct PreparedCsv {
+    /// Inputs, row-major n × d.
+    pub x: Vec<f64>,
+    /// Targets.
+    pub y: Vec<f64>,
+    /// Rows (clients).
+    pub n: usize,
+    /// Input columns.
+    pub d: usize,
+    /// Values outside their public range, clipped to it.
+    pub clipped: usize,
+}
+
 /// The diabetes-style CSV prepared as the DCA paper's UCI protocol (as
-/// `examples/distributed_blr.rs --protocol dca` does): every column centred and scaled to a
-/// range of 10, so the assumed bounds are ±7.5. Returns `(x row-major n × d, y, n, d)`.
-pub fn prepare_csv(text: &str, target: &str) -> Result<(Vec<f64>, Vec<f64>, usize, usize)> {
+/// `examples/distributed_blr.rs --protocol dca` does) from PUBLIC information only: every column
+/// mapped from its range in the public bounds schema `bounds` (`column,lo,hi`, see
+/// [`blr::public_bounds`]) onto a range of 10 (±5, values outside clipped), a per-record map
+/// that costs no privacy, so the assumed bounds ±7.5 hold.
+pub fn prepare_csv(text: &str, target: &str, bounds: &str) -> Result<PreparedCsv> {
     let table = blr::data::Table::parse_csv(text)?;
-    let (mut x, mut y, d, _) = table.split_target(target)?;
+    let (mut x, mut y, d, names) = table.split_target(target)?;
     let n = table.rows;
-    blr::data::centre_and_scale_to_range(&mut x, n, d, 10.0)?;
-    blr::data::centre_and_scale_to_range(&mut y, n, 1, 10.0)?;
-    Ok((x, y, n, d))
+    let schema = blr::public_bounds::PublicBounds::parse(bounds)
+        .map_err(|e| Error::InvalidSpec(format!("public bounds schema: {e}")))?;
+    let clipped = schema
+        .scale(&mut x, &names, 5.0)
+        .and_then(|c| Ok(c + schema.scale(&mut y, &[target.to_string()], 5.0)?))
+        .map_err(|e| Error::InvalidSpec(format!("public bounds schema: {e}")))?;
+    Ok(PreparedCsv {
+        x,
+        y,
+        n,
+        d,
+        clipped,
+    })
 }
 
 /// Alg. 2 with DCA on `n_nodes` compute nodes, T = `max_dropped`, Gaussian noise at (ε, δ),

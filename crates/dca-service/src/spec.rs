@@ -7,6 +7,11 @@ use share_sealing::NodePublicKey;
 
 use crate::{Error, Result, hex};
 
+/// How every output about a round without noise is marked (CLI lines, the aggregator's log and
+/// its published release): such a round releases the exact sum, which is not differentially
+/// private.
+pub const NON_PRIVATE_MARK: &str = "NON-PRIVATE: exact sum, no noise";
+
 /// Everything that defines a round. Its canonical JSON (this struct serialized by serde_json,
 /// fields in this order, no whitespace) is hashed with SHA-256; that hash, in hex, is the
 /// round's id in every URL and goes into every sealed share's associated data.

@@ -76,6 +76,13 @@ async fn network_sums_equal_the_in_process_release_bit_for_bit() {
                     "{mode} {sigma:?} {dropped:?}"
                 );
                 assert_eq!(net.clients.len(), 16 - dropped.len());
+                // A release without noise says so; a private one carries no such mark.
+                assert_eq!(
+                    net.privacy.as_deref(),
+                    sigma
+                        .is_none()
+                        .then_some("NON-PRIVATE: exact sum, no noise")
+                );
                 assert_eq!(
                     net.noise_sigma_released.to_bits(),
                     local.noise_sigma_released.to_bits()

@@ -68,9 +68,14 @@ fn diabetes(rows: usize) -> (Vec<f64>, Vec<f64>, usize) {
         .take(rows + 1)
         .map(|l| format!("{l}\n"))
         .collect();
-    let (x, y, n, d) = prepare_csv(&head, "target").unwrap();
-    assert_eq!(n, rows);
-    (x, y, d)
+    let bounds = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/data/diabetes.bounds.csv"
+    ))
+    .unwrap();
+    let p = prepare_csv(&head, "target", &bounds).unwrap();
+    assert_eq!(p.n, rows);
+    (p.x, p.y, p.d)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -131,6 +136,53 @@ async fn two_round_network_fit_equals_the_in_process_fit_bit_for_bit() {
         // The released statistics are noisy: not the exact ones.
         let exact = blr::SuffStats::compute(&x, &y, n, d).unwrap();
         assert_ne!(bits(&exact.to_flat(false)), bits(&net.stats.to_flat(false)));
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
+/// The aggregator killed (`kill -9`) while a job runs and restarted on its address 2 s later:
+/// the job waits it out (its requests retried with backoff) and ends with the same fit as the
+/// in-process pipeline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_waits_out_an_aggregator_restart() {
+    tokio::time::timeout(LIMIT, async {
+        let cluster = Cluster::start("blr-restart", 3);
+        let mut aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let addr = aggregator.url.trim_start_matches("https://").to_string();
+        let (x, y, d) = diabetes(60);
+        let n = y.len();
+        let budget = PrivacyLoss {
+            epsilon: 1.0,
+            delta: 1e-5,
+        };
+        let config = dca_blr_config(d, 3, 2, ShareMode::Seed, budget);
+        let seed = RngSource::InsecureFixedSeed(89);
+        let mut transport = NetworkTransport::new(
+            tokio::runtime::Handle::current(),
+            cluster.http.clone(),
+            aggregator.url.clone(),
+            ANALYST_TOKEN.to_string(),
+        );
+        transport.upload_window = Duration::from_secs(120);
+        let job = tokio::spawn(fit_over_network(
+            transport,
+            x.clone(),
+            y.clone(),
+            d,
+            config.clone(),
+            seed,
+        ));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let _ = aggregator.child.kill();
+        let _ = aggregator.child.wait();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        aggregator = AggregatorProcess::start_on(&cluster, "aggregator.sqlite", 10.0, &addr);
+        let (net, transport) = job.await.unwrap().unwrap();
+        let local = blr::fit(&x, &y, n, d, &config, seed).unwrap();
+        assert_eq!(transport.releases.len(), 2);
+        assert_eq!(bits(&local.posterior.mean), bits(&net.posterior.mean));
+        drop(aggregator);
     })
     .await
     .expect("test exceeded its time limit");

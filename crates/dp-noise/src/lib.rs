@@ -10,6 +10,7 @@
 //! * [`accountant`] — a privacy accountant that refuses a round before anything is released.
 //! * [`rdp`] — Rényi-DP accounting of the subsampled Gaussian (iterative learning), (ε, δ)
 //!   conversion and noise calibration.
+//! * [`limits`] — the valid ranges of ε, δ, Δ and σ, checked by every surface (CLIs, C ABI).
 //! * [`rng`] — where randomness comes from: the OS CSPRNG, or an explicitly insecure fixed seed.
 //!
 //! Every fallible function validates its inputs and returns [`Error`]; nothing panics on input.
@@ -33,6 +34,7 @@ pub mod calibrate;
 pub mod continuous;
 pub mod discrete;
 mod error;
+pub mod limits;
 pub mod objective;
 mod privacy_loss;
 pub mod rdp;

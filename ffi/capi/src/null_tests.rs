@@ -21,7 +21,7 @@ fn config() -> *mut dpd_round_config {
     let mut out = null_mut();
     // SAFETY: `out` is a local.
     let s =
-        unsafe { dpd_round_config_new(1, 3, 2, 1, 2, 1.0, 1, 0.0, DPD_FRAC_BITS_AUTO, &mut out) };
+        unsafe { dpd_round_config_new_exact(1, 3, 2, 1, 2, 1.0, 1, DPD_FRAC_BITS_AUTO, &mut out) };
     assert_eq!(s, DPD_OK);
     out
 }

@@ -1,13 +1,16 @@
 //! The valid ranges of the privacy parameters ε, δ, Δ (sensitivity), σ (noise) and ρ (zCDP),
-//! stated once here (and exported to the header as `DPD_*_MIN` / `DPD_*_MAX`) and checked by
-//! every entry point that takes one. A value outside its range — NaN and ±∞ included — is
-//! `DPD_ERR_INVALID_PRIVACY_PARAMETER` with a message naming the range.
+//! exported to the header as `DPD_*_MIN` / `DPD_*_MAX` (equal to `dp_noise::limits`, whose
+//! checks the CLIs share) and checked by every entry point that takes one. A value outside its
+//! range — NaN and ±∞ included — is `DPD_ERR_INVALID_PRIVACY_PARAMETER` with a message naming
+//! the range.
 //!
 //! The ranges exclude values that carry no privacy meaning or only produce numerical garbage
 //! (subnormal sensitivities, δ near 1, ε = 1e300); every combination inside them calibrates to
 //! a finite σ inside σ's range (e.g. Δ = 10^12, ε = 10^-6 and the smallest δ give
 //! σ ≈ 3.8·10^19 < `DPD_SIGMA_MAX`; Δ = 10^-12, ε = 100, δ = 10^-2 give σ ≈ 7·10^-14 >
 //! `DPD_SIGMA_MIN`).
+
+use dp_noise::limits;
 
 use crate::error::{FfiError, FfiResult};
 use crate::status::dpd_status;
@@ -24,12 +27,16 @@ pub const DPD_DELTA_MAX: f64 = 0.01;
 /// Smallest positive δ accepted: the smallest normal double (subnormals are refused).
 pub const DPD_DELTA_MIN: f64 = 2.2250738585072014e-308;
 /// Smallest sensitivity Δ (ℓ1 or ℓ2, in the units of the released values).
+#[allow(dead_code)] // For the header; checked by dp_noise::limits (equal: tested below).
 pub const DPD_SENSITIVITY_MIN: f64 = 1e-12;
 /// Largest sensitivity Δ.
+#[allow(dead_code)] // For the header; checked by dp_noise::limits (equal: tested below).
 pub const DPD_SENSITIVITY_MAX: f64 = 1e12;
 /// Smallest noise σ (or Laplace scale) accepted as an input.
+#[allow(dead_code)] // For the header; checked by dp_noise::limits (equal: tested below).
 pub const DPD_SIGMA_MIN: f64 = 1e-15;
 /// Largest noise σ (or Laplace scale) accepted as an input.
+#[allow(dead_code)] // For the header; checked by dp_noise::limits (equal: tested below).
 pub const DPD_SIGMA_MAX: f64 = 1e20;
 /// Smallest ρ of a zCDP charge: ε_min²/2 (a charge that costs less is a zero-cost charge).
 pub const DPD_RHO_MIN: f64 = 5e-13;
@@ -57,9 +64,9 @@ fn within(name: &str, value: f64, lo: f64, hi: f64, range: &str) -> FfiResult<f6
     }
 }
 
-/// ε ∈ [1e-6, 100].
+/// ε ∈ [1e-6, 100] (`dp_noise::limits::epsilon`, the check every surface shares).
 pub(crate) fn epsilon(name: &str, value: f64) -> FfiResult<f64> {
-    within(name, value, DPD_EPSILON_MIN, DPD_EPSILON_MAX, "[1e-6, 100]")
+    limits::epsilon("epsilon", value).map_err(|_| refuse(name, value, "[1e-6, 100]"))
 }
 
 /// ε ∈ [1e-6, 100] ∪ {+∞}: the ε of a PLR/PST fit, where +∞ is the documented non-private
@@ -91,15 +98,15 @@ pub(crate) fn epsilon_or_zero(name: &str, value: f64) -> FfiResult<f64> {
     )
 }
 
-/// δ ∈ [2.2e-308, 0.01]: a Gaussian mechanism's δ.
+/// δ ∈ [2.2e-308, 0.01]: a Gaussian mechanism's δ (`dp_noise::limits::delta`).
 pub(crate) fn delta(name: &str, value: f64) -> FfiResult<f64> {
-    within(
-        name,
-        value,
-        DPD_DELTA_MIN,
-        DPD_DELTA_MAX,
-        "[2.2e-308, 0.01] (positive, normal, at most DPD_DELTA_MAX)",
-    )
+    limits::delta("delta", value).map_err(|_| {
+        refuse(
+            name,
+            value,
+            "[2.2e-308, 0.01] (positive, normal, at most DPD_DELTA_MAX)",
+        )
+    })
 }
 
 /// δ ∈ {0} ∪ [2.2e-308, 0.01]: a budget's δ or a charge's (0 = pure ε-DP).
@@ -116,20 +123,31 @@ pub(crate) fn delta_or_zero(name: &str, value: f64) -> FfiResult<f64> {
     )
 }
 
-/// Δ ∈ [1e-12, 1e12].
+/// Δ ∈ [1e-12, 1e12] (`dp_noise::limits::sensitivity`).
 pub(crate) fn sensitivity(name: &str, value: f64) -> FfiResult<f64> {
-    within(
-        name,
-        value,
-        DPD_SENSITIVITY_MIN,
-        DPD_SENSITIVITY_MAX,
-        "[1e-12, 1e12]",
-    )
+    limits::sensitivity("sensitivity", value).map_err(|_| refuse(name, value, "[1e-12, 1e12]"))
 }
 
-/// σ ∈ [1e-15, 1e20].
+/// σ ∈ [1e-15, 1e20] (`dp_noise::limits::sigma`).
 pub(crate) fn sigma(name: &str, value: f64) -> FfiResult<f64> {
-    within(name, value, DPD_SIGMA_MIN, DPD_SIGMA_MAX, "[1e-15, 1e20]")
+    limits::sigma("sigma", value).map_err(|_| refuse(name, value, "[1e-15, 1e20]"))
+}
+
+/// σ of a DCA round's released noise, ∈ [1e-15, 1e20]. Zero, negative and NaN are refused
+/// with a message naming the non-private constructor, because σ = 0 is what a caller that
+/// ignored a failed calibration would pass.
+pub(crate) fn round_sigma(name: &str, value: f64) -> FfiResult<f64> {
+    if limits::sigma("sigma", value).is_ok() {
+        return Ok(value);
+    }
+    Err(FfiError::new(
+        dpd_status::DPD_ERR_INVALID_PRIVACY_PARAMETER,
+        format!(
+            "privacy parameter `{name}` = {value:e} is outside its valid range [1e-15, 1e20]: a \
+             private round needs σ > 0 (calibrate it with dpd_gaussian_sigma_analytic and check \
+             its status); for an exact, NON-PRIVATE sum call dpd_round_config_new_exact"
+        ),
+    ))
 }
 
 /// ρ ∈ [5e-13, 5000].
@@ -174,6 +192,33 @@ mod tests {
         assert!(sigma("sigma", 0.0).is_err() && sigma("sigma", f64::INFINITY).is_err());
         assert!(rho("rho", 0.0).is_err() && rho("rho", 5e-13).is_ok());
         assert!(epsilon_or_zero("epsilon", 0.0).is_ok() && epsilon_or_zero("e", -0.1).is_err());
+    }
+
+    #[test]
+    fn the_header_constants_are_dp_noises_limits() {
+        assert_eq!(DPD_EPSILON_MIN, limits::EPSILON_MIN);
+        assert_eq!(DPD_EPSILON_MAX, limits::EPSILON_MAX);
+        assert_eq!(DPD_DELTA_MIN, limits::DELTA_MIN);
+        assert_eq!(DPD_DELTA_MAX, limits::DELTA_MAX);
+        assert_eq!(DPD_SENSITIVITY_MIN, limits::SENSITIVITY_MIN);
+        assert_eq!(DPD_SENSITIVITY_MAX, limits::SENSITIVITY_MAX);
+        assert_eq!(DPD_SIGMA_MIN, limits::SIGMA_MIN);
+        assert_eq!(DPD_SIGMA_MAX, limits::SIGMA_MAX);
+    }
+
+    #[test]
+    fn a_round_sigma_of_zero_negative_or_nan_names_the_non_private_constructor() {
+        assert_eq!(round_sigma("s", 1e-15).unwrap(), 1e-15);
+        for bad in [0.0, -0.0, -1.0, f64::NAN, f64::INFINITY, 1e21] {
+            let e = round_sigma("noise_sigma_total", bad).unwrap_err();
+            assert_eq!(e.status, dpd_status::DPD_ERR_INVALID_PRIVACY_PARAMETER);
+            assert!(
+                e.message.contains("dpd_round_config_new_exact"),
+                "{}",
+                e.message
+            );
+            assert!(e.message.contains("NON-PRIVATE"), "{}", e.message);
+        }
     }
 
     #[test]

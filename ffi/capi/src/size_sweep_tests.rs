@@ -143,7 +143,7 @@ impl Fixture {
         unsafe {
             ok(dpd_rng_new_insecure_fixed_seed(11, &mut f.rng), "rng");
             ok(
-                dpd_round_config_new(
+                dpd_round_config_new_exact(
                     1,
                     4,
                     2,
@@ -151,7 +151,6 @@ impl Fixture {
                     D,
                     1.0,
                     1,
-                    0.0,
                     DPD_FRAC_BITS_AUTO,
                     &mut f.config,
                 ),
@@ -745,6 +744,22 @@ fn cases() -> Vec<Case> {
                 1.0,
                 1,
                 1.0,
+                DPD_FRAC_BITS_AUTO,
+                &mut out,
+            );
+            dpd_round_config_free(out);
+            status
+        }),
+        case!(dpd_round_config_new_exact, [4, 1, D], |_f, s| {
+            let mut out = null_mut();
+            let status = dpd_round_config_new_exact(
+                1,
+                s[0],
+                2,
+                s[1],
+                s[2],
+                1.0,
+                1,
                 DPD_FRAC_BITS_AUTO,
                 &mut out,
             );

@@ -2,10 +2,12 @@
 
 use std::ffi::c_char;
 
-/// The ABI version this header describes. It changes whenever a signature, a struct layout or
-/// an existing enum value changes; compare it with `dpd_abi_version()` at start-up. build.rs
-/// reads this line for the shared library's SONAME (`libdpdist.so.N`).
-pub const DPD_ABI_VERSION: u32 = 2;
+/// The ABI version this header describes. It changes whenever a signature, a struct layout, an
+/// existing enum value or the accepted inputs of an existing function change (3:
+/// `dpd_round_config_new` refuses σ = 0; the exact sum is `dpd_round_config_new_exact`);
+/// compare it with `dpd_abi_version()` at start-up. build.rs reads this line for the shared
+/// library's SONAME (`libdpdist.so.N`).
+pub const DPD_ABI_VERSION: u32 = 3;
 
 const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
 

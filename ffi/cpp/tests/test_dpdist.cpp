@@ -41,7 +41,7 @@ static double value(size_t i, size_t j) { return std::sin(double(3 * i + j)) * 2
 static void dca_round(dpd::ShareMode mode) {
     const size_t n = 5, d = 4;
     const uint32_t m = 3;
-    dpd::RoundConfig config(77, n, m, 1, d, 2.0, mode);
+    auto config = dpd::RoundConfig::exact_non_private(77, n, m, 1, d, 2.0, mode);
     auto rng = dpd::Rng::os();
     std::vector<dpd::ComputeNode> nodes;
     for (uint32_t k = 0; k < m; ++k) nodes.emplace_back(config, k);
@@ -124,7 +124,7 @@ static void noisy_calls_run_once() {
 }
 
 static void errors() {
-    dpd::RoundConfig config(1, 3, 2, 1, 2, 1.0, dpd::ShareMode::Seed);
+    auto config = dpd::RoundConfig::exact_non_private(1, 3, 2, 1, 2, 1.0, dpd::ShareMode::Seed);
     auto rng = dpd::Rng::insecure_fixed_seed(3);
     dpd::Client client(config, 0, rng);
     std::vector<double> with_nan{0.5, std::nan("")};
@@ -137,8 +137,16 @@ static void errors() {
     msg.pop_back();
     expect_error(DPD_ERR_MALFORMED, "truncated", [&] { node.absorb(msg); });
     expect_error(DPD_ERR_INVALID_ARGUMENT, "mode", [&] {
-        dpd::RoundConfig bad(1, 3, 2, 1, 2, 1.0, static_cast<dpd::ShareMode>(9));
+        dpd::RoundConfig::exact_non_private(1, 3, 2, 1, 2, 1.0, static_cast<dpd::ShareMode>(9));
     });
+    // σ = 0 (an unchecked failed calibration) or NaN never gives a round without noise.
+    expect_error(DPD_ERR_INVALID_PRIVACY_PARAMETER, "dpd_round_config_new_exact", [] {
+        dpd::RoundConfig zero(1, 10, 2, 1, 2, 1.0, dpd::ShareMode::Seed, 0.0);
+    });
+    expect_error(DPD_ERR_INVALID_PRIVACY_PARAMETER, "NON-PRIVATE", [] {
+        dpd::RoundConfig nan(1, 10, 2, 1, 2, 1.0, dpd::ShareMode::Seed, std::nan(""));
+    });
+    CHECK(config.sigma_client() == 0.0);
     expect_error(DPD_ERR_INVALID_ARGUMENT, "analytic",
                  [] { dpd::gaussian_sigma_classic(2.0, 1e-5, 1.0); });
 }
@@ -326,7 +334,7 @@ static void kernels() {
 // aggregator; a reused round id is refused by the ledger.
 static void mixed_retry() {
     const size_t n = 4, d = 3;
-    dpd::RoundConfig config(78, n, 2, 1, d, 2.0, dpd::ShareMode::Seed);
+    auto config = dpd::RoundConfig::exact_non_private(78, n, 2, 1, d, 2.0, dpd::ShareMode::Seed);
     auto rng = dpd::Rng::os();
     std::vector<dpd::ComputeNode> nodes;
     for (uint32_t k = 0; k < 2; ++k) nodes.emplace_back(config, k);
@@ -367,7 +375,7 @@ static void mixed_retry() {
     dpd::RoundLedger ledger;
     CHECK(ledger.admit(config));
     CHECK(!ledger.admit(config));
-    dpd::RoundConfig other(78, n + 1, 2, 1, d, 2.0, dpd::ShareMode::Seed);
+    auto other = dpd::RoundConfig::exact_non_private(78, n + 1, 2, 1, d, 2.0, dpd::ShareMode::Seed);
     expect_error(DPD_ERR_WRONG_ROUND, "already used", [&] { ledger.admit(other); });
     dpd::ComputeNode admitted(ledger, config, 0);
     dpd::Aggregator admitted_aggregator(ledger, config);

@@ -20,13 +20,20 @@ blr_settings <- function(epsilon, delta, assumed_x, assumed_y,
                          public_std_x = NULL, public_std_y = NULL, lambda = 1,
                          lambda0 = 1, release_yy = FALSE) {
   aggregation <- match.arg(aggregation)
+  mechanism <- match.arg(mechanism)
+  # The library's one validation of the privacy parameters (dp-noise, through the C ABI), at
+  # once rather than at the first fit.
+  if (mechanism == "gaussian") {
+    gaussian_sigma(epsilon, delta, 1)
+  } else {
+    laplace_scale(epsilon, 1)
+  }
   std <- match.arg(std)
   if (std == "public" && (is.null(public_std_x) || is.null(public_std_y))) {
     dpdist_stop("DPD_ERR_INVALID_ARGUMENT",
                 "std = \"public\" needs public_std_x and public_std_y")
   }
   share_mode <- match.arg(share_mode)
-  mechanism <- match.arg(mechanism)
   flag <- function(v, name) {
     if (!is.logical(v) || length(v) != 1 || is.na(v)) {
       dpdist_stop("DPD_ERR_INVALID_ARGUMENT", paste0("`", name, "` must be TRUE or FALSE"))
@@ -55,13 +62,19 @@ blr_settings <- function(epsilon, delta, assumed_x, assumed_y,
 # blr_coefficients() and blr_predict_interval() then report.
 blr_fit <- function(x, y, settings, rng = NULL, noise_aware = FALSE, draws = 1000) {
   rng <- as_rng(rng)
-  model <- .Call(dpdr_blr_fit, as_double_matrix(x, "x"), as.double(y), settings, rng)
+  x <- as_double_matrix(x, "x")
+  model <- .Call(dpdr_blr_fit, x, as_double_vector(y, "y"), settings, rng)
+  attr(model, "coef_names") <- colnames(x)
   if (isTRUE(noise_aware)) attr(model, "noise_aware") <- blr_noise_aware(model, draws, rng)
   model
 }
 
-# Posterior mean (the coefficients).
-blr_mean <- function(model) .Call(dpdr_blr_model_mean, model)
+# Posterior mean (the coefficients), named after the columns of `x` when it had names.
+blr_mean <- function(model) {
+  mu <- .Call(dpdr_blr_model_mean, model)
+  names(mu) <- attr(model, "coef_names")
+  mu
+}
 
 # c(epsilon, delta) the accountant charged for the fit.
 blr_spent <- function(model) .Call(dpdr_blr_model_spent, model)
@@ -79,14 +92,29 @@ predict.dpdist_blr_model <- function(object, newdata, ...) {
 
 print.dpdist_blr_model <- function(x, ...) {
   s <- blr_spent(x)
-  cat(sprintf("<dpdist_blr_model: %d coefficients, epsilon %g, delta %g>\n",
+  cat(sprintf("<dpdist_blr_model: %d coefficients, privacy spent epsilon %g, delta %g>\n",
               length(blr_mean(x)), s[["epsilon"]], s[["delta"]]))
+  print(blr_mean(x), ...)
+  invisible(x)
+}
+
+print.dpdist_blr_settings <- function(x, ...) {
+  aggregation <- c("trusted aggregator", "distributed (DCA)", "input perturbation")
+  cat(sprintf("<dpdist_blr_settings: epsilon %g, delta %g, %s mechanism, %s%s>\n",
+              x$epsilon, x$delta, if (x$laplace == 1) "Laplace" else "Gaussian",
+              aggregation[x$aggregation + 1],
+              if (x$projection == 1) ", with projection" else ", no projection"))
+  cat(sprintf("  assumed bounds: x %s, y %g\n", paste(format(x$assumed_x), collapse = " "),
+              x$assumed_y))
   invisible(x)
 }
 
 # The non-private posterior mean (lambda0 I + lambda X'X)^-1 lambda X'y (baseline).
 blr_fit_non_private <- function(x, y, lambda = 1, lambda0 = 1) {
-  .Call(dpdr_blr_fit_non_private, as_double_matrix(x, "x"), as.double(y), lambda, lambda0)
+  x <- as_double_matrix(x, "x")
+  mu <- .Call(dpdr_blr_fit_non_private, x, as_double_vector(y, "y"), lambda, lambda0)
+  names(mu) <- colnames(x)
+  mu
 }
 
 # One record's statistics vector [x_j x_k (j <= k), x_j y, (y^2)] (a DCA client's input).

@@ -3,19 +3,40 @@
 
 share_modes <- c(full = 0L, seed = 1L)
 
-# The configuration of one round; every party builds it from the same arguments.
+# The configuration of one differentially private round; every party builds it from the same
+# arguments.
 #   n_clients    N registered clients, ids 0..N-1
 #   n_nodes      M >= 2 compute nodes
 #   max_dropped  T: clients that may drop out or collude (the noise is calibrated for N-T-1)
 #   dim          vector length d; every element must satisfy |x| <= bound
 #   mode         "seed": nodes 1..M-1 get a 16-byte seed; "full": every share sent in full
-#   noise_sigma_total  sigma of the Gaussian noise in the released sum (0 = exact, NOT private)
+#   noise_sigma_total  sigma > 0 of the Gaussian noise in the released sum (required; 0, NA or
+#                a negative value is refused: an exact sum is dca_config_exact, NON-PRIVATE)
 #   frac_bits    NULL picks the fixed-point precision automatically
 dca_config <- function(round, n_clients, n_nodes, max_dropped, dim, bound,
-                       mode = c("seed", "full"), noise_sigma_total = 0, frac_bits = NULL) {
+                       mode = c("seed", "full"), noise_sigma_total, frac_bits = NULL) {
   mode <- match.arg(mode)
+  if (missing(noise_sigma_total)) {
+    dpdist_stop("DPD_ERR_INVALID_PRIVACY_PARAMETER",
+                paste("`noise_sigma_total` is required (calibrate it with gaussian_sigma_analytic);",
+                      "for an exact, NON-PRIVATE sum use dca_config_exact"))
+  }
+  if (is.null(noise_sigma_total)) {
+    dpdist_stop("DPD_ERR_INVALID_PRIVACY_PARAMETER",
+                "`noise_sigma_total` is NULL; for an exact, NON-PRIVATE sum use dca_config_exact")
+  }
   .Call(dpdr_round_config_new, round, n_clients, n_nodes, max_dropped, dim, bound,
         share_modes[[mode]], noise_sigma_total, frac_bits)
+}
+
+# NON-PRIVATE: the configuration of a round that releases the EXACT sum, without any noise.
+# The nodes and the aggregator still see only shares, but the released sum is not
+# differentially private. For tests, benchmarks and data that is not personal.
+dca_config_exact <- function(round, n_clients, n_nodes, max_dropped, dim, bound,
+                             mode = c("seed", "full"), frac_bits = NULL) {
+  mode <- match.arg(mode)
+  .Call(dpdr_round_config_new, round, n_clients, n_nodes, max_dropped, dim, bound,
+        share_modes[[mode]], NULL, frac_bits)
 }
 
 # list(frac_bits, sigma_client, dim) of a configuration.
@@ -90,8 +111,8 @@ dca_wire_inspect <- function(bytes) .Call(dpdr_wire_inspect, bytes)
 # clients listed in `dropped` (0-based ids) never send. Returns what dca_release returns.
 # `bound` must come from side knowledge, not from the private data.
 dca_simulate_round <- function(inputs, n_nodes = 2, max_dropped = 0, mode = c("seed", "full"),
-                               sigma_total = 0, bound, dropped = numeric(0), round = 1,
-                               frac_bits = NULL, rng = NULL) {
+                               sigma_total, bound, dropped = numeric(0), round = 1,
+                               frac_bits = NULL, rng = NULL, non_private = FALSE) {
   if (!is.matrix(inputs) || !is.numeric(inputs)) {
     dpdist_stop("DPD_ERR_INVALID_ARGUMENT", "`inputs` must be a numeric matrix (clients x dim)")
   }
@@ -100,15 +121,27 @@ dca_simulate_round <- function(inputs, n_nodes = 2, max_dropped = 0, mode = c("s
                 "`bound` (|x| <= bound for every element) is required; take it from side knowledge")
   }
   storage.mode(inputs) <- "double"
-  config <- dca_config(round, nrow(inputs), n_nodes, max_dropped, ncol(inputs), bound,
-                       mode = mode, noise_sigma_total = sigma_total, frac_bits = frac_bits)
+  if (isTRUE(non_private) == !missing(sigma_total)) {
+    dpdist_stop("DPD_ERR_INVALID_PRIVACY_PARAMETER",
+                paste("give exactly one of `sigma_total` (> 0, a private round) and",
+                      "`non_private = TRUE` (an exact, NON-PRIVATE sum)"))
+  }
+  config <- if (isTRUE(non_private)) {
+    dca_config_exact(round, nrow(inputs), n_nodes, max_dropped, ncol(inputs), bound,
+                     mode = mode, frac_bits = frac_bits)
+  } else {
+    dca_config(round, nrow(inputs), n_nodes, max_dropped, ncol(inputs), bound,
+               mode = mode, noise_sigma_total = sigma_total, frac_bits = frac_bits)
+  }
   .Call(dpdr_simulate_round, config, inputs, dropped, as_rng(rng))
 }
 
 print.dpdist_round_config <- function(x, ...) {
   info <- dca_config_info(x)
-  cat(sprintf("<dpdist_round_config: dim %d, %d fractional bits, client sigma %.6g>\n",
-              as.integer(info$dim), info$frac_bits, info$sigma_client))
+  cat(sprintf("<dpdist_round_config: dim %d, %d fractional bits, %s>\n",
+              as.integer(info$dim), info$frac_bits,
+              if (info$sigma_client == 0) "NON-PRIVATE exact sum"
+              else sprintf("client sigma %.6g", info$sigma_client)))
   invisible(x)
 }
 

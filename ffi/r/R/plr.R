@@ -4,11 +4,45 @@
 # Feature indices and group numbers are R's, 1-based. Fits return a "dpdist_plr_model".
 
 as_double_matrix <- function(x, name) {
+  if (is.data.frame(x)) {
+    numeric_cols <- vapply(x, is.numeric, logical(1))
+    if (!all(numeric_cols)) {
+      j <- which(!numeric_cols)[1]
+      dpdist_stop("DPD_ERR_INVALID_ARGUMENT",
+                  sprintf("`%s`: column %d ('%s') is not numeric (%s)", name, j, names(x)[j],
+                          class(x[[j]])[1]))
+    }
+    x <- as.matrix(x)
+  }
   if (!is.matrix(x) || !is.numeric(x)) {
-    dpdist_stop("DPD_ERR_INVALID_ARGUMENT", paste0("`", name, "` must be a numeric matrix"))
+    dpdist_stop("DPD_ERR_INVALID_ARGUMENT",
+                paste0("`", name, "` must be a numeric matrix or a data.frame of numeric columns"))
   }
   storage.mode(x) <- "double"
+  if (anyNA(x)) {
+    at <- which(is.na(x), arr.ind = TRUE)
+    at <- at[order(at[, 1], at[, 2]), , drop = FALSE][1, ]
+    dpdist_stop("DPD_ERR_NON_FINITE",
+                sprintf("`%s` has %s at row %d, column %d (1-based)%s", name,
+                        if (is.nan(x[at[1], at[2]])) "NaN" else "NA", at[1], at[2],
+                        if (!is.null(colnames(x))) sprintf(" ('%s')", colnames(x)[at[2]]) else ""))
+  }
   x
+}
+
+# `y` as doubles; NA/NaN refused with its 1-based position.
+as_double_vector <- function(y, name) {
+  if (!is.numeric(y) && !is.logical(y)) {
+    dpdist_stop("DPD_ERR_INVALID_ARGUMENT", paste0("`", name, "` must be a numeric vector"))
+  }
+  y <- as.double(y)
+  if (anyNA(y)) {
+    i <- which(is.na(y))[1]
+    dpdist_stop("DPD_ERR_NON_FINITE",
+                sprintf("`%s` has %s at position %d (1-based)", name,
+                        if (is.nan(y[i])) "NaN" else "NA", i))
+  }
+  y
 }
 
 # PLR (stacking paper Alg. 1) with ridge strength `lambda`.

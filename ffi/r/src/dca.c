@@ -30,10 +30,15 @@ SEXP dpdr_round_config_new(SEXP round, SEXP n_clients, SEXP n_nodes, SEXP max_dr
   size_t d = dpdr_size(dim, "dim");
   double b = dpdr_double(bound, "bound");
   uint32_t md = dpdr_u32(mode, "mode");
-  double s = dpdr_double(sigma_total, "noise_sigma_total");
   uint32_t f = frac_bits == R_NilValue ? DPD_FRAC_BITS_AUTO : dpdr_u32(frac_bits, "frac_bits");
   dpd_round_config *cfg = NULL;
-  dpdr_check(dpd_round_config_new(r, n, m, t, d, b, md, s, f, &cfg));
+  /* NULL sigma: dca_config_exact, the explicitly NON-PRIVATE round. */
+  if (sigma_total == R_NilValue) {
+    dpdr_check(dpd_round_config_new_exact(r, n, m, t, d, b, md, f, &cfg));
+  } else {
+    double s = dpdr_double(sigma_total, "noise_sigma_total");
+    dpdr_check(dpd_round_config_new(r, n, m, t, d, b, md, s, f, &cfg));
+  }
   return dpdr_wrap(cfg, DPDR_ROUND_CONFIG);
 }
 

@@ -162,5 +162,43 @@ run_tests(list(
     m <- blr_fit(d$x, d$y, s, rng = dpdist_rng(insecure_seed = 10))
     expect_dpdist_error(predict(m, d$x[, 1:2]), "DPD_ERR_LENGTH_MISMATCH")
     expect_dpdist_error(blr_record_stats(c(1, NaN), 1), "DPD_ERR_NON_FINITE")
+  },
+
+  settings_are_checked_at_once_and_print = function() {
+    # The library's validation of (epsilon, delta), when the settings are made, not at the fit.
+    for (bad in list(c(-1, 1e-5), c(0, 1e-5), c(1, 0.5), c(NA, 1e-5))) {
+      e <- expect_dpdist_error(blr_settings(bad[1], bad[2], c(1, 1, 1), 2),
+                               "DPD_ERR_INVALID_PRIVACY_PARAMETER")
+    }
+    expect_dpdist_error(blr_settings(-1, 0, c(1, 1, 1), 2, mechanism = "laplace"),
+                        "DPD_ERR_INVALID_PRIVACY_PARAMETER")
+    out <- capture.output(print(blr_settings(1, 1e-5, c(1, 1, 1), 2,
+                                             aggregation = "distributed")))
+    stopifnot(grepl("epsilon 1, delta 1e-05, Gaussian mechanism, distributed", out[1]),
+              grepl("assumed bounds: x 1 1 1, y 2", out[2]))
+  },
+
+  data_frames_positions_and_names = function() {
+    d <- make_data(100, 9)
+    df <- data.frame(age = d$x[, 1], bmi = d$x[, 2], bp = d$x[, 3])
+    s <- blr_settings(1, 1e-5, c(1, 1, 1), 2)
+    m <- blr_fit(df, d$y, s, rng = dpdist_rng(insecure_seed = 10))
+    m2 <- blr_fit(d$x, d$y, s, rng = dpdist_rng(insecure_seed = 10))
+    stopifnot(identical(names(blr_mean(m)), c("age", "bmi", "bp")),
+              identical(unname(blr_mean(m)), blr_mean(m2)))
+    stopifnot(identical(names(blr_fit_non_private(df, d$y)), c("age", "bmi", "bp")))
+    out <- capture.output(print(m))
+    stopifnot(grepl("privacy spent epsilon 1", out[1]), any(grepl("bmi", out)))
+    df$bp <- as.character(df$bp)
+    e <- expect_dpdist_error(blr_fit(df, d$y, s), "DPD_ERR_INVALID_ARGUMENT")
+    stopifnot(grepl("column 3 ('bp') is not numeric", conditionMessage(e), fixed = TRUE))
+    x_na <- d$x
+    x_na[3, 2] <- NA
+    e <- expect_dpdist_error(blr_fit(x_na, d$y, s), "DPD_ERR_NON_FINITE")
+    stopifnot(grepl("NA at row 3, column 2 (1-based)", conditionMessage(e), fixed = TRUE))
+    y_na <- d$y
+    y_na[7] <- NA
+    e <- expect_dpdist_error(blr_fit(d$x, y_na, s), "DPD_ERR_NON_FINITE")
+    stopifnot(grepl("NA at position 7 (1-based)", conditionMessage(e), fixed = TRUE))
   }
 ))

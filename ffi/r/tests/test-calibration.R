@@ -52,6 +52,6 @@ run_tests(list(
 
   version_is_reported = function() {
     stopifnot(is.character(dpdist_version()), nzchar(dpdist_version()))
-    stopifnot(dpdist_abi_version() == 2L)
+    stopifnot(dpdist_abi_version() == 3L)
   }
 ))

@@ -18,7 +18,7 @@ inputs_5x4 <- function() {
 manual_round <- function(x, mode, n_nodes = 3, max_dropped = 1, sends = NULL, seed = 1,
                          via_bytes = FALSE) {
   n <- nrow(x)
-  cfg <- dca_config(round = 42, n_clients = n, n_nodes = n_nodes, max_dropped = max_dropped,
+  cfg <- dca_config_exact(round = 42, n_clients = n, n_nodes = n_nodes, max_dropped = max_dropped,
                     dim = ncol(x), bound = 10, mode = mode)
   rng <- dpdist_rng(insecure_seed = seed)
   nodes <- lapply(seq_len(n_nodes) - 1, function(k) dca_node(cfg, k))
@@ -76,13 +76,13 @@ run_tests(list(
     x <- inputs_5x4()
     r <- manual_round(x, "seed", via_bytes = TRUE)
     expect_near(r$sum, colSums(x), quantum(r, 5), "sum via node-sum bytes")
-    cfg <- dca_config(1, 3, 2, 0, 2, 10)
+    cfg <- dca_config_exact(1, 3, 2, 0, 2, 10)
     node <- dca_node(cfg, 0)
     for (i in 0:2) dca_absorb(node, dca_shard(dca_client(cfg, i), c(1, 2))$node0)
     bytes <- dca_node_sum_bytes(dca_finalize(node, dca_received(node)))
     expect_dpdist_error(dca_node_sum_from_bytes(cfg, bytes[-length(bytes)]), "DPD_ERR_MALFORMED")
     expect_dpdist_error(dca_node_sum_from_bytes(cfg, raw(3)), "DPD_ERR_MALFORMED")
-    other <- dca_config(1, 4, 2, 0, 2, 10) # the same round id with another N
+    other <- dca_config_exact(1, 4, 2, 0, 2, 10) # the same round id with another N
     expect_dpdist_error(dca_node_sum_from_bytes(other, bytes), "DPD_ERR_WRONG_ROUND")
     agg <- dca_aggregator(cfg)
     dca_add(agg, dca_node_sum_from_bytes(cfg, bytes))
@@ -95,7 +95,7 @@ run_tests(list(
     # Client 0 shards twice: node 0 absorbs the first attempt, node 1 the retry. The pair
     # agreement leaves client 0 out; agreeing on ids alone is refused by the aggregator.
     x <- inputs_5x4()
-    cfg <- dca_config(9, 5, 2, 1, 4, 10, mode = "seed")
+    cfg <- dca_config_exact(9, 5, 2, 1, 4, 10, mode = "seed")
     rng <- dpdist_rng(insecure_seed = 6)
     nodes <- list(dca_node(cfg, 0), dca_node(cfg, 1))
     client0 <- dca_client(cfg, 0, rng)
@@ -123,8 +123,8 @@ run_tests(list(
   },
 
   reused_round_id_is_refused_by_the_ledger = function() {
-    cfg <- dca_config(7, 3, 2, 0, 2, 10)
-    other <- dca_config(7, 4, 2, 0, 2, 10) # the same round id with another N
+    cfg <- dca_config_exact(7, 3, 2, 0, 2, 10)
+    other <- dca_config_exact(7, 4, 2, 0, 2, 10) # the same round id with another N
     ledger <- dca_ledger()
     stopifnot(isTRUE(dca_admit(ledger, cfg)), identical(dca_admit(ledger, cfg), FALSE))
     node <- dca_node(cfg, 1, ledger = ledger)
@@ -156,7 +156,7 @@ run_tests(list(
   },
 
   unretracted_full_share_is_refused = function() {
-    cfg <- dca_config(1, 3, 2, 1, 2, 10, mode = "full")
+    cfg <- dca_config_exact(1, 3, 2, 1, 2, 10, mode = "full")
     rng <- dpdist_rng(insecure_seed = 3)
     n0 <- dca_node(cfg, 0)
     n1 <- dca_node(cfg, 1)
@@ -171,7 +171,7 @@ run_tests(list(
   },
 
   wire_bytes_describe_themselves = function() {
-    cfg <- dca_config(7, 4, 3, 0, 5, 1, mode = "seed")
+    cfg <- dca_config_exact(7, 4, 3, 0, 5, 1, mode = "seed")
     s <- dca_shard(dca_client(cfg, 2, dpdist_rng(insecure_seed = 4)), rep(0.5, 5))
     h0 <- dca_wire_inspect(s$node0)
     h2 <- dca_wire_inspect(s$node2)
@@ -182,7 +182,7 @@ run_tests(list(
   },
 
   bad_input_is_an_error_and_changes_nothing = function() {
-    cfg <- dca_config(1, 4, 2, 1, 3, 10, mode = "seed")
+    cfg <- dca_config_exact(1, 4, 2, 1, 3, 10, mode = "seed")
     rng <- dpdist_rng(insecure_seed = 5)
     client <- dca_client(cfg, 0, rng)
     expect_dpdist_error(dca_shard(client, c(1, 2)), "DPD_ERR_LENGTH_MISMATCH")
@@ -201,7 +201,7 @@ run_tests(list(
     expect_dpdist_error(dca_absorb(node, c(s$node0, as.raw(0))), "DPD_ERR_MALFORMED")
     expect_dpdist_error(dca_wire_inspect(s$node1[1:5]), "DPD_ERR_MALFORMED")
     expect_dpdist_error(dca_absorb(node, s$node1), "DPD_ERR_UNKNOWN_NODE")
-    other_round <- dca_config(2, 4, 2, 1, 3, 10, mode = "seed")
+    other_round <- dca_config_exact(2, 4, 2, 1, 3, 10, mode = "seed")
     s2 <- dca_shard(dca_client(other_round, 1, rng), c(1, 2, 3))
     expect_dpdist_error(dca_absorb(node, s2$node0), "DPD_ERR_WRONG_ROUND")
     expect_dpdist_error(dca_absorb(node, "not bytes"), "DPD_ERR_INVALID_ARGUMENT")
@@ -209,33 +209,55 @@ run_tests(list(
 
     expect_dpdist_error(dca_node(cfg, 2), "DPD_ERR_UNKNOWN_NODE")
     expect_dpdist_error(dca_absorb(cfg, s$node0), "DPD_ERR_INVALID_ARGUMENT") # wrong handle
-    stopifnot(inherits(tryCatch(dca_config(1, 4, 2, 1, 3, 10, mode = "bogus"),
+    stopifnot(inherits(tryCatch(dca_config_exact(1, 4, 2, 1, 3, 10, mode = "bogus"),
                                 error = function(e) e), "error"))
-    expect_dpdist_error(dca_config(1, 4, 1, 1, 3, 10), "DPD_ERR_INVALID_ARGUMENT") # M < 2
-    expect_dpdist_error(dca_config(1, 4, 2, 1, 3, NaN), "DPD_ERR_NON_FINITE")
-    expect_dpdist_error(dca_config(1, 4, 2, 4, 3, 10), "DPD_ERR_INVALID_ARGUMENT") # T >= N
-    expect_dpdist_error(dca_config(-1, 4, 2, 1, 3, 10), "DPD_ERR_INVALID_ARGUMENT")
+    expect_dpdist_error(dca_config_exact(1, 4, 1, 1, 3, 10), "DPD_ERR_INVALID_ARGUMENT") # M < 2
+    expect_dpdist_error(dca_config_exact(1, 4, 2, 1, 3, NaN), "DPD_ERR_NON_FINITE")
+    expect_dpdist_error(dca_config_exact(1, 4, 2, 4, 3, 10), "DPD_ERR_INVALID_ARGUMENT") # T >= N
+    expect_dpdist_error(dca_config_exact(-1, 4, 2, 1, 3, 10), "DPD_ERR_INVALID_ARGUMENT")
+  },
+
+  a_private_round_never_silently_becomes_an_exact_sum = function() {
+    # sigma = 0 (what an unchecked failed calibration leaves), negative, NA or missing: refused,
+    # and the message names the explicitly NON-PRIVATE constructor.
+    for (bad in list(0, -1, NA_real_, NaN)) {
+      e <- expect_dpdist_error(dca_config(1, 10, 2, 1, 3, 1, noise_sigma_total = bad),
+                               "DPD_ERR_INVALID_PRIVACY_PARAMETER")
+      stopifnot(grepl("dca_config_exact|dpd_round_config_new_exact", conditionMessage(e)))
+    }
+    e <- expect_dpdist_error(dca_config(1, 10, 2, 1, 3, 1), "DPD_ERR_INVALID_PRIVACY_PARAMETER")
+    stopifnot(grepl("dca_config_exact", conditionMessage(e)))
+    x <- matrix(0, nrow = 10, ncol = 2)
+    expect_dpdist_error(dca_simulate_round(x, bound = 1), "DPD_ERR_INVALID_PRIVACY_PARAMETER")
+    expect_dpdist_error(dca_simulate_round(x, bound = 1, sigma_total = 1, non_private = TRUE),
+                        "DPD_ERR_INVALID_PRIVACY_PARAMETER")
+    expect_near(dca_config_info(dca_config(1, 10, 2, 1, 3, 1, noise_sigma_total = 2))$sigma_client,
+                2 / sqrt(8), 1e-15)
+    stopifnot(grepl("NON-PRIVATE", capture.output(print(dca_config_exact(1, 10, 2, 1, 3, 1)))))
   },
 
   simulated_round_equals_the_plain_sum = function() {
     x <- matrix(seq(-1, 1, length.out = 150), nrow = 50, ncol = 3)
     for (mode in c("seed", "full")) {
       r <- dca_simulate_round(x, n_nodes = 3, max_dropped = 2, mode = mode, bound = 1,
-                              rng = dpdist_rng(insecure_seed = 6))
+                              rng = dpdist_rng(insecure_seed = 6),
+                              non_private = TRUE)
       expect_near(r$sum, colSums(x), quantum(r, 50), paste(mode, "simulated sum"))
       r <- dca_simulate_round(x, n_nodes = 3, max_dropped = 2, mode = mode, bound = 1,
-                              dropped = c(0, 7), rng = dpdist_rng(insecure_seed = 6))
+                              dropped = c(0, 7), rng = dpdist_rng(insecure_seed = 6),
+                              non_private = TRUE)
       stopifnot(r$n_included == 48)
       expect_near(r$sum, colSums(x[-c(1, 8), ]), quantum(r, 48), paste(mode, "with dropouts"))
     }
-    expect_dpdist_error(dca_simulate_round(x, max_dropped = 1, bound = 1, dropped = c(0, 7)),
+    expect_dpdist_error(dca_simulate_round(x, max_dropped = 1, bound = 1, dropped = c(0, 7),
+                                           non_private = TRUE),
                         "DPD_ERR_TOO_MANY_DROPPED")
-    expect_dpdist_error(dca_simulate_round(x, bound = 0.5), "DPD_ERR_OVERFLOW")
+    expect_dpdist_error(dca_simulate_round(x, bound = 0.5, non_private = TRUE), "DPD_ERR_OVERFLOW")
     y <- x
     y[3, 2] <- NaN
-    expect_dpdist_error(dca_simulate_round(y, bound = 1), "DPD_ERR_NON_FINITE")
-    expect_dpdist_error(dca_simulate_round(x), "DPD_ERR_INVALID_ARGUMENT") # bound required
-    expect_dpdist_error(dca_simulate_round(1:3, bound = 1), "DPD_ERR_INVALID_ARGUMENT")
+    expect_dpdist_error(dca_simulate_round(y, bound = 1, non_private = TRUE), "DPD_ERR_NON_FINITE")
+    expect_dpdist_error(dca_simulate_round(x, non_private = TRUE), "DPD_ERR_INVALID_ARGUMENT") # bound required
+    expect_dpdist_error(dca_simulate_round(1:3, bound = 1, non_private = TRUE), "DPD_ERR_INVALID_ARGUMENT")
   },
 
   noisy_round_carries_the_calibrated_noise = function() {

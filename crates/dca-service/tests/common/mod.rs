@@ -270,12 +270,22 @@ pub struct AggregatorProcess {
 
 impl AggregatorProcess {
     pub fn start(cluster: &Cluster, db_name: &str, budget_epsilon: f64) -> AggregatorProcess {
+        Self::start_on(cluster, db_name, budget_epsilon, "127.0.0.1:0")
+    }
+
+    /// Starts the aggregator listening on `listen` (a restart on the address it had).
+    pub fn start_on(
+        cluster: &Cluster,
+        db_name: &str,
+        budget_epsilon: f64,
+        listen: &str,
+    ) -> AggregatorProcess {
         std::fs::write(cluster.dir.join("analyst.token"), ANALYST_TOKEN).unwrap();
         let certs = &cluster.certs;
         let mut command = Command::new(env!("CARGO_BIN_EXE_dpdist"));
         command
             .arg("aggregator")
-            .args(["--listen", "127.0.0.1:0", "--poll-ms", "50"])
+            .args(["--listen", listen, "--poll-ms", "50"])
             .arg("--cert")
             .arg(certs.dir.join("server.pem"))
             .arg("--key")

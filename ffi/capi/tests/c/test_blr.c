@@ -77,8 +77,8 @@ int main(void) {
         CHECK_OK(dpd_blr_record_stats(&x[i * D], D, y[i], 0, &stats[i * s_len], s_len, &len));
     }
     dpd_round_config *config = NULL;
-    CHECK_OK(dpd_round_config_new(5, N, 3, 1, s_len, 4.0, DPD_SHARE_MODE_SEED, 0.0,
-                                  DPD_FRAC_BITS_AUTO, &config));
+    CHECK_OK(dpd_round_config_new_exact(5, N, 3, 1, s_len, 4.0, DPD_SHARE_MODE_SEED,
+                                        DPD_FRAC_BITS_AUTO, &config));
     dpd_rng *rng = NULL;
     CHECK_OK(dpd_rng_new_insecure_fixed_seed(99, &rng));
     double summed[9];

@@ -74,7 +74,7 @@ static uint64_t shard_client(dpd_round_config *config, dpd_rng *rng, size_t i, u
  * attempt is refused. Never a wrong release. */
 static void mixed_retry(uint32_t mode) {
     dpd_round_config *config = NULL;
-    CHECK_OK(dpd_round_config_new(43, N, M, T, D, BOUND, mode, 0.0, DPD_FRAC_BITS_AUTO, &config));
+    CHECK_OK(dpd_round_config_new_exact(43, N, M, T, D, BOUND, mode, DPD_FRAC_BITS_AUTO, &config));
     dpd_rng *rng = NULL;
     CHECK_OK(dpd_rng_new_insecure_fixed_seed(8, &rng));
     dpd_node *nodes[M] = {NULL};
@@ -176,14 +176,14 @@ static void mixed_retry(uint32_t mode) {
  * a message or node sum of the old round is refused by the new round's node and aggregator. */
 static void reused_round_id(void) {
     dpd_round_config *old_config = NULL, *new_config = NULL, *again = NULL;
-    CHECK_OK(dpd_round_config_new(44, N, M, T, D, BOUND, DPD_SHARE_MODE_SEED, 0.0,
-                                  DPD_FRAC_BITS_AUTO, &old_config));
+    CHECK_OK(dpd_round_config_new_exact(44, N, M, T, D, BOUND, DPD_SHARE_MODE_SEED,
+                                        DPD_FRAC_BITS_AUTO, &old_config));
     uint32_t frac_bits = 0;
     CHECK_OK(dpd_round_config_info(old_config, &frac_bits, NULL, NULL));
-    CHECK_OK(dpd_round_config_new(44, N + 1, M, T, D, BOUND, DPD_SHARE_MODE_SEED, 0.0, frac_bits,
-                                  &new_config));
-    CHECK_OK(dpd_round_config_new(44, N, M, T, D, BOUND, DPD_SHARE_MODE_SEED, 0.0,
-                                  DPD_FRAC_BITS_AUTO, &again));
+    CHECK_OK(dpd_round_config_new_exact(44, N + 1, M, T, D, BOUND, DPD_SHARE_MODE_SEED, frac_bits,
+                                        &new_config));
+    CHECK_OK(dpd_round_config_new_exact(44, N, M, T, D, BOUND, DPD_SHARE_MODE_SEED,
+                                        DPD_FRAC_BITS_AUTO, &again));
     dpd_round_ledger *ledger = NULL;
     CHECK_OK(dpd_round_ledger_new(&ledger));
     uint32_t is_new = 7;
@@ -283,8 +283,13 @@ static void reused_round_id(void) {
  * so the nodes' received sets differ and node 0 must retract it. */
 static void run_round(uint32_t mode, double sigma_total, int dropout) {
     dpd_round_config *config = NULL;
-    CHECK_OK(dpd_round_config_new(42, N, M, T, D, BOUND, mode, sigma_total, DPD_FRAC_BITS_AUTO,
-                                  &config));
+    if (sigma_total == 0.0) {
+        CHECK_OK(dpd_round_config_new_exact(42, N, M, T, D, BOUND, mode, DPD_FRAC_BITS_AUTO,
+                                            &config));
+    } else {
+        CHECK_OK(dpd_round_config_new(42, N, M, T, D, BOUND, mode, sigma_total,
+                                      DPD_FRAC_BITS_AUTO, &config));
+    }
     uint32_t frac_bits = 0;
     double sigma_client = -1.0;
     CHECK_OK(dpd_round_config_info(config, &frac_bits, &sigma_client, NULL));
@@ -408,8 +413,8 @@ static void run_round(uint32_t mode, double sigma_total, int dropout) {
 
 static void simulated_round(void) {
     dpd_round_config *config = NULL;
-    CHECK_OK(dpd_round_config_new(3, N, M, T, D, BOUND, DPD_SHARE_MODE_SEED, 0.0,
-                                  DPD_FRAC_BITS_AUTO, &config));
+    CHECK_OK(dpd_round_config_new_exact(3, N, M, T, D, BOUND, DPD_SHARE_MODE_SEED,
+                                        DPD_FRAC_BITS_AUTO, &config));
     dpd_rng *rng = NULL;
     CHECK_OK(dpd_rng_new_os(&rng));
     double inputs[N * D];
@@ -531,12 +536,12 @@ static void kernels(void) {
  * (a restarted party) still refuses a reused round id. */
 static void ledger_survives_a_restart(void) {
     dpd_round_config *round44 = NULL, *round45 = NULL, *reused44 = NULL;
-    CHECK_OK(dpd_round_config_new(45, N, M, T, D, BOUND, DPD_SHARE_MODE_FULL, 0.0,
-                                  DPD_FRAC_BITS_AUTO, &round45));
-    CHECK_OK(dpd_round_config_new(44, N, M, T, D, BOUND, DPD_SHARE_MODE_SEED, 0.0,
-                                  DPD_FRAC_BITS_AUTO, &round44));
-    CHECK_OK(dpd_round_config_new(44, N, M, T, D + 1, BOUND, DPD_SHARE_MODE_SEED, 0.0,
-                                  DPD_FRAC_BITS_AUTO, &reused44));
+    CHECK_OK(dpd_round_config_new_exact(45, N, M, T, D, BOUND, DPD_SHARE_MODE_FULL,
+                                        DPD_FRAC_BITS_AUTO, &round45));
+    CHECK_OK(dpd_round_config_new_exact(44, N, M, T, D, BOUND, DPD_SHARE_MODE_SEED,
+                                        DPD_FRAC_BITS_AUTO, &round44));
+    CHECK_OK(dpd_round_config_new_exact(44, N, M, T, D + 1, BOUND, DPD_SHARE_MODE_SEED,
+                                        DPD_FRAC_BITS_AUTO, &reused44));
     dpd_round_ledger *ledger = NULL;
     CHECK_OK(dpd_round_ledger_new(&ledger));
     CHECK_OK(dpd_round_ledger_admit(ledger, round45, NULL));

@@ -10,8 +10,8 @@ enum { N = 4, M = 2, T = 1, D = 3 };
 
 static dpd_round_config *make_config(uint64_t round, uint32_t mode) {
     dpd_round_config *config = NULL;
-    CHECK_OK(dpd_round_config_new(round, N, M, T, D, 1.0, mode, 0.0, DPD_FRAC_BITS_AUTO,
-                                  &config));
+    CHECK_OK(dpd_round_config_new_exact(round, N, M, T, D, 1.0, mode, DPD_FRAC_BITS_AUTO,
+                                        &config));
     return config;
 }
 
@@ -61,23 +61,23 @@ static void last_error_api(void) {
 
 static void config_errors(void) {
     dpd_round_config *config = (dpd_round_config *)0x1; /* must stay untouched on failure */
-    CHECK_FAILS(dpd_round_config_new(1, N, M, T, D, 1.0, 7, 0.0, DPD_FRAC_BITS_AUTO, &config),
+    CHECK_FAILS(dpd_round_config_new_exact(1, N, M, T, D, 1.0, 7, DPD_FRAC_BITS_AUTO, &config),
                 DPD_ERR_INVALID_ARGUMENT, "mode");
-    CHECK_FAILS(dpd_round_config_new(1, N, 1, T, D, 1.0, 0, 0.0, DPD_FRAC_BITS_AUTO, &config),
+    CHECK_FAILS(dpd_round_config_new_exact(1, N, 1, T, D, 1.0, 0, DPD_FRAC_BITS_AUTO, &config),
                 DPD_ERR_INVALID_ARGUMENT, "n_nodes");
-    CHECK_FAILS(dpd_round_config_new(1, N, M, N, D, 1.0, 0, 0.0, DPD_FRAC_BITS_AUTO, &config),
+    CHECK_FAILS(dpd_round_config_new_exact(1, N, M, N, D, 1.0, 0, DPD_FRAC_BITS_AUTO, &config),
                 DPD_ERR_INVALID_ARGUMENT, "max_dropped");
-    CHECK_FAILS(dpd_round_config_new(1, N, M, T, D, NAN, 0, 0.0, DPD_FRAC_BITS_AUTO, &config),
+    CHECK_FAILS(dpd_round_config_new_exact(1, N, M, T, D, NAN, 0, DPD_FRAC_BITS_AUTO, &config),
                 DPD_ERR_NON_FINITE, "bound");
     /* Noise needs N - T - 1 >= 1 honest clients besides the observed one. */
     CHECK_FAILS(dpd_round_config_new(1, 2, M, 1, D, 1.0, 0, 1.0, DPD_FRAC_BITS_AUTO, &config),
                 DPD_ERR_INVALID_ARGUMENT, "N - T - 1");
     /* With 52 explicit fractional bits one value of size 1000 < 2^10 fits in 2^63 but the sum
      * of 4 clients' (4000 * 2^52 > 2^63) does not. */
-    CHECK_FAILS(dpd_round_config_new(1, N, M, T, D, 1000.0, 0, 0.0, 52, &config),
+    CHECK_FAILS(dpd_round_config_new_exact(1, N, M, T, D, 1000.0, 0, 52, &config),
                 DPD_ERR_OVERFLOW, "");
     /* A single value that cannot be encoded at all. */
-    CHECK_FAILS(dpd_round_config_new(1, N, M, T, D, 4096.0, 0, 0.0, 52, &config),
+    CHECK_FAILS(dpd_round_config_new_exact(1, N, M, T, D, 4096.0, 0, 52, &config),
                 DPD_ERR_INVALID_ARGUMENT, "2^63");
     CHECK(config == (dpd_round_config *)0x1);
     uint32_t f = 99;

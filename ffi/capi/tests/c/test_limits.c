@@ -28,8 +28,8 @@ static unsigned long long mapped_bytes(void) {
 
 static dpd_round_config *config(size_t n, size_t d) {
     dpd_round_config *cfg = NULL;
-    CHECK_OK(dpd_round_config_new(1, n, 2, 0, d, 1.0, DPD_SHARE_MODE_SEED, 0.0,
-                                  DPD_FRAC_BITS_AUTO, &cfg));
+    CHECK_OK(dpd_round_config_new_exact(1, n, 2, 0, d, 1.0, DPD_SHARE_MODE_SEED,
+                                        DPD_FRAC_BITS_AUTO, &cfg));
     return cfg;
 }
 
@@ -84,14 +84,14 @@ static void allocation_failures_are_statuses(void) {
 /* Sizes refused by their documented maxima, before anything is allocated. */
 static void documented_maxima(void) {
     dpd_round_config *cfg = (dpd_round_config *)&cfg;
-    CHECK_FAILS(dpd_round_config_new(1, 4, 2, 0, D40, 1.0, DPD_SHARE_MODE_SEED, 0.0,
-                                     DPD_FRAC_BITS_AUTO, &cfg),
+    CHECK_FAILS(dpd_round_config_new_exact(1, 4, 2, 0, D40, 1.0, DPD_SHARE_MODE_SEED,
+                                           DPD_FRAC_BITS_AUTO, &cfg),
                 DPD_ERR_INVALID_ARGUMENT, "dim");
-    CHECK_FAILS(dpd_round_config_new(1, D40, 2, 0, 4, 1.0, DPD_SHARE_MODE_SEED, 0.0,
-                                     DPD_FRAC_BITS_AUTO, &cfg),
+    CHECK_FAILS(dpd_round_config_new_exact(1, D40, 2, 0, 4, 1.0, DPD_SHARE_MODE_SEED,
+                                           DPD_FRAC_BITS_AUTO, &cfg),
                 DPD_ERR_INVALID_ARGUMENT, "n_clients");
-    CHECK_FAILS(dpd_round_config_new(1, 4, 2, 0, SIZE_MAX, 1.0, DPD_SHARE_MODE_SEED, 0.0,
-                                     DPD_FRAC_BITS_AUTO, &cfg),
+    CHECK_FAILS(dpd_round_config_new_exact(1, 4, 2, 0, SIZE_MAX, 1.0, DPD_SHARE_MODE_SEED,
+                                           DPD_FRAC_BITS_AUTO, &cfg),
                 DPD_ERR_INVALID_ARGUMENT, "dim");
     CHECK(cfg == (dpd_round_config *)&cfg);
 

@@ -187,6 +187,18 @@ static void privacy_ranges(void) {
     CHECK_FAILS(dpd_round_config_new(1, 10, 2, 1, 3, 1.0, DPD_SHARE_MODE_SEED, NAN,
                                      DPD_FRAC_BITS_AUTO, &config),
                 DPD_ERR_INVALID_PRIVACY_PARAMETER, "noise_sigma_total");
+    /* sigma = 0 (what a caller ignoring a failed calibration passes), negative or NaN never
+     * gives a round without noise: the error names the explicitly NON-PRIVATE constructor. */
+    double failed_sigma = 0.0;
+    CHECK_FAILS(dpd_gaussian_sigma_analytic(0.0, 1e-5, 1.0, &failed_sigma),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "epsilon");
+    CHECK(failed_sigma == 0.0);
+    CHECK_FAILS(dpd_round_config_new(1, 10, 2, 1, 3, 1.0, DPD_SHARE_MODE_SEED, failed_sigma,
+                                     DPD_FRAC_BITS_AUTO, &config),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "dpd_round_config_new_exact");
+    CHECK_FAILS(dpd_round_config_new(1, 10, 2, 1, 3, 1.0, DPD_SHARE_MODE_SEED, -1.0,
+                                     DPD_FRAC_BITS_AUTO, &config),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "NON-PRIVATE");
     CHECK(config == (dpd_round_config *)0x1);
 
     dpd_accountant *acc = (dpd_accountant *)0x1;

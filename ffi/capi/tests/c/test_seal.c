@@ -22,8 +22,8 @@ int main(void) {
 
     /* A real share message: client 1 of a 3-node round, the message for node 2 (seed mode). */
     dpd_round_config *config = NULL;
-    CHECK_OK(dpd_round_config_new(11, 4, 3, 1, 3, 5.0, DPD_SHARE_MODE_SEED, 0.0,
-                                  DPD_FRAC_BITS_AUTO, &config));
+    CHECK_OK(dpd_round_config_new_exact(11, 4, 3, 1, 3, 5.0, DPD_SHARE_MODE_SEED,
+                                        DPD_FRAC_BITS_AUTO, &config));
     dpd_rng *rng = NULL;
     CHECK_OK(dpd_rng_new_insecure_fixed_seed(3, &rng));
     dpd_client *client = NULL;

@@ -4,7 +4,7 @@
 # ---- finding the library at run time -----------------------------------------------------------
 #
 # `DPD_ABI_VERSION` of the include/dpdist.h these bindings mirror.
-const DPDIST_ABI_VERSION = 2
+const DPDIST_ABI_VERSION = 3
 # The name every @ccall below uses. On Linux it is the library's SONAME: `__init__` dlopens the
 # file it finds at load time, and the dynamic loader then resolves this name to that loaded copy
 # (the mechanism JLL packages use), so nothing about the path is fixed at precompilation.
@@ -19,7 +19,7 @@ const libdpdist_handle = Ref{Ptr{Cvoid}}(C_NULL)
 
 Where `__init__` looks for the library, in order: `ENV["DPDIST_LIB"]` (a file; nothing else is
 tried when it is set); an artifact named `libdpdist` declared in the package's `Artifacts.toml`
-(`<artifact>/lib/libdpdist.so.2`); the package's `deps/lib/` directory; the build tree of the
+(`<artifact>/lib/libdpdist.so.3`); the package's `deps/lib/` directory; the build tree of the
 repository this package sits in (`<repo>/target/release/`, `cargo build --release -p
 dpdist-capi`); then the system's search path (`LD_LIBRARY_PATH`, ldconfig).
 """

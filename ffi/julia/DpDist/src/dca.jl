@@ -8,25 +8,42 @@ share_mode(mode::Symbol) =
 
 """
     RoundConfig(; round, n_clients, n_nodes, max_dropped, dim, bound, mode=:seed,
-                noise_sigma_total=0.0, frac_bits=nothing)
+                noise_sigma_total, frac_bits=nothing)
+    RoundConfig(; round, n_clients, n_nodes, max_dropped, dim, bound, mode=:seed,
+                non_private=true, frac_bits=nothing)
 
 Configuration of one round; every party builds it from the same arguments. `max_dropped` (T) is
 how many clients may drop out or collude; `|x| <= bound` for every element; `:seed` sends nodes
-1..M-1 a 16-byte seed, `:full` every share in full; `noise_sigma_total = 0` is an exact,
-NON-private sum; `frac_bits = nothing` picks the fixed-point precision.
+1..M-1 a 16-byte seed, `:full` every share in full; `frac_bits = nothing` picks the fixed-point
+precision. Give exactly one of `noise_sigma_total` > 0 (a differentially private round; 0, a
+negative value or NaN is refused) and `non_private=true` (the EXACT sum, NON-PRIVATE:
+`dpd_round_config_new_exact`).
 """
 mutable struct RoundConfig
     ptr::Ptr{dpd_round_config}
     function RoundConfig(; round::Integer, n_clients::Integer, n_nodes::Integer,
                          max_dropped::Integer, dim::Integer, bound::Real, mode::Symbol=:seed,
-                         noise_sigma_total::Real=0.0,
+                         noise_sigma_total::Union{Nothing,Real}=nothing,
+                         non_private::Bool=false,
                          frac_bits::Union{Nothing,Integer}=nothing)
+        if non_private == (noise_sigma_total !== nothing)
+            throw(DpDistError(:DPD_ERR_INVALID_PRIVACY_PARAMETER, 20,
+                              "give exactly one of noise_sigma_total (> 0, a private round) " *
+                              "and non_private=true (an exact, NON-PRIVATE sum)"))
+        end
         fb = frac_bits === nothing ? DPD_FRAC_BITS_AUTO : UInt32(frac_bits)
         out = Ref{Ptr{dpd_round_config}}(C_NULL)
-        check(@ccall libdpdist.dpd_round_config_new(
-            round::UInt64, n_clients::Csize_t, n_nodes::UInt32, max_dropped::Csize_t,
-            dim::Csize_t, bound::Cdouble, share_mode(mode)::UInt32, noise_sigma_total::Cdouble,
-            fb::UInt32, out::Ref{Ptr{dpd_round_config}})::Cint)
+        if non_private
+            check(@ccall libdpdist.dpd_round_config_new_exact(
+                round::UInt64, n_clients::Csize_t, n_nodes::UInt32, max_dropped::Csize_t,
+                dim::Csize_t, bound::Cdouble, share_mode(mode)::UInt32,
+                fb::UInt32, out::Ref{Ptr{dpd_round_config}})::Cint)
+        else
+            check(@ccall libdpdist.dpd_round_config_new(
+                round::UInt64, n_clients::Csize_t, n_nodes::UInt32, max_dropped::Csize_t,
+                dim::Csize_t, bound::Cdouble, share_mode(mode)::UInt32,
+                noise_sigma_total::Cdouble, fb::UInt32, out::Ref{Ptr{dpd_round_config}})::Cint)
+        end
         return finalizer(free!, new(out[]))
     end
 end
@@ -346,18 +363,22 @@ function simulate_round(cfg::RoundConfig, inputs::AbstractMatrix{<:Real},
 end
 
 """
-    dca_simulate_round(inputs; bound, n_nodes=2, max_dropped=0, mode=:seed, sigma_total=0.0,
+    dca_simulate_round(inputs; bound, n_nodes=2, max_dropped=0, mode=:seed, sigma_total,
                        dropped=Int[], round=1, rng=Rng())
+    dca_simulate_round(inputs; bound, ..., non_private=true)
 
 One-call round over the rows of `inputs`. `bound` must come from side knowledge, never from
-the private data.
+the private data. Exactly one of `sigma_total` > 0 and `non_private=true` (NON-PRIVATE: the
+exact sum).
 """
 function dca_simulate_round(inputs::AbstractMatrix{<:Real}; bound::Real, n_nodes::Integer=2,
-                            max_dropped::Integer=0, mode::Symbol=:seed, sigma_total::Real=0.0,
+                            max_dropped::Integer=0, mode::Symbol=:seed,
+                            sigma_total::Union{Nothing,Real}=nothing, non_private::Bool=false,
                             dropped::AbstractVector{<:Integer}=Int[], round::Integer=1,
                             frac_bits::Union{Nothing,Integer}=nothing, rng::Rng=Rng())
     cfg = RoundConfig(; round, n_clients=size(inputs, 1), n_nodes, max_dropped,
-                      dim=size(inputs, 2), bound, mode, noise_sigma_total=sigma_total, frac_bits)
+                      dim=size(inputs, 2), bound, mode, noise_sigma_total=sigma_total,
+                      non_private, frac_bits)
     return simulate_round(cfg, inputs, dropped, rng)
 end
 

@@ -42,7 +42,7 @@ end
     @test laplace_scale(0.5, 2.0) == 4.0
     dpd_error(() -> gaussian_sigma(NaN, 1e-5, 1.0), :DPD_ERR_INVALID_PRIVACY_PARAMETER)
     dpd_error(() -> laplace_scale(Inf, 1.0), :DPD_ERR_INVALID_PRIVACY_PARAMETER)
-    @test DpDist.abi_version() == 1
+    @test DpDist.abi_version() == DpDist.DPDIST_ABI_VERSION
     @test !isempty(DpDist.version())
 end
 
@@ -93,7 +93,7 @@ const X = [1.5 -2.25 3.125 0.3;
 # A round over X where client i (0-based) sends to the nodes in sends[i + 1].
 function manual_round(mode; max_dropped=1, sends=fill(0:2, 5))
     cfg = RoundConfig(round=42, n_clients=5, n_nodes=3, max_dropped=max_dropped, dim=4,
-                      bound=10.0, mode=mode)
+                      bound=10.0, mode=mode, non_private=true)
     rng = Rng(insecure_seed=1)
     nodes = [Node(cfg, k) for k in 0:2]
     messages = [shard(Client(cfg, i, rng), X[i+1, :]) for i in 0:4]
@@ -129,7 +129,7 @@ end
 end
 
 @testset "DCA errors" begin
-    cfg = RoundConfig(round=1, n_clients=4, n_nodes=2, max_dropped=1, dim=3, bound=10.0)
+    cfg = RoundConfig(round=1, n_clients=4, n_nodes=2, max_dropped=1, dim=3, bound=10.0, non_private=true)
     rng = Rng(insecure_seed=5)
     client = Client(cfg, 0, rng)
     dpd_error(() -> shard(client, [1.0, 2.0]), :DPD_ERR_LENGTH_MISMATCH)
@@ -146,24 +146,34 @@ end
     @test first.(received(node)) == UInt64[0]
     @test last.(received(node)) == [wire_inspect(s[1]).shard]
     dpd_error(() -> RoundConfig(round=1, n_clients=4, n_nodes=1, max_dropped=1, dim=3,
-                                bound=10.0), :DPD_ERR_INVALID_ARGUMENT)
+                                bound=10.0, non_private=true), :DPD_ERR_INVALID_ARGUMENT)
     dpd_error(() -> RoundConfig(round=1, n_clients=4, n_nodes=2, max_dropped=1, dim=3,
-                                bound=10.0, mode=:bogus), :DPD_ERR_INVALID_ARGUMENT)
+                                bound=10.0, mode=:bogus, non_private=true), :DPD_ERR_INVALID_ARGUMENT)
+    # σ = 0 (an unchecked failed calibration), negative or NaN is never an exact sum in disguise
+    for bad in (0.0, -1.0, NaN)
+        e = dpd_error(() -> RoundConfig(round=1, n_clients=10, n_nodes=2, max_dropped=1, dim=3,
+                                        bound=1.0, noise_sigma_total=bad),
+                      :DPD_ERR_INVALID_PRIVACY_PARAMETER)
+    end
+    dpd_error(() -> RoundConfig(round=1, n_clients=10, n_nodes=2, max_dropped=1, dim=3,
+                                bound=1.0), :DPD_ERR_INVALID_PRIVACY_PARAMETER)
+    @test config_info(RoundConfig(round=1, n_clients=10, n_nodes=2, max_dropped=1, dim=3,
+                                  bound=1.0, non_private=true)).sigma_client == 0.0
 end
 
 @testset "simulated round" begin
     x = reshape(collect(range(-1, 1, length=150)), 50, 3)
     for mode in (:seed, :full)
         r = dca_simulate_round(x; bound=1.0, n_nodes=3, max_dropped=2, mode=mode,
-                               rng=Rng(insecure_seed=6))
+                               rng=Rng(insecure_seed=6), non_private=true)
         @test maximum(abs.(r.sum .- vec(sum(x, dims=1)))) <= 50 * 2.0^-r.info.frac_bits
         r = dca_simulate_round(x; bound=1.0, n_nodes=3, max_dropped=2, mode=mode,
-                               dropped=[0, 7], rng=Rng(insecure_seed=6))
+                               dropped=[0, 7], rng=Rng(insecure_seed=6), non_private=true)
         keep = setdiff(1:50, [1, 8])
         @test r.info.n_included == 48
         @test maximum(abs.(r.sum .- vec(sum(x[keep, :], dims=1)))) <= 48 * 2.0^-r.info.frac_bits
     end
-    dpd_error(() -> dca_simulate_round(x; bound=1.0, max_dropped=1, dropped=[0, 7]),
+    dpd_error(() -> dca_simulate_round(x; bound=1.0, max_dropped=1, dropped=[0, 7], non_private=true),
               :DPD_ERR_TOO_MANY_DROPPED)
     # Noise: σ_client = 1.5/sqrt(17), released σ = σ_client·sqrt(20); 2000 coordinates.
     z = zeros(20, 2000)
@@ -249,7 +259,7 @@ end
 end
 
 @testset "node sums as bytes" begin
-    cfg = RoundConfig(round=1, n_clients=3, n_nodes=2, max_dropped=0, dim=2, bound=10.0)
+    cfg = RoundConfig(round=1, n_clients=3, n_nodes=2, max_dropped=0, dim=2, bound=10.0, non_private=true)
     rng = Rng(insecure_seed=2)
     nodes = [Node(cfg, 0), Node(cfg, 1)]
     for i in 0:2
@@ -264,7 +274,7 @@ end
     @test maximum(abs.(release(agg).sum .- [3.0, 6.0])) <= 3 * 2.0^-config_info(cfg).frac_bits
     b = node_sum_bytes(finalize_sum(nodes[1], received(nodes[1])))
     dpd_error(() -> node_sum_from_bytes(cfg, b[1:end-1]), :DPD_ERR_MALFORMED)
-    other = RoundConfig(round=1, n_clients=4, n_nodes=2, max_dropped=0, dim=2, bound=10.0)
+    other = RoundConfig(round=1, n_clients=4, n_nodes=2, max_dropped=0, dim=2, bound=10.0, non_private=true)
     dpd_error(() -> node_sum_from_bytes(other, b), :DPD_ERR_WRONG_ROUND)
 end
 
@@ -413,8 +423,8 @@ end
 end
 
 @testset "round ledger" begin
-    cfg = RoundConfig(round=7, n_clients=3, n_nodes=2, max_dropped=0, dim=2, bound=10.0)
-    other = RoundConfig(round=7, n_clients=4, n_nodes=2, max_dropped=0, dim=2, bound=10.0)
+    cfg = RoundConfig(round=7, n_clients=3, n_nodes=2, max_dropped=0, dim=2, bound=10.0, non_private=true)
+    other = RoundConfig(round=7, n_clients=4, n_nodes=2, max_dropped=0, dim=2, bound=10.0, non_private=true)
     ledger = RoundLedger()
     @test admit!(ledger, cfg) == true
     @test admit!(ledger, cfg) == false
