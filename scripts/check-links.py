@@ -12,6 +12,7 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+BOOK = ROOT / "docs" / "src"
 
 
 def pages():
@@ -72,6 +73,9 @@ def broken_links(page):
         dest = page if not path_part else (page.parent / path_part).resolve()
         if not dest.exists():
             yield target, "no such file"
+        elif BOOK in page.parents and BOOK not in dest.parents and dest != BOOK:
+            # The rendered book holds only docs/src: a link out of it is broken in the HTML.
+            yield target, "leaves docs/src (broken in the rendered book; name the file instead)"
         elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
             yield target, "no such heading or id"
 
