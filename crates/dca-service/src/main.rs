@@ -998,15 +998,19 @@ fn print_report(report: &serde_json::Value, identical: bool, mismatch: &str) -> 
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Logs go to stderr (stdout carries the banner and the JSON results); RUST_LOG filters.
-    tracing_subscriber::fmt()
+    // Logs go to stderr (stdout carries the banner and the JSON results); RUST_LOG filters,
+    // DPDIST_LOG_FORMAT=json makes one JSON object per line.
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
+        .with_env_filter(filter);
+    if std::env::var("DPDIST_LOG_FORMAT").is_ok_and(|f| f == "json") {
+        logs.json().init();
+    } else {
+        logs.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

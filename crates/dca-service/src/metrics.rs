@@ -149,18 +149,29 @@ impl Metrics {
     }
 }
 
-/// Middleware (a route layer): counts every response by route, status and problem cause.
+/// Middleware (a route layer): runs each request in a `tracing` span (method, route) and counts
+/// its response by route, status and problem cause.
 pub async fn count_responses(
     State(metrics): State<Arc<Metrics>>,
     request: Request,
     next: Next,
 ) -> Response {
+    use tracing::Instrument;
     let route = request
         .extensions()
         .get::<MatchedPath>()
         .map_or("other", |p| p.as_str())
         .to_string();
-    let response = next.run(request).await;
+    let span = tracing::info_span!("request", method = %request.method(), route = %route);
+    let started = Instant::now();
+    let response = next.run(request).instrument(span.clone()).await;
+    span.in_scope(|| {
+        tracing::debug!(
+            status = response.status().as_u16(),
+            ms = started.elapsed().as_millis() as u64,
+            "answered"
+        )
+    });
     let cause = response
         .extensions()
         .get::<ProblemCause>()
