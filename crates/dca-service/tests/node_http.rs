@@ -407,6 +407,29 @@ async fn a_share_that_does_not_open_is_400() {
 }
 
 #[tokio::test]
+async fn a_share_that_opens_but_belongs_to_another_slot_is_400() {
+    let node = node("upload-slot", |_| {}).await;
+    // Client 2's message for node 0, sealed for client 1's slot: it opens, then the core's
+    // check (node 1's message would fail there) and the slot check refuse it.
+    let messages = Client::new(
+        &node.round.config,
+        ClientId(2),
+        RngSource::InsecureFixedSeed(2),
+    )
+    .unwrap()
+    .shard(&values(2, DIM))
+    .unwrap();
+    for (k, why) in [(0usize, "uploaded as client 1"), (1, "share message")] {
+        let bytes =
+            client::seal_for(&node.round, 1, 0, &messages[k].get_encoded().unwrap()).unwrap();
+        let (s, h, b) = upload_as(&node, 1, &client_token(1), bytes.into()).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST);
+        assert!(problem(&h, &b).detail.contains(why), "{why}");
+    }
+    assert_eq!(status(&node).await.received, 0);
+}
+
+#[tokio::test]
 async fn a_share_without_a_token_is_401_with_another_clients_token_403() {
     let node = node("upload-auth", |_| {}).await;
     let uri = format!("/rounds/{}/shares/1", node.round.id());

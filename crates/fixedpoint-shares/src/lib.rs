@@ -72,7 +72,7 @@ pub use fixed_point::FixedPoint;
 pub use ids::{ClientId, ConfigDigest, NodeIndex, RoundId, ShardId};
 pub use ledger::{Admission, RoundLedger};
 pub use message::{ShareMessage, SharePayload};
-pub use node::{ComputeNode, NodeSum, RunningSum};
+pub use node::{ComputeNode, NodeSum, RunningSum, check_share};
 pub use prg::{Seed, keystream_backend, raw_keystream};
 pub use round::{
     MAX_CLIENTS, MAX_DIM, NOISE_TAIL_FAILURE_PROBABILITY, NoiseSpec, RoundConfig, RoundParams,

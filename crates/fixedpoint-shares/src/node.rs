@@ -513,8 +513,18 @@ impl RunningSum {
     }
 }
 
-/// Checks everything about a message for node `node` of `config`'s round except whether its
-/// client was already absorbed.
+/// Checks everything about a share message for node `node` of `config`'s round that the
+/// message and the round decide — round, config digest, node, fractional bits, client id below
+/// N, payload kind, length — but not whether its client was already absorbed. The one check of
+/// a share, used by every node (in process, over the C ABI, over the network).
+///
+/// # Errors
+/// The first field that does not fit, named by its [`Error`] variant.
+pub fn check_share(config: &RoundConfig, node: NodeIndex, msg: &ShareMessage) -> Result<()> {
+    check_view(config, node, &msg.view())
+}
+
+/// As [`check_share`], on a borrowed view.
 fn check_view(config: &RoundConfig, node: NodeIndex, msg: &ShareView<'_>) -> Result<()> {
     let c = config;
     if msg.round != c.round() {

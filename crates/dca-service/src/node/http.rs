@@ -9,7 +9,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use fixedpoint_shares::{Decode, ShareMessage, ShareMode, SharePayload};
+use fixedpoint_shares::{Decode, NodeIndex, ShareMessage, ShareMode};
 use sha2::{Digest, Sha256};
 use share_sealing::{NodeKeyPair, SealContext};
 use tokio::sync::oneshot;
@@ -370,25 +370,16 @@ pub(super) fn check_message(
     node: u16,
     client: u64,
 ) -> ApiResult<()> {
-    let c = &round.config;
-    let expect_full = node == 0 || c.mode() == ShareMode::Full;
-    let problems = [
-        (msg.round.0 != c.round().0, "round"),
-        (msg.client.0 != client, "client"),
-        (msg.node.0 != node, "node"),
-        (msg.dim != c.dim(), "dimension"),
-        (msg.frac_bits != c.codec().frac_bits(), "fractional bits"),
-        (
-            matches!(msg.payload, SharePayload::Full(_)) != expect_full,
-            "payload kind",
-        ),
-    ];
-    match problems.iter().find(|(bad, _)| *bad) {
-        Some((_, what)) => Err(ApiError::bad_request(format!(
-            "share message has the wrong {what} for this slot"
-        ))),
-        None => Ok(()),
+    fixedpoint_shares::check_share(&round.config, NodeIndex(node), msg)
+        .map_err(|e| ApiError::bad_request(format!("share message: {e}")))?;
+    // The one thing the core cannot know: the client slot the share was uploaded to.
+    if msg.client.0 != client {
+        return Err(ApiError::bad_request(format!(
+            "share message of client {} uploaded as client {client}",
+            msg.client.0
+        )));
     }
+    Ok(())
 }
 
 /// The exact length of a sealed share of `round` for node `node`: a full share (node 0, or
