@@ -57,6 +57,7 @@ mod aggregator_store;
 pub mod body;
 pub mod client;
 pub mod clock;
+pub mod config_file;
 mod error;
 pub mod hex;
 pub mod messages;

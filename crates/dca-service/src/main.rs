@@ -997,7 +997,14 @@ fn print_report(report: &serde_json::Value, identical: bool, mismatch: &str) -> 
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args = match dca_service::config_file::merge_config_file(std::env::args_os().collect()) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("dpdist: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let cli = Cli::parse_from(args);
     // Logs go to stderr (stdout carries the banner and the JSON results); RUST_LOG filters,
     // DPDIST_LOG_FORMAT=json makes one JSON object per line.
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()

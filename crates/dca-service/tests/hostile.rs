@@ -249,3 +249,64 @@ async fn oversized_slow_idle_and_surplus_connections_are_answered_or_closed() {
     .await
     .expect("test exceeded its time limit");
 }
+
+/// `dpdist node --config FILE`: the file's options are used, the command line's win, and
+/// `GET /metrics` answers on the node it started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_starts_from_a_config_file_and_the_command_line_wins() {
+    tokio::time::timeout(LIMIT, async {
+        let dir = Scratch::new("config-node");
+        let certs = make_certs(&dir.path);
+        let config = dir.path.join("node.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "index = 2\nlisten = \"127.0.0.1:0\"\ncert = {:?}\nkey = {:?}\ndata_dir = {:?}\n\
+                 admin_token_file = {:?}\nmax_connections = 16\n",
+                certs.dir.join("server.pem"),
+                certs.dir.join("server.key"),
+                dir.path.join("data"),
+                certs.dir.join("admin.token"),
+            ),
+        )
+        .unwrap();
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_dpdist"));
+        command
+            .args(["node", "--config"])
+            .arg(&config)
+            .args(["--index", "1"]);
+        let (child, addr) = spawn_with_banner(command, "node from a config file");
+        // Killed and reaped on drop, also if an assertion fails.
+        let _node = NodeProcess {
+            child,
+            url: format!("https://{addr}"),
+            addr: addr.clone(),
+            index: 1,
+            data_dir: dir.path.join("data"),
+        };
+        let http = tls::http_client(&certs.ca_pem, 4, Duration::from_secs(10)).unwrap();
+        let key: serde_json::Value = http
+            .get(format!("https://{addr}/key"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            key["node"], 1,
+            "--index on the command line wins over the file's 2"
+        );
+        let metrics = http
+            .get(format!("https://{addr}/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(metrics.contains("dpdist_http_responses_total"), "{metrics}");
+    })
+    .await
+    .expect("test exceeded its time limit");
+}

@@ -23,7 +23,7 @@ pub struct Certs {
 
 /// Spawns a `dpdist` server and waits (at most 60 s) for its first stdout line, "… on ADDR";
 /// returns the process and ADDR. The process is killed if it does not print that in time.
-fn spawn_with_banner(mut command: Command, what: &str) -> (Child, String) {
+pub fn spawn_with_banner(mut command: Command, what: &str) -> (Child, String) {
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
