@@ -11,10 +11,12 @@
 //! `fixedpoint-shares`), and the crate has no network dependency, so the C library can offer
 //! sealing to hosts that upload with their own HTTP client.
 //!
-//! The HPKE code is this crate's own (RFC 9180 base mode for this one suite, on `hkdf`, `sha2`,
-//! `chacha20poly1305` and `x25519-dalek`), so that a node's open costs one X25519
-//! multiplication; it is checked against the RFC's test vectors and against the `hpke` crate in
-//! both directions.
+//! HPKE is the `hpke` crate (rust-hpke) on x25519-dalek in the default build. The cargo feature
+//! `fast-open` swaps in this crate's own RFC 9180 base mode for this one suite (on `hkdf`,
+//! `sha2`, `chacha20poly1305` and X25519 through curve25519-dalek's Edwards form), which keeps
+//! the node's public key instead of recomputing it in every open; its measured saving per open
+//! is in `docs/src/results/crates-vs-own.md`. The tests run both paths in every build: RFC 9180
+//! vectors, Wycheproof's X25519 vectors, and each path sealing for the other.
 //!
 //! Sealed layout: `enc` (32 bytes, the sender's ephemeral X25519 public key) ‖ AEAD ciphertext
 //! (plaintext length + 16-byte tag).
@@ -38,9 +40,12 @@
 
 mod context;
 mod error;
+mod hpke_path;
 mod keys;
+#[cfg(any(feature = "fast-open", test))]
 mod rfc9180;
 mod seal;
+#[cfg(any(feature = "fast-open", test))]
 mod x25519;
 
 #[cfg(test)]

@@ -10,8 +10,12 @@
 //! same key, so [`decap`] takes the serialized public key from the caller, who keeps it next
 //! to the secret ([`crate::NodeSecretKey`]), and an open costs one X25519 (the DH).
 //!
-//! Secrets: the X25519 scalars are `x25519_dalek::StaticSecret` (wiped on drop through
-//! x25519-dalek's `zeroize` feature); the scalar's copy handed to the multiplication, the DH
+//! Opt-in (cargo feature `fast-open`; compiled for the tests in every build). The default build
+//! seals and opens with the `hpke` crate (`src/hpke_path.rs`); the measured difference that
+//! decides whether this path stays is in `docs/src/results/crates-vs-own.md`.
+//!
+//! Secrets: the X25519 scalars are 32-byte arrays in `Zeroizing` (x25519-dalek's
+//! `StaticSecret`, wiped on drop, for the fixed-base multiplication); the DH
 //! output and every derived byte string (PRKs, shared secret, AEAD key and nonce, the ephemeral
 //! IKM) are held in `Zeroizing`. What this crate cannot wipe: the HMAC states inside `hkdf::Hkdf` (keyed with a
 //! PRK) and the hash states of `sha2` — neither crate offers it (the `hpke` crate has the same
@@ -92,9 +96,8 @@ fn labeled_expand(
 /// u-coordinate's top bit ignored), computed by [`crate::x25519`]. Returns `None` for an
 /// all-zero output (a low-order or otherwise non-contributory public value), which RFC 9180
 /// §7.1.4 requires DH to reject.
-fn dh(secret: &StaticSecret, their_public: &[u8; NH]) -> Option<Zeroizing<[u8; NH]>> {
-    let scalar = Zeroizing::new(secret.to_bytes());
-    let shared = Zeroizing::new(crate::x25519::x25519(&scalar, their_public));
+fn dh(secret: &[u8; NH], their_public: &[u8; NH]) -> Option<Zeroizing<[u8; NH]>> {
+    let shared = Zeroizing::new(crate::x25519::x25519(secret, their_public));
     // Whether the output is zero is public (the share is refused), so no constant-time compare.
     (shared.iter().fold(0u8, |acc, b| acc | b) != 0).then_some(shared)
 }
@@ -126,13 +129,13 @@ pub(crate) fn kem_context(enc: &[u8; NH], pk_r: &[u8; NH]) -> [u8; 2 * NH] {
 
 /// `DeriveKeyPair(ikm)` for X25519 (§7.1.3): the secret is `LabeledExpand(dkp_prk, "sk", "",
 /// Nsk)` (clamped when used), the public key its X25519 multiple of the base point.
-pub(crate) fn derive_key_pair(ikm: &[u8]) -> Result<(StaticSecret, [u8; NH])> {
+pub(crate) fn derive_key_pair(ikm: &[u8]) -> Result<(Zeroizing<[u8; NH]>, [u8; NH])> {
     let (_dkp_prk, hkdf) = labeled_extract(KEM_SUITE_ID, b"", b"dkp_prk", ikm);
     let mut sk = Zeroizing::new([0u8; NH]);
     labeled_expand(&hkdf, KEM_SUITE_ID, b"sk", b"", &mut sk[..]).map_err(|_| Error::SealFailed)?;
-    let secret = StaticSecret::from(*sk);
-    let public = PublicKey::from(&secret).to_bytes();
-    Ok((secret, public))
+    // x25519-dalek's fixed-base table; its `StaticSecret` copy is wiped on drop.
+    let public = PublicKey::from(&StaticSecret::from(*sk)).to_bytes();
+    Ok((sk, public))
 }
 
 /// Base-mode `Encap(pkR)` (§4.1) with the ephemeral key pair derived from `ikm_e`: the shared
@@ -154,7 +157,7 @@ pub(crate) fn encap(pk_r: &[u8; NH], ikm_e: &[u8]) -> Result<(Zeroizing<[u8; NH]
 /// output is all zero is [`Error::OpenFailed`].
 pub(crate) fn decap(
     enc: &[u8; NH],
-    sk_r: &StaticSecret,
+    sk_r: &[u8; NH],
     pk_r: &[u8; NH],
 ) -> Result<Zeroizing<[u8; NH]>> {
     let dh = dh(sk_r, enc).ok_or(Error::OpenFailed)?;
@@ -227,7 +230,7 @@ pub(crate) fn seal(
 /// Single-shot base-mode open (§6.1 `OpenBase`) of `enc ‖ ciphertext ‖ tag` by the holder of
 /// `sk_r`, whose serialized public key is `pk_r`.
 pub(crate) fn open(
-    sk_r: &StaticSecret,
+    sk_r: &[u8; NH],
     pk_r: &[u8; NH],
     ksc: &[u8; KSC_LEN],
     aad: &[u8],
@@ -246,14 +249,15 @@ pub(crate) fn open(
     let shared_secret = decap(enc, sk_r, pk_r)?;
     let keys = key_schedule(&shared_secret, ksc).map_err(|_| Error::OpenFailed)?;
     let cipher = ChaCha20Poly1305::new(Key::from_slice(&keys.key[..]));
-    let mut plaintext = ciphertext.to_vec();
+    // Decrypted in place; wiped if anything fails after this point.
+    let mut plaintext = Zeroizing::new(ciphertext.to_vec());
     cipher
         .decrypt_in_place_detached(
             Nonce::from_slice(&keys.base_nonce[..]),
             aad,
-            &mut plaintext,
+            &mut *plaintext,
             Tag::from_slice(tag),
         )
         .map_err(|_| Error::OpenFailed)?;
-    Ok(plaintext)
+    Ok(std::mem::take(&mut *plaintext))
 }
