@@ -1,11 +1,11 @@
-//! CPU per HPKE open and seal: `share_sealing::open`/`seal` as built (the `hpke` path by default,
-//! this crate's own RFC 9180 code with `--features fast-open`) against the `hpke` crate (0.15)
-//! called directly, same suite, same key, same share length. Blocks of each alternate (hpke,
+//! CPU per HPKE open and seal: `share_sealing::open`/`seal` (which wrap the `hpke` crate) against
+//! the `hpke` crate (0.15) called directly, same suite, same key, same share length: what the
+//! wrapping costs. (Until the own RFC 9180 path was retired, `--features fast-open` measured it
+//! here against `hpke`; see `docs/src/results/crates-vs-own.md`.) Blocks of each alternate (hpke,
 //! share-sealing, hpke, …) so that both see the same machine; the time is the thread's own CPU
 //! time (`/proc/thread-self/schedstat`, nanoseconds on a CPU). Reports, never asserts.
 //!
 //! ```text
-//! cargo run --release -p share-sealing --example open_cost --features fast-open -- --reps 2000 --rounds 7
 //! cargo run --release -p share-sealing --example open_cost -- --reps 2000 --rounds 7
 //! ```
 
@@ -118,12 +118,6 @@ fn main() {
         ns.push(d);
     }
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let built = if cfg!(feature = "fast-open") {
-        "own RFC 9180 (fast-open)"
-    } else {
-        "hpke (default)"
-    };
-    println!("share-sealing built with: {built}");
     println!(
         "share {len} B, {reps} calls per block, {rounds} rounds (hpke, share-sealing alternating); load {}",
         load.split_whitespace()

@@ -100,7 +100,7 @@ pub(crate) fn seal(
             &OpModeS::Base,
             &pk,
             info,
-            out[body.clone()].as_mut().into(),
+            (&mut out[body.clone()]).into(),
             aad,
             &mut DrawnIkm { ikm: ikm_e },
         )

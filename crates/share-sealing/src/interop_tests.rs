@@ -151,7 +151,7 @@ fn low_order_encodings() -> Vec<[u8; 32]> {
 }
 
 /// `us` followed by each of them with the top bit set (RFC 7748 ignores it).
-pub(crate) fn with_top_bits(mut us: Vec<[u8; 32]>) -> Vec<[u8; 32]> {
+fn with_top_bits(mut us: Vec<[u8; 32]>) -> Vec<[u8; 32]> {
     let topped: Vec<[u8; 32]> = us
         .iter()
         .map(|u| {
@@ -167,7 +167,7 @@ pub(crate) fn with_top_bits(mut us: Vec<[u8; 32]>) -> Vec<[u8; 32]> {
 /// A sealed share built from a given DH output (the rest of the HPKE steps as the sender takes
 /// them). With a low-order `enc` the DH output is all zero whatever the node's key, so an
 /// attacker knows the whole key schedule: an open that accepted the zero DH would open this.
-fn seal_with_dh(
+pub(crate) fn seal_with_dh(
     dh: &[u8; 32],
     enc: &[u8; 32],
     node: &NodePublicKey,

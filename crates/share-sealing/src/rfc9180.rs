@@ -1,25 +1,16 @@
-//! HPKE base mode (RFC 9180) for exactly one suite, written from the RFC on RustCrypto parts:
-//! DHKEM(X25519, HKDF-SHA256) (KEM 0x0020, §4.1 and §7.1), HKDF-SHA256 (KDF 0x0001, §4 and
-//! §7.2), ChaCha20-Poly1305 (AEAD 0x0003, §5.2 and §7.3). Single-shot use only: one message per
-//! encapsulation, at sequence number 0, so its nonce is `base_nonce` itself (§5.2:
-//! `base_nonce XOR I2OSP(0, Nn)`).
+//! The tests' reference: HPKE base mode (RFC 9180) for exactly one suite, written from the RFC
+//! on RustCrypto parts: DHKEM(X25519, HKDF-SHA256) (KEM 0x0020, §4.1 and §7.1), HKDF-SHA256
+//! (KDF 0x0001, §4 and §7.2), ChaCha20-Poly1305 (AEAD 0x0003, §5.2 and §7.3). Single-shot use
+//! only: one message per encapsulation, at sequence number 0, so its nonce is `base_nonce`
+//! itself (§5.2: `base_nonce XOR I2OSP(0, Nn)`).
 //!
-//! Why not the `hpke` crate (which the tests still interoperate with both ways): its DHKEM
-//! `Decap` recomputes the recipient's public key `pkRm` from the secret key in every open,
-//! because the KEM context is `enc ‖ pkRm` (§4.1). A node opens one share per upload with the
-//! same key, so [`decap`] takes the serialized public key from the caller, who keeps it next
-//! to the secret ([`crate::NodeSecretKey`]), and an open costs one X25519 (the DH).
-//!
-//! Opt-in (cargo feature `fast-open`; compiled for the tests in every build). The default build
-//! seals and opens with the `hpke` crate (`src/hpke_path.rs`); the measured difference that
-//! decides whether this path stays is in `docs/src/results/crates-vs-own.md`.
-//!
-//! Secrets: the X25519 scalars are 32-byte arrays in `Zeroizing` (x25519-dalek's
-//! `StaticSecret`, wiped on drop, for the fixed-base multiplication); the DH
-//! output and every derived byte string (PRKs, shared secret, AEAD key and nonce, the ephemeral
-//! IKM) are held in `Zeroizing`. What this crate cannot wipe: the HMAC states inside `hkdf::Hkdf` (keyed with a
-//! PRK) and the hash states of `sha2` — neither crate offers it (the `hpke` crate has the same
-//! limitation). The ChaCha20-Poly1305 cipher wipes its key on drop.
+//! Compiled for the tests only. It was the crate's production path (faster than `hpke` 0.13:
+//! it kept the node's public key instead of recomputing it in every open, and computed X25519
+//! through the Edwards form); against `hpke` 0.15 it saved 19% of a seed node's CPU per upload,
+//! under the 20% that own cryptographic code must earn here, so it was retired
+//! (`docs/src/results/crates-vs-own.md`). As an independent implementation it cross-checks the
+//! `hpke` crate both ways, is checked step by step against the RFC's vectors, and builds the
+//! shares an attacker could forge from a known (all-zero) DH output.
 
 use chacha20poly1305::aead::{AeadInPlace, KeyInit};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce, Tag};
@@ -93,11 +84,11 @@ fn labeled_expand(
 }
 
 /// `DH(sk, pk)` of DHKEM(X25519): the X25519 function of RFC 7748 (scalar clamped, the
-/// u-coordinate's top bit ignored), computed by [`crate::x25519`]. Returns `None` for an
+/// u-coordinate's top bit ignored), x25519-dalek's Montgomery ladder. Returns `None` for an
 /// all-zero output (a low-order or otherwise non-contributory public value), which RFC 9180
 /// §7.1.4 requires DH to reject.
 fn dh(secret: &[u8; NH], their_public: &[u8; NH]) -> Option<Zeroizing<[u8; NH]>> {
-    let shared = Zeroizing::new(crate::x25519::x25519(secret, their_public));
+    let shared = Zeroizing::new(x25519_dalek::x25519(*secret, *their_public));
     // Whether the output is zero is public (the share is refused), so no constant-time compare.
     (shared.iter().fold(0u8, |acc, b| acc | b) != 0).then_some(shared)
 }
@@ -255,7 +246,7 @@ pub(crate) fn open(
         .decrypt_in_place_detached(
             Nonce::from_slice(&keys.base_nonce[..]),
             aad,
-            &mut *plaintext,
+            &mut plaintext,
             Tag::from_slice(tag),
         )
         .map_err(|_| Error::OpenFailed)?;

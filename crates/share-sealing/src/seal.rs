@@ -1,6 +1,6 @@
-//! Seal and open one share: by default through the `hpke` crate ([`crate::hpke_path`]), with
-//! the cargo feature `fast-open` through this crate's own RFC 9180 code (`crate::rfc9180`).
-//! Both produce and accept the same bytes (RFC 9180 base mode, one suite).
+//! Seal and open one share, through the `hpke` crate ([`crate::hpke_path`]). The tests run each
+//! check on the test-only RFC 9180 reference too (`crate::rfc9180`): both produce and accept
+//! the same bytes.
 
 use rand_core::{OsRng, TryRngCore};
 use zeroize::Zeroizing;
@@ -20,37 +20,26 @@ pub fn sealed_len(plaintext_len: usize) -> usize {
     plaintext_len.saturating_add(SEAL_OVERHEAD)
 }
 
-/// Which implementation of RFC 9180 runs.
+/// Which implementation of RFC 9180 a test runs.
+#[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Path {
-    /// The `hpke` crate (the default build).
-    #[cfg_attr(feature = "fast-open", allow(dead_code))]
+    /// The `hpke` crate: what `seal` and `open` run.
     Hpke,
-    /// This crate's own code (feature `fast-open`; always compiled for the tests).
-    #[cfg(any(feature = "fast-open", test))]
+    /// The tests' own RFC 9180 reference (`crate::rfc9180`).
     Own,
 }
 
+#[cfg(test)]
 impl Path {
-    /// The path `seal` and `open` take in this build.
-    pub(crate) const BUILT: Path = {
-        #[cfg(feature = "fast-open")]
-        {
-            Path::Own
-        }
-        #[cfg(not(feature = "fast-open"))]
-        {
-            Path::Hpke
-        }
-    };
-
-    /// Every path this build can run (the tests check each).
-    #[cfg(test)]
+    /// The path `seal` and `open` take.
+    pub(crate) const BUILT: Path = Path::Hpke;
+    /// Every path (the tests check each).
     pub(crate) const ALL: [Path; 2] = [Path::Hpke, Path::Own];
 }
 
-/// The own path's key schedule context of [`HPKE_INFO`] (it depends on `info` alone): once.
-#[cfg(any(feature = "fast-open", test))]
+/// The reference's key schedule context of [`HPKE_INFO`] (it depends on `info` alone): once.
+#[cfg(test)]
 fn dpdist_key_schedule_context() -> &'static [u8; crate::rfc9180::KSC_LEN] {
     static KSC: std::sync::OnceLock<[u8; crate::rfc9180::KSC_LEN]> = std::sync::OnceLock::new();
     KSC.get_or_init(|| crate::rfc9180::key_schedule_context(HPKE_INFO))
@@ -59,7 +48,17 @@ fn dpdist_key_schedule_context() -> &'static [u8; crate::rfc9180::KSC_LEN] {
 /// Seals `share` (opaque bytes, e.g. a wire-encoded share message) to `node_key`, bound to
 /// `ctx`. The ephemeral key is derived from 32 bytes of the operating system's CSPRNG.
 pub fn seal(node_key: &NodePublicKey, ctx: &SealContext, share: &[u8]) -> Result<Vec<u8>> {
-    seal_on(Path::BUILT, node_key, ctx, share)
+    let ikm_e = ephemeral_ikm()?;
+    crate::hpke_path::seal(&node_key.0, HPKE_INFO, &ctx.aad(), share, &ikm_e[..])
+}
+
+/// 32 bytes of the OS CSPRNG, from which the sender's ephemeral key is derived.
+fn ephemeral_ikm() -> Result<Zeroizing<[u8; 32]>> {
+    let mut ikm_e = Zeroizing::new([0u8; 32]);
+    OsRng
+        .try_fill_bytes(&mut ikm_e[..])
+        .map_err(|_| Error::SealFailed)?;
+    Ok(ikm_e)
 }
 
 /// Opens a sealed share for the node holding `node_secret`, in the slot `ctx`. Any mismatch
@@ -67,23 +66,20 @@ pub fn seal(node_key: &NodePublicKey, ctx: &SealContext, share: &[u8]) -> Result
 /// [`Error::OpenFailed`]; fewer bytes than [`SEAL_OVERHEAD`] is [`Error::Truncated`]. The
 /// plaintext is decrypted in place in the returned buffer, which is wiped if the open fails.
 pub fn open(node_secret: &NodeSecretKey, ctx: &SealContext, sealed: &[u8]) -> Result<Vec<u8>> {
-    open_on(Path::BUILT, node_secret, ctx, sealed)
+    crate::hpke_path::open(&node_secret.secret, HPKE_INFO, &ctx.aad(), sealed)
 }
 
 /// [`seal`] on a given path.
+#[cfg(test)]
 pub(crate) fn seal_on(
     path: Path,
     node_key: &NodePublicKey,
     ctx: &SealContext,
     share: &[u8],
 ) -> Result<Vec<u8>> {
-    let mut ikm_e = Zeroizing::new([0u8; 32]);
-    OsRng
-        .try_fill_bytes(&mut ikm_e[..])
-        .map_err(|_| Error::SealFailed)?;
+    let ikm_e = ephemeral_ikm()?;
     match path {
         Path::Hpke => crate::hpke_path::seal(&node_key.0, HPKE_INFO, &ctx.aad(), share, &ikm_e[..]),
-        #[cfg(any(feature = "fast-open", test))]
         Path::Own => crate::rfc9180::seal(
             &node_key.0,
             dpdist_key_schedule_context(),
@@ -95,6 +91,7 @@ pub(crate) fn seal_on(
 }
 
 /// [`open`] on a given path.
+#[cfg(test)]
 pub(crate) fn open_on(
     path: Path,
     node_secret: &NodeSecretKey,
@@ -103,8 +100,6 @@ pub(crate) fn open_on(
 ) -> Result<Vec<u8>> {
     match path {
         Path::Hpke => crate::hpke_path::open(&node_secret.secret, HPKE_INFO, &ctx.aad(), sealed),
-        // One X25519 multiplication (the DH): the node's public key is kept in `node_secret`.
-        #[cfg(any(feature = "fast-open", test))]
         Path::Own => crate::rfc9180::open(
             &node_secret.secret,
             &node_secret.public,
