@@ -16,9 +16,9 @@ pub const SECRET_KEY_LEN: usize = 32;
 #[derive(Clone, PartialEq, Eq)]
 pub struct NodePublicKey(pub(crate) [u8; PUBLIC_KEY_LEN]);
 
-/// A node's secret key. Never leaves the node. Keeps its serialized public key beside it: the
-/// HPKE KEM context of every open needs it (RFC 9180 §4.1), and recomputing it there was a
-/// second X25519 multiplication per open.
+/// A node's secret key. Never leaves the node. Keeps its serialized public key beside it (for
+/// [`NodeSecretKey::public_key`]; the `hpke` crate recomputes it inside every open, for the KEM
+/// context of RFC 9180 §4.1).
 #[derive(Clone)]
 pub struct NodeSecretKey {
     /// The 32 bytes as stored (clamped when used; wiped on drop).

@@ -64,7 +64,8 @@ fn ephemeral_ikm() -> Result<Zeroizing<[u8; 32]>> {
 /// Opens a sealed share for the node holding `node_secret`, in the slot `ctx`. Any mismatch
 /// (key, round, config hash, client, node, one flipped bit, a low-order `enc`) is
 /// [`Error::OpenFailed`]; fewer bytes than [`SEAL_OVERHEAD`] is [`Error::Truncated`]. The
-/// plaintext is decrypted in place in the returned buffer, which is wiped if the open fails.
+/// plaintext is decrypted in place in the returned buffer, which is wiped if the open fails;
+/// once returned it is the caller's to wipe (e.g. by moving it into `zeroize::Zeroizing`).
 pub fn open(node_secret: &NodeSecretKey, ctx: &SealContext, sealed: &[u8]) -> Result<Vec<u8>> {
     crate::hpke_path::open(&node_secret.secret, HPKE_INFO, &ctx.aad(), sealed)
 }
