@@ -186,6 +186,20 @@ mod tests {
         }
     }
 
+    /// Names, in the test log (`--nocapture`), the backends this CPU ran and those it could not:
+    /// a CI runner without VAES-512 never reaches that kernel (see the crate's README).
+    #[test]
+    fn reports_which_backends_this_cpu_runs() {
+        let (ran, not): (Vec<Backend>, Vec<Backend>) =
+            Backend::ALL.into_iter().partition(|b| b.is_supported());
+        eprintln!(
+            "aes-keystream backends run by these tests: {:?}; not on this CPU: {:?}",
+            ran.iter().map(|b| b.name()).collect::<Vec<_>>(),
+            not.iter().map(|b| b.name()).collect::<Vec<_>>()
+        );
+        assert!(ran.contains(&Backend::Portable));
+    }
+
     #[test]
     fn detected_backend_is_the_fastest_supported() {
         let detected = Backend::detect();

@@ -1,17 +1,18 @@
-//! CPU per HPKE open and seal: this crate's own base-mode HPKE against the `hpke` crate (0.13,
-//! the code it replaced), same suite, same key, same share length. Blocks of each alternate
-//! (old, new, old, new, …) so that both see the same machine; the time is the thread's own CPU
+//! CPU per HPKE open and seal: `share_sealing::open`/`seal` (which wrap the `hpke` crate) against
+//! the `hpke` crate (0.15) called directly, same suite, same key, same share length: what the
+//! wrapping costs. (Until the own RFC 9180 path was retired, `--features fast-open` measured it
+//! here against `hpke`; see `docs/src/results/crates-vs-own.md`.) Blocks of each alternate (hpke,
+//! share-sealing, hpke, …) so that both see the same machine; the time is the thread's own CPU
 //! time (`/proc/thread-self/schedstat`, nanoseconds on a CPU). Reports, never asserts.
 //!
 //! ```text
-//! cargo run --release -p share-sealing --example open_cost -- --len 64 --reps 2000 --rounds 9
+//! cargo run --release -p share-sealing --example open_cost -- --reps 2000 --rounds 7
 //! ```
 
 use hpke::aead::ChaCha20Poly1305;
 use hpke::kdf::HkdfSha256;
 use hpke::kem::X25519HkdfSha256;
 use hpke::{Deserializable, OpModeR, OpModeS, Serializable};
-use rand_core::{OsRng, TryRngCore};
 use share_sealing::{ENC_LEN, HPKE_INFO, NodeKeyPair, SealContext, open, seal};
 
 type Kem = X25519HkdfSha256;
@@ -64,7 +65,7 @@ fn main() {
     let share = vec![0x42u8; len];
     let sealed = seal(&kp.public, &ctx, &share).expect("seal");
     let (enc_bytes, ct) = sealed.split_at(ENC_LEN);
-    // The old path: hpke 0.13's single-shot open and seal, as share-sealing called them.
+    // The `hpke` crate's single-shot open and seal, called directly.
     let old_sk = <Kem as hpke::Kem>::PrivateKey::from_bytes(&kp.secret.to_bytes()).expect("sk");
     let old_pk = <Kem as hpke::Kem>::PublicKey::from_bytes(&kp.public.to_bytes()).expect("pk");
     let old_open = || {
@@ -85,13 +86,12 @@ fn main() {
         assert_eq!(pt.len(), len);
     };
     let old_seal = || {
-        let (enc, ct) = hpke::single_shot_seal::<ChaCha20Poly1305, HkdfSha256, Kem, _>(
+        let (enc, ct) = hpke::single_shot_seal::<ChaCha20Poly1305, HkdfSha256, Kem>(
             &OpModeS::Base,
             &old_pk,
             HPKE_INFO,
             &share,
             &aad,
-            &mut OsRng.unwrap_err(),
         )
         .expect("old seal");
         assert_eq!(enc.to_bytes().len() + ct.len(), sealed.len());
@@ -119,7 +119,7 @@ fn main() {
     }
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
-        "share {len} B, {reps} calls per block, {rounds} rounds (old, new alternating); load {}",
+        "share {len} B, {reps} calls per block, {rounds} rounds (hpke, share-sealing alternating); load {}",
         load.split_whitespace()
             .take(3)
             .collect::<Vec<_>>()
@@ -127,9 +127,9 @@ fn main() {
     );
     println!("thread CPU µs per call, median (min–max) over rounds:");
     for (name, v) in [
-        ("open, hpke 0.13", &oo),
+        ("open, hpke 0.15", &oo),
         ("open, share-sealing", &no),
-        ("seal, hpke 0.13", &os),
+        ("seal, hpke 0.15", &os),
         ("seal, share-sealing", &ns),
     ] {
         let min = v.iter().cloned().fold(f64::INFINITY, f64::min);
@@ -140,7 +140,7 @@ fn main() {
         );
     }
     println!(
-        "new/old, median of the per-round ratios: open {:.3}, seal {:.3}",
+        "share-sealing/hpke, median of the per-round ratios: open {:.3}, seal {:.3}",
         median(ro),
         median(rs)
     );

@@ -1,5 +1,6 @@
-//! This crate's HPKE against the `hpke` crate (0.13, same suite) in both directions, and the
-//! inputs an open must refuse: low-order `enc` (all-zero DH, RFC 9180 §7.1.4), a swapped `enc`,
+//! Each path of this crate (its own RFC 9180 code and its wrapper of the `hpke` crate) against
+//! the `hpke` crate (0.15, same suite) called directly, in both directions, and the inputs an
+//! open must refuse on every path: low-order `enc` (all-zero DH, RFC 9180 §7.1.4), a swapped `enc`,
 //! tampered associated data or ciphertext.
 
 use hpke::aead::ChaCha20Poly1305;
@@ -8,11 +9,11 @@ use hpke::kem::X25519HkdfSha256;
 use hpke::{Deserializable, Kem as _, OpModeR, OpModeS, Serializable};
 use rand_core::{OsRng, RngCore, TryRngCore};
 
+use crate::seal::{Path, open_on, seal_on};
+
 use crate::context::HPKE_INFO;
 use crate::rfc9180::{extract_and_expand, kem_context, key_schedule, key_schedule_context};
-use crate::{
-    ENC_LEN, Error, NodeKeyPair, NodePublicKey, NodeSecretKey, SealContext, TAG_LEN, open, seal,
-};
+use crate::{ENC_LEN, Error, NodeKeyPair, NodePublicKey, NodeSecretKey, SealContext, TAG_LEN};
 
 type Kem = X25519HkdfSha256;
 
@@ -35,8 +36,15 @@ const LENGTHS: [usize; 6] = [0, 1, 15, 64, 1000, 8064];
 
 #[test]
 fn the_hpke_crate_seals_and_this_crate_opens() {
+    for path in Path::ALL {
+        the_hpke_crate_seals_and_this_crate_opens_on(path);
+    }
+}
+
+fn the_hpke_crate_seals_and_this_crate_opens_on(path: Path) {
+    let open = |k: &NodeSecretKey, c: &SealContext, s: &[u8]| open_on(path, k, c, s);
     for (i, &len) in LENGTHS.iter().enumerate() {
-        let (sk, pk) = Kem::gen_keypair(&mut OsRng.unwrap_err());
+        let (sk, pk) = Kem::gen_keypair();
         let secret = NodeSecretKey::from_bytes(&sk.to_bytes()).unwrap();
         assert_eq!(
             secret.public_key().to_bytes().to_vec(),
@@ -44,13 +52,12 @@ fn the_hpke_crate_seals_and_this_crate_opens() {
         );
         let share = random_bytes(len);
         let aad = ctx(i as u64).aad();
-        let (enc, ct) = hpke::single_shot_seal::<ChaCha20Poly1305, HkdfSha256, Kem, _>(
+        let (enc, ct) = hpke::single_shot_seal::<ChaCha20Poly1305, HkdfSha256, Kem>(
             &OpModeS::Base,
             &pk,
             HPKE_INFO,
             &share,
             &aad,
-            &mut OsRng.unwrap_err(),
         )
         .unwrap();
         let mut sealed = enc.to_bytes().to_vec();
@@ -69,6 +76,13 @@ fn the_hpke_crate_seals_and_this_crate_opens() {
 
 #[test]
 fn this_crate_seals_and_the_hpke_crate_opens() {
+    for path in Path::ALL {
+        this_crate_seals_and_the_hpke_crate_opens_on(path);
+    }
+}
+
+fn this_crate_seals_and_the_hpke_crate_opens_on(path: Path) {
+    let seal = |k: &NodePublicKey, c: &SealContext, s: &[u8]| seal_on(path, k, c, s);
     for (i, &len) in LENGTHS.iter().enumerate() {
         let kp = NodeKeyPair::generate();
         let sk = <Kem as hpke::Kem>::PrivateKey::from_bytes(&kp.secret.to_bytes()).unwrap();
@@ -137,7 +151,7 @@ fn low_order_encodings() -> Vec<[u8; 32]> {
 }
 
 /// `us` followed by each of them with the top bit set (RFC 7748 ignores it).
-pub(crate) fn with_top_bits(mut us: Vec<[u8; 32]>) -> Vec<[u8; 32]> {
+fn with_top_bits(mut us: Vec<[u8; 32]>) -> Vec<[u8; 32]> {
     let topped: Vec<[u8; 32]> = us
         .iter()
         .map(|u| {
@@ -153,14 +167,14 @@ pub(crate) fn with_top_bits(mut us: Vec<[u8; 32]>) -> Vec<[u8; 32]> {
 /// A sealed share built from a given DH output (the rest of the HPKE steps as the sender takes
 /// them). With a low-order `enc` the DH output is all zero whatever the node's key, so an
 /// attacker knows the whole key schedule: an open that accepted the zero DH would open this.
-fn seal_with_dh(
+pub(crate) fn seal_with_dh(
     dh: &[u8; 32],
     enc: &[u8; 32],
     node: &NodePublicKey,
     aad: &[u8],
     pt: &[u8],
 ) -> Vec<u8> {
-    use chacha20poly1305::aead::{Aead, KeyInit, Payload};
+    use chacha20poly1305::aead::{AeadInPlace, KeyInit};
     let shared_secret = extract_and_expand(dh, &kem_context(enc, &node.0))
         .ok()
         .unwrap();
@@ -168,16 +182,24 @@ fn seal_with_dh(
         .ok()
         .unwrap();
     let cipher = chacha20poly1305::ChaCha20Poly1305::new(keys.key[..].into());
-    let ct = cipher
-        .encrypt(keys.base_nonce[..].into(), Payload { msg: pt, aad })
-        .unwrap();
     let mut out = enc.to_vec();
-    out.extend_from_slice(&ct);
+    out.extend_from_slice(pt);
+    let tag = cipher
+        .encrypt_in_place_detached(keys.base_nonce[..].into(), aad, &mut out[32..])
+        .unwrap();
+    out.extend_from_slice(&tag);
     out
 }
 
 #[test]
 fn low_order_enc_is_refused() {
+    for path in Path::ALL {
+        low_order_enc_is_refused_on(path);
+    }
+}
+
+fn low_order_enc_is_refused_on(path: Path) {
+    let open = |k: &NodeSecretKey, c: &SealContext, s: &[u8]| open_on(path, k, c, s);
     let kp = NodeKeyPair::generate();
     let encodings = low_order_encodings();
     // 5 distinct u (0, 1, the two of order 8, −1), + p for 0 and 1, each also with the top bit.
@@ -200,10 +222,13 @@ fn low_order_enc_is_refused() {
 
 #[test]
 fn sealing_to_a_low_order_key_is_an_invalid_key() {
-    for enc in low_order_encodings() {
+    for (path, enc) in Path::ALL
+        .into_iter()
+        .flat_map(|p| low_order_encodings().into_iter().map(move |e| (p, e)))
+    {
         let pk = NodePublicKey::from_bytes(&enc).unwrap();
         assert_eq!(
-            seal(&pk, &ctx(1), b"share"),
+            seal_on(path, &pk, &ctx(1), b"share"),
             Err(Error::InvalidKey {
                 which: "public",
                 len: 32
@@ -214,6 +239,14 @@ fn sealing_to_a_low_order_key_is_an_invalid_key() {
 
 #[test]
 fn a_swapped_enc_tampered_aad_or_ciphertext_do_not_open() {
+    for path in Path::ALL {
+        a_swapped_enc_tampered_aad_or_ciphertext_do_not_open_on(path);
+    }
+}
+
+fn a_swapped_enc_tampered_aad_or_ciphertext_do_not_open_on(path: Path) {
+    let seal = |k: &NodePublicKey, c: &SealContext, s: &[u8]| seal_on(path, k, c, s);
+    let open = |k: &NodeSecretKey, c: &SealContext, s: &[u8]| open_on(path, k, c, s);
     let kp = NodeKeyPair::generate();
     let share = random_bytes(200);
     let sealed = seal(&kp.public, &ctx(3), &share).unwrap();

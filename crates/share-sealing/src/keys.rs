@@ -1,7 +1,6 @@
 //! A compute node's X25519 key pair.
 
 use rand_core::{OsRng, RngCore, TryRngCore};
-use x25519_dalek::{PublicKey, StaticSecret};
 use zeroize::Zeroizing;
 
 use crate::{Error, Result};
@@ -17,13 +16,13 @@ pub const SECRET_KEY_LEN: usize = 32;
 #[derive(Clone, PartialEq, Eq)]
 pub struct NodePublicKey(pub(crate) [u8; PUBLIC_KEY_LEN]);
 
-/// A node's secret key. Never leaves the node. Keeps its serialized public key beside it: the
-/// HPKE KEM context of every open needs it (RFC 9180 §4.1), and recomputing it there was a
-/// second X25519 multiplication per open.
+/// A node's secret key. Never leaves the node. Keeps its serialized public key beside it (for
+/// [`NodeSecretKey::public_key`]; the `hpke` crate recomputes it inside every open, for the KEM
+/// context of RFC 9180 §4.1).
 #[derive(Clone)]
 pub struct NodeSecretKey {
-    /// The scalar (wiped on drop: x25519-dalek's `zeroize` feature).
-    pub(crate) secret: StaticSecret,
+    /// The 32 bytes as stored (clamped when used; wiped on drop).
+    pub(crate) secret: Zeroizing<[u8; SECRET_KEY_LEN]>,
     /// `SerializePublicKey(pk(secret))`.
     pub(crate) public: [u8; PUBLIC_KEY_LEN],
 }
@@ -82,9 +81,11 @@ impl std::fmt::Debug for NodePublicKey {
 
 impl NodeSecretKey {
     fn from_array(bytes: &[u8; SECRET_KEY_LEN]) -> Self {
-        let secret = StaticSecret::from(*bytes);
-        let public = PublicKey::from(&secret).to_bytes();
-        NodeSecretKey { secret, public }
+        let public = crate::hpke_path::public_key(bytes);
+        NodeSecretKey {
+            secret: Zeroizing::new(*bytes),
+            public,
+        }
     }
 
     /// Parses 32 bytes (any 32 bytes: the scalar is clamped when used, RFC 7748 §5).
@@ -99,7 +100,7 @@ impl NodeSecretKey {
 
     /// The 32 bytes (for storing the key in the node's key file).
     pub fn to_bytes(&self) -> [u8; SECRET_KEY_LEN] {
-        self.secret.to_bytes()
+        *self.secret
     }
 
     /// Its public key.
@@ -116,16 +117,13 @@ impl std::fmt::Debug for NodeSecretKey {
 
 #[cfg(test)]
 mod wipe_tests {
-    /// The node's scalar (and the sender's ephemeral one) is an `x25519_dalek::StaticSecret` (a
-    /// `[u8; 32]`); only with x25519-dalek's `zeroize` feature, which this crate's manifest
-    /// turns on, does it implement `Zeroize` and get the `#[zeroize(drop)]` Drop impl. Without the feature this fails to
-    /// compile, and a plain byte array would not need dropping at all.
+    /// The node's secret bytes sit in `Zeroizing` (wiped on drop); `hpke`'s private key made
+    /// from them for each open is an x25519-dalek `StaticSecret`, wiped on drop as well.
     #[test]
     fn the_node_secret_key_is_wiped_on_drop() {
-        fn zeroizable<T: zeroize::Zeroize>() {}
-        zeroizable::<x25519_dalek::StaticSecret>();
-        assert!(std::mem::needs_drop::<x25519_dalek::StaticSecret>());
-        assert!(!std::mem::needs_drop::<[u8; 32]>());
+        fn zeroize_on_drop<T: zeroize::ZeroizeOnDrop>() {}
+        zeroize_on_drop::<zeroize::Zeroizing<[u8; 32]>>();
         assert!(std::mem::needs_drop::<super::NodeSecretKey>());
+        assert!(!std::mem::needs_drop::<[u8; 32]>());
     }
 }

@@ -1,21 +1,16 @@
-//! HPKE base mode (RFC 9180) for exactly one suite, written from the RFC on RustCrypto parts:
-//! DHKEM(X25519, HKDF-SHA256) (KEM 0x0020, §4.1 and §7.1), HKDF-SHA256 (KDF 0x0001, §4 and
-//! §7.2), ChaCha20-Poly1305 (AEAD 0x0003, §5.2 and §7.3). Single-shot use only: one message per
-//! encapsulation, at sequence number 0, so its nonce is `base_nonce` itself (§5.2:
-//! `base_nonce XOR I2OSP(0, Nn)`).
+//! The tests' reference: HPKE base mode (RFC 9180) for exactly one suite, written from the RFC
+//! on RustCrypto parts: DHKEM(X25519, HKDF-SHA256) (KEM 0x0020, §4.1 and §7.1), HKDF-SHA256
+//! (KDF 0x0001, §4 and §7.2), ChaCha20-Poly1305 (AEAD 0x0003, §5.2 and §7.3). Single-shot use
+//! only: one message per encapsulation, at sequence number 0, so its nonce is `base_nonce`
+//! itself (§5.2: `base_nonce XOR I2OSP(0, Nn)`).
 //!
-//! Why not the `hpke` crate (which the tests still interoperate with both ways): its DHKEM
-//! `Decap` recomputes the recipient's public key `pkRm` from the secret key in every open,
-//! because the KEM context is `enc ‖ pkRm` (§4.1). A node opens one share per upload with the
-//! same key, so [`decap`] takes the serialized public key from the caller, who keeps it next
-//! to the secret ([`crate::NodeSecretKey`]), and an open costs one X25519 (the DH).
-//!
-//! Secrets: the X25519 scalars are `x25519_dalek::StaticSecret` (wiped on drop through
-//! x25519-dalek's `zeroize` feature); the scalar's copy handed to the multiplication, the DH
-//! output and every derived byte string (PRKs, shared secret, AEAD key and nonce, the ephemeral
-//! IKM) are held in `Zeroizing`. What this crate cannot wipe: the HMAC states inside `hkdf::Hkdf` (keyed with a
-//! PRK) and the hash states of `sha2` — neither crate offers it (the `hpke` crate has the same
-//! limitation). The ChaCha20-Poly1305 cipher wipes its key on drop.
+//! Compiled for the tests only. It was the crate's production path (faster than `hpke` 0.13:
+//! it kept the node's public key instead of recomputing it in every open, and computed X25519
+//! through the Edwards form); against `hpke` 0.15 it saved 19% of a seed node's CPU per upload,
+//! under the 20% that own cryptographic code must earn here, so it was retired
+//! (`docs/src/results/crates-vs-own.md`). As an independent implementation it cross-checks the
+//! `hpke` crate both ways, is checked step by step against the RFC's vectors, and builds the
+//! shares an attacker could forge from a known (all-zero) DH output.
 
 use chacha20poly1305::aead::{AeadInPlace, KeyInit};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce, Tag};
@@ -89,12 +84,11 @@ fn labeled_expand(
 }
 
 /// `DH(sk, pk)` of DHKEM(X25519): the X25519 function of RFC 7748 (scalar clamped, the
-/// u-coordinate's top bit ignored), computed by [`crate::x25519`]. Returns `None` for an
+/// u-coordinate's top bit ignored), x25519-dalek's Montgomery ladder. Returns `None` for an
 /// all-zero output (a low-order or otherwise non-contributory public value), which RFC 9180
 /// §7.1.4 requires DH to reject.
-fn dh(secret: &StaticSecret, their_public: &[u8; NH]) -> Option<Zeroizing<[u8; NH]>> {
-    let scalar = Zeroizing::new(secret.to_bytes());
-    let shared = Zeroizing::new(crate::x25519::x25519(&scalar, their_public));
+fn dh(secret: &[u8; NH], their_public: &[u8; NH]) -> Option<Zeroizing<[u8; NH]>> {
+    let shared = Zeroizing::new(x25519_dalek::x25519(*secret, *their_public));
     // Whether the output is zero is public (the share is refused), so no constant-time compare.
     (shared.iter().fold(0u8, |acc, b| acc | b) != 0).then_some(shared)
 }
@@ -126,13 +120,13 @@ pub(crate) fn kem_context(enc: &[u8; NH], pk_r: &[u8; NH]) -> [u8; 2 * NH] {
 
 /// `DeriveKeyPair(ikm)` for X25519 (§7.1.3): the secret is `LabeledExpand(dkp_prk, "sk", "",
 /// Nsk)` (clamped when used), the public key its X25519 multiple of the base point.
-pub(crate) fn derive_key_pair(ikm: &[u8]) -> Result<(StaticSecret, [u8; NH])> {
+pub(crate) fn derive_key_pair(ikm: &[u8]) -> Result<(Zeroizing<[u8; NH]>, [u8; NH])> {
     let (_dkp_prk, hkdf) = labeled_extract(KEM_SUITE_ID, b"", b"dkp_prk", ikm);
     let mut sk = Zeroizing::new([0u8; NH]);
     labeled_expand(&hkdf, KEM_SUITE_ID, b"sk", b"", &mut sk[..]).map_err(|_| Error::SealFailed)?;
-    let secret = StaticSecret::from(*sk);
-    let public = PublicKey::from(&secret).to_bytes();
-    Ok((secret, public))
+    // x25519-dalek's fixed-base table; its `StaticSecret` copy is wiped on drop.
+    let public = PublicKey::from(&StaticSecret::from(*sk)).to_bytes();
+    Ok((sk, public))
 }
 
 /// Base-mode `Encap(pkR)` (§4.1) with the ephemeral key pair derived from `ikm_e`: the shared
@@ -154,7 +148,7 @@ pub(crate) fn encap(pk_r: &[u8; NH], ikm_e: &[u8]) -> Result<(Zeroizing<[u8; NH]
 /// output is all zero is [`Error::OpenFailed`].
 pub(crate) fn decap(
     enc: &[u8; NH],
-    sk_r: &StaticSecret,
+    sk_r: &[u8; NH],
     pk_r: &[u8; NH],
 ) -> Result<Zeroizing<[u8; NH]>> {
     let dh = dh(sk_r, enc).ok_or(Error::OpenFailed)?;
@@ -227,7 +221,7 @@ pub(crate) fn seal(
 /// Single-shot base-mode open (§6.1 `OpenBase`) of `enc ‖ ciphertext ‖ tag` by the holder of
 /// `sk_r`, whose serialized public key is `pk_r`.
 pub(crate) fn open(
-    sk_r: &StaticSecret,
+    sk_r: &[u8; NH],
     pk_r: &[u8; NH],
     ksc: &[u8; KSC_LEN],
     aad: &[u8],
@@ -246,7 +240,8 @@ pub(crate) fn open(
     let shared_secret = decap(enc, sk_r, pk_r)?;
     let keys = key_schedule(&shared_secret, ksc).map_err(|_| Error::OpenFailed)?;
     let cipher = ChaCha20Poly1305::new(Key::from_slice(&keys.key[..]));
-    let mut plaintext = ciphertext.to_vec();
+    // Decrypted in place; wiped if anything fails after this point.
+    let mut plaintext = Zeroizing::new(ciphertext.to_vec());
     cipher
         .decrypt_in_place_detached(
             Nonce::from_slice(&keys.base_nonce[..]),
@@ -255,5 +250,5 @@ pub(crate) fn open(
             Tag::from_slice(tag),
         )
         .map_err(|_| Error::OpenFailed)?;
-    Ok(plaintext)
+    Ok(std::mem::take(&mut *plaintext))
 }

@@ -1,4 +1,5 @@
-//! RFC 9180 Appendix A test vectors, base mode, for this crate's own HPKE code: A.2.1
+//! RFC 9180 Appendix A test vectors, base mode: the seal and open of A.2.1 on both paths (the
+//! `hpke` crate and this crate's own code), and for the own code: A.2.1
 //! (DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, ChaCha20-Poly1305 — the suite in use) step by
 //! step, and the KEM of A.1.1 (same KEM and KDF, AES-128-GCM, which this crate does not
 //! implement: only its key derivation, `Encap` and `Decap` are checked). Values copied from the
@@ -9,7 +10,7 @@ use crate::rfc9180::{
     HPKE_SUITE_ID, decap, derive_key_pair, encap, key_schedule, key_schedule_context,
     labeled_extract,
 };
-use crate::seal::{open_raw, seal_raw};
+use crate::seal::{Path, open_raw, seal_raw};
 use crate::{Error, NodeKeyPair, NodePublicKey};
 
 /// One base-mode vector: setup values and the encryption of sequence number 0.
@@ -72,10 +73,10 @@ pub(crate) fn hex32(s: &str) -> [u8; 32] {
 /// DeriveKeyPair, Encap and Decap of one vector.
 fn check_kem(v: &Vector) {
     let (sk_e, pk_e) = derive_key_pair(&hex(v.ikm_e)).unwrap();
-    assert_eq!(sk_e.to_bytes(), hex32(v.sk_em), "skEm");
+    assert_eq!(*sk_e, hex32(v.sk_em), "skEm");
     assert_eq!(pk_e, hex32(v.pk_em), "pkEm");
     let (sk_r, pk_r) = derive_key_pair(&hex(v.ikm_r)).unwrap();
-    assert_eq!(sk_r.to_bytes(), hex32(v.sk_rm), "skRm");
+    assert_eq!(*sk_r, hex32(v.sk_rm), "skRm");
     assert_eq!(pk_r, hex32(v.pk_rm), "pkRm");
 
     let (shared_secret, enc) = encap(&hex32(v.pk_rm), &hex(v.ikm_e)).unwrap();
@@ -130,16 +131,23 @@ fn a_2_1_key_schedule_matches_the_rfc() {
 #[test]
 fn a_2_1_seal_reproduces_enc_and_ciphertext() {
     let pk = NodePublicKey::from_bytes(&hex(A_2_1.pk_rm)).unwrap();
-    let sealed = seal_raw(
-        &pk,
-        &hex(A_2_1.info),
-        &hex(AAD0),
-        &hex(PT),
-        &hex(A_2_1.ikm_e),
-    )
-    .unwrap();
-    assert_eq!(&sealed[..32], hex(A_2_1.pk_em).as_slice(), "enc");
-    assert_eq!(&sealed[32..], hex(A_2_1_CT0).as_slice(), "ciphertext");
+    for path in Path::ALL {
+        let sealed = seal_raw(
+            path,
+            &pk,
+            &hex(A_2_1.info),
+            &hex(AAD0),
+            &hex(PT),
+            &hex(A_2_1.ikm_e),
+        )
+        .unwrap();
+        assert_eq!(&sealed[..32], hex(A_2_1.pk_em).as_slice(), "enc {path:?}");
+        assert_eq!(
+            &sealed[32..],
+            hex(A_2_1_CT0).as_slice(),
+            "ciphertext {path:?}"
+        );
+    }
 }
 
 #[test]
@@ -147,17 +155,20 @@ fn a_2_1_open_recovers_the_rfc_plaintext() {
     let kp = NodeKeyPair::from_secret_bytes(&hex(A_2_1.sk_rm)).unwrap();
     let mut sealed = hex(A_2_1.pk_em);
     sealed.extend(hex(A_2_1_CT0));
-    assert_eq!(
-        open_raw(&kp.secret, &hex(A_2_1.info), &hex(AAD0), &sealed).unwrap(),
-        hex(PT)
-    );
-    // Same bytes under the next sequence number's AAD, or another info, must not open.
-    assert_eq!(
-        open_raw(&kp.secret, &hex(A_2_1.info), b"Count-1", &sealed),
-        Err(Error::OpenFailed)
-    );
-    assert_eq!(
-        open_raw(&kp.secret, b"another info", &hex(AAD0), &sealed),
-        Err(Error::OpenFailed)
-    );
+    for path in Path::ALL {
+        assert_eq!(
+            open_raw(path, &kp.secret, &hex(A_2_1.info), &hex(AAD0), &sealed).unwrap(),
+            hex(PT),
+            "{path:?}"
+        );
+        // Same bytes under the next sequence number's AAD, or another info, must not open.
+        assert_eq!(
+            open_raw(path, &kp.secret, &hex(A_2_1.info), b"Count-1", &sealed),
+            Err(Error::OpenFailed)
+        );
+        assert_eq!(
+            open_raw(path, &kp.secret, b"another info", &hex(AAD0), &sealed),
+            Err(Error::OpenFailed)
+        );
+    }
 }
