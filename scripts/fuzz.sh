@@ -20,7 +20,7 @@ if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
   exit 1
 fi
 
-targets=(decode_share decode_node_sum node_absorb aggregator_add round_config node_http)
+targets=(decode_share decode_node_sum node_absorb aggregator_add round_config node_http open_share)
 scratch="${CARGO_TARGET_DIR:-fuzz/target}/fuzz-corpus"
 mkdir -p "$scratch"
 # node_http's nodes keep SQLite files under the temp directory: keep them in the scratch area.

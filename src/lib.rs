@@ -64,6 +64,8 @@ mod book {
     #[doc = include_str!("../docs/src/results/blr-calibration.md")]
     pub struct ResultsBlrCalibration;
 
+    #[doc = include_str!("../docs/src/results/crates-vs-own.md")]
+    pub struct ResultsCratesVsOwn;
     #[doc = include_str!("../docs/src/results/dca-table1.md")]
     pub struct ResultsDcaTable1;
 
