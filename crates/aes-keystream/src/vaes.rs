@@ -6,7 +6,7 @@
 //! blocks per call with 128-bit `aesenc`, while `vaesenc` on a 512-bit register encrypts 4
 //! blocks per instruction.
 //!
-//! Measured reason it stays (issue 29; `docs/src/results/crates-vs-own.md`): RustCrypto `aes`
+//! Measured reason it stays (`docs/src/results/crates-vs-own.md`): RustCrypto `aes`
 //! 0.9.4 has VAES-256/512 backends, but adding its `ctr` 0.10.1 keystream (Ctr64BE, written into
 //! a 16 KiB buffer, then a wrapping add) into a 1 MiB `u64` slice ran at 4.3 GB/s against 22.1
 //! GB/s for the VAES-512 kernel here (median of 9 interleaved rounds, two runs: 5.2× / 5.0×;

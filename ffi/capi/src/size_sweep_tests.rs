@@ -1,5 +1,5 @@
 //! Every exported function with a `size_t` argument, called with the extreme sizes 0, 1, 2^32 and
-//! `SIZE_MAX` in each such argument in turn while the others stay valid (issue 14, item 2).
+//! `SIZE_MAX` in each such argument in turn while the others stay valid.
 //!
 //! A call must return a status and never `DPD_ERR_PANIC` (nor abort the test process). Every call
 //! keeps the header's contract: an array whose claimed length exceeds the buffer the test owns is
