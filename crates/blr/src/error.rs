@@ -62,6 +62,11 @@ pub enum Error {
     /// The noise-aware posterior's importance weights are not finite (statistics so large that
     /// the Gaussian log densities overflow).
     NonFiniteImportanceWeights,
+    /// A published contribution rule cannot be read or is not admissible.
+    InvalidRule {
+        /// Why.
+        reason: String,
+    },
     /// Projection, the marginal-std round or the threshold search failed.
     Projection(projection::Error),
     /// The noise library refused a calibration, a sample or a budget charge.
@@ -170,6 +175,7 @@ impl fmt::Display for Error {
                 f,
                 "numerical failure: coordinate ascent produced non-finite precisions"
             ),
+            Error::InvalidRule { reason } => write!(f, "contribution rule: {reason}"),
             Error::Projection(e) => write!(f, "{e}"),
             Error::Noise(e) => write!(f, "noise: {e}"),
         }

@@ -28,6 +28,7 @@
 //! ```
 
 pub mod cavi;
+pub mod contribution;
 pub mod data;
 pub mod error;
 mod fit_noise;
@@ -55,11 +56,15 @@ pub use noise_aware::{
 };
 pub use noise_warning::{NOISE_DOMINANCE_RATIO, noise_dominance_warning};
 pub use pipeline::{
-    Fit, FitConfig, ProjectionConfig, StdSource, fit, fit_non_private, fit_via, stats_round_budget,
+    Fit, FitConfig, ProjectionConfig, StdSource, fit, fit_grouped, fit_held, fit_non_private, fit_via,
+    stats_round_budget,
 };
 pub use posterior::{Posterior, Prior, posterior, predict};
 pub use sensitivity::{laplace_scales, rho_from_budget, stats_l2_sensitivity};
 pub use split::{SplitSearchConfig, search_laplace_split};
-pub use ssp::{Mechanism, RoundBudget, release_stats, release_stats_via};
+pub use contribution::Contribution;
+pub use ssp::{
+    Mechanism, RoundBudget, StatisticsRule, release_stats, release_stats_held, release_stats_via,
+};
 pub use stats::{SuffStats, packed_index, packed_len};
 pub use threshold::{ErrorMeasure, SearchTarget, search_thresholds_for};

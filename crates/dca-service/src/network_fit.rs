@@ -189,6 +189,13 @@ impl NetworkTransport {
         }
 
         let dim = config.dim();
+        let fixedpoint_shares::ClientVectors::Here(values) = dca.values else {
+            return Err(Error::InvalidSpec(
+                "this transport's clients are tasks of this process and need their vectors; \
+                 rows kept by participants are run as a job on the aggregator"
+                    .into(),
+            ));
+        };
         let permits = Arc::new(Semaphore::new(self.concurrency.max(1)));
         let mut clients = tokio::task::JoinSet::new();
         // Dropped clients send nothing; the aggregator closes the round at its deadline.
@@ -208,7 +215,7 @@ impl NetworkTransport {
                 .await
                 .map_err(|_| Error::Http("upload limiter closed".into()))?;
             let (http, round, urls) = (self.http.clone(), round.clone(), nodes.nodes.clone());
-            let values = dca.values[i * dim..(i + 1) * dim].to_vec();
+            let values = values[i * dim..(i + 1) * dim].to_vec();
             let rng = dca.rng.derive(i as u64);
             clients.spawn(async move {
                 let _permit = permit;

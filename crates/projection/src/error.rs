@@ -66,6 +66,14 @@ pub enum Error {
         /// The bound.
         bound: f64,
     },
+    /// Rows cannot be grouped into clients this way (group starts must run from 0 to the row
+    /// count, strictly increasing; remote holders need clients ≥ 1, rows ≥ clients, a row cap).
+    InvalidGrouping {
+        /// Rows.
+        rows: usize,
+        /// Group starts given (clients + 1).
+        starts: usize,
+    },
     /// A budget split is not positive or does not sum to 1.
     BadSplit {
         /// The split given.
@@ -126,6 +134,11 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "client {client} value {value} exceeds the bound {bound} its sensitivity assumes"
+            ),
+            Error::InvalidGrouping { rows, starts } => write!(
+                f,
+                "{starts} group starts for {rows} rows: starts must run from 0 to the row count, \
+                 strictly increasing (every client holds at least one row)"
             ),
             Error::BadSplit { split } => {
                 write!(f, "split {split:?} is not a positive split of 1")
