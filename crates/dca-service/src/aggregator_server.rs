@@ -67,7 +67,10 @@ impl From<Error> for ApiError {
             Error::AlreadyReleased => (StatusCode::CONFLICT, "round-released"),
             Error::RoundAborted(_) => (StatusCode::CONFLICT, "round-aborted"),
             Error::Aborted { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "too-many-dropped"),
-            Error::Budget(_) => (StatusCode::FORBIDDEN, "budget-exhausted"),
+            Error::Budget(_) | Error::JobBudget { .. } => {
+                (StatusCode::FORBIDDEN, "budget-exhausted")
+            }
+            Error::Job(_) => (StatusCode::CONFLICT, "job-state"),
             Error::Http(_) | Error::Timeout(_) => (StatusCode::BAD_GATEWAY, "node-unavailable"),
             Error::Integrity(_) => return ApiError::damaged(e.to_string()),
             _ => return ApiError::internal(e.to_string()),
@@ -240,7 +243,7 @@ pub async fn tick(agg: &Aggregator, metrics: &Metrics) {
                     );
                 }
                 // The budget will not grow back: this round can never be released.
-                Err(Error::Budget(e)) => {
+                Err(e @ (Error::Budget(_) | Error::JobBudget { .. })) => {
                     let reason = format!("the aggregator's privacy budget does not allow it: {e}");
                     tracing::warn!(round = round.spec.round, "aborted: {reason}");
                     metrics.round_event("aborted");

@@ -60,6 +60,8 @@ pub mod clock;
 pub mod config_file;
 mod error;
 pub mod hex;
+pub mod job;
+pub mod job_driver;
 pub mod messages;
 pub mod metrics;
 mod migrations;

@@ -242,25 +242,7 @@ impl NetworkTransport {
         }
 
         let published = self.await_release(&id).await?;
-        if published.sum_units.len() != dim || published.frac_bits != config.codec().frac_bits() {
-            return Err(Error::Http(
-                "the aggregator's release does not match the round".into(),
-            ));
-        }
-        let ids: Vec<ClientId> = published.clients.iter().map(|&c| ClientId(c)).collect();
-        let clients = ClientSet::from_ids(n, &ids)?;
-        let release = Release {
-            round: config.round(),
-            sum: published.sum.clone(),
-            sum_units: published.sum_units.clone(),
-            n_included: clients.len(),
-            clients,
-            n_clients: n,
-            max_dropped: config.max_dropped(),
-            frac_bits: published.frac_bits,
-            noise: config.noise(),
-            noise_sigma_released: published.noise_sigma_released,
-        };
+        let release = release_of(&published, &config)?;
         self.releases.push(published);
         Ok(release)
     }
@@ -293,6 +275,31 @@ impl NetworkTransport {
         }
         Err(Error::Timeout(format!("round {id} was not released")))
     }
+}
+
+/// The core's [`Release`] of a round the aggregator published, checked against the round's
+/// configuration.
+pub fn release_of(published: &PublishedRelease, config: &fixedpoint_shares::RoundConfig) -> Result<Release> {
+    let n = config.n_clients();
+    if published.sum_units.len() != config.dim() || published.frac_bits != config.codec().frac_bits() {
+        return Err(Error::Http(
+            "the aggregator's release does not match the round".into(),
+        ));
+    }
+    let ids: Vec<ClientId> = published.clients.iter().map(|&c| ClientId(c)).collect();
+    let clients = ClientSet::from_ids(n, &ids)?;
+    Ok(Release {
+        round: config.round(),
+        sum: published.sum.clone(),
+        sum_units: published.sum_units.clone(),
+        n_included: clients.len(),
+        clients,
+        n_clients: n,
+        max_dropped: config.max_dropped(),
+        frac_bits: published.frac_bits,
+        noise: config.noise(),
+        noise_sigma_released: published.noise_sigma_released,
+    })
 }
 
 impl DcaTransport for NetworkTransport {
