@@ -702,7 +702,7 @@ fn recorded_round(id: &str, json: &[u8]) -> Result<Round> {
 /// (encoding rounds each coordinate by at most ½ unit, so two encodings differ by at most one
 /// extra unit per coordinate), which is ρ-zCDP by Kairouz–Liu–Steinke 2021, Thm 1. `None` for
 /// a round without noise (it releases an exact sum and charges nothing).
-fn round_rho(round: &Round) -> Result<Option<f64>> {
+pub fn round_rho(round: &Round) -> Result<Option<f64>> {
     let (Some(noise), Some(l2)) = (round.config.noise(), round.spec.l2_sensitivity) else {
         return Ok(None);
     };

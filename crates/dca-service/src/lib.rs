@@ -62,6 +62,7 @@ mod error;
 pub mod hex;
 pub mod job;
 pub mod job_driver;
+pub mod job_http;
 pub mod messages;
 pub mod metrics;
 mod migrations;
