@@ -153,6 +153,42 @@ impl JobSpec {
         }
     }
 
+    /// A participant's rows for this job from its table: the feature columns in the job's
+    /// order and the target, each mapped from its public range onto ±5 (values outside
+    /// clipped). Returns (x row-major rows × d, y, values clipped). The in-process reference
+    /// of a networked job prepares rows with this same function.
+    pub fn rows_of(&self, table: &blr::data::Table) -> Result<(Vec<f64>, Vec<f64>, usize)> {
+        let column = |name: &str| {
+            table.names.iter().position(|n| n == name).ok_or_else(|| {
+                Error::InvalidSpec(format!(
+                    "the job reads column {name:?}, which the data file does not have (it has {})",
+                    table.names.join(", ")
+                ))
+            })
+        };
+        let features = self
+            .features
+            .iter()
+            .map(|c| column(&c.name))
+            .collect::<Result<Vec<_>>>()?;
+        let target = column(&self.target.name)?;
+        let width = table.names.len();
+        let d = features.len();
+        let mut x = Vec::with_capacity(table.rows * d);
+        let mut y = Vec::with_capacity(table.rows);
+        for row in table.values.chunks_exact(width) {
+            x.extend(features.iter().map(|&j| row[j]));
+            y.push(row[target]);
+        }
+        let bounds = self.public_bounds();
+        let names: Vec<String> = self.features.iter().map(|c| c.name.clone()).collect();
+        let clipped = bounds
+            .scale(&mut x, &names, 5.0)
+            .and_then(|c| Ok(c + bounds.scale(&mut y, &[self.target.name.clone()], 5.0)?))
+            .map_err(|e| Error::InvalidSpec(format!("job's public bounds: {e}")))?;
+        Ok((x, y, clipped))
+    }
+
     /// The pipeline's settings: Alg. 2 with DCA on `n_nodes` nodes, Gaussian noise at the
     /// job's (ε, δ), assumed bounds ±7.5 around the ±5 the columns are mapped onto, projection
     /// with the DP std round and the DCA paper's search.

@@ -70,6 +70,7 @@ pub mod network_fit;
 pub mod network_train;
 pub mod node;
 pub mod node_key;
+pub mod participant;
 pub mod problem;
 pub mod secret;
 pub mod serve;
