@@ -47,6 +47,7 @@ pub mod threshold;
 mod wishart_prior;
 
 pub use cavi::{CaviOptions, CaviPosterior, GammaPrior, fit_gamma_prior};
+pub use contribution::Contribution;
 pub use error::{CsvError, Error, Result};
 pub use latent::LatentPrior;
 pub use metrics::{mae, rmse, spearman};
@@ -56,13 +57,12 @@ pub use noise_aware::{
 };
 pub use noise_warning::{NOISE_DOMINANCE_RATIO, noise_dominance_warning};
 pub use pipeline::{
-    Fit, FitConfig, ProjectionConfig, StdSource, fit, fit_grouped, fit_held, fit_non_private, fit_via,
-    stats_round_budget,
+    Fit, FitConfig, ProjectionConfig, StdSource, fit, fit_grouped, fit_held, fit_non_private,
+    fit_via, stats_round_budget,
 };
 pub use posterior::{Posterior, Prior, posterior, predict};
 pub use sensitivity::{laplace_scales, rho_from_budget, stats_l2_sensitivity};
 pub use split::{SplitSearchConfig, search_laplace_split};
-pub use contribution::Contribution;
 pub use ssp::{
     Mechanism, RoundBudget, StatisticsRule, release_stats, release_stats_held, release_stats_via,
 };

@@ -35,10 +35,10 @@ use projection::release::{Aggregation, DcaTransport, InProcess, ReleaseContext};
 use projection::search::{SearchConfig, ThresholdChoice};
 use rand_core::RngCore;
 
+use crate::contribution::Contribution;
 use crate::error::{Error, Result, check_xy};
 use crate::posterior::{Posterior, Prior, posterior};
 use crate::sensitivity::rho_from_budget;
-use crate::contribution::Contribution;
 use crate::ssp::{Mechanism, RoundBudget, StatisticsRule, release_stats_held};
 use crate::stats::SuffStats;
 use crate::threshold::{ErrorMeasure, SearchTarget, search_thresholds_for};
@@ -268,8 +268,7 @@ pub fn fit_held(
                         mode: p.std_mode,
                     })
                     .to_json();
-                    let std =
-                        dp_marginal_std_held(holders, &published, &settings, ctx, transport)?;
+                    let std = dp_marginal_std_held(holders, &published, &settings, ctx, transport)?;
                     (std.x.clone(), std.y, Some(std))
                 }
                 (StdSource::DpRound, None) => {

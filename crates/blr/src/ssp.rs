@@ -165,6 +165,6 @@ pub fn release_stats_held(
     let noise = stats_noise(rule.bounds_x, rule.bound_y, rule.with_yy, mechanism, budget)?;
     stats_entry_bound(rule.bounds_x, rule.bound_y, rule.with_yy)?;
     let released = release_held(holders, rule, published_rule, &noise, ctx, transport)?;
-    SuffStats::from_flat(&released.sum, d, holders.records(), rule.with_yy)
+    let n = holders.records_in(released.included.as_ref());
+    SuffStats::from_flat(&released.sum, d, n, rule.with_yy)
 }
-

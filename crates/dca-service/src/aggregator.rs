@@ -194,10 +194,16 @@ impl Aggregator {
 
     /// Records participant `index`'s answer to job `job` (the first answer stands); the
     /// answer recorded.
-    pub fn answer(&self, job: &str, index: usize, answer: &crate::job::Answer) -> Result<crate::job::Answer> {
+    pub fn answer(
+        &self,
+        job: &str,
+        index: usize,
+        answer: &crate::job::Answer,
+    ) -> Result<crate::job::Answer> {
         let stored = self.store.record_answer(job, index, &to_json(answer)?)?;
-        serde_json::from_slice(&stored)
-            .map_err(|e| Error::Integrity(format!("participant {index}'s answer to job {job}: {e}")))
+        serde_json::from_slice(&stored).map_err(|e| {
+            Error::Integrity(format!("participant {index}'s answer to job {job}: {e}"))
+        })
     }
 
     /// Every answer to job `job`, by roster index.
@@ -206,9 +212,9 @@ impl Aggregator {
             .answers(job)?
             .into_iter()
             .map(|(i, a)| {
-                serde_json::from_slice(&a)
-                    .map(|a| (i, a))
-                    .map_err(|e| Error::Integrity(format!("participant {i}'s answer to job {job}: {e}")))
+                serde_json::from_slice(&a).map(|a| (i, a)).map_err(|e| {
+                    Error::Integrity(format!("participant {i}'s answer to job {job}: {e}"))
+                })
             })
             .collect()
     }
@@ -675,7 +681,10 @@ fn decode_job(
     let spec: crate::job::JobSpec = serde_json::from_slice(spec)
         .map_err(|e| Error::Integrity(format!("job {id}'s recorded spec: {e}")))?;
     if spec.id() != id {
-        return Err(Error::Integrity(format!("job {id}'s recorded spec hashes to {}", spec.id())));
+        return Err(Error::Integrity(format!(
+            "job {id}'s recorded spec hashes to {}",
+            spec.id()
+        )));
     }
     let status = serde_json::from_slice(status)
         .map_err(|e| Error::Integrity(format!("job {id}'s recorded status: {e}")))?;

@@ -434,8 +434,8 @@ impl AggregatorStore {
     }
 
     fn job_rounds_rho(conn: &Connection, job: &str) -> Result<f64> {
-        let mut stmt =
-            conn.prepare("SELECT round, rho, sha256 FROM job_rounds WHERE job = ?1 ORDER BY rowid")?;
+        let mut stmt = conn
+            .prepare("SELECT round, rho, sha256 FROM job_rounds WHERE job = ?1 ORDER BY rowid")?;
         let rows = stmt.query_map(params![job], |r| {
             Ok((
                 r.get::<_, String>(0)?,
@@ -456,7 +456,13 @@ impl AggregatorStore {
 
     /// created → closing for a round of a job: as [`Self::begin_close`], but the round's cost
     /// is recorded against the job's reservation (already charged) instead of charged again.
-    pub fn begin_close_job_round(&self, id: &str, close_body: &[u8], job: &str, rho: f64) -> Result<bool> {
+    pub fn begin_close_job_round(
+        &self,
+        id: &str,
+        close_body: &[u8],
+        job: &str,
+        rho: f64,
+    ) -> Result<bool> {
         let mut conn = self.conn()?;
         let tx = conn.transaction()?;
         if !Self::transition(&tx, id, "created", "closing", None)? {
@@ -562,7 +568,12 @@ fn job_sha256(id: &str, spec: &[u8], status: &[u8]) -> [u8; 32] {
 }
 
 fn answer_sha256(job: &str, index: usize, answer: &[u8]) -> [u8; 32] {
-    parts_sha256(&[b"answer", job.as_bytes(), &(index as u64).to_le_bytes(), answer])
+    parts_sha256(&[
+        b"answer",
+        job.as_bytes(),
+        &(index as u64).to_le_bytes(),
+        answer,
+    ])
 }
 
 fn job_round_sha256(round: &str, job: &str, rho: Option<f64>) -> [u8; 32] {

@@ -118,7 +118,10 @@ impl JobSpec {
             ));
         }
         for (i, h) in self.roster.iter().enumerate() {
-            if h.len() != 64 || hex::decode_array::<32>(h).is_none() || h.bytes().any(|b| b.is_ascii_uppercase()) {
+            if h.len() != 64
+                || hex::decode_array::<32>(h).is_none()
+                || h.bytes().any(|b| b.is_ascii_uppercase())
+            {
                 return bad(format!("roster[{i}] must be 64 lower-case hex digits"));
             }
         }
@@ -368,7 +371,10 @@ mod tests {
             ("mode", Box::new(|s| s.mode = "fast".into())),
             ("honest", Box::new(|s| s.max_dropped = 3)),
             ("roster[1]", Box::new(|s| s.roster[1] = "AB".repeat(32))),
-            ("listed twice", Box::new(|s| s.roster[1] = s.roster[0].clone())),
+            (
+                "listed twice",
+                Box::new(|s| s.roster[1] = s.roster[0].clone()),
+            ),
             ("max_rows", Box::new(|s| s.max_rows = 0)),
             ("upload_window_ms", Box::new(|s| s.upload_window_ms = 5)),
         ];

@@ -64,8 +64,7 @@ async fn run(agg: &Arc<Aggregator>, id: &str, poll: Duration) -> Result<()> {
     if !status.is_live() {
         return Ok(());
     }
-    let clients = status.accepted.len();
-    let records = status.accepted.iter().map(|(_, rows)| rows).sum();
+    let rows: Vec<usize> = status.accepted.iter().map(|(_, rows)| *rows).collect();
     let n_nodes = u16::try_from(agg.node_urls().len())
         .map_err(|_| Error::InvalidSpec("too many nodes".into()))?;
     let config = spec.fit_config(n_nodes);
@@ -80,8 +79,7 @@ async fn run(agg: &Arc<Aggregator>, id: &str, poll: Duration) -> Result<()> {
     let max_rows = spec.max_rows;
     let fit = tokio::task::spawn_blocking(move || {
         let holders = Holders::Remote {
-            clients,
-            records,
+            rows: &rows,
             max_rows,
         };
         blr::fit_held(&holders, &config, rng, &mut transport)
@@ -98,7 +96,7 @@ async fn run(agg: &Arc<Aggregator>, id: &str, poll: Duration) -> Result<()> {
                 .collect()
         },
         stats: fit.stats.to_flat(false),
-        records,
+        records: fit.stats.n,
         std: fit.std.as_ref().map(|s| {
             let mut v = s.x.clone();
             v.push(s.y);

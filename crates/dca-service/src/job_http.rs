@@ -118,7 +118,14 @@ pub(crate) async fn create_job(
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<Response> {
-    let body = s.read_body(&headers, body, crate::aggregator_server::MAX_SPEC_BYTES, true).await?;
+    let body = s
+        .read_body(
+            &headers,
+            body,
+            crate::aggregator_server::MAX_SPEC_BYTES,
+            true,
+        )
+        .await?;
     let spec: JobSpec = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("job spec: {e}")))?;
     spec.validate()?;
@@ -129,8 +136,7 @@ pub(crate) async fn create_job(
         )));
     }
     let status = crate::job_driver::initial_status(&spec)?;
-    let status_json =
-        serde_json::to_vec(&status).map_err(|e| ApiError::internal(e.to_string()))?;
+    let status_json = serde_json::to_vec(&status).map_err(|e| ApiError::internal(e.to_string()))?;
     let (id, created) = s.aggregator.create_job(&spec, &status_json)?;
     if created {
         tracing::info!(job = %id, participants = spec.roster.len(), "job created");
@@ -203,8 +209,8 @@ pub(crate) async fn answer_job(
 ) -> ApiResult<Response> {
     let (view, analyst) = s.visible_job(&headers, &id)?;
     let body = s.read_body(&headers, body, 64 << 10, false).await?;
-    let answer: Answer = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::bad_request(format!("answer: {e}")))?;
+    let answer: Answer =
+        serde_json::from_slice(&body).map_err(|e| ApiError::bad_request(format!("answer: {e}")))?;
     let (Some(index), false) = (view.you, analyst) else {
         return Err(ApiError::bad_request(
             "only a participant on the job's roster answers it",

@@ -279,9 +279,14 @@ impl NetworkTransport {
 
 /// The core's [`Release`] of a round the aggregator published, checked against the round's
 /// configuration.
-pub fn release_of(published: &PublishedRelease, config: &fixedpoint_shares::RoundConfig) -> Result<Release> {
+pub fn release_of(
+    published: &PublishedRelease,
+    config: &fixedpoint_shares::RoundConfig,
+) -> Result<Release> {
     let n = config.n_clients();
-    if published.sum_units.len() != config.dim() || published.frac_bits != config.codec().frac_bits() {
+    if published.sum_units.len() != config.dim()
+        || published.frac_bits != config.codec().frac_bits()
+    {
         return Err(Error::Http(
             "the aggregator's release does not match the round".into(),
         ));

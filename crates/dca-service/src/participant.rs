@@ -188,13 +188,23 @@ impl Participant {
                         && !view.status.is_live()
                     {
                         let ledger = self.ledger()?;
+                        let mine = view.you.unwrap_or(usize::MAX);
+                        // Took part: accepted, never left, and every round it was a client of
+                        // has its shares.
+                        let took_part = ledger.jobs.get(&view.status.id).is_some_and(|j| {
+                            j.answer.accept
+                                && j.stopped.is_none()
+                                && view
+                                    .status
+                                    .rounds
+                                    .iter()
+                                    .filter(|r| r.clients.contains(&mine))
+                                    .all(|r| j.rounds.get(&r.id).is_some_and(|l| l.uploaded))
+                        });
                         return Ok(Outcome {
                             state: view.status.state.clone(),
                             reason: view.status.reason.clone(),
-                            took_part: ledger
-                                .jobs
-                                .get(&view.status.id)
-                                .is_some_and(|j| j.answer.accept && j.stopped.is_none()),
+                            took_part,
                         });
                     }
                 }
@@ -273,7 +283,10 @@ impl Participant {
                 continue;
             }
             if let Err(e) = self.contribute(view, round, client as u64).await {
-                if matches!(e, Error::Job(_)) {
+                // A network or disk hiccup is tried again at the next look; anything else
+                // (a round that does not match the job, rows the round cannot hold) will not
+                // change, so this participant leaves the job and says why.
+                if !matches!(e, Error::Http(_) | Error::Timeout(_) | Error::Io(_)) {
                     // A round this participant will not join: it stays out of the job.
                     tracing::warn!(job = %id, round = %round.id, "leaving the job: {e}");
                     let mut ledger = self.ledger()?;
@@ -341,7 +354,15 @@ impl Participant {
         let spec = &view.spec;
         let round = job_round.spec.clone().validate()?;
         let rule = Contribution::from_json(&job_round.rule)?;
-        check_round(spec, &round, &rule, job_round, client, &self.token, view.nodes.len())?;
+        check_round(
+            spec,
+            &round,
+            &rule,
+            job_round,
+            client,
+            &self.token,
+            view.nodes.len(),
+        )?;
         let rho = crate::aggregator::round_rho(&round)?.ok_or_else(|| {
             Error::Job("round has no noise: NON-PRIVATE, this participant does not join".into())
         })?;
@@ -582,7 +603,10 @@ mod tests {
         assert_eq!(policy.refusal(&spec(), 10, 0.0), None);
         assert_eq!(policy.refusal(&spec(), 10, 1.5), None);
         let total = policy.refusal(&spec(), 10, 2.0).unwrap();
-        assert!(total.contains("budget exhausted") && total.contains("3"), "{total}");
+        assert!(
+            total.contains("budget exhausted") && total.contains("3"),
+            "{total}"
+        );
         let eps = policy
             .refusal(
                 &JobSpec {
@@ -597,7 +621,12 @@ mod tests {
         let mut other = spec();
         other.features[0].name = "b".into();
         assert!(policy.refusal(&other, 1, 0.0).unwrap().contains("\"b\""));
-        assert!(policy.refusal(&spec(), 11, 0.0).unwrap().contains("max_rows"));
+        assert!(
+            policy
+                .refusal(&spec(), 11, 0.0)
+                .unwrap()
+                .contains("max_rows")
+        );
         for bad in [
             "columns = []\nmax_epsilon_per_job = 0\ntotal_epsilon = 1\n",
             "columns = []\nmax_epsilon_per_job = 1\n",

@@ -65,13 +65,12 @@ pub enum Holders<'a> {
         /// Rows of each client.
         grouping: Grouping<'a>,
     },
-    /// The rows stay with `clients` remote parties holding `records` rows together, none more
-    /// than `max_rows` (public: the grid of the round is sized by it).
+    /// The rows stay with remote parties: party i holds `rows[i]` rows (public, as n is in
+    /// the papers' replace-one setting), none more than `max_rows` (public: the grid of the
+    /// round is sized by it).
     Remote {
-        /// Data holders taking part.
-        clients: usize,
-        /// Their rows together (public, as n is in the papers' replace-one setting).
-        records: usize,
+        /// Rows of each data holder taking part.
+        rows: &'a [usize],
         /// The most rows one holder may contribute.
         max_rows: usize,
     },
@@ -100,15 +99,11 @@ impl Holders<'_> {
                 }
                 Ok(())
             }
-            Holders::Remote {
-                clients,
-                records,
-                max_rows,
-            } => {
-                if clients == 0 || records < clients || max_rows == 0 {
+            Holders::Remote { rows, max_rows } => {
+                if rows.is_empty() || rows.iter().any(|&r| r == 0 || r > max_rows) {
                     return Err(Error::InvalidGrouping {
-                        rows: records,
-                        starts: clients + 1,
+                        rows: self.records(),
+                        starts: rows.len() + 1,
                     });
                 }
                 Ok(())
@@ -123,7 +118,7 @@ impl Holders<'_> {
                 Grouping::OneRowEach => y.len(),
                 Grouping::Starts(s) => s.len().saturating_sub(1),
             },
-            Holders::Remote { clients, .. } => clients,
+            Holders::Remote { rows, .. } => rows.len(),
         }
     }
 
@@ -131,7 +126,29 @@ impl Holders<'_> {
     pub fn records(&self) -> usize {
         match *self {
             Holders::Here { y, .. } => y.len(),
-            Holders::Remote { records, .. } => records,
+            Holders::Remote { rows, .. } => rows.iter().sum(),
+        }
+    }
+
+    /// Records held by the clients in `included` (all of them for `None`): the n of a release
+    /// some clients dropped out of.
+    pub fn records_in(&self, included: Option<&fixedpoint_shares::ClientSet>) -> usize {
+        let Some(set) = included else {
+            return self.records();
+        };
+        (0..self.clients())
+            .filter(|&i| set.contains(fixedpoint_shares::ClientId(i as u64)))
+            .map(|i| self.rows_of(i))
+            .sum()
+    }
+
+    fn rows_of(&self, client: usize) -> usize {
+        match *self {
+            Holders::Here { grouping, .. } => match grouping {
+                Grouping::OneRowEach => 1,
+                Grouping::Starts(s) => s[client + 1] - s[client],
+            },
+            Holders::Remote { rows, .. } => rows[client],
         }
     }
 
@@ -148,8 +165,19 @@ impl Holders<'_> {
 
     /// Bound on a client's entries under `rule`: a record's bound times the most rows a
     /// client holds.
+    ///
+    /// A sum of k records rounds at each of its k − 1 additions, so it may exceed k·b by up to
+    /// (k − 1)·u·k·b (u = 2⁻⁵³, Higham, *Accuracy and Stability of Numerical Algorithms*,
+    /// eq. 4.4): the bound gets that headroom (one ulp per row, rounded up), and stays exactly
+    /// b for one row per client.
     pub fn client_bound(&self, rule: &dyn ClientRule) -> f64 {
-        rule.record_bound() * self.max_rows() as f64
+        let k = self.max_rows() as f64;
+        let b = rule.record_bound();
+        if k <= 1.0 {
+            b
+        } else {
+            b * k * (1.0 + (k + 1.0) * f64::EPSILON)
+        }
     }
 
     /// Every client's vector, row-major `clients × dim`, for rows held here; `None` for
@@ -162,7 +190,10 @@ impl Holders<'_> {
         let mut out = vec![0.0; self.clients() * dim];
         match grouping {
             Grouping::OneRowEach => {
-                for ((row, &t), o) in x.chunks_exact(d.max(1)).zip(y).zip(out.chunks_exact_mut(dim))
+                for ((row, &t), o) in x
+                    .chunks_exact(d.max(1))
+                    .zip(y)
+                    .zip(out.chunks_exact_mut(dim))
                 {
                     rule.record_into(row, t, o)?;
                 }
@@ -180,6 +211,7 @@ impl Holders<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fixedpoint_shares::ClientId;
 
     /// (x, x·y): a rule simple enough to check by hand.
     struct Product;
@@ -209,7 +241,18 @@ mod tests {
         };
         h.validate().unwrap();
         assert_eq!((h.clients(), h.records(), h.max_rows()), (2, 4, 3));
-        assert_eq!(h.client_bound(&Product), 12.0);
+        // 3 rows of bound 4, with the rounding headroom of a 3-term sum.
+        assert_eq!(h.client_bound(&Product), 12.0 * (1.0 + 4.0 * f64::EPSILON));
+        assert_eq!(
+            Holders::Here {
+                x: &x,
+                y: &y,
+                d: 1,
+                grouping: Grouping::OneRowEach
+            }
+            .client_bound(&Product),
+            4.0
+        );
         // Client 0: (1, 1); client 1: (2 + 3 − 1, 4 − 3 − 0.5).
         assert_eq!(
             h.client_vectors(&Product).unwrap().unwrap(),
@@ -225,7 +268,10 @@ mod tests {
             each.client_vectors(&Product).unwrap().unwrap(),
             vec![1.0, 1.0, 2.0, 4.0, 3.0, -3.0, -1.0, -0.5]
         );
-        assert_eq!(Product.client_vector(&x[1..], &y[1..], 1).unwrap(), [4.0, 0.5]);
+        assert_eq!(
+            Product.client_vector(&x[1..], &y[1..], 1).unwrap(),
+            [4.0, 0.5]
+        );
     }
 
     #[test]
@@ -247,15 +293,17 @@ mod tests {
                 );
             }
         }
-        let remote = |clients, records, max_rows| Holders::Remote {
-            clients,
-            records,
-            max_rows,
-        };
-        assert!(remote(3, 10, 5).validate().is_ok());
-        assert!(remote(0, 10, 5).validate().is_err());
-        assert!(remote(3, 2, 5).validate().is_err());
-        assert!(remote(3, 10, 0).validate().is_err());
-        assert_eq!(remote(3, 10, 5).client_vectors(&Product).unwrap(), None);
+        let remote = |rows, max_rows| Holders::Remote { rows, max_rows };
+        assert!(remote(&[3, 5, 2], 5).validate().is_ok());
+        assert!(remote(&[], 5).validate().is_err());
+        assert!(remote(&[3, 0, 2], 5).validate().is_err());
+        assert!(remote(&[3, 6, 2], 5).validate().is_err());
+        let held = remote(&[3, 5, 2], 5);
+        assert_eq!((held.clients(), held.records()), (3, 10));
+        let without_1 =
+            fixedpoint_shares::ClientSet::from_ids(3, &[ClientId(0), ClientId(2)]).unwrap();
+        assert_eq!(held.records_in(Some(&without_1)), 5);
+        assert_eq!(held.records_in(None), 10);
+        assert_eq!(held.client_vectors(&Product).unwrap(), None);
     }
 }

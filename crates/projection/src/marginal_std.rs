@@ -222,6 +222,8 @@ pub fn dp_marginal_std_held(
         }
     };
     let released = release_held(holders, &rule, published_rule, &noise, ctx, transport)?;
+    // The sum holds the rows of the clients that took part (all but ≤ T dropouts).
+    let n = holders.records_in(released.included.as_ref());
     let mut floored = 0;
     let mut std_of = |sum_sq: f64, count: f64| {
         let var = sum_sq / count;

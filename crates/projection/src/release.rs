@@ -101,6 +101,9 @@ pub struct Release {
     pub cost: RoundCost,
     /// Standard deviation of the noise in each coordinate of `sum`.
     pub noise_sd: Vec<f64>,
+    /// The clients whose vectors are in `sum` (a DCA round without some dropped clients);
+    /// `None` when every client's is.
+    pub included: Option<fixedpoint_shares::ClientSet>,
 }
 
 /// Gaussian σ for ρ-zCDP at L2 sensitivity Δ: Δ/sqrt(2ρ), nudged up by one part in 10¹² so that
@@ -251,6 +254,7 @@ pub fn release_sum_via(
                 sum,
                 cost,
                 noise_sd,
+                included: None,
             })
         }
     }
@@ -359,6 +363,7 @@ fn distributed(
     })?;
     Ok(Release {
         noise_sd: vec![release.noise_sigma_released; dim],
+        included: (release.n_included < release.n_clients).then_some(release.clients),
         sum: release.sum,
         cost: RoundCost::zcdp(rho_charged)?,
     })
