@@ -289,6 +289,9 @@ pub struct JobStatus {
     pub accepted: Vec<(usize, usize)>,
     /// Roster indices that refused, with their reasons.
     pub refused: Vec<(usize, String)>,
+    /// The nodes' public keys (hex, node order), read when the job was created: every round
+    /// of the job seals to these.
+    pub node_keys: Vec<String>,
     /// The rounds run so far, in order.
     pub rounds: Vec<JobRound>,
     /// The result, once done.

@@ -22,12 +22,14 @@ use crate::network_fit::release_of;
 use crate::spec::{Round, RoundSpec};
 use crate::{Error, Result};
 
-/// The status a new job starts with.
-pub fn initial_status(spec: &JobSpec) -> Result<JobStatus> {
+/// The status a new job starts with; `node_keys` (the nodes' keys when the job is created)
+/// are the keys of every round of the job.
+pub fn initial_status(spec: &JobSpec, node_keys: Vec<String>) -> Result<JobStatus> {
     Ok(JobStatus {
         id: spec.id(),
         state: "answering".into(),
         rho_reserved: spec.rho()?,
+        node_keys,
         ..JobStatus::default()
     })
 }
@@ -245,7 +247,11 @@ impl JobTransport {
     /// only then creates it.
     async fn new_round(&self, dca: &DcaRound<'_>, rule: &str, step: u64) -> Result<Round> {
         let params = dca.config.params();
-        let node_keys = self.agg.node_keys().await?;
+        let (_, status) = self
+            .agg
+            .job(&self.spec.id())?
+            .ok_or_else(|| Error::Job("the job disappeared".into()))?;
+        let node_keys = status.node_keys;
         let spec = RoundSpec {
             round: self.spec.round_number(step),
             n_clients: params.n_clients,

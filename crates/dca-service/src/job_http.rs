@@ -135,7 +135,9 @@ pub(crate) async fn create_job(
             spec.id()
         )));
     }
-    let status = crate::job_driver::initial_status(&spec)?;
+    // The job's rounds seal to the keys the nodes have now (all nodes must answer).
+    let node_keys = s.aggregator.node_keys().await?;
+    let status = crate::job_driver::initial_status(&spec, node_keys)?;
     let status_json = serde_json::to_vec(&status).map_err(|e| ApiError::internal(e.to_string()))?;
     let (id, created) = s.aggregator.create_job(&spec, &status_json)?;
     if created {

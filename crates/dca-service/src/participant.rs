@@ -362,6 +362,7 @@ impl Participant {
             client,
             &self.token,
             view.nodes.len(),
+            &view.status.node_keys,
         )?;
         let rho = crate::aggregator::round_rho(&round)?.ok_or_else(|| {
             Error::Job("round has no noise: NON-PRIVATE, this participant does not join".into())
@@ -492,6 +493,7 @@ impl Participant {
 /// accepted (its T, its nodes, its share mode, this participant's token in its place), that
 /// the rule is one of the learner's with the job's columns, and that the round's noise is
 /// calibrated for the rule's sensitivity.
+#[allow(clippy::too_many_arguments)]
 fn check_round(
     spec: &JobSpec,
     round: &Round,
@@ -500,6 +502,7 @@ fn check_round(
     client: u64,
     token: &SecretString,
     nodes: usize,
+    node_keys: &[String],
 ) -> Result<()> {
     let refuse = |m: String| Err(Error::Job(format!("round {}: {m}", job_round.id)));
     if round.id() != job_round.id {
@@ -528,6 +531,9 @@ fn check_round(
         return refuse(
             "its noise is not calibrated for the sensitivity of its rule (NON-PRIVATE)".into(),
         );
+    }
+    if s.node_keys != node_keys {
+        return refuse("its node keys are not the job's".into());
     }
     let mine = hex::encode(&token_hash(token.expose()));
     if s.client_token_sha256.get(client as usize) != Some(&mine) {

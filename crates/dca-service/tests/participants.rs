@@ -404,3 +404,172 @@ async fn up_to_t_silent_participants_are_dropouts_one_more_aborts_the_job() {
     .await
     .expect("test exceeded its time limit");
 }
+
+/// A participant killed (`kill -9`) after it sealed its shares and before every node had
+/// them (node 2 is down), restarted after node 2 is back: it sends the very same shares (the
+/// nodes that already hold them answer "already stored", never a conflict), pays each round
+/// once, and the job releases the in-process pipeline's numbers over all four participants.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_participant_killed_between_sealing_and_uploading_sends_the_same_shares() {
+    tokio::time::timeout(LIMIT, async {
+        let mut cluster = Cluster::start("job-kill", 3);
+        let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let (header, rows) = diabetes();
+        let spec = job_spec(4, 1, 1, 120_000);
+        let id = create_job(&cluster, &aggregator.url, &spec).await;
+        // Node 2 goes down once the job has its keys.
+        let node2_addr = cluster.nodes[2].addr.clone();
+        cluster.nodes[2].kill9();
+        let dirs: Vec<PathBuf> = (0..4)
+            .map(|i| participant_files(&cluster.dir, i, &header, &rows[i..i + 1], POLICY))
+            .collect();
+        let mut others: Vec<ParticipantProcess> = dirs[1..]
+            .iter()
+            .map(|d| ParticipantProcess::start(&cluster, &aggregator.url, d, &id))
+            .collect();
+        let victim = ParticipantProcess::start(&cluster, &aggregator.url, &dirs[0], &id);
+        // Its round-1 shares are sealed and on disk; node 2 cannot have them.
+        let attempts = dirs[0].join("state/attempts");
+        let start = Instant::now();
+        while !std::fs::read_dir(&attempts)
+            .map(|d| {
+                d.flatten()
+                    .any(|e| !e.file_name().to_string_lossy().ends_with(".tmp"))
+            })
+            .unwrap_or(false)
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "no sealed attempt"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        drop(victim); // kill -9
+        let round_dir = std::fs::read_dir(&attempts)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| !p.to_string_lossy().ends_with(".tmp"))
+            .unwrap();
+        let sealed_before: Vec<Vec<u8>> = (0..3)
+            .map(|k| std::fs::read(round_dir.join(format!("node-{k}.sealed"))).unwrap())
+            .collect();
+        let data = cluster.nodes[2].data_dir.clone();
+        cluster.nodes[2] = NodeProcess::start(&cluster.certs, 2, &data, &node2_addr);
+        others.push(ParticipantProcess::start(
+            &cluster,
+            &aggregator.url,
+            &dirs[0],
+            &id,
+        ));
+        let view = wait_for_end(&cluster, &aggregator.url, &id).await;
+        for p in others {
+            let (ok, out) = p.finish(Duration::from_secs(60));
+            assert!(ok && !out.contains("did not"), "{out}");
+        }
+        assert_same_fit(&view, &in_process(&spec, &dirs));
+        // The restarted participant kept the shares it had sealed, and paid each round once:
+        // its ledger's charges are the aggregator's.
+        for (k, before) in sealed_before.iter().enumerate() {
+            let now = std::fs::read(round_dir.join(format!("node-{k}.sealed"))).unwrap();
+            assert_eq!(&now, before);
+        }
+        let ledger: dca_service::participant::Ledger =
+            serde_json::from_slice(&std::fs::read(dirs[0].join("state/ledger.json")).unwrap())
+                .unwrap();
+        let job = &ledger.jobs[&id];
+        assert_eq!(job.rounds.len(), 2);
+        let paid: f64 = job.rounds.values().map(|r| r.rho).sum();
+        assert!(
+            (paid - view.status.rho_spent).abs() <= 1e-12 * paid,
+            "{paid} vs {}",
+            view.status.rho_spent
+        );
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
+/// What a participant refuses, and how it says so: a data file with a non-numeric cell (it
+/// stops at start, naming file, line and column, and answers nothing); a job reading a column
+/// its file lacks, and a job beyond its total ε (it refuses with the reason, which the analyst
+/// reads and its log says); the job goes on without them while at most T refuse.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn participants_refuse_bad_files_unknown_columns_and_jobs_beyond_their_budget() {
+    tokio::time::timeout(LIMIT, async {
+        let cluster = Cluster::start("job-refusals", 3);
+        let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let (header, rows) = diabetes();
+        let spec = job_spec(6, 2, 1, 120_000);
+        let id = create_job(&cluster, &aggregator.url, &spec).await;
+        let dirs: Vec<PathBuf> = (0..6)
+            .map(|i| {
+                let policy = if i == 5 {
+                    POLICY.replace("total_epsilon = 10.0", "total_epsilon = 1.5")
+                } else {
+                    POLICY.to_string()
+                };
+                participant_files(&cluster.dir, i, &header, &rows[i..i + 1], &policy)
+            })
+            .collect();
+        // Participant 0's file has a word where a number belongs.
+        let bad = format!("{header}\n{}\n", rows[0].replacen("59", "fifty-nine", 1));
+        std::fs::write(dirs[0].join("rows.csv"), bad).unwrap();
+        // Participant 1's file has no `bmi` column.
+        let no_bmi: String = std::fs::read_to_string(dirs[1].join("rows.csv"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let mut f: Vec<&str> = l.split(',').collect();
+                f.remove(2);
+                format!("{}\n", f.join(","))
+            })
+            .collect();
+        std::fs::write(dirs[1].join("rows.csv"), no_bmi).unwrap();
+        let (ok, out) = ParticipantProcess::start(&cluster, &aggregator.url, &dirs[0], &id)
+            .finish(Duration::from_secs(60));
+        assert!(
+            !ok && out.is_empty(),
+            "a bad file stops the participant before anything: {out}"
+        );
+        let processes: Vec<ParticipantProcess> = dirs[1..]
+            .iter()
+            .map(|d| ParticipantProcess::start(&cluster, &aggregator.url, d, &id))
+            .collect();
+        let view = wait_for_end(&cluster, &aggregator.url, &id).await;
+        for p in processes {
+            let (ok, out) = p.finish(Duration::from_secs(60));
+            assert!(ok, "{out}");
+        }
+        assert_eq!(view.status.state, "done", "{:?}", view.status.reason);
+        // Participant 0 never answered (it stopped at start), participant 1 refused.
+        let refused: Vec<usize> = view.status.refused.iter().map(|(i, _)| *i).collect();
+        assert_eq!(refused, vec![0, 1]);
+        assert!(view.status.refused[0].1.contains("no answer"));
+        assert!(
+            view.status.refused[1].1.contains("\"bmi\""),
+            "{:?}",
+            view.status.refused
+        );
+        assert!(
+            !dirs[0].join("state").exists(),
+            "nothing written for a bad file"
+        );
+        assert_same_fit(&view, &in_process(&spec, &dirs[2..]));
+
+        // Participant 5 spent ε = 1 of its 1.5: a second job of ε = 1 is refused.
+        let second = JobSpec {
+            answer_window_ms: 2_000,
+            ..job_spec(6, 4, 1, 120_000)
+        };
+        let id2 = create_job(&cluster, &aggregator.url, &second).await;
+        let (ok, out) = ParticipantProcess::start(&cluster, &aggregator.url, &dirs[5], &id2)
+            .finish(Duration::from_secs(120));
+        assert!(!ok, "the second job did not run: {out}");
+        let view = job_view(&cluster, &aggregator.url, &id2).await;
+        let (_, why) = view.status.refused.iter().find(|(i, _)| *i == 5).unwrap();
+        assert!(why.contains("budget exhausted"), "{why}");
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
