@@ -20,6 +20,9 @@ use crate::{Error, Result};
 /// A round's state as recorded, with its detail (the abort reason or the release's JSON).
 pub(crate) type RecordedState = (String, Option<String>);
 
+/// A job as recorded: id, spec JSON, status JSON.
+pub(crate) type RecordedJob = (String, Vec<u8>, Vec<u8>);
+
 pub(crate) struct AggregatorStore {
     conn: Mutex<Connection>,
 }
@@ -286,7 +289,7 @@ impl AggregatorStore {
     }
 
     /// Every job's id, spec and status, oldest first, checked.
-    pub fn jobs(&self) -> Result<Vec<(String, Vec<u8>, Vec<u8>)>> {
+    pub fn jobs(&self) -> Result<Vec<RecordedJob>> {
         let conn = self.conn()?;
         let mut stmt = conn.prepare("SELECT id, spec, status, sha256 FROM jobs ORDER BY rowid")?;
         let rows = stmt.query_map([], |r| {

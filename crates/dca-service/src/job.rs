@@ -187,7 +187,9 @@ impl JobSpec {
         let names: Vec<String> = self.features.iter().map(|c| c.name.clone()).collect();
         let clipped = bounds
             .scale(&mut x, &names, 5.0)
-            .and_then(|c| Ok(c + bounds.scale(&mut y, &[self.target.name.clone()], 5.0)?))
+            .and_then(|c| {
+                Ok(c + bounds.scale(&mut y, std::slice::from_ref(&self.target.name), 5.0)?)
+            })
             .map_err(|e| Error::InvalidSpec(format!("job's public bounds: {e}")))?;
         Ok((x, y, clipped))
     }
@@ -364,7 +366,8 @@ mod tests {
     #[test]
     fn a_valid_spec_passes_and_each_bad_field_is_named() {
         spec().validate().unwrap();
-        let cases: Vec<(&str, Box<dyn Fn(&mut JobSpec)>)> = vec![
+        type Change = Box<dyn Fn(&mut JobSpec)>;
+        let cases: Vec<(&str, Change)> = vec![
             ("kind", Box::new(|s| s.kind = "train".into())),
             ("feature", Box::new(|s| s.features.clear())),
             ("bounds", Box::new(|s| s.features[0].hi = -2.0)),

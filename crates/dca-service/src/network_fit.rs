@@ -242,7 +242,7 @@ impl NetworkTransport {
         }
 
         let published = self.await_release(&id).await?;
-        let release = release_of(&published, &config)?;
+        let release = release_of(&published, config)?;
         self.releases.push(published);
         Ok(release)
     }
