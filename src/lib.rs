@@ -114,6 +114,9 @@ mod book {
     #[doc = include_str!("../docs/src/services/http-api.md")]
     pub struct ServicesHttpApi;
 
+    #[doc = include_str!("../docs/src/services/jobs.md")]
+    pub struct ServicesJobs;
+
     #[doc = include_str!("../docs/src/services/networked-round.md")]
     pub struct ServicesNetworkedRound;
 
