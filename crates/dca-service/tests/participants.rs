@@ -573,3 +573,54 @@ async fn participants_refuse_bad_files_unknown_columns_and_jobs_beyond_their_bud
     .await
     .expect("test exceeded its time limit");
 }
+
+/// The aggregator killed (`kill -9`) while a job's first round is open (node 2 is down, so the
+/// round cannot complete), restarted on its address: it resumes the job from its store — the
+/// recorded round is taken as recorded, not planned again — and once node 2 is back the job
+/// releases exactly what the in-process pipeline releases, each round once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_survives_an_aggregator_restart_in_the_middle_of_a_round() {
+    tokio::time::timeout(LIMIT, async {
+        let mut cluster = Cluster::start("job-agg-restart", 3);
+        let mut aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let addr = aggregator.url.trim_start_matches("https://").to_string();
+        let (header, rows) = diabetes();
+        let spec = job_spec(4, 1, 1, 120_000);
+        let id = create_job(&cluster, &aggregator.url, &spec).await;
+        let node2_addr = cluster.nodes[2].addr.clone();
+        cluster.nodes[2].kill9();
+        let dirs: Vec<PathBuf> = (0..4)
+            .map(|i| participant_files(&cluster.dir, i, &header, &rows[i..i + 1], POLICY))
+            .collect();
+        let processes: Vec<ParticipantProcess> = dirs
+            .iter()
+            .map(|d| ParticipantProcess::start(&cluster, &aggregator.url, d, &id))
+            .collect();
+        let start = Instant::now();
+        let first_round = loop {
+            let view = job_view(&cluster, &aggregator.url, &id).await;
+            if let Some(r) = view.status.rounds.first() {
+                break r.id.clone();
+            }
+            assert!(start.elapsed() < Duration::from_secs(120), "no round");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        aggregator.child.kill().unwrap();
+        aggregator.child.wait().unwrap();
+        aggregator = AggregatorProcess::start_on(&cluster, "aggregator.sqlite", 10.0, &addr);
+        let data = cluster.nodes[2].data_dir.clone();
+        cluster.nodes[2] = NodeProcess::start(&cluster.certs, 2, &data, &node2_addr);
+        let view = wait_for_end(&cluster, &aggregator.url, &id).await;
+        for p in processes {
+            let (ok, out) = p.finish(Duration::from_secs(60));
+            assert!(ok && !out.contains("did not"), "{out}");
+        }
+        assert_eq!(
+            view.status.rounds[0].id, first_round,
+            "round 1 was not planned again"
+        );
+        assert_same_fit(&view, &in_process(&spec, &dirs));
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
