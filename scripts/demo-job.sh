@@ -34,7 +34,7 @@ roster=()
 for h in "${!sizes[@]}"; do
   dir="$work/hospital$h"
   mkdir -p "$dir"
-  { echo "$header"; tail -n "+$first" examples/data/diabetes.csv | head -n "${sizes[$h]}"; } > "$dir/rows.csv"
+  { echo "$header"; sed -n "${first},$((first + sizes[h] - 1))p" examples/data/diabetes.csv; } > "$dir/rows.csv"
   first=$((first + sizes[h]))
   head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$dir/token"
   roster+=("\"$(sha256sum < "$dir/token" | cut -d' ' -f1)\"")
