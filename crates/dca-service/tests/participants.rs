@@ -624,3 +624,75 @@ async fn a_job_survives_an_aggregator_restart_in_the_middle_of_a_round() {
     .await
     .expect("test exceeded its time limit");
 }
+
+/// The aggregator reserves a job's whole budget when the job is created: a second job the rest
+/// of the budget cannot pay for is refused (403) before any round; cancelling the first (which
+/// ran no round) returns its reservation, and the second job is then accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it() {
+    tokio::time::timeout(LIMIT, async {
+        let cluster = Cluster::start("job-budget", 3);
+        // ε = 1.2 at δ = 1e-4: one job of (1, 1e-5) fits (ρ ≈ 0.0229 → ε ≈ 0.94), two do not
+        // (2ρ → ε ≈ 1.34).
+        let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 1.2);
+        let first = job_spec(4, 1, 1, 120_000);
+        let id = create_job(&cluster, &aggregator.url, &first).await;
+        let second = JobSpec {
+            created_unix_ms: first.created_unix_ms + 1,
+            ..first.clone()
+        };
+        let put = |spec: &JobSpec| {
+            cluster
+                .http
+                .put(format!("{}/jobs/{}", aggregator.url, spec.id()))
+                .bearer_auth(ANALYST_TOKEN)
+                .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
+                .body(spec.canonical_json())
+                .send()
+        };
+        let refused = put(&second).await.unwrap();
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+        assert!(refused.text().await.unwrap().contains("budget-exhausted"));
+        // The same job again changes nothing (200, no second reservation).
+        assert_eq!(put(&first).await.unwrap().status(), StatusCode::OK);
+        let cancel = cluster
+            .http
+            .post(format!("{}/jobs/{id}/cancel", aggregator.url))
+            .bearer_auth(ANALYST_TOKEN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(cancel.status(), StatusCode::OK);
+        let view = job_view(&cluster, &aggregator.url, &id).await;
+        assert_eq!(view.status.state, "cancelled");
+        assert_eq!(view.status.rho_spent, 0.0);
+        let again = cluster
+            .http
+            .post(format!("{}/jobs/{id}/cancel", aggregator.url))
+            .bearer_auth(ANALYST_TOKEN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(again.status(), StatusCode::CONFLICT);
+        assert_eq!(put(&second).await.unwrap().status(), StatusCode::CREATED);
+        // A stranger's token sees no job; a participant cannot cancel.
+        let stranger = cluster
+            .http
+            .get(format!("{}/jobs/{id}", aggregator.url))
+            .bearer_auth("not-on-any-roster")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stranger.status(), StatusCode::NOT_FOUND);
+        let participant_cancel = cluster
+            .http
+            .post(format!("{}/jobs/{}/cancel", aggregator.url, second.id()))
+            .bearer_auth(participant_token(0))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(participant_cancel.status(), StatusCode::FORBIDDEN);
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
