@@ -105,6 +105,9 @@ mod book {
     #[doc = include_str!("../docs/src/results/privacy-audit.md")]
     pub struct ResultsPrivacyAudit;
 
+    #[doc = include_str!("../docs/src/results/jobs.md")]
+    pub struct ResultsJobs;
+
     #[doc = include_str!("../docs/src/results/stacking.md")]
     pub struct ResultsStacking;
 
