@@ -12,7 +12,8 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use blr::silo::RecordSum;
+use blr::data::CsvSchema;
+use blr::silo::{RecordSum, sum_csv};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 
@@ -128,8 +129,32 @@ fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn csv_sum(_path: &str) -> Result<(Vec<f64>, usize, usize), String> {
-    Err("not yet".into())
+/// Streams `path` (inputs: every column but `y`) through `blr::silo::sum_csv`.
+fn csv_sum(path: &str) -> Result<(Vec<f64>, usize, usize), String> {
+    let header = std::fs::File::open(path)
+        .and_then(|f| {
+            let mut line = String::new();
+            std::io::BufRead::read_line(&mut std::io::BufReader::new(f), &mut line)?;
+            Ok(line)
+        })
+        .map_err(|e| format!("{path}: {e}"))?;
+    let x: Vec<String> = header
+        .trim_end()
+        .split(',')
+        .filter(|c| *c != "y")
+        .map(str::to_string)
+        .collect();
+    let d = x.len();
+    let schema = CsvSchema { x, y: "y".into() };
+    let (flat, rows) = sum_csv(
+        std::path::Path::new(path),
+        &schema,
+        true,
+        None,
+        blr::silo::CSV_CHUNK_ROWS,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok((flat, rows, d))
 }
 
 fn main() -> ExitCode {

@@ -27,7 +27,8 @@ use faer::{Accum, Mat, Par};
 use projection::clip::clip;
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
+use crate::data::{CsvChunks, CsvSchema};
+use crate::error::{CsvError, Error, Result};
 use crate::stats::SuffStats;
 
 /// Rows per block: the unit of the fixed summation order.
@@ -283,6 +284,56 @@ impl RecordSum {
     }
 }
 
+/// Rows per chunk of [`sum_csv`]: enough lines for the parsing threads to share (a few MB of
+/// text at d = 100), few enough that the chunk is a bounded buffer.
+pub const CSV_CHUNK_ROWS: usize = 8192;
+
+/// A participant's contribution from its CSV file: the flat statistics sum (layout of
+/// [`SuffStats::to_flat`]) over every row, each projected first when `projection` is given, and
+/// the number of rows. The file is streamed in chunks of `chunk_rows` rows (memory bounded by
+/// the chunk and d², not the file); the sum is returned only after the whole file has been read
+/// and checked, so a bad file yields an error and nothing else.
+///
+/// # Errors
+/// Everything [`CsvChunks`] reports (file, line and column named), a file without data rows,
+/// and [`RecordSum`]'s errors.
+pub fn sum_csv(
+    path: &std::path::Path,
+    schema: &CsvSchema,
+    with_yy: bool,
+    projection: Option<(&[f64], f64)>,
+    chunk_rows: usize,
+) -> Result<(Vec<f64>, usize)> {
+    let mut chunks = CsvChunks::open(path, schema, chunk_rows)?;
+    sum_chunks(
+        &mut chunks,
+        with_yy,
+        projection,
+        &path.display().to_string(),
+    )
+}
+
+/// [`sum_csv`] over an opened reader (`file` names it in messages).
+pub fn sum_chunks<R: std::io::BufRead>(
+    chunks: &mut CsvChunks<R>,
+    with_yy: bool,
+    projection: Option<(&[f64], f64)>,
+    file: &str,
+) -> Result<(Vec<f64>, usize)> {
+    let mut sum = RecordSum::new(chunks.d(), with_yy, projection)?;
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    while chunks.next_chunk(&mut x, &mut y)? > 0 {
+        sum.push_rows(&x, &y)?;
+    }
+    if sum.rows() == 0 {
+        return Err(Error::Csv(CsvError::InFile {
+            file: file.to_string(),
+            error: Box::new(CsvError::NoRows),
+        }));
+    }
+    sum.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -460,6 +511,123 @@ mod tests {
         // Zero rows: zeros and a count of 0.
         let s = RecordSum::new(2, true, None).unwrap();
         assert_eq!(s.finish().unwrap(), (vec![0.0; 6], 0));
+    }
+
+    fn schema(x: &[&str], y: &str) -> CsvSchema {
+        CsvSchema {
+            x: x.iter().map(|s| s.to_string()).collect(),
+            y: y.to_string(),
+        }
+    }
+
+    fn sum_text(text: &str, sch: &CsvSchema, chunk: usize) -> Result<(Vec<f64>, usize)> {
+        let mut c = CsvChunks::from_reader(text.as_bytes(), "rows.csv", sch, chunk)?;
+        sum_chunks(&mut c, true, Some((&[2.0, 2.0], 3.0)), "rows.csv")
+    }
+
+    #[test]
+    fn csv_rows_are_streamed_by_name_and_projected() {
+        // Columns in another order than the schema, an unused text column, CRLF, a blank line.
+        let text = "id,y,b,a\r\nP1,5,-1,1\r\n\r\nP2,-1,0.5,3\n";
+        let sch = schema(&["a", "b"], "y");
+        // Clipped rows (a, b | y): (1, -1 | 3), (2, 0.5 | -1).
+        let want = vec![
+            1.0 + 4.0,
+            -1.0 + 1.0,
+            1.0 + 0.25,
+            3.0 - 2.0,
+            -3.0 - 0.5,
+            9.0 + 1.0,
+        ];
+        for chunk in [1, 2, 100] {
+            assert_eq!(sum_text(text, &sch, chunk).unwrap(), (want.clone(), 2));
+        }
+        // The same rows from a file on disk, and through Table for a cross-check.
+        let path = std::env::temp_dir().join(format!("dpdist-silo-{}.csv", std::process::id()));
+        std::fs::write(&path, "a,b,y\n1,-1,5\n3,0.5,-1\n").unwrap();
+        let got = sum_csv(&path, &sch, true, Some((&[2.0, 2.0], 3.0)), 7);
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(got.unwrap(), (want, 2));
+    }
+
+    #[test]
+    fn bad_csv_files_name_file_line_and_column_and_yield_nothing() {
+        let sch = schema(&["a", "b"], "y");
+        let msg = |text: &str| sum_text(text, &sch, 2).unwrap_err().to_string();
+        // Errors in a late chunk still fail the whole file (nothing summed is returned).
+        let good = "a,b,y\n1,2,3\n4,5,6\n7,8,9\n";
+        let cases = [
+            (
+                format!("{good}1,,3\n"),
+                "rows.csv: line 5, column 2 ('b'): missing value",
+            ),
+            (
+                format!("{good}1,x,3\n"),
+                "rows.csv: line 5, column 2 ('b'): 'x' is not a number",
+            ),
+            (
+                format!("{good}1,2,NaN\n"),
+                "rows.csv: line 5, column 3 ('y'): NaN is not finite",
+            ),
+            (
+                format!("{good}1,2,inf\n"),
+                "rows.csv: line 5, column 3 ('y'): inf is not finite",
+            ),
+            (
+                format!("{good}1,2\n"),
+                "rows.csv: line 5 has 2 cells, the header has 3",
+            ),
+            (format!("{good}1,2,3,4\n"), "rows.csv: line 5 has 4 cells"),
+            (
+                "a,b,y\n".to_string(),
+                "rows.csv: the file has a header but zero data rows",
+            ),
+            (String::new(), "rows.csv: the file is empty"),
+            (
+                "a,b,z\n1,2,3\n".to_string(),
+                "rows.csv: no column named 'y'",
+            ),
+            (
+                "a,a,y\n1,2,3\n".to_string(),
+                "rows.csv: column name 'a' appears twice",
+            ),
+        ];
+        for (text, want) in cases {
+            let got = msg(&text);
+            assert!(got.contains(want), "{text:?}: {got}");
+        }
+        // The first bad line in file order is the one reported, whatever the parallel parse did.
+        let many: String = std::iter::once("a,b,y\n".to_string())
+            .chain((0..500).map(|i| {
+                if i == 300 || i == 400 {
+                    "1,q,1\n".into()
+                } else {
+                    "1,2,3\n".into()
+                }
+            }))
+            .collect();
+        assert!(
+            sum_text(&many, &sch, 1000)
+                .unwrap_err()
+                .to_string()
+                .contains("line 302,")
+        );
+        let e = sum_text(good, &schema(&["a", "y"], "y"), 2).unwrap_err();
+        assert!(e.to_string().contains("names column 'y' twice"), "{e}");
+        let e = sum_text(good, &schema(&["a", "nope"], "y"), 2).unwrap_err();
+        assert!(e.to_string().contains("no column named 'nope'"), "{e}");
+        let e = sum_csv(
+            std::path::Path::new("/nonexistent/rows.csv"),
+            &sch,
+            true,
+            None,
+            8,
+        );
+        assert!(
+            e.unwrap_err()
+                .to_string()
+                .contains("/nonexistent/rows.csv: read failed")
+        );
     }
 
     #[test]
