@@ -151,7 +151,7 @@ fn csv_sum(path: &str) -> Result<(Vec<f64>, usize, usize), String> {
         &schema,
         true,
         None,
-        blr::silo::CSV_CHUNK_ROWS,
+        blr::silo::csv_chunk_rows(d),
     )
     .map_err(|e| e.to_string())?;
     Ok((flat, rows, d))

@@ -148,47 +148,30 @@ impl RecordSum {
                 got: x.len(),
             });
         }
-        let blocks_at_once = rayon::current_num_threads().max(1);
-        for (i, (row, &t)) in x.chunks_exact(d).zip(y).enumerate() {
-            if let Some(j) = row.iter().chain([&t]).position(|v| !v.is_finite()) {
+        // The group holds at least the blocks already pending, should the pool have shrunk
+        // since the last call: a flush then still falls on a block boundary.
+        let group = rayon::current_num_threads()
+            .max(1)
+            .max(self.pending.div_ceil(self.block));
+        while self.buffers.len() < group {
+            self.buffers.push(Mat::zeros(d + 1, self.block));
+            self.grams.push(Mat::zeros(d + 1, d + 1));
+        }
+        let rows = y.len();
+        let mut done = 0;
+        while done < rows {
+            let take = (group * self.block - self.pending).min(rows - done);
+            let (xs, ys) = (&x[done * d..(done + take) * d], &y[done..done + take]);
+            if let Err(e) = self.fill(xs, ys, done) {
                 self.poisoned = true;
-                let value = if j < d { row[j] } else { t };
-                return Err(Error::Projection(projection::Error::NonFinite {
-                    what: if j < d { "x chunk" } else { "y chunk" },
-                    row: i,
-                    column: if j < d { j } else { 0 },
-                    value,
-                }));
+                return Err(e);
             }
-            let (b, col) = (self.pending / self.block, self.pending % self.block);
-            if b == self.buffers.len() {
-                self.buffers.push(Mat::zeros(d + 1, self.block));
-                self.grams.push(Mat::zeros(d + 1, d + 1));
-            }
-            let dst = self.buffers[b]
-                .col_mut(col)
-                .try_as_col_major_mut()
-                .expect("faer columns of an owned Mat are contiguous")
-                .as_slice_mut();
-            match &self.bounds {
-                None => {
-                    dst[..d].copy_from_slice(row);
-                    dst[d] = t;
-                }
-                Some((bx, by)) => {
-                    for ((o, &v), &b) in dst[..d].iter_mut().zip(row).zip(bx) {
-                        *o = clip(v, b);
-                    }
-                    dst[d] = clip(t, *by);
-                }
-            }
-            self.pending += 1;
-            self.rows += 1;
+            self.pending += take;
+            self.rows += take;
+            done += take;
             // Flushing only at block boundaries keeps the blocks fixed runs of rows from the
             // first one, whatever the pool's size was at each call.
-            if self.pending.is_multiple_of(self.block)
-                && self.pending / self.block >= blocks_at_once
-            {
+            if self.pending == group * self.block {
                 self.flush();
             }
         }
@@ -233,6 +216,61 @@ impl RecordSum {
             });
         }
         Ok(())
+    }
+
+    /// Projects `x`, `y` (rows that fit the pending group) into the buffers after the pending
+    /// rows, every buffer on its own thread: at n = 10⁶, d = 100 this was 1.24× faster than the
+    /// copy on the calling thread (median of 7 interleaved pairs of `silo_gram memory 1000000
+    /// 100 3`, 0.51 against 0.60 s, load ≈ 4). Errors name the first bad row, counted from the
+    /// caller's chunk (`x` starts at its row `offset`).
+    fn fill(&mut self, x: &[f64], y: &[f64], offset: usize) -> Result<()> {
+        let (d, block, pending) = (self.d, self.block, self.pending);
+        let (first, last) = (pending / block, (pending + y.len()).div_ceil(block));
+        let bounds = self.bounds.as_ref();
+        let bad = self.buffers[first..last]
+            .par_iter_mut()
+            .enumerate()
+            .map(|(k, buf)| {
+                let b = first + k;
+                // This buffer's columns [c0, c1) take the chunk's rows [r0, r0 + c1 − c0).
+                let c0 = if b == first { pending % block } else { 0 };
+                let r0 = (b * block + c0) - pending;
+                let c1 = block.min(c0 + y.len() - r0);
+                for (c, r) in (c0..c1).zip(r0..) {
+                    let (row, t) = (&x[r * d..(r + 1) * d], y[r]);
+                    if let Some(j) = row.iter().chain([&t]).position(|v| !v.is_finite()) {
+                        return Err((r, j));
+                    }
+                    let dst = buf
+                        .col_mut(c)
+                        .try_as_col_major_mut()
+                        .expect("faer columns of an owned Mat are contiguous")
+                        .as_slice_mut();
+                    match bounds {
+                        None => {
+                            dst[..d].copy_from_slice(row);
+                            dst[d] = t;
+                        }
+                        Some((bx, by)) => {
+                            for ((o, &v), &b) in dst[..d].iter_mut().zip(row).zip(bx) {
+                                *o = clip(v, b);
+                            }
+                            dst[d] = clip(t, *by);
+                        }
+                    }
+                }
+                Ok(())
+            })
+            .find_first(|r| r.is_err());
+        match bad {
+            Some(Err((r, j))) => Err(Error::Projection(projection::Error::NonFinite {
+                what: if j < d { "x chunk" } else { "y chunk" },
+                row: offset + r,
+                column: if j < d { j } else { 0 },
+                value: if j < d { x[r * d + j] } else { y[r] },
+            })),
+            _ => Ok(()),
+        }
     }
 
     /// Adds the pending rows' Grams to the accumulator, block by block in row order.
@@ -286,9 +324,12 @@ impl RecordSum {
     }
 }
 
-/// Rows per chunk of [`sum_csv`]: enough lines for the parsing threads to share (a few MB of
-/// text at d = 100), few enough that the chunk is a bounded buffer.
-pub const CSV_CHUNK_ROWS: usize = 8192;
+/// Rows per CSV chunk for `d` inputs: about 2²⁰ parsed values (8 MB, and about 20 MB of text
+/// at 17 digits a value), at most 8192 rows: enough lines for the parsing threads to share, a
+/// bounded buffer whatever the file's length. The sum does not depend on it.
+pub fn csv_chunk_rows(d: usize) -> usize {
+    ((1 << 20) / (d + 1)).clamp(64, 8192)
+}
 
 /// A participant's contribution from its CSV file: the flat statistics sum (layout of
 /// [`SuffStats::to_flat`]) over every row, each projected first when `projection` is given, and
@@ -485,6 +526,27 @@ mod tests {
                 assert!(same && got.1 == n, "threads {threads}, chunk {chunk}");
             }
         }
+        // The pool changing size between calls (3, 1, 2, … threads) changes nothing either.
+        let pools: Vec<_> = [3, 1, 2]
+            .iter()
+            .map(|&t| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(t)
+                    .build()
+                    .unwrap()
+            })
+            .collect();
+        let mut s = RecordSum::new(d, true, None).unwrap();
+        for (i, (xc, yc)) in x.chunks(1_234 * d).zip(y.chunks(1_234)).enumerate() {
+            pools[i % 3].install(|| s.push_rows(xc, yc)).unwrap();
+        }
+        let got = s.finish().unwrap();
+        assert!(
+            got.0
+                .iter()
+                .zip(&reference.0)
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+        );
     }
 
     #[test]
@@ -501,6 +563,16 @@ mod tests {
             .push_rows(&[1.0, 2.0, 3.0, f64::NAN], &[1.0, 2.0])
             .unwrap_err();
         assert!(e.to_string().contains("row 1, column 1"), "{e}");
+        // A bad row far into a large chunk is named by its row in that chunk.
+        let mut big = RecordSum::new(2, true, None).unwrap();
+        let n = 5 * block_rows(2) + 9;
+        let (mut x, y) = (vec![0.5; 2 * n], vec![0.5; n]);
+        x[2 * (n - 4)] = f64::INFINITY;
+        let e = big.push_rows(&x, &y).unwrap_err();
+        assert!(
+            e.to_string().contains(&format!("row {}, column 0", n - 4)),
+            "{e}"
+        );
         assert!(s.push_rows(&[1.0, 2.0], &[1.0]).is_err());
         assert!(
             s.finish().is_err(),
