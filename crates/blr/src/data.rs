@@ -278,6 +278,11 @@ impl<R: std::io::BufRead> CsvChunks<R> {
         })
     }
 
+    /// The source as named in error messages.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
     /// The header's column names.
     pub fn names(&self) -> &[String] {
         &self.names

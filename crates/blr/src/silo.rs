@@ -348,20 +348,14 @@ pub fn sum_csv(
     chunk_rows: usize,
 ) -> Result<(Vec<f64>, usize)> {
     let mut chunks = CsvChunks::open(path, schema, chunk_rows)?;
-    sum_chunks(
-        &mut chunks,
-        with_yy,
-        projection,
-        &path.display().to_string(),
-    )
+    sum_chunks(&mut chunks, with_yy, projection)
 }
 
-/// [`sum_csv`] over an opened reader (`file` names it in messages).
+/// [`sum_csv`] over an opened reader.
 pub fn sum_chunks<R: std::io::BufRead>(
     chunks: &mut CsvChunks<R>,
     with_yy: bool,
     projection: Option<(&[f64], f64)>,
-    file: &str,
 ) -> Result<(Vec<f64>, usize)> {
     let mut sum = RecordSum::new(chunks.d(), with_yy, projection)?;
     let (mut x, mut y) = (Vec::new(), Vec::new());
@@ -370,7 +364,7 @@ pub fn sum_chunks<R: std::io::BufRead>(
     }
     if sum.rows() == 0 {
         return Err(Error::Csv(CsvError::InFile {
-            file: file.to_string(),
+            file: chunks.file().to_string(),
             error: Box::new(CsvError::NoRows),
         }));
     }
@@ -596,7 +590,7 @@ mod tests {
 
     fn sum_text(text: &str, sch: &CsvSchema, chunk: usize) -> Result<(Vec<f64>, usize)> {
         let mut c = CsvChunks::from_reader(text.as_bytes(), "rows.csv", sch, chunk)?;
-        sum_chunks(&mut c, true, Some((&[2.0, 2.0], 3.0)), "rows.csv")
+        sum_chunks(&mut c, true, Some((&[2.0, 2.0], 3.0)))
     }
 
     #[test]
