@@ -684,6 +684,27 @@ mod tests {
         assert!(e.to_string().contains("names column 'y' twice"), "{e}");
         let e = sum_text(good, &schema(&["a", "nope"], "y"), 2).unwrap_err();
         assert!(e.to_string().contains("no column named 'nope'"), "{e}");
+        // A read error after good chunks (the reader runs a chunk ahead of the parser) is still
+        // an error of the whole file.
+        struct FailsAfter(&'static [u8]);
+        impl std::io::Read for FailsAfter {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                if self.0.is_empty() {
+                    return Err(std::io::Error::other("disk on fire"));
+                }
+                let n = buf.len().min(self.0.len()).min(4);
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let text = b"a,b,y\n1,2,3\n4,5,6\n7,8,9\n";
+        let reader = std::io::BufReader::with_capacity(4, FailsAfter(text));
+        let mut c = CsvChunks::from_reader(reader, "rows.csv", &sch, 1).unwrap();
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        assert_eq!(c.next_chunk(&mut x, &mut y).unwrap(), 1);
+        let e = sum_chunks(&mut c, true, None).unwrap_err().to_string();
+        assert!(e.contains("rows.csv: read failed: disk on fire"), "{e}");
         let e = sum_csv(
             std::path::Path::new("/nonexistent/rows.csv"),
             &sch,
