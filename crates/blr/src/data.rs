@@ -480,6 +480,64 @@ mod tests {
     }
 
     #[test]
+    fn streamed_chunks_read_what_the_whole_file_reader_reads() {
+        // Generated tables (integers, decimals, exponents, quotes, CRLF, blank lines) read by
+        // `Table` and by `CsvChunks` in several chunk sizes give the same inputs and targets.
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for case in 0..20 {
+            let (rows, cols) = (1 + next() as usize % 40, 2 + next() as usize % 5);
+            let names: Vec<String> = (0..cols).map(|j| format!("c{j}")).collect();
+            let mut text = names.join(",") + "\n";
+            for _ in 0..rows {
+                let cells: Vec<String> = (0..cols)
+                    .map(|_| match next() % 4 {
+                        0 => format!("{}", next() as i64 % 1000),
+                        1 => format!("{:.17e}", (next() % 100_000) as f64 / 7.0 - 5000.0),
+                        2 => format!("\"{}\"", (next() % 1000) as f64 / 8.0),
+                        _ => format!(" {} ", -((next() % 97) as f64) / 3.0),
+                    })
+                    .collect();
+                text += &cells.join(",");
+                text += if next() % 3 == 0 { "\r\n" } else { "\n" };
+                if next() % 5 == 0 {
+                    text += "\n";
+                }
+            }
+            let target = &names[case % cols];
+            let (want_x, want_y, d, xnames) = Table::parse_csv(&text)
+                .unwrap()
+                .split_target(target)
+                .unwrap();
+            let schema = CsvSchema {
+                x: xnames,
+                y: target.clone(),
+            };
+            for chunk in [1, 3, 1000] {
+                let mut c =
+                    CsvChunks::from_reader(text.as_bytes(), "t.csv", &schema, chunk).unwrap();
+                assert_eq!(c.d(), d);
+                let (mut x, mut y, mut all_x, mut all_y) = (vec![], vec![], vec![], vec![]);
+                while c.next_chunk(&mut x, &mut y).unwrap() > 0 {
+                    all_x.extend_from_slice(&x);
+                    all_y.extend_from_slice(&y);
+                }
+                assert_eq!(
+                    (&all_x, &all_y),
+                    (&want_x, &want_y),
+                    "case {case}, chunk {chunk}"
+                );
+                assert_eq!(c.rows(), rows);
+            }
+        }
+    }
+
+    #[test]
     fn preprocessing() {
         let mut x = vec![0.0, 1.0, 2.0, 1.0, 4.0, 1.0];
         centre_and_scale_to_range(&mut x, 3, 2, 10.0).unwrap();
