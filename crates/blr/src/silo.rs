@@ -20,7 +20,11 @@
 //! another in row order. Threads only compute several blocks at once. So the same rows give the
 //! same bits for **any thread count and any chunking** of the rows into `push_rows` calls (the
 //! tests check both). A different order of the rows may change the last bits (floating-point
-//! addition is not associative); exactly representable sums (small integers) never change.
+//! addition is not associative); exactly representable sums (small integers) never change. The
+//! bits are those of one machine's kernel: faer picks its AVX-512 or AVX2 kernel at run time, so
+//! a participant on another CPU may differ in the last bits (parties that must agree bit for bit
+//! compute on the same kind of CPU). One row is the exception: its sum is each entry's single
+//! rounded product, exactly [`SuffStats::record_into`] everywhere.
 
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, Mat, Par};
