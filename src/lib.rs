@@ -102,6 +102,9 @@ mod book {
     #[doc = include_str!("../docs/src/results/peers.md")]
     pub struct ResultsPeers;
 
+    #[doc = include_str!("../docs/src/results/silo-statistics.md")]
+    pub struct ResultsSiloStatistics;
+
     #[doc = include_str!("../docs/src/results/privacy-audit.md")]
     pub struct ResultsPrivacyAudit;
 

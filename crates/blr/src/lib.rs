@@ -12,6 +12,7 @@
 //! - [`cavi`]: the Gamma-prior variant by closed-form coordinate ascent;
 //! - [`threshold`]: the auxiliary-data threshold search with this learner;
 //! - [`split`]: the auxiliary-data Laplace budget-split search with this learner;
+//! - [`silo`]: a participant's many rows summed in one streaming pass (bounded memory);
 //! - [`pipeline`]: Alg. 2 end to end with privacy accounting;
 //! - [`metrics`]: MAE, RMSE, Spearman ρ;
 //! - [`data`]: strict numeric CSV reader and the protocols' preprocessing.
@@ -40,6 +41,7 @@ pub mod pipeline;
 pub mod posterior;
 pub mod public_bounds;
 pub mod sensitivity;
+pub mod silo;
 pub mod split;
 pub mod ssp;
 pub mod stats;
