@@ -74,6 +74,8 @@ pub enum Error {
         /// Group starts given (clients + 1).
         starts: usize,
     },
+    /// A client's contribution could not be computed (the learner's rule says why).
+    Contribution(String),
     /// A budget split is not positive or does not sum to 1.
     BadSplit {
         /// The split given.
@@ -140,6 +142,7 @@ impl fmt::Display for Error {
                 "{starts} group starts for {rows} rows: starts must run from 0 to the row count, \
                  strictly increasing (every client holds at least one row)"
             ),
+            Error::Contribution(why) => write!(f, "a client's contribution: {why}"),
             Error::BadSplit { split } => {
                 write!(f, "split {split:?} is not a positive split of 1")
             }
