@@ -115,6 +115,26 @@ impl Contribution {
         Ok(self.with_rule(|r| r.client_vector(x, y, d))?)
     }
 
+    /// A running sum of this rule's contributions over rows pushed in chunks: the same bits as
+    /// [`Self::client_vector`] over all the rows at once.
+    pub fn accumulator(&self) -> Result<RowSum<'_>> {
+        Ok(match self {
+            Contribution::Statistics {
+                bounds_x,
+                bound_y,
+                with_yy,
+            } => RowSum::Statistics(crate::silo::RecordSum::new(
+                bounds_x.len(),
+                *with_yy,
+                Some((bounds_x, *bound_y)),
+            )?),
+            rule => RowSum::Rows {
+                rule,
+                sum: vec![0.0; rule.dim()],
+            },
+        })
+    }
+
     fn with_rule<T>(&self, f: impl FnOnce(&dyn ClientRule) -> T) -> T {
         match self {
             Contribution::Squares {
@@ -135,6 +155,40 @@ impl Contribution {
                 bound_y: *bound_y,
                 with_yy: *with_yy,
             }),
+        }
+    }
+}
+
+/// See [`Contribution::accumulator`].
+pub enum RowSum<'a> {
+    /// The statistics rule's blocked Gram ([`crate::silo::RecordSum`]).
+    Statistics(crate::silo::RecordSum),
+    /// Any other rule: its records added in row order.
+    Rows {
+        /// The rule.
+        rule: &'a Contribution,
+        /// The sum so far.
+        sum: Vec<f64>,
+    },
+}
+
+impl RowSum<'_> {
+    /// Adds rows (row-major `x`, one `y` per row; raw values, the rule projects them).
+    pub fn push_rows(&mut self, x: &[f64], y: &[f64]) -> Result<()> {
+        match self {
+            RowSum::Statistics(sum) => sum.push_rows(x, y),
+            RowSum::Rows { rule, sum } => {
+                let d = rule.columns();
+                Ok(rule.with_rule(|r| r.add_rows(x, y, d, sum))?)
+            }
+        }
+    }
+
+    /// The sum over every row pushed.
+    pub fn finish(self) -> Result<Vec<f64>> {
+        match self {
+            RowSum::Statistics(sum) => Ok(sum.finish()?.0),
+            RowSum::Rows { sum, .. } => Ok(sum),
         }
     }
 }
@@ -186,6 +240,40 @@ mod tests {
         );
         // Pooled: Δ₂ = sqrt((1 + 4)² + 3⁴).
         assert_eq!(squares.l2_sensitivity().unwrap(), (25.0f64 + 81.0).sqrt());
+    }
+
+    #[test]
+    fn pushing_rows_in_chunks_gives_the_bits_of_one_pass() {
+        let (n, d) = (1000, 3);
+        let x: Vec<f64> = (0..n * d)
+            .map(|i| ((i * 37 % 101) as f64 - 50.0) / 7.3)
+            .collect();
+        let y: Vec<f64> = (0..n)
+            .map(|i| ((i * 53 % 89) as f64 - 44.0) / 5.1)
+            .collect();
+        for rule in [
+            Contribution::Statistics {
+                bounds_x: vec![3.0, 4.0, 5.0],
+                bound_y: 6.0,
+                with_yy: true,
+            },
+            Contribution::Squares {
+                assumed_x: vec![3.0, 4.0, 5.0],
+                assumed_y: 6.0,
+                pooled_x: false,
+            },
+        ] {
+            let whole = rule.client_vector(&x, &y).unwrap();
+            for chunk in [1, 7, 333, 1000] {
+                let mut sum = rule.accumulator().unwrap();
+                for (xc, yc) in x.chunks(chunk * d).zip(y.chunks(chunk)) {
+                    sum.push_rows(xc, yc).unwrap();
+                }
+                let streamed = sum.finish().unwrap();
+                let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&streamed), bits(&whole), "chunks of {chunk}");
+            }
+        }
     }
 
     #[test]

@@ -8,8 +8,8 @@ use projection::holders::{ClientRule, Grouping, Holders};
 use projection::release::{DcaTransport, InProcess, Noise, ReleaseContext, release_held};
 
 use crate::error::{Error, Result, check_xy};
-use crate::silo::RecordSum;
 use crate::sensitivity::{laplace_scales, stats_entry_bound, stats_l2_sensitivity};
+use crate::silo::RecordSum;
 use crate::stats::SuffStats;
 
 /// The noise mechanism of the statistics release.

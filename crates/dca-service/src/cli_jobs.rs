@@ -265,9 +265,7 @@ fn pretty(value: &impl serde::Serialize) -> Result<String> {
 }
 
 pub async fn participant(a: ParticipantArgs) -> Result<()> {
-    let text = read_text(&a.data, "--data")?;
-    let table = blr::data::Table::parse_csv(&text)
-        .map_err(|e| Error::InvalidSpec(format!("--data {}: {e}", a.data.display())))?;
+    let (columns, rows) = dca_service::participant::check_data(&a.data)?;
     let policy = Policy::parse(&read_text(&a.policy, "--policy")?)
         .map_err(|e| Error::InvalidSpec(format!("--policy {}: {e}", a.policy.display())))?;
     if a.insecure_seed.is_some() {
@@ -280,7 +278,9 @@ pub async fn participant(a: ParticipantArgs) -> Result<()> {
         aggregator: a.aggregator,
         http: client(&a.ca)?,
         token: secret(&a.token_file, "--token-file")?,
-        table,
+        data: a.data,
+        columns,
+        rows,
         policy,
         state_dir: a.state_dir,
         insecure_seed: a.insecure_seed,
@@ -288,7 +288,7 @@ pub async fn participant(a: ParticipantArgs) -> Result<()> {
     };
     println!(
         "dpdist participant: {} rows, waiting for jobs",
-        participant.table.rows
+        participant.rows
     );
     let outcome = participant.run(a.job.as_deref()).await?;
     println!(

@@ -145,8 +145,12 @@ pub struct Participant {
     pub http: reqwest::Client,
     /// Its bearer token (its hash is what rosters list).
     pub token: SecretString,
-    /// Its rows.
-    pub table: blr::data::Table,
+    /// Its rows (a CSV with a header), read in chunks whenever a round needs them.
+    pub data: PathBuf,
+    /// The file's column names and row count, from [`check_data`] at start.
+    pub columns: Vec<String>,
+    /// See `columns`.
+    pub rows: usize,
     /// Its policy.
     pub policy: Policy,
     /// Where the ledger and the sealed attempts live.
@@ -302,17 +306,24 @@ impl Participant {
     }
 
     fn decide(&self, spec: &JobSpec, ledger: &Ledger) -> Result<LedgerJob> {
-        let refusal = match spec.rows_of(&self.table) {
-            Err(e) => Some(e.to_string()),
-            Ok(_) => self
-                .policy
-                .refusal(spec, self.table.rows, ledger.committed()),
+        let missing = spec
+            .features
+            .iter()
+            .chain([&spec.target])
+            .find(|c| !self.columns.contains(&c.name));
+        let refusal = match missing {
+            Some(c) => Some(format!(
+                "the job reads column {:?}, which the data file does not have (it has {})",
+                c.name,
+                self.columns.join(", ")
+            )),
+            None => self.policy.refusal(spec, self.rows, ledger.committed()),
         };
         Ok(LedgerJob {
             answer: match refusal {
                 None => Answer {
                     accept: true,
-                    rows: self.table.rows,
+                    rows: self.rows,
                     reason: String::new(),
                 },
                 Some(reason) => Answer {
@@ -398,8 +409,7 @@ impl Participant {
         let sealed = match self.load_attempt(&job_round.id, round.node_keys.len())? {
             Some(sealed) => sealed,
             None => {
-                let (x, y, _) = spec.rows_of(&self.table)?;
-                let values = rule.client_vector(&x, &y)?;
+                let values = self.contribution(spec, &rule)?;
                 let rng = match self.insecure_seed {
                     Some(seed) => RngSource::InsecureFixedSeed(seed)
                         .derive(job_round.step)
@@ -431,6 +441,31 @@ impl Participant {
         self.save(&ledger)?;
         tracing::info!(job = %id, round = %job_round.id, step = job_round.step, "uploaded");
         Ok(())
+    }
+
+    /// This participant's vector under `rule`: its rows streamed from its file in chunks
+    /// (bounded memory), each mapped from the job's public ranges onto ±5, then summed as
+    /// `rule` says — the same numbers as `rule.client_vector` over the whole file at once.
+    fn contribution(&self, spec: &JobSpec, rule: &Contribution) -> Result<Vec<f64>> {
+        let schema = blr::data::CsvSchema {
+            x: spec.features.iter().map(|c| c.name.clone()).collect(),
+            y: spec.target.name.clone(),
+        };
+        let d = schema.x.len();
+        let mut chunks =
+            blr::data::CsvChunks::open(&self.data, &schema, blr::silo::csv_chunk_rows(d))?;
+        let bounds = spec.public_bounds();
+        let target = std::slice::from_ref(&spec.target.name);
+        let mut sum = rule.accumulator()?;
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        while chunks.next_chunk(&mut x, &mut y)? > 0 {
+            bounds
+                .scale(&mut x, &schema.x, 5.0)
+                .and_then(|_| bounds.scale(&mut y, target, 5.0))
+                .map_err(|e| Error::InvalidSpec(format!("job's public bounds: {e}")))?;
+            sum.push_rows(&x, &y)?;
+        }
+        Ok(sum.finish()?)
     }
 
     fn ledger_path(&self) -> PathBuf {
@@ -487,6 +522,39 @@ impl Participant {
         std::fs::rename(&tmp, &dir).map_err(|e| io_at(e, "--state-dir", &dir))?;
         sync_dir(&parent)
     }
+}
+
+/// Checks a participant's data file from end to end (a header naming the columns, a number in
+/// every cell of every row) in chunks, before it answers any job; its column names and rows.
+pub fn check_data(path: &Path) -> Result<(Vec<String>, usize)> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).map_err(|e| io_at(e, "--data", path))?;
+    let mut header = String::new();
+    std::io::BufReader::new(file)
+        .read_line(&mut header)
+        .map_err(|e| io_at(e, "--data", path))?;
+    let columns: Vec<String> = header
+        .trim_end_matches(['\r', '\n'])
+        .split(',')
+        .map(|c| c.trim().trim_matches('"').to_string())
+        .collect();
+    let (y, x) = columns
+        .split_last()
+        .ok_or_else(|| Error::InvalidSpec(format!("--data {}: no header", path.display())))?;
+    let schema = blr::data::CsvSchema {
+        x: x.to_vec(),
+        y: y.clone(),
+    };
+    let mut chunks = blr::data::CsvChunks::open(path, &schema, 1 << 14)?;
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    while chunks.next_chunk(&mut xs, &mut ys)? > 0 {}
+    if chunks.rows() == 0 {
+        return Err(Error::InvalidSpec(format!(
+            "--data {}: no data rows",
+            path.display()
+        )));
+    }
+    Ok((columns, chunks.rows()))
 }
 
 /// Everything a participant checks before it joins a round: that it is a round of the job it
