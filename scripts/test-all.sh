@@ -10,6 +10,13 @@ step() { printf '\n==> %s\n' "$*"; }
 step "Rust workspace tests (release: the statistical tests draw many samples)"
 cargo test --workspace --release
 
+step "The parties that only send build without the server stack (no axum, no SQLite)"
+cargo clippy --release -p dca-service --no-default-features --lib -- -D warnings
+if cargo tree -p dca-service --no-default-features -e normal | grep -E "axum|rusqlite|libsqlite3"; then
+  echo "the client build pulls in the server stack" >&2
+  exit 1
+fi
+
 step "C host tests over the C ABI"
 scripts/test-c.sh
 

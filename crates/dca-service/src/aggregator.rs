@@ -9,10 +9,9 @@ use std::time::Duration;
 
 use dp_noise::PrivacyLoss;
 use dp_noise::accountant::{Accountant, GaussianComposition, RoundCost};
-use dp_noise::discrete::distributed_zcdp_rho;
 use fixedpoint_shares::{Aggregator as SumAggregator, Release, ShardSet, agree};
 use reqwest::StatusCode;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::aggregator_store::{AggregatorStore, RecordedState};
 use crate::clock::{Clock, SystemClock};
@@ -24,31 +23,8 @@ use crate::{Error, MEDIA_JSON, Result, sum_codec};
 /// Polls of a node sum that answers 202 before giving up.
 const SUM_POLLS: u32 = 600;
 
-/// What the aggregator publishes for a released round.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct PublishedRelease {
-    /// Hex round id.
-    pub id: String,
-    /// Numeric round id.
-    pub round: u64,
-    /// The decoded sum (value units).
-    pub sum: Vec<f64>,
-    /// The same, exactly, in grid units.
-    pub sum_units: Vec<i64>,
-    /// Fixed-point fractional bits.
-    pub frac_bits: u32,
-    /// The agreed client set.
-    pub clients: Vec<u64>,
-    /// σ of the noise in `sum` (0 without noise).
-    pub noise_sigma_released: f64,
-    /// Privacy spent by the aggregator's accountant after this round.
-    pub spent_epsilon: f64,
-    /// δ part of the same.
-    pub spent_delta: f64,
-    /// "NON-PRIVATE: exact sum, no noise" for a round without noise; absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub privacy: Option<String>,
-}
+pub use crate::messages::PublishedRelease;
+pub use crate::spec::round_rho;
 
 /// The aggregator of one deployment.
 pub struct Aggregator {
@@ -703,24 +679,6 @@ fn recorded_round(id: &str, json: &[u8]) -> Result<Round> {
         )));
     }
     Ok(round)
-}
-
-/// The zCDP ρ of a noisy round's release, exactly as the in-process pipeline charges it
-/// (`projection::release`): the N − T − 1 honest clients' discrete Gaussians N_ℤ(0, σ_c²) in
-/// grid units protect an integer vector whose ℓ2 sensitivity in grid units is Δ₂·2^f + √d
-/// (encoding rounds each coordinate by at most ½ unit, so two encodings differ by at most one
-/// extra unit per coordinate), which is ρ-zCDP by Kairouz–Liu–Steinke 2021, Thm 1. `None` for
-/// a round without noise (it releases an exact sum and charges nothing).
-pub fn round_rho(round: &Round) -> Result<Option<f64>> {
-    let (Some(noise), Some(l2)) = (round.config.noise(), round.spec.l2_sensitivity) else {
-        return Ok(None);
-    };
-    let config = &round.config;
-    let honest = config.n_clients() - config.max_dropped() - 1;
-    let l2_units = l2 * config.codec().scale() + (config.dim() as f64).sqrt();
-    distributed_zcdp_rho(l2_units, noise.sigma_client_units, honest, config.dim())
-        .map(Some)
-        .map_err(Error::Budget)
 }
 
 #[cfg(test)]

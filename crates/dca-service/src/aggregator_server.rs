@@ -28,14 +28,7 @@ use crate::spec::{RoundSpec, token_hash};
 /// Largest round configuration accepted (bytes): N token hashes of 67 bytes dominate.
 pub const MAX_SPEC_BYTES: usize = 64 << 20;
 
-/// The node list the analyst builds a round from (`GET /nodes`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct NodeList {
-    /// Base URLs, in node order (where clients upload).
-    pub nodes: Vec<String>,
-    /// Hex X25519 public keys, in node order (what the round's `node_keys` must list).
-    pub node_keys: Vec<String>,
-}
+pub use crate::messages::NodeList;
 
 /// A round's state on the aggregator (`GET /rounds/{id}`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

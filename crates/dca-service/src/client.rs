@@ -147,7 +147,7 @@ pub async fn upload_shares(
             match upload_sealed(http, url, &id, client, token, sealed).await {
                 Ok(_) => break,
                 Err(Error::Timeout(why))
-                    if crate::node::now_ms() + 1000 < round.spec.deadline_unix_ms =>
+                    if crate::clock::now_ms() + 1000 < round.spec.deadline_unix_ms =>
                 {
                     tracing::debug!(client, node = k, "{why}; trying again");
                     tokio::time::sleep(Duration::from_secs(1)).await;

@@ -9,6 +9,11 @@ pub trait Clock: Send + Sync + std::fmt::Debug + 'static {
     fn now_ms(&self) -> u64;
 }
 
+/// Milliseconds since the Unix epoch, by the system's clock.
+pub fn now_ms() -> u64 {
+    SystemClock.now_ms()
+}
+
 /// The system's clock.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SystemClock;

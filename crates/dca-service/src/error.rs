@@ -14,6 +14,7 @@ pub enum Error {
     #[error("sealing: {0}")]
     Sealing(#[from] share_sealing::Error),
     /// SQLite failed.
+    #[cfg(feature = "server")]
     #[error("storage: {0}")]
     Storage(#[from] rusqlite::Error),
     /// TLS setup failed (certificates, keys).

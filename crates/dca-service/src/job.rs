@@ -333,6 +333,20 @@ pub struct JobResult {
     pub spent_delta: f64,
 }
 
+/// A job as the aggregator shows it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct JobView {
+    /// What the analyst asked for.
+    pub spec: JobSpec,
+    /// Where it stands.
+    pub status: JobStatus,
+    /// The compute nodes' base URLs, in node order (where participants upload).
+    pub nodes: Vec<String>,
+    /// The caller's place on the roster (participants only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub you: Option<usize>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

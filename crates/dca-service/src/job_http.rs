@@ -15,28 +15,15 @@ use axum::body::Body;
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use serde::{Deserialize, Serialize};
 
 use crate::aggregator_server::ServerState;
-use crate::job::{Answer, JobSpec, JobStatus};
+use crate::job::{Answer, JobSpec};
 use crate::problem::{ApiError, ApiResult, bearer, json};
 use crate::secret::token_matches;
 use crate::spec::token_hash;
 use crate::{MEDIA_JSON, hex};
 
-/// A job as the aggregator shows it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct JobView {
-    /// What the analyst asked for.
-    pub spec: JobSpec,
-    /// Where it stands.
-    pub status: JobStatus,
-    /// The compute nodes' base URLs, in node order (where participants upload).
-    pub nodes: Vec<String>,
-    /// The caller's place on the roster (participants only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub you: Option<usize>,
-}
+pub use crate::job::JobView;
 
 /// Who is asking.
 enum Caller {

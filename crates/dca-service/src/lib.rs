@@ -51,28 +51,41 @@
 //! # Ok::<(), dca_service::Error>(())
 //! ```
 
+#[cfg(feature = "server")]
 pub mod aggregator;
+#[cfg(feature = "server")]
 pub mod aggregator_server;
+#[cfg(feature = "server")]
 mod aggregator_store;
+#[cfg(feature = "server")]
 pub mod body;
 pub mod client;
 pub mod clock;
+#[cfg(feature = "server")]
 pub mod config_file;
 mod error;
 pub mod hex;
 pub mod job;
+#[cfg(feature = "server")]
 pub mod job_driver;
+#[cfg(feature = "server")]
 pub mod job_http;
 pub mod messages;
+#[cfg(feature = "server")]
 pub mod metrics;
+#[cfg(feature = "server")]
 mod migrations;
 pub mod network_fit;
 pub mod network_train;
+#[cfg(feature = "server")]
 pub mod node;
+#[cfg(feature = "server")]
 pub mod node_key;
 pub mod participant;
+#[cfg(feature = "server")]
 pub mod problem;
 pub mod secret;
+#[cfg(feature = "server")]
 pub mod serve;
 pub mod spec;
 pub mod sum_codec;

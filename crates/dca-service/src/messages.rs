@@ -97,3 +97,38 @@ fn pairs_from_wire(n_clients: usize, clients: &[u64], shards: &[String]) -> Resu
         .collect::<Result<Vec<_>>>()?;
     Ok(ShardSet::from_pairs(n_clients, &pairs)?)
 }
+
+/// What the aggregator publishes for a released round.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PublishedRelease {
+    /// Hex round id.
+    pub id: String,
+    /// Numeric round id.
+    pub round: u64,
+    /// The decoded sum (value units).
+    pub sum: Vec<f64>,
+    /// The same, exactly, in grid units.
+    pub sum_units: Vec<i64>,
+    /// Fixed-point fractional bits.
+    pub frac_bits: u32,
+    /// The agreed client set.
+    pub clients: Vec<u64>,
+    /// σ of the noise in `sum` (0 without noise).
+    pub noise_sigma_released: f64,
+    /// Privacy spent by the aggregator's accountant after this round.
+    pub spent_epsilon: f64,
+    /// δ part of the same.
+    pub spent_delta: f64,
+    /// "NON-PRIVATE: exact sum, no noise" for a round without noise; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub privacy: Option<String>,
+}
+
+/// The node list the analyst builds a round from (`GET /nodes`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NodeList {
+    /// Base URLs, in node order (where clients upload).
+    pub nodes: Vec<String>,
+    /// Hex X25519 public keys, in node order (what the round's `node_keys` must list).
+    pub node_keys: Vec<String>,
+}

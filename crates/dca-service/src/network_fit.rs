@@ -18,8 +18,7 @@ use reqwest::StatusCode;
 use tokio::sync::Semaphore;
 use zeroize::Zeroizing;
 
-use crate::aggregator::PublishedRelease;
-use crate::aggregator_server::NodeList;
+use crate::messages::{NodeList, PublishedRelease};
 use crate::secret::SecretString;
 use crate::spec::{RoundSpec, token_hash};
 use crate::{Error, MEDIA_JSON, Result, hex};
@@ -148,7 +147,7 @@ impl NetworkTransport {
             noise_sigma_total: params.noise_sigma_total,
             l2_sensitivity: params.noise_sigma_total.map(|_| dca.l2_sensitivity),
             frac_bits: params.frac_bits,
-            deadline_unix_ms: crate::node::now_ms() + self.upload_window.as_millis() as u64,
+            deadline_unix_ms: crate::clock::now_ms() + self.upload_window.as_millis() as u64,
             node_keys: nodes.node_keys.clone(),
             client_token_sha256: tokens
                 .iter()

@@ -19,8 +19,7 @@ use dp_noise::rng::RngSource;
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 
-use crate::job::{Answer, JobRound, JobSpec};
-use crate::job_http::JobView;
+use crate::job::{Answer, JobRound, JobSpec, JobView};
 use crate::secret::SecretString;
 use crate::spec::{Round, token_hash};
 use crate::{Error, MEDIA_JSON, Result, hex};
@@ -375,7 +374,7 @@ impl Participant {
             view.nodes.len(),
             &view.status.node_keys,
         )?;
-        let rho = crate::aggregator::round_rho(&round)?.ok_or_else(|| {
+        let rho = crate::spec::round_rho(&round)?.ok_or_else(|| {
             Error::Job("round has no noise: NON-PRIVATE, this participant does not join".into())
         })?;
         let id = &view.status.id;

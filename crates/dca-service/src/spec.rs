@@ -1,5 +1,6 @@
 //! The round configuration all parties agree on, and its hash (the round's resource id).
 
+use dp_noise::discrete::distributed_zcdp_rho;
 use fixedpoint_shares::{RoundConfig, RoundId, RoundParams, ShareMode};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -515,6 +516,24 @@ impl Round {
 /// SHA-256 of a bearer token, as listed in the spec.
 pub fn token_hash(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
+}
+
+/// The zCDP ρ of a noisy round's release, exactly as the in-process pipeline charges it
+/// (`projection::release`): the N − T − 1 honest clients' discrete Gaussians N_ℤ(0, σ_c²) in
+/// grid units protect an integer vector whose ℓ2 sensitivity in grid units is Δ₂·2^f + √d
+/// (encoding rounds each coordinate by at most ½ unit, so two encodings differ by at most one
+/// extra unit per coordinate), which is ρ-zCDP by Kairouz–Liu–Steinke 2021, Thm 1. `None` for
+/// a round without noise (it releases an exact sum and charges nothing).
+pub fn round_rho(round: &Round) -> Result<Option<f64>> {
+    let (Some(noise), Some(l2)) = (round.config.noise(), round.spec.l2_sensitivity) else {
+        return Ok(None);
+    };
+    let config = &round.config;
+    let honest = config.n_clients() - config.max_dropped() - 1;
+    let l2_units = l2 * config.codec().scale() + (config.dim() as f64).sqrt();
+    distributed_zcdp_rho(l2_units, noise.sigma_client_units, honest, config.dim())
+        .map(Some)
+        .map_err(Error::Budget)
 }
 
 #[cfg(test)]

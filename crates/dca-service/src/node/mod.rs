@@ -76,10 +76,7 @@ impl NodeOptions {
     }
 }
 
-/// Milliseconds since the Unix epoch, by the system's clock.
-pub fn now_ms() -> u64 {
-    SystemClock.now_ms()
-}
+pub use crate::clock::now_ms;
 
 /// Opens the store (rebuilding every round's running sum), starts the store actor, and returns
 /// the node's router.
