@@ -1,0 +1,150 @@
+//! `dpdist participant` and `dpdist job` name the file and the cause of every error, before any
+//! network work: no server is started here, and a command that got past its checks would fail on
+//! the unreachable aggregator instead (and the message checks below would fail).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn dpdist(args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_dpdist"))
+        .args(args)
+        .output()
+        .expect("dpdist runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout),
+    )
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cli-jobs-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const POLICY: &str = "columns = [\"a\", \"y\"]\nmax_epsilon_per_job = 1\ntotal_epsilon = 2\n";
+
+fn participant(dir: &std::path::Path, data: &str) -> (bool, String) {
+    let p = |f: &str| dir.join(f).display().to_string();
+    dpdist(&[
+        "participant",
+        "--aggregator",
+        "https://127.0.0.1:1",
+        "--ca",
+        &p("ca.pem"),
+        "--token-file",
+        &p("token"),
+        "--data",
+        &p(data),
+        "--policy",
+        &p("policy.toml"),
+        "--state-dir",
+        &p("state"),
+        "--job",
+        "00",
+    ])
+}
+
+#[test]
+fn a_participant_names_the_file_line_and_column_of_bad_data_and_writes_nothing() {
+    let dir = scratch("data");
+    std::fs::write(dir.join("policy.toml"), POLICY).unwrap();
+    std::fs::write(dir.join("token"), "t").unwrap();
+    std::fs::write(dir.join("ok.csv"), "a,y\n1,2\n").unwrap();
+    std::fs::write(dir.join("word.csv"), "a,y\n1,2\n3,four\n").unwrap();
+    std::fs::write(dir.join("hole.csv"), "a,y\n1,2\n,3\n").unwrap();
+    let (ok, out) = participant(&dir, "missing.csv");
+    assert!(!ok && out.contains("missing.csv"), "{out}");
+    let (ok, out) = participant(&dir, "word.csv");
+    assert!(
+        !ok && out.contains("word.csv") && out.contains("line 3"),
+        "{out}"
+    );
+    let (ok, out) = participant(&dir, "hole.csv");
+    assert!(
+        !ok && out.contains("hole.csv") && out.contains("line 3"),
+        "{out}"
+    );
+    assert!(
+        !dir.join("state").exists(),
+        "nothing written for a bad file"
+    );
+    // A good file gets as far as the CA file, which is named.
+    let (ok, out) = participant(&dir, "ok.csv");
+    assert!(
+        !ok && out.contains("--ca") && out.contains("ca.pem"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_participant_names_a_bad_policy() {
+    let dir = scratch("policy");
+    std::fs::write(dir.join("ok.csv"), "a,y\n1,2\n").unwrap();
+    std::fs::write(
+        dir.join("policy.toml"),
+        "columns = [\"a\"]\nmax_epsilon_per_job = -1\ntotal_epsilon = 2\n",
+    )
+    .unwrap();
+    let (ok, out) = participant(&dir, "ok.csv");
+    assert!(
+        !ok && out.contains("policy.toml") && out.contains("max_epsilon_per_job"),
+        "{out}"
+    );
+    std::fs::remove_file(dir.join("policy.toml")).unwrap();
+    let (ok, out) = participant(&dir, "ok.csv");
+    assert!(
+        !ok && out.contains("--policy") && out.contains("policy.toml"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_job_file_is_checked_before_the_aggregator_is_asked() {
+    let dir = scratch("job");
+    let p = |f: &str| dir.join(f).display().to_string();
+    let job = |epsilon: &str| {
+        format!(
+            "kind = \"blr\"\nepsilon = {epsilon}\ndelta = 1e-5\nmax_dropped = 1\n\
+             roster = [\"{}\", \"{}\", \"{}\"]\n[target]\nname = \"y\"\nlo = 0\nhi = 1\n\
+             [[features]]\nname = \"a\"\nlo = 0\nhi = 1\n",
+            "a".repeat(64),
+            "b".repeat(64),
+            "c".repeat(64)
+        )
+    };
+    let create = || {
+        dpdist(&[
+            "job",
+            "create",
+            "--aggregator",
+            "https://127.0.0.1:1",
+            "--ca",
+            &p("ca.pem"),
+            "--analyst-token-file",
+            &p("analyst.token"),
+            "--spec",
+            &p("job.toml"),
+        ])
+    };
+    let (ok, out) = create();
+    assert!(
+        !ok && out.contains("--spec") && out.contains("job.toml"),
+        "{out}"
+    );
+    std::fs::write(dir.join("job.toml"), job("0")).unwrap();
+    let (ok, out) = create();
+    assert!(!ok && out.contains("epsilon"), "{out}");
+    std::fs::write(dir.join("job.toml"), job("1") + "unknown = 1\n").unwrap();
+    let (ok, out) = create();
+    assert!(!ok && out.contains("unknown"), "{out}");
+    // A valid file gets as far as the CA file.
+    std::fs::write(dir.join("job.toml"), job("1")).unwrap();
+    let (ok, out) = create();
+    assert!(
+        !ok && out.contains("--ca") && out.contains("ca.pem"),
+        "{out}"
+    );
+}
