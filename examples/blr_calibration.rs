@@ -120,6 +120,12 @@ struct Args {
     /// 0 = independent coordinates). Still |x_j| ≤ s; correlations up to 1/(1 + (1/W − 1)²).
     #[arg(long, default_value_t = 0.0)]
     x_mix: f64,
+    /// Correlated design with a fixed condition number κ of E[xxᵀ]: x = L·u/c with
+    /// u ~ U(−1, 1)^10, L = Q·diag(κ^(−k/18))·Qᵀ (k = 0..9, so the eigenvalues of E[xxᵀ] ∝ LLᵀ
+    /// run geometrically from 1 to 1/κ), Q a random rotation per replication and c the largest
+    /// row sum of |L|, so |x_j| ≤ 1 holds without clipping. Excludes `--x-mix`.
+    #[arg(long)]
+    x_condition: Option<f64>,
     /// Degrees of freedom ν of the data-model prior (default: ν and the moments' scale
     /// integrated over their posterior given each release).
     #[arg(long)]
@@ -208,6 +214,9 @@ struct SbcDiagnostics {
 
 fn main() -> Res<()> {
     let args = Args::parse();
+    if args.x_condition.is_some() && (args.x_mix > 0.0 || args.x_from_prior.is_some()) {
+        return Err("--x-condition excludes --x-mix and --x-from-prior".into());
+    }
     if !args.combine.is_empty() {
         return combine_summaries(&args.combine, &args.figure);
     }
@@ -290,7 +299,10 @@ fn main() -> Res<()> {
                 };
                 let (stats, beta, draw_kappa, draw_dof) = match args.x_from_prior {
                     None => {
-                        let (x, y, beta) = draw_data(n, args.x_spread, args.x_mix, seed)?;
+                        let (x, y, beta) = match args.x_condition {
+                            Some(kappa) => draw_conditioned(n, kappa, seed)?,
+                            None => draw_data(n, args.x_spread, args.x_mix, seed)?,
+                        };
                         (release(&x, &y)?, beta, f64::NAN, f64::NAN)
                     }
                     Some(mode) => {
@@ -503,6 +515,54 @@ fn draw_data(n: usize, spread: f64, mix: f64, seed: u64) -> Res<(Vec<f64>, Vec<f
         let row: Vec<f64> = weights
             .iter()
             .map(|&w| ((1.0 - w.abs()) * uniform(&mut rng) + w * shared) * spread)
+            .collect();
+        y.push(row.iter().zip(&beta).map(|(a, b)| a * b).sum::<f64>() + normal.sample(&mut rng));
+        x.extend(row);
+    }
+    Ok((x, y, beta))
+}
+
+/// One data set of the `--x-condition` design with its true β (see the option's help).
+fn draw_conditioned(n: usize, kappa: f64, seed: u64) -> Res<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+    if !(kappa.is_finite() && kappa >= 1.0) {
+        return Err(format!("--x-condition must be finite and ≥ 1, got {kappa}").into());
+    }
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let normal = Normal::new(0.0, 1.0)?;
+    let uniform =
+        |rng: &mut ChaCha20Rng| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+    let beta: Vec<f64> = (0..D).map(|_| normal.sample(&mut rng)).collect();
+    // A random rotation: Gram–Schmidt on Gaussian columns.
+    let mut q = vec![[0.0f64; D]; D];
+    for k in 0..D {
+        let mut v: [f64; D] = std::array::from_fn(|_| normal.sample(&mut rng));
+        for prev in &q[..k] {
+            let dot: f64 = v.iter().zip(prev).map(|(a, b)| a * b).sum();
+            v.iter_mut().zip(prev).for_each(|(a, b)| *a -= dot * b);
+        }
+        let norm = v.iter().map(|a| a * a).sum::<f64>().sqrt();
+        q[k] = v.map(|a| a / norm);
+    }
+    // L = Q diag(s) Qᵀ with s_k = κ^(−k/(2(D−1))): LLᵀ has eigenvalues s_k² from 1 to 1/κ.
+    let s: Vec<f64> = (0..D)
+        .map(|k| kappa.powf(-(k as f64) / (2.0 * (D - 1) as f64)))
+        .collect();
+    let mut l = [[0.0f64; D]; D];
+    for (i, row) in l.iter_mut().enumerate() {
+        for (j, entry) in row.iter_mut().enumerate() {
+            *entry = (0..D).map(|k| q[k][i] * s[k] * q[k][j]).sum();
+        }
+    }
+    let c = l
+        .iter()
+        .map(|row| row.iter().map(|a| a.abs()).sum::<f64>())
+        .fold(0.0f64, f64::max);
+    let (mut x, mut y) = (Vec::with_capacity(n * D), Vec::with_capacity(n));
+    for _ in 0..n {
+        let u: [f64; D] = std::array::from_fn(|_| uniform(&mut rng));
+        let row: Vec<f64> = l
+            .iter()
+            .map(|r| r.iter().zip(&u).map(|(a, b)| a * b).sum::<f64>() / c)
             .collect();
         y.push(row.iter().zip(&beta).map(|(a, b)| a * b).sum::<f64>() + normal.sample(&mut rng));
         x.extend(row);
@@ -788,8 +848,11 @@ fn render_table(cells: &[Vec<Cell>], reps: usize, args: &Args, methods: usize) -
     let mut out = format!(
         "coverage of the credible intervals for each of the {D} coefficients ({reps} replications \
          per cell, {} intervals; x ~ U(−{s}, {s}), mixed with a shared coordinate up to W = {w}, \
-         bounds 1; data-model prior ν = {dof}; Wishart ν₀ = {wdof}), ± the replication-level standard error, mean width in brackets; data: {data}\n\n",
+         bounds 1; data-model prior ν = {dof}; Wishart ν₀ = {wdof}), ± the replication-level standard error, mean width in brackets; data: {data}{cond}\n\n",
         reps * D,
+        cond = args.x_condition.map_or(String::new(), |k| format!(
+            ", correlated design with condition number {k:e} (--x-condition)"
+        )),
         wdof = match (methods > 3, args.wishart_dof) {
             (false, _) => "not run (--wishart)".to_string(),
             (true, None) => "integrated over its grid".to_string(),
