@@ -28,6 +28,7 @@
 //! ```
 
 pub mod cavi;
+pub mod clipping;
 pub mod data;
 pub mod error;
 mod fit_noise;
@@ -46,6 +47,7 @@ pub mod threshold;
 mod wishart_prior;
 
 pub use cavi::{CaviOptions, CaviPosterior, GammaPrior, fit_gamma_prior};
+pub use clipping::{ClippedShare, dp_clipped_share};
 pub use error::{CsvError, Error, Result};
 pub use latent::LatentPrior;
 pub use metrics::{mae, rmse, spearman};
