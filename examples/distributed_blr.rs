@@ -788,6 +788,8 @@ fn print_omegas(epsilons: &[f64], scores: &[Vec<Scores>], grid: &[f64]) {
          count of each value over all fits:",
         grid.len()
     );
+    // Grids reaching below 0.1 need more digits to tell their points apart.
+    let decimals = if lo < 0.1 { 4 } else { 2 };
     let histogram = |values: Vec<f64>| -> String {
         let mut sorted = values;
         sorted.sort_by(f64::total_cmp);
@@ -795,7 +797,7 @@ fn print_omegas(epsilons: &[f64], scores: &[Vec<Scores>], grid: &[f64]) {
         let mut i = 0;
         while i < sorted.len() {
             let j = sorted[i..].iter().take_while(|v| **v == sorted[i]).count();
-            parts.push(format!("{:.2}×{j}", sorted[i]));
+            parts.push(format!("{:.k$}×{j}", sorted[i], k = decimals));
             i += j;
         }
         let edge = sorted.iter().filter(|v| **v == lo || **v == hi).count();
