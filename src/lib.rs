@@ -102,8 +102,14 @@ mod book {
     #[doc = include_str!("../docs/src/results/peers.md")]
     pub struct ResultsPeers;
 
+    #[doc = include_str!("../docs/src/results/silo-statistics.md")]
+    pub struct ResultsSiloStatistics;
+
     #[doc = include_str!("../docs/src/results/privacy-audit.md")]
     pub struct ResultsPrivacyAudit;
+
+    #[doc = include_str!("../docs/src/results/jobs.md")]
+    pub struct ResultsJobs;
 
     #[doc = include_str!("../docs/src/results/stacking.md")]
     pub struct ResultsStacking;
@@ -113,6 +119,9 @@ mod book {
 
     #[doc = include_str!("../docs/src/services/http-api.md")]
     pub struct ServicesHttpApi;
+
+    #[doc = include_str!("../docs/src/services/jobs.md")]
+    pub struct ServicesJobs;
 
     #[doc = include_str!("../docs/src/services/networked-round.md")]
     pub struct ServicesNetworkedRound;

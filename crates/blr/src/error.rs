@@ -62,6 +62,11 @@ pub enum Error {
     /// The noise-aware posterior's importance weights are not finite (statistics so large that
     /// the Gaussian log densities overflow).
     NonFiniteImportanceWeights,
+    /// A published contribution rule cannot be read or is not admissible.
+    InvalidRule {
+        /// Why.
+        reason: String,
+    },
     /// Projection, the marginal-std round or the threshold search failed.
     Projection(projection::Error),
     /// The noise library refused a calibration, a sample or a budget charge.
@@ -124,6 +129,37 @@ pub enum CsvError {
     },
     /// The table has no input column besides the target.
     NoInputColumns,
+    /// A cell that is used is empty.
+    MissingValue {
+        /// The line.
+        line: usize,
+        /// The column.
+        column: usize,
+        /// The column's name.
+        name: String,
+    },
+    /// A line is not UTF-8 text.
+    NotUtf8 {
+        /// The line.
+        line: usize,
+    },
+    /// The file could not be read.
+    Read {
+        /// The operating system's message.
+        message: String,
+    },
+    /// A column is named twice in the schema (as two inputs, or as input and target).
+    SchemaRepeats {
+        /// The name.
+        name: String,
+    },
+    /// One of the other causes, in the named file.
+    InFile {
+        /// The file as the caller named it.
+        file: String,
+        /// The cause.
+        error: Box<CsvError>,
+    },
 }
 
 impl fmt::Display for Error {
@@ -170,6 +206,7 @@ impl fmt::Display for Error {
                 f,
                 "numerical failure: coordinate ascent produced non-finite precisions"
             ),
+            Error::InvalidRule { reason } => write!(f, "contribution rule: {reason}"),
             Error::Projection(e) => write!(f, "{e}"),
             Error::Noise(e) => write!(f, "noise: {e}"),
         }
@@ -215,6 +252,15 @@ impl fmt::Display for CsvError {
             CsvError::NoInputColumns => {
                 write!(f, "need at least one input column besides the target")
             }
+            CsvError::MissingValue { line, column, name } => {
+                write!(f, "line {line}, column {column} ('{name}'): missing value")
+            }
+            CsvError::NotUtf8 { line } => write!(f, "line {line} is not UTF-8 text"),
+            CsvError::Read { message } => write!(f, "read failed: {message}"),
+            CsvError::SchemaRepeats { name } => {
+                write!(f, "the schema names column '{name}' twice")
+            }
+            CsvError::InFile { file, error } => write!(f, "{file}: {error}"),
         }
     }
 }

@@ -12,6 +12,8 @@
 //! - [`cavi`]: the Gamma-prior variant by closed-form coordinate ascent;
 //! - [`threshold`]: the auxiliary-data threshold search with this learner;
 //! - [`split`]: the auxiliary-data Laplace budget-split search with this learner;
+//! - [`silo`]: a participant's many rows summed in one streaming pass (bounded memory);
+//! - [`clipping`]: the DP shares of records the projection clips (what the intervals are about);
 //! - [`pipeline`]: Alg. 2 end to end with privacy accounting;
 //! - [`metrics`]: MAE, RMSE, Spearman ρ;
 //! - [`data`]: strict numeric CSV reader and the protocols' preprocessing.
@@ -29,6 +31,7 @@
 
 pub mod cavi;
 pub mod clipping;
+pub mod contribution;
 pub mod data;
 pub mod error;
 mod fit_noise;
@@ -40,6 +43,7 @@ pub mod pipeline;
 pub mod posterior;
 pub mod public_bounds;
 pub mod sensitivity;
+pub mod silo;
 pub mod split;
 pub mod ssp;
 pub mod stats;
@@ -48,6 +52,7 @@ mod wishart_prior;
 
 pub use cavi::{CaviOptions, CaviPosterior, GammaPrior, fit_gamma_prior};
 pub use clipping::{ClippedShare, dp_clipped_share};
+pub use contribution::Contribution;
 pub use error::{CsvError, Error, Result};
 pub use latent::LatentPrior;
 pub use metrics::{mae, rmse, spearman};
@@ -57,11 +62,14 @@ pub use noise_aware::{
 };
 pub use noise_warning::{NOISE_DOMINANCE_RATIO, noise_dominance_warning};
 pub use pipeline::{
-    Fit, FitConfig, ProjectionConfig, StdSource, fit, fit_non_private, fit_via, stats_round_budget,
+    Fit, FitConfig, ProjectionConfig, StdSource, fit, fit_grouped, fit_held, fit_non_private,
+    fit_via, stats_round_budget,
 };
 pub use posterior::{Posterior, Prior, posterior, predict};
 pub use sensitivity::{laplace_scales, rho_from_budget, stats_l2_sensitivity};
 pub use split::{SplitSearchConfig, search_laplace_split};
-pub use ssp::{Mechanism, RoundBudget, release_stats, release_stats_via};
+pub use ssp::{
+    Mechanism, RoundBudget, StatisticsRule, release_stats, release_stats_held, release_stats_via,
+};
 pub use stats::{SuffStats, packed_index, packed_len};
 pub use threshold::{ErrorMeasure, SearchTarget, search_thresholds_for};

@@ -27,15 +27,19 @@
 use dp_noise::PrivacyLoss;
 use dp_noise::accountant::{Accountant, GaussianComposition};
 use dp_noise::rng::RngSource;
-use projection::marginal_std::{StdBudget, StdEstimate, StdMode, StdRound, dp_marginal_std_via};
+use projection::holders::{Grouping, Holders};
+use projection::marginal_std::{
+    SquaresRule, StdBudget, StdEstimate, StdMode, StdRound, dp_marginal_std_held,
+};
 use projection::release::{Aggregation, DcaTransport, InProcess, ReleaseContext};
 use projection::search::{SearchConfig, ThresholdChoice};
 use rand_core::RngCore;
 
+use crate::contribution::Contribution;
 use crate::error::{Error, Result, check_xy};
 use crate::posterior::{Posterior, Prior, posterior};
 use crate::sensitivity::rho_from_budget;
-use crate::ssp::{Mechanism, RoundBudget, release_stats_via};
+use crate::ssp::{Mechanism, RoundBudget, StatisticsRule, release_stats_held};
 use crate::stats::SuffStats;
 use crate::threshold::{ErrorMeasure, SearchTarget, search_thresholds_for};
 
@@ -169,13 +173,59 @@ pub fn fit_via(
     transport: &mut dyn DcaTransport,
 ) -> Result<Fit> {
     check_xy(x, y, n, d)?;
-    if config.assumed_x.len() != d {
+    let holders = Holders::Here {
+        x,
+        y,
+        d,
+        grouping: Grouping::OneRowEach,
+    };
+    fit_held(&holders, config, rng, transport)
+}
+
+/// [`fit`] where a DCA client is a data holder with any number of rows: client i holds rows
+/// `starts[i]..starts[i + 1]` and contributes the sum over them. The guarantee is per record
+/// (replace-one record), as in [`fit`]; only the fixed-point grid widens with the largest group.
+pub fn fit_grouped(
+    x: &[f64],
+    y: &[f64],
+    d: usize,
+    starts: &[usize],
+    config: &FitConfig,
+    rng: RngSource,
+    transport: &mut dyn DcaTransport,
+) -> Result<Fit> {
+    check_xy(x, y, y.len(), d)?;
+    let holders = Holders::Here {
+        x,
+        y,
+        d,
+        grouping: Grouping::Starts(starts),
+    };
+    fit_held(&holders, config, rng, transport)
+}
+
+/// Alg. 2 over any [`Holders`]. With rows held by remote parties (DCA only), each round hands
+/// `transport` the round's [`Contribution`] as JSON and the parties compute their vectors from
+/// it; everything else — budget split, threshold search, posterior — is the same code as for
+/// rows held here, so with the same randomness both release the same numbers.
+pub fn fit_held(
+    holders: &Holders<'_>,
+    config: &FitConfig,
+    rng: RngSource,
+    transport: &mut dyn DcaTransport,
+) -> Result<Fit> {
+    let d = config.assumed_x.len();
+    if let Holders::Here { d: held, .. } = holders
+        && *held != d
+    {
         return Err(Error::LengthMismatch {
             what: "assumed x bounds (one per column)",
-            expected: d,
-            got: config.assumed_x.len(),
+            expected: *held,
+            got: d,
         });
     }
+    holders.validate()?;
+    let n = holders.records();
     config.prior.validate()?;
     config.budget.validate()?;
     // The plan above is written in zCDP (see the module docs), so the accountant composes in
@@ -212,7 +262,13 @@ pub fn fit_via(
                         rng: rng.derive(1),
                         accountant: &mut accountant,
                     };
-                    let std = dp_marginal_std_via(x, y, n, &settings, ctx, transport)?;
+                    let published = Contribution::squares(&SquaresRule {
+                        assumed_x: &config.assumed_x,
+                        assumed_y: config.assumed_y,
+                        mode: p.std_mode,
+                    })
+                    .to_json();
+                    let std = dp_marginal_std_held(holders, &published, &settings, ctx, transport)?;
                     (std.x.clone(), std.y, Some(std))
                 }
                 (StdSource::DpRound, None) => {
@@ -245,13 +301,16 @@ pub fn fit_via(
         rng: rng.derive(2),
         accountant: &mut accountant,
     };
-    let stats = release_stats_via(
-        x,
-        y,
-        n,
-        &bounds_x,
+    let rule = StatisticsRule {
+        bounds_x: &bounds_x,
         bound_y,
-        config.with_yy,
+        with_yy: config.with_yy,
+    };
+    let published = Contribution::statistics(&rule).to_json();
+    let stats = release_stats_held(
+        holders,
+        &rule,
+        &published,
         config.mechanism,
         stats_budget,
         ctx,

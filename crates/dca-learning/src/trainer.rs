@@ -6,7 +6,8 @@ use dp_noise::PrivacyLoss;
 use dp_noise::rdp::{BaseNoise, DiscreteSum, RdpAccountant, SubsampledGaussian};
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{
-    ClientId, DcaRound, DcaTransport, InProcess, RoundConfig, RoundId, RoundParams, ShareMode,
+    ClientId, ClientVectors, DcaRound, DcaTransport, InProcess, RoundConfig, RoundId, RoundParams,
+    ShareMode,
 };
 
 use crate::clip::clip_to_norm;
@@ -237,7 +238,7 @@ impl Trainer {
         let gradients = self.batch_gradients(records, self.rng.derive(2 * self.iteration + 1))?;
         let release = transport.run_round(&DcaRound {
             config: &round,
-            values: &gradients,
+            values: ClientVectors::Here(&gradients),
             dropped: &dropped_ids,
             l2_sensitivity: match self.config.privacy {
                 Privacy::Private { .. } => self.config.clip_norm,

@@ -60,6 +60,9 @@ pub struct Aggregator {
     /// the charge itself (never across a network call), so rounds are charged one at a time
     /// while everything else — node calls included — runs concurrently.
     accountant: Mutex<Accountant>,
+    budget: PrivacyLoss,
+    /// Held around a job status's read-change-write.
+    job_lock: Mutex<()>,
     clock: Arc<dyn Clock>,
 }
 
@@ -78,13 +81,10 @@ impl Aggregator {
         // μ-GDP curve is proven only for the latter, while zCDP holds for the sum too
         // (Kairouz–Liu–Steinke 2021, Thm 1; see `round_rho`). So rounds compose in zCDP here, as
         // in the in-process BLR pipeline.
-        let mut accountant = Accountant::with_composition(budget, GaussianComposition::Zcdp)
-            .map_err(Error::Budget)?;
-        for rho in store.charges()? {
-            let cost = RoundCost::zcdp(rho).map_err(Error::Budget)?;
-            accountant.charge(cost).map_err(Error::Budget)?;
-        }
+        let accountant = replay(budget, &store)?;
         Ok(Aggregator {
+            budget,
+            job_lock: Mutex::new(()),
             http,
             nodes,
             admin_token: admin_token.into(),
@@ -119,6 +119,115 @@ impl Aggregator {
         self.accountant
             .lock()
             .map_err(|_| Error::Io(std::io::Error::other("accountant lock poisoned")))
+    }
+
+    /// Records job `spec` and reserves its whole budget (zCDP ρ from its (ε, δ)) at once: a
+    /// job the budget cannot pay for in full is refused before any of its rounds runs. The
+    /// job's id and whether it is new (creating it again changes nothing).
+    pub fn create_job(&self, spec: &crate::job::JobSpec, status: &[u8]) -> Result<(String, bool)> {
+        spec.validate()?;
+        let id = spec.id();
+        if let Some((stored, _)) = self.store.job(&id)? {
+            if stored != spec.canonical_json() {
+                return Err(Error::Integrity(format!("job {id}'s recorded spec")));
+            }
+            return Ok((id, false));
+        }
+        let rho = spec.rho()?;
+        let cost = RoundCost::zcdp(rho).map_err(Error::Budget)?;
+        let mut accountant = self.accountant()?;
+        accountant.check(cost).map_err(Error::Budget)?;
+        let created = self
+            .store
+            .insert_job(&id, &spec.canonical_json(), status, rho)?;
+        if created {
+            accountant.charge(cost).map_err(Error::Budget)?;
+        }
+        Ok((id, created))
+    }
+
+    /// Job `id`'s spec and status (JSON).
+    pub fn job(&self, id: &str) -> Result<Option<(crate::job::JobSpec, crate::job::JobStatus)>> {
+        self.store
+            .job(id)?
+            .map(|(spec, status)| decode_job(id, &spec, &status))
+            .transpose()
+    }
+
+    /// Every job, oldest first.
+    pub fn jobs(&self) -> Result<Vec<(crate::job::JobSpec, crate::job::JobStatus)>> {
+        self.store
+            .jobs()?
+            .iter()
+            .map(|(id, spec, status)| decode_job(id, spec, status))
+            .collect()
+    }
+
+    /// Changes job `id`'s status with `change` (read, changed and written under one lock, so
+    /// the driver and the analyst's cancel never overwrite each other). A status that leaves
+    /// "answering"/"running" for good settles the job: the part of its reservation its rounds
+    /// did not spend comes back to the budget.
+    pub fn update_job(
+        &self,
+        id: &str,
+        change: impl FnOnce(&mut crate::job::JobStatus) -> Result<()>,
+    ) -> Result<crate::job::JobStatus> {
+        let _one_at_a_time = self
+            .job_lock
+            .lock()
+            .map_err(|_| Error::Io(std::io::Error::other("job lock poisoned")))?;
+        let (_, mut status) = self
+            .job(id)?
+            .ok_or_else(|| Error::Job(format!("no job {id}")))?;
+        let was_live = status.is_live();
+        change(&mut status)?;
+        if was_live && !status.is_live() {
+            let mut accountant = self.accountant()?;
+            status.rho_spent = self.store.settle_job(id, &to_json(&status)?)?;
+            self.store.set_job_status(id, &to_json(&status)?)?;
+            *accountant = replay(self.budget, &self.store)?;
+        } else {
+            self.store.set_job_status(id, &to_json(&status)?)?;
+        }
+        Ok(status)
+    }
+
+    /// Records participant `index`'s answer to job `job` (the first answer stands); the
+    /// answer recorded.
+    pub fn answer(
+        &self,
+        job: &str,
+        index: usize,
+        answer: &crate::job::Answer,
+    ) -> Result<crate::job::Answer> {
+        let stored = self.store.record_answer(job, index, &to_json(answer)?)?;
+        serde_json::from_slice(&stored).map_err(|e| {
+            Error::Integrity(format!("participant {index}'s answer to job {job}: {e}"))
+        })
+    }
+
+    /// Every answer to job `job`, by roster index.
+    pub fn answers(&self, job: &str) -> Result<Vec<(usize, crate::job::Answer)>> {
+        self.store
+            .answers(job)?
+            .into_iter()
+            .map(|(i, a)| {
+                serde_json::from_slice(&a).map(|a| (i, a)).map_err(|e| {
+                    Error::Integrity(format!("participant {i}'s answer to job {job}: {e}"))
+                })
+            })
+            .collect()
+    }
+
+    /// Records that round `round` belongs to job `job`: its cost will be paid from the job's
+    /// reservation. Done before the round is created anywhere.
+    pub fn link_job_round(&self, round: &str, job: &str) -> Result<()> {
+        self.store.link_round(round, job)
+    }
+
+    /// The clock the aggregator decides deadlines by.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
     }
 
     /// The public keys of the nodes, in order (`GET /key` of each).
@@ -473,8 +582,20 @@ impl Aggregator {
             .map_err(Error::Budget)?;
         let body = serde_json::to_vec(&CloseRequest::new(&agreed_pairs))
             .map_err(|e| Error::Io(std::io::Error::other(e)))?;
+        // A job's round is paid from the job's reservation, charged when the job was created.
+        let job = self.store.job_of_round(&id)?;
         // Check, record and charge as one step for the accountant (no await inside).
-        let recorded = {
+        let recorded = if let Some((job, reserved, used)) = job {
+            let rho = cost.map_or(0.0, |(_, rho)| rho);
+            if used + rho > reserved * (1.0 + 1e-9) {
+                return Err(Error::JobBudget {
+                    job,
+                    would_spend: used + rho,
+                    reserved,
+                });
+            }
+            self.store.begin_close_job_round(&id, &body, &job, rho)?
+        } else {
             let mut accountant = self.accountant()?;
             if let Some((cost, _)) = cost {
                 accountant.check(cost).map_err(Error::Budget)?;
@@ -534,6 +655,42 @@ impl Aggregator {
     }
 }
 
+/// An accountant with `budget` that has paid every recorded charge (rounds, and jobs'
+/// reservations as they stand).
+fn replay(budget: PrivacyLoss, store: &AggregatorStore) -> Result<Accountant> {
+    let mut accountant =
+        Accountant::with_composition(budget, GaussianComposition::Zcdp).map_err(Error::Budget)?;
+    for rho in store.charges()? {
+        if rho > 0.0 {
+            let cost = RoundCost::zcdp(rho).map_err(Error::Budget)?;
+            accountant.charge(cost).map_err(Error::Budget)?;
+        }
+    }
+    Ok(accountant)
+}
+
+fn to_json(value: &impl Serialize) -> Result<Vec<u8>> {
+    serde_json::to_vec(value).map_err(|e| Error::Io(std::io::Error::other(e)))
+}
+
+fn decode_job(
+    id: &str,
+    spec: &[u8],
+    status: &[u8],
+) -> Result<(crate::job::JobSpec, crate::job::JobStatus)> {
+    let spec: crate::job::JobSpec = serde_json::from_slice(spec)
+        .map_err(|e| Error::Integrity(format!("job {id}'s recorded spec: {e}")))?;
+    if spec.id() != id {
+        return Err(Error::Integrity(format!(
+            "job {id}'s recorded spec hashes to {}",
+            spec.id()
+        )));
+    }
+    let status = serde_json::from_slice(status)
+        .map_err(|e| Error::Integrity(format!("job {id}'s recorded status: {e}")))?;
+    Ok((spec, status))
+}
+
 /// A recorded spec as a round, checked to hash to the id it is recorded under.
 fn recorded_round(id: &str, json: &[u8]) -> Result<Round> {
     let round = serde_json::from_slice::<RoundSpec>(json)
@@ -554,7 +711,7 @@ fn recorded_round(id: &str, json: &[u8]) -> Result<Round> {
 /// (encoding rounds each coordinate by at most ½ unit, so two encodings differ by at most one
 /// extra unit per coordinate), which is ρ-zCDP by Kairouz–Liu–Steinke 2021, Thm 1. `None` for
 /// a round without noise (it releases an exact sum and charges nothing).
-fn round_rho(round: &Round) -> Result<Option<f64>> {
+pub fn round_rho(round: &Round) -> Result<Option<f64>> {
     let (Some(noise), Some(l2)) = (round.config.noise(), round.spec.l2_sensitivity) else {
         return Ok(None);
     };

@@ -50,13 +50,15 @@ pub struct AggregatorRoundState {
     pub reason: Option<String>,
 }
 
-struct ServerState {
-    /// Shared by the handlers and the background task without a lock: its node calls run
-    /// concurrently, its state changes are store transactions.
-    aggregator: Aggregator,
-    analyst_token_hash: [u8; 32],
-    /// Round configurations being read at once (bytes).
-    spec_bytes: BodyBudget,
+pub(crate) struct ServerState {
+    /// Shared by the handlers, the background task and the job drivers without a lock: its
+    /// node calls run concurrently, its state changes are store transactions.
+    pub(crate) aggregator: Arc<Aggregator>,
+    pub(crate) analyst_token_hash: [u8; 32],
+    /// How often the background task and the job drivers look at their work.
+    pub(crate) poll: Duration,
+    /// Round configurations and job specs being read at once (bytes).
+    pub(crate) spec_bytes: BodyBudget,
     metrics: Arc<Metrics>,
 }
 
@@ -67,7 +69,10 @@ impl From<Error> for ApiError {
             Error::AlreadyReleased => (StatusCode::CONFLICT, "round-released"),
             Error::RoundAborted(_) => (StatusCode::CONFLICT, "round-aborted"),
             Error::Aborted { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "too-many-dropped"),
-            Error::Budget(_) => (StatusCode::FORBIDDEN, "budget-exhausted"),
+            Error::Budget(_) | Error::JobBudget { .. } => {
+                (StatusCode::FORBIDDEN, "budget-exhausted")
+            }
+            Error::Job(_) => (StatusCode::CONFLICT, "job-state"),
             Error::Http(_) | Error::Timeout(_) => (StatusCode::BAD_GATEWAY, "node-unavailable"),
             Error::Integrity(_) => return ApiError::damaged(e.to_string()),
             _ => return ApiError::internal(e.to_string()),
@@ -77,7 +82,7 @@ impl From<Error> for ApiError {
 }
 
 impl ServerState {
-    fn analyst(&self, headers: &HeaderMap) -> ApiResult<()> {
+    pub(crate) fn analyst(&self, headers: &HeaderMap) -> ApiResult<()> {
         require_token(headers, &self.analyst_token_hash, "the analyst's")
     }
 }
@@ -240,7 +245,7 @@ pub async fn tick(agg: &Aggregator, metrics: &Metrics) {
                     );
                 }
                 // The budget will not grow back: this round can never be released.
-                Err(Error::Budget(e)) => {
+                Err(e @ (Error::Budget(_) | Error::JobBudget { .. })) => {
                     let reason = format!("the aggregator's privacy budget does not allow it: {e}");
                     tracing::warn!(round = round.spec.round, "aborted: {reason}");
                     metrics.round_event("aborted");
@@ -265,11 +270,13 @@ pub async fn tick(agg: &Aggregator, metrics: &Metrics) {
 /// The task ends when the router (and every clone of it) is dropped.
 pub fn router(aggregator: Aggregator, analyst_token: &str, poll: Duration) -> Router {
     let state = Arc::new(ServerState {
-        aggregator,
+        aggregator: Arc::new(aggregator),
         analyst_token_hash: token_hash(analyst_token),
+        poll,
         spec_bytes: BodyBudget::new(2 * MAX_SPEC_BYTES),
         metrics: Metrics::new(),
     });
+    crate::job_http::resume_jobs(&state, poll);
     let weak = Arc::downgrade(&state);
     tokio::spawn(async move {
         loop {
@@ -284,6 +291,19 @@ pub fn router(aggregator: Aggregator, analyst_token: &str, poll: Duration) -> Ro
         .route("/rounds/{id}", get(state_of).put(create))
         .route("/rounds/{id}/release", get(get_release).post(release_now))
         .route("/metrics", get(aggregator_metrics))
+        .route("/jobs", get(crate::job_http::list_jobs))
+        .route(
+            "/jobs/{id}",
+            get(crate::job_http::get_job).put(crate::job_http::create_job),
+        )
+        .route(
+            "/jobs/{id}/answer",
+            axum::routing::post(crate::job_http::answer_job),
+        )
+        .route(
+            "/jobs/{id}/cancel",
+            axum::routing::post(crate::job_http::cancel_job),
+        )
         .route_layer(axum::middleware::from_fn_with_state(
             state.metrics.clone(),
             crate::metrics::count_responses,

@@ -20,6 +20,9 @@ use crate::{Error, Result};
 /// A round's state as recorded, with its detail (the abort reason or the release's JSON).
 pub(crate) type RecordedState = (String, Option<String>);
 
+/// A job as recorded: id, spec JSON, status JSON.
+pub(crate) type RecordedJob = (String, Vec<u8>, Vec<u8>);
+
 pub(crate) struct AggregatorStore {
     conn: Mutex<Connection>,
 }
@@ -246,6 +249,240 @@ impl AggregatorStore {
         Ok(changed)
     }
 
+    /// Records a new job with its status and reserves its whole budget (`rho`, a charge named
+    /// `job:{id}`) in one transaction. False (nothing changed) if the job exists already.
+    pub fn insert_job(&self, id: &str, spec: &[u8], status: &[u8], rho: f64) -> Result<bool> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction()?;
+        let inserted = tx.execute(
+            "INSERT OR IGNORE INTO jobs (id, spec, status, sha256) VALUES (?1, ?2, ?3, ?4)",
+            params![id, spec, status, &job_sha256(id, spec, status)[..]],
+        )? == 1;
+        if inserted {
+            let charge = reservation_id(id);
+            tx.execute(
+                "INSERT INTO charges (id, rho, sha256) VALUES (?1, ?2, ?3)",
+                params![charge, rho, &charge_sha256(&charge, rho)[..]],
+            )?;
+        }
+        tx.commit()?;
+        Ok(inserted)
+    }
+
+    /// Job `id`'s spec and status (JSON), checked.
+    pub fn job(&self, id: &str) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let row: Option<(Vec<u8>, Vec<u8>, Vec<u8>)> = self
+            .conn()?
+            .query_row(
+                "SELECT spec, status, sha256 FROM jobs WHERE id = ?1",
+                params![id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        row.map(|(spec, status, sha256)| {
+            check(Some(&sha256), &job_sha256(id, &spec, &status), || {
+                format!("the recorded job {id}")
+            })?;
+            Ok((spec, status))
+        })
+        .transpose()
+    }
+
+    /// Every job's id, spec and status, oldest first, checked.
+    pub fn jobs(&self) -> Result<Vec<RecordedJob>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare("SELECT id, spec, status, sha256 FROM jobs ORDER BY rowid")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, Vec<u8>>(1)?,
+                r.get::<_, Vec<u8>>(2)?,
+                r.get::<_, Vec<u8>>(3)?,
+            ))
+        })?;
+        rows.map(|row| {
+            let (id, spec, status, sha256) = row?;
+            check(Some(&sha256), &job_sha256(&id, &spec, &status), || {
+                format!("the recorded job {id}")
+            })?;
+            Ok((id, spec, status))
+        })
+        .collect()
+    }
+
+    /// Replaces job `id`'s status.
+    pub fn set_job_status(&self, id: &str, status: &[u8]) -> Result<()> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction()?;
+        let spec: Vec<u8> =
+            tx.query_row("SELECT spec FROM jobs WHERE id = ?1", params![id], |r| {
+                r.get(0)
+            })?;
+        tx.execute(
+            "UPDATE jobs SET status = ?2, sha256 = ?3 WHERE id = ?1",
+            params![id, status, &job_sha256(id, &spec, status)[..]],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Ends job `id`: its status becomes `status` and its reservation shrinks to what its
+    /// released rounds spent, in one transaction (the rest of the budget comes back).
+    pub fn settle_job(&self, id: &str, status: &[u8]) -> Result<f64> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction()?;
+        let spec: Vec<u8> =
+            tx.query_row("SELECT spec FROM jobs WHERE id = ?1", params![id], |r| {
+                r.get(0)
+            })?;
+        let used = Self::job_rounds_rho(&tx, id)?;
+        let charge = reservation_id(id);
+        tx.execute(
+            "UPDATE charges SET rho = ?2, sha256 = ?3 WHERE id = ?1",
+            params![charge, used, &charge_sha256(&charge, used)[..]],
+        )?;
+        tx.execute(
+            "UPDATE jobs SET status = ?2, sha256 = ?3 WHERE id = ?1",
+            params![id, status, &job_sha256(id, &spec, status)[..]],
+        )?;
+        tx.commit()?;
+        Ok(used)
+    }
+
+    /// Records participant `index`'s answer to job `job`; the answer already recorded if
+    /// there is one (an answer is given once).
+    pub fn record_answer(&self, job: &str, index: usize, answer: &[u8]) -> Result<Vec<u8>> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction()?;
+        tx.execute(
+            "INSERT OR IGNORE INTO answers (job, participant, answer, sha256)
+             VALUES (?1, ?2, ?3, ?4)",
+            params![
+                job,
+                index as i64,
+                answer,
+                &answer_sha256(job, index, answer)[..]
+            ],
+        )?;
+        let stored: Vec<u8> = tx.query_row(
+            "SELECT answer FROM answers WHERE job = ?1 AND participant = ?2",
+            params![job, index as i64],
+            |r| r.get(0),
+        )?;
+        tx.commit()?;
+        Ok(stored)
+    }
+
+    /// Every answer to job `job` (roster index, answer JSON), checked.
+    pub fn answers(&self, job: &str) -> Result<Vec<(usize, Vec<u8>)>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(
+            "SELECT participant, answer, sha256 FROM answers WHERE job = ?1 ORDER BY participant",
+        )?;
+        let rows = stmt.query_map(params![job], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, Vec<u8>>(1)?,
+                r.get::<_, Vec<u8>>(2)?,
+            ))
+        })?;
+        rows.map(|row| {
+            let (index, answer, sha256) = row?;
+            let index = index as usize;
+            check(Some(&sha256), &answer_sha256(job, index, &answer), || {
+                format!("participant {index}'s recorded answer to job {job}")
+            })?;
+            Ok((index, answer))
+        })
+        .collect()
+    }
+
+    /// Records that round `round` belongs to job `job` (before the round is created anywhere).
+    pub fn link_round(&self, round: &str, job: &str) -> Result<()> {
+        self.conn()?.execute(
+            "INSERT OR IGNORE INTO job_rounds (round, job, rho, sha256) VALUES (?1, ?2, NULL, ?3)",
+            params![round, job, &job_round_sha256(round, job, None)[..]],
+        )?;
+        Ok(())
+    }
+
+    /// The job round `round` belongs to, with the job's reservation and what its rounds have
+    /// been charged so far.
+    pub fn job_of_round(&self, round: &str) -> Result<Option<(String, f64, f64)>> {
+        let conn = self.conn()?;
+        let row: Option<(String, Option<f64>, Vec<u8>)> = conn
+            .query_row(
+                "SELECT job, rho, sha256 FROM job_rounds WHERE round = ?1",
+                params![round],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        let Some((job, rho, sha256)) = row else {
+            return Ok(None);
+        };
+        check(Some(&sha256), &job_round_sha256(round, &job, rho), || {
+            format!("the recorded job of round {round}")
+        })?;
+        let charge = reservation_id(&job);
+        let (reserved, sha256): (f64, Vec<u8>) = conn.query_row(
+            "SELECT rho, sha256 FROM charges WHERE id = ?1",
+            params![charge],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        check(Some(&sha256), &charge_sha256(&charge, reserved), || {
+            format!("the reservation of job {job}")
+        })?;
+        let used = Self::job_rounds_rho(&conn, &job)?;
+        Ok(Some((job, reserved, used)))
+    }
+
+    fn job_rounds_rho(conn: &Connection, job: &str) -> Result<f64> {
+        let mut stmt = conn
+            .prepare("SELECT round, rho, sha256 FROM job_rounds WHERE job = ?1 ORDER BY rowid")?;
+        let rows = stmt.query_map(params![job], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, Option<f64>>(1)?,
+                r.get::<_, Vec<u8>>(2)?,
+            ))
+        })?;
+        let mut used = 0.0;
+        for row in rows {
+            let (round, rho, sha256) = row?;
+            check(Some(&sha256), &job_round_sha256(&round, job, rho), || {
+                format!("the recorded charge of job {job}'s round {round}")
+            })?;
+            used += rho.unwrap_or(0.0);
+        }
+        Ok(used)
+    }
+
+    /// created → closing for a round of a job: as [`Self::begin_close`], but the round's cost
+    /// is recorded against the job's reservation (already charged) instead of charged again.
+    pub fn begin_close_job_round(
+        &self,
+        id: &str,
+        close_body: &[u8],
+        job: &str,
+        rho: f64,
+    ) -> Result<bool> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction()?;
+        if !Self::transition(&tx, id, "created", "closing", None)? {
+            return Ok(false);
+        }
+        tx.execute(
+            "INSERT INTO closes (id, body, sha256) VALUES (?1, ?2, ?3)",
+            params![id, close_body, Sha256::digest(close_body).as_slice()],
+        )?;
+        tx.execute(
+            "UPDATE job_rounds SET rho = ?3, sha256 = ?4 WHERE round = ?1 AND job = ?2",
+            params![id, job, rho, &job_round_sha256(id, job, Some(rho))[..]],
+        )?;
+        tx.commit()?;
+        Ok(true)
+    }
+
     /// Test hook: overwrites one stored byte, as a damaged disk would.
     #[cfg(test)]
     pub fn damage(&self, sql: &str) -> Result<()> {
@@ -280,6 +517,23 @@ const AGGREGATOR_MIGRATIONS: &[Migration] = &[
             add_column_if_missing(tx, "charges", "sha256", "BLOB")
         },
     },
+    Migration {
+        version: 3,
+        what: "jobs, their participants' answers and their rounds",
+        apply: |tx| {
+            tx.execute_batch(
+                "CREATE TABLE IF NOT EXISTS jobs (
+                     id TEXT PRIMARY KEY, spec BLOB NOT NULL, status BLOB NOT NULL,
+                     sha256 BLOB NOT NULL);
+                 CREATE TABLE IF NOT EXISTS answers (
+                     job TEXT NOT NULL, participant INTEGER NOT NULL, answer BLOB NOT NULL,
+                     sha256 BLOB NOT NULL, PRIMARY KEY (job, participant));
+                 CREATE TABLE IF NOT EXISTS job_rounds (
+                     round TEXT PRIMARY KEY, job TEXT NOT NULL, rho REAL,
+                     sha256 BLOB NOT NULL);",
+            )
+        },
+    },
 ];
 
 fn row_sha256(id: &str, spec: &[u8], state: &str, detail: Option<&str>) -> [u8; 32] {
@@ -296,6 +550,38 @@ fn row_sha256(id: &str, spec: &[u8], state: &str, detail: Option<&str>) -> [u8; 
         None => h.update([0]),
     }
     h.finalize().into()
+}
+
+/// The charge that holds job `job`'s reservation.
+fn reservation_id(job: &str) -> String {
+    format!("job:{job}")
+}
+
+fn parts_sha256(parts: &[&[u8]]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    for part in parts {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    h.finalize().into()
+}
+
+fn job_sha256(id: &str, spec: &[u8], status: &[u8]) -> [u8; 32] {
+    parts_sha256(&[b"job", id.as_bytes(), spec, status])
+}
+
+fn answer_sha256(job: &str, index: usize, answer: &[u8]) -> [u8; 32] {
+    parts_sha256(&[
+        b"answer",
+        job.as_bytes(),
+        &(index as u64).to_le_bytes(),
+        answer,
+    ])
+}
+
+fn job_round_sha256(round: &str, job: &str, rho: Option<f64>) -> [u8; 32] {
+    let rho = rho.map_or([0xff; 8], |r| r.to_bits().to_le_bytes());
+    parts_sha256(&[b"job round", round.as_bytes(), job.as_bytes(), &rho])
 }
 
 fn charge_sha256(id: &str, rho: f64) -> [u8; 32] {

@@ -100,22 +100,51 @@ pub async fn upload(
     values: &[f64],
     rng: RngSource,
 ) -> Result<()> {
-    if node_urls.len() != round.node_keys.len() {
+    let sealed = seal_shares(round, client, values, rng)?;
+    upload_shares(http, round, node_urls, client, token, &sealed).await
+}
+
+/// Client `client` of `round` shards `values` and seals node k's message to node k: what
+/// [`upload_shares`] sends. A party that must never send two different contributions to one
+/// round keeps these bytes until every node has them.
+pub fn seal_shares(
+    round: &Round,
+    client: u64,
+    values: &[f64],
+    rng: RngSource,
+) -> Result<Vec<Vec<u8>>> {
+    let messages = Client::new(&round.config, ClientId(client), rng)?.shard(values)?;
+    messages
+        .iter()
+        .enumerate()
+        .map(|(k, msg)| seal_for(round, client, k as u16, &msg.get_encoded()?))
+        .collect()
+}
+
+/// Uploads `sealed[k]` to `node_urls[k]` for every node.
+pub async fn upload_shares(
+    http: &reqwest::Client,
+    round: &Round,
+    node_urls: &[String],
+    client: u64,
+    token: &str,
+    sealed: &[Vec<u8>],
+) -> Result<()> {
+    if node_urls.len() != round.node_keys.len() || sealed.len() != node_urls.len() {
         return Err(Error::InvalidSpec(format!(
-            "{} node URLs for {} nodes",
+            "{} node URLs and {} sealed shares for {} nodes",
             node_urls.len(),
+            sealed.len(),
             round.node_keys.len()
         )));
     }
-    let messages = Client::new(&round.config, ClientId(client), rng)?.shard(values)?;
     let id = round.id();
-    for (k, (msg, url)) in messages.iter().zip(node_urls).enumerate() {
-        let sealed = seal_for(round, client, k as u16, &msg.get_encoded()?)?;
+    for (k, (sealed, url)) in sealed.iter().zip(node_urls).enumerate() {
         // A node that stays unreachable through a burst of retries (a restart) is tried again
         // until the round's deadline; a refusal (4xx) ends the upload at once. The same sealed
         // bytes every time, so a retry after a lost answer is recognised (200).
         loop {
-            match upload_sealed(http, url, &id, client, token, &sealed).await {
+            match upload_sealed(http, url, &id, client, token, sealed).await {
                 Ok(_) => break,
                 Err(Error::Timeout(why))
                     if crate::node::now_ms() + 1000 < round.spec.deadline_unix_ms =>

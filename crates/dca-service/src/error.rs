@@ -41,6 +41,22 @@ pub enum Error {
     /// The privacy budget does not allow this round.
     #[error("privacy budget: {0}")]
     Budget(#[source] dp_noise::Error),
+    /// A job's rounds would spend more than the budget reserved for the job.
+    #[error(
+        "job {job}: its rounds would spend zCDP ρ = {would_spend}, more than the ρ = {reserved} \
+         reserved for it"
+    )]
+    JobBudget {
+        /// Hex job id.
+        job: String,
+        /// ρ of the job's rounds with this one.
+        would_spend: f64,
+        /// ρ reserved when the job was created.
+        reserved: f64,
+    },
+    /// A job is not known, not in the state the request needs, or refused the caller.
+    #[error("job: {0}")]
+    Job(String),
     /// File or socket I/O.
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),

@@ -1,6 +1,8 @@
 //! `dpdist`: run a DCA party as a process. `dpdist node`, `dpdist aggregator`, `dpdist client
 //! upload`, `dpdist round create|status|release`. See docs/http-api.md.
 
+mod cli_jobs;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -47,6 +49,13 @@ enum Command {
     /// Round commands (the aggregator's side, one step at a time).
     #[command(subcommand)]
     Round(RoundCommand),
+    /// Jobs on the aggregator, the analyst's side (no data file): the aggregator runs the
+    /// job's rounds with the participants on its roster.
+    #[command(subcommand)]
+    Job(cli_jobs::JobCommand),
+    /// Take part in jobs as a data holder: reads only its own rows, answers each job by its
+    /// policy, keeps its own accountant, sends only sealed shares.
+    Participant(cli_jobs::ParticipantArgs),
 }
 
 #[derive(Args)]
@@ -535,6 +544,8 @@ fn checked_budget(epsilon: f64, delta: f64, what: &str) -> Result<PrivacyLoss> {
 
 async fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Job(c) => cli_jobs::job(c).await,
+        Command::Participant(a) => cli_jobs::participant(a).await,
         Command::Node(a) => {
             let tls = server_tls(&a.cert, &a.key)?;
             let options = NodeOptions {

@@ -189,6 +189,13 @@ impl NetworkTransport {
         }
 
         let dim = config.dim();
+        let fixedpoint_shares::ClientVectors::Here(values) = dca.values else {
+            return Err(Error::InvalidSpec(
+                "this transport's clients are tasks of this process and need their vectors; \
+                 rows kept by participants are run as a job on the aggregator"
+                    .into(),
+            ));
+        };
         let permits = Arc::new(Semaphore::new(self.concurrency.max(1)));
         let mut clients = tokio::task::JoinSet::new();
         // Dropped clients send nothing; the aggregator closes the round at its deadline.
@@ -208,7 +215,7 @@ impl NetworkTransport {
                 .await
                 .map_err(|_| Error::Http("upload limiter closed".into()))?;
             let (http, round, urls) = (self.http.clone(), round.clone(), nodes.nodes.clone());
-            let values = dca.values[i * dim..(i + 1) * dim].to_vec();
+            let values = values[i * dim..(i + 1) * dim].to_vec();
             let rng = dca.rng.derive(i as u64);
             clients.spawn(async move {
                 let _permit = permit;
@@ -235,25 +242,7 @@ impl NetworkTransport {
         }
 
         let published = self.await_release(&id).await?;
-        if published.sum_units.len() != dim || published.frac_bits != config.codec().frac_bits() {
-            return Err(Error::Http(
-                "the aggregator's release does not match the round".into(),
-            ));
-        }
-        let ids: Vec<ClientId> = published.clients.iter().map(|&c| ClientId(c)).collect();
-        let clients = ClientSet::from_ids(n, &ids)?;
-        let release = Release {
-            round: config.round(),
-            sum: published.sum.clone(),
-            sum_units: published.sum_units.clone(),
-            n_included: clients.len(),
-            clients,
-            n_clients: n,
-            max_dropped: config.max_dropped(),
-            frac_bits: published.frac_bits,
-            noise: config.noise(),
-            noise_sigma_released: published.noise_sigma_released,
-        };
+        let release = release_of(&published, config)?;
         self.releases.push(published);
         Ok(release)
     }
@@ -286,6 +275,36 @@ impl NetworkTransport {
         }
         Err(Error::Timeout(format!("round {id} was not released")))
     }
+}
+
+/// The core's [`Release`] of a round the aggregator published, checked against the round's
+/// configuration.
+pub fn release_of(
+    published: &PublishedRelease,
+    config: &fixedpoint_shares::RoundConfig,
+) -> Result<Release> {
+    let n = config.n_clients();
+    if published.sum_units.len() != config.dim()
+        || published.frac_bits != config.codec().frac_bits()
+    {
+        return Err(Error::Http(
+            "the aggregator's release does not match the round".into(),
+        ));
+    }
+    let ids: Vec<ClientId> = published.clients.iter().map(|&c| ClientId(c)).collect();
+    let clients = ClientSet::from_ids(n, &ids)?;
+    Ok(Release {
+        round: config.round(),
+        sum: published.sum.clone(),
+        sum_units: published.sum_units.clone(),
+        n_included: clients.len(),
+        clients,
+        n_clients: n,
+        max_dropped: config.max_dropped(),
+        frac_bits: published.frac_bits,
+        noise: config.noise(),
+        noise_sigma_released: published.noise_sigma_released,
+    })
 }
 
 impl DcaTransport for NetworkTransport {

@@ -7,12 +7,10 @@ mod common;
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
 use common::*;
 use dca_service::Error;
 use dca_service::aggregator::Aggregator;
@@ -171,42 +169,13 @@ async fn a_damaged_share_or_node_sum_is_refused_never_released() {
     .expect("test exceeded its time limit");
 }
 
-/// A plain-HTTP proxy on loopback in front of a node: forwards every request, except that it
-/// answers the first close request of each round with 502 itself (the close is lost).
+/// A plain-HTTP proxy in front of a node that loses the first close request of each round.
 async fn close_dropping_proxy(http: reqwest::Client, target: String) -> String {
-    let dropped = Arc::new(Mutex::new(HashSet::new()));
-    let app = axum::Router::new().fallback(move |request: Request<Body>| {
-        let (http, target, dropped) = (http.clone(), target.clone(), dropped.clone());
-        async move {
-            let (parts, body) = request.into_parts();
-            let path = parts.uri.path().to_string();
-            if path.ends_with("/close") && dropped.lock().unwrap().insert(path.clone()) {
-                return (StatusCode::BAD_GATEWAY, "close dropped by the test proxy")
-                    .into_response();
-            }
-            let body = axum::body::to_bytes(body, 64 << 20).await.unwrap();
-            let mut forward = http.request(parts.method, format!("{target}{path}"));
-            for name in ["authorization", "content-type"] {
-                if let Some(v) = parts.headers.get(name) {
-                    forward = forward.header(name, v);
-                }
-            }
-            let answer = forward.body(body).send().await.unwrap();
-            let status = answer.status();
-            let content_type = answer.headers().get("content-type").cloned();
-            let bytes = answer.bytes().await.unwrap();
-            let mut response = Response::new(Body::from(bytes));
-            *response.status_mut() = status;
-            if let Some(v) = content_type {
-                response.headers_mut().insert("content-type", v);
-            }
-            response
-        }
-    });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    url
+    let dropped = Mutex::new(HashSet::new());
+    failing_proxy(http, target, move |path| {
+        path.ends_with("/close") && dropped.lock().unwrap().insert(path.to_string())
+    })
+    .await
 }
 
 /// Node 0 closed with the agreed set S, the close to node 1 lost; a client whose share had only

@@ -188,6 +188,55 @@ async fn a_job_waits_out_an_aggregator_restart() {
     .expect("test exceeded its time limit");
 }
 
+/// A client whose uploads to node 1 keep failing (a proxy in front of node 1 loses every one
+/// of client 3's shares) gives up after its retries at the round's deadline: it is a dropout
+/// (T = 2), not the end of the job. Both rounds release over the other clients.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_cannot_upload_is_a_dropout_not_a_failed_job() {
+    tokio::time::timeout(LIMIT, async {
+        let cluster = Cluster::start("blr-dropout", 3);
+        let proxy = failing_proxy(cluster.http.clone(), cluster.urls()[1].clone(), |path| {
+            path.ends_with("/shares/3")
+        })
+        .await;
+        let nodes = [cluster.urls()[0].clone(), proxy, cluster.urls()[2].clone()];
+        let aggregator = AggregatorProcess::start_with_nodes(
+            &cluster,
+            "aggregator.sqlite",
+            10.0,
+            "127.0.0.1:0",
+            &nodes,
+        );
+        let (x, y, d) = diabetes(20);
+        let budget = PrivacyLoss {
+            epsilon: 1.0,
+            delta: 1e-5,
+        };
+        let config = dca_blr_config(d, 3, 2, ShareMode::Seed, budget);
+        let mut transport = NetworkTransport::new(
+            tokio::runtime::Handle::current(),
+            cluster.http.clone(),
+            aggregator.url.clone(),
+            ANALYST_TOKEN.to_string(),
+        );
+        // Long enough for client 3's burst of retries to run out inside the window.
+        transport.upload_window = Duration::from_secs(10);
+        let (fit, transport) =
+            fit_over_network(transport, x, y, d, config, RngSource::InsecureFixedSeed(91))
+                .await
+                .unwrap();
+        assert_eq!(transport.releases.len(), 2);
+        let without_3: Vec<u64> = (0..20).filter(|&c| c != 3).collect();
+        for r in &transport.releases {
+            assert_eq!(r.clients, without_3);
+        }
+        // n of the statistics counts the records in the release.
+        assert_eq!(fit.stats.n, 19);
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_aggregator_server_authenticates_aborts_and_tells_the_nodes() {
     tokio::time::timeout(LIMIT, async {

@@ -80,7 +80,7 @@ pub use round::{
 };
 pub use shard_set::{ShardSet, agree};
 pub use simulate::{simulate_round, simulate_round_with};
-pub use transport::{DcaRound, DcaTransport, InProcess};
+pub use transport::{ClientVectors, DcaRound, DcaTransport, InProcess};
 pub use wire::{Decode, Encode};
 
 /// `Result` with this crate's [`Error`].

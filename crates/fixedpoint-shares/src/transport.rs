@@ -13,8 +13,8 @@ use crate::{ClientId, Release, Result, RoundConfig, simulate_round_with};
 pub struct DcaRound<'a> {
     /// The round's configuration (N, M, T, d, bound, mode, σ_total, fixed-point precision).
     pub config: &'a RoundConfig,
-    /// Row-major `N × d`: row i is client i's vector (already checked against the bound).
-    pub values: &'a [f64],
+    /// The clients' vectors, here or computed by the clients themselves.
+    pub values: ClientVectors<'a>,
     /// Clients that send nothing (at most T): an experiment's simulated dropouts.
     pub dropped: &'a [ClientId],
     /// Δ₂ of the sum the noise is calibrated for (value units); a remote aggregator charges its
@@ -22,6 +22,18 @@ pub struct DcaRound<'a> {
     pub l2_sensitivity: f64,
     /// Client i draws its noise and masks from `rng.derive(i)`, as `simulate_round_with` does.
     pub rng: RngSource,
+}
+
+/// Where the clients' vectors are.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ClientVectors<'a> {
+    /// Row-major `N × d`: row i is client i's vector (already checked against the bound).
+    Here(&'a [f64]),
+    /// The clients are remote parties that keep their data and compute their vectors
+    /// themselves from this public rule (published with the round; the learner that planned
+    /// the round defines its format). Only a transport whose clients are such parties can run
+    /// this round.
+    AtClients(&'a str),
 }
 
 /// Where a DCA round runs. Implementations give client i the randomness `round.rng.derive(i)`,
@@ -42,7 +54,12 @@ pub struct InProcess;
 impl DcaTransport for InProcess {
     fn run_round(&mut self, round: &DcaRound<'_>) -> Result<Release> {
         let dim = round.config.dim();
-        let values = round.values;
+        let ClientVectors::Here(values) = round.values else {
+            return Err(crate::Error::Transport(
+                "the in-process round needs the clients' vectors, not a rule for remote clients"
+                    .into(),
+            ));
+        };
         if values.len() != round.config.n_clients().saturating_mul(dim) {
             return Err(crate::Error::LengthMismatch {
                 what: "round values (N × d)",

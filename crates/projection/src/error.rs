@@ -66,6 +66,16 @@ pub enum Error {
         /// The bound.
         bound: f64,
     },
+    /// Rows cannot be grouped into clients this way (group starts must run from 0 to the row
+    /// count, strictly increasing; remote holders need clients ≥ 1, rows ≥ clients, a row cap).
+    InvalidGrouping {
+        /// Rows.
+        rows: usize,
+        /// Group starts given (clients + 1).
+        starts: usize,
+    },
+    /// A client's contribution could not be computed (the learner's rule says why).
+    Contribution(String),
     /// A budget split is not positive or does not sum to 1.
     BadSplit {
         /// The split given.
@@ -136,6 +146,12 @@ impl fmt::Display for Error {
                 f,
                 "client {client} value {value} exceeds the bound {bound} its sensitivity assumes"
             ),
+            Error::InvalidGrouping { rows, starts } => write!(
+                f,
+                "{starts} group starts for {rows} rows: starts must run from 0 to the row count, \
+                 strictly increasing (every client holds at least one row)"
+            ),
+            Error::Contribution(why) => write!(f, "a client's contribution: {why}"),
             Error::BadSplit { split } => {
                 write!(f, "split {split:?} is not a positive split of 1")
             }

@@ -20,6 +20,7 @@
 pub mod auxiliary;
 pub mod clip;
 pub mod error;
+pub mod holders;
 pub mod marginal_std;
 pub mod release;
 pub mod search;
@@ -27,13 +28,14 @@ pub mod search;
 pub use auxiliary::{AuxData, AuxSpec};
 pub use clip::{clip, clip_columns, clip_vector, normalize_rows};
 pub use error::{Error, Result};
+pub use holders::{ClientRule, Grouping, Holders};
 pub use marginal_std::{
-    StdBudget, StdEstimate, StdMode, StdRound, dp_marginal_std, dp_marginal_std_via,
-    std_sensitivity,
+    SquaresRule, StdBudget, StdEstimate, StdMode, StdRound, dp_marginal_std, dp_marginal_std_held,
+    dp_marginal_std_via, std_sensitivity,
 };
 pub use release::{
     Aggregation, DcaRound, DcaSettings, DcaTransport, InProcess, Noise, Release, ReleaseContext,
-    release_sum, release_sum_via, zcdp_sigma,
+    release_held, release_sum, release_sum_via, zcdp_sigma,
 };
 pub use search::{
     Aggregate, OmegaGrid, SearchConfig, SplitChoice, SplitObjective, ThresholdChoice,

@@ -12,7 +12,8 @@ use dp_noise::accountant::RoundCost;
 
 use crate::clip::clip;
 use crate::error::{Error, Result, check_bounds, check_matrix};
-use crate::release::{DcaTransport, InProcess, Noise, ReleaseContext, release_sum_via};
+use crate::holders::{ClientRule, Grouping, Holders};
+use crate::release::{DcaTransport, InProcess, Noise, ReleaseContext, release_held};
 
 /// Which standard deviations the round estimates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,31 +113,94 @@ pub fn dp_marginal_std_via(
     }
     check_matrix(x, n, d, "x")?;
     check_matrix(y, n, 1, "y")?;
+    let holders = Holders::Here {
+        x,
+        y,
+        d,
+        grouping: Grouping::OneRowEach,
+    };
+    dp_marginal_std_held(&holders, "", settings, ctx, transport)
+}
+
+/// What each record contributes to the round: its clipped squares (per dimension, or summed
+/// over x in pooled mode) and its clipped y².
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SquaresRule<'a> {
+    /// Public assumed bounds c_j of the x dimensions.
+    pub assumed_x: &'a [f64],
+    /// Public assumed bound of y.
+    pub assumed_y: f64,
+    /// Per-dimension or pooled.
+    pub mode: StdMode,
+}
+
+impl ClientRule for SquaresRule<'_> {
+    fn dim(&self) -> usize {
+        match self.mode {
+            StdMode::PerDimension => self.assumed_x.len() + 1,
+            StdMode::PooledX => 2,
+        }
+    }
+
+    fn record_bound(&self) -> f64 {
+        let c2 = self.assumed_x.iter().map(|c| c * c);
+        match self.mode {
+            StdMode::PerDimension => c2.fold(0.0f64, f64::max),
+            StdMode::PooledX => c2.sum(),
+        }
+        .max(self.assumed_y.powi(2))
+    }
+
+    fn record_into(&self, x_row: &[f64], y: f64, out: &mut [f64]) -> Result<()> {
+        let d = self.assumed_x.len();
+        if x_row.len() != d || out.len() != self.dim() {
+            return Err(Error::LengthMismatch {
+                what: "record (assumed bounds, output)",
+                expected: d,
+                got: x_row.len(),
+            });
+        }
+        let sq = x_row
+            .iter()
+            .zip(self.assumed_x)
+            .map(|(v, c)| clip(*v, *c).powi(2));
+        match self.mode {
+            StdMode::PerDimension => out[..d].iter_mut().zip(sq).for_each(|(o, s)| *o = s),
+            StdMode::PooledX => out[0] = sq.sum(),
+        }
+        out[out.len() - 1] = clip(y, self.assumed_y).powi(2);
+        Ok(())
+    }
+}
+
+/// The round over any [`Holders`]: rows here, or rows kept by remote parties that compute
+/// their [`SquaresRule`] vectors from `published_rule`. σ̂ divides by the holders' record count.
+pub fn dp_marginal_std_held(
+    holders: &Holders<'_>,
+    published_rule: &str,
+    settings: &StdRound<'_>,
+    ctx: ReleaseContext<'_>,
+    transport: &mut dyn DcaTransport,
+) -> Result<StdEstimate> {
+    let d = settings.assumed_x.len();
+    let n = holders.records();
+    if d == 0 || n == 0 {
+        return Err(Error::Empty {
+            what: if n == 0 {
+                "marginal std rows"
+            } else {
+                "marginal std columns"
+            },
+        });
+    }
     check_bounds(&[settings.floor], "std floor")?;
     let (l2, l1) = std_sensitivity(settings.assumed_x, settings.assumed_y, settings.mode)?;
-    let dim = match settings.mode {
-        StdMode::PerDimension => d + 1,
-        StdMode::PooledX => 2,
+    let rule = SquaresRule {
+        assumed_x: settings.assumed_x,
+        assumed_y: settings.assumed_y,
+        mode: settings.mode,
     };
-    let mut values = Vec::with_capacity(n * dim);
-    for (row, &t) in x.chunks_exact(d).zip(y) {
-        let sq = row
-            .iter()
-            .zip(settings.assumed_x)
-            .map(|(v, c)| clip(*v, *c).powi(2));
-        match settings.mode {
-            StdMode::PerDimension => values.extend(sq),
-            StdMode::PooledX => values.push(sq.sum()),
-        }
-        values.push(clip(t, settings.assumed_y).powi(2));
-    }
-    let sum_c2: f64 = settings.assumed_x.iter().map(|c| c * c).sum();
-    let max_c2 = settings.assumed_x.iter().fold(0.0f64, |m, c| m.max(c * c));
-    let bound = match settings.mode {
-        StdMode::PerDimension => max_c2,
-        StdMode::PooledX => sum_c2,
-    }
-    .max(settings.assumed_y.powi(2));
+    let dim = rule.dim();
     let noise = match settings.budget {
         StdBudget::Gaussian { rho } => Noise::Gaussian {
             l2_sensitivity: l2,
@@ -157,7 +221,9 @@ pub fn dp_marginal_std_via(
             }
         }
     };
-    let released = release_sum_via(&values, n, dim, bound, &noise, ctx, transport)?;
+    let released = release_held(holders, &rule, published_rule, &noise, ctx, transport)?;
+    // The sum holds the rows of the clients that took part (all but ≤ T dropouts).
+    let n = holders.records_in(released.included.as_ref());
     let mut floored = 0;
     let mut std_of = |sum_sq: f64, count: f64| {
         let var = sum_sq / count;

@@ -34,10 +34,11 @@ use dp_noise::calibrate::distributed_sigma;
 use dp_noise::continuous::{fill_gaussian, fill_laplace};
 use dp_noise::discrete::distributed_zcdp_rho;
 use dp_noise::rng::RngSource;
-pub use fixedpoint_shares::{DcaRound, DcaTransport, InProcess};
+pub use fixedpoint_shares::{ClientVectors, DcaRound, DcaTransport, InProcess};
 use fixedpoint_shares::{RoundConfig, RoundId, RoundParams, ShareMode};
 
 use crate::error::{Error, Result, check_matrix};
+use crate::holders::{ClientRule, Holders};
 
 /// Parameters of the DCA protocol.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -100,6 +101,9 @@ pub struct Release {
     pub cost: RoundCost,
     /// Standard deviation of the noise in each coordinate of `sum`.
     pub noise_sd: Vec<f64>,
+    /// The clients whose vectors are in `sum` (a DCA round without some dropped clients);
+    /// `None` when every client's is.
+    pub included: Option<fixedpoint_shares::ClientSet>,
 }
 
 /// Gaussian σ for ρ-zCDP at L2 sensitivity Δ: Δ/sqrt(2ρ), nudged up by one part in 10¹² so that
@@ -178,7 +182,7 @@ pub fn release_sum_via(
                 rho,
             },
         ) => distributed(
-            values,
+            ClientVectors::Here(values),
             n,
             dim,
             bound,
@@ -250,14 +254,60 @@ pub fn release_sum_via(
                 sum,
                 cost,
                 noise_sd,
+                included: None,
             })
         }
     }
 }
 
+/// Releases Σ over clients of their vectors under `rule`, wherever the rows are: held here,
+/// the vectors are computed in this process and released as [`release_sum_via`] does; held by
+/// remote parties (DCA only), `transport` publishes `published_rule` (the rule in the form the
+/// parties read) with the round and the parties compute their own vectors.
+pub fn release_held(
+    holders: &Holders<'_>,
+    rule: &dyn ClientRule,
+    published_rule: &str,
+    noise: &Noise,
+    ctx: ReleaseContext<'_>,
+    transport: &mut dyn DcaTransport,
+) -> Result<Release> {
+    holders.validate()?;
+    let (n, dim) = (holders.clients(), rule.dim());
+    let bound = holders.client_bound(rule);
+    if let Some(values) = holders.client_vectors(rule)? {
+        return release_sum_via(&values, n, dim, bound, noise, ctx, transport);
+    }
+    crate::error::check_bounds(&[bound], "client bound")?;
+    match (ctx.aggregation, noise) {
+        (
+            Aggregation::Distributed(dca),
+            Noise::Gaussian {
+                l2_sensitivity,
+                rho,
+            },
+        ) => distributed(
+            ClientVectors::AtClients(published_rule),
+            n,
+            dim,
+            bound,
+            dca,
+            *l2_sensitivity,
+            *rho,
+            ctx.round,
+            ctx.rng,
+            ctx.accountant,
+            transport,
+        ),
+        _ => Err(Error::Unsupported {
+            reason: "rows held by remote parties are released only by DCA with Gaussian noise",
+        }),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn distributed(
-    values: &[f64],
+    values: ClientVectors<'_>,
     n: usize,
     dim: usize,
     bound: f64,
@@ -313,6 +363,7 @@ fn distributed(
     })?;
     Ok(Release {
         noise_sd: vec![release.noise_sigma_released; dim],
+        included: (release.n_included < release.n_clients).then_some(release.clients),
         sum: release.sum,
         cost: RoundCost::zcdp(rho_charged)?,
     })

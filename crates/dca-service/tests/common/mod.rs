@@ -280,6 +280,17 @@ impl AggregatorProcess {
         budget_epsilon: f64,
         listen: &str,
     ) -> AggregatorProcess {
+        Self::start_with_nodes(cluster, db_name, budget_epsilon, listen, &cluster.urls())
+    }
+
+    /// Starts the aggregator with `nodes` as its node URLs (e.g. a proxy in front of one).
+    pub fn start_with_nodes(
+        cluster: &Cluster,
+        db_name: &str,
+        budget_epsilon: f64,
+        listen: &str,
+        nodes: &[String],
+    ) -> AggregatorProcess {
         std::fs::write(cluster.dir.join("analyst.token"), ANALYST_TOKEN).unwrap();
         let certs = &cluster.certs;
         let mut command = Command::new(env!("CARGO_BIN_EXE_dpdist"));
@@ -292,7 +303,7 @@ impl AggregatorProcess {
             .arg(certs.dir.join("server.key"))
             .arg("--ca")
             .arg(certs.dir.join("ca.pem"))
-            .args(["--nodes", &cluster.urls().join(",")])
+            .args(["--nodes", &nodes.join(",")])
             .arg("--admin-token-file")
             .arg(certs.dir.join("admin.token"))
             .arg("--analyst-token-file")
@@ -371,4 +382,49 @@ pub fn in_process(round: &dca_service::spec::Round, dropped: &[u64]) -> fixedpoi
 
 pub fn bits(v: &[f64]) -> Vec<u64> {
     v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// A plain-HTTP proxy on loopback in front of `target` (a node): forwards every request, except
+/// that it answers those whose path `fails` picks with 502 itself (the request is lost on the
+/// way). Returns the proxy's base URL; it serves until the test's runtime ends.
+pub async fn failing_proxy(
+    http: reqwest::Client,
+    target: String,
+    fails: impl Fn(&str) -> bool + Send + Sync + 'static,
+) -> String {
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+    use axum::response::{IntoResponse, Response};
+    let fails = std::sync::Arc::new(fails);
+    let app = axum::Router::new().fallback(move |request: Request<Body>| {
+        let (http, target, fails) = (http.clone(), target.clone(), fails.clone());
+        async move {
+            let (parts, body) = request.into_parts();
+            let path = parts.uri.path().to_string();
+            if fails(&path) {
+                return (StatusCode::BAD_GATEWAY, "dropped by the test proxy").into_response();
+            }
+            let body = axum::body::to_bytes(body, 64 << 20).await.unwrap();
+            let mut forward = http.request(parts.method, format!("{target}{path}"));
+            for name in ["authorization", "content-type"] {
+                if let Some(v) = parts.headers.get(name) {
+                    forward = forward.header(name, v);
+                }
+            }
+            let answer = forward.body(body).send().await.unwrap();
+            let status = answer.status();
+            let content_type = answer.headers().get("content-type").cloned();
+            let bytes = answer.bytes().await.unwrap();
+            let mut response = Response::new(Body::from(bytes));
+            *response.status_mut() = status;
+            if let Some(v) = content_type {
+                response.headers_mut().insert("content-type", v);
+            }
+            response
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
 }

@@ -1,0 +1,313 @@
+//! `dpdist job …` (the analyst: no data file) and `dpdist participant` (a data holder).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use dca_service::job::{ColumnBounds, JobSpec};
+use dca_service::job_http::JobView;
+use dca_service::participant::{Participant, Policy};
+use dca_service::secret::SecretString;
+use dca_service::{Error, MEDIA_JSON, Result, tls};
+use serde::Deserialize;
+
+#[derive(Args, Clone)]
+pub struct JobConnection {
+    /// The aggregator server's base URL.
+    #[arg(long)]
+    aggregator: String,
+    /// PEM CA certificate the aggregator's certificate chains to.
+    #[arg(long)]
+    ca: PathBuf,
+    /// File holding the analyst's bearer token.
+    #[arg(long)]
+    analyst_token_file: PathBuf,
+}
+
+#[derive(Subcommand)]
+pub enum JobCommand {
+    /// Create a job from a TOML file (see docs/src/services/jobs.md); prints its id.
+    Create {
+        #[command(flatten)]
+        conn: JobConnection,
+        /// The job file.
+        #[arg(long)]
+        spec: PathBuf,
+    },
+    /// Print a job's public status (JSON).
+    Status {
+        #[command(flatten)]
+        conn: JobConnection,
+        /// Hex job id.
+        #[arg(long)]
+        job: String,
+    },
+    /// Wait for a job to end; print its result (JSON) or fail with the reason it did not finish.
+    Result {
+        #[command(flatten)]
+        conn: JobConnection,
+        /// Hex job id.
+        #[arg(long)]
+        job: String,
+        /// Seconds to wait at most.
+        #[arg(long, default_value_t = 3600)]
+        wait_secs: u64,
+    },
+    /// Cancel a job: nothing more is released; what it did not spend returns to the budget.
+    Cancel {
+        #[command(flatten)]
+        conn: JobConnection,
+        /// Hex job id.
+        #[arg(long)]
+        job: String,
+    },
+}
+
+#[derive(Args)]
+pub struct ParticipantArgs {
+    /// The aggregator server's base URL.
+    #[arg(long)]
+    aggregator: String,
+    /// PEM CA certificate the aggregator's and the nodes' certificates chain to.
+    #[arg(long)]
+    ca: PathBuf,
+    /// File holding this participant's bearer token (the analyst lists its SHA-256).
+    #[arg(long)]
+    token_file: PathBuf,
+    /// This participant's rows (CSV with a header naming the columns).
+    #[arg(long)]
+    data: PathBuf,
+    /// What it agrees to (TOML: columns, max_epsilon_per_job, total_epsilon).
+    #[arg(long)]
+    policy: PathBuf,
+    /// Its ledger and its sealed attempts.
+    #[arg(long)]
+    state_dir: PathBuf,
+    /// Follow only this job and exit when it ends (exit status 0 if it is done).
+    #[arg(long)]
+    job: Option<String>,
+    /// Milliseconds between looks at the aggregator.
+    #[arg(long, default_value_t = 500)]
+    poll_ms: u64,
+    /// Draw noise and masks from this seed, as the in-process pipeline with the same seed
+    /// does — NON-PRIVATE: anyone knowing the seed can unmask; for reproducible tests only.
+    #[arg(long)]
+    insecure_seed: Option<u64>,
+}
+
+/// The job file: a [`JobSpec`] without its creation time, with defaults for the windows.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JobFile {
+    kind: String,
+    target: ColumnBounds,
+    features: Vec<ColumnBounds>,
+    epsilon: f64,
+    delta: f64,
+    max_dropped: usize,
+    #[serde(default = "default_mode")]
+    mode: String,
+    roster: Vec<String>,
+    #[serde(default = "one")]
+    max_rows: usize,
+    #[serde(default = "minute")]
+    answer_window_ms: u64,
+    #[serde(default = "ten_minutes")]
+    upload_window_ms: u64,
+    #[serde(default)]
+    public_seed: Option<u64>,
+}
+
+fn default_mode() -> String {
+    "seed".into()
+}
+fn one() -> usize {
+    1
+}
+fn minute() -> u64 {
+    60_000
+}
+fn ten_minutes() -> u64 {
+    600_000
+}
+
+fn io_at(e: std::io::Error, what: &str, path: &Path) -> Error {
+    Error::Io(std::io::Error::new(
+        e.kind(),
+        format!("{what} {}: {e}", path.display()),
+    ))
+}
+
+fn read_text(path: &Path, what: &str) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| io_at(e, what, path))
+}
+
+fn secret(path: &Path, what: &str) -> Result<SecretString> {
+    SecretString::read_file(path).map_err(|e| match e {
+        Error::Io(e) => io_at(e, what, path),
+        other => other,
+    })
+}
+
+fn client(ca: &Path) -> Result<reqwest::Client> {
+    let pem = std::fs::read(ca).map_err(|e| io_at(e, "--ca", ca))?;
+    tls::http_client(&pem, 8, Duration::from_secs(60))
+}
+
+async fn checked<T: serde::de::DeserializeOwned>(r: reqwest::Response, what: &str) -> Result<T> {
+    let status = r.status();
+    if !status.is_success() {
+        return Err(Error::Http(format!(
+            "{what}: {status}: {}",
+            r.text().await.unwrap_or_default()
+        )));
+    }
+    Ok(r.json().await?)
+}
+
+pub async fn job(command: JobCommand) -> Result<()> {
+    match command {
+        JobCommand::Create { conn, spec } => {
+            let file: JobFile = toml::from_str(&read_text(&spec, "--spec")?)
+                .map_err(|e| Error::InvalidSpec(format!("--spec {}: {e}", spec.display())))?;
+            let spec = JobSpec {
+                kind: file.kind,
+                target: file.target,
+                features: file.features,
+                epsilon: file.epsilon,
+                delta: file.delta,
+                max_dropped: file.max_dropped,
+                mode: file.mode,
+                roster: file.roster,
+                max_rows: file.max_rows,
+                answer_window_ms: file.answer_window_ms,
+                upload_window_ms: file.upload_window_ms,
+                created_unix_ms: dca_service::node::now_ms(),
+                public_seed: file.public_seed,
+            };
+            spec.validate()?;
+            let http = client(&conn.ca)?;
+            let token = secret(&conn.analyst_token_file, "--analyst-token-file")?;
+            let r = http
+                .put(format!("{}/jobs/{}", conn.aggregator, spec.id()))
+                .bearer_auth(token.expose())
+                .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
+                .body(spec.canonical_json())
+                .send()
+                .await?;
+            let view: JobView = checked(r, "creating the job").await?;
+            println!("{}", view.status.id);
+            Ok(())
+        }
+        JobCommand::Status { conn, job } => {
+            let view = get(&conn, &job).await?;
+            println!("{}", pretty(&view.status)?);
+            Ok(())
+        }
+        JobCommand::Result {
+            conn,
+            job,
+            wait_secs,
+        } => {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(wait_secs);
+            loop {
+                let view = get(&conn, &job).await?;
+                match view.status.state.as_str() {
+                    "done" => {
+                        println!("{}", pretty(&view.status.result)?);
+                        return Ok(());
+                    }
+                    "aborted" | "cancelled" => {
+                        return Err(Error::Job(format!(
+                            "job {}: {}",
+                            view.status.state,
+                            view.status.reason.unwrap_or_default()
+                        )));
+                    }
+                    _ if tokio::time::Instant::now() >= deadline => {
+                        return Err(Error::Timeout(format!(
+                            "job {job} still {} after {wait_secs} s",
+                            view.status.state
+                        )));
+                    }
+                    _ => tokio::time::sleep(Duration::from_millis(500)).await,
+                }
+            }
+        }
+        JobCommand::Cancel { conn, job } => {
+            let http = client(&conn.ca)?;
+            let token = secret(&conn.analyst_token_file, "--analyst-token-file")?;
+            let r = http
+                .post(format!("{}/jobs/{job}/cancel", conn.aggregator))
+                .bearer_auth(token.expose())
+                .send()
+                .await?;
+            let status: dca_service::job::JobStatus = checked(r, "cancelling the job").await?;
+            println!("{}", pretty(&status)?);
+            Ok(())
+        }
+    }
+}
+
+async fn get(conn: &JobConnection, job: &str) -> Result<JobView> {
+    let http = client(&conn.ca)?;
+    let token = secret(&conn.analyst_token_file, "--analyst-token-file")?;
+    let r = http
+        .get(format!("{}/jobs/{job}", conn.aggregator))
+        .bearer_auth(token.expose())
+        .send()
+        .await?;
+    checked(r, "reading the job").await
+}
+
+fn pretty(value: &impl serde::Serialize) -> Result<String> {
+    serde_json::to_string_pretty(value).map_err(|e| Error::Io(std::io::Error::other(e)))
+}
+
+pub async fn participant(a: ParticipantArgs) -> Result<()> {
+    let text = read_text(&a.data, "--data")?;
+    let table = blr::data::Table::parse_csv(&text)
+        .map_err(|e| Error::InvalidSpec(format!("--data {}: {e}", a.data.display())))?;
+    let policy = Policy::parse(&read_text(&a.policy, "--policy")?)
+        .map_err(|e| Error::InvalidSpec(format!("--policy {}: {e}", a.policy.display())))?;
+    if a.insecure_seed.is_some() {
+        tracing::warn!(
+            "NON-PRIVATE: --insecure-seed draws this participant's noise and masks from a \
+             fixed seed; anyone knowing it can unmask its shares"
+        );
+    }
+    let participant = Participant {
+        aggregator: a.aggregator,
+        http: client(&a.ca)?,
+        token: secret(&a.token_file, "--token-file")?,
+        table,
+        policy,
+        state_dir: a.state_dir,
+        insecure_seed: a.insecure_seed,
+        poll: Duration::from_millis(a.poll_ms.max(10)),
+    };
+    println!(
+        "dpdist participant: {} rows, waiting for jobs",
+        participant.table.rows
+    );
+    let outcome = participant.run(a.job.as_deref()).await?;
+    println!(
+        "job {}{}; this participant {}",
+        outcome.state,
+        outcome
+            .reason
+            .as_deref()
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default(),
+        if outcome.took_part {
+            "took part"
+        } else {
+            "did not take part"
+        }
+    );
+    if outcome.state == "done" {
+        Ok(())
+    } else {
+        Err(Error::Job(format!("the job ended {}", outcome.state)))
+    }
+}

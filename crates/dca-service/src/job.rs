@@ -1,0 +1,406 @@
+//! Jobs: a learning task the analyst creates on the aggregator and the aggregator drives,
+//! round after round, with the data holders as the DCA clients. The analyst states only public
+//! things — the kind, the columns with their public bounds, (ε, δ), T, the roster of
+//! participants (hashes of their tokens) — and reads only what is released; each participant
+//! reads the job, checks it against its own policy, answers, and computes its contribution to
+//! every round from its own rows.
+//!
+//! A job's id is the SHA-256 of its canonical JSON, as a round's is: a participant that accepts
+//! job `id` has accepted exactly these parameters.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::{Error, Result, hex};
+
+/// A column the job reads, with the public range its values are mapped from (onto ±5, values
+/// outside clipped: the DCA paper's UCI protocol, a per-record map that costs no privacy).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ColumnBounds {
+    /// Column name in the participants' files.
+    pub name: String,
+    /// Public lower end.
+    pub lo: f64,
+    /// Public upper end.
+    pub hi: f64,
+}
+
+/// Everything that defines a job (`PUT /jobs/{id}`; the id is the SHA-256 of this struct's
+/// canonical JSON).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobSpec {
+    /// "blr": DCA paper Alg. 2 (DP std round, threshold search on public auxiliary data,
+    /// statistics round, posterior).
+    pub kind: String,
+    /// The target column.
+    pub target: ColumnBounds,
+    /// The input columns, in model order.
+    pub features: Vec<ColumnBounds>,
+    /// Total ε of the job (the aggregator reserves it whole when the job is created).
+    pub epsilon: f64,
+    /// Total δ.
+    pub delta: f64,
+    /// T: participants that may refuse or drop out; the noise is scaled for N − T − 1 honest.
+    pub max_dropped: usize,
+    /// "seed" or "full".
+    pub mode: String,
+    /// Hex SHA-256 of each participant's bearer token, in client order.
+    pub roster: Vec<String>,
+    /// The most rows one participant may contribute (public: it sizes the fixed-point grid).
+    pub max_rows: usize,
+    /// Time the participants have to accept or refuse, from the job's creation (ms).
+    pub answer_window_ms: u64,
+    /// Time the participants have to upload to each round, from its creation (ms).
+    pub upload_window_ms: u64,
+    /// Unix time (ms) the job was created at (makes two otherwise equal jobs distinct).
+    pub created_unix_ms: u64,
+    /// Seed of the aggregator's own randomness in the job, which only draws the threshold
+    /// search's synthetic auxiliary data (public). The participants' noise never comes from it.
+    /// Absent: the first 8 bytes of the job's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_seed: Option<u64>,
+}
+
+/// Most participants in one job.
+pub const MAX_ROSTER: usize = 1 << 20;
+
+impl JobSpec {
+    /// The canonical JSON (what is hashed).
+    pub fn canonical_json(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("a job spec always serialises")
+    }
+
+    /// Hex SHA-256 of the canonical JSON: the job's id.
+    pub fn id(&self) -> String {
+        hex::encode(&Sha256::digest(self.canonical_json()))
+    }
+
+    /// Checks every field; the error names the field.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::InvalidSpec(format!("job: {m}")));
+        if self.kind != "blr" {
+            return bad(format!(
+                "kind {:?} is not supported (this aggregator runs \"blr\" jobs; \"sum\" and \
+                 \"train\" jobs are not built yet)",
+                self.kind
+            ));
+        }
+        if self.features.is_empty() {
+            return bad("at least one feature column is needed".into());
+        }
+        let mut names: Vec<&str> = self.features.iter().map(|c| c.name.as_str()).collect();
+        names.push(&self.target.name);
+        for c in self.features.iter().chain([&self.target]) {
+            if c.name.is_empty() || !(c.lo.is_finite() && c.hi.is_finite() && c.lo < c.hi) {
+                return bad(format!(
+                    "column {:?} needs a name and finite bounds lo < hi (got {} and {})",
+                    c.name, c.lo, c.hi
+                ));
+            }
+        }
+        names.sort_unstable();
+        if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+            return bad(format!("column {:?} is listed twice", w[0]));
+        }
+        dp_noise::limits::gaussian_budget(self.epsilon, self.delta)
+            .map_err(|e| Error::InvalidSpec(format!("job: {e}")))?;
+        if !matches!(self.mode.as_str(), "seed" | "full") {
+            return bad(format!("mode {:?} must be \"seed\" or \"full\"", self.mode));
+        }
+        let n = self.roster.len();
+        if n > MAX_ROSTER || n < self.max_dropped + 2 {
+            return bad(format!(
+                "{n} participants for T = {}: DCA needs N − T − 1 ≥ 1 honest participants \
+                 (and at most {MAX_ROSTER})",
+                self.max_dropped
+            ));
+        }
+        for (i, h) in self.roster.iter().enumerate() {
+            if h.len() != 64
+                || hex::decode_array::<32>(h).is_none()
+                || h.bytes().any(|b| b.is_ascii_uppercase())
+            {
+                return bad(format!("roster[{i}] must be 64 lower-case hex digits"));
+            }
+        }
+        let mut sorted = self.roster.clone();
+        sorted.sort_unstable();
+        if sorted.windows(2).any(|w| w[0] == w[1]) {
+            return bad("a token hash is listed twice in the roster".into());
+        }
+        if self.max_rows == 0 {
+            return bad("max_rows must be at least 1".into());
+        }
+        for (what, ms) in [
+            ("answer_window_ms", self.answer_window_ms),
+            ("upload_window_ms", self.upload_window_ms),
+        ] {
+            if !(100..=7 * 24 * 3_600_000).contains(&ms) {
+                return bad(format!("{what} = {ms} must be from 100 ms to a week"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The public bounds of every column, as the participants' preprocessing reads them.
+    pub fn public_bounds(&self) -> blr::public_bounds::PublicBounds {
+        blr::public_bounds::PublicBounds {
+            bounds: self
+                .features
+                .iter()
+                .chain([&self.target])
+                .map(|c| (c.name.clone(), c.lo, c.hi))
+                .collect(),
+        }
+    }
+
+    /// A participant's rows for this job from its table: the feature columns in the job's
+    /// order and the target, each mapped from its public range onto ±5 (values outside
+    /// clipped). Returns (x row-major rows × d, y, values clipped). The in-process reference
+    /// of a networked job prepares rows with this same function.
+    pub fn rows_of(&self, table: &blr::data::Table) -> Result<(Vec<f64>, Vec<f64>, usize)> {
+        let column = |name: &str| {
+            table.names.iter().position(|n| n == name).ok_or_else(|| {
+                Error::InvalidSpec(format!(
+                    "the job reads column {name:?}, which the data file does not have (it has {})",
+                    table.names.join(", ")
+                ))
+            })
+        };
+        let features = self
+            .features
+            .iter()
+            .map(|c| column(&c.name))
+            .collect::<Result<Vec<_>>>()?;
+        let target = column(&self.target.name)?;
+        let width = table.names.len();
+        let d = features.len();
+        let mut x = Vec::with_capacity(table.rows * d);
+        let mut y = Vec::with_capacity(table.rows);
+        for row in table.values.chunks_exact(width) {
+            x.extend(features.iter().map(|&j| row[j]));
+            y.push(row[target]);
+        }
+        let bounds = self.public_bounds();
+        let names: Vec<String> = self.features.iter().map(|c| c.name.clone()).collect();
+        let clipped = bounds
+            .scale(&mut x, &names, 5.0)
+            .and_then(|c| {
+                Ok(c + bounds.scale(&mut y, std::slice::from_ref(&self.target.name), 5.0)?)
+            })
+            .map_err(|e| Error::InvalidSpec(format!("job's public bounds: {e}")))?;
+        Ok((x, y, clipped))
+    }
+
+    /// The pipeline's settings: Alg. 2 with DCA on `n_nodes` nodes, Gaussian noise at the
+    /// job's (ε, δ), assumed bounds ±7.5 around the ±5 the columns are mapped onto, projection
+    /// with the DP std round and the DCA paper's search.
+    pub fn fit_config(&self, n_nodes: u16) -> blr::FitConfig {
+        crate::network_fit::dca_blr_config(
+            self.features.len(),
+            n_nodes,
+            self.max_dropped,
+            self.share_mode(),
+            dp_noise::PrivacyLoss {
+                epsilon: self.epsilon,
+                delta: self.delta,
+            },
+        )
+    }
+
+    /// The seed of the job's public randomness (see `public_seed`).
+    pub fn seed(&self) -> u64 {
+        self.public_seed.unwrap_or_else(|| {
+            let id = Sha256::digest(self.canonical_json());
+            u64::from_le_bytes(id[..8].try_into().expect("8 bytes"))
+        })
+    }
+
+    /// The numeric id of the job's round for pipeline step `step`: 56 bits of the job's id and
+    /// the step, so that rounds of different jobs never share a number.
+    pub fn round_number(&self, step: u64) -> u64 {
+        let id = Sha256::digest(self.canonical_json());
+        (u64::from_le_bytes(id[..8].try_into().expect("8 bytes")) << 8) | (step & 0xff)
+    }
+
+    /// The share mode.
+    pub fn share_mode(&self) -> fixedpoint_shares::ShareMode {
+        if self.mode == "full" {
+            fixedpoint_shares::ShareMode::Full
+        } else {
+            fixedpoint_shares::ShareMode::Seed
+        }
+    }
+
+    /// The zCDP ρ the job may spend (what the aggregator reserves): the largest ρ with
+    /// ρ + 2 sqrt(ρ ln(1/δ)) ≤ ε, as the pipeline splits it.
+    pub fn rho(&self) -> Result<f64> {
+        blr::rho_from_budget(dp_noise::PrivacyLoss {
+            epsilon: self.epsilon,
+            delta: self.delta,
+        })
+        .map_err(|e| Error::InvalidSpec(format!("job: {e}")))
+    }
+}
+
+/// A participant's answer to a job (`POST /jobs/{id}/answer`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Answer {
+    /// Takes part or not.
+    pub accept: bool,
+    /// Rows it contributes (public: the job's record count is their sum). Required to accept.
+    #[serde(default)]
+    pub rows: usize,
+    /// Why it refuses (its policy's reason); shown to the analyst.
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// One of the job's DCA rounds, as published to the participants.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobRound {
+    /// The pipeline's round number (1: DP std round, 2: statistics round): a participant
+    /// running with a fixed seed derives its randomness from it, as the in-process pipeline.
+    pub step: u64,
+    /// Hex round id on the aggregator and nodes.
+    pub id: String,
+    /// The round's config (canonical JSON object).
+    pub spec: crate::spec::RoundSpec,
+    /// What each participant contributes ([`blr::Contribution`] JSON).
+    pub rule: String,
+    /// Roster index of each client of the round (client id = position in this list).
+    pub clients: Vec<usize>,
+}
+
+/// What the aggregator publishes about a job (`GET /jobs/{id}`), to the analyst and to the
+/// participants on its roster. Everything in it is public: the spec, who answered how, the
+/// rounds, and what was released.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct JobStatus {
+    /// Hex job id.
+    pub id: String,
+    /// "answering", "running", "done", "aborted" or "cancelled".
+    pub state: String,
+    /// Why it ended, if it did not finish.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Roster indices that accepted, with their row counts.
+    pub accepted: Vec<(usize, usize)>,
+    /// Roster indices that refused, with their reasons.
+    pub refused: Vec<(usize, String)>,
+    /// The nodes' public keys (hex, node order), read when the job was created: every round
+    /// of the job seals to these.
+    pub node_keys: Vec<String>,
+    /// The rounds run so far, in order.
+    pub rounds: Vec<JobRound>,
+    /// The result, once done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<JobResult>,
+    /// zCDP ρ reserved for the job, and spent by its released rounds so far.
+    pub rho_reserved: f64,
+    /// See `rho_reserved`.
+    pub rho_spent: f64,
+}
+
+impl JobStatus {
+    /// Still answering or running (not done, aborted or cancelled).
+    pub fn is_live(&self) -> bool {
+        matches!(self.state.as_str(), "answering" | "running")
+    }
+}
+
+/// A finished `blr` job's released results (all post-processing of the releases).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobResult {
+    /// Posterior mean of the coefficients (of the columns mapped onto ±5).
+    pub mean: Vec<f64>,
+    /// Posterior precision Λ, row-major d × d.
+    pub precision: Vec<f64>,
+    /// The released statistics `[xx (packed), xy]`.
+    pub stats: Vec<f64>,
+    /// Records the statistics were computed over (the accepted participants' rows).
+    pub records: usize,
+    /// The released standard deviations (x…, y), if the std round ran.
+    pub std: Option<Vec<f64>>,
+    /// The chosen threshold multipliers (ω_x, ω_y).
+    pub thresholds: Option<(f64, f64)>,
+    /// Privacy the job's pipeline charged, as (ε, δ).
+    pub spent_epsilon: f64,
+    /// See `spent_epsilon`.
+    pub spent_delta: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn spec() -> JobSpec {
+        JobSpec {
+            kind: "blr".into(),
+            target: ColumnBounds {
+                name: "y".into(),
+                lo: 0.0,
+                hi: 10.0,
+            },
+            features: vec![ColumnBounds {
+                name: "a".into(),
+                lo: -1.0,
+                hi: 1.0,
+            }],
+            epsilon: 1.0,
+            delta: 1e-5,
+            max_dropped: 1,
+            mode: "seed".into(),
+            roster: (0..4u8).map(|i| hex::encode(&[i; 32])).collect(),
+            max_rows: 1,
+            answer_window_ms: 1000,
+            upload_window_ms: 1000,
+            created_unix_ms: 1,
+            public_seed: None,
+        }
+    }
+
+    #[test]
+    fn a_valid_spec_passes_and_each_bad_field_is_named() {
+        spec().validate().unwrap();
+        type Change = Box<dyn Fn(&mut JobSpec)>;
+        let cases: Vec<(&str, Change)> = vec![
+            ("kind", Box::new(|s| s.kind = "train".into())),
+            ("feature", Box::new(|s| s.features.clear())),
+            ("bounds", Box::new(|s| s.features[0].hi = -2.0)),
+            ("twice", Box::new(|s| s.target.name = "a".into())),
+            ("epsilon", Box::new(|s| s.epsilon = 0.0)),
+            ("delta", Box::new(|s| s.delta = 0.5)),
+            ("mode", Box::new(|s| s.mode = "fast".into())),
+            ("honest", Box::new(|s| s.max_dropped = 3)),
+            ("roster[1]", Box::new(|s| s.roster[1] = "AB".repeat(32))),
+            (
+                "listed twice",
+                Box::new(|s| s.roster[1] = s.roster[0].clone()),
+            ),
+            ("max_rows", Box::new(|s| s.max_rows = 0)),
+            ("upload_window_ms", Box::new(|s| s.upload_window_ms = 5)),
+        ];
+        for (word, change) in cases {
+            let mut s = spec();
+            change(&mut s);
+            let e = s.validate().unwrap_err().to_string();
+            assert!(e.contains(word), "{word}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_id_binds_every_field() {
+        let a = spec();
+        let b = JobSpec {
+            epsilon: 1.5,
+            ..spec()
+        };
+        assert_eq!(a.id(), spec().id());
+        assert_ne!(a.id(), b.id());
+        assert_eq!(a.id().len(), 64);
+    }
+}

@@ -1,0 +1,327 @@
+//! The aggregator's side of a job: wait for the participants' answers, then run the learner's
+//! pipeline (`blr::fit_held` over remote holders) whose DCA rounds this driver creates on the
+//! nodes, publishes to the participants with their contribution rule, and waits out until the
+//! aggregator has released them. The driver holds no data and learns only the releases.
+//!
+//! Restart: everything the driver decides is recorded in the job's status before it acts on
+//! it (the answers' outcome, each round with its rule). A restarted aggregator runs the
+//! pipeline again from the start: the pipeline's public randomness comes from the job's seed,
+//! so it asks for the same rounds, and every round already recorded is taken as recorded —
+//! created again idempotently, or its stored release returned — so nothing is released or
+//! charged twice.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fixedpoint_shares::{ClientVectors, DcaRound, DcaTransport, Release, ShareMode};
+use projection::holders::Holders;
+
+use crate::aggregator::Aggregator;
+use crate::job::{JobResult, JobRound, JobSpec, JobStatus};
+use crate::network_fit::release_of;
+use crate::spec::{Round, RoundSpec};
+use crate::{Error, Result};
+
+/// The status a new job starts with; `node_keys` (the nodes' keys when the job is created)
+/// are the keys of every round of the job.
+pub fn initial_status(spec: &JobSpec, node_keys: Vec<String>) -> Result<JobStatus> {
+    Ok(JobStatus {
+        id: spec.id(),
+        state: "answering".into(),
+        rho_reserved: spec.rho()?,
+        node_keys,
+        ..JobStatus::default()
+    })
+}
+
+/// Runs job `id` to its end (done, aborted or cancelled); its outcome is in its status.
+pub async fn drive(agg: Arc<Aggregator>, id: String, poll: Duration) {
+    if let Err(e) = run(&agg, &id, poll).await {
+        tracing::warn!(job = %id, "job ended: {e}");
+        let ended = agg.update_job(&id, |s| {
+            if s.is_live() {
+                s.state = "aborted".into();
+                s.reason = Some(e.to_string());
+            }
+            Ok(())
+        });
+        if let Err(e) = ended {
+            tracing::error!(job = %id, "recording the job's end: {e}");
+        }
+    }
+}
+
+async fn run(agg: &Arc<Aggregator>, id: &str, poll: Duration) -> Result<()> {
+    let (spec, status) = agg
+        .job(id)?
+        .ok_or_else(|| Error::Job(format!("no job {id}")))?;
+    if !status.is_live() {
+        return Ok(());
+    }
+    let status = if status.state == "answering" {
+        close_answers(agg, &spec, poll).await?
+    } else {
+        status
+    };
+    if !status.is_live() {
+        return Ok(());
+    }
+    let rows: Vec<usize> = status.accepted.iter().map(|(_, rows)| *rows).collect();
+    let n_nodes = u16::try_from(agg.node_urls().len())
+        .map_err(|_| Error::InvalidSpec("too many nodes".into()))?;
+    let config = spec.fit_config(n_nodes);
+    let rng = dp_noise::rng::RngSource::InsecureFixedSeed(spec.seed());
+    let mut transport = JobTransport {
+        agg: agg.clone(),
+        runtime: tokio::runtime::Handle::current(),
+        spec: spec.clone(),
+        accepted: status.accepted.iter().map(|(i, _)| *i).collect(),
+        poll,
+    };
+    let max_rows = spec.max_rows;
+    let fit = tokio::task::spawn_blocking(move || {
+        let holders = Holders::Remote {
+            rows: &rows,
+            max_rows,
+        };
+        blr::fit_held(&holders, &config, rng, &mut transport)
+    })
+    .await
+    .map_err(|e| Error::Job(format!("the job's pipeline task: {e}")))??;
+    let result = JobResult {
+        mean: fit.posterior.mean.clone(),
+        precision: {
+            let p = fit.posterior.precision();
+            (0..p.nrows())
+                .flat_map(|i| (0..p.ncols()).map(move |j| (i, j)))
+                .map(|(i, j)| p[(i, j)])
+                .collect()
+        },
+        stats: fit.stats.to_flat(false),
+        records: fit.stats.n,
+        std: fit.std.as_ref().map(|s| {
+            let mut v = s.x.clone();
+            v.push(s.y);
+            v
+        }),
+        thresholds: fit.thresholds.as_ref().map(|t| (t.omega_x, t.omega_y)),
+        spent_epsilon: fit.spent.epsilon,
+        spent_delta: fit.spent.delta,
+    };
+    agg.update_job(id, |s| {
+        if s.is_live() {
+            s.state = "done".into();
+            s.result = Some(result);
+        }
+        Ok(())
+    })?;
+    tracing::info!(job = %id, "job done");
+    Ok(())
+}
+
+/// Waits until every participant on the roster has answered or the answer window is over,
+/// then records who takes part. More than T refusals (or silences) end the job here, before
+/// any round, with the whole reservation returned.
+async fn close_answers(agg: &Aggregator, spec: &JobSpec, poll: Duration) -> Result<JobStatus> {
+    let id = spec.id();
+    let deadline = spec.created_unix_ms.saturating_add(spec.answer_window_ms);
+    let answers = loop {
+        let answers = agg.answers(&id)?;
+        if answers.len() == spec.roster.len() || agg.clock().now_ms() >= deadline {
+            break answers;
+        }
+        let (_, status) = agg
+            .job(&id)?
+            .ok_or_else(|| Error::Job(format!("no job {id}")))?;
+        if !status.is_live() {
+            return Ok(status);
+        }
+        tokio::time::sleep(poll).await;
+    };
+    let mut accepted = Vec::new();
+    let mut refused = Vec::new();
+    for i in 0..spec.roster.len() {
+        match answers.iter().find(|(j, _)| *j == i) {
+            Some((_, a)) if a.accept => accepted.push((i, a.rows)),
+            Some((_, a)) => refused.push((i, a.reason.clone())),
+            None => refused.push((i, "no answer before the deadline".to_string())),
+        }
+    }
+    let too_many = refused.len() > spec.max_dropped;
+    agg.update_job(&id, |s| {
+        if !s.is_live() {
+            return Ok(());
+        }
+        s.accepted = accepted;
+        s.refused = refused;
+        if too_many {
+            s.state = "aborted".into();
+            s.reason = Some(format!(
+                "{} participants refused or did not answer, more than T = {}; no round was run",
+                s.refused.len(),
+                spec.max_dropped
+            ));
+        } else {
+            s.state = "running".into();
+        }
+        Ok(())
+    })
+}
+
+/// The job's DCA rounds, run on this aggregator's nodes by the participants.
+struct JobTransport {
+    agg: Arc<Aggregator>,
+    runtime: tokio::runtime::Handle,
+    spec: JobSpec,
+    /// Roster indices of the participants that accepted: client i of every round.
+    accepted: Vec<usize>,
+    poll: Duration,
+}
+
+impl DcaTransport for JobTransport {
+    fn run_round(&mut self, round: &DcaRound<'_>) -> fixedpoint_shares::Result<Release> {
+        let runtime = self.runtime.clone();
+        runtime
+            .block_on(self.run(round))
+            .map_err(|e| fixedpoint_shares::Error::Transport(e.to_string()))
+    }
+}
+
+impl JobTransport {
+    async fn run(&self, dca: &DcaRound<'_>) -> Result<Release> {
+        let ClientVectors::AtClients(rule) = dca.values else {
+            return Err(Error::Job(
+                "a job's rounds are computed by its participants, not handed vectors".into(),
+            ));
+        };
+        let id = self.spec.id();
+        let step = dca.config.round().0;
+        let (_, status) = self
+            .agg
+            .job(&id)?
+            .ok_or_else(|| Error::Job(format!("no job {id}")))?;
+        if !status.is_live() {
+            return Err(Error::Job(format!(
+                "job {} before round {step}",
+                status.state
+            )));
+        }
+        let round = match status.rounds.iter().find(|r| r.step == step) {
+            Some(recorded) => {
+                if recorded.rule != rule {
+                    return Err(Error::Integrity(format!(
+                        "job {id}: round {step} was recorded with another rule than the \
+                         pipeline asks for now"
+                    )));
+                }
+                recorded.spec.clone().validate()?
+            }
+            None => self.new_round(dca, rule, step).await?,
+        };
+        self.create_on_nodes(&round).await?;
+        let published = loop {
+            if let Some(p) = self.agg.published(&round)? {
+                break p;
+            }
+            if let Some((state, detail)) = self.agg.recorded_state(&round)?
+                && (state == "aborted" || state == "aborting")
+            {
+                return Err(Error::RoundAborted(detail.unwrap_or_default()));
+            }
+            let (_, status) = self
+                .agg
+                .job(&id)?
+                .ok_or_else(|| Error::Job(format!("no job {id}")))?;
+            if !status.is_live() {
+                // Cancelled: the round is aborted unless its close has begun (then it is
+                // released and paid, as any round whose agreed set is recorded).
+                let _ = self.agg.abort(&round, "the job was cancelled").await;
+                return Err(Error::Job(format!("job {}", status.state)));
+            }
+            tokio::time::sleep(self.poll).await;
+        };
+        release_of(&published, dca.config)
+    }
+
+    /// Plans round `step`, records it (with its rule, and as the job's for the budget), and
+    /// only then creates it.
+    async fn new_round(&self, dca: &DcaRound<'_>, rule: &str, step: u64) -> Result<Round> {
+        let params = dca.config.params();
+        let (_, status) = self
+            .agg
+            .job(&self.spec.id())?
+            .ok_or_else(|| Error::Job("the job disappeared".into()))?;
+        let node_keys = status.node_keys;
+        let spec = RoundSpec {
+            round: self.spec.round_number(step),
+            n_clients: params.n_clients,
+            n_nodes: params.n_nodes,
+            max_dropped: params.max_dropped,
+            dim: params.dim,
+            bound: params.bound,
+            mode: match params.mode {
+                ShareMode::Full => "full",
+                ShareMode::Seed => "seed",
+            }
+            .into(),
+            noise_sigma_total: params.noise_sigma_total,
+            l2_sensitivity: params.noise_sigma_total.map(|_| dca.l2_sensitivity),
+            frac_bits: params.frac_bits,
+            deadline_unix_ms: self
+                .agg
+                .clock()
+                .now_ms()
+                .saturating_add(self.spec.upload_window_ms),
+            node_keys,
+            client_token_sha256: self
+                .accepted
+                .iter()
+                .map(|&i| self.spec.roster[i].clone())
+                .collect(),
+        };
+        let round = spec.validate()?;
+        if round.config.codec().frac_bits() != dca.config.codec().frac_bits()
+            || round.config.noise() != dca.config.noise()
+        {
+            return Err(Error::InvalidSpec(
+                "the round config does not reproduce the planned DCA configuration".into(),
+            ));
+        }
+        let job = self.spec.id();
+        self.agg.link_job_round(&round.id(), &job)?;
+        let recorded = JobRound {
+            step,
+            id: round.id(),
+            spec: round.spec.clone(),
+            rule: rule.to_string(),
+            clients: self.accepted.clone(),
+        };
+        self.agg.update_job(&job, |s| {
+            if !s.is_live() {
+                return Err(Error::Job(format!("job {}", s.state)));
+            }
+            s.rounds.push(recorded);
+            Ok(())
+        })?;
+        Ok(round)
+    }
+
+    /// Creates the round on every node, trying again while a node cannot be reached, until
+    /// the round's deadline.
+    async fn create_on_nodes(&self, round: &Round) -> Result<()> {
+        let mut wait = Duration::from_millis(100);
+        loop {
+            match self.agg.create_round(round.spec.clone()).await {
+                Ok(_) => return Ok(()),
+                Err(e @ (Error::Http(_) | Error::Timeout(_)))
+                    if self.agg.clock().now_ms() < round.spec.deadline_unix_ms =>
+                {
+                    tracing::warn!(round = round.spec.round, "creating the round: {e}");
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(2));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}

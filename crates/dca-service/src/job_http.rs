@@ -1,0 +1,281 @@
+//! The aggregator's job resources (docs/src/services/http-api.md, "Jobs"):
+//!
+//! - `PUT /jobs/{id}` (analyst): create a job; the id is the SHA-256 of its canonical JSON.
+//! - `GET /jobs` (analyst: every job; a participant: the jobs whose roster lists its token).
+//! - `GET /jobs/{id}` (analyst or a participant on the roster): spec and public status.
+//! - `POST /jobs/{id}/answer` (a participant on the roster): accept with its row count, or
+//!   refuse with its reason, while the job is answering.
+//! - `POST /jobs/{id}/cancel` (analyst): nothing more is released; what the job did not
+//!   spend comes back to the budget.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Path as UrlPath, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde::{Deserialize, Serialize};
+
+use crate::aggregator_server::ServerState;
+use crate::job::{Answer, JobSpec, JobStatus};
+use crate::problem::{ApiError, ApiResult, bearer, json};
+use crate::secret::token_matches;
+use crate::spec::token_hash;
+use crate::{MEDIA_JSON, hex};
+
+/// A job as the aggregator shows it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct JobView {
+    /// What the analyst asked for.
+    pub spec: JobSpec,
+    /// Where it stands.
+    pub status: JobStatus,
+    /// The compute nodes' base URLs, in node order (where participants upload).
+    pub nodes: Vec<String>,
+    /// The caller's place on the roster (participants only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub you: Option<usize>,
+}
+
+/// Who is asking.
+enum Caller {
+    Analyst,
+    /// A bearer token that is not the analyst's: its SHA-256 in hex.
+    Other(String),
+}
+
+impl ServerState {
+    fn caller(&self, headers: &HeaderMap) -> ApiResult<Caller> {
+        let token = bearer(headers)?;
+        Ok(if token_matches(token, &self.analyst_token_hash) {
+            Caller::Analyst
+        } else {
+            Caller::Other(hex::encode(&token_hash(token)))
+        })
+    }
+
+    /// The JSON body of an authenticated request (checked by the caller, or here when
+    /// `analyst_only`), at most `max` bytes, read under the body budget.
+    async fn read_body(
+        &self,
+        headers: &HeaderMap,
+        body: Body,
+        max: usize,
+        analyst_only: bool,
+    ) -> ApiResult<Vec<u8>> {
+        if analyst_only && let Err(refused) = self.analyst(headers) {
+            crate::body::drain_refused(headers, body, 1 << 20, Duration::from_secs(5));
+            return Err(refused);
+        }
+        crate::problem::content_type_is(headers, MEDIA_JSON)?;
+        let (bytes, _permit) = self
+            .spec_bytes
+            .read(headers, body, max, Duration::from_secs(60))
+            .await
+            .map_err(|e| ApiError::new(e.status(), e.kind(), e.to_string()))?;
+        Ok(bytes.to_vec())
+    }
+
+    /// The job, if the caller may see it, with the caller's roster index.
+    fn visible_job(&self, headers: &HeaderMap, id: &str) -> ApiResult<(JobView, bool)> {
+        let caller = self.caller(headers)?;
+        let (spec, status) = self
+            .aggregator
+            .job(&id.to_ascii_lowercase())?
+            .ok_or_else(|| ApiError::not_found("unknown job"))?;
+        match caller {
+            Caller::Analyst => Ok((
+                JobView {
+                    spec,
+                    status,
+                    nodes: self.aggregator.node_urls().to_vec(),
+                    you: None,
+                },
+                true,
+            )),
+            Caller::Other(hash) => match spec.roster.iter().position(|h| *h == hash) {
+                Some(i) => Ok((
+                    JobView {
+                        spec,
+                        status,
+                        nodes: self.aggregator.node_urls().to_vec(),
+                        you: Some(i),
+                    },
+                    false,
+                )),
+                // The same answer as for a job that does not exist: a stranger learns nothing.
+                None => Err(ApiError::not_found("unknown job")),
+            },
+        }
+    }
+}
+
+/// `PUT /jobs/{id}`.
+pub(crate) async fn create_job(
+    State(s): State<Arc<ServerState>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
+    let body = s
+        .read_body(
+            &headers,
+            body,
+            crate::aggregator_server::MAX_SPEC_BYTES,
+            true,
+        )
+        .await?;
+    let spec: JobSpec = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad_request(format!("job spec: {e}")))?;
+    spec.validate()?;
+    if spec.id() != id.to_ascii_lowercase() {
+        return Err(ApiError::bad_request(format!(
+            "job id must be the spec's SHA-256, {}",
+            spec.id()
+        )));
+    }
+    // The job's rounds seal to the keys the nodes have now (all nodes must answer).
+    let node_keys = s.aggregator.node_keys().await?;
+    let status = crate::job_driver::initial_status(&spec, node_keys)?;
+    let status_json = serde_json::to_vec(&status).map_err(|e| ApiError::internal(e.to_string()))?;
+    let (id, created) = s.aggregator.create_job(&spec, &status_json)?;
+    if created {
+        tracing::info!(job = %id, participants = spec.roster.len(), "job created");
+        tokio::spawn(crate::job_driver::drive(
+            s.aggregator.clone(),
+            id.clone(),
+            s.poll,
+        ));
+    }
+    let (view, _) = s.visible_job(&headers, &id)?;
+    Ok(json(
+        if created {
+            StatusCode::CREATED
+        } else {
+            StatusCode::OK
+        },
+        &view,
+    ))
+}
+
+/// `GET /jobs/{id}`.
+pub(crate) async fn get_job(
+    State(s): State<Arc<ServerState>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let (view, _) = s.visible_job(&headers, &id)?;
+    Ok(json(StatusCode::OK, &view))
+}
+
+/// `GET /jobs`.
+pub(crate) async fn list_jobs(
+    State(s): State<Arc<ServerState>>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let caller = s.caller(&headers)?;
+    let mut out = Vec::new();
+    for (spec, status) in s.aggregator.jobs()? {
+        let you = match &caller {
+            Caller::Analyst => None,
+            Caller::Other(hash) => match spec.roster.iter().position(|h| h == hash) {
+                Some(i) => Some(i),
+                None => continue,
+            },
+        };
+        out.push(JobView {
+            spec,
+            status,
+            nodes: s.aggregator.node_urls().to_vec(),
+            you,
+        });
+    }
+    if matches!(caller, Caller::Other(_)) && out.is_empty() {
+        // A token on no roster is refused like any unknown token.
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "this token is on no job's roster",
+        ));
+    }
+    Ok(json(StatusCode::OK, &out))
+}
+
+/// `POST /jobs/{id}/answer`.
+pub(crate) async fn answer_job(
+    State(s): State<Arc<ServerState>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
+    let (view, analyst) = s.visible_job(&headers, &id)?;
+    let body = s.read_body(&headers, body, 64 << 10, false).await?;
+    let answer: Answer =
+        serde_json::from_slice(&body).map_err(|e| ApiError::bad_request(format!("answer: {e}")))?;
+    let (Some(index), false) = (view.you, analyst) else {
+        return Err(ApiError::bad_request(
+            "only a participant on the job's roster answers it",
+        ));
+    };
+    if answer.accept && !(1..=view.spec.max_rows).contains(&answer.rows) {
+        return Err(ApiError::bad_request(format!(
+            "an acceptance states its rows, from 1 to the job's max_rows = {} (got {})",
+            view.spec.max_rows, answer.rows
+        )));
+    }
+    if view.status.state != "answering" {
+        return Err(ApiError::conflict(
+            "job-state",
+            format!("job is {}, no longer taking answers", view.status.state),
+        ));
+    }
+    let stored = s.aggregator.answer(&view.status.id, index, &answer)?;
+    if stored != answer {
+        return Err(ApiError::conflict(
+            "already-answered",
+            "this participant already answered the job differently",
+        ));
+    }
+    Ok(json(StatusCode::OK, &stored))
+}
+
+/// `POST /jobs/{id}/cancel`.
+pub(crate) async fn cancel_job(
+    State(s): State<Arc<ServerState>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    s.analyst(&headers)?;
+    let id = id.to_ascii_lowercase();
+    if s.aggregator.job(&id)?.is_none() {
+        return Err(ApiError::not_found("unknown job"));
+    }
+    let status = s.aggregator.update_job(&id, |st| {
+        if st.is_live() {
+            st.state = "cancelled".into();
+            st.reason = Some("cancelled by the analyst".into());
+            Ok(())
+        } else {
+            Err(crate::Error::Job(format!("job is already {}", st.state)))
+        }
+    })?;
+    Ok(json(StatusCode::OK, &status))
+}
+
+/// Restarts the driver of every job still answering or running (after a restart).
+pub(crate) fn resume_jobs(s: &Arc<ServerState>, poll: Duration) {
+    match s.aggregator.jobs() {
+        Ok(jobs) => {
+            for (_, status) in jobs.into_iter().filter(|(_, st)| st.is_live()) {
+                tracing::info!(job = %status.id, state = %status.state, "resuming job");
+                tokio::spawn(crate::job_driver::drive(
+                    s.aggregator.clone(),
+                    status.id,
+                    poll,
+                ));
+            }
+        }
+        Err(e) => tracing::error!("reading jobs to resume: {e}"),
+    }
+}

@@ -1,0 +1,644 @@
+//! A data holder as a party (`dpdist participant`): it reads only its own rows, answers the
+//! jobs whose roster lists its token according to its own policy, keeps its own accountant on
+//! disk, computes its contribution to every round of a job it accepted from the round's public
+//! rule, and sends nothing but sealed shares.
+//!
+//! Durability, so that a crash never makes it send two different contributions to one round or
+//! pay twice:
+//! - an acceptance is written to the ledger (with the job's ε) before it is sent;
+//! - a round's charge is written before its shares are sealed;
+//! - the sealed shares are written (all of them, then renamed into place) before the first
+//!   upload, and every later attempt re-sends exactly those bytes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use blr::Contribution;
+use dp_noise::rng::RngSource;
+use reqwest::StatusCode;
+use serde::{Deserialize, Serialize};
+
+use crate::job::{Answer, JobRound, JobSpec};
+use crate::job_http::JobView;
+use crate::secret::SecretString;
+use crate::spec::{Round, token_hash};
+use crate::{Error, MEDIA_JSON, Result, hex};
+
+/// What a participant agrees to (`--policy FILE`, TOML).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    /// The columns it may contribute (features and target); a job reading another is refused.
+    pub columns: Vec<String>,
+    /// The largest ε it accepts for one job.
+    pub max_epsilon_per_job: f64,
+    /// The most ε it spends over all the jobs it ever accepts (ε of accepted jobs add up).
+    pub total_epsilon: f64,
+}
+
+impl Policy {
+    /// Reads and checks a policy file.
+    pub fn parse(text: &str) -> Result<Self> {
+        let p: Policy =
+            toml::from_str(text).map_err(|e| Error::InvalidSpec(format!("policy: {e}")))?;
+        for (what, v) in [
+            ("max_epsilon_per_job", p.max_epsilon_per_job),
+            ("total_epsilon", p.total_epsilon),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(Error::InvalidSpec(format!(
+                    "policy: {what} = {v} must be finite and > 0"
+                )));
+            }
+        }
+        Ok(p)
+    }
+
+    /// Why this participant refuses `spec`, holding `rows` rows and having committed
+    /// `committed` ε to earlier jobs; `None` if it accepts.
+    pub fn refusal(&self, spec: &JobSpec, rows: usize, committed: f64) -> Option<String> {
+        if let Some(c) = spec
+            .features
+            .iter()
+            .chain([&spec.target])
+            .find(|c| !self.columns.contains(&c.name))
+        {
+            return Some(format!(
+                "the job reads column {:?}, which this participant's policy does not allow",
+                c.name
+            ));
+        }
+        if spec.epsilon > self.max_epsilon_per_job {
+            return Some(format!(
+                "the job's ε = {} is over this participant's max_epsilon_per_job = {}",
+                spec.epsilon, self.max_epsilon_per_job
+            ));
+        }
+        if committed + spec.epsilon > self.total_epsilon * (1.0 + 1e-12) {
+            return Some(format!(
+                "budget exhausted: the job's ε = {} would bring this participant's total to {}, \
+                 over its total_epsilon = {}",
+                spec.epsilon,
+                committed + spec.epsilon,
+                self.total_epsilon
+            ));
+        }
+        if rows > spec.max_rows {
+            return Some(format!(
+                "this participant holds {rows} rows, more than the job's max_rows = {}",
+                spec.max_rows
+            ));
+        }
+        None
+    }
+}
+
+/// The participant's record of what it agreed to and paid, on disk (`ledger.json`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Ledger {
+    /// By job id.
+    pub jobs: BTreeMap<String, LedgerJob>,
+}
+
+/// One job in the ledger.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LedgerJob {
+    /// The answer given.
+    pub answer: Answer,
+    /// The job's ε (committed when accepted).
+    pub epsilon: f64,
+    /// zCDP ρ the job may spend of this participant's data (from its (ε, δ)).
+    pub rho_budget: f64,
+    /// Rounds joined, by round id.
+    pub rounds: BTreeMap<String, LedgerRound>,
+    /// Why this participant stopped taking part, if it did.
+    #[serde(default)]
+    pub stopped: Option<String>,
+}
+
+/// One round in the ledger.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LedgerRound {
+    /// Its charge (zCDP ρ).
+    pub rho: f64,
+    /// Every node has its share.
+    pub uploaded: bool,
+}
+
+impl Ledger {
+    /// ε committed to accepted jobs.
+    pub fn committed(&self) -> f64 {
+        self.jobs
+            .values()
+            .filter(|j| j.answer.accept)
+            .map(|j| j.epsilon)
+            .sum()
+    }
+}
+
+/// A running participant.
+pub struct Participant {
+    /// Aggregator base URL.
+    pub aggregator: String,
+    /// HTTPS client (trusting the deployment's CA).
+    pub http: reqwest::Client,
+    /// Its bearer token (its hash is what rosters list).
+    pub token: SecretString,
+    /// Its rows.
+    pub table: blr::data::Table,
+    /// Its policy.
+    pub policy: Policy,
+    /// Where the ledger and the sealed attempts live.
+    pub state_dir: PathBuf,
+    /// Draw noise and masks from a fixed seed (NON-PRIVATE: for reproducible tests only).
+    pub insecure_seed: Option<u64>,
+    /// How often it looks for work.
+    pub poll: Duration,
+}
+
+/// What became of the job a participant was told to follow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The job's final state ("done", "aborted", "cancelled").
+    pub state: String,
+    /// Its reason, if not done.
+    pub reason: Option<String>,
+    /// Whether this participant took part.
+    pub took_part: bool,
+}
+
+impl Participant {
+    /// Follows job `only` (every job on whose roster it is, when `None`) until it ends; without
+    /// `only`, runs until the process is stopped.
+    pub async fn run(&self, only: Option<&str>) -> Result<Outcome> {
+        std::fs::create_dir_all(&self.state_dir)
+            .map_err(|e| io_at(e, "--state-dir", &self.state_dir))?;
+        let mut wait = self.poll;
+        loop {
+            match self.views(only).await {
+                Ok(views) => {
+                    wait = self.poll;
+                    for view in &views {
+                        if let Err(e) = self.handle(view).await {
+                            tracing::warn!(job = %view.status.id, "{e}");
+                        }
+                    }
+                    if let Some(view) = views.first().filter(|_| only.is_some())
+                        && !view.status.is_live()
+                    {
+                        let ledger = self.ledger()?;
+                        let mine = view.you.unwrap_or(usize::MAX);
+                        // Took part: accepted, never left, and every round it was a client of
+                        // has its shares.
+                        let took_part = ledger.jobs.get(&view.status.id).is_some_and(|j| {
+                            j.answer.accept
+                                && j.stopped.is_none()
+                                && view
+                                    .status
+                                    .rounds
+                                    .iter()
+                                    .filter(|r| r.clients.contains(&mine))
+                                    .all(|r| j.rounds.get(&r.id).is_some_and(|l| l.uploaded))
+                        });
+                        return Ok(Outcome {
+                            state: view.status.state.clone(),
+                            reason: view.status.reason.clone(),
+                            took_part,
+                        });
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!("asking the aggregator for jobs: {e}");
+                    wait = (wait * 2).min(Duration::from_secs(5));
+                }
+            }
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    async fn views(&self, only: Option<&str>) -> Result<Vec<JobView>> {
+        let url = match only {
+            Some(id) => format!("{}/jobs/{id}", self.aggregator),
+            None => format!("{}/jobs", self.aggregator),
+        };
+        let r = self
+            .http
+            .get(url)
+            .bearer_auth(self.token.expose())
+            .send()
+            .await?;
+        let status = r.status();
+        if !status.is_success() {
+            return Err(Error::Http(format!(
+                "{status}: {}",
+                r.text().await.unwrap_or_default()
+            )));
+        }
+        Ok(if only.is_some() {
+            vec![r.json().await?]
+        } else {
+            r.json().await?
+        })
+    }
+
+    async fn handle(&self, view: &JobView) -> Result<()> {
+        let id = &view.status.id;
+        if view.spec.id() != *id {
+            return Err(Error::Integrity(format!(
+                "job {id}: the aggregator's spec hashes to {}",
+                view.spec.id()
+            )));
+        }
+        let mut ledger = self.ledger()?;
+        let entry = match ledger.jobs.get(id) {
+            Some(e) => e.clone(),
+            None if view.status.state == "answering" => {
+                let entry = self.decide(&view.spec, &ledger)?;
+                match &entry.answer {
+                    a if a.accept => tracing::info!(job = %id, rows = a.rows, "accepting job"),
+                    a => tracing::warn!(job = %id, "refusing job: {}", a.reason),
+                }
+                // Written before it is sent: the commitment is never forgotten.
+                ledger.jobs.insert(id.clone(), entry.clone());
+                self.save(&ledger)?;
+                entry
+            }
+            None => return Ok(()),
+        };
+        if view.status.state == "answering" {
+            return self.send_answer(id, &entry.answer).await;
+        }
+        if !entry.answer.accept || entry.stopped.is_some() || view.status.state != "running" {
+            return Ok(());
+        }
+        let me = view
+            .you
+            .ok_or_else(|| Error::Job("the aggregator did not say our roster place".into()))?;
+        for round in &view.status.rounds {
+            let Some(client) = round.clients.iter().position(|&i| i == me) else {
+                continue;
+            };
+            if entry.rounds.get(&round.id).is_some_and(|r| r.uploaded) {
+                continue;
+            }
+            if let Err(e) = self.contribute(view, round, client as u64).await {
+                // A network or disk hiccup is tried again at the next look; anything else
+                // (a round that does not match the job, rows the round cannot hold) will not
+                // change, so this participant leaves the job and says why.
+                if !matches!(e, Error::Http(_) | Error::Timeout(_) | Error::Io(_)) {
+                    // A round this participant will not join: it stays out of the job.
+                    tracing::warn!(job = %id, round = %round.id, "leaving the job: {e}");
+                    let mut ledger = self.ledger()?;
+                    if let Some(j) = ledger.jobs.get_mut(id) {
+                        j.stopped = Some(e.to_string());
+                    }
+                    self.save(&ledger)?;
+                }
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn decide(&self, spec: &JobSpec, ledger: &Ledger) -> Result<LedgerJob> {
+        let refusal = match spec.rows_of(&self.table) {
+            Err(e) => Some(e.to_string()),
+            Ok(_) => self
+                .policy
+                .refusal(spec, self.table.rows, ledger.committed()),
+        };
+        Ok(LedgerJob {
+            answer: match refusal {
+                None => Answer {
+                    accept: true,
+                    rows: self.table.rows,
+                    reason: String::new(),
+                },
+                Some(reason) => Answer {
+                    accept: false,
+                    rows: 0,
+                    reason,
+                },
+            },
+            epsilon: spec.epsilon,
+            rho_budget: spec.rho()?,
+            rounds: BTreeMap::new(),
+            stopped: None,
+        })
+    }
+
+    async fn send_answer(&self, id: &str, answer: &Answer) -> Result<()> {
+        let r = self
+            .http
+            .post(format!("{}/jobs/{id}/answer", self.aggregator))
+            .bearer_auth(self.token.expose())
+            .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
+            .body(serde_json::to_vec(answer).map_err(|e| Error::Io(std::io::Error::other(e)))?)
+            .send()
+            .await?;
+        match r.status() {
+            StatusCode::OK => Ok(()),
+            // The answering window closed meanwhile: the job goes on without us.
+            StatusCode::CONFLICT => Ok(()),
+            s => Err(Error::Http(format!(
+                "answering job {id}: {s}: {}",
+                r.text().await.unwrap_or_default()
+            ))),
+        }
+    }
+
+    /// Checks round `round` against the job this participant accepted, pays for it, seals
+    /// (or reloads) its shares and uploads them.
+    async fn contribute(&self, view: &JobView, job_round: &JobRound, client: u64) -> Result<()> {
+        let spec = &view.spec;
+        let round = job_round.spec.clone().validate()?;
+        let rule = Contribution::from_json(&job_round.rule)?;
+        check_round(
+            spec,
+            &round,
+            &rule,
+            job_round,
+            client,
+            &self.token,
+            view.nodes.len(),
+            &view.status.node_keys,
+        )?;
+        let rho = crate::aggregator::round_rho(&round)?.ok_or_else(|| {
+            Error::Job("round has no noise: NON-PRIVATE, this participant does not join".into())
+        })?;
+        let id = &view.status.id;
+        let mut ledger = self.ledger()?;
+        let job = ledger
+            .jobs
+            .get_mut(id)
+            .ok_or_else(|| Error::Job(format!("job {id} is not in the ledger")))?;
+        if !job.rounds.contains_key(&job_round.id) {
+            let used: f64 = job.rounds.values().map(|r| r.rho).sum();
+            if used + rho > job.rho_budget * (1.0 + 1e-9) {
+                return Err(Error::Job(format!(
+                    "round {} would bring the job's spending of this participant's data to \
+                     zCDP ρ = {}, over the ρ = {} of the ε = {} it accepted",
+                    job_round.id,
+                    used + rho,
+                    job.rho_budget,
+                    job.epsilon
+                )));
+            }
+            // Paid before anything is sealed: a release it cannot stop is always on the books.
+            job.rounds.insert(
+                job_round.id.clone(),
+                LedgerRound {
+                    rho,
+                    uploaded: false,
+                },
+            );
+            self.save(&ledger)?;
+        }
+        let sealed = match self.load_attempt(&job_round.id, round.node_keys.len())? {
+            Some(sealed) => sealed,
+            None => {
+                let (x, y, _) = spec.rows_of(&self.table)?;
+                let values = rule.client_vector(&x, &y)?;
+                let rng = match self.insecure_seed {
+                    Some(seed) => RngSource::InsecureFixedSeed(seed)
+                        .derive(job_round.step)
+                        .derive(client),
+                    None => RngSource::Os,
+                };
+                let sealed = crate::client::seal_shares(&round, client, &values, rng)?;
+                self.save_attempt(&job_round.id, &sealed)?;
+                sealed
+            }
+        };
+        crate::client::upload_shares(
+            &self.http,
+            &round,
+            &view.nodes,
+            client,
+            self.token.expose(),
+            &sealed,
+        )
+        .await?;
+        let mut ledger = self.ledger()?;
+        if let Some(r) = ledger
+            .jobs
+            .get_mut(id)
+            .and_then(|j| j.rounds.get_mut(&job_round.id))
+        {
+            r.uploaded = true;
+        }
+        self.save(&ledger)?;
+        tracing::info!(job = %id, round = %job_round.id, step = job_round.step, "uploaded");
+        Ok(())
+    }
+
+    fn ledger_path(&self) -> PathBuf {
+        self.state_dir.join("ledger.json")
+    }
+
+    /// The ledger on disk (empty if there is none yet).
+    pub fn ledger(&self) -> Result<Ledger> {
+        let path = self.ledger_path();
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| Error::Integrity(format!("ledger {}: {e}", path.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Ledger::default()),
+            Err(e) => Err(io_at(e, "ledger", &path)),
+        }
+    }
+
+    fn save(&self, ledger: &Ledger) -> Result<()> {
+        let bytes =
+            serde_json::to_vec_pretty(ledger).map_err(|e| Error::Io(std::io::Error::other(e)))?;
+        write_durably(&self.state_dir, "ledger.json", &bytes)
+    }
+
+    fn attempt_dir(&self, round: &str) -> PathBuf {
+        self.state_dir.join("attempts").join(round)
+    }
+
+    fn load_attempt(&self, round: &str, nodes: usize) -> Result<Option<Vec<Vec<u8>>>> {
+        let dir = self.attempt_dir(round);
+        if !dir.exists() {
+            return Ok(None);
+        }
+        (0..nodes)
+            .map(|k| {
+                let path = dir.join(format!("node-{k}.sealed"));
+                std::fs::read(&path).map_err(|e| io_at(e, "sealed share", &path))
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+
+    /// All shares into a temporary directory, synced, then renamed into place: the attempt is
+    /// on disk whole or not at all.
+    fn save_attempt(&self, round: &str, sealed: &[Vec<u8>]) -> Result<()> {
+        let parent = self.state_dir.join("attempts");
+        std::fs::create_dir_all(&parent).map_err(|e| io_at(e, "--state-dir", &parent))?;
+        let tmp = parent.join(format!("{round}.tmp"));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).map_err(|e| io_at(e, "--state-dir", &tmp))?;
+        for (k, bytes) in sealed.iter().enumerate() {
+            write_durably(&tmp, &format!("node-{k}.sealed"), bytes)?;
+        }
+        let dir = self.attempt_dir(round);
+        std::fs::rename(&tmp, &dir).map_err(|e| io_at(e, "--state-dir", &dir))?;
+        sync_dir(&parent)
+    }
+}
+
+/// Everything a participant checks before it joins a round: that it is a round of the job it
+/// accepted (its T, its nodes, its share mode, this participant's token in its place), that
+/// the rule is one of the learner's with the job's columns, and that the round's noise is
+/// calibrated for the rule's sensitivity.
+#[allow(clippy::too_many_arguments)]
+fn check_round(
+    spec: &JobSpec,
+    round: &Round,
+    rule: &Contribution,
+    job_round: &JobRound,
+    client: u64,
+    token: &SecretString,
+    nodes: usize,
+    node_keys: &[String],
+) -> Result<()> {
+    let refuse = |m: String| Err(Error::Job(format!("round {}: {m}", job_round.id)));
+    if round.id() != job_round.id {
+        return refuse("its config does not hash to its id".into());
+    }
+    if rule.columns() != spec.features.len() {
+        return refuse(format!(
+            "its rule reads {} columns, the job has {}",
+            rule.columns(),
+            spec.features.len()
+        ));
+    }
+    let s = &round.spec;
+    if s.max_dropped != spec.max_dropped
+        || s.mode != spec.mode
+        || s.n_clients != job_round.clients.len()
+        || s.dim != rule.dim()
+        || s.node_keys.len() != nodes
+        || s.bound < rule.record_bound()
+    {
+        return refuse(
+            "its T, share mode, clients, dimension, nodes or bound differ from the job's".into(),
+        );
+    }
+    if s.noise_sigma_total.is_none() || s.l2_sensitivity != Some(rule.l2_sensitivity()?) {
+        return refuse(
+            "its noise is not calibrated for the sensitivity of its rule (NON-PRIVATE)".into(),
+        );
+    }
+    if s.node_keys != node_keys {
+        return refuse("its node keys are not the job's".into());
+    }
+    let mine = hex::encode(&token_hash(token.expose()));
+    if s.client_token_sha256.get(client as usize) != Some(&mine) {
+        return refuse("this participant's token is not in its place".into());
+    }
+    Ok(())
+}
+
+fn io_at(e: std::io::Error, what: &str, path: &Path) -> Error {
+    Error::Io(std::io::Error::new(
+        e.kind(),
+        format!("{what} {}: {e}", path.display()),
+    ))
+}
+
+/// Writes `dir/name` through a temporary file, fsyncs it, renames it into place and fsyncs
+/// the directory.
+fn write_durably(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let tmp = dir.join(format!("{name}.tmp"));
+    let path = dir.join(name);
+    let mut f = std::fs::File::create(&tmp).map_err(|e| io_at(e, "state file", &tmp))?;
+    f.write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .map_err(|e| io_at(e, "state file", &tmp))?;
+    std::fs::rename(&tmp, &path).map_err(|e| io_at(e, "state file", &path))?;
+    sync_dir(dir)
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io_at(e, "state directory", dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::ColumnBounds;
+
+    fn spec() -> JobSpec {
+        JobSpec {
+            kind: "blr".into(),
+            target: ColumnBounds {
+                name: "y".into(),
+                lo: 0.0,
+                hi: 10.0,
+            },
+            features: vec![ColumnBounds {
+                name: "a".into(),
+                lo: -1.0,
+                hi: 1.0,
+            }],
+            epsilon: 1.0,
+            delta: 1e-5,
+            max_dropped: 1,
+            mode: "seed".into(),
+            roster: (0..4u8).map(|i| hex::encode(&[i; 32])).collect(),
+            max_rows: 10,
+            answer_window_ms: 1000,
+            upload_window_ms: 1000,
+            created_unix_ms: 1,
+            public_seed: None,
+        }
+    }
+
+    #[test]
+    fn the_policy_refuses_columns_epsilon_total_and_rows_beyond_it() {
+        let policy = Policy::parse(
+            "columns = [\"a\", \"y\"]\nmax_epsilon_per_job = 1.0\ntotal_epsilon = 2.5\n",
+        )
+        .unwrap();
+        assert_eq!(policy.refusal(&spec(), 10, 0.0), None);
+        assert_eq!(policy.refusal(&spec(), 10, 1.5), None);
+        let total = policy.refusal(&spec(), 10, 2.0).unwrap();
+        assert!(
+            total.contains("budget exhausted") && total.contains("3"),
+            "{total}"
+        );
+        let eps = policy
+            .refusal(
+                &JobSpec {
+                    epsilon: 1.5,
+                    ..spec()
+                },
+                1,
+                0.0,
+            )
+            .unwrap();
+        assert!(eps.contains("max_epsilon_per_job"), "{eps}");
+        let mut other = spec();
+        other.features[0].name = "b".into();
+        assert!(policy.refusal(&other, 1, 0.0).unwrap().contains("\"b\""));
+        assert!(
+            policy
+                .refusal(&spec(), 11, 0.0)
+                .unwrap()
+                .contains("max_rows")
+        );
+        for bad in [
+            "columns = []\nmax_epsilon_per_job = 0\ntotal_epsilon = 1\n",
+            "columns = []\nmax_epsilon_per_job = 1\n",
+            "columns = []\nmax_epsilon_per_job = 1\ntotal_epsilon = 1\nextra = 2\n",
+        ] {
+            assert!(Policy::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,469 @@
+//! The aggregator's HTTP API in process: its router driven request by request
+//! (`tower::ServiceExt::oneshot`), one behaviour per test, over two compute nodes that are
+//! in-process routers served on loopback (plain HTTP). The aggregator decides deadlines by a
+//! mock clock; nothing here starts a process.
+
+#![allow(missing_docs)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::http::{Method, Request, StatusCode};
+use common::{client_token, values};
+use dca_service::aggregator::Aggregator;
+use dca_service::aggregator_server::{AggregatorRoundState, NodeList, router};
+use dca_service::clock::{Clock, MockClock};
+use dca_service::job::{Answer, ColumnBounds, JobSpec, JobStatus};
+use dca_service::job_http::JobView;
+use dca_service::node::NodeOptions;
+use dca_service::problem::ProblemDocument;
+use dca_service::secret::SecretString;
+use dca_service::spec::{RoundSpec, token_hash};
+use dca_service::{MEDIA_JSON, hex};
+use dp_noise::PrivacyLoss;
+use dp_noise::rng::RngSource;
+use tower::ServiceExt;
+
+const ADMIN: &str = "admin-token-for-aggregator-http-tests";
+const ANALYST: &str = "analyst-token-for-aggregator-http-tests";
+
+struct Setup {
+    router: Router,
+    http: reqwest::Client,
+    nodes: Vec<String>,
+    clock: Arc<MockClock>,
+    _dir: common::Scratch,
+}
+
+/// Two in-process nodes on loopback and the aggregator's router over them.
+async fn setup(name: &str) -> Setup {
+    let dir = common::Scratch::new(&format!("agghttp-{name}"));
+    let mut nodes = Vec::new();
+    for k in 0..2u16 {
+        let data = dir.path.join(format!("node{k}"));
+        std::fs::create_dir_all(&data).unwrap();
+        let options = NodeOptions::new(k, data, SecretString::from(ADMIN.to_string()));
+        let app = dca_service::node::router(&options).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        nodes.push(format!("http://{}", listener.local_addr().unwrap()));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+    }
+    // The deployment's client (TLS 1.3 for https URLs; these nodes speak plain HTTP on loopback).
+    let certs = common::make_certs(&dir.path);
+    let http = dca_service::tls::http_client(&certs.ca_pem, 8, Duration::from_secs(30)).unwrap();
+    let clock = Arc::new(MockClock::new(dca_service::node::now_ms()));
+    let aggregator = Aggregator::open(
+        &dir.path.join("aggregator.sqlite"),
+        http.clone(),
+        nodes.clone(),
+        ADMIN.to_string(),
+        PrivacyLoss {
+            epsilon: 10.0,
+            delta: 1e-5,
+        },
+    )
+    .unwrap()
+    .with_clock(clock.clone());
+    Setup {
+        router: router(aggregator, ANALYST, Duration::from_millis(20)),
+        http,
+        nodes,
+        clock,
+        _dir: dir,
+    }
+}
+
+async fn send(
+    s: &Setup,
+    method: Method,
+    uri: &str,
+    token: Option<&str>,
+    body: Option<Vec<u8>>,
+) -> (StatusCode, Bytes) {
+    let mut request = Request::builder().method(method).uri(uri);
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    let body = match body {
+        Some(b) => {
+            request = request.header("content-type", MEDIA_JSON);
+            Body::from(b)
+        }
+        None => Body::empty(),
+    };
+    let response = s
+        .router
+        .clone()
+        .oneshot(request.body(body).unwrap())
+        .await
+        .unwrap();
+    let (parts, body) = response.into_parts();
+    (
+        parts.status,
+        axum::body::to_bytes(body, usize::MAX).await.unwrap(),
+    )
+}
+
+fn problem_type(body: &Bytes) -> String {
+    serde_json::from_slice::<ProblemDocument>(body)
+        .map(|p| p.type_uri)
+        .unwrap_or_default()
+}
+
+async fn node_keys(s: &Setup) -> Vec<String> {
+    let (status, body) = send(s, Method::GET, "/nodes", Some(ANALYST), None).await;
+    assert_eq!(status, StatusCode::OK);
+    serde_json::from_slice::<NodeList>(&body).unwrap().node_keys
+}
+
+/// A round of 4 clients (T = 1, d = 3) on the two nodes, created through the router.
+async fn round(s: &Setup, number: u64) -> dca_service::spec::Round {
+    let spec = common::spec(number, 4, 1, 3, "seed", None, node_keys(s).await);
+    let round = spec.validate().unwrap();
+    let (status, _) = send(
+        s,
+        Method::PUT,
+        &format!("/rounds/{}", round.id()),
+        Some(ANALYST),
+        Some(round.spec.canonical_json()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    round
+}
+
+async fn upload(s: &Setup, round: &dca_service::spec::Round, clients: std::ops::Range<u64>) {
+    for c in clients {
+        dca_service::client::upload(
+            &s.http,
+            round,
+            &s.nodes,
+            c,
+            &client_token(c),
+            &values(c as usize, 3),
+            RngSource::InsecureFixedSeed(common::SEED).derive(c),
+        )
+        .await
+        .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn the_node_list_needs_the_analysts_token() {
+    let s = setup("nodes").await;
+    let (none, _) = send(&s, Method::GET, "/nodes", None, None).await;
+    assert_eq!(none, StatusCode::UNAUTHORIZED);
+    let (admin, body) = send(&s, Method::GET, "/nodes", Some(ADMIN), None).await;
+    assert_eq!(admin, StatusCode::FORBIDDEN);
+    assert_eq!(problem_type(&body), "urn:dpdist:problem:forbidden");
+    assert_eq!(node_keys(&s).await.len(), 2);
+}
+
+#[tokio::test]
+async fn a_round_is_created_once_and_its_id_must_be_its_hash() {
+    let s = setup("create").await;
+    let r = round(&s, 1).await;
+    let uri = format!("/rounds/{}", r.id());
+    let again = send(
+        &s,
+        Method::PUT,
+        &uri,
+        Some(ANALYST),
+        Some(r.spec.canonical_json()),
+    )
+    .await;
+    assert_eq!(again.0, StatusCode::OK);
+    let other = RoundSpec {
+        bound: 9.0,
+        ..r.spec.clone()
+    };
+    let (status, body) = send(
+        &s,
+        Method::PUT,
+        &uri,
+        Some(ANALYST),
+        Some(serde_json::to_vec(&other).unwrap()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(String::from_utf8_lossy(&body).contains("SHA-256"));
+    let (status, _) = send(&s, Method::PUT, &uri, Some(ANALYST), Some(b"{".to_vec())).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, _) = send(&s, Method::GET, "/rounds/00", Some(ANALYST), None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_round_collecting_is_202_then_released_once() {
+    let s = setup("release").await;
+    let r = round(&s, 2).await;
+    let uri = format!("/rounds/{}/release", r.id());
+    let (status, _) = send(&s, Method::GET, &uri, Some(ANALYST), None).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    upload(&s, &r, 0..4).await;
+    let (status, body) = send(&s, Method::POST, &uri, Some(ANALYST), None).await;
+    assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+    let (status, body) = send(&s, Method::POST, &uri, Some(ANALYST), None).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(problem_type(&body), "urn:dpdist:problem:round-released");
+    let (status, _) = send(&s, Method::GET, &uri, Some(ANALYST), None).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn more_than_t_missing_is_422_and_the_round_stays_aborted() {
+    let s = setup("abort").await;
+    let r = round(&s, 3).await;
+    upload(&s, &r, 0..2).await; // 2 of 4 missing, T = 1
+    let uri = format!("/rounds/{}/release", r.id());
+    let (status, body) = send(&s, Method::POST, &uri, Some(ANALYST), None).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(problem_type(&body), "urn:dpdist:problem:too-many-dropped");
+    let (status, _) = send(&s, Method::GET, &uri, Some(ANALYST), None).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    let (_, body) = send(
+        &s,
+        Method::GET,
+        &format!("/rounds/{}", r.id()),
+        Some(ANALYST),
+        None,
+    )
+    .await;
+    let state: AggregatorRoundState = serde_json::from_slice(&body).unwrap();
+    assert!(
+        matches!(state.state.as_str(), "aborted" | "aborting"),
+        "{state:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_round_past_its_deadline_is_closed_by_the_server_itself() {
+    let s = setup("deadline").await;
+    let r = round(&s, 4).await;
+    upload(&s, &r, 0..3).await; // one missing: within T
+    let uri = format!("/rounds/{}/release", r.id());
+    assert_eq!(
+        send(&s, Method::GET, &uri, Some(ANALYST), None).await.0,
+        StatusCode::ACCEPTED
+    );
+    s.clock.advance(700_000); // past the spec's 600 s deadline
+    let mut released = false;
+    for _ in 0..200 {
+        if send(&s, Method::GET, &uri, Some(ANALYST), None).await.0 == StatusCode::OK {
+            released = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        released,
+        "the background task did not release the due round"
+    );
+}
+
+fn job(roster: usize) -> JobSpec {
+    JobSpec {
+        kind: "blr".into(),
+        target: ColumnBounds {
+            name: "y".into(),
+            lo: 0.0,
+            hi: 1.0,
+        },
+        features: vec![ColumnBounds {
+            name: "x".into(),
+            lo: 0.0,
+            hi: 1.0,
+        }],
+        epsilon: 1.0,
+        delta: 1e-5,
+        max_dropped: 1,
+        mode: "seed".into(),
+        roster: (0..roster)
+            .map(|i| hex::encode(&token_hash(&format!("p{i}"))))
+            .collect(),
+        max_rows: 10,
+        answer_window_ms: 60_000,
+        upload_window_ms: 60_000,
+        created_unix_ms: 1,
+        public_seed: None,
+    }
+}
+
+async fn put_job(s: &Setup, spec: &JobSpec, token: Option<&str>) -> (StatusCode, Bytes) {
+    send(
+        s,
+        Method::PUT,
+        &format!("/jobs/{}", spec.id()),
+        token,
+        Some(spec.canonical_json()),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_job_is_created_once_by_the_analyst_only() {
+    let s = setup("job-create").await;
+    let spec = job(3);
+    assert_eq!(put_job(&s, &spec, None).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        put_job(&s, &spec, Some("p0")).await.0,
+        StatusCode::FORBIDDEN
+    );
+    let (status, body) = put_job(&s, &spec, Some(ANALYST)).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let view: JobView = serde_json::from_slice(&body).unwrap();
+    assert_eq!(view.status.state, "answering");
+    assert_eq!(view.status.node_keys.len(), 2);
+    assert_eq!(put_job(&s, &spec, Some(ANALYST)).await.0, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_bad_job_spec_is_400_and_names_its_field() {
+    let s = setup("job-bad").await;
+    let spec = JobSpec {
+        kind: "train".into(),
+        ..job(3)
+    };
+    let (status, body) = put_job(&s, &spec, Some(ANALYST)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(String::from_utf8_lossy(&body).contains("kind"));
+    let good = job(3);
+    let (status, body) = send(
+        &s,
+        Method::PUT,
+        &format!("/jobs/{}", job(4).id()),
+        Some(ANALYST),
+        Some(good.canonical_json()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(String::from_utf8_lossy(&body).contains("SHA-256"));
+}
+
+#[tokio::test]
+async fn a_job_is_visible_to_its_roster_only() {
+    let s = setup("job-visible").await;
+    let spec = job(3);
+    put_job(&s, &spec, Some(ANALYST)).await;
+    let uri = format!("/jobs/{}", spec.id());
+    let (status, body) = send(&s, Method::GET, &uri, Some("p2"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        serde_json::from_slice::<JobView>(&body).unwrap().you,
+        Some(2)
+    );
+    assert_eq!(
+        send(&s, Method::GET, &uri, Some("stranger"), None).await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        send(&s, Method::GET, "/jobs", Some("stranger"), None)
+            .await
+            .0,
+        StatusCode::FORBIDDEN
+    );
+    let (status, body) = send(&s, Method::GET, "/jobs", Some("p1"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        serde_json::from_slice::<Vec<JobView>>(&body).unwrap().len(),
+        1
+    );
+    assert_eq!(
+        send(&s, Method::GET, "/jobs/00", Some(ANALYST), None)
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn an_answer_is_given_once_by_a_participant_while_the_job_answers() {
+    let s = setup("job-answer").await;
+    let spec = job(3);
+    put_job(&s, &spec, Some(ANALYST)).await;
+    let uri = format!("/jobs/{}/answer", spec.id());
+    let answer = |accept: bool, rows: usize| {
+        serde_json::to_vec(&Answer {
+            accept,
+            rows,
+            reason: String::new(),
+        })
+        .unwrap()
+    };
+    let (status, body) = send(&s, Method::POST, &uri, Some("p0"), Some(answer(true, 11))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "more rows than max_rows");
+    assert!(String::from_utf8_lossy(&body).contains("max_rows"));
+    assert_eq!(
+        send(&s, Method::POST, &uri, Some(ANALYST), Some(answer(true, 1)))
+            .await
+            .0,
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(
+        send(&s, Method::POST, &uri, Some("p0"), Some(answer(true, 5)))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        send(&s, Method::POST, &uri, Some("p0"), Some(answer(true, 5)))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    let (status, body) = send(&s, Method::POST, &uri, Some("p0"), Some(answer(false, 0))).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(problem_type(&body), "urn:dpdist:problem:already-answered");
+    let cancel = format!("/jobs/{}/cancel", spec.id());
+    let (status, body) = send(&s, Method::POST, &cancel, Some(ANALYST), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        serde_json::from_slice::<JobStatus>(&body).unwrap().state,
+        "cancelled"
+    );
+    let (status, body) = send(&s, Method::POST, &uri, Some("p1"), Some(answer(true, 1))).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(problem_type(&body), "urn:dpdist:problem:job-state");
+    assert_eq!(
+        send(&s, Method::POST, &cancel, Some(ANALYST), None).await.0,
+        StatusCode::CONFLICT
+    );
+    assert_eq!(
+        send(&s, Method::POST, &cancel, Some("p1"), None).await.0,
+        StatusCode::FORBIDDEN
+    );
+}
+
+#[tokio::test]
+async fn participants_silent_past_the_answer_window_end_the_job_before_any_round() {
+    let s = setup("job-silent").await;
+    let spec = JobSpec {
+        created_unix_ms: s.clock.now_ms(),
+        ..job(3)
+    };
+    put_job(&s, &spec, Some(ANALYST)).await;
+    s.clock.advance(61_000);
+    let uri = format!("/jobs/{}", spec.id());
+    for _ in 0..200 {
+        let (_, body) = send(&s, Method::GET, &uri, Some(ANALYST), None).await;
+        let view: JobView = serde_json::from_slice(&body).unwrap();
+        if !view.status.is_live() {
+            assert_eq!(view.status.state, "aborted");
+            assert!(
+                view.status
+                    .reason
+                    .unwrap()
+                    .contains("3 participants refused or did not answer")
+            );
+            assert!(view.status.rounds.is_empty());
+            assert_eq!(view.status.rho_spent, 0.0);
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the job did not end at its answer deadline");
+}

@@ -1,0 +1,698 @@
+//! Jobs with the data holders as parties: `dpdist participant` processes, each reading only
+//! its own CSV, against 3 nodes and the aggregator on loopback. With fixed seeds (the job's
+//! public seed and the participants' `--insecure-seed`), the released statistics and the
+//! posterior equal the in-process pipeline's over the same rows grouped the same way, bit
+//! for bit.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use dca_service::job::{Answer, ColumnBounds, JobSpec};
+use dca_service::job_http::JobView;
+use dca_service::spec::token_hash;
+use dca_service::{MEDIA_JSON, hex};
+use dp_noise::rng::RngSource;
+use reqwest::StatusCode;
+
+const LIMIT: Duration = Duration::from_secs(400);
+
+fn diabetes() -> (String, Vec<String>) {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/data/diabetes.csv"
+    ))
+    .unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().to_string();
+    (header, lines.map(str::to_string).collect())
+}
+
+fn bounds() -> Vec<ColumnBounds> {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/data/diabetes.bounds.csv"
+    ))
+    .unwrap();
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            ColumnBounds {
+                name: f[0].into(),
+                lo: f[1].parse().unwrap(),
+                hi: f[2].parse().unwrap(),
+            }
+        })
+        .collect()
+}
+
+fn participant_token(i: usize) -> String {
+    format!("participant-token-{i}")
+}
+
+fn job_spec(roster: usize, t: usize, max_rows: usize, upload_window_ms: u64) -> JobSpec {
+    let mut columns = bounds();
+    let target = columns.pop().unwrap();
+    assert_eq!(target.name, "target");
+    JobSpec {
+        kind: "blr".into(),
+        target,
+        features: columns,
+        epsilon: 1.0,
+        delta: 1e-5,
+        max_dropped: t,
+        mode: "seed".into(),
+        roster: (0..roster)
+            .map(|i| hex::encode(&token_hash(&participant_token(i))))
+            .collect(),
+        max_rows,
+        answer_window_ms: 60_000,
+        upload_window_ms,
+        created_unix_ms: dca_service::node::now_ms(),
+        public_seed: Some(SEED),
+    }
+}
+
+const POLICY: &str = "columns = [\"age\", \"sex\", \"bmi\", \"bp\", \"s1\", \"s2\", \"s3\", \
+                      \"s4\", \"s5\", \"s6\", \"target\"]\nmax_epsilon_per_job = 2.0\n\
+                      total_epsilon = 10.0\n";
+
+/// Writes participant `i`'s files (token, rows, policy) under `dir/p{i}`; returns that dir.
+fn participant_files(dir: &Path, i: usize, header: &str, rows: &[String], policy: &str) -> PathBuf {
+    let own = dir.join(format!("p{i}"));
+    std::fs::create_dir_all(&own).unwrap();
+    std::fs::write(own.join("token"), participant_token(i)).unwrap();
+    let mut csv = format!("{header}\n");
+    for r in rows {
+        csv.push_str(r);
+        csv.push('\n');
+    }
+    std::fs::write(own.join("rows.csv"), csv).unwrap();
+    std::fs::write(own.join("policy.toml"), policy).unwrap();
+    own
+}
+
+/// A `dpdist participant` process following job `job`; killed and reaped on drop.
+struct ParticipantProcess(Child);
+
+impl ParticipantProcess {
+    fn start(cluster: &Cluster, aggregator: &str, own: &Path, job: &str) -> Self {
+        let child = Command::new(env!("CARGO_BIN_EXE_dpdist"))
+            .arg("participant")
+            .args(["--aggregator", aggregator])
+            .arg("--ca")
+            .arg(cluster.certs.dir.join("ca.pem"))
+            .arg("--token-file")
+            .arg(own.join("token"))
+            .arg("--data")
+            .arg(own.join("rows.csv"))
+            .arg("--policy")
+            .arg(own.join("policy.toml"))
+            .arg("--state-dir")
+            .arg(own.join("state"))
+            .args(["--job", job, "--poll-ms", "50"])
+            .args(["--insecure-seed", &SEED.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn dpdist participant");
+        ParticipantProcess(child)
+    }
+
+    /// Waits (bounded) for the process to exit; its stdout and whether it succeeded.
+    fn finish(mut self, limit: Duration) -> (bool, String) {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                let mut out = String::new();
+                use std::io::Read;
+                self.0
+                    .stdout
+                    .take()
+                    .unwrap()
+                    .read_to_string(&mut out)
+                    .unwrap();
+                return (status.success(), out);
+            }
+            assert!(
+                start.elapsed() < limit,
+                "participant did not finish in time"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for ParticipantProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+async fn create_job(cluster: &Cluster, aggregator: &str, spec: &JobSpec) -> String {
+    let r = cluster
+        .http
+        .put(format!("{aggregator}/jobs/{}", spec.id()))
+        .bearer_auth(ANALYST_TOKEN)
+        .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
+        .body(spec.canonical_json())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        r.status(),
+        StatusCode::CREATED,
+        "{}",
+        r.text().await.unwrap()
+    );
+    spec.id()
+}
+
+async fn job_view(cluster: &Cluster, aggregator: &str, id: &str) -> JobView {
+    let r = cluster
+        .http
+        .get(format!("{aggregator}/jobs/{id}"))
+        .bearer_auth(ANALYST_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    r.json().await.unwrap()
+}
+
+async fn wait_for_end(cluster: &Cluster, aggregator: &str, id: &str) -> JobView {
+    let start = Instant::now();
+    loop {
+        let view = job_view(cluster, aggregator, id).await;
+        if !view.status.is_live() {
+            return view;
+        }
+        assert!(start.elapsed() < LIMIT, "job still {}", view.status.state);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The in-process pipeline over the participants' own files, client i = participant
+/// `taking_part[i]`'s rows, with the job's settings and seed.
+fn in_process(spec: &JobSpec, dirs: &[PathBuf]) -> blr::Fit {
+    let (mut x, mut y, mut starts) = (Vec::new(), Vec::new(), vec![0]);
+    for dir in dirs {
+        let text = std::fs::read_to_string(dir.join("rows.csv")).unwrap();
+        let table = blr::data::Table::parse_csv(&text).unwrap();
+        let (px, py, _) = spec.rows_of(&table).unwrap();
+        x.extend(px);
+        y.extend(py);
+        starts.push(y.len());
+    }
+    blr::fit_grouped(
+        &x,
+        &y,
+        spec.features.len(),
+        &starts,
+        &spec.fit_config(3),
+        RngSource::InsecureFixedSeed(SEED),
+        &mut projection::InProcess,
+    )
+    .unwrap()
+}
+
+fn assert_same_fit(view: &JobView, local: &blr::Fit) {
+    assert_eq!(view.status.state, "done", "{:?}", view.status.reason);
+    let result = view.status.result.as_ref().unwrap();
+    assert_eq!(bits(&result.stats), bits(&local.stats.to_flat(false)));
+    assert_eq!(bits(&result.mean), bits(&local.posterior.mean));
+    let std = local.std.as_ref().unwrap();
+    let mut local_std = std.x.clone();
+    local_std.push(std.y);
+    assert_eq!(bits(result.std.as_ref().unwrap()), bits(&local_std));
+    let t = local.thresholds.as_ref().unwrap();
+    assert_eq!(result.thresholds, Some((t.omega_x, t.omega_y)));
+    assert_eq!(
+        result.spent_epsilon.to_bits(),
+        local.spent.epsilon.to_bits()
+    );
+    assert_eq!(view.status.rounds.len(), 2);
+}
+
+/// Twelve participant processes, one row each; one of them refuses by its policy (it may not
+/// contribute `bmi`) and stays out, T = 2: the job runs with the other eleven and releases
+/// exactly what the in-process pipeline releases over their rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blr_job_over_twelve_participant_processes_equals_the_in_process_fit() {
+    tokio::time::timeout(LIMIT, async {
+        let cluster = Cluster::start("job-twelve", 3);
+        let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let (header, rows) = diabetes();
+        let spec = job_spec(12, 2, 1, 120_000);
+        let id = create_job(&cluster, &aggregator.url, &spec).await;
+        let refusing = POLICY.replace("\"bmi\", ", "");
+        let dirs: Vec<PathBuf> = (0..12)
+            .map(|i| {
+                let policy = if i == 7 { refusing.as_str() } else { POLICY };
+                participant_files(&cluster.dir, i, &header, &rows[i..i + 1], policy)
+            })
+            .collect();
+        let processes: Vec<ParticipantProcess> = dirs
+            .iter()
+            .map(|d| ParticipantProcess::start(&cluster, &aggregator.url, d, &id))
+            .collect();
+        let view = wait_for_end(&cluster, &aggregator.url, &id).await;
+        for (i, p) in processes.into_iter().enumerate() {
+            let (ok, out) = p.finish(Duration::from_secs(60));
+            assert!(ok, "participant {i}: {out}");
+            let took_part = !out.contains("did not take part");
+            assert_eq!(took_part, i != 7, "participant {i}: {out}");
+        }
+        assert_eq!(view.status.refused.len(), 1);
+        assert_eq!(view.status.refused[0].0, 7);
+        assert!(
+            view.status.refused[0].1.contains("bmi"),
+            "{:?}",
+            view.status.refused
+        );
+        let taking_part: Vec<PathBuf> = (0..12)
+            .filter(|&i| i != 7)
+            .map(|i| dirs[i].clone())
+            .collect();
+        assert_same_fit(&view, &in_process(&spec, &taking_part));
+        // The job's rounds were paid from its reservation; what it did not use came back.
+        assert!(view.status.rho_spent > 0.0 && view.status.rho_spent <= view.status.rho_reserved);
+        // The refusing participant's ledger holds its refusal, nobody else's rows.
+        let ledger = std::fs::read_to_string(dirs[7].join("state/ledger.json")).unwrap();
+        assert!(ledger.contains("\"accept\": false"), "{ledger}");
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
+/// Five hospitals with 10 to 200 rows: each contributes the sum over its rows (per-record
+/// sensitivity; the grid sized by the job's max_rows); the release equals the in-process
+/// pipeline with the same grouping of rows into clients.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cross_silo_job_equals_the_in_process_fit_with_the_same_grouping() {
+    tokio::time::timeout(LIMIT, async {
+        let cluster = Cluster::start("job-silos", 3);
+        let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let (header, rows) = diabetes();
+        let sizes = [10usize, 40, 80, 112, 200];
+        let spec = job_spec(5, 1, 200, 120_000);
+        let id = create_job(&cluster, &aggregator.url, &spec).await;
+        let mut start = 0;
+        let dirs: Vec<PathBuf> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let d =
+                    participant_files(&cluster.dir, i, &header, &rows[start..start + n], POLICY);
+                start += n;
+                d
+            })
+            .collect();
+        let processes: Vec<ParticipantProcess> = dirs
+            .iter()
+            .map(|d| ParticipantProcess::start(&cluster, &aggregator.url, d, &id))
+            .collect();
+        let view = wait_for_end(&cluster, &aggregator.url, &id).await;
+        for p in processes {
+            let (ok, out) = p.finish(Duration::from_secs(60));
+            assert!(
+                ok && out.contains("took part") && !out.contains("did not"),
+                "{out}"
+            );
+        }
+        assert_eq!(view.status.result.as_ref().unwrap().records, 442);
+        assert_same_fit(&view, &in_process(&spec, &dirs));
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
+/// Participants that accept and then never upload (killed after answering): T of them, and
+/// the job completes with the rest at each round's deadline; T + 1, and the first round is
+/// aborted, the job with it, nothing is released and the analyst reads why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn up_to_t_silent_participants_are_dropouts_one_more_aborts_the_job() {
+    tokio::time::timeout(LIMIT, async {
+        let cluster = Cluster::start("job-dropouts", 3);
+        let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let (header, rows) = diabetes();
+        for (silent, ends) in [(2usize, "done"), (3, "aborted")] {
+            let spec = job_spec(8, 2, 1, 3_000);
+            let id = create_job(&cluster, &aggregator.url, &spec).await;
+            let mut processes = Vec::new();
+            for i in 0..8 {
+                if i < silent {
+                    // Accepts, then is gone.
+                    let r = cluster
+                        .http
+                        .post(format!("{}/jobs/{id}/answer", aggregator.url))
+                        .bearer_auth(participant_token(i))
+                        .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
+                        .body(
+                            serde_json::to_vec(&Answer {
+                                accept: true,
+                                rows: 1,
+                                reason: String::new(),
+                            })
+                            .unwrap(),
+                        )
+                        .send()
+                        .await
+                        .unwrap();
+                    assert_eq!(r.status(), StatusCode::OK);
+                    continue;
+                }
+                let dir = participant_files(
+                    &cluster.dir.join(format!("silent{silent}")),
+                    i,
+                    &header,
+                    &rows[i..i + 1],
+                    POLICY,
+                );
+                processes.push(ParticipantProcess::start(
+                    &cluster,
+                    &aggregator.url,
+                    &dir,
+                    &id,
+                ));
+            }
+            let view = wait_for_end(&cluster, &aggregator.url, &id).await;
+            assert_eq!(view.status.state, ends, "{:?}", view.status.reason);
+            if ends == "aborted" {
+                let reason = view.status.reason.clone().unwrap();
+                assert!(
+                    reason.contains("3 clients missing, more than T = 2"),
+                    "{reason}"
+                );
+                assert!(view.status.result.is_none());
+                assert_eq!(view.status.rho_spent, 0.0, "an aborted round is not paid");
+            } else {
+                // The statistics hold the rows of the six that uploaded.
+                assert_eq!(view.status.result.as_ref().unwrap().records, 6);
+            }
+            for p in processes {
+                let (ok, out) = p.finish(Duration::from_secs(60));
+                assert_eq!(ok, ends == "done", "{out}");
+            }
+        }
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
+/// A participant killed (`kill -9`) after it sealed its shares and before every node had
+/// them (node 2 is down), restarted after node 2 is back: it sends the very same shares (the
+/// nodes that already hold them answer "already stored", never a conflict), pays each round
+/// once, and the job releases the in-process pipeline's numbers over all four participants.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_participant_killed_between_sealing_and_uploading_sends_the_same_shares() {
+    tokio::time::timeout(LIMIT, async {
+        let mut cluster = Cluster::start("job-kill", 3);
+        let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let (header, rows) = diabetes();
+        let spec = job_spec(4, 1, 1, 120_000);
+        let id = create_job(&cluster, &aggregator.url, &spec).await;
+        // Node 2 goes down once the job has its keys.
+        let node2_addr = cluster.nodes[2].addr.clone();
+        cluster.nodes[2].kill9();
+        let dirs: Vec<PathBuf> = (0..4)
+            .map(|i| participant_files(&cluster.dir, i, &header, &rows[i..i + 1], POLICY))
+            .collect();
+        let mut others: Vec<ParticipantProcess> = dirs[1..]
+            .iter()
+            .map(|d| ParticipantProcess::start(&cluster, &aggregator.url, d, &id))
+            .collect();
+        let victim = ParticipantProcess::start(&cluster, &aggregator.url, &dirs[0], &id);
+        // Its round-1 shares are sealed and on disk; node 2 cannot have them.
+        let attempts = dirs[0].join("state/attempts");
+        let start = Instant::now();
+        while !std::fs::read_dir(&attempts)
+            .map(|d| {
+                d.flatten()
+                    .any(|e| !e.file_name().to_string_lossy().ends_with(".tmp"))
+            })
+            .unwrap_or(false)
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "no sealed attempt"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        drop(victim); // kill -9
+        let round_dir = std::fs::read_dir(&attempts)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| !p.to_string_lossy().ends_with(".tmp"))
+            .unwrap();
+        let sealed_before: Vec<Vec<u8>> = (0..3)
+            .map(|k| std::fs::read(round_dir.join(format!("node-{k}.sealed"))).unwrap())
+            .collect();
+        let data = cluster.nodes[2].data_dir.clone();
+        cluster.nodes[2] = NodeProcess::start(&cluster.certs, 2, &data, &node2_addr);
+        others.push(ParticipantProcess::start(
+            &cluster,
+            &aggregator.url,
+            &dirs[0],
+            &id,
+        ));
+        let view = wait_for_end(&cluster, &aggregator.url, &id).await;
+        for p in others {
+            let (ok, out) = p.finish(Duration::from_secs(60));
+            assert!(ok && !out.contains("did not"), "{out}");
+        }
+        assert_same_fit(&view, &in_process(&spec, &dirs));
+        // The restarted participant kept the shares it had sealed, and paid each round once:
+        // its ledger's charges are the aggregator's.
+        for (k, before) in sealed_before.iter().enumerate() {
+            let now = std::fs::read(round_dir.join(format!("node-{k}.sealed"))).unwrap();
+            assert_eq!(&now, before);
+        }
+        let ledger: dca_service::participant::Ledger =
+            serde_json::from_slice(&std::fs::read(dirs[0].join("state/ledger.json")).unwrap())
+                .unwrap();
+        let job = &ledger.jobs[&id];
+        assert_eq!(job.rounds.len(), 2);
+        let paid: f64 = job.rounds.values().map(|r| r.rho).sum();
+        assert!(
+            (paid - view.status.rho_spent).abs() <= 1e-12 * paid,
+            "{paid} vs {}",
+            view.status.rho_spent
+        );
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
+/// What a participant refuses, and how it says so: a data file with a non-numeric cell (it
+/// stops at start, naming file, line and column, and answers nothing); a job reading a column
+/// its file lacks, and a job beyond its total ε (it refuses with the reason, which the analyst
+/// reads and its log says); the job goes on without them while at most T refuse.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn participants_refuse_bad_files_unknown_columns_and_jobs_beyond_their_budget() {
+    tokio::time::timeout(LIMIT, async {
+        let cluster = Cluster::start("job-refusals", 3);
+        let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let (header, rows) = diabetes();
+        let spec = job_spec(6, 2, 1, 120_000);
+        let id = create_job(&cluster, &aggregator.url, &spec).await;
+        let dirs: Vec<PathBuf> = (0..6)
+            .map(|i| {
+                let policy = if i == 5 {
+                    POLICY.replace("total_epsilon = 10.0", "total_epsilon = 1.5")
+                } else {
+                    POLICY.to_string()
+                };
+                participant_files(&cluster.dir, i, &header, &rows[i..i + 1], &policy)
+            })
+            .collect();
+        // Participant 0's file has a word where a number belongs.
+        let bad = format!("{header}\n{}\n", rows[0].replacen("59", "fifty-nine", 1));
+        std::fs::write(dirs[0].join("rows.csv"), bad).unwrap();
+        // Participant 1's file has no `bmi` column.
+        let no_bmi: String = std::fs::read_to_string(dirs[1].join("rows.csv"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let mut f: Vec<&str> = l.split(',').collect();
+                f.remove(2);
+                format!("{}\n", f.join(","))
+            })
+            .collect();
+        std::fs::write(dirs[1].join("rows.csv"), no_bmi).unwrap();
+        let (ok, out) = ParticipantProcess::start(&cluster, &aggregator.url, &dirs[0], &id)
+            .finish(Duration::from_secs(60));
+        assert!(
+            !ok && out.is_empty(),
+            "a bad file stops the participant before anything: {out}"
+        );
+        let processes: Vec<ParticipantProcess> = dirs[1..]
+            .iter()
+            .map(|d| ParticipantProcess::start(&cluster, &aggregator.url, d, &id))
+            .collect();
+        let view = wait_for_end(&cluster, &aggregator.url, &id).await;
+        for p in processes {
+            let (ok, out) = p.finish(Duration::from_secs(60));
+            assert!(ok, "{out}");
+        }
+        assert_eq!(view.status.state, "done", "{:?}", view.status.reason);
+        // Participant 0 never answered (it stopped at start), participant 1 refused.
+        let refused: Vec<usize> = view.status.refused.iter().map(|(i, _)| *i).collect();
+        assert_eq!(refused, vec![0, 1]);
+        assert!(view.status.refused[0].1.contains("no answer"));
+        assert!(
+            view.status.refused[1].1.contains("\"bmi\""),
+            "{:?}",
+            view.status.refused
+        );
+        assert!(
+            !dirs[0].join("state").exists(),
+            "nothing written for a bad file"
+        );
+        assert_same_fit(&view, &in_process(&spec, &dirs[2..]));
+
+        // Participant 5 spent ε = 1 of its 1.5: a second job of ε = 1 is refused.
+        let second = JobSpec {
+            answer_window_ms: 2_000,
+            ..job_spec(6, 4, 1, 120_000)
+        };
+        let id2 = create_job(&cluster, &aggregator.url, &second).await;
+        let (ok, out) = ParticipantProcess::start(&cluster, &aggregator.url, &dirs[5], &id2)
+            .finish(Duration::from_secs(120));
+        assert!(!ok, "the second job did not run: {out}");
+        let view = job_view(&cluster, &aggregator.url, &id2).await;
+        let (_, why) = view.status.refused.iter().find(|(i, _)| *i == 5).unwrap();
+        assert!(why.contains("budget exhausted"), "{why}");
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
+/// The aggregator killed (`kill -9`) while a job's first round is open (node 2 is down, so the
+/// round cannot complete), restarted on its address: it resumes the job from its store — the
+/// recorded round is taken as recorded, not planned again — and once node 2 is back the job
+/// releases exactly what the in-process pipeline releases, each round once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_survives_an_aggregator_restart_in_the_middle_of_a_round() {
+    tokio::time::timeout(LIMIT, async {
+        let mut cluster = Cluster::start("job-agg-restart", 3);
+        let mut aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let addr = aggregator.url.trim_start_matches("https://").to_string();
+        let (header, rows) = diabetes();
+        let spec = job_spec(4, 1, 1, 120_000);
+        let id = create_job(&cluster, &aggregator.url, &spec).await;
+        let node2_addr = cluster.nodes[2].addr.clone();
+        cluster.nodes[2].kill9();
+        let dirs: Vec<PathBuf> = (0..4)
+            .map(|i| participant_files(&cluster.dir, i, &header, &rows[i..i + 1], POLICY))
+            .collect();
+        let processes: Vec<ParticipantProcess> = dirs
+            .iter()
+            .map(|d| ParticipantProcess::start(&cluster, &aggregator.url, d, &id))
+            .collect();
+        let start = Instant::now();
+        let first_round = loop {
+            let view = job_view(&cluster, &aggregator.url, &id).await;
+            if let Some(r) = view.status.rounds.first() {
+                break r.id.clone();
+            }
+            assert!(start.elapsed() < Duration::from_secs(120), "no round");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        aggregator.child.kill().unwrap();
+        aggregator.child.wait().unwrap();
+        aggregator = AggregatorProcess::start_on(&cluster, "aggregator.sqlite", 10.0, &addr);
+        let data = cluster.nodes[2].data_dir.clone();
+        cluster.nodes[2] = NodeProcess::start(&cluster.certs, 2, &data, &node2_addr);
+        let view = wait_for_end(&cluster, &aggregator.url, &id).await;
+        for p in processes {
+            let (ok, out) = p.finish(Duration::from_secs(60));
+            assert!(ok && !out.contains("did not"), "{out}");
+        }
+        assert_eq!(
+            view.status.rounds[0].id, first_round,
+            "round 1 was not planned again"
+        );
+        assert_same_fit(&view, &in_process(&spec, &dirs));
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
+/// The aggregator reserves a job's whole budget when the job is created: a second job the rest
+/// of the budget cannot pay for is refused (403) before any round; cancelling the first (which
+/// ran no round) returns its reservation, and the second job is then accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it() {
+    tokio::time::timeout(LIMIT, async {
+        let cluster = Cluster::start("job-budget", 3);
+        // ε = 1.2 at δ = 1e-4: one job of (1, 1e-5) fits (ρ ≈ 0.0229 → ε ≈ 0.94), two do not
+        // (2ρ → ε ≈ 1.34).
+        let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 1.2);
+        let first = job_spec(4, 1, 1, 120_000);
+        let id = create_job(&cluster, &aggregator.url, &first).await;
+        let second = JobSpec {
+            created_unix_ms: first.created_unix_ms + 1,
+            ..first.clone()
+        };
+        let put = |spec: &JobSpec| {
+            cluster
+                .http
+                .put(format!("{}/jobs/{}", aggregator.url, spec.id()))
+                .bearer_auth(ANALYST_TOKEN)
+                .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
+                .body(spec.canonical_json())
+                .send()
+        };
+        let refused = put(&second).await.unwrap();
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+        assert!(refused.text().await.unwrap().contains("budget-exhausted"));
+        // The same job again changes nothing (200, no second reservation).
+        assert_eq!(put(&first).await.unwrap().status(), StatusCode::OK);
+        let cancel = cluster
+            .http
+            .post(format!("{}/jobs/{id}/cancel", aggregator.url))
+            .bearer_auth(ANALYST_TOKEN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(cancel.status(), StatusCode::OK);
+        let view = job_view(&cluster, &aggregator.url, &id).await;
+        assert_eq!(view.status.state, "cancelled");
+        assert_eq!(view.status.rho_spent, 0.0);
+        let again = cluster
+            .http
+            .post(format!("{}/jobs/{id}/cancel", aggregator.url))
+            .bearer_auth(ANALYST_TOKEN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(again.status(), StatusCode::CONFLICT);
+        assert_eq!(put(&second).await.unwrap().status(), StatusCode::CREATED);
+        // A stranger's token sees no job; a participant cannot cancel.
+        let stranger = cluster
+            .http
+            .get(format!("{}/jobs/{id}", aggregator.url))
+            .bearer_auth("not-on-any-roster")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stranger.status(), StatusCode::NOT_FOUND);
+        let participant_cancel = cluster
+            .http
+            .post(format!("{}/jobs/{}/cancel", aggregator.url, second.id()))
+            .bearer_auth(participant_token(0))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(participant_cancel.status(), StatusCode::FORBIDDEN);
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
