@@ -44,12 +44,16 @@ use blr::noise_aware::{
 };
 use blr::sensitivity::rho_from_budget;
 use blr::ssp::{Mechanism, RoundBudget, release_stats};
-use blr::{Prior, SuffStats, packed_index, packed_len, posterior};
+use blr::{
+    FitConfig, Prior, ProjectionConfig, SuffStats, fit_non_private, packed_index, packed_len,
+    posterior,
+};
 use clap::{Parser, ValueEnum};
 use dp_noise::PrivacyLoss;
 use dp_noise::accountant::Accountant;
 use dp_noise::rng::RngSource;
 use projection::release::{Aggregation, ReleaseContext};
+use projection::search::SearchConfig;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use rand_distr::{Distribution, Normal};
@@ -96,6 +100,12 @@ struct Cell {
     /// after the adaptive draws; the D × covered count of the 90% intervals of the former; the
     /// summed draws made.
     low_ess_initial: usize,
+    /// `--projection`: summed shares of clipped y values and of rows with a clipped x (exact,
+    /// a NON-PRIVATE diagnostic of the study), and the noise-aware fits' covered counts of the
+    /// clipped-data regression's coefficients per level.
+    clipped_y: f64,
+    clipped_x: f64,
+    covered_clipped: [usize; 2],
     low_ess_final: usize,
     low_ess_covered: usize,
     draws_used: usize,
@@ -120,6 +130,22 @@ struct Args {
     /// 0 = independent coordinates). Still |x_j| ≤ s; correlations up to 1/(1 + (1/W − 1)²).
     #[arg(long, default_value_t = 0.0)]
     x_mix: f64,
+    /// Correlated design with a fixed condition number κ of E[xxᵀ]: x = L·u/c with
+    /// u ~ U(−1, 1)^10, L = Q·diag(κ^(−k/18))·Qᵀ (k = 0..9, so the eigenvalues of E[xxᵀ] ∝ LLᵀ
+    /// run geometrically from 1 to 1/κ), Q a random rotation per replication and c the largest
+    /// row sum of |L|, so |x_j| ≤ 1 holds without clipping. Excludes `--x-mix`.
+    #[arg(long)]
+    x_condition: Option<f64>,
+    /// Fit through `blr::fit` with `ProjectionConfig::default()` (DP pooled std round, threshold
+    /// search with `--search-repeats` auxiliary data sets) from the public bounds |x_j| ≤ 1,
+    /// |y| ≤ 8, then the noise-aware posterior of that fit; coverage is reported for the true β
+    /// and for the clipped-data regression's coefficients (least squares of clip(y) on clip(x)
+    /// over 50 000 further records of the same design, clipped at the fit's bounds).
+    #[arg(long)]
+    projection: bool,
+    /// Auxiliary data sets per grid point of `--projection`'s threshold search.
+    #[arg(long, default_value_t = 3)]
+    search_repeats: usize,
     /// Degrees of freedom ν of the data-model prior (default: ν and the moments' scale
     /// integrated over their posterior given each release).
     #[arg(long)]
@@ -208,6 +234,12 @@ struct SbcDiagnostics {
 
 fn main() -> Res<()> {
     let args = Args::parse();
+    if args.x_condition.is_some() && (args.x_mix > 0.0 || args.x_from_prior.is_some()) {
+        return Err("--x-condition excludes --x-mix and --x-from-prior".into());
+    }
+    if args.projection && args.x_from_prior.is_some() {
+        return Err("--projection excludes --x-from-prior".into());
+    }
     if !args.combine.is_empty() {
         return combine_summaries(&args.combine, &args.figure);
     }
@@ -288,9 +320,69 @@ fn main() -> Res<()> {
                         },
                     )?)
                 };
+                let mut noise = noise;
+                let mut fit_bounds = bounds_x.to_vec();
+                let mut clipped_target: Option<Vec<f64>> = None;
                 let (stats, beta, draw_kappa, draw_dof) = match args.x_from_prior {
+                    None if args.projection => {
+                        const FRESH: usize = 50_000;
+                        let (x, y, beta) = match args.x_condition {
+                            Some(kappa) => draw_conditioned(n + FRESH, kappa, seed)?,
+                            None => draw_data(n + FRESH, args.x_spread, args.x_mix, seed)?,
+                        };
+                        let (x, fresh_x) = x.split_at(n * D);
+                        let (y, fresh_y) = y.split_at(n);
+                        let config = FitConfig {
+                            aggregation: Aggregation::Trusted,
+                            mechanism: Mechanism::Gaussian,
+                            budget,
+                            assumed_x: bounds_x.to_vec(),
+                            assumed_y: BOUND_Y,
+                            projection: Some(ProjectionConfig {
+                                search: SearchConfig {
+                                    repeats: args.search_repeats,
+                                    ..SearchConfig::dca(0)
+                                },
+                                ..ProjectionConfig::default()
+                            }),
+                            prior,
+                            with_yy: false,
+                        };
+                        let fit = blr::fit(
+                            x,
+                            y,
+                            n,
+                            D,
+                            &config,
+                            RngSource::InsecureFixedSeed(seed ^ (3 << 60)),
+                        )?;
+                        noise = fit.stats_noise(&config)?;
+                        fit_bounds = fit.bounds_x.clone();
+                        let outside =
+                            |row: &[f64]| row.iter().zip(&fit_bounds).any(|(v, b)| v.abs() > *b);
+                        cell.clipped_y +=
+                            y.iter().filter(|v| v.abs() > fit.bound_y).count() as f64 / n as f64;
+                        cell.clipped_x +=
+                            x.chunks_exact(D).filter(|r| outside(r)).count() as f64 / n as f64;
+                        let clip = |v: f64, b: f64| v.clamp(-b, b);
+                        let cx: Vec<f64> = fresh_x
+                            .chunks_exact(D)
+                            .flat_map(|r| {
+                                r.iter()
+                                    .zip(&fit_bounds)
+                                    .map(|(v, b)| clip(*v, *b))
+                                    .collect::<Vec<_>>()
+                            })
+                            .collect();
+                        let cy: Vec<f64> = fresh_y.iter().map(|v| clip(*v, fit.bound_y)).collect();
+                        clipped_target = Some(fit_non_private(&cx, &cy, FRESH, D, prior)?.mean);
+                        (fit.stats, beta, f64::NAN, f64::NAN)
+                    }
                     None => {
-                        let (x, y, beta) = draw_data(n, args.x_spread, args.x_mix, seed)?;
+                        let (x, y, beta) = match args.x_condition {
+                            Some(kappa) => draw_conditioned(n, kappa, seed)?,
+                            None => draw_data(n, args.x_spread, args.x_mix, seed)?,
+                        };
                         (release(&x, &y)?, beta, f64::NAN, f64::NAN)
                     }
                     Some(mode) => {
@@ -318,7 +410,7 @@ fn main() -> Res<()> {
                         prior,
                         NoiseAwareOptions {
                             draws: args.draws,
-                            bounds_x: Some(&bounds_x),
+                            bounds_x: Some(&fit_bounds),
                             latent,
                             adaptive,
                         },
@@ -353,6 +445,13 @@ fn main() -> Res<()> {
                     ];
                     if let Some(w) = &wishart {
                         methods.push(w.coefficients(level)?);
+                    }
+                    if let Some(target) = &clipped_target {
+                        cell.covered_clipped[l] += methods[2]
+                            .iter()
+                            .zip(target)
+                            .filter(|(s, b)| s.lower <= **b && **b <= s.upper)
+                            .count();
                     }
                     for (m, summaries) in methods.iter().enumerate() {
                         let mut covered = 0;
@@ -440,6 +539,18 @@ fn main() -> Res<()> {
                     cell.ess[1] / reps as f64,
                     start.elapsed().as_secs_f64()
                 );
+                if args.projection {
+                    println!(
+                        "n = {n}, ε = {epsilon}: projection: clipped y {:.1}%, rows with a \
+                         clipped x {:.1}% (exact, a NON-PRIVATE diagnostic); noise-aware \
+                         coverage of the clipped-data regression's coefficients 50% {:.3}, \
+                         90% {:.3}",
+                        100.0 * cell.clipped_y / reps as f64,
+                        100.0 * cell.clipped_x / reps as f64,
+                        cell.covered_clipped[0] as f64 / cell.intervals as f64,
+                        cell.covered_clipped[1] as f64 / cell.intervals as f64
+                    );
+                }
                 println!(
                     "n = {n}, ε = {epsilon}: noise-aware fits with ESS < {:.0}: {} from the first \
                      {} draws, {} after adaptive draws (mean draws {:.0}); the former's 90% \
@@ -503,6 +614,54 @@ fn draw_data(n: usize, spread: f64, mix: f64, seed: u64) -> Res<(Vec<f64>, Vec<f
         let row: Vec<f64> = weights
             .iter()
             .map(|&w| ((1.0 - w.abs()) * uniform(&mut rng) + w * shared) * spread)
+            .collect();
+        y.push(row.iter().zip(&beta).map(|(a, b)| a * b).sum::<f64>() + normal.sample(&mut rng));
+        x.extend(row);
+    }
+    Ok((x, y, beta))
+}
+
+/// One data set of the `--x-condition` design with its true β (see the option's help).
+fn draw_conditioned(n: usize, kappa: f64, seed: u64) -> Res<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+    if !(kappa.is_finite() && kappa >= 1.0) {
+        return Err(format!("--x-condition must be finite and ≥ 1, got {kappa}").into());
+    }
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let normal = Normal::new(0.0, 1.0)?;
+    let uniform =
+        |rng: &mut ChaCha20Rng| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+    let beta: Vec<f64> = (0..D).map(|_| normal.sample(&mut rng)).collect();
+    // A random rotation: Gram–Schmidt on Gaussian columns.
+    let mut q = vec![[0.0f64; D]; D];
+    for k in 0..D {
+        let mut v: [f64; D] = std::array::from_fn(|_| normal.sample(&mut rng));
+        for prev in &q[..k] {
+            let dot: f64 = v.iter().zip(prev).map(|(a, b)| a * b).sum();
+            v.iter_mut().zip(prev).for_each(|(a, b)| *a -= dot * b);
+        }
+        let norm = v.iter().map(|a| a * a).sum::<f64>().sqrt();
+        q[k] = v.map(|a| a / norm);
+    }
+    // L = Q diag(s) Qᵀ with s_k = κ^(−k/(2(D−1))): LLᵀ has eigenvalues s_k² from 1 to 1/κ.
+    let s: Vec<f64> = (0..D)
+        .map(|k| kappa.powf(-(k as f64) / (2.0 * (D - 1) as f64)))
+        .collect();
+    let mut l = [[0.0f64; D]; D];
+    for (i, row) in l.iter_mut().enumerate() {
+        for (j, entry) in row.iter_mut().enumerate() {
+            *entry = (0..D).map(|k| q[k][i] * s[k] * q[k][j]).sum();
+        }
+    }
+    let c = l
+        .iter()
+        .map(|row| row.iter().map(|a| a.abs()).sum::<f64>())
+        .fold(0.0f64, f64::max);
+    let (mut x, mut y) = (Vec::with_capacity(n * D), Vec::with_capacity(n));
+    for _ in 0..n {
+        let u: [f64; D] = std::array::from_fn(|_| uniform(&mut rng));
+        let row: Vec<f64> = l
+            .iter()
+            .map(|r| r.iter().zip(&u).map(|(a, b)| a * b).sum::<f64>() / c)
             .collect();
         y.push(row.iter().zip(&beta).map(|(a, b)| a * b).sum::<f64>() + normal.sample(&mut rng));
         x.extend(row);
@@ -788,8 +947,20 @@ fn render_table(cells: &[Vec<Cell>], reps: usize, args: &Args, methods: usize) -
     let mut out = format!(
         "coverage of the credible intervals for each of the {D} coefficients ({reps} replications \
          per cell, {} intervals; x ~ U(−{s}, {s}), mixed with a shared coordinate up to W = {w}, \
-         bounds 1; data-model prior ν = {dof}; Wishart ν₀ = {wdof}), ± the replication-level standard error, mean width in brackets; data: {data}\n\n",
+         bounds 1; data-model prior ν = {dof}; Wishart ν₀ = {wdof}), ± the replication-level standard error, mean width in brackets; data: {data}{cond}{proj}\n\n",
         reps * D,
+        proj = if args.projection {
+            format!(
+                ", fitted through blr::fit with ProjectionConfig::default() ({} search repeats): \
+                 coverage of the unclipped β",
+                args.search_repeats
+            )
+        } else {
+            String::new()
+        },
+        cond = args.x_condition.map_or(String::new(), |k| format!(
+            ", correlated design with condition number {k:e} (--x-condition)"
+        )),
         wdof = match (methods > 3, args.wishart_dof) {
             (false, _) => "not run (--wishart)".to_string(),
             (true, None) => "integrated over its grid".to_string(),

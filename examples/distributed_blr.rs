@@ -41,6 +41,14 @@ enum Protocol {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
+enum SyntheticArg {
+    /// n = 2000 (or `--synthetic-rows`), d = 10: x_ij ~ t₃, β ~ N(0, I) (the model's prior),
+    /// y = xᵀβ + t₃ noise; public bounds x ∈ [−10, 10], y ∈ [−25, 25] (y's prior sd is
+    /// √(3d + 3) ≈ 5.7), part of the data's definition.
+    HeavyTailed,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
 enum MechanismArg {
     /// (ε, δ) Gaussian via zCDP: trusted aggregator, DCA and input perturbation.
     Gaussian,
@@ -89,6 +97,24 @@ struct Args {
     /// Target column.
     #[arg(long, default_value = "target")]
     target: String,
+    /// Use a generated data set instead of the CSV file (its public bounds are part of its
+    /// definition; the data seed is `--data-seed`).
+    #[arg(long, value_enum)]
+    synthetic: Option<SyntheticArg>,
+    /// Rows of the generated data set.
+    #[arg(long, default_value_t = 2000)]
+    synthetic_rows: usize,
+    /// Seed of the generated data set (public: the data are synthetic).
+    #[arg(long, default_value_t = 0)]
+    data_seed: u64,
+    /// Comma-separated ω grid of the threshold search, for both x and y (default: the
+    /// protocol's: 0.1, 0.2, …, 2.0 robust, 20 points in [0.1, 2.1] dca).
+    #[arg(long, value_delimiter = ',')]
+    omega_grid: Option<Vec<f64>>,
+    /// Largest common correlation of the threshold search's auxiliary x columns, in [0, 1)
+    /// (0: the papers' independent columns; see docs/src/results/distributed-blr.md).
+    #[arg(long, default_value_t = 0.0)]
+    aux_correlation: f64,
     /// Preprocessing, bounds, threshold search and number of splits.
     #[arg(long, value_enum, default_value_t = Protocol::Robust)]
     protocol: Protocol,
@@ -229,19 +255,59 @@ struct Prepared {
     assumed_y: f64,
     /// What the preprocessing used (public information only) and what it cost.
     preprocessing: String,
+    /// The data file, or the generated set and its seed.
+    source: String,
 }
+
+/// The heavy-tailed regression of `--synthetic heavy-tailed`: rows, target column name, column
+/// names and the public bounds schema that defines it.
+fn heavy_tailed(rows: usize, seed: u64) -> Result<blr::data::Table, String> {
+    const D: usize = 10;
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    use rand_distr::Distribution;
+    let t3 = rand_distr::StudentT::new(3.0).map_err(|e| e.to_string())?;
+    let beta: Vec<f64> = (0..D)
+        .map(|_| Distribution::<f64>::sample(&rand_distr::StandardNormal, &mut rng))
+        .collect();
+    let mut csv = (0..D).map(|j| format!("x{j},")).collect::<String>() + "target\n";
+    for _ in 0..rows {
+        let x: Vec<f64> = (0..D).map(|_| t3.sample(&mut rng)).collect();
+        let y = x.iter().zip(&beta).map(|(a, b)| a * b).sum::<f64>() + t3.sample(&mut rng);
+        for v in &x {
+            csv.push_str(&format!("{v},"));
+        }
+        csv.push_str(&format!("{y}\n"));
+    }
+    blr::data::Table::parse_csv(&csv).map_err(|e| e.to_string())
+}
+
+/// The public bounds schema that is part of the heavy-tailed data set's definition.
+const HEAVY_TAILED_BOUNDS: &str = "column,lo,hi\nx0,-10,10\nx1,-10,10\nx2,-10,10\nx3,-10,10\n\
+x4,-10,10\nx5,-10,10\nx6,-10,10\nx7,-10,10\nx8,-10,10\nx9,-10,10\ntarget,-25,25\n";
 
 fn prepare(o: &Options) -> Result<Prepared, String> {
     let a = &o.args;
-    let table = common::csv_input::read_numeric(&a.csv)?;
+    let (table, source) = match a.synthetic {
+        None => (
+            common::csv_input::read_numeric(&a.csv)?,
+            a.csv.display().to_string(),
+        ),
+        Some(SyntheticArg::HeavyTailed) => (
+            heavy_tailed(a.synthetic_rows, a.data_seed)?,
+            format!("synthetic heavy-tailed (data seed {})", a.data_seed),
+        ),
+    };
+    let target = match a.synthetic {
+        None => a.target.as_str(),
+        Some(_) => "target",
+    };
     let (mut x, mut y, d, names) = table
-        .split_target(&a.target)
-        .map_err(|e| format!("{}: {e}", a.csv.display()))?;
+        .split_target(target)
+        .map_err(|e| format!("{source}: {e}"))?;
     let n = table.rows;
     if n <= a.test_rows + 2 {
         return Err(format!(
-            "{}: {n} rows leave no training data with {} test rows",
-            a.csv.display(),
+            "{source}: {n} rows leave no training data with {} test rows",
             a.test_rows
         ));
     }
@@ -250,28 +316,34 @@ fn prepare(o: &Options) -> Result<Prepared, String> {
     // examples/data/README.md). Every value is clipped to its column's public range and mapped
     // linearly: a per-record map that costs no privacy. (Standardising with the file's mean and
     // sd would use every row, test rows included, outside the privacy budget.)
-    let schema = blr::public_bounds::schema_path(&a.csv);
-    let bounds = std::fs::read_to_string(&schema)
-        .map_err(|e| {
-            format!(
-                "cannot read the public bounds schema {}: {e}",
-                schema.display()
-            )
-        })
-        .and_then(|t| {
-            blr::public_bounds::PublicBounds::parse(&t)
-                .map_err(|e| format!("{}: {e}", schema.display()))
-        })?;
+    let (schema, text) = match a.synthetic {
+        None => {
+            let schema = blr::public_bounds::schema_path(&a.csv);
+            let text = std::fs::read_to_string(&schema).map_err(|e| {
+                format!(
+                    "cannot read the public bounds schema {}: {e}",
+                    schema.display()
+                )
+            })?;
+            (schema.display().to_string(), text)
+        }
+        Some(_) => (
+            "the synthetic set's definition".to_string(),
+            HEAVY_TAILED_BOUNDS.to_string(),
+        ),
+    };
+    let bounds =
+        blr::public_bounds::PublicBounds::parse(&text).map_err(|e| format!("{schema}: {e}"))?;
     let half = match a.protocol {
         // DCA paper UCI protocol: columns on a range of 10 (±5) inside the assumed ±7.5.
         Protocol::Dca => 5.0,
         // Robust protocol: columns on ±1, then rows normalised to unit norm.
         Protocol::Robust => 1.0,
     };
-    let in_schema = |e: String| format!("{}: {e}", schema.display());
+    let in_schema = |e: String| format!("{schema}: {e}");
     let clipped = bounds.scale(&mut x, &names, half).map_err(in_schema)?
         + bounds
-            .scale(&mut y, std::slice::from_ref(&a.target), half)
+            .scale(&mut y, &[target.to_string()], half)
             .map_err(in_schema)?;
     let assumed_x = match a.protocol {
         Protocol::Dca => 7.5,
@@ -281,8 +353,7 @@ fn prepare(o: &Options) -> Result<Prepared, String> {
         }
     };
     let preprocessing = format!(
-        "public scaling (no budget): every column mapped from its public range in {} onto ±{half}{}{}",
-        schema.display(),
+        "public scaling (no budget): every column mapped from its public range in {schema} onto ±{half}{}{}",
         if a.protocol == Protocol::Robust {
             ", rows normalised to unit norm"
         } else {
@@ -302,6 +373,7 @@ fn prepare(o: &Options) -> Result<Prepared, String> {
         assumed_x: a.assumed_x.unwrap_or(assumed_x),
         assumed_y: a.assumed_y.unwrap_or(half),
         preprocessing,
+        source,
     })
 }
 /// The robust LR paper's budget-split search (Methods 4.3) for the release at total budget `eps`,
@@ -391,6 +463,8 @@ struct Scores {
     mae: Vec<Vec<f64>>,
     rho: Vec<Vec<f64>>,
     spent: Option<PrivacyLoss>,
+    /// (ω_x, ω_y) the threshold search chose, one per fit (projected methods only).
+    omegas: Vec<(f64, f64)>,
 }
 
 impl Scores {
@@ -449,6 +523,10 @@ fn run(o: &Options) -> Result<(), String> {
         Protocol::Dca => (OmegaGrid::dca(), ErrorMeasure::Mae),
         Protocol::Robust => (OmegaGrid::robust_lr(), ErrorMeasure::Spearman),
     };
+    let grid = match &a.omega_grid {
+        Some(values) => OmegaGrid::new(values.clone()).map_err(|e| format!("--omega-grid: {e}"))?,
+        None => grid,
+    };
     let public = match a.std {
         Some(s) => s == StdArg::Public,
         None => a.protocol == Protocol::Robust,
@@ -473,8 +551,9 @@ fn run(o: &Options) -> Result<(), String> {
         std_floor: 0.5,
         search: SearchConfig {
             grid_x: grid.clone(),
-            grid_y: grid,
+            grid_y: grid.clone(),
             repeats: a.repeats,
+            aux_max_correlation: a.aux_correlation,
             ..SearchConfig::dca(0)
         },
         measure,
@@ -488,8 +567,12 @@ fn run(o: &Options) -> Result<(), String> {
     println!(
         "data {} ({n} rows, d = {d}, target '{}'), protocol {:?}, {} run(s) × {splits} splits of \
          {n_train} train / {} test rows",
-        a.csv.display(),
-        a.target,
+        data.source,
+        if a.synthetic.is_some() {
+            "target"
+        } else {
+            &a.target
+        },
         a.protocol,
         a.runs,
         a.test_rows
@@ -630,6 +713,9 @@ fn run(o: &Options) -> Result<(), String> {
                     cell.mae[r].push(mae);
                     cell.rho[r].push(rho);
                     cell.spent = Some(f.spent);
+                    if let Some(t) = &f.thresholds {
+                        cell.omegas.push((t.omega_x, t.omega_y));
+                    }
                 }
             }
             progress.inc(1);
@@ -682,10 +768,60 @@ fn run(o: &Options) -> Result<(), String> {
          IQR over all {pooled} splits)",
         a.runs
     );
+    print_omegas(&a.epsilons, &scores, grid.values());
     println!("\n{}", conclusion(&a.epsilons, &scores));
     write_figure(o, &scores, a.protocol)?;
     println!("\ntotal time {:.1} s", start.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// How often each ω the threshold search chose, per ε and projected method: a choice piled on
+/// a grid edge says the grid, or the criterion, does not fit the data.
+fn print_omegas(epsilons: &[f64], scores: &[Vec<Scores>], grid: &[f64]) {
+    let (lo, hi) = grid
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
+            (l.min(v), h.max(v))
+        });
+    println!(
+        "\nchosen thresholds (ω_x, ω_y) of the projected fits, grid {lo:.2}..{hi:.2} ({} points); \
+         count of each value over all fits:",
+        grid.len()
+    );
+    // Grids reaching below 0.1 need more digits to tell their points apart.
+    let decimals = if lo < 0.1 { 4 } else { 2 };
+    let histogram = |values: Vec<f64>| -> String {
+        let mut sorted = values;
+        sorted.sort_by(f64::total_cmp);
+        let mut parts: Vec<String> = Vec::new();
+        let mut i = 0;
+        while i < sorted.len() {
+            let j = sorted[i..].iter().take_while(|v| **v == sorted[i]).count();
+            parts.push(format!("{:.k$}×{j}", sorted[i], k = decimals));
+            i += j;
+        }
+        let edge = sorted.iter().filter(|v| **v == lo || **v == hi).count();
+        format!(
+            "{} (at a grid edge: {:.0}%)",
+            parts.join(" "),
+            100.0 * edge as f64 / sorted.len().max(1) as f64
+        )
+    };
+    for (e, eps) in epsilons.iter().enumerate() {
+        for (m, method) in METHODS.iter().enumerate() {
+            let omegas = &scores[e][m].omegas;
+            if omegas.is_empty() {
+                continue;
+            }
+            let label = format!("ε = {eps} {method}");
+            println!(
+                "{label:<18} ω_x: {}\n{:<18} ω_y: {}",
+                histogram(omegas.iter().map(|o| o.0).collect()),
+                "",
+                histogram(omegas.iter().map(|o| o.1).collect())
+            );
+        }
+    }
 }
 
 /// What the methods and the numbers in the tables are, printed once before them.
@@ -804,10 +940,13 @@ fn write_figure(o: &Options, scores: &[Vec<Scores>], protocol: Protocol) -> Resu
     };
     let setting = format!(
         "{} ({:?} protocol, {} × {} splits)",
-        a.csv.file_name().map_or_else(
-            || a.csv.display().to_string(),
-            |f| f.to_string_lossy().into_owned()
-        ),
+        match a.synthetic {
+            Some(_) => "synthetic heavy-tailed".to_string(),
+            None => a.csv.file_name().map_or_else(
+                || a.csv.display().to_string(),
+                |f| f.to_string_lossy().into_owned(),
+            ),
+        },
         protocol,
         a.runs,
         scores[0][0].mae.first().map_or(0, Vec::len)

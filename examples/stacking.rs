@@ -18,8 +18,8 @@ use std::time::Instant;
 use clap::Parser;
 
 use plr_stacking::{
-    Dataset, FeatureGroups, PlrConfig, RngSource, StackingConfig, TransferConfig, auc, fit_plr,
-    fit_pst_f, fit_pst_h, fit_pst_s,
+    Dataset, FeatureGroups, PlrConfig, Recommendation, RngSource, SelectionConfig, StackingConfig,
+    TransferConfig, auc, fit_plr, fit_pst_f, fit_pst_h, fit_pst_s, select_plr_or_stacking,
 };
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -49,6 +49,10 @@ struct Args {
     /// Where to write the SVG figure.
     #[arg(long, default_value = "target/figures/stacking.svg")]
     figure: PathBuf,
+    /// Only the stacking-vs-PLR comparison at ε = 0.5, 1, 2 on two standardised data sets with
+    /// unit-length rows, with the library's DP recommendation (`select_plr_or_stacking`).
+    #[arg(long)]
+    vs_plr: bool,
 }
 
 /// AUCs of one data set: `auc[method][ε]` over splits, and the printed table.
@@ -63,6 +67,11 @@ fn main() -> Res<()> {
     let args = Args::parse();
     let (seed, splits) = (args.seed, args.splits as usize);
     let start = Instant::now();
+    if args.vs_plr {
+        vs_plr(seed, splits)?;
+        println!("total time {:.1} s", start.elapsed().as_secs_f64());
+        return Ok(());
+    }
 
     // ---- bundled digits 0 vs 8 ------------------------------------------------------------
     let path = concat!(
@@ -394,4 +403,155 @@ fn standardised_synthetic(n: usize, d: usize, seed: u64) -> Res<(Table, Vec<f64>
     }
     let scores = (0..d).map(|j| 9.0 / ((1 + j) as f64).powi(2)).collect();
     Ok((Table { x, y, d }, scores))
+}
+
+/// Each row divided by its own length: a per-record map, no privacy cost.
+fn unit_rows(table: &mut Table) {
+    for row in table.x.chunks_mut(table.d) {
+        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if norm > 0.0 {
+            row.iter_mut().for_each(|v| *v /= norm);
+        }
+    }
+}
+
+/// Stacking against PLR at small ε on two standardised data sets with unit-length rows (the
+/// order the examples use): test AUC of PLR, PST-S, PST-F(W) with the paper's settings, PST-F(W)
+/// with a smaller high level and a larger λ there, and what `select_plr_or_stacking` recommends
+/// (and the AUC of the model it recommends, trained on its own part only).
+fn vs_plr(seed: u64, splits: usize) -> Res<()> {
+    const EPS: [f64; 3] = [0.5, 1.0, 2.0];
+    // Digits: the public pixel range 0..16 mapped onto ±1, then unit rows.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/data/digits_0_vs_8.csv"
+    );
+    let (x, y, d) = common::csv_input::read_binary_labelled(path.as_ref(), "label")?;
+    let mut digits = Table { x, y, d };
+    digits.x.iter_mut().for_each(|v| *v = (*v - 8.0) / 8.0);
+    unit_rows(&mut digits);
+    let digit_prior: Vec<f64> = (0..64)
+        .map(|p| {
+            let (r, c) = ((p / 8) as f64 - 3.5, (p % 8) as f64 - 3.5);
+            (-(r * r + c * c) / 8.0).exp()
+        })
+        .collect();
+    // The paper-sized synthetic set, columns standardised by their public sd 1/√(1+j), then
+    // unit rows; side information: the generating variance of the standardised weights.
+    let mut synthetic = paper_synthetic(5000, 100, seed)?;
+    for row in synthetic.x.chunks_mut(100) {
+        for (j, v) in row.iter_mut().enumerate() {
+            *v *= ((1 + j) as f64).sqrt();
+        }
+    }
+    unit_rows(&mut synthetic);
+    let synthetic_scores: Vec<f64> = (0..100).map(|j| 9.0 / ((1 + j) as f64).powi(2)).collect();
+    let methods = [
+        "PLR",
+        "PST-S",
+        "PST-F(W)",
+        "PST-F(W) h0.2 λh0.1",
+        "selected",
+    ];
+    println!(
+        "stacking vs PLR: test AUC, mean ± sd over {splits} stratified 60/40 splits; K = {K}; \
+         PST-* with the paper's settings (D^h = half the rows, λ_high = λ) and PST-F(W) with \
+         D^h = 20% of the rows and λ_high = 0.1; 'selected' = select_plr_or_stacking(PLR vs \
+         PST-F(W) h0.2 λh0.1, 20% validation rows, ε_v = ε), its recommended model's AUC (each \
+         candidate trained on its own 40% of the training rows); every fit ε-DP (δ = 0)"
+    );
+    for (name, table, scores, lambda) in [
+        (
+            "digits 0 vs 8, pixels on ±1, unit rows",
+            &digits,
+            &digit_prior,
+            1e-2,
+        ),
+        (
+            "synthetic n = 5000, d = 100, standardised, unit rows",
+            &synthetic,
+            &synthetic_scores,
+            1e-3,
+        ),
+    ] {
+        let weighted = FeatureGroups::sorted_blocks(scores, K)?;
+        let mut results = vec![vec![Vec::with_capacity(splits); EPS.len()]; methods.len()];
+        let mut stacked_recommended = vec![0usize; EPS.len()];
+        for split in 0..splits {
+            let split_seed = seed.wrapping_mul(1_000_003).wrapping_add(split as u64);
+            let mut split_rng = ChaCha20Rng::seed_from_u64(split_seed);
+            let (train_idx, test_idx) =
+                common::split::stratified_split(&table.y, 0.6, &mut split_rng);
+            let (train_x, train_y) = table.rows(&train_idx);
+            let (test_x, test_y) = table.rows(&test_idx);
+            let train = Dataset::from_rows(&train_x, table.d, &train_y)?;
+            for (e, &epsilon) in EPS.iter().enumerate() {
+                let rng = RngSource::InsecureFixedSeed(split_seed ^ ((e as u64 + 1) << 40));
+                let paper = StackingConfig::new(epsilon, lambda);
+                let tuned = StackingConfig {
+                    high_fraction: 0.2,
+                    lambda_high: 0.1,
+                    ..paper
+                };
+                let plr_config = PlrConfig { epsilon, lambda };
+                let selection = select_plr_or_stacking(
+                    &train,
+                    &SelectionConfig {
+                        plr: plr_config,
+                        validation_fraction: 0.2,
+                        validation_epsilon: epsilon,
+                    },
+                    |part, r| fit_pst_f(part, &weighted, &tuned, r),
+                    &rng.derive(4),
+                )?;
+                let selected = match selection.recommendation {
+                    Recommendation::Plr => selection.plr.model.predict_proba(&test_x)?,
+                    Recommendation::Stacked => {
+                        stacked_recommended[e] += 1;
+                        selection.stacked.model.predict_proba(&test_x)?
+                    }
+                };
+                let predictions = [
+                    fit_plr(&train, &plr_config, &rng.derive(0))?
+                        .model
+                        .predict_proba(&test_x)?,
+                    fit_pst_s(&train, K, &paper, &rng.derive(1))?
+                        .model
+                        .predict_proba(&test_x)?,
+                    fit_pst_f(&train, &weighted, &paper, &rng.derive(2))?
+                        .model
+                        .predict_proba(&test_x)?,
+                    fit_pst_f(&train, &weighted, &tuned, &rng.derive(3))?
+                        .model
+                        .predict_proba(&test_x)?,
+                    selected,
+                ];
+                for (m, p) in predictions.iter().enumerate() {
+                    results[m][e].push(auc(p, &test_y)?);
+                }
+            }
+        }
+        println!(
+            "\n{name} ({} rows × {} features, λ = {lambda})",
+            table.n(),
+            table.d
+        );
+        println!("| method | ε = 0.5 | ε = 1 | ε = 2 |\n| --- | --- | --- | --- |");
+        for (m, method) in methods.iter().enumerate() {
+            let cells: Vec<String> = results[m]
+                .iter()
+                .map(|v| {
+                    let (mean, sd) = mean_sd(v);
+                    format!("{mean:.3} ± {sd:.3}")
+                })
+                .collect();
+            println!("| {method} | {} |", cells.join(" | "));
+        }
+        let shares: Vec<String> = stacked_recommended
+            .iter()
+            .map(|c| format!("{c}/{splits}"))
+            .collect();
+        println!("| stacking recommended | {} |", shares.join(" | "));
+    }
+    Ok(())
 }

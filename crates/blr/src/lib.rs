@@ -13,6 +13,7 @@
 //! - [`threshold`]: the auxiliary-data threshold search with this learner;
 //! - [`split`]: the auxiliary-data Laplace budget-split search with this learner;
 //! - [`silo`]: a participant's many rows summed in one streaming pass (bounded memory);
+//! - [`clipping`]: the DP shares of records the projection clips (what the intervals are about);
 //! - [`pipeline`]: Alg. 2 end to end with privacy accounting;
 //! - [`metrics`]: MAE, RMSE, Spearman ρ;
 //! - [`data`]: strict numeric CSV reader and the protocols' preprocessing.
@@ -29,6 +30,7 @@
 //! ```
 
 pub mod cavi;
+pub mod clipping;
 pub mod contribution;
 pub mod data;
 pub mod error;
@@ -49,6 +51,7 @@ pub mod threshold;
 mod wishart_prior;
 
 pub use cavi::{CaviOptions, CaviPosterior, GammaPrior, fit_gamma_prior};
+pub use clipping::{ClippedShare, dp_clipped_share};
 pub use contribution::Contribution;
 pub use error::{CsvError, Error, Result};
 pub use latent::LatentPrior;

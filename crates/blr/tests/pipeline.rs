@@ -31,6 +31,7 @@ fn small_projection() -> ProjectionConfig {
             repeats: 3,
             aggregate: Aggregate::Mean,
             seed: 0,
+            aux_max_correlation: 0.0,
         },
         ..ProjectionConfig::default()
     }

@@ -88,6 +88,15 @@ pub enum Error {
         /// Minimum steps per part.
         min_steps: u32,
     },
+    /// A parameter lies outside its allowed range.
+    OutOfRange {
+        /// Which parameter.
+        what: &'static str,
+        /// The value given.
+        value: f64,
+        /// The allowed range.
+        requirement: &'static str,
+    },
     /// A combination of settings that this crate does not support.
     Unsupported {
         /// Why.
@@ -152,6 +161,11 @@ impl fmt::Display for Error {
                     "no split with {steps} steps and at least {min_steps} per part"
                 )
             }
+            Error::OutOfRange {
+                what,
+                value,
+                requirement,
+            } => write!(f, "{what} = {value} must be {requirement}"),
             Error::Unsupported { reason } => write!(f, "unsupported: {reason}"),
             Error::Noise(e) => write!(f, "noise: {e}"),
             Error::Dca(e) => write!(f, "DCA round: {e}"),

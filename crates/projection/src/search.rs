@@ -93,6 +93,9 @@ pub struct SearchConfig {
     pub aggregate: Aggregate,
     /// Seed of the synthetic data and noise (not secret: nothing private is drawn from it).
     pub seed: u64,
+    /// Largest common correlation of the auxiliary x columns, in [0, 1); 0 is the papers'
+    /// independent design (see [`AuxData::generate_correlated`] for what it changes).
+    pub aux_max_correlation: f64,
 }
 
 impl SearchConfig {
@@ -104,6 +107,7 @@ impl SearchConfig {
             repeats: 10,
             aggregate: Aggregate::Mean,
             seed,
+            aux_max_correlation: 0.0,
         }
     }
 
@@ -185,12 +189,15 @@ pub fn search_thresholds<O: ThresholdObjective>(
         .into());
     }
     spec.validate()?;
+    crate::auxiliary::check_max_correlation(config.aux_max_correlation)?;
     let (gx, gy) = (config.grid_x.values(), config.grid_y.values());
     let data: Vec<(AuxData, ChaCha20Rng)> = (0..config.repeats)
         .into_par_iter()
         .map(|r| {
             let (mut data_rng, noise_rng) = repeat_rngs(config.seed, r);
-            Ok((AuxData::generate(spec, &mut data_rng)?, noise_rng))
+            let aux =
+                AuxData::generate_correlated(spec, config.aux_max_correlation, &mut data_rng)?;
+            Ok((aux, noise_rng))
         })
         .collect::<Result<_>>()?;
     // errors[r][i * |gy| + k] for repeat r, ω_x = gx[i], ω_y = gy[k].
