@@ -18,6 +18,9 @@ fn projection_status(error: &projection::Error) -> dpd_status {
         | E::BoundExceeded { .. }
         | E::BadSplit { .. }
         | E::NoSplitGrid { .. }
+        | E::InvalidGrouping { .. }
+        | E::Contribution(_)
+        | E::OutOfRange { .. }
         | E::Unsupported { .. } => dpd_status::DPD_ERR_INVALID_ARGUMENT,
         E::Noise(e) => FfiError::from(e.clone()).status,
         E::Dca(e) => FfiError::from(e.clone()).status,
@@ -37,6 +40,7 @@ fn blr_status(error: &blr::Error) -> dpd_status {
         | E::BadBudgetSplit { .. }
         | E::MechanismBudgetMismatch { .. }
         | E::TooFewHonestClients { .. }
+        | E::InvalidRule { .. }
         | E::MissingStdBudget => dpd_status::DPD_ERR_INVALID_ARGUMENT,
         E::Csv(_) => dpd_status::DPD_ERR_MALFORMED,
         E::Eigendecomposition | E::NonFinitePrecisions | E::NonFiniteImportanceWeights => {
@@ -207,6 +211,22 @@ mod tests {
             ),
             (
                 projection::Error::Unsupported { reason: "Laplace" },
+                S::DPD_ERR_INVALID_ARGUMENT,
+            ),
+            (
+                projection::Error::InvalidGrouping { rows: 3, starts: 1 },
+                S::DPD_ERR_INVALID_ARGUMENT,
+            ),
+            (
+                projection::Error::Contribution("a record outside its file".into()),
+                S::DPD_ERR_INVALID_ARGUMENT,
+            ),
+            (
+                projection::Error::OutOfRange {
+                    what: "aux correlation",
+                    value: 2.0,
+                    requirement: "in [0, 1)",
+                },
                 S::DPD_ERR_INVALID_ARGUMENT,
             ),
             (
