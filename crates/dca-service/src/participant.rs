@@ -285,20 +285,25 @@ impl Participant {
             if entry.rounds.get(&round.id).is_some_and(|r| r.uploaded) {
                 continue;
             }
-            if let Err(e) = self.contribute(view, round, client as u64).await {
-                // A network or disk hiccup is tried again at the next look; anything else
-                // (a round that does not match the job, rows the round cannot hold) will not
-                // change, so this participant leaves the job and says why.
-                if !matches!(e, Error::Http(_) | Error::Timeout(_) | Error::Io(_)) {
-                    // A round this participant will not join: it stays out of the job.
+            match self.contribute(view, round, client as u64).await {
+                Ok(()) => {}
+                // A network or disk hiccup is tried again at the next look, and does not hold
+                // up a later round (a round that closed before this participant reached it
+                // stays missed: it counts as a dropout there).
+                Err(e @ (Error::Http(_) | Error::Timeout(_) | Error::Io(_))) => {
+                    tracing::warn!(job = %id, round = %round.id, "will try again: {e}");
+                }
+                // Anything else (a round that does not match the job, rows the round cannot
+                // hold) will not change: this participant leaves the job and says why.
+                Err(e) => {
                     tracing::warn!(job = %id, round = %round.id, "leaving the job: {e}");
                     let mut ledger = self.ledger()?;
                     if let Some(j) = ledger.jobs.get_mut(id) {
                         j.stopped = Some(e.to_string());
                     }
                     self.save(&ledger)?;
+                    return Err(e);
                 }
-                return Err(e);
             }
         }
         Ok(())
