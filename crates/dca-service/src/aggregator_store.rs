@@ -204,13 +204,9 @@ impl AggregatorStore {
     pub fn begin_close(&self, id: &str, close_body: &[u8], rho: Option<f64>) -> Result<bool> {
         let mut conn = self.conn()?;
         let tx = conn.transaction()?;
-        if !Self::transition(&tx, id, "created", "closing", None)? {
+        if !Self::record_close(&tx, id, close_body)? {
             return Ok(false);
         }
-        tx.execute(
-            "INSERT INTO closes (id, body, sha256) VALUES (?1, ?2, ?3)",
-            params![id, close_body, Sha256::digest(close_body).as_slice()],
-        )?;
         if let Some(rho) = rho {
             tx.execute(
                 "INSERT INTO charges (id, rho, sha256) VALUES (?1, ?2, ?3)",
@@ -218,6 +214,19 @@ impl AggregatorStore {
             )?;
         }
         tx.commit()?;
+        Ok(true)
+    }
+
+    /// created → closing with the close request every node will be sent; false if the round
+    /// was not "created".
+    fn record_close(tx: &Connection, id: &str, close_body: &[u8]) -> Result<bool> {
+        if !Self::transition(tx, id, "created", "closing", None)? {
+            return Ok(false);
+        }
+        tx.execute(
+            "INSERT INTO closes (id, body, sha256) VALUES (?1, ?2, ?3)",
+            params![id, close_body, Sha256::digest(close_body).as_slice()],
+        )?;
         Ok(true)
     }
 
@@ -468,13 +477,9 @@ impl AggregatorStore {
     ) -> Result<bool> {
         let mut conn = self.conn()?;
         let tx = conn.transaction()?;
-        if !Self::transition(&tx, id, "created", "closing", None)? {
+        if !Self::record_close(&tx, id, close_body)? {
             return Ok(false);
         }
-        tx.execute(
-            "INSERT INTO closes (id, body, sha256) VALUES (?1, ?2, ?3)",
-            params![id, close_body, Sha256::digest(close_body).as_slice()],
-        )?;
         tx.execute(
             "UPDATE job_rounds SET rho = ?3, sha256 = ?4 WHERE round = ?1 AND job = ?2",
             params![id, job, rho, &job_round_sha256(id, job, Some(rho))[..]],

@@ -7,8 +7,9 @@ use clap::{Args, Subcommand};
 use dca_service::job::{ColumnBounds, JobSpec};
 use dca_service::job_http::JobView;
 use dca_service::participant::{Participant, Policy};
-use dca_service::secret::SecretString;
 use dca_service::{Error, MEDIA_JSON, Result, tls};
+
+use super::{io_at, read_text, secret};
 use serde::Deserialize;
 
 #[derive(Args, Clone)]
@@ -129,24 +130,6 @@ fn minute() -> u64 {
 }
 fn ten_minutes() -> u64 {
     600_000
-}
-
-fn io_at(e: std::io::Error, what: &str, path: &Path) -> Error {
-    Error::Io(std::io::Error::new(
-        e.kind(),
-        format!("{what} {}: {e}", path.display()),
-    ))
-}
-
-fn read_text(path: &Path, what: &str) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| io_at(e, what, path))
-}
-
-fn secret(path: &Path, what: &str) -> Result<SecretString> {
-    SecretString::read_file(path).map_err(|e| match e {
-        Error::Io(e) => io_at(e, what, path),
-        other => other,
-    })
 }
 
 fn client(ca: &Path) -> Result<reqwest::Client> {

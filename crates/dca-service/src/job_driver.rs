@@ -13,13 +13,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use fixedpoint_shares::{ClientVectors, DcaRound, DcaTransport, Release, ShareMode};
+use fixedpoint_shares::{ClientVectors, DcaRound, DcaTransport, Release};
 use projection::holders::Holders;
 
 use crate::aggregator::Aggregator;
 use crate::job::{JobResult, JobRound, JobSpec, JobStatus};
 use crate::network_fit::release_of;
-use crate::spec::{Round, RoundSpec};
+use crate::spec::{Round, planned_round};
 use crate::{Error, Result};
 
 /// The status a new job starts with; `node_keys` (the nodes' keys when the job is created)
@@ -246,47 +246,24 @@ impl JobTransport {
     /// Plans round `step`, records it (with its rule, and as the job's for the budget), and
     /// only then creates it.
     async fn new_round(&self, dca: &DcaRound<'_>, rule: &str, step: u64) -> Result<Round> {
-        let params = dca.config.params();
         let (_, status) = self
             .agg
             .job(&self.spec.id())?
             .ok_or_else(|| Error::Job("the job disappeared".into()))?;
         let node_keys = status.node_keys;
-        let spec = RoundSpec {
-            round: self.spec.round_number(step),
-            n_clients: params.n_clients,
-            n_nodes: params.n_nodes,
-            max_dropped: params.max_dropped,
-            dim: params.dim,
-            bound: params.bound,
-            mode: match params.mode {
-                ShareMode::Full => "full",
-                ShareMode::Seed => "seed",
-            }
-            .into(),
-            noise_sigma_total: params.noise_sigma_total,
-            l2_sensitivity: params.noise_sigma_total.map(|_| dca.l2_sensitivity),
-            frac_bits: params.frac_bits,
-            deadline_unix_ms: self
-                .agg
+        let round = planned_round(
+            self.spec.round_number(step),
+            dca,
+            self.agg
                 .clock()
                 .now_ms()
                 .saturating_add(self.spec.upload_window_ms),
             node_keys,
-            client_token_sha256: self
-                .accepted
+            self.accepted
                 .iter()
                 .map(|&i| self.spec.roster[i].clone())
                 .collect(),
-        };
-        let round = spec.validate()?;
-        if round.config.codec().frac_bits() != dca.config.codec().frac_bits()
-            || round.config.noise() != dca.config.noise()
-        {
-            return Err(Error::InvalidSpec(
-                "the round config does not reproduce the planned DCA configuration".into(),
-            ));
-        }
+        )?;
         let job = self.spec.id();
         self.agg.link_job_round(&round.id(), &job)?;
         let recorded = JobRound {

@@ -20,7 +20,7 @@ use zeroize::Zeroizing;
 
 use crate::messages::{NodeList, PublishedRelease};
 use crate::secret::SecretString;
-use crate::spec::{RoundSpec, token_hash};
+use crate::spec::{planned_round, token_hash};
 use crate::{Error, MEDIA_JSON, Result, hex};
 
 /// How long a job waits for an aggregator that cannot be reached or answers 5xx before it
@@ -132,38 +132,16 @@ impl NetworkTransport {
                     params.round.0, self.round_offset
                 ))
             })?;
-        let spec = RoundSpec {
-            round: aggregator_round,
-            n_clients: n,
-            n_nodes: params.n_nodes,
-            max_dropped: params.max_dropped,
-            dim: params.dim,
-            bound: params.bound,
-            mode: match params.mode {
-                ShareMode::Full => "full",
-                ShareMode::Seed => "seed",
-            }
-            .into(),
-            noise_sigma_total: params.noise_sigma_total,
-            l2_sensitivity: params.noise_sigma_total.map(|_| dca.l2_sensitivity),
-            frac_bits: params.frac_bits,
-            deadline_unix_ms: crate::clock::now_ms() + self.upload_window.as_millis() as u64,
-            node_keys: nodes.node_keys.clone(),
-            client_token_sha256: tokens
+        let round = Arc::new(planned_round(
+            aggregator_round,
+            dca,
+            crate::clock::now_ms() + self.upload_window.as_millis() as u64,
+            nodes.node_keys.clone(),
+            tokens
                 .iter()
                 .map(|t| hex::encode(&token_hash(t.expose())))
                 .collect(),
-        };
-        let round = Arc::new(spec.validate()?);
-        // The same parameters give the same configuration; checked, since a difference would
-        // silently change every share.
-        if round.config.codec().frac_bits() != config.codec().frac_bits()
-            || round.config.noise() != config.noise()
-        {
-            return Err(Error::InvalidSpec(
-                "the round config does not reproduce the planned DCA configuration".into(),
-            ));
-        }
+        )?);
         let id = round.id();
         // Creating a round is idempotent, so it is simply sent again until it gets an answer.
         let created = self

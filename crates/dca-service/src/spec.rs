@@ -518,6 +518,47 @@ pub fn token_hash(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 
+/// The round a learner planned as `dca`, under the aggregator's round number `round`: its
+/// parameters, the nodes' keys and the clients' token hashes, checked to reproduce the planned
+/// configuration (a difference would silently change every share).
+pub fn planned_round(
+    round: u64,
+    dca: &fixedpoint_shares::DcaRound<'_>,
+    deadline_unix_ms: u64,
+    node_keys: Vec<String>,
+    client_token_sha256: Vec<String>,
+) -> Result<Round> {
+    let params = dca.config.params();
+    let round = RoundSpec {
+        round,
+        n_clients: params.n_clients,
+        n_nodes: params.n_nodes,
+        max_dropped: params.max_dropped,
+        dim: params.dim,
+        bound: params.bound,
+        mode: match params.mode {
+            ShareMode::Full => "full",
+            ShareMode::Seed => "seed",
+        }
+        .into(),
+        noise_sigma_total: params.noise_sigma_total,
+        l2_sensitivity: params.noise_sigma_total.map(|_| dca.l2_sensitivity),
+        frac_bits: params.frac_bits,
+        deadline_unix_ms,
+        node_keys,
+        client_token_sha256,
+    }
+    .validate()?;
+    if round.config.codec().frac_bits() != dca.config.codec().frac_bits()
+        || round.config.noise() != dca.config.noise()
+    {
+        return Err(Error::InvalidSpec(
+            "the round config does not reproduce the planned DCA configuration".into(),
+        ));
+    }
+    Ok(round)
+}
+
 /// The zCDP ρ of a noisy round's release, exactly as the in-process pipeline charges it
 /// (`projection::release`): the N − T − 1 honest clients' discrete Gaussians N_ℤ(0, σ_c²) in
 /// grid units protect an integer vector whose ℓ2 sensitivity in grid units is Δ₂·2^f + √d
