@@ -248,7 +248,7 @@ fn pretty(value: &impl serde::Serialize) -> Result<String> {
 }
 
 pub async fn participant(a: ParticipantArgs) -> Result<()> {
-    let (columns, rows) = dca_service::participant::check_data(&a.data)?;
+    let rows = dca_service::participant::Rows::csv(&a.data)?;
     let policy = Policy::parse(&read_text(&a.policy, "--policy")?)
         .map_err(|e| Error::InvalidSpec(format!("--policy {}: {e}", a.policy.display())))?;
     if a.insecure_seed.is_some() {
@@ -261,8 +261,6 @@ pub async fn participant(a: ParticipantArgs) -> Result<()> {
         aggregator: a.aggregator,
         http: client(&a.ca)?,
         token: secret(&a.token_file, "--token-file")?,
-        data: a.data,
-        columns,
         rows,
         policy,
         state_dir: a.state_dir,
@@ -271,7 +269,7 @@ pub async fn participant(a: ParticipantArgs) -> Result<()> {
     };
     println!(
         "dpdist participant: {} rows, waiting for jobs",
-        participant.rows
+        participant.rows.len()
     );
     let outcome = participant.run(a.job.as_deref()).await?;
     println!(

@@ -82,6 +82,7 @@ pub mod node;
 #[cfg(feature = "server")]
 pub mod node_key;
 pub mod participant;
+mod participant_rows;
 #[cfg(feature = "server")]
 pub mod problem;
 pub mod secret;

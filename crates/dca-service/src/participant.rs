@@ -20,6 +20,7 @@ use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 
 use crate::job::{Answer, JobRound, JobSpec, JobView};
+pub use crate::participant_rows::Rows;
 use crate::secret::SecretString;
 use crate::spec::{Round, token_hash};
 use crate::{Error, MEDIA_JSON, Result, hex};
@@ -144,12 +145,8 @@ pub struct Participant {
     pub http: reqwest::Client,
     /// Its bearer token (its hash is what rosters list).
     pub token: SecretString,
-    /// Its rows (a CSV with a header), read in chunks whenever a round needs them.
-    pub data: PathBuf,
-    /// The file's column names and row count, from [`check_data`] at start.
-    pub columns: Vec<String>,
-    /// See `columns`.
-    pub rows: usize,
+    /// Its rows (a CSV file read in chunks whenever a round needs them, or a host's matrix).
+    pub rows: Rows,
     /// Its policy.
     pub policy: Policy,
     /// Where the ledger and the sealed attempts live.
@@ -314,20 +311,23 @@ impl Participant {
             .features
             .iter()
             .chain([&spec.target])
-            .find(|c| !self.columns.contains(&c.name));
+            .find(|c| !self.rows.columns().contains(&c.name));
         let refusal = match missing {
             Some(c) => Some(format!(
-                "the job reads column {:?}, which the data file does not have (it has {})",
+                "the job reads column {:?}, which this participant's rows do not have (they \
+                 have {})",
                 c.name,
-                self.columns.join(", ")
+                self.rows.columns().join(", ")
             )),
-            None => self.policy.refusal(spec, self.rows, ledger.committed()),
+            None => self
+                .policy
+                .refusal(spec, self.rows.len(), ledger.committed()),
         };
         Ok(LedgerJob {
             answer: match refusal {
                 None => Answer {
                     accept: true,
-                    rows: self.rows,
+                    rows: self.rows.len(),
                     reason: String::new(),
                 },
                 Some(reason) => Answer {
@@ -447,28 +447,25 @@ impl Participant {
         Ok(())
     }
 
-    /// This participant's vector under `rule`: its rows streamed from its file in chunks
-    /// (bounded memory), each mapped from the job's public ranges onto ±5, then summed as
-    /// `rule` says — the same numbers as `rule.client_vector` over the whole file at once.
+    /// This participant's vector under `rule`: its rows in chunks (bounded memory for a file),
+    /// each mapped from the job's public ranges onto ±5, then summed as `rule` says — the same
+    /// numbers as `rule.client_vector` over all its rows at once.
     fn contribution(&self, spec: &JobSpec, rule: &Contribution) -> Result<Vec<f64>> {
         let schema = blr::data::CsvSchema {
             x: spec.features.iter().map(|c| c.name.clone()).collect(),
             y: spec.target.name.clone(),
         };
-        let d = schema.x.len();
-        let mut chunks =
-            blr::data::CsvChunks::open(&self.data, &schema, blr::silo::csv_chunk_rows(d))?;
+        let chunk_rows = blr::silo::csv_chunk_rows(schema.x.len());
         let bounds = spec.public_bounds();
         let target = std::slice::from_ref(&spec.target.name);
         let mut sum = rule.accumulator()?;
-        let (mut x, mut y) = (Vec::new(), Vec::new());
-        while chunks.next_chunk(&mut x, &mut y)? > 0 {
+        self.rows.for_each_chunk(&schema, chunk_rows, |x, y| {
             bounds
-                .scale(&mut x, &schema.x, 5.0)
-                .and_then(|_| bounds.scale(&mut y, target, 5.0))
+                .scale(x, &schema.x, 5.0)
+                .and_then(|_| bounds.scale(y, target, 5.0))
                 .map_err(|e| Error::InvalidSpec(format!("job's public bounds: {e}")))?;
-            sum.push_rows(&x, &y)?;
-        }
+            Ok(sum.push_rows(x, y)?)
+        })?;
         Ok(sum.finish()?)
     }
 
