@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Fails (exit 1, with a diff) when include/dpdist.h is not what scripts/gen-header.sh generates
-# from the current ffi/capi sources.
+# Fails (exit 1, with a diff) when include/dpdist.h or include/dpdist_net.h is not what
+# scripts/gen-header.sh generates from the current ffi/capi and ffi/capi/net sources.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fresh="$(mktemp "${TMPDIR:-/tmp}/dpdist.h.XXXXXX")"
-trap 'rm -f "$fresh"' EXIT
+fresh="$(mktemp -d "${TMPDIR:-/tmp}/dpdist-headers.XXXXXX")"
+trap 'rm -rf "$fresh"' EXIT
 scripts/gen-header.sh "$fresh"
-if ! diff -u include/dpdist.h "$fresh"; then
-  echo "include/dpdist.h is out of date: run scripts/gen-header.sh and commit the result" >&2
-  exit 1
-fi
-echo "include/dpdist.h is up to date"
+status=0
+for header in dpdist.h dpdist_net.h; do
+  if ! diff -u "include/$header" "$fresh/$header"; then
+    echo "include/$header is out of date: run scripts/gen-header.sh and commit the result" >&2
+    status=1
+  fi
+done
+[ "$status" = 0 ] && echo "include/dpdist.h and include/dpdist_net.h are up to date"
+exit "$status"

@@ -208,6 +208,9 @@ impl Participant {
                         });
                     }
                 }
+                // The aggregator does not know the job or this participant's token: asking
+                // again will not change that.
+                Err(e @ Error::Job(_)) => return Err(e),
                 Err(e) => {
                     tracing::warn!("asking the aggregator for jobs: {e}");
                     wait = (wait * 2).min(Duration::from_secs(5));
@@ -229,6 +232,16 @@ impl Participant {
             .send()
             .await?;
         let status = r.status();
+        if matches!(
+            status,
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::NOT_FOUND
+        ) {
+            let what = only.map_or("its jobs".to_string(), |id| format!("job {id}"));
+            return Err(Error::Job(format!(
+                "the aggregator refused to show this participant {what}: {status}: {}",
+                r.text().await.unwrap_or_default()
+            )));
+        }
         if !status.is_success() {
             return Err(Error::Http(format!(
                 "{status}: {}",
