@@ -27,6 +27,12 @@
 #include <stdint.h>
 
 /**
+ * The ABI version of this library and of `dpdist_net.h`; it changes with every incompatible
+ * change, and the shared library's SONAME is `libdpdist_net.so.N` (build.rs).
+ */
+#define DPD_NET_ABI_VERSION 1
+
+/**
  * Result of a dpdist_net call. `DPD_NET_OK` (0) is success; every other value is an error whose
  * message can be read with `dpd_net_last_error_message` on the same thread.
  *
@@ -139,6 +145,12 @@ typedef struct dpd_net_outcome {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * The ABI version of the loaded library (`DPD_NET_ABI_VERSION` of the header it was built with):
+ * a host compares it with the header's constant before anything else.
+ */
+uint32_t dpd_net_abi_version(void);
 
 /**
  * The name of a status code (e.g. `"DPD_NET_ERR_IO"`) as a static NUL-terminated string;

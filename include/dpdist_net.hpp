@@ -53,6 +53,15 @@ inline void check(dpd_net_status status) {
     if (status != DPD_NET_OK) throw Error(status, last_error_message());
 }
 
+/// Throws unless the loaded libdpdist_net implements the ABI this header describes.
+inline void check_abi() {
+    if (dpd_net_abi_version() != DPD_NET_ABI_VERSION) {
+        throw Error(DPD_NET_ERR_INVALID_STATE,
+                    "libdpdist_net ABI " + std::to_string(dpd_net_abi_version()) +
+                        " does not match dpdist_net.h ABI " + std::to_string(DPD_NET_ABI_VERSION));
+    }
+}
+
 /// How a job ended, and whether this participant's shares are in every round it was a client of.
 struct Outcome {
     dpd_net_job_state state;

@@ -29,6 +29,12 @@ scripts/test-cpp.sh
 target="${CARGO_TARGET_DIR:-target}"
 case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
 
+step "libdpdist_net (the network participant): C argument checks, the C++ participant builds"
+scripts/test-net-hosts.sh build
+# The R package's participate() tests load the library and read a CA.
+export DPDIST_NET_LIB="$target/release/libdpdist_net.so"
+export DPDIST_TEST_CA="$target/net-tests/certs/ca.pem"
+
 if command -v R >/dev/null 2>&1; then
   step "R package tests"
   # Keep the checked package installed: the book's R blocks run against it.
@@ -40,6 +46,13 @@ elif [ -n "${CI:-}" ]; then
   exit 1
 else
   step "R not installed: skipping the R package tests (apt-get install -y r-base-core)"
+fi
+
+if [ -n "${DPDIST_R_LIB:-}" ]; then
+  step "A job over dpdist, C++ (libdpdist_net) and R (participate()) participants, bit for bit"
+  scripts/test-net-hosts.sh job
+else
+  step "R not installed: skipping the job with a C++ and an R participant"
 fi
 
 step "Julia package: static check of every @ccall against include/dpdist.h (no Julia binary here)"

@@ -8,7 +8,7 @@
 #   ffi/r/src/rust/Cargo.lock         the repository's Cargo.lock pruned to them: same versions,
 #                                     checked below
 #   ffi/r/src/rust/<crate dirs>       Cargo.toml, build.rs and src/ of each of those crates
-#   ffi/r/src/rust/include/dpdist.h   the C header
+#   ffi/r/src/rust/include/dpdist.h   the C header (and dpdist_net.h: types only, for net.c)
 #   ffi/r/src/rust/vendor.tar.xz      `cargo vendor` of their registry dependencies
 #   ffi/r/inst/AUTHORS                name, version, license and authors of every vendored crate
 # Needs cargo and crates.io (or a cargo cache holding every crate of Cargo.lock) and python3.
@@ -30,7 +30,7 @@ for f in vendor.tar.xz Cargo.lock vendor-stamp.txt; do
 done
 rm -rf "$stage"
 mkdir -p "$stage/include" "$pkg/inst"
-cp include/dpdist.h "$stage/include/"
+cp include/dpdist.h include/dpdist_net.h "$stage/include/"
 
 # Manifests: the path-dependency closure of ffi/capi, and a workspace holding only it.
 python3 - "$root" "$stage" <<'PY'

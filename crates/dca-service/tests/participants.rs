@@ -696,3 +696,116 @@ async fn a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it() {
     .await
     .expect("test exceeded its time limit");
 }
+
+/// A host process (the C++ program over libdpdist_net, or an R session) following job `job`
+/// with participant `own`'s files; killed and reaped on drop like the others.
+fn host_participant(
+    cluster: &Cluster,
+    aggregator: &str,
+    own: &Path,
+    job: &str,
+    host: &str,
+) -> ParticipantProcess {
+    let file = |name: &str| own.join(name).to_str().unwrap().to_string();
+    let ca = cluster
+        .certs
+        .dir
+        .join("ca.pem")
+        .to_str()
+        .unwrap()
+        .to_string();
+    let need = |var: &str| {
+        std::env::var(var).unwrap_or_else(|_| {
+            panic!("{var} is not set: run this test through scripts/test-net-hosts.sh")
+        })
+    };
+    let mut command = match host {
+        "cpp" => {
+            let mut c = Command::new(need("DPDIST_NET_CPP_PARTICIPANT"));
+            c.args([
+                aggregator,
+                &ca,
+                &file("token"),
+                &file("policy.toml"),
+                &file("state"),
+            ])
+            .args([&file("rows.csv"), job, "--insecure-seed", &SEED.to_string()]);
+            c
+        }
+        _ => {
+            // R reads the same CSV; its parse of these decimals is the correctly rounded one
+            // (checked on examples/data/diabetes.csv: all 4862 values bit-equal to Rust's).
+            let script = format!(
+                "library(dpdist, lib.loc = {lib:?})\n\
+                 rows <- read.csv({rows:?})\n\
+                 out <- participate({aggregator:?}, ca = {ca:?}, token_file = {token:?},\n\
+                   policy = {policy:?}, state_dir = {state:?}, data = rows, job = {job:?},\n\
+                   poll_ms = 50L, insecure_seed = {SEED}, net_lib = {net:?})\n\
+                 print(out)\n",
+                lib = need("DPDIST_R_LIB"),
+                rows = file("rows.csv"),
+                token = file("token"),
+                policy = file("policy.toml"),
+                state = file("state"),
+                net = need("DPDIST_NET_LIB"),
+            );
+            let mut c = Command::new("Rscript");
+            c.args(["--vanilla", "-e", &script]);
+            c
+        }
+    };
+    let child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn the {host} participant: {e}"));
+    ParticipantProcess(child)
+}
+
+/// Twelve participant processes on three kinds of host — ten `dpdist participant`, a C++
+/// program over libdpdist_net and an R session calling `dpdist::participate()` — each with one
+/// row that only it reads: the released statistics and posterior equal the in-process
+/// pipeline's over the same rows, bit for bit. Needs the C++ program and the R package, so it
+/// is run by scripts/test-net-hosts.sh (part of scripts/test-all.sh), not by a bare `cargo test`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the C++ and R participants: run by scripts/test-net-hosts.sh"]
+async fn a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit() {
+    tokio::time::timeout(LIMIT, async {
+        let cluster = Cluster::start("job-hosts", 3);
+        let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let (header, rows) = diabetes();
+        let spec = job_spec(12, 2, 1, 120_000);
+        let id = create_job(&cluster, &aggregator.url, &spec).await;
+        let dirs: Vec<PathBuf> = (0..12)
+            .map(|i| participant_files(&cluster.dir, i, &header, &rows[20 + i..21 + i], POLICY))
+            .collect();
+        let mut processes: Vec<(String, ParticipantProcess)> = (0..10)
+            .map(|i| {
+                let p = ParticipantProcess::start(&cluster, &aggregator.url, &dirs[i], &id);
+                (format!("dpdist participant {i}"), p)
+            })
+            .collect();
+        for (i, host) in [(10, "cpp"), (11, "r")] {
+            let p = host_participant(&cluster, &aggregator.url, &dirs[i], &id, host);
+            processes.push((format!("{host} participant {i}"), p));
+        }
+        let view = wait_for_end(&cluster, &aggregator.url, &id).await;
+        for (who, p) in processes {
+            let (ok, out) = p.finish(Duration::from_secs(120));
+            assert!(ok, "{who}: {out}");
+            assert!(
+                out.contains("took part") && !out.contains("did not"),
+                "{who}: {out}"
+            );
+        }
+        assert!(view.status.refused.is_empty(), "{:?}", view.status.refused);
+        assert_same_fit(&view, &in_process(&spec, &dirs));
+        // Each host kept its own ledger, charged for both rounds.
+        for i in [10, 11] {
+            let ledger = std::fs::read_to_string(dirs[i].join("state/ledger.json")).unwrap();
+            assert_eq!(ledger.matches("\"uploaded\": true").count(), 2, "{ledger}");
+        }
+    })
+    .await
+    .expect("test exceeded its time limit");
+}

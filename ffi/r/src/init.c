@@ -57,6 +57,7 @@ SEXP dpdr_iterative_predict(SEXP, SEXP);
 SEXP dpdr_iterative_spent(SEXP);
 SEXP dpdr_rdp_epsilon(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_rdp_noise_multiplier(SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_net_participate(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_version(void);
 SEXP dpdr_abi_version(void);
 SEXP dpdr_set_num_threads(SEXP);
@@ -142,6 +143,7 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_iterative_spent",               (DL_FUNC)&dpdr_iterative_spent,               1},
     {"dpdr_rdp_epsilon",                   (DL_FUNC)&dpdr_rdp_epsilon,                   5},
     {"dpdr_rdp_noise_multiplier",          (DL_FUNC)&dpdr_rdp_noise_multiplier,          5},
+    {"dpdr_net_participate",               (DL_FUNC)&dpdr_net_participate,               7},
     {"dpdr_version",                       (DL_FUNC)&dpdr_version,                       0},
     {"dpdr_abi_version",                   (DL_FUNC)&dpdr_abi_version,                   0},
     {"dpdr_set_num_threads",               (DL_FUNC)&dpdr_set_num_threads,               1},

@@ -7,6 +7,17 @@
 //! point checks its pointers, runs its body under a panic guard and reports failures as a
 //! status plus a thread-local message. The core library `libdpdist` stays free of network code.
 
+/// The ABI version of this library and of `dpdist_net.h`; it changes with every incompatible
+/// change, and the shared library's SONAME is `libdpdist_net.so.N` (build.rs).
+pub const DPD_NET_ABI_VERSION: u32 = 1;
+
+/// The ABI version of the loaded library (`DPD_NET_ABI_VERSION` of the header it was built with):
+/// a host compares it with the header's constant before anything else.
+#[unsafe(no_mangle)]
+pub extern "C" fn dpd_net_abi_version() -> u32 {
+    DPD_NET_ABI_VERSION
+}
+
 mod error;
 mod participant;
 
@@ -17,3 +28,13 @@ pub use participant::{
     dpd_net_participant_outcome_reason, dpd_net_participant_set_insecure_fixed_seed,
     dpd_net_participant_set_poll_ms, dpd_net_participant_set_rows, dpd_net_participant_stop,
 };
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_soname_carries_the_abi_version() {
+        let build = include_str!("../build.rs");
+        let soname = format!("-soname,libdpdist_net.so.{}\"", super::DPD_NET_ABI_VERSION);
+        assert!(build.contains(&soname), "build.rs must set {soname}");
+    }
+}
