@@ -58,7 +58,7 @@ impl Rows {
                 return bad(format!("column name {name:?} appears twice"));
             }
         }
-        if values.len() % columns.len() != 0 {
+        if !values.len().is_multiple_of(columns.len()) {
             return bad(format!(
                 "{} values do not fill rows of {} columns",
                 values.len(),
