@@ -155,9 +155,15 @@ def julia_types_for(ctype, header, position):
     """Accepted Julia spellings of a C type; position is 'arg', 'ret' or 'field'."""
     ctype = ctype.strip()
     if ctype.endswith("*"):
-        inner = ctype[:-1].strip()
+        # `T *const` is a const pointer to T: the qualifier binds to the pointer, not to T.
+        inner = re.sub(r"\s*\bconst$", "", ctype[:-1].strip())
         bare = re.sub(r"^const\s+", "", inner)
-        targets = julia_types_for(bare, header, "pointee")
+        if inner.endswith("*"):
+            # A pointer to pointers (`const char *const *`, an array of strings): its element
+            # keeps its own const, so `const char *` elements may be Cstring.
+            targets = julia_types_for(inner, header, "pointee")
+        else:
+            targets = julia_types_for(bare, header, "pointee")
         if bare == "char" and inner.startswith("const"):
             extra = ["Cstring"]  # a NUL-terminated string
         else:

@@ -55,8 +55,10 @@ else
   step "R not installed: skipping the job with a C++ and an R participant"
 fi
 
-step "Julia package: static check of every @ccall against include/dpdist.h (no Julia binary here)"
+step "Julia packages: static check of every @ccall against include/dpdist.h and dpdist_net.h (no Julia binary here)"
 python3 scripts/check-julia.py
+python3 scripts/check-julia.py --header include/dpdist_net.h --src ffi/julia/DpDistNet/src \
+  --library libdpdist_net
 
 step "The book: code fences, links, mdbook build, and every program in it"
 scripts/test-book.sh
