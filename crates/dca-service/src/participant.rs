@@ -115,6 +115,12 @@ pub struct LedgerJob {
     /// Why this participant stopped taking part, if it did.
     #[serde(default)]
     pub stopped: Option<String>,
+    /// The job's δ (absent in ledgers written before it was recorded).
+    #[serde(default)]
+    pub delta: Option<f64>,
+    /// How the job ended ("done", "aborted", "cancelled"), once this participant saw it end.
+    #[serde(default)]
+    pub ended: Option<String>,
 }
 
 /// One round in the ledger.
@@ -128,12 +134,33 @@ pub struct LedgerRound {
 
 impl Ledger {
     /// ε committed to accepted jobs.
+    ///
+    /// A job still under way counts with its whole ε, whatever it has spent so far. A job that
+    /// ended (done, aborted, cancelled) counts with what its rounds were charged: ε of their
+    /// summed zCDP ρ at the job's δ (ρ + 2 sqrt(ρ ln(1/δ)), Bun–Steinke 2016 Prop. 1.3), never
+    /// more than its ε — so a job aborted before its first round gives its ε back. A ledger
+    /// written before jobs recorded their δ counts every job at its whole ε.
     pub fn committed(&self) -> f64 {
         self.jobs
             .values()
             .filter(|j| j.answer.accept)
-            .map(|j| j.epsilon)
+            .map(LedgerJob::committed)
             .sum()
+    }
+}
+
+impl LedgerJob {
+    /// The ε this job holds of the participant's total (see [`Ledger::committed`]).
+    pub fn committed(&self) -> f64 {
+        let (Some(_), Some(delta)) = (&self.ended, self.delta) else {
+            return self.epsilon;
+        };
+        let rho: f64 = self.rounds.values().map(|r| r.rho).sum();
+        if rho <= 0.0 {
+            return 0.0;
+        }
+        dp_noise::accountant::zcdp_to_approx(rho, delta)
+            .map_or(self.epsilon, |loss| loss.epsilon.min(self.epsilon))
     }
 }
 
@@ -282,6 +309,14 @@ impl Participant {
         if view.status.state == "answering" {
             return self.send_answer(id, &entry.answer).await;
         }
+        if !view.status.is_live() && entry.ended.is_none() {
+            // What the job did not spend of this participant's ε comes back (Ledger::committed).
+            if let Some(j) = ledger.jobs.get_mut(id) {
+                j.ended = Some(view.status.state.clone());
+            }
+            self.save(&ledger)?;
+            return Ok(());
+        }
         if !entry.answer.accept || entry.stopped.is_some() || view.status.state != "running" {
             return Ok(());
         }
@@ -353,6 +388,8 @@ impl Participant {
             rho_budget: spec.rho()?,
             rounds: BTreeMap::new(),
             stopped: None,
+            delta: Some(spec.delta),
+            ended: None,
         })
     }
 
@@ -680,6 +717,68 @@ mod tests {
             created_unix_ms: 1,
             public_seed: None,
         }
+    }
+
+    fn ledger_job(epsilon: f64, rounds: &[f64], ended: Option<&str>) -> LedgerJob {
+        LedgerJob {
+            answer: Answer {
+                accept: true,
+                rows: 1,
+                reason: String::new(),
+            },
+            epsilon,
+            rho_budget: 1.0,
+            rounds: rounds
+                .iter()
+                .enumerate()
+                .map(|(i, &rho)| {
+                    let round = LedgerRound {
+                        rho,
+                        uploaded: true,
+                    };
+                    (format!("r{i}"), round)
+                })
+                .collect(),
+            stopped: None,
+            delta: Some(1e-5),
+            ended: ended.map(str::to_string),
+        }
+    }
+
+    /// A job under way holds its whole ε; an ended one what its rounds were charged, as ε at its
+    /// δ; one that ended before any round, nothing. Expected values by hand:
+    /// ρ = 0.01 + 0.02 = 0.03, δ = 1e-5: ε = 0.03 + 2·sqrt(0.03·ln(1e5)) = 0.03 + 2·sqrt(0.345388)
+    /// = 0.03 + 2·0.587697 = 1.205394.
+    #[test]
+    fn an_ended_job_gives_back_what_it_did_not_spend() {
+        let mut ledger = Ledger::default();
+        ledger
+            .jobs
+            .insert("live".into(), ledger_job(2.0, &[0.01], None));
+        ledger
+            .jobs
+            .insert("aborted".into(), ledger_job(2.0, &[], Some("aborted")));
+        ledger
+            .jobs
+            .insert("done".into(), ledger_job(2.0, &[0.01, 0.02], Some("done")));
+        let done = ledger.jobs["done"].committed();
+        assert!((done - 1.205394).abs() < 1e-6, "{done}");
+        assert_eq!(ledger.jobs["aborted"].committed(), 0.0);
+        assert_eq!(ledger.jobs["live"].committed(), 2.0);
+        assert!((ledger.committed() - (2.0 + done)).abs() < 1e-12);
+        // Never more than the job's own ε, and a ledger without δ counts the whole ε.
+        let big = ledger_job(1.0, &[0.5], Some("done"));
+        assert_eq!(big.committed(), 1.0);
+        let old = LedgerJob {
+            delta: None,
+            ..ledger_job(2.0, &[], Some("aborted"))
+        };
+        assert_eq!(old.committed(), 2.0);
+        // A refused job holds nothing.
+        let mut refused = ledger_job(2.0, &[], None);
+        refused.answer.accept = false;
+        ledger.jobs.insert("refused".into(), refused);
+        assert!((ledger.committed() - (2.0 + done)).abs() < 1e-12);
     }
 
     #[test]
