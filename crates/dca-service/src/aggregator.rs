@@ -3,6 +3,7 @@
 //! round's fate (aborted / released, with the release) and every charge, so that a restart
 //! neither releases twice nor forgets what was spent.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -15,6 +16,7 @@ use serde::Serialize;
 
 use crate::aggregator_store::{AggregatorStore, RecordedState};
 use crate::clock::{Clock, SystemClock};
+use crate::job_view::{ParticipantView, SharedParticipantView};
 use crate::node::{AbortRequest, CloseRequest, ReceivedSet, RoundStatus};
 use crate::secret::SecretString;
 use crate::spec::{Round, RoundSpec};
@@ -39,6 +41,8 @@ pub struct Aggregator {
     budget: PrivacyLoss,
     /// Held around a job status's read-change-write.
     job_lock: Mutex<()>,
+    /// Each job's participant view, built once per status change and shared by every poll.
+    participant_views: Mutex<HashMap<String, Arc<SharedParticipantView>>>,
     clock: Arc<dyn Clock>,
 }
 
@@ -61,6 +65,7 @@ impl Aggregator {
         Ok(Aggregator {
             budget,
             job_lock: Mutex::new(()),
+            participant_views: Mutex::new(HashMap::new()),
             http,
             nodes,
             admin_token: admin_token.into(),
@@ -139,6 +144,33 @@ impl Aggregator {
             .collect()
     }
 
+    /// Job `id` as the participant whose token hashes to `token_sha256` (hex) sees it; `None`
+    /// for a job that does not exist or whose roster does not list the token. The view is built
+    /// once per status change (one parse of the O(N) status) and shared by every poll.
+    pub fn participant_view(
+        &self,
+        id: &str,
+        token_sha256: &str,
+    ) -> Result<Option<ParticipantView>> {
+        let mut views = self
+            .participant_views
+            .lock()
+            .map_err(|_| Error::Io(std::io::Error::other("participant views lock poisoned")))?;
+        let shared = match views.get(id) {
+            Some(shared) => shared.clone(),
+            None => {
+                let Some((spec, status)) = self.job(id)? else {
+                    return Ok(None);
+                };
+                let shared = Arc::new(SharedParticipantView::build(&spec, &status, &self.nodes)?);
+                views.insert(id.to_string(), shared.clone());
+                shared
+            }
+        };
+        drop(views);
+        Ok(shared.for_token(token_sha256))
+    }
+
     /// Changes job `id`'s status with `change` (read, changed and written under one lock, so
     /// the driver and the analyst's cancel never overwrite each other). A status that leaves
     /// "answering"/"running" for good settles the job: the part of its reservation its rounds
@@ -155,6 +187,8 @@ impl Aggregator {
         let (_, mut status) = self
             .job(id)?
             .ok_or_else(|| Error::Job(format!("no job {id}")))?;
+        // Whatever happens below, the shared participant view is rebuilt from the store.
+        let _stale = ForgetView(self, id);
         let was_live = status.is_live();
         change(&mut status)?;
         if was_live && !status.is_live() {
@@ -724,5 +758,17 @@ mod tests {
             "{rho} vs {by_hand}"
         );
         assert!(rho > 0.1);
+    }
+}
+
+/// Drops a job's shared participant view when a status change is done (or failed), so that the
+/// next poll rebuilds it from the store.
+struct ForgetView<'a>(&'a Aggregator, &'a str);
+
+impl Drop for ForgetView<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut views) = self.0.participant_views.lock() {
+            views.remove(self.1);
+        }
     }
 }

@@ -289,6 +289,7 @@ pub fn router(aggregator: Aggregator, analyst_token: &str, poll: Duration) -> Ro
             "/jobs/{id}",
             get(crate::job_http::get_job).put(crate::job_http::create_job),
         )
+        .route("/jobs/{id}/spec", get(crate::job_http::get_job_spec))
         .route(
             "/jobs/{id}/answer",
             axum::routing::post(crate::job_http::answer_job),

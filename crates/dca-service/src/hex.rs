@@ -24,23 +24,37 @@ pub fn encode_into<'a>(bytes: &[u8], buf: &'a mut [u8]) -> &'a str {
     std::str::from_utf8(&buf[..n]).unwrap_or_default()
 }
 
+fn digit(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
 /// Exactly `N` bytes from `2N` hex digits (either case); `None` otherwise.
 pub fn decode_array<const N: usize>(s: &str) -> Option<[u8; N]> {
     let s = s.as_bytes();
     if s.len() != 2 * N {
         return None;
     }
-    let digit = |c: u8| match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    };
     let mut out = [0u8; N];
     for (i, o) in out.iter_mut().enumerate() {
         *o = (digit(s[2 * i])? << 4) | digit(s[2 * i + 1])?;
     }
     Some(out)
+}
+
+/// The bytes of an even number of hex digits (either case); `None` otherwise.
+pub fn decode(s: &str) -> Option<Vec<u8>> {
+    let s = s.as_bytes();
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    s.chunks_exact(2)
+        .map(|pair| Some((digit(pair[0])? << 4) | digit(pair[1])?))
+        .collect()
 }
 
 #[cfg(test)]

@@ -2,7 +2,9 @@
 //!
 //! - `PUT /jobs/{id}` (analyst): create a job; the id is the SHA-256 of its canonical JSON.
 //! - `GET /jobs` (analyst: every job; a participant: the jobs whose roster lists its token).
-//! - `GET /jobs/{id}` (analyst or a participant on the roster): spec and public status.
+//! - `GET /jobs/{id}` (analyst: spec and public status; a participant on the roster: its view,
+//!   whose size does not grow with the roster).
+//! - `GET /jobs/{id}/spec` (analyst or a participant on the roster): the spec, fetched once.
 //! - `POST /jobs/{id}/answer` (a participant on the roster): accept with its row count, or
 //!   refuse with its reason, while the job is answering.
 //! - `POST /jobs/{id}/cancel` (analyst): nothing more is released; what the job did not
@@ -24,6 +26,7 @@ use crate::spec::token_hash;
 use crate::{MEDIA_JSON, hex};
 
 pub use crate::job::JobView;
+use crate::job_view::ParticipantView;
 
 /// Who is asking.
 enum Caller {
@@ -146,14 +149,38 @@ pub(crate) async fn create_job(
     ))
 }
 
-/// `GET /jobs/{id}`.
+/// `GET /jobs/{id}`: the analyst's whole view, or a participant's view (whose size does not
+/// grow with the roster: `job_view.rs`).
 pub(crate) async fn get_job(
     State(s): State<Arc<ServerState>>,
     UrlPath(id): UrlPath<String>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
+    match s.caller(&headers)? {
+        Caller::Analyst => {
+            let (view, _) = s.visible_job(&headers, &id)?;
+            Ok(json(StatusCode::OK, &view))
+        }
+        Caller::Other(hash) => {
+            let view = s
+                .aggregator
+                .participant_view(&id.to_ascii_lowercase(), &hash)?
+                // The same answer as for a job that does not exist: a stranger learns nothing.
+                .ok_or_else(|| ApiError::not_found("unknown job"))?;
+            Ok(json(StatusCode::OK, &view))
+        }
+    }
+}
+
+/// `GET /jobs/{id}/spec`: the job's spec (its SHA-256 is the job's id), for the analyst and
+/// the participants on its roster, who fetch it once per job.
+pub(crate) async fn get_job_spec(
+    State(s): State<Arc<ServerState>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
     let (view, _) = s.visible_job(&headers, &id)?;
-    Ok(json(StatusCode::OK, &view))
+    Ok(json(StatusCode::OK, &view.spec))
 }
 
 /// `GET /jobs`.
@@ -161,32 +188,40 @@ pub(crate) async fn list_jobs(
     State(s): State<Arc<ServerState>>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    let caller = s.caller(&headers)?;
-    let mut out = Vec::new();
-    for (spec, status) in s.aggregator.jobs()? {
-        let you = match &caller {
-            Caller::Analyst => None,
-            Caller::Other(hash) => match spec.roster.iter().position(|h| h == hash) {
-                Some(i) => Some(i),
-                None => continue,
-            },
-        };
-        out.push(JobView {
-            spec,
-            status,
-            nodes: s.aggregator.node_urls().to_vec(),
-            you,
-        });
+    let nodes = s.aggregator.node_urls();
+    match s.caller(&headers)? {
+        Caller::Analyst => {
+            let out: Vec<JobView> = s
+                .aggregator
+                .jobs()?
+                .into_iter()
+                .map(|(spec, status)| JobView {
+                    spec,
+                    status,
+                    nodes: nodes.to_vec(),
+                    you: None,
+                })
+                .collect();
+            Ok(json(StatusCode::OK, &out))
+        }
+        Caller::Other(hash) => {
+            let mut out = Vec::new();
+            for (spec, status) in s.aggregator.jobs()? {
+                if let Some(you) = spec.roster.iter().position(|h| *h == hash) {
+                    out.push(ParticipantView::of(&status, nodes, spec.roster.len(), you)?);
+                }
+            }
+            if out.is_empty() {
+                // A token on no roster is refused like any unknown token.
+                return Err(ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    "forbidden",
+                    "this token is on no job's roster",
+                ));
+            }
+            Ok(json(StatusCode::OK, &out))
+        }
     }
-    if matches!(caller, Caller::Other(_)) && out.is_empty() {
-        // A token on no roster is refused like any unknown token.
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "forbidden",
-            "this token is on no job's roster",
-        ));
-    }
-    Ok(json(StatusCode::OK, &out))
 }
 
 /// `POST /jobs/{id}/answer`.

@@ -70,6 +70,7 @@ pub mod job;
 pub mod job_driver;
 #[cfg(feature = "server")]
 pub mod job_http;
+pub mod job_view;
 pub mod messages;
 #[cfg(feature = "server")]
 pub mod metrics;

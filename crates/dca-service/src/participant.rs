@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use blr::Contribution;
@@ -19,7 +20,9 @@ use dp_noise::rng::RngSource;
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 
-use crate::job::{Answer, JobRound, JobSpec, JobView};
+use crate::job::{Answer, JobRound, JobSpec};
+// What a participant works from: its light view of a job joined with the job's spec.
+use crate::job_view::{JoinedView as JobView, ParticipantRound, ParticipantView};
 pub use crate::participant_rows::Rows;
 use crate::secret::SecretString;
 use crate::spec::{Round, token_hash};
@@ -164,6 +167,18 @@ impl LedgerJob {
     }
 }
 
+/// Job specs by id, shared by every participant of this process. Content-addressed (a job's id
+/// is its spec's SHA-256), so one participant's fetch serves all. Kept for the process's life:
+/// one spec per job on the rosters of this process's participants.
+static SPECS: Mutex<BTreeMap<String, Arc<JobSpec>>> = Mutex::new(BTreeMap::new());
+
+fn lock_specs() -> std::sync::MutexGuard<'static, BTreeMap<String, Arc<JobSpec>>> {
+    // A panic while the map was held cannot leave it half-changed (single inserts/removes).
+    SPECS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// A running participant.
 pub struct Participant {
     /// Aggregator base URL.
@@ -252,6 +267,43 @@ impl Participant {
             Some(id) => format!("{}/jobs/{id}", self.aggregator),
             None => format!("{}/jobs", self.aggregator),
         };
+        let polled: Vec<ParticipantView> = if only.is_some() {
+            vec![self.get_json(&url, only).await?]
+        } else {
+            self.get_json(&url, only).await?
+        };
+        let mut views = Vec::with_capacity(polled.len());
+        for view in polled {
+            let spec = self.spec_of(&view.id).await?;
+            views.push(view.with_spec(spec)?);
+        }
+        Ok(views)
+    }
+
+    /// Job `id`'s spec: fetched once (`GET /jobs/{id}/spec`) and shared by every participant
+    /// of this process; a spec that does not hash to `id` is refused.
+    async fn spec_of(&self, id: &str) -> Result<Arc<JobSpec>> {
+        if let Some(spec) = lock_specs().get(id) {
+            return Ok(spec.clone());
+        }
+        let url = format!("{}/jobs/{id}/spec", self.aggregator);
+        let spec: JobSpec = self.get_json(&url, Some(id)).await?;
+        if spec.id() != id {
+            return Err(Error::Integrity(format!(
+                "job {id}: the aggregator's spec hashes to {}",
+                spec.id()
+            )));
+        }
+        let spec = Arc::new(spec);
+        lock_specs().insert(id.to_string(), spec.clone());
+        Ok(spec)
+    }
+
+    async fn get_json<T: serde::de::DeserializeOwned>(
+        &self,
+        url: &str,
+        only: Option<&str>,
+    ) -> Result<T> {
         let r = self
             .http
             .get(url)
@@ -275,11 +327,7 @@ impl Participant {
                 r.text().await.unwrap_or_default()
             )));
         }
-        Ok(if only.is_some() {
-            vec![r.json().await?]
-        } else {
-            r.json().await?
-        })
+        Ok(r.json().await?)
     }
 
     async fn handle(&self, view: &JobView) -> Result<()> {
@@ -417,7 +465,7 @@ impl Participant {
     /// (or reloads) its shares and uploads them.
     async fn contribute(&self, view: &JobView, job_round: &JobRound, client: u64) -> Result<()> {
         let spec = &view.spec;
-        let round = job_round.spec.clone().validate()?;
+        let round = ParticipantRound::spec_for(job_round, spec)?.validate()?;
         let rule = Contribution::from_json(&job_round.rule)?;
         check_round(
             spec,

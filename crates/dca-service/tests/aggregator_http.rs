@@ -19,6 +19,7 @@ use dca_service::aggregator_server::{AggregatorRoundState, NodeList, router};
 use dca_service::clock::{Clock, MockClock};
 use dca_service::job::{Answer, ColumnBounds, JobSpec, JobStatus};
 use dca_service::job_http::JobView;
+use dca_service::job_view::ParticipantView;
 use dca_service::node::NodeOptions;
 use dca_service::problem::ProblemDocument;
 use dca_service::secret::SecretString;
@@ -359,9 +360,25 @@ async fn a_job_is_visible_to_its_roster_only() {
     let uri = format!("/jobs/{}", spec.id());
     let (status, body) = send(&s, Method::GET, &uri, Some("p2"), None).await;
     assert_eq!(status, StatusCode::OK);
+    // A participant's view carries its place, not the roster (whose size it must not grow with).
+    let view: ParticipantView = serde_json::from_slice(&body).unwrap();
+    assert_eq!((view.you, view.id.as_str()), (2, spec.id().as_str()));
+    assert!(!String::from_utf8_lossy(&body).contains(&spec.roster[0]));
+    // The spec, fetched once, is the one whose hash is the job's id.
+    let (status, body) = send(&s, Method::GET, &format!("{uri}/spec"), Some("p2"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(serde_json::from_slice::<JobSpec>(&body).unwrap(), spec);
     assert_eq!(
-        serde_json::from_slice::<JobView>(&body).unwrap().you,
-        Some(2)
+        send(
+            &s,
+            Method::GET,
+            &format!("{uri}/spec"),
+            Some("stranger"),
+            None
+        )
+        .await
+        .0,
+        StatusCode::NOT_FOUND
     );
     assert_eq!(
         send(&s, Method::GET, &uri, Some("stranger"), None).await.0,
@@ -375,10 +392,8 @@ async fn a_job_is_visible_to_its_roster_only() {
     );
     let (status, body) = send(&s, Method::GET, "/jobs", Some("p1"), None).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(
-        serde_json::from_slice::<Vec<JobView>>(&body).unwrap().len(),
-        1
-    );
+    let views: Vec<ParticipantView> = serde_json::from_slice(&body).unwrap();
+    assert_eq!((views.len(), views[0].you), (1, 1));
     assert_eq!(
         send(&s, Method::GET, "/jobs/00", Some(ANALYST), None)
             .await
