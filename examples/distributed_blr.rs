@@ -194,8 +194,14 @@ struct Options {
     auto_split: bool,
 }
 
-fn options() -> Options {
-    let args = Args::parse();
+/// The command line `argv` (program name first), checked: anything wrong ends the process with
+/// clap's usage error before any data is read or any method runs.
+fn options<I, T>(argv: I) -> Options
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let args = Args::parse_from(argv);
     let invalid = |message: &str| -> ! {
         Args::command()
             .error(clap::error::ErrorKind::ValueValidation, message)
@@ -769,9 +775,10 @@ fn run(o: &Options) -> Result<(), String> {
         a.runs
     );
     print_omegas(&a.epsilons, &scores, grid.values());
-    println!("\n{}", conclusion(&a.epsilons, &scores));
     write_figure(o, &scores, a.protocol)?;
     println!("\ntotal time {:.1} s", start.elapsed().as_secs_f64());
+    // Last, so that it is what a reader sees when the run ends.
+    println!("\n{}", conclusion(&a.epsilons, &scores));
     Ok(())
 }
 
@@ -978,14 +985,20 @@ fn write_figure(o: &Options, scores: &[Vec<Scores>], protocol: Protocol) -> Resu
 }
 
 fn main() -> ExitCode {
-    let o = options();
-    match run(&o) {
+    match main_with(std::env::args_os()) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
+        Err(()) => ExitCode::FAILURE,
     }
+}
+
+/// The whole program for the command line `argv`; its error is already printed.
+fn main_with<I, T>(argv: I) -> Result<(), ()>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let o = options(argv);
+    run(&o).map_err(|e| eprintln!("error: {e}"))
 }
 
 #[cfg(test)]
@@ -1043,5 +1056,147 @@ mod tests {
         let dca = prepared(&dir, &rows, "dca");
         assert_eq!((dca.x[0], dca.y[0]), (-4.0, -2.0));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Where the parent test passes the child its command line (arguments joined by U+001F).
+    const CHILD_ARGS: &str = "DISTRIBUTED_BLR_CHILD_ARGS";
+
+    /// The child half of [`run_example`]: the example's own `main_with` in a process of its own,
+    /// so that clap's `exit` and the printed output are the real ones. Without the variable (a
+    /// plain `--include-ignored` run) it does nothing.
+    #[test]
+    #[ignore = "started by run_example in a child process"]
+    fn child_main() {
+        if let Ok(args) = std::env::var(CHILD_ARGS) {
+            let argv = std::iter::once("distributed_blr".to_string())
+                .chain(args.split('\u{1f}').map(String::from));
+            std::process::exit(if main_with(argv).is_ok() { 0 } else { 1 });
+        }
+    }
+
+    /// Runs the example with `args` in a child process, killed after `limit`: (exit code, stdout,
+    /// stderr).
+    fn run_example(args: &[&str], limit: std::time::Duration) -> (Option<i32>, String, String) {
+        use std::io::Read;
+        use std::process::{Command, Stdio};
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "tests::child_main", "--ignored", "--nocapture"])
+            .args(["--test-threads", "1"])
+            .env(CHILD_ARGS, args.join("\u{1f}"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = child.stdout.take().unwrap();
+        let mut err = child.stderr.take().unwrap();
+        let out = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = out.read_to_string(&mut s);
+            s
+        });
+        let err = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        let deadline = Instant::now() + limit;
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the example did not finish within {limit:?}: {args:?}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        (status.code(), out.join().unwrap(), err.join().unwrap())
+    }
+
+    /// Bad arguments end the run with a message naming the argument before any method runs:
+    /// nothing of the run (its setting line, legend, tables) is printed.
+    #[test]
+    fn bad_arguments_are_refused_before_any_method_runs() {
+        for (args, needle) in [
+            (
+                &["--nodes", "1"][..],
+                "--nodes 1: DCA needs at least 2 compute nodes",
+            ),
+            (
+                &["--max-dropped", "400"][..],
+                "--max-dropped 400: DCA needs N − T − 1 >= 1",
+            ),
+            (&["--epsilons", "-1"][..], "[1e-6, 100]"),
+            (&["--epsilons", "1", "--delta", "0.5"][..], "0.01"),
+            (&["--runs", "0"][..], "at least 1"),
+        ] {
+            let (code, out, err) = run_example(args, std::time::Duration::from_secs(120));
+            assert!(
+                code.is_some_and(|c| c != 0),
+                "{args:?} exited {code:?}: {err}"
+            );
+            assert!(err.contains(needle), "{args:?}: wanted {needle:?} in {err}");
+            // clap's generic tip for a value that starts with '-' would be wrong here.
+            assert!(!err.contains("-- -1"), "{args:?}: {err}");
+            for printed_by_a_run in ["data ", "legend:", "method ", "conclusion:"] {
+                assert!(
+                    !out.contains(printed_by_a_run),
+                    "{args:?}: the run started ({printed_by_a_run:?}): {out}"
+                );
+            }
+        }
+    }
+
+    /// A small run: one legend that defines every method and the units, each ε's table printed
+    /// once, and a one-line conclusion as the last line.
+    #[test]
+    fn a_small_run_has_one_legend_one_table_per_epsilon_and_ends_with_its_conclusion() {
+        let dir = std::env::temp_dir().join(format!("dpdist-blr-run-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let figure = dir.join("figure.svg");
+        let args = [
+            "--runs",
+            "1",
+            "--splits",
+            "2",
+            "--repeats",
+            "1",
+            "--omega-grid",
+            "0.5,1",
+            "--epsilons",
+            "1,5",
+            "--insecure-seed",
+            "7",
+            "--figure",
+            figure.to_str().unwrap(),
+        ];
+        let (code, out, err) = run_example(&args, std::time::Duration::from_secs(600));
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(code, Some(0), "{err}\n{out}");
+        assert_eq!(out.matches("legend:").count(), 1, "{out}");
+        let legend = out
+            .lines()
+            .skip_while(|l| !l.starts_with("legend:"))
+            .take_while(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n");
+        for method in METHODS {
+            assert!(
+                legend.contains(&format!("{method} = ")),
+                "{method}: {legend}"
+            );
+        }
+        for unit in ["MAE = ", "ρ = ", "privacy spent = "] {
+            assert!(legend.contains(unit), "{unit}: {legend}");
+        }
+        for eps in ["ε = 1, δ = 0.00001", "ε = 5, δ = 0.00001"] {
+            let tables = out.lines().filter(|l| *l == eps).count();
+            assert_eq!(tables, 1, "{eps}: {out}");
+        }
+        assert_eq!(out.lines().filter(|l| l.starts_with("method ")).count(), 2);
+        let last = out.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+        assert!(last.starts_with("conclusion: at ε = 5 "), "{out}");
+        assert_eq!(out.matches("conclusion:").count(), 1, "{out}");
     }
 }

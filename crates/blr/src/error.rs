@@ -1,14 +1,13 @@
 //! The crate's error type: one variant per cause, carrying the numbers that caused it.
 
-use std::fmt;
-
 use crate::ssp::{Mechanism, RoundBudget};
 
 /// Everything that can go wrong when computing statistics, releasing them or fitting a model.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A buffer holds the wrong number of values, or two dimensions disagree.
+    #[error("shape mismatch: {what}: expected {expected}, got {got}")]
     LengthMismatch {
         /// Which input.
         what: &'static str,
@@ -18,11 +17,13 @@ pub enum Error {
         got: usize,
     },
     /// Something that needs at least one element (rows, columns, bounds) has none.
+    #[error("{what}: need at least one, got none")]
     Empty {
         /// What was empty.
         what: &'static str,
     },
     /// A parameter is outside its domain.
+    #[error("invalid parameter: {name} = {value} must be {requirement}")]
     OutOfRange {
         /// Which parameter.
         name: &'static str,
@@ -32,11 +33,13 @@ pub enum Error {
         requirement: &'static str,
     },
     /// A budget split (p₁, p₂, p₃) is not positive or does not sum to 1.
+    #[error("budget split {split:?} must be positive and sum to 1")]
     BadBudgetSplit {
         /// The split given.
         split: [f64; 3],
     },
     /// The budget's currency does not fit the mechanism (ε for Laplace, ρ for Gaussian).
+    #[error("budget {budget:?} does not fit mechanism {mechanism:?}")]
     MechanismBudgetMismatch {
         /// The mechanism.
         mechanism: Mechanism,
@@ -44,6 +47,7 @@ pub enum Error {
         budget: RoundBudget,
     },
     /// DCA needs N − T − 1 ≥ 1 honest clients.
+    #[error("DCA needs N − T − 1 ≥ 1 (N = {n}, T = {max_dropped})")]
     TooFewHonestClients {
         /// Clients N.
         n: usize,
@@ -52,44 +56,56 @@ pub enum Error {
     },
     /// The standard deviations are to be released by a DP round but the configuration gives that
     /// round no budget.
+    #[error("the std round has no budget (set a std share)")]
     MissingStdBudget,
     /// A CSV file could not be read as a numeric table.
-    Csv(CsvError),
+    #[error("bad CSV: {0}")]
+    Csv(#[from] CsvError),
     /// The eigendecomposition of nXᵀX did not converge.
+    #[error("numerical failure: eigendecomposition of nXᵀX did not converge")]
     Eigendecomposition,
     /// Coordinate ascent produced non-finite precisions.
+    #[error("numerical failure: coordinate ascent produced non-finite precisions")]
     NonFinitePrecisions,
     /// The noise-aware posterior's importance weights are not finite (statistics so large that
     /// the Gaussian log densities overflow).
+    #[error("numerical failure: the noise-aware posterior's importance weights are not finite")]
     NonFiniteImportanceWeights,
     /// A published contribution rule cannot be read or is not admissible.
+    #[error("contribution rule: {reason}")]
     InvalidRule {
         /// Why.
         reason: String,
     },
     /// Projection, the marginal-std round or the threshold search failed.
-    Projection(projection::Error),
+    #[error("{0}")]
+    Projection(#[from] projection::Error),
     /// The noise library refused a calibration, a sample or a budget charge.
-    Noise(dp_noise::Error),
+    #[error("noise: {0}")]
+    Noise(#[from] dp_noise::Error),
 }
 
 /// Why a CSV file is not a numeric table. Lines and columns count from 1.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum CsvError {
     /// The file has no header row.
+    #[error("the file is empty (no header row)")]
     NoHeader,
     /// A header column has no name.
+    #[error("header column {column} has no name")]
     UnnamedColumn {
         /// The column.
         column: usize,
     },
     /// A column name appears twice in the header.
+    #[error("column name '{name}' appears twice in the header")]
     DuplicateColumn {
         /// The name.
         name: String,
     },
     /// A row has a different number of cells than the header.
+    #[error("line {line} has {cells} cells, the header has {columns} (ragged row)")]
     RaggedRow {
         /// The line.
         line: usize,
@@ -99,6 +115,7 @@ pub enum CsvError {
         columns: usize,
     },
     /// A cell is not a number.
+    #[error("line {line}, column {column} ('{name}'): '{cell}' is not a number")]
     NotANumber {
         /// The line.
         line: usize,
@@ -110,6 +127,7 @@ pub enum CsvError {
         cell: String,
     },
     /// A cell is NaN or infinite.
+    #[error("line {line}, column {column} ('{name}'): {value} is not finite")]
     NotFinite {
         /// The line.
         line: usize,
@@ -121,15 +139,19 @@ pub enum CsvError {
         value: f64,
     },
     /// The file has a header but no data rows.
+    #[error("the file has a header but zero data rows")]
     NoRows,
     /// No column has the target's name.
+    #[error("no column named '{target}'")]
     NoSuchColumn {
         /// The name asked for.
         target: String,
     },
     /// The table has no input column besides the target.
+    #[error("need at least one input column besides the target")]
     NoInputColumns,
     /// A cell that is used is empty.
+    #[error("line {line}, column {column} ('{name}'): missing value")]
     MissingValue {
         /// The line.
         line: usize,
@@ -139,158 +161,32 @@ pub enum CsvError {
         name: String,
     },
     /// A line is not UTF-8 text.
+    #[error("line {line} is not UTF-8 text")]
     NotUtf8 {
         /// The line.
         line: usize,
     },
     /// The file could not be read.
+    #[error("read failed: {message}")]
     Read {
         /// The operating system's message.
         message: String,
     },
     /// A column is named twice in the schema (as two inputs, or as input and target).
+    #[error("the schema names column '{name}' twice")]
     SchemaRepeats {
         /// The name.
         name: String,
     },
     /// One of the other causes, in the named file.
+    #[error("{file}: {error}")]
     InFile {
         /// The file as the caller named it.
         file: String,
         /// The cause.
+        #[source]
         error: Box<CsvError>,
     },
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::LengthMismatch {
-                what,
-                expected,
-                got,
-            } => write!(f, "shape mismatch: {what}: expected {expected}, got {got}"),
-            Error::Empty { what } => write!(f, "{what}: need at least one, got none"),
-            Error::OutOfRange {
-                name,
-                value,
-                requirement,
-            } => write!(
-                f,
-                "invalid parameter: {name} = {value} must be {requirement}"
-            ),
-            Error::BadBudgetSplit { split } => {
-                write!(f, "budget split {split:?} must be positive and sum to 1")
-            }
-            Error::MechanismBudgetMismatch { mechanism, budget } => {
-                write!(f, "budget {budget:?} does not fit mechanism {mechanism:?}")
-            }
-            Error::TooFewHonestClients { n, max_dropped } => {
-                write!(f, "DCA needs N − T − 1 ≥ 1 (N = {n}, T = {max_dropped})")
-            }
-            Error::MissingStdBudget => {
-                write!(f, "the std round has no budget (set a std share)")
-            }
-            Error::Csv(e) => write!(f, "bad CSV: {e}"),
-            Error::Eigendecomposition => {
-                write!(
-                    f,
-                    "numerical failure: eigendecomposition of nXᵀX did not converge"
-                )
-            }
-            Error::NonFiniteImportanceWeights => write!(
-                f,
-                "numerical failure: the noise-aware posterior's importance weights are not finite"
-            ),
-            Error::NonFinitePrecisions => write!(
-                f,
-                "numerical failure: coordinate ascent produced non-finite precisions"
-            ),
-            Error::InvalidRule { reason } => write!(f, "contribution rule: {reason}"),
-            Error::Projection(e) => write!(f, "{e}"),
-            Error::Noise(e) => write!(f, "noise: {e}"),
-        }
-    }
-}
-
-impl fmt::Display for CsvError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CsvError::NoHeader => write!(f, "the file is empty (no header row)"),
-            CsvError::UnnamedColumn { column } => write!(f, "header column {column} has no name"),
-            CsvError::DuplicateColumn { name } => {
-                write!(f, "column name '{name}' appears twice in the header")
-            }
-            CsvError::RaggedRow {
-                line,
-                cells,
-                columns,
-            } => write!(
-                f,
-                "line {line} has {cells} cells, the header has {columns} (ragged row)"
-            ),
-            CsvError::NotANumber {
-                line,
-                column,
-                name,
-                cell,
-            } => write!(
-                f,
-                "line {line}, column {column} ('{name}'): '{cell}' is not a number"
-            ),
-            CsvError::NotFinite {
-                line,
-                column,
-                name,
-                value,
-            } => write!(
-                f,
-                "line {line}, column {column} ('{name}'): {value} is not finite"
-            ),
-            CsvError::NoRows => write!(f, "the file has a header but zero data rows"),
-            CsvError::NoSuchColumn { target } => write!(f, "no column named '{target}'"),
-            CsvError::NoInputColumns => {
-                write!(f, "need at least one input column besides the target")
-            }
-            CsvError::MissingValue { line, column, name } => {
-                write!(f, "line {line}, column {column} ('{name}'): missing value")
-            }
-            CsvError::NotUtf8 { line } => write!(f, "line {line} is not UTF-8 text"),
-            CsvError::Read { message } => write!(f, "read failed: {message}"),
-            CsvError::SchemaRepeats { name } => {
-                write!(f, "the schema names column '{name}' twice")
-            }
-            CsvError::InFile { file, error } => write!(f, "{file}: {error}"),
-        }
-    }
-}
-
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Projection(e) => Some(e),
-            Error::Noise(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
-impl From<projection::Error> for Error {
-    fn from(e: projection::Error) -> Self {
-        Error::Projection(e)
-    }
-}
-
-impl From<dp_noise::Error> for Error {
-    fn from(e: dp_noise::Error) -> Self {
-        Error::Noise(e)
-    }
-}
-
-impl From<CsvError> for Error {
-    fn from(e: CsvError) -> Self {
-        Error::Csv(e)
-    }
 }
 
 /// Shorthand for results of this crate.
@@ -331,4 +227,37 @@ pub fn check_xy(x: &[f64], y: &[f64], n: usize, d: usize) -> Result<()> {
     }
     projection::error::check_finite(y, 1, "y")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    /// A wrapped cause is reachable through `source()` (what a caller walking the chain, e.g.
+    /// the services' `cause_chain`, relies on), and the messages stay as the CLI and docs quote
+    /// them.
+    #[test]
+    fn wrapped_causes_are_sources_and_messages_are_unchanged() {
+        let in_file = CsvError::InFile {
+            file: "data.csv".into(),
+            error: Box::new(CsvError::NoSuchColumn { target: "y".into() }),
+        };
+        assert_eq!(in_file.to_string(), "data.csv: no column named 'y'");
+        assert_eq!(
+            in_file.source().map(|e| e.to_string()).as_deref(),
+            Some("no column named 'y'")
+        );
+        let e = Error::from(in_file);
+        assert_eq!(e.to_string(), "bad CSV: data.csv: no column named 'y'");
+        assert!(e.source().is_some());
+        let noise = Error::from(dp_noise::Error::CalibrationFailed { reason: "r" });
+        assert_eq!(noise.to_string(), "noise: calibration failed: r");
+        assert_eq!(
+            noise.source().map(|e| e.to_string()).as_deref(),
+            Some("calibration failed: r")
+        );
+        assert!(Error::MissingStdBudget.source().is_none());
+    }
 }

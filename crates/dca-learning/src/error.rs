@@ -1,13 +1,12 @@
-use std::fmt;
-
 use dp_noise::PrivacyLoss;
 
 /// Everything that can go wrong in `dca_learning`. An operation that returns an error has
 /// changed nothing (no parameter moved, no privacy spent).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A parameter is NaN, infinite or outside its domain.
+    #[error("invalid parameter {name} = {value}: must be {requirement}")]
     InvalidParameter {
         /// The parameter's name.
         name: &'static str,
@@ -17,6 +16,7 @@ pub enum Error {
         requirement: &'static str,
     },
     /// A slice has the wrong length.
+    #[error("{what}: expected length {expected}, got {actual}")]
     LengthMismatch {
         /// Which slice.
         what: &'static str,
@@ -26,6 +26,7 @@ pub enum Error {
         actual: usize,
     },
     /// A data value is NaN or infinite.
+    #[error("{what}[{index}] is NaN or infinite")]
     NonFinite {
         /// Which input.
         what: &'static str,
@@ -33,6 +34,11 @@ pub enum Error {
         index: usize,
     },
     /// The iteration would take the privacy loss past the budget; nothing was released or spent.
+    #[error(
+        "privacy budget exceeded: the iteration would bring the total to (epsilon = {}, \
+         delta = {}) but the budget is (epsilon = {}, delta = {}); nothing was released",
+        .would_spend.epsilon, .would_spend.delta, .budget.epsilon, .budget.delta
+    )]
     BudgetExceeded {
         /// The total the iteration would have led to.
         would_spend: PrivacyLoss,
@@ -40,6 +46,10 @@ pub enum Error {
         budget: PrivacyLoss,
     },
     /// More clients dropped out than the round tolerates; nothing was released or spent.
+    #[error(
+        "{dropped} clients dropped out but the round tolerates at most {max_dropped}; \
+         nothing was released"
+    )]
     TooManyDropped {
         /// Clients missing.
         dropped: usize,
@@ -47,64 +57,21 @@ pub enum Error {
         max_dropped: usize,
     },
     /// The parameters became NaN or infinite (learning rate too large); nothing was changed.
+    #[error(
+        "parameters became non-finite at iteration {iteration} (lower the learning rate); \
+         the update was not applied"
+    )]
     Diverged {
         /// The iteration.
         iteration: u64,
     },
     /// From the noise / accounting layer.
-    Noise(dp_noise::Error),
+    #[error("{0}")]
+    Noise(#[source] dp_noise::Error),
     /// From the DCA layer.
-    Shares(fixedpoint_shares::Error),
+    #[error("{0}")]
+    Shares(#[from] fixedpoint_shares::Error),
 }
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::InvalidParameter {
-                name,
-                value,
-                requirement,
-            } => write!(
-                f,
-                "invalid parameter {name} = {value}: must be {requirement}"
-            ),
-            Error::LengthMismatch {
-                what,
-                expected,
-                actual,
-            } => write!(f, "{what}: expected length {expected}, got {actual}"),
-            Error::NonFinite { what, index } => {
-                write!(f, "{what}[{index}] is NaN or infinite")
-            }
-            Error::BudgetExceeded {
-                would_spend,
-                budget,
-            } => write!(
-                f,
-                "privacy budget exceeded: the iteration would bring the total to (epsilon = {}, \
-                 delta = {}) but the budget is (epsilon = {}, delta = {}); nothing was released",
-                would_spend.epsilon, would_spend.delta, budget.epsilon, budget.delta
-            ),
-            Error::TooManyDropped {
-                dropped,
-                max_dropped,
-            } => write!(
-                f,
-                "{dropped} clients dropped out but the round tolerates at most {max_dropped}; \
-                 nothing was released"
-            ),
-            Error::Diverged { iteration } => write!(
-                f,
-                "parameters became non-finite at iteration {iteration} (lower the learning rate); \
-                 the update was not applied"
-            ),
-            Error::Noise(e) => write!(f, "{e}"),
-            Error::Shares(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for Error {}
 
 impl From<dp_noise::Error> for Error {
     fn from(e: dp_noise::Error) -> Self {
@@ -121,12 +88,6 @@ impl From<dp_noise::Error> for Error {
     }
 }
 
-impl From<fixedpoint_shares::Error> for Error {
-    fn from(e: fixedpoint_shares::Error) -> Self {
-        Error::Shares(e)
-    }
-}
-
 /// Checks `value` is finite and > 0.
 pub(crate) fn positive_finite(name: &'static str, value: f64) -> crate::Result<f64> {
     if value.is_finite() && value > 0.0 {
@@ -137,5 +98,37 @@ pub(crate) fn positive_finite(name: &'static str, value: f64) -> crate::Result<f
             value,
             requirement: "finite and > 0",
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    /// The layers below stay reachable through `source()`; a budget refusal from the noise
+    /// layer keeps becoming this crate's own variant.
+    #[test]
+    fn wrapped_causes_are_sources() {
+        let shares = Error::from(fixedpoint_shares::Error::Transport("gone".into()));
+        assert_eq!(shares.to_string(), "DCA round transport: gone");
+        assert_eq!(
+            shares.source().map(|e| e.to_string()).as_deref(),
+            Some("DCA round transport: gone")
+        );
+        let noise = Error::from(dp_noise::Error::OsRng("x".into()));
+        assert!(matches!(noise, Error::Noise(_)));
+        assert!(noise.source().is_some());
+        let budget = PrivacyLoss {
+            epsilon: 1.0,
+            delta: 1e-5,
+        };
+        let refused = Error::from(dp_noise::Error::BudgetExceeded {
+            would_spend: budget,
+            budget,
+        });
+        assert!(matches!(refused, Error::BudgetExceeded { .. }));
+        assert!(refused.source().is_none());
     }
 }

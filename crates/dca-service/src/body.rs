@@ -11,21 +11,25 @@ use http_body_util::BodyExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Why a body was not read.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BodyError {
     /// Larger than allowed (413): declared up front, or found while reading.
+    #[error("request body larger than the {limit} bytes allowed here")]
     TooLarge {
         /// The bytes allowed.
         limit: usize,
     },
     /// The process's budget of body bytes in flight is used up (503, try again).
+    #[error("too many request bytes in flight; retry shortly")]
     Busy,
     /// Not received within the time limit (408).
+    #[error("request body not received within {} s", .limit.as_secs_f64())]
     TooSlow {
         /// The time allowed.
         limit: Duration,
     },
     /// The connection failed while the body was read (400).
+    #[error("request body: {0}")]
     Broken(String),
 }
 
@@ -47,25 +51,6 @@ impl BodyError {
             BodyError::Busy => StatusCode::SERVICE_UNAVAILABLE,
             BodyError::TooSlow { .. } => StatusCode::REQUEST_TIMEOUT,
             BodyError::Broken(_) => StatusCode::BAD_REQUEST,
-        }
-    }
-}
-
-impl std::fmt::Display for BodyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BodyError::TooLarge { limit } => {
-                write!(f, "request body larger than the {limit} bytes allowed here")
-            }
-            BodyError::Busy => write!(f, "too many request bytes in flight; retry shortly"),
-            BodyError::TooSlow { limit } => {
-                write!(
-                    f,
-                    "request body not received within {} s",
-                    limit.as_secs_f64()
-                )
-            }
-            BodyError::Broken(e) => write!(f, "request body: {e}"),
         }
     }
 }

@@ -349,8 +349,10 @@ enum RoundCommand {
         #[arg(long, default_value = "seed")]
         mode: String,
         /// ε of the round: σ is calibrated with the analytic Gaussian (dp-noise) for `--delta`
-        /// and the ℓ2 sensitivity (`--l2-sensitivity`, default 2·bound·√dim: one client's vector
-        /// replaced by another), then split over the clients (each adds σ/√(N − T − 1)).
+        /// and the ℓ2 sensitivity (`--l2-sensitivity`, default 2·bound·√dim), then split over the
+        /// clients (each adds σ/√(N − T − 1)). The default is for replace-one neighbours (one
+        /// client's vector replaced by another, N public), the relation `dpdist blr`, the
+        /// learners and docs/src/privacy.md use; add/remove-one would need only bound·√dim.
         #[arg(long, allow_hyphen_values = true)]
         epsilon: Option<f64>,
         /// δ of the round (with `--epsilon`).
@@ -518,9 +520,15 @@ fn round_noise(
                 dp_noise::calibrate::gaussian_sigma_analytic(budget.epsilon, budget.delta, l2)
                     .map_err(privacy)?;
             eprintln!(
-                "dpdist: σ = {sigma:.6} calibrated for (ε, δ) = ({}, {}), ℓ2 sensitivity {l2} \
+                "dpdist: σ = {sigma:.6} calibrated for (ε, δ) = ({}, {}), ℓ2 sensitivity {l2}{} \
                  (analytic Gaussian); each client adds σ/√(N − T − 1)",
-                budget.epsilon, budget.delta
+                budget.epsilon,
+                budget.delta,
+                if l2_sensitivity.is_none() {
+                    " (2·bound·√dim, replace-one neighbours)"
+                } else {
+                    ""
+                }
             );
             Ok(Some((Some(sigma), Some(l2))))
         }

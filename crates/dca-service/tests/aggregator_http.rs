@@ -204,6 +204,40 @@ async fn a_round_is_created_once_and_its_id_must_be_its_hash() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
+/// A round number used again under another configuration (another job on the same numbers) is
+/// refused at its own id, with the number and the round that holds it: what the `dpdist` CLI's
+/// `--round-offset` hint keys on (tests/cli_errors.rs runs that end to end).
+#[tokio::test]
+async fn a_reused_round_number_is_refused_naming_the_number_and_its_round() {
+    let s = setup("reuse").await;
+    let first = round(&s, 7).await;
+    let other = RoundSpec {
+        bound: 9.0,
+        ..first.spec.clone()
+    }
+    .validate()
+    .unwrap();
+    assert_ne!(other.id(), first.id());
+    let (status, body) = send(
+        &s,
+        Method::PUT,
+        &format!("/rounds/{}", other.id()),
+        Some(ANALYST),
+        Some(other.spec.canonical_json()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(problem_type(&body), "urn:dpdist:problem:invalid-config");
+    let detail = String::from_utf8_lossy(&body);
+    assert!(
+        detail.contains(&format!(
+            "round number 7 was already used with another configuration (round {})",
+            first.id()
+        )),
+        "{detail}"
+    );
+}
+
 #[tokio::test]
 async fn a_round_collecting_is_202_then_released_once() {
     // The server's own task never looks here: the releases below are the analyst's.

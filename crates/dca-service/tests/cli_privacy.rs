@@ -98,6 +98,52 @@ fn round_create_with_epsilon_gets_past_validation_and_reports_the_calibrated_sig
     );
 }
 
+/// The default Δ₂ is replace-one's 2·bound·√dim (the relation of `dpdist blr` and the
+/// learners), said in the help and on stderr. By hand: Δ₂ = 2·2·√5 = 8.9443; the analytic
+/// Gaussian σ for (0.5, 1e-6) at that Δ₂, by bisection on Balle & Wang's condition in Python
+/// (math.erfc, independently of dp-noise), is 72.0695 (add/remove-one would give 36.0348).
+#[test]
+fn round_create_calibrates_for_replace_one_neighbours_and_says_so() {
+    let (ok, out) = dpdist(&[
+        "round",
+        "create",
+        "--nodes",
+        "https://127.0.0.1:1,https://127.0.0.1:2",
+        "--ca",
+        MISSING,
+        "--spec",
+        MISSING,
+        "--admin-token-file",
+        MISSING,
+        "--db",
+        MISSING,
+        "--round-number",
+        "1",
+        "--n-clients",
+        "10",
+        "--max-dropped",
+        "1",
+        "--dim",
+        "5",
+        "--bound",
+        "2",
+        "--epsilon",
+        "0.5",
+        "--delta",
+        "1e-6",
+        "--tokens-file",
+        MISSING,
+    ]);
+    assert!(!ok, "{out}"); // no server: fails on the missing CA file after calibrating
+    assert!(out.contains("σ = 72.069"), "{out}");
+    assert!(out.contains("ℓ2 sensitivity 8.944"), "{out}");
+    assert!(out.contains("replace-one neighbours"), "{out}");
+    let (ok, help) = dpdist(&["round", "create", "--help"]);
+    assert!(ok, "{help}");
+    assert!(help.contains("replace-one neighbours"), "{help}");
+    assert!(help.contains("docs/src/privacy.md"), "{help}");
+}
+
 #[test]
 fn round_create_no_noise_is_announced_as_non_private() {
     let (ok, out) = round_create(&["--no-noise"]);

@@ -1,12 +1,11 @@
-use std::fmt;
-
 use crate::PrivacyLoss;
 
 /// Everything that can go wrong in `dp_noise`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A parameter is NaN, infinite or outside its domain.
+    #[error("invalid parameter {name} = {value}: must be {requirement}")]
     InvalidParameter {
         /// The parameter's name as in the function signature.
         name: &'static str,
@@ -16,12 +15,17 @@ pub enum Error {
         requirement: &'static str,
     },
     /// The classic Gaussian mechanism is proven only for ε < 1.
+    #[error(
+        "the classic Gaussian mechanism is proven only for epsilon < 1 (got {epsilon}); \
+         use calibrate::gaussian_sigma_analytic (Balle & Wang 2018), valid for every epsilon > 0"
+    )]
     ClassicGaussianNeedsEpsilonBelowOne {
         /// The ε that was passed.
         epsilon: f64,
     },
     /// Distributed noise needs at least one honest client besides the one observed:
     /// N − T − 1 ≥ 1.
+    #[error("distributed noise needs N - T - 1 >= 1, got N = {n_clients}, T = {max_dropped}")]
     TooFewHonestClients {
         /// N, the number of clients.
         n_clients: usize,
@@ -29,6 +33,11 @@ pub enum Error {
         max_dropped: usize,
     },
     /// The round would take the total privacy loss past the budget; nothing was spent.
+    #[error(
+        "privacy budget exceeded: the round would bring the total to (epsilon = {}, delta = {}) \
+         but the budget is (epsilon = {}, delta = {}); nothing was spent",
+        .would_spend.epsilon, .would_spend.delta, .budget.epsilon, .budget.delta
+    )]
     BudgetExceeded {
         /// The total loss the round would have led to.
         would_spend: PrivacyLoss,
@@ -36,53 +45,15 @@ pub enum Error {
         budget: PrivacyLoss,
     },
     /// A numerical search found no answer in the range of `f64`.
+    #[error("calibration failed: {reason}")]
     CalibrationFailed {
         /// Why.
         reason: &'static str,
     },
     /// The operating system's random number generator failed.
+    #[error("the OS random number generator failed: {0}")]
     OsRng(String),
 }
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::InvalidParameter {
-                name,
-                value,
-                requirement,
-            } => write!(
-                f,
-                "invalid parameter {name} = {value}: must be {requirement}"
-            ),
-            Error::ClassicGaussianNeedsEpsilonBelowOne { epsilon } => write!(
-                f,
-                "the classic Gaussian mechanism is proven only for epsilon < 1 (got {epsilon}); \
-                 use calibrate::gaussian_sigma_analytic (Balle & Wang 2018), valid for every epsilon > 0"
-            ),
-            Error::TooFewHonestClients {
-                n_clients,
-                max_dropped,
-            } => write!(
-                f,
-                "distributed noise needs N - T - 1 >= 1, got N = {n_clients}, T = {max_dropped}"
-            ),
-            Error::BudgetExceeded {
-                would_spend,
-                budget,
-            } => write!(
-                f,
-                "privacy budget exceeded: the round would bring the total to (epsilon = {}, delta = {}) \
-                 but the budget is (epsilon = {}, delta = {}); nothing was spent",
-                would_spend.epsilon, would_spend.delta, budget.epsilon, budget.delta
-            ),
-            Error::CalibrationFailed { reason } => write!(f, "calibration failed: {reason}"),
-            Error::OsRng(msg) => write!(f, "the OS random number generator failed: {msg}"),
-        }
-    }
-}
-
-impl std::error::Error for Error {}
 
 /// Checks `value` is finite and > 0.
 pub(crate) fn positive_finite(name: &'static str, value: f64) -> crate::Result<f64> {

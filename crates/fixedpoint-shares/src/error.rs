@@ -1,16 +1,15 @@
 //! The crate's error type.
 
-use std::fmt;
-
 use crate::ids::{ClientId, ConfigDigest, NodeIndex, RoundId, ShardId};
 use crate::wire::WireError;
 
 /// Everything that can go wrong in `fixedpoint_shares`. An operation that returns an error has
 /// changed nothing.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A value to encode is NaN or ±infinity.
+    #[error("value at index {index} is not finite ({value})")]
     NonFinite {
         /// Position in the input slice.
         index: usize,
@@ -18,6 +17,7 @@ pub enum Error {
         value: f64,
     },
     /// A value to encode exceeds the configured bound in absolute value.
+    #[error("value at index {index} is {value}, outside the bound |x| <= {bound}")]
     OutOfBound {
         /// Position in the input slice.
         index: usize,
@@ -27,6 +27,7 @@ pub enum Error {
         bound: f64,
     },
     /// Two slices that must have equal lengths do not.
+    #[error("{what} has length {actual}, expected {expected}")]
     LengthMismatch {
         /// Which slice.
         what: &'static str,
@@ -36,6 +37,7 @@ pub enum Error {
         actual: usize,
     },
     /// A configuration parameter is outside its domain.
+    #[error("invalid parameter {name} = {value}: must be {requirement}")]
     InvalidParameter {
         /// The parameter's name.
         name: &'static str,
@@ -45,6 +47,10 @@ pub enum Error {
         requirement: &'static str,
     },
     /// No number of fractional bits lets N clients' values and noise sum without wrapping.
+    #[error(
+        "fixed-point overflow: {n_clients} clients with |x| <= {bound} plus a noise tail of \
+         {noise_tail} cannot be summed in a signed 64-bit ring at any precision"
+    )]
     Capacity {
         /// N.
         n_clients: usize,
@@ -54,6 +60,7 @@ pub enum Error {
         noise_tail: f64,
     },
     /// A message or node sum belongs to another round.
+    #[error("message is for round {got}, this party is in round {expected}")]
     WrongRound {
         /// This party's round.
         expected: RoundId,
@@ -61,6 +68,7 @@ pub enum Error {
         got: RoundId,
     },
     /// A message is addressed to another compute node.
+    #[error("message is addressed to node {got}, this is node {expected}")]
     WrongNode {
         /// This node.
         expected: NodeIndex,
@@ -68,6 +76,7 @@ pub enum Error {
         got: NodeIndex,
     },
     /// A node index is not in 0..M.
+    #[error("unknown node {node}: the round has nodes 0..{n_nodes}")]
     UnknownNode {
         /// The index.
         node: NodeIndex,
@@ -75,6 +84,7 @@ pub enum Error {
         n_nodes: u16,
     },
     /// A message was encoded with another number of fractional bits.
+    #[error("message uses {got} fractional bits, the round uses {expected}")]
     WrongFracBits {
         /// The round's.
         expected: u32,
@@ -82,6 +92,7 @@ pub enum Error {
         got: u32,
     },
     /// A message has a full vector where a seed is required or vice versa.
+    #[error("node {node} expects a {expected} share, got a {got} share")]
     WrongPayloadKind {
         /// The receiving node.
         node: NodeIndex,
@@ -91,6 +102,7 @@ pub enum Error {
         got: &'static str,
     },
     /// A client id is not in 0..N.
+    #[error("unknown client {client}: the round has clients 0..{n_clients}")]
     UnknownClient {
         /// The id.
         client: ClientId,
@@ -98,16 +110,19 @@ pub enum Error {
         n_clients: usize,
     },
     /// A second message from the same client for the same node and round.
+    #[error("duplicate share from client {client} in this round")]
     DuplicateClient {
         /// The client.
         client: ClientId,
     },
     /// Retracting a client that was never absorbed (or was already retracted).
+    #[error("client {client} has no absorbed share to retract")]
     NotAbsorbed {
         /// The client.
         client: ClientId,
     },
     /// The agreed client set contains a client whose share this node never received.
+    #[error("agreed client set contains client {client}, whose share node {node} never received")]
     AgreedNotReceived {
         /// The client.
         client: ClientId,
@@ -116,11 +131,19 @@ pub enum Error {
     },
     /// A client outside the agreed set sent this node a full vector that has not been retracted
     /// (see `ComputeNode::retract`).
+    #[error(
+        "client {client} is outside the agreed set but its full share is still in the sum; \
+         retract it first"
+    )]
     NeedsRetraction {
         /// The client.
         client: ClientId,
     },
     /// More than T clients are missing: the noise would be too small, so nothing is released.
+    #[error(
+        "refusing to release: {missing} of {n_clients} clients are missing, more than the \
+         tolerated T = {max_dropped} (the noise would be too small)"
+    )]
     TooManyDropped {
         /// Clients missing from the agreed set.
         missing: usize,
@@ -130,16 +153,19 @@ pub enum Error {
         n_clients: usize,
     },
     /// Node sums were computed over different client sets.
+    #[error("node {node} summed a different client set than the other nodes")]
     ClientSetMismatch {
         /// The node whose set differs from the first node sum's.
         node: NodeIndex,
     },
     /// A second node sum from the same node.
+    #[error("second sum from node {node}")]
     DuplicateNodeSum {
         /// The node.
         node: NodeIndex,
     },
     /// The aggregator has not received every node's sum.
+    #[error("only {have} of {need} node sums received")]
     MissingNodeSums {
         /// Sums received.
         have: usize,
@@ -148,6 +174,10 @@ pub enum Error {
     },
     /// A message or node sum carries this round's id but another configuration's digest: bytes
     /// of an earlier round that used the same id with other parameters.
+    #[error(
+        "bytes of round {round} under another configuration (digest {got}, this round's is \
+         {expected}): the round id was reused with other parameters"
+    )]
     WrongConfig {
         /// The round id both share.
         round: RoundId,
@@ -157,6 +187,10 @@ pub enum Error {
         got: ConfigDigest,
     },
     /// A round id this party has already seen with another configuration.
+    #[error(
+        "round id {round} was already used with another configuration (digest {seen}, now \
+         {got}); every round needs a fresh id"
+    )]
     RoundIdReused {
         /// The round id.
         round: RoundId,
@@ -167,6 +201,10 @@ pub enum Error {
     },
     /// The agreed set names another shard attempt of a client than the one this node absorbed
     /// (the client sharded twice and the nodes hold different attempts).
+    #[error(
+        "client {client} sharded more than once: the agreed set names attempt {agreed}, node \
+         {node} absorbed attempt {absorbed}"
+    )]
     ShardMismatch {
         /// The client.
         client: ClientId,
@@ -179,6 +217,10 @@ pub enum Error {
     },
     /// `retract` was given a share that is not the one absorbed for that client (another shard
     /// attempt, or another seed).
+    #[error(
+        "refusing to retract client {client}: the share's {what} differs from the one \
+         absorbed"
+    )]
     RetractMismatch {
         /// The client.
         client: ClientId,
@@ -186,6 +228,10 @@ pub enum Error {
         what: &'static str,
     },
     /// Node sums name different shard attempts of the same client: their masks do not cancel.
+    #[error(
+        "node {node} summed another shard attempt of client {client} than the other nodes \
+         (the client sharded more than once); refusing to release"
+    )]
     AttemptMismatch {
         /// The node whose attempt differs from the first node sum's.
         node: NodeIndex,
@@ -193,10 +239,16 @@ pub enum Error {
         client: ClientId,
     },
     /// Malformed wire bytes.
-    Wire(WireError),
+    #[error("malformed wire bytes: {0}")]
+    Wire(#[from] WireError),
     /// The noise layer failed (calibration, sampler, OS randomness).
-    Noise(dp_noise::Error),
+    #[error("noise: {0}")]
+    Noise(#[from] dp_noise::Error),
     /// The allocator refused a buffer whose size comes from the round's parameters (d, N, M).
+    #[error(
+        "cannot allocate {bytes} bytes for the {what}: the allocator refused (a smaller \
+         dimension or client count, or more memory, is needed)"
+    )]
     Allocation {
         /// What the buffer is for.
         what: &'static str,
@@ -205,174 +257,6 @@ pub enum Error {
     },
     /// A [`crate::DcaTransport`] other than the in-process one could not complete the round (a
     /// node or the aggregator over the network); the message says what and where.
+    #[error("DCA round transport: {0}")]
     Transport(String),
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::NonFinite { index, value } => {
-                write!(f, "value at index {index} is not finite ({value})")
-            }
-            Error::OutOfBound {
-                index,
-                value,
-                bound,
-            } => write!(
-                f,
-                "value at index {index} is {value}, outside the bound |x| <= {bound}"
-            ),
-            Error::LengthMismatch {
-                what,
-                expected,
-                actual,
-            } => write!(f, "{what} has length {actual}, expected {expected}"),
-            Error::InvalidParameter {
-                name,
-                value,
-                requirement,
-            } => write!(
-                f,
-                "invalid parameter {name} = {value}: must be {requirement}"
-            ),
-            Error::Capacity {
-                n_clients,
-                bound,
-                noise_tail,
-            } => write!(
-                f,
-                "fixed-point overflow: {n_clients} clients with |x| <= {bound} plus a noise tail of \
-                 {noise_tail} cannot be summed in a signed 64-bit ring at any precision"
-            ),
-            Error::WrongRound { expected, got } => {
-                write!(
-                    f,
-                    "message is for round {got}, this party is in round {expected}"
-                )
-            }
-            Error::WrongNode { expected, got } => {
-                write!(
-                    f,
-                    "message is addressed to node {got}, this is node {expected}"
-                )
-            }
-            Error::UnknownNode { node, n_nodes } => {
-                write!(f, "unknown node {node}: the round has nodes 0..{n_nodes}")
-            }
-            Error::WrongFracBits { expected, got } => write!(
-                f,
-                "message uses {got} fractional bits, the round uses {expected}"
-            ),
-            Error::WrongPayloadKind {
-                node,
-                expected,
-                got,
-            } => write!(
-                f,
-                "node {node} expects a {expected} share, got a {got} share"
-            ),
-            Error::UnknownClient { client, n_clients } => {
-                write!(
-                    f,
-                    "unknown client {client}: the round has clients 0..{n_clients}"
-                )
-            }
-            Error::DuplicateClient { client } => {
-                write!(f, "duplicate share from client {client} in this round")
-            }
-            Error::NotAbsorbed { client } => {
-                write!(f, "client {client} has no absorbed share to retract")
-            }
-            Error::AgreedNotReceived { client, node } => write!(
-                f,
-                "agreed client set contains client {client}, whose share node {node} never received"
-            ),
-            Error::NeedsRetraction { client } => write!(
-                f,
-                "client {client} is outside the agreed set but its full share is still in the sum; \
-                 retract it first"
-            ),
-            Error::TooManyDropped {
-                missing,
-                max_dropped,
-                n_clients,
-            } => write!(
-                f,
-                "refusing to release: {missing} of {n_clients} clients are missing, more than the \
-                 tolerated T = {max_dropped} (the noise would be too small)"
-            ),
-            Error::ClientSetMismatch { node } => write!(
-                f,
-                "node {node} summed a different client set than the other nodes"
-            ),
-            Error::DuplicateNodeSum { node } => write!(f, "second sum from node {node}"),
-            Error::MissingNodeSums { have, need } => {
-                write!(f, "only {have} of {need} node sums received")
-            }
-            Error::WrongConfig {
-                round,
-                expected,
-                got,
-            } => write!(
-                f,
-                "bytes of round {round} under another configuration (digest {got}, this round's is \
-                 {expected}): the round id was reused with other parameters"
-            ),
-            Error::RoundIdReused { round, seen, got } => write!(
-                f,
-                "round id {round} was already used with another configuration (digest {seen}, now \
-                 {got}); every round needs a fresh id"
-            ),
-            Error::ShardMismatch {
-                client,
-                node,
-                agreed,
-                absorbed,
-            } => write!(
-                f,
-                "client {client} sharded more than once: the agreed set names attempt {agreed}, node \
-                 {node} absorbed attempt {absorbed}"
-            ),
-            Error::RetractMismatch { client, what } => write!(
-                f,
-                "refusing to retract client {client}: the share's {what} differs from the one \
-                 absorbed"
-            ),
-            Error::AttemptMismatch { node, client } => write!(
-                f,
-                "node {node} summed another shard attempt of client {client} than the other nodes \
-                 (the client sharded more than once); refusing to release"
-            ),
-            Error::Wire(e) => write!(f, "malformed wire bytes: {e}"),
-            Error::Noise(e) => write!(f, "noise: {e}"),
-            Error::Allocation { what, bytes } => write!(
-                f,
-                "cannot allocate {bytes} bytes for the {what}: the allocator refused (a smaller \
-                 dimension or client count, or more memory, is needed)"
-            ),
-            Error::Transport(m) => write!(f, "DCA round transport: {m}"),
-        }
-    }
-}
-
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Wire(e) => Some(e),
-            Error::Noise(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
-impl From<WireError> for Error {
-    fn from(e: WireError) -> Self {
-        Error::Wire(e)
-    }
-}
-
-impl From<dp_noise::Error> for Error {
-    fn from(e: dp_noise::Error) -> Self {
-        Error::Noise(e)
-    }
 }

@@ -35,8 +35,6 @@
 //! refused before the payload is looked at. [`ShareView::inspect`] reads a share message with
 //! no config (for routers and logs): it borrows the payload and allocates nothing.
 
-use std::fmt;
-
 mod node_sum;
 mod share;
 
@@ -65,27 +63,35 @@ const KIND_SEED: u8 = 2;
 const KIND_NODE_SUM: u8 = 3;
 
 /// Why bytes are not a valid message.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum WireError {
     /// Shorter than the header.
+    #[error("{len} bytes, shorter than the {}-byte header", HEADER_LEN)]
     TooShort {
         /// Bytes given.
         len: usize,
     },
     /// The first four bytes are not the magic of the expected message kind.
+    #[error("bad magic (not a dpdist message of this kind)")]
     BadMagic,
     /// A version this crate does not read.
+    #[error("unsupported version {0} (this build reads {version})", version = VERSION)]
     UnsupportedVersion(u16),
     /// A kind byte not valid for this magic.
+    #[error("unknown payload kind {0}")]
     UnknownKind(u8),
     /// More than 62 fractional bits.
+    #[error("{0} fractional bits (at most 62)")]
     BadFracBits(u8),
     /// The reserved field is not zero.
+    #[error("reserved header field is not zero")]
     ReservedNotZero,
     /// dim is 0 or above 2^32.
+    #[error("dim {0} outside 1..=2^32")]
     BadDim(u64),
     /// The bytes end before the message does.
+    #[error("truncated: {actual} bytes, the message needs {expected}")]
     Truncated {
         /// Total length the header (and round) imply, at least.
         expected: usize,
@@ -93,10 +99,13 @@ pub enum WireError {
         actual: usize,
     },
     /// A node sum's client count N is 0 or above 2^32.
+    #[error("client count {0} outside 1..=2^32")]
     BadUniverse(u64),
     /// A node sum's client bitset has a bit at or beyond N.
+    #[error("client bitset names a client at or beyond N")]
     BadClientSet,
     /// Bytes after the message.
+    #[error("trailing bytes: {actual} bytes, the message is {expected}")]
     TrailingBytes {
         /// Length of the message.
         expected: usize,
@@ -104,35 +113,6 @@ pub enum WireError {
         actual: usize,
     },
 }
-
-impl fmt::Display for WireError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            WireError::TooShort { len } => {
-                write!(f, "{len} bytes, shorter than the {HEADER_LEN}-byte header")
-            }
-            WireError::BadMagic => write!(f, "bad magic (not a dpdist message of this kind)"),
-            WireError::UnsupportedVersion(v) => {
-                write!(f, "unsupported version {v} (this build reads {VERSION})")
-            }
-            WireError::UnknownKind(k) => write!(f, "unknown payload kind {k}"),
-            WireError::BadFracBits(b) => write!(f, "{b} fractional bits (at most 62)"),
-            WireError::ReservedNotZero => write!(f, "reserved header field is not zero"),
-            WireError::BadDim(d) => write!(f, "dim {d} outside 1..=2^32"),
-            WireError::Truncated { expected, actual } => {
-                write!(f, "truncated: {actual} bytes, the message needs {expected}")
-            }
-            WireError::BadUniverse(n) => write!(f, "client count {n} outside 1..=2^32"),
-            WireError::BadClientSet => write!(f, "client bitset names a client at or beyond N"),
-            WireError::TrailingBytes { expected, actual } => write!(
-                f,
-                "trailing bytes: {actual} bytes, the message is {expected}"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for WireError {}
 
 /// Serialisation.
 pub trait Encode {

@@ -1,12 +1,11 @@
 //! The crate's error type: one variant per cause, carrying the numbers that caused it.
 
-use std::fmt;
-
 /// Everything that can go wrong in projection, the DP marginal-std round and the threshold search.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A buffer holds the wrong number of values.
+    #[error("{what}: expected {expected} values, got {got}")]
     LengthMismatch {
         /// Which input.
         what: &'static str,
@@ -16,6 +15,7 @@ pub enum Error {
         got: usize,
     },
     /// `rows × cols` does not fit in `usize`.
+    #[error("{what}: {rows} × {cols} overflows usize")]
     SizeOverflow {
         /// Which input.
         what: &'static str,
@@ -26,6 +26,7 @@ pub enum Error {
     },
     /// The allocator refused a buffer whose size comes from the caller (e.g. auxiliary data of
     /// as many records as the real data).
+    #[error("cannot allocate {bytes} bytes for the {what}: the allocator refused")]
     Allocation {
         /// What the buffer is for.
         what: &'static str,
@@ -33,11 +34,13 @@ pub enum Error {
         bytes: usize,
     },
     /// Something that needs at least one element (rows, columns, clients, repeats) has none.
+    #[error("{what}: need at least one, got none")]
     Empty {
         /// What was empty.
         what: &'static str,
     },
     /// A value of a row-major matrix is NaN or infinite.
+    #[error("non-finite value: {what}[row {row}, column {column}] = {value}")]
     NonFinite {
         /// Which input.
         what: &'static str,
@@ -49,6 +52,7 @@ pub enum Error {
         value: f64,
     },
     /// A bound, scale, multiplier or budget that must be finite and > 0 is not.
+    #[error("{what}[{index}] = {value} must be finite and > 0")]
     NotPositive {
         /// Which parameter.
         what: &'static str,
@@ -58,6 +62,7 @@ pub enum Error {
         value: f64,
     },
     /// A client's value exceeds the bound its sensitivity assumes.
+    #[error("client {client} value {value} exceeds the bound {bound} its sensitivity assumes")]
     BoundExceeded {
         /// The client (row).
         client: usize,
@@ -68,6 +73,10 @@ pub enum Error {
     },
     /// Rows cannot be grouped into clients this way (group starts must run from 0 to the row
     /// count, strictly increasing; remote holders need clients ≥ 1, rows ≥ clients, a row cap).
+    #[error(
+        "{starts} group starts for {rows} rows: starts must run from 0 to the row count, \
+         strictly increasing (every client holds at least one row)"
+    )]
     InvalidGrouping {
         /// Rows.
         rows: usize,
@@ -75,13 +84,16 @@ pub enum Error {
         starts: usize,
     },
     /// A client's contribution could not be computed (the learner's rule says why).
+    #[error("a client's contribution: {0}")]
     Contribution(String),
     /// A budget split is not positive or does not sum to 1.
+    #[error("split {split:?} is not a positive split of 1")]
     BadSplit {
         /// The split given.
         split: [f64; 3],
     },
     /// No split grid with at least `min_steps` of `steps` per part exists.
+    #[error("no split with {steps} steps and at least {min_steps} per part")]
     NoSplitGrid {
         /// Grid resolution.
         steps: u32,
@@ -89,6 +101,7 @@ pub enum Error {
         min_steps: u32,
     },
     /// A parameter lies outside its allowed range.
+    #[error("{what} = {value} must be {requirement}")]
     OutOfRange {
         /// Which parameter.
         what: &'static str,
@@ -98,101 +111,17 @@ pub enum Error {
         requirement: &'static str,
     },
     /// A combination of settings that this crate does not support.
+    #[error("unsupported: {reason}")]
     Unsupported {
         /// Why.
         reason: &'static str,
     },
     /// The noise library refused a calibration or a sample.
-    Noise(dp_noise::Error),
+    #[error("noise: {0}")]
+    Noise(#[from] dp_noise::Error),
     /// The DCA secure-sum round failed.
-    Dca(fixedpoint_shares::Error),
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::LengthMismatch {
-                what,
-                expected,
-                got,
-            } => write!(f, "{what}: expected {expected} values, got {got}"),
-            Error::SizeOverflow { what, rows, cols } => {
-                write!(f, "{what}: {rows} × {cols} overflows usize")
-            }
-            Error::Allocation { what, bytes } => {
-                write!(
-                    f,
-                    "cannot allocate {bytes} bytes for the {what}: the allocator refused"
-                )
-            }
-            Error::Empty { what } => write!(f, "{what}: need at least one, got none"),
-            Error::NonFinite {
-                what,
-                row,
-                column,
-                value,
-            } => write!(
-                f,
-                "non-finite value: {what}[row {row}, column {column}] = {value}"
-            ),
-            Error::NotPositive { what, index, value } => {
-                write!(f, "{what}[{index}] = {value} must be finite and > 0")
-            }
-            Error::BoundExceeded {
-                client,
-                value,
-                bound,
-            } => write!(
-                f,
-                "client {client} value {value} exceeds the bound {bound} its sensitivity assumes"
-            ),
-            Error::InvalidGrouping { rows, starts } => write!(
-                f,
-                "{starts} group starts for {rows} rows: starts must run from 0 to the row count, \
-                 strictly increasing (every client holds at least one row)"
-            ),
-            Error::Contribution(why) => write!(f, "a client's contribution: {why}"),
-            Error::BadSplit { split } => {
-                write!(f, "split {split:?} is not a positive split of 1")
-            }
-            Error::NoSplitGrid { steps, min_steps } => {
-                write!(
-                    f,
-                    "no split with {steps} steps and at least {min_steps} per part"
-                )
-            }
-            Error::OutOfRange {
-                what,
-                value,
-                requirement,
-            } => write!(f, "{what} = {value} must be {requirement}"),
-            Error::Unsupported { reason } => write!(f, "unsupported: {reason}"),
-            Error::Noise(e) => write!(f, "noise: {e}"),
-            Error::Dca(e) => write!(f, "DCA round: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Noise(e) => Some(e),
-            Error::Dca(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
-impl From<dp_noise::Error> for Error {
-    fn from(e: dp_noise::Error) -> Self {
-        Error::Noise(e)
-    }
-}
-
-impl From<fixedpoint_shares::Error> for Error {
-    fn from(e: fixedpoint_shares::Error) -> Self {
-        Error::Dca(e)
-    }
+    #[error("DCA round: {0}")]
+    Dca(#[from] fixedpoint_shares::Error),
 }
 
 /// Shorthand for results of this crate.

@@ -1,0 +1,400 @@
+//! The `dpdist` CLI's errors name their cause and say how to fix it: every I/O error names the
+//! option and the path (token files, data files, state directories), a job on too few rows is
+//! warned that noise dominates its statistics, and a reused round number says how to avoid it.
+//! Processes are killed when their guard drops and every run is bounded in time; loopback only.
+
+#![allow(missing_docs)]
+
+mod common;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// Runs `dpdist args`, killed after `limit`: (success, stderr followed by stdout).
+fn dpdist(args: &[&str], limit: Duration) -> (bool, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dpdist"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("dpdist runs");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("dpdist {args:?} did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (status.success(), err.join().unwrap() + &out.join().unwrap())
+}
+
+const QUICK: Duration = Duration::from_secs(60);
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The first `rows` diabetes records at `dir/<name>.csv`, with the public bounds schema beside
+/// them (`<name>.bounds.csv`, the default `--bounds`).
+fn diabetes_rows(dir: &Path, name: &str, rows: usize) -> PathBuf {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/data/");
+    let text = std::fs::read_to_string(format!("{root}diabetes.csv")).unwrap();
+    let head: String = text
+        .lines()
+        .take(rows + 1)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let csv = dir.join(format!("{name}.csv"));
+    std::fs::write(&csv, head).unwrap();
+    std::fs::copy(
+        format!("{root}diabetes.bounds.csv"),
+        dir.join(format!("{name}.bounds.csv")),
+    )
+    .unwrap();
+    csv
+}
+
+/// `dpdist blr` against `aggregator` (no server needed when it fails first) with `extra` flags.
+fn blr(aggregator: &str, ca: &Path, token: &Path, data: &Path, extra: &[&str]) -> (bool, String) {
+    let mut args = vec![
+        "blr",
+        "--aggregator",
+        aggregator,
+        "--ca",
+        s(ca),
+        "--analyst-token-file",
+        s(token),
+        "--data",
+        s(data),
+    ];
+    args.extend_from_slice(extra);
+    dpdist(&args, Duration::from_secs(240))
+}
+
+#[test]
+fn a_missing_data_file_is_named_with_its_option() {
+    let dir = Scratch::new("cli-errors-data");
+    let certs = make_certs(&dir.path);
+    let token = dir.path.join("analyst.token");
+    std::fs::write(&token, ANALYST_TOKEN).unwrap();
+    let missing = dir.path.join("no-such-rows.csv");
+    let (ok, out) = blr(
+        "https://127.0.0.1:1",
+        &certs.dir.join("ca.pem"),
+        &token,
+        &missing,
+        &[],
+    );
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains(&format!("--data {}", missing.display())),
+        "{out}"
+    );
+    // The bounds schema beside it is a file of its own, named with its option.
+    let data = dir.path.join("rows.csv");
+    std::fs::write(&data, "a,target\n1,2\n").unwrap();
+    let (ok, out) = blr(
+        "https://127.0.0.1:1",
+        &certs.dir.join("ca.pem"),
+        &token,
+        &data,
+        &[],
+    );
+    assert!(!ok, "{out}");
+    let schema = dir.path.join("rows.bounds.csv");
+    assert!(
+        out.contains(&format!("--bounds {}", schema.display())),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_missing_token_file_is_named_with_its_option() {
+    let dir = Scratch::new("cli-errors-token");
+    let certs = make_certs(&dir.path);
+    let data = diabetes_rows(&dir.path, "rows", 30);
+    let missing = dir.path.join("no-such.token");
+    // The CA and the data are read first and are fine; the token file is next.
+    let (ok, out) = blr(
+        "https://127.0.0.1:1",
+        &certs.dir.join("ca.pem"),
+        &missing,
+        &data,
+        &[],
+    );
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains(&format!("--analyst-token-file {}", missing.display())),
+        "{out}"
+    );
+    // The aggregator's: the node secret, then the analyst token.
+    let db = dir.path.join("aggregator.sqlite");
+    for (flag, admin, analyst) in [
+        (
+            "--admin-token-file",
+            missing.clone(),
+            certs.dir.join("admin.token"),
+        ),
+        (
+            "--analyst-token-file",
+            certs.dir.join("admin.token"),
+            missing.clone(),
+        ),
+    ] {
+        let (ok, out) = dpdist(
+            &[
+                "aggregator",
+                "--listen",
+                "127.0.0.1:0",
+                "--cert",
+                s(&certs.dir.join("server.pem")),
+                "--key",
+                s(&certs.dir.join("server.key")),
+                "--ca",
+                s(&certs.dir.join("ca.pem")),
+                "--nodes",
+                "https://127.0.0.1:1,https://127.0.0.1:2",
+                "--admin-token-file",
+                s(&admin),
+                "--analyst-token-file",
+                s(&analyst),
+                "--db",
+                s(&db),
+            ],
+            QUICK,
+        );
+        assert!(!ok, "{flag}: {out}");
+        assert!(
+            out.contains(&format!("{flag} {}", missing.display())),
+            "{flag}: {out}"
+        );
+    }
+}
+
+#[test]
+fn round_create_names_a_missing_tokens_file() {
+    let dir = Scratch::new("cli-errors-tokens");
+    let certs = make_certs(&dir.path);
+    let missing = dir.path.join("no-such-tokens.txt");
+    let (ok, out) = dpdist(
+        &[
+            "round",
+            "create",
+            "--nodes",
+            "https://127.0.0.1:1,https://127.0.0.1:2",
+            "--ca",
+            s(&certs.dir.join("ca.pem")),
+            "--spec",
+            s(&dir.path.join("round.json")),
+            "--admin-token-file",
+            s(&certs.dir.join("admin.token")),
+            "--db",
+            s(&dir.path.join("aggregator.sqlite")),
+            "--round-number",
+            "1",
+            "--n-clients",
+            "10",
+            "--max-dropped",
+            "1",
+            "--dim",
+            "3",
+            "--bound",
+            "1",
+            "--epsilon",
+            "1",
+            "--tokens-file",
+            s(&missing),
+        ],
+        QUICK,
+    );
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains(&format!("--tokens-file {}", missing.display())),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_state_dir_that_cannot_be_made_is_named_with_its_option() {
+    let dir = Scratch::new("cli-errors-state");
+    let certs = make_certs(&dir.path);
+    // A regular file where a directory is needed: creating anything under it fails.
+    let file = dir.path.join("a-file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let under_file = file.join("state");
+
+    let (ok, out) = dpdist(
+        &[
+            "node",
+            "--index",
+            "0",
+            "--listen",
+            "127.0.0.1:0",
+            "--cert",
+            s(&certs.dir.join("server.pem")),
+            "--key",
+            s(&certs.dir.join("server.key")),
+            "--data-dir",
+            s(&under_file),
+            "--admin-token-file",
+            s(&certs.dir.join("admin.token")),
+        ],
+        QUICK,
+    );
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains(&format!("--data-dir {}", under_file.display())),
+        "{out}"
+    );
+
+    let db = under_file.join("aggregator.sqlite");
+    let (ok, out) = dpdist(
+        &[
+            "round",
+            "status",
+            "--nodes",
+            "https://127.0.0.1:1,https://127.0.0.1:2",
+            "--ca",
+            s(&certs.dir.join("ca.pem")),
+            "--spec",
+            s(&dir.path.join("round.json")),
+            "--admin-token-file",
+            s(&certs.dir.join("admin.token")),
+            "--db",
+            s(&db),
+        ],
+        QUICK,
+    );
+    assert!(!ok, "{out}");
+    assert!(out.contains(&format!("--db {}", db.display())), "{out}");
+}
+
+#[test]
+fn a_participant_names_its_missing_files() {
+    let dir = Scratch::new("cli-errors-participant");
+    let certs = make_certs(&dir.path);
+    let data = diabetes_rows(&dir.path, "rows", 3);
+    let policy = dir.path.join("policy.toml");
+    std::fs::write(
+        &policy,
+        "columns = [\"age\", \"sex\", \"bmi\", \"bp\", \"s1\", \"s2\", \"s3\", \"s4\", \"s5\", \
+         \"s6\", \"target\"]\nmax_epsilon_per_job = 2.0\ntotal_epsilon = 10.0\n",
+    )
+    .unwrap();
+    let token = dir.path.join("p.token");
+    std::fs::write(&token, "participant-token").unwrap();
+    let missing = dir.path.join("missing");
+    let file = dir.path.join("a-file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let participant = |data: &Path, token: &Path, state: &Path| {
+        dpdist(
+            &[
+                "participant",
+                "--aggregator",
+                "https://127.0.0.1:1",
+                "--ca",
+                s(&certs.dir.join("ca.pem")),
+                "--token-file",
+                s(token),
+                "--data",
+                s(data),
+                "--policy",
+                s(&policy),
+                "--state-dir",
+                s(state),
+                "--job",
+                "00",
+            ],
+            QUICK,
+        )
+    };
+    let state = dir.path.join("state");
+    for (what, (ok, out), path) in [
+        ("--data", participant(&missing, &token, &state), &missing),
+        (
+            "--token-file",
+            participant(&data, &missing, &state),
+            &missing,
+        ),
+        (
+            "--state-dir",
+            participant(&data, &token, &file.join("state")),
+            &file.join("state"),
+        ),
+    ] {
+        assert!(!ok, "{what}: {out}");
+        assert!(
+            out.contains(&format!("{what} {}", path.display())),
+            "{what}: {out}"
+        );
+    }
+}
+
+/// Issue 25 items 6 and 10 through the real CLI against an aggregator and its nodes: `dpdist
+/// blr` on 19 rows warns that noise dominates the statistics; a second job reusing the round
+/// numbers is refused with how to fix it, and `--round-offset` fixes it.
+#[test]
+fn blr_on_few_rows_warns_and_a_reused_round_number_says_how_to_fix_it() {
+    let cluster = Cluster::start("cli-errors-blr", 2);
+    let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+    let ca = cluster.certs.dir.join("ca.pem");
+    let token = cluster.dir.join("analyst.token");
+    let run = |data: &Path, extra: &[&str]| {
+        let mut flags = vec!["--epsilon", "1", "--upload-secs", "120"];
+        flags.extend_from_slice(extra);
+        blr(&aggregator.url, &ca, &token, data, &flags)
+    };
+
+    let rows19 = diabetes_rows(&cluster.dir, "rows19", 19);
+    let (ok, out) = run(&rows19, &[]);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("dpdist: WARNING: the noise of the released statistics"),
+        "{out}"
+    );
+    assert!(
+        out.contains("with 19 rows at ε = 1 the fit is dominated by noise"),
+        "{out}"
+    );
+    assert!(out.contains("privacy-rows-per-epsilon.md"), "{out}");
+
+    // Another data set (20 rows: another round configuration) under the same round numbers.
+    let rows20 = diabetes_rows(&cluster.dir, "rows20", 20);
+    let (ok, out) = run(&rows20, &[]);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("round number 1 was already used with another configuration"),
+        "{out}"
+    );
+    assert!(
+        out.contains("hint: round numbers are unique per aggregator"),
+        "{out}"
+    );
+    assert!(out.contains("--round-offset"), "{out}");
+
+    // What the hint says works.
+    let (ok, out) = run(&rows20, &["--round-offset", "10"]);
+    assert!(ok, "{out}");
+    drop(aggregator);
+}
