@@ -37,7 +37,12 @@ fn cpu_seconds() -> f64 {
     let fields: Vec<&str> = stat
         .rsplit_once(')')
         .map_or(vec![], |(_, rest)| rest.split_whitespace().collect());
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     // utime and stime are fields 14 and 15 of stat, i.e. 11 and 12 after the name; 100 Hz.
     (ticks(11) + ticks(12)) / 100.0
 }
@@ -54,9 +59,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let epsilon: f64 = arg(&args, "--epsilon").map_or(Ok(2.0), |v| v.parse())?;
 
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/data");
-    let table = blr::data::Table::parse_csv(&std::fs::read_to_string(format!(
-        "{root}/diabetes.csv"
-    ))?)?;
+    let table =
+        blr::data::Table::parse_csv(&std::fs::read_to_string(format!("{root}/diabetes.csv"))?)?;
     let bounds: Vec<ColumnBounds> = std::fs::read_to_string(format!("{root}/diabetes.bounds.csv"))?
         .lines()
         .skip(1)
@@ -74,7 +78,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let width = columns.len();
     let index: Vec<usize> = columns
         .iter()
-        .map(|c| table.names.iter().position(|n| n == c).expect("a diabetes column"))
+        .map(|c| {
+            table
+                .names
+                .iter()
+                .position(|n| n == c)
+                .expect("a diabetes column")
+        })
         .collect();
     let row_of = |i: usize| -> Vec<f64> {
         let row = &table.values[(i % table.rows) * table.names.len()..];
@@ -174,7 +184,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let names: Vec<String> = columns[..width - 1].to_vec();
     spec.public_bounds()
         .scale(&mut x, &names, 5.0)
-        .and_then(|_| spec.public_bounds().scale(&mut y, &columns[width - 1..], 5.0))?;
+        .and_then(|_| {
+            spec.public_bounds()
+                .scale(&mut y, &columns[width - 1..], 5.0)
+        })?;
     let starts: Vec<usize> = (0..=n).collect();
     let t = Instant::now();
     blr::fit_grouped(

@@ -208,7 +208,7 @@ pub(crate) async fn list_jobs(
             let mut out = Vec::new();
             for (spec, status) in s.aggregator.jobs()? {
                 if let Some(you) = spec.roster.iter().position(|h| *h == hash) {
-                    out.push(ParticipantView::of(&status, nodes, spec.roster.len(), you)?);
+                    out.push(ParticipantView::of(&spec, &status, nodes, you)?);
                 }
             }
             if out.is_empty() {
@@ -224,35 +224,39 @@ pub(crate) async fn list_jobs(
     }
 }
 
-/// `POST /jobs/{id}/answer`.
+/// `POST /jobs/{id}/answer`: checked against the shared participant view, so that N answers
+/// cost O(N), not N reads of the whole job.
 pub(crate) async fn answer_job(
     State(s): State<Arc<ServerState>>,
     UrlPath(id): UrlPath<String>,
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<Response> {
-    let (view, analyst) = s.visible_job(&headers, &id)?;
-    let body = s.read_body(&headers, body, 64 << 10, false).await?;
-    let answer: Answer =
-        serde_json::from_slice(&body).map_err(|e| ApiError::bad_request(format!("answer: {e}")))?;
-    let (Some(index), false) = (view.you, analyst) else {
+    let Caller::Other(hash) = s.caller(&headers)? else {
         return Err(ApiError::bad_request(
             "only a participant on the job's roster answers it",
         ));
     };
-    if answer.accept && !(1..=view.spec.max_rows).contains(&answer.rows) {
+    let view = s
+        .aggregator
+        .participant_view(&id.to_ascii_lowercase(), &hash)?
+        .ok_or_else(|| ApiError::not_found("unknown job"))?;
+    let body = s.read_body(&headers, body, 64 << 10, false).await?;
+    let answer: Answer =
+        serde_json::from_slice(&body).map_err(|e| ApiError::bad_request(format!("answer: {e}")))?;
+    if answer.accept && !(1..=view.max_rows).contains(&answer.rows) {
         return Err(ApiError::bad_request(format!(
             "an acceptance states its rows, from 1 to the job's max_rows = {} (got {})",
-            view.spec.max_rows, answer.rows
+            view.max_rows, answer.rows
         )));
     }
-    if view.status.state != "answering" {
+    if view.state != "answering" {
         return Err(ApiError::conflict(
             "job-state",
-            format!("job is {}, no longer taking answers", view.status.state),
+            format!("job is {}, no longer taking answers", view.state),
         ));
     }
-    let stored = s.aggregator.answer(&view.status.id, index, &answer)?;
+    let stored = s.aggregator.answer(&view.id, view.you, &answer)?;
     if stored != answer {
         return Err(ApiError::conflict(
             "already-answered",

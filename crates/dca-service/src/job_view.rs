@@ -28,6 +28,9 @@ pub struct ParticipantView {
     pub reason: Option<String>,
     /// The caller's place on the roster.
     pub you: usize,
+    /// The most rows one participant may contribute (the spec's `max_rows`; an acceptance
+    /// states its rows, from 1 to this).
+    pub max_rows: usize,
     /// The compute nodes' base URLs, in node order.
     pub nodes: Vec<String>,
     /// The nodes' public keys read when the job was created (hex, node order).
@@ -92,8 +95,9 @@ pub fn clients_from_bits(bits: &str, roster: usize) -> Result<Vec<usize>> {
 }
 
 impl ParticipantView {
-    /// The participant's view of job `status`, for roster index `you` (`roster` long).
-    pub fn of(status: &JobStatus, nodes: &[String], roster: usize, you: usize) -> Result<Self> {
+    /// The participant's view of job `spec` at `status`, for roster index `you`.
+    pub fn of(spec: &JobSpec, status: &JobStatus, nodes: &[String], you: usize) -> Result<Self> {
+        let roster = spec.roster.len();
         let rounds = status
             .rounds
             .iter()
@@ -115,6 +119,7 @@ impl ParticipantView {
             state: status.state.clone(),
             reason: status.reason.clone(),
             you,
+            max_rows: spec.max_rows,
             nodes: nodes.to_vec(),
             node_keys: status.node_keys.clone(),
             rounds,
@@ -187,7 +192,7 @@ impl SharedParticipantView {
     /// From the job's spec and status, with the nodes' URLs.
     pub fn build(spec: &JobSpec, status: &JobStatus, nodes: &[String]) -> Result<Self> {
         Ok(SharedParticipantView {
-            view: ParticipantView::of(status, nodes, spec.roster.len(), 0)?,
+            view: ParticipantView::of(spec, status, nodes, 0)?,
             roster: spec
                 .roster
                 .iter()
