@@ -70,6 +70,7 @@ pub mod job;
 pub mod job_driver;
 #[cfg(feature = "server")]
 pub mod job_http;
+pub mod job_train;
 pub mod messages;
 #[cfg(feature = "server")]
 pub mod metrics;
@@ -82,6 +83,7 @@ pub mod node;
 #[cfg(feature = "server")]
 pub mod node_key;
 pub mod participant;
+mod participant_train;
 #[cfg(feature = "server")]
 pub mod problem;
 pub mod secret;

@@ -14,12 +14,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use blr::Contribution;
 use dp_noise::rng::RngSource;
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 
 use crate::job::{Answer, JobRound, JobSpec, JobView};
+use crate::participant_train::{Expected, JobRule};
 use crate::secret::SecretString;
 use crate::spec::{Round, token_hash};
 use crate::{Error, MEDIA_JSON, Result, hex};
@@ -368,17 +368,18 @@ impl Participant {
     async fn contribute(&self, view: &JobView, job_round: &JobRound, client: u64) -> Result<()> {
         let spec = &view.spec;
         let round = job_round.spec.clone().validate()?;
-        let rule = Contribution::from_json(&job_round.rule)?;
+        let rule = JobRule::parse(spec, job_round)?;
         check_round(
             spec,
             &round,
-            &rule,
+            &rule.expected(spec)?,
             job_round,
             client,
             &self.token,
             view.nodes.len(),
             &view.status.node_keys,
         )?;
+        rule.check_budget(spec, &round)?;
         let rho = crate::spec::round_rho(&round)?.ok_or_else(|| {
             Error::Job("round has no noise: NON-PRIVATE, this participant does not join".into())
         })?;
@@ -413,13 +414,8 @@ impl Participant {
         let sealed = match self.load_attempt(&job_round.id, round.node_keys.len())? {
             Some(sealed) => sealed,
             None => {
-                let values = self.contribution(spec, &rule)?;
-                let rng = match self.insecure_seed {
-                    Some(seed) => RngSource::InsecureFixedSeed(seed)
-                        .derive(job_round.step)
-                        .derive(client),
-                    None => RngSource::Os,
-                };
+                let (rng, sampling) = rule.rngs(self.insecure_seed, job_round.step, client);
+                let values = self.contribution(spec, &rule, sampling)?;
                 let sealed = crate::client::seal_shares(&round, client, &values, rng)?;
                 self.save_attempt(&job_round.id, &sealed)?;
                 sealed
@@ -450,7 +446,12 @@ impl Participant {
     /// This participant's vector under `rule`: its rows streamed from its file in chunks
     /// (bounded memory), each mapped from the job's public ranges onto ±5, then summed as
     /// `rule` says — the same numbers as `rule.client_vector` over the whole file at once.
-    fn contribution(&self, spec: &JobSpec, rule: &Contribution) -> Result<Vec<f64>> {
+    fn contribution(
+        &self,
+        spec: &JobSpec,
+        rule: &JobRule,
+        sampling: RngSource,
+    ) -> Result<Vec<f64>> {
         let schema = blr::data::CsvSchema {
             x: spec.features.iter().map(|c| c.name.clone()).collect(),
             y: spec.target.name.clone(),
@@ -460,7 +461,7 @@ impl Participant {
             blr::data::CsvChunks::open(&self.data, &schema, blr::silo::csv_chunk_rows(d))?;
         let bounds = spec.public_bounds();
         let target = std::slice::from_ref(&spec.target.name);
-        let mut sum = rule.accumulator()?;
+        let mut sum = rule.accumulator(spec, sampling)?;
         let (mut x, mut y) = (Vec::new(), Vec::new());
         while chunks.next_chunk(&mut x, &mut y)? > 0 {
             bounds
@@ -569,7 +570,7 @@ pub fn check_data(path: &Path) -> Result<(Vec<String>, usize)> {
 fn check_round(
     spec: &JobSpec,
     round: &Round,
-    rule: &Contribution,
+    rule: &Expected,
     job_round: &JobRound,
     client: u64,
     token: &SecretString,
@@ -580,26 +581,19 @@ fn check_round(
     if round.id() != job_round.id {
         return refuse("its config does not hash to its id".into());
     }
-    if rule.columns() != spec.features.len() {
-        return refuse(format!(
-            "its rule reads {} columns, the job has {}",
-            rule.columns(),
-            spec.features.len()
-        ));
-    }
     let s = &round.spec;
     if s.max_dropped != spec.max_dropped
         || s.mode != spec.mode
         || s.n_clients != job_round.clients.len()
-        || s.dim != rule.dim()
+        || s.dim != rule.dim
         || s.node_keys.len() != nodes
-        || s.bound < rule.record_bound()
+        || s.bound < rule.record_bound
     {
         return refuse(
             "its T, share mode, clients, dimension, nodes or bound differ from the job's".into(),
         );
     }
-    if s.noise_sigma_total.is_none() || s.l2_sensitivity != Some(rule.l2_sensitivity()?) {
+    if s.noise_sigma_total.is_none() || s.l2_sensitivity != Some(rule.l2_sensitivity) {
         return refuse(
             "its noise is not calibrated for the sensitivity of its rule (NON-PRIVATE)".into(),
         );
@@ -669,6 +663,7 @@ mod tests {
             upload_window_ms: 1000,
             created_unix_ms: 1,
             public_seed: None,
+            train: None,
         }
     }
 

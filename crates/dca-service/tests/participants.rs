@@ -74,6 +74,7 @@ fn job_spec(roster: usize, t: usize, max_rows: usize, upload_window_ms: u64) -> 
         upload_window_ms,
         created_unix_ms: dca_service::node::now_ms(),
         public_seed: Some(SEED),
+        train: None,
     }
 }
 
