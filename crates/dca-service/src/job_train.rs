@@ -311,3 +311,146 @@ fn smallest_noise(
     }
     Ok(hi)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hex;
+    use crate::job::ColumnBounds;
+
+    fn column(name: &str, lo: f64, hi: f64) -> ColumnBounds {
+        ColumnBounds {
+            name: name.into(),
+            lo,
+            hi,
+        }
+    }
+
+    fn spec(kind: &str) -> JobSpec {
+        JobSpec {
+            kind: kind.into(),
+            target: column("y", 0.0, 1.0),
+            features: vec![column("a", -1.0, 1.0), column("b", 0.0, 10.0)],
+            epsilon: 1.0,
+            delta: 1e-5,
+            max_dropped: 1,
+            mode: "seed".into(),
+            roster: (0..6u8).map(|i| hex::encode(&[i; 32])).collect(),
+            max_rows: 3,
+            answer_window_ms: 1000,
+            upload_window_ms: 1000,
+            created_unix_ms: 1,
+            public_seed: None,
+            train: (kind == "train").then(|| TrainSettings {
+                iterations: 10,
+                clip_norm: 1.0,
+                sampling_rate: 0.5,
+                learning_rate: 0.1,
+                optimizer: "adam".into(),
+                l2: 0.0,
+            }),
+        }
+    }
+
+    #[test]
+    fn bad_train_and_sum_specs_are_refused_and_name_their_field() {
+        spec("train").validate().unwrap();
+        spec("sum").validate().unwrap();
+        type Change = Box<dyn Fn(&mut JobSpec)>;
+        let train = |f: fn(&mut TrainSettings)| -> Change {
+            Box::new(move |s: &mut JobSpec| f(s.train.as_mut().unwrap()))
+        };
+        let cases: Vec<(&str, &str, Change)> = vec![
+            ("train", "iterations", train(|t| t.iterations = 0)),
+            (
+                "train",
+                "iterations",
+                train(|t| t.iterations = MAX_ITERATIONS + 1),
+            ),
+            ("train", "clip_norm", train(|t| t.clip_norm = 0.0)),
+            (
+                "train",
+                "learning_rate",
+                train(|t| t.learning_rate = f64::NAN),
+            ),
+            ("train", "sampling_rate", train(|t| t.sampling_rate = 1.5)),
+            ("train", "sampling_rate", train(|t| t.sampling_rate = 0.0)),
+            ("train", "l2", train(|t| t.l2 = -1.0)),
+            (
+                "train",
+                "optimizer",
+                train(|t| t.optimizer = "rmsprop".into()),
+            ),
+            ("train", "\"seed\"", Box::new(|s| s.mode = "full".into())),
+            ("train", "[train] settings", Box::new(|s| s.train = None)),
+            ("train", "epsilon", Box::new(|s| s.epsilon = -1.0)),
+            (
+                "sum",
+                "not for a \"sum\" job",
+                Box::new(|s| s.train = spec("train").train),
+            ),
+            ("sum", "feature", Box::new(|s| s.features.clear())),
+            ("sum", "bounds", Box::new(|s| s.target.hi = s.target.lo)),
+            ("sum", "not supported", Box::new(|s| s.kind = "sums".into())),
+        ];
+        for (kind, word, change) in cases {
+            let mut s = spec(kind);
+            change(&mut s);
+            let e = s.validate().unwrap_err().to_string();
+            assert!(e.contains(word), "{kind}, {word}: {e}");
+        }
+    }
+
+    /// The planned noise lets all rounds fit in the job's ρ, and is not wasteful: the discrete
+    /// sum costs at least the continuous Gaussian's Δ²/(2σ²) per round, so σ is at least
+    /// Δ·sqrt(rounds / 2ρ) (up to the 1e-9 the budget checks allow for rounding), and it stays
+    /// within a few per cent of that.
+    #[test]
+    fn the_planned_noise_fits_the_budget_and_no_more() {
+        let train = spec("train");
+        let rho = train.rho().unwrap();
+        let config = trainer_config(&train, 6, 3).unwrap();
+        let Privacy::Private {
+            noise_multiplier: z,
+            ..
+        } = config.privacy
+        else {
+            panic!("private")
+        };
+        let continuous = (10.0 / (2.0 * rho)).sqrt();
+        assert!(
+            z >= continuous * (1.0 - 1e-8) && z < continuous * 1.05,
+            "{z} vs {continuous}"
+        );
+        let sum = spec("sum");
+        let round = sum_round_config(&sum, 6, 3).unwrap();
+        let sigma = round.noise().unwrap().sigma_total;
+        let l2 = 5.0 * 3f64.sqrt();
+        let continuous = l2 / (2.0 * rho).sqrt();
+        assert!(
+            sigma >= continuous * (1.0 - 1e-8) && sigma < continuous * 1.05,
+            "{sigma}"
+        );
+        assert!(rounds_fit(&round, l2, 1, rho).unwrap());
+        assert!(!rounds_fit(&round, l2, 2, rho).unwrap());
+    }
+
+    #[test]
+    fn released_sums_map_back_to_the_columns_units() {
+        let s = spec("sum");
+        // Three records, every value at its upper bound (+5 each once mapped), then at lower.
+        let high = sum_in_units(&s, &[15.0, 15.0, 15.0], 3);
+        assert_eq!(high, vec![3.0, 30.0, 3.0]);
+        let low = sum_in_units(&s, &[-15.0, -15.0, -15.0], 3);
+        assert_eq!(low, vec![-3.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn a_rule_names_its_kind() {
+        let rule = Rule::Sum(SumRule { columns: 3 });
+        assert_eq!(rule.to_json(), r#"{"sum":{"columns":3}}"#);
+        assert_eq!(Rule::from_json(&rule.to_json()).unwrap(), rule);
+        assert!(Rule::from_json(r#"{"train":{"columns":3}}"#).is_err());
+        assert!(Rule::from_json("[]").is_err());
+    }
+}
