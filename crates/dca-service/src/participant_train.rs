@@ -224,3 +224,129 @@ impl Accumulator<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hex;
+    use crate::job::ColumnBounds;
+    use crate::job_train::{SumRule, TrainRule, TrainSettings};
+    use share_sealing::NodeKeyPair;
+
+    fn job(kind: &str) -> JobSpec {
+        let column = |name: &str| ColumnBounds {
+            name: name.into(),
+            lo: 0.0,
+            hi: 1.0,
+        };
+        JobSpec {
+            kind: kind.into(),
+            target: column("y"),
+            features: vec![column("a"), column("b")],
+            epsilon: 1.0,
+            delta: 1e-5,
+            max_dropped: 1,
+            mode: "seed".into(),
+            roster: (0..6u8).map(|i| hex::encode(&[i; 32])).collect(),
+            max_rows: 2,
+            answer_window_ms: 1000,
+            upload_window_ms: 1000,
+            created_unix_ms: 1,
+            public_seed: None,
+            train: (kind == "train").then(|| TrainSettings {
+                iterations: 5,
+                clip_norm: 1.0,
+                sampling_rate: 0.25,
+                learning_rate: 0.1,
+                optimizer: "sgd".into(),
+                l2: 0.0,
+            }),
+        }
+    }
+
+    fn job_round(step: u64, rule: &Rule) -> JobRound {
+        let keys = [NodeKeyPair::generate(), NodeKeyPair::generate()];
+        JobRound {
+            step,
+            id: "r".into(),
+            spec: crate::spec::tests::spec(6, 2, &keys),
+            rule: rule.to_json(),
+            clients: (0..6).collect(),
+        }
+    }
+
+    fn train_rule() -> TrainRule {
+        TrainRule {
+            iteration: 2,
+            weights: vec![0.5, -0.5],
+            clip_norm: 1.0,
+            sampling_rate: 0.25,
+        }
+    }
+
+    #[test]
+    fn a_rule_that_is_not_the_accepted_jobs_is_refused() {
+        let train = job("train");
+        let ok = Rule::Train(train_rule());
+        assert!(JobRule::parse(&train, &job_round(2, &ok)).is_ok());
+        type Change = fn(&mut TrainRule);
+        let cases: [(&str, u64, Change); 6] = [
+            ("iteration", 3, |_| {}),
+            ("iteration", 5, |r| r.iteration = 5),
+            ("clips", 2, |r| r.clip_norm = 2.0),
+            ("samples", 2, |r| r.sampling_rate = 0.5),
+            ("weights", 2, |r| r.weights.push(0.0)),
+            // JSON has no NaN: it cannot even be published as a number.
+            ("rule", 2, |r| r.weights[0] = f64::NAN),
+        ];
+        for (word, step, change) in cases {
+            let mut r = train_rule();
+            change(&mut r);
+            let e = JobRule::parse(&train, &job_round(step, &Rule::Train(r)))
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(e.contains(word), "{word}: {e}");
+        }
+        // A rule of another kind, or for another number of columns.
+        let sum = Rule::Sum(SumRule { columns: 3 });
+        assert!(JobRule::parse(&train, &job_round(0, &sum)).is_err());
+        assert!(JobRule::parse(&job("sum"), &job_round(0, &sum)).is_ok());
+        let wide = Rule::Sum(SumRule { columns: 4 });
+        assert!(JobRule::parse(&job("sum"), &job_round(0, &wide)).is_err());
+        assert!(JobRule::parse(&job("sum"), &job_round(0, &ok)).is_err());
+        assert!(JobRule::parse(&job("blr"), &job_round(0, &sum)).is_err());
+    }
+
+    /// The job's noise lets its five rounds fit its ρ; a round with half that noise (four
+    /// times the cost) does not, and neither does a round without noise.
+    #[test]
+    fn a_round_whose_noise_does_not_fit_the_jobs_budget_is_refused() {
+        let train = job("train");
+        let config = crate::job_train::trainer_config(&train, 6, 2).unwrap();
+        let dca_learning::Privacy::Private {
+            noise_multiplier: z,
+            ..
+        } = config.privacy
+        else {
+            panic!("private")
+        };
+        let keys = [NodeKeyPair::generate(), NodeKeyPair::generate()];
+        let round = |sigma: Option<f64>| {
+            let mut s = crate::spec::tests::spec(6, 2, &keys);
+            s.dim = 2;
+            s.bound = 2.0;
+            s.noise_sigma_total = sigma;
+            s.l2_sensitivity = sigma.map(|_| 1.0);
+            s.validate().unwrap()
+        };
+        let rule = JobRule::Train(train_rule());
+        rule.check_budget(&train, &round(Some(z))).unwrap();
+        let e = rule
+            .check_budget(&train, &round(Some(z / 2.0)))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ε = 1"), "{e}");
+        assert!(rule.check_budget(&train, &round(None)).is_err());
+    }
+}
