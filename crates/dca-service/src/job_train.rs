@@ -274,9 +274,13 @@ fn smallest_noise(
     rounds: u64,
     unit: f64,
 ) -> Result<f64> {
+    // Planned with a little slack below the budget, so that the running totals of the
+    // aggregator and of each participant (a sum of `rounds` equal charges, checked against
+    // the budget up to 1e-9) never trip over rounding at the last round.
+    let target = budget * (1.0 - 1e-6);
     let fits = |s: f64| -> Result<bool> {
         match make(s) {
-            Ok(config) => rounds_fit(&config, l2, rounds, budget),
+            Ok(config) => rounds_fit(&config, l2, rounds, target),
             // A noise so large the grid cannot hold it is "does not fit" from above; the
             // search never goes there unless nothing smaller fits.
             Err(_) => Ok(false),

@@ -445,7 +445,8 @@ impl Participant {
 
     /// This participant's vector under `rule`: its rows streamed from its file in chunks
     /// (bounded memory), each mapped from the job's public ranges onto ±5, then summed as
-    /// `rule` says — the same numbers as `rule.client_vector` over the whole file at once.
+    /// `rule` says — for `blr`, the same numbers as `rule.client_vector` over the whole file at
+    /// once; for `train` and `sum`, see `participant_train`.
     fn contribution(
         &self,
         spec: &JobSpec,

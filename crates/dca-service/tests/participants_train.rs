@@ -86,7 +86,12 @@ fn holdings(counts: &[usize]) -> Vec<Vec<(f64, f64, f64)>> {
         .collect()
 }
 
-fn write_participants(cluster: &Cluster, held: &[Vec<(f64, f64, f64)>]) -> Vec<PathBuf> {
+/// Participant `refusing`, if any, may not contribute `x2`.
+fn write_participants(
+    cluster: &Cluster,
+    held: &[Vec<(f64, f64, f64)>],
+    refusing: Option<usize>,
+) -> Vec<PathBuf> {
     held.iter()
         .enumerate()
         .map(|(i, rows)| {
@@ -94,13 +99,24 @@ fn write_participants(cluster: &Cluster, held: &[Vec<(f64, f64, f64)>]) -> Vec<P
                 .iter()
                 .map(|(a, b, y)| format!("{a},{b},{y}"))
                 .collect();
-            participant_files(&cluster.dir, i, HEADER, &lines, POLICY)
+            let policy = if refusing == Some(i) {
+                POLICY.replace("\"x2\", ", "")
+            } else {
+                POLICY.to_string()
+            };
+            participant_files(&cluster.dir, i, HEADER, &lines, &policy)
         })
         .collect()
 }
 
-/// Runs participants over `dirs` for job `id` to its end; every one took part.
-async fn run_participants(cluster: &Cluster, aggregator: &str, dirs: &[PathBuf], id: &str) {
+/// Runs participants over `dirs` for job `id` to its end; every one took part but `refusing`.
+async fn run_participants(
+    cluster: &Cluster,
+    aggregator: &str,
+    dirs: &[PathBuf],
+    id: &str,
+    refusing: Option<usize>,
+) {
     let processes: Vec<ParticipantProcess> = dirs
         .iter()
         .map(|d| ParticipantProcess::start(cluster, aggregator, d, id))
@@ -109,8 +125,9 @@ async fn run_participants(cluster: &Cluster, aggregator: &str, dirs: &[PathBuf],
     assert_eq!(view.status.state, "done", "{:?}", view.status.reason);
     for (i, p) in processes.into_iter().enumerate() {
         let (ok, out) = p.finish(Duration::from_secs(60));
-        assert!(ok && out.contains("took part"), "participant {i}: {out}");
-        assert!(!out.contains("did not take part"), "participant {i}: {out}");
+        assert!(ok && out.contains("job done"), "participant {i}: {out}");
+        let took_part = out.contains("this participant took part");
+        assert_eq!(took_part, refusing != Some(i), "participant {i}: {out}");
     }
 }
 
@@ -128,8 +145,8 @@ async fn a_train_job_over_participant_processes_releases_every_iteration_like_th
         let held = holdings(&counts);
         let spec = job_spec("train", counts.len(), 3);
         let id = create_job(&cluster, &aggregator.url, &spec).await;
-        let dirs = write_participants(&cluster, &held);
-        run_participants(&cluster, &aggregator.url, &dirs, &id).await;
+        let dirs = write_participants(&cluster, &held, None);
+        run_participants(&cluster, &aggregator.url, &dirs, &id, None).await;
         let view = job_view(&cluster, &aggregator.url, &id).await;
         let result = view.status.train_result.clone().unwrap();
         assert_eq!(result.records, 12);
@@ -201,21 +218,29 @@ async fn a_train_job_over_participant_processes_releases_every_iteration_like_th
     .expect("test exceeded its time limit");
 }
 
-/// Four participants holding 1 to 3 rows: the job's one round releases, bit for bit, an
-/// in-process DCA round of the participants' column sums (computed here from their files)
-/// with the same configuration and seeds; the sums in the columns' units and n follow.
+/// Five participants holding 1 to 3 rows, one of which refuses by its policy (T = 1): the job's
+/// one round releases, bit for bit, an in-process DCA round of the other four's column sums
+/// (computed here from their rows) with the same configuration and seeds; the sums in the
+/// columns' units and n follow.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sum_job_over_participant_processes_releases_the_in_process_round() {
     tokio::time::timeout(LIMIT, async {
         let cluster = Cluster::start("job-sum", 3);
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
-        let counts = [1, 2, 1, 3];
+        let counts = [1, 2, 2, 1, 3];
         let held = holdings(&counts);
         let spec = job_spec("sum", counts.len(), 3);
         let id = create_job(&cluster, &aggregator.url, &spec).await;
-        let dirs = write_participants(&cluster, &held);
-        run_participants(&cluster, &aggregator.url, &dirs, &id).await;
+        let dirs = write_participants(&cluster, &held, Some(2));
+        run_participants(&cluster, &aggregator.url, &dirs, &id, Some(2)).await;
         let view = job_view(&cluster, &aggregator.url, &id).await;
+        assert_eq!(view.status.refused.len(), 1);
+        assert_eq!(view.status.refused[0].0, 2);
+        assert!(
+            view.status.refused[0].1.contains("x2"),
+            "{:?}",
+            view.status.refused
+        );
         let result = view.status.sum_result.clone().unwrap();
         assert_eq!(result.records, 7);
         assert_eq!(view.status.rounds.len(), 1);
@@ -228,7 +253,9 @@ async fn a_sum_job_over_participant_processes_releases_the_in_process_round() {
         let map = |v: f64, lo: f64, hi: f64| (v.clamp(lo, hi) - (lo + hi) / 2.0) / (hi - lo) * 10.0;
         let vectors: Vec<Vec<f64>> = held
             .iter()
-            .map(|rows| {
+            .enumerate()
+            .filter(|&(i, _)| i != 2)
+            .map(|(_, rows)| {
                 let mut s = vec![0.0; 3];
                 for &(a, b, y) in rows {
                     s[0] += map(a, -2.0, 2.0);
