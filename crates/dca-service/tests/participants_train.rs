@@ -7,7 +7,7 @@
 mod common;
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::jobs::*;
 use common::*;
@@ -16,6 +16,7 @@ use dca_learning::{
 };
 use dca_service::hex;
 use dca_service::job::{ColumnBounds, JobSpec};
+use dca_service::job_http::JobView;
 use dca_service::job_train::{Rule, TrainSettings};
 use dca_service::spec::token_hash;
 use dp_noise::rng::RngSource;
@@ -45,7 +46,8 @@ fn column(name: &str, lo: f64, hi: f64) -> ColumnBounds {
     }
 }
 
-fn job_spec(kind: &str, roster: usize, max_rows: usize) -> JobSpec {
+/// A job of `kind`; a train job runs `iterations` iterations with Adam.
+fn job_spec(kind: &str, roster: usize, max_rows: usize, iterations: u64) -> JobSpec {
     JobSpec {
         kind: kind.into(),
         target: column("label", 0.0, 1.0),
@@ -63,7 +65,7 @@ fn job_spec(kind: &str, roster: usize, max_rows: usize) -> JobSpec {
         created_unix_ms: dca_service::node::now_ms(),
         public_seed: Some(SEED),
         train: (kind == "train").then(|| TrainSettings {
-            iterations: 4,
+            iterations,
             clip_norm: 1.0,
             sampling_rate: 0.5,
             learning_rate: 0.2,
@@ -143,7 +145,7 @@ async fn a_train_job_over_participant_processes_releases_every_iteration_like_th
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let counts = [1, 2, 3, 1, 2, 3];
         let held = holdings(&counts);
-        let spec = job_spec("train", counts.len(), 3);
+        let spec = job_spec("train", counts.len(), 3, 4);
         let id = create_job(&cluster, &aggregator.url, &spec).await;
         let dirs = write_participants(&cluster, &held, None);
         run_participants(&cluster, &aggregator.url, &dirs, &id, None).await;
@@ -153,60 +155,7 @@ async fn a_train_job_over_participant_processes_releases_every_iteration_like_th
         assert_eq!(result.sums.len(), 4);
         assert_eq!(view.status.rounds.len(), 4);
 
-        // The reference: the library's trainer, its clients' rows in the same order, the
-        // features mapped by the job's public bounds, the 0/1 labels as they are in the files.
-        let mut x = Vec::new();
-        let mut y = Vec::new();
-        for (dir, rows) in dirs.iter().zip(&held) {
-            let text = std::fs::read_to_string(dir.join("rows.csv")).unwrap();
-            let table = blr::data::Table::parse_csv(&text).unwrap();
-            let (px, _, _) = spec.rows_of(&table).unwrap();
-            x.extend(px);
-            y.extend(rows.iter().map(|r| r.2));
-        }
-        let z = result.noise_multiplier;
-        let settings = spec.train.as_ref().unwrap();
-        for r in &view.status.rounds {
-            assert_eq!(r.spec.noise_sigma_total, Some(z * settings.clip_norm));
-            assert_eq!(r.spec.l2_sensitivity, Some(settings.clip_norm));
-        }
-        let config = TrainerConfig {
-            model: Model::Logistic { l2: 0.01 },
-            sampling: ClientSampling::Poisson { rate: 0.5 },
-            clip_norm: 1.0,
-            privacy: Privacy::Private {
-                budget: PrivacyLoss::new(1.0, 1e-5).unwrap(),
-                noise_multiplier: z,
-            },
-            optimizer: Optimizer::adam(0.2),
-            n_nodes: 3,
-            max_dropped: 1,
-        };
-        let mut trainer = Trainer::with_clients(
-            config,
-            counts.to_vec(),
-            3,
-            2,
-            RngSource::InsecureFixedSeed(SEED),
-        )
-        .unwrap();
-        let records = Records::new(x, 2, y).unwrap();
-        for (i, released) in result.sums.iter().enumerate() {
-            let Rule::Train(rule) = Rule::from_json(&view.status.rounds[i].rule).unwrap() else {
-                panic!("round {i} has no train rule");
-            };
-            assert_eq!(rule.iteration, i as u64);
-            assert_eq!(
-                bits(&rule.weights),
-                bits(trainer.params()),
-                "weights of {i}"
-            );
-            let step = trainer.step(&records, &[]).unwrap();
-            assert_eq!(bits(released), bits(&step.released_sum), "iteration {i}");
-        }
-        assert_eq!(bits(&result.weights), bits(trainer.params()));
-        // The weights moved: the releases were used.
-        assert!(trainer.params().iter().any(|w| *w != 0.0));
+        assert_same_training(&spec, &view, &dirs, &held, &counts);
         let (spent, reserved) = (view.status.rho_spent, view.status.rho_reserved);
         // The noise was planned to spend the reservation (up to the 1e-9 the checks allow).
         assert!(
@@ -216,6 +165,133 @@ async fn a_train_job_over_participant_processes_releases_every_iteration_like_th
     })
     .await
     .expect("test exceeded its time limit");
+}
+
+/// The aggregator is killed (`kill -9`) in the middle of a 12-iteration train job, after at
+/// least two iterations were released, and restarted on the same store: it replays the trainer
+/// from the job's start — the released rounds give back their stored releases, so each
+/// recorded round is asked for again with the same weights — and the job ends releasing every
+/// iteration like the in-process trainer; the rounds recorded before the kill keep their ids.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_train_job_survives_an_aggregator_restart_between_iterations() {
+    tokio::time::timeout(LIMIT, async {
+        let cluster = Cluster::start("job-train-restart", 3);
+        let mut aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let addr = aggregator.url.trim_start_matches("https://").to_string();
+        let counts = [2, 1, 3, 2];
+        let held = holdings(&counts);
+        let spec = job_spec("train", counts.len(), 3, 12);
+        let id = create_job(&cluster, &aggregator.url, &spec).await;
+        let dirs = write_participants(&cluster, &held, None);
+        let processes: Vec<ParticipantProcess> = dirs
+            .iter()
+            .map(|d| ParticipantProcess::start(&cluster, &aggregator.url, d, &id))
+            .collect();
+        let start = Instant::now();
+        let before = loop {
+            let view = job_view(&cluster, &aggregator.url, &id).await;
+            if view.status.rounds.len() >= 3 {
+                break view;
+            }
+            assert!(start.elapsed() < Duration::from_secs(120), "no third round");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        aggregator.child.kill().unwrap();
+        aggregator.child.wait().unwrap();
+        // Killed while running: each iteration takes a round trip through every participant,
+        // so nine more cannot have happened since the last look.
+        assert_eq!(before.status.state, "running");
+        assert!(before.status.rounds.len() < 12);
+        aggregator = AggregatorProcess::start_on(&cluster, "aggregator.sqlite", 10.0, &addr);
+        let view = wait_for_end(&cluster, &aggregator.url, &id).await;
+        assert_eq!(view.status.state, "done", "{:?}", view.status.reason);
+        for (i, p) in processes.into_iter().enumerate() {
+            let (ok, out) = p.finish(Duration::from_secs(60));
+            assert!(
+                ok && out.contains("this participant took part"),
+                "{i}: {out}"
+            );
+        }
+        for (a, b) in before.status.rounds.iter().zip(&view.status.rounds) {
+            assert_eq!(a.id, b.id, "round {} was planned again differently", a.step);
+        }
+        assert_eq!(view.status.rounds.len(), 12);
+        assert_same_training(&spec, &view, &dirs, &held, &counts);
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
+/// Every iteration's release of a finished `train` job, the weights each of its rounds
+/// published and its final weights equal dca-learning's trainer in process. The reference is
+/// the library's trainer over its clients' rows in the same order, the features mapped by the
+/// job's public bounds, the 0/1 labels as they are in the files.
+fn assert_same_training(
+    spec: &JobSpec,
+    view: &JobView,
+    dirs: &[PathBuf],
+    held: &[Vec<(f64, f64, f64)>],
+    counts: &[usize],
+) {
+    let result = view.status.train_result.clone().unwrap();
+    assert_eq!(
+        result.sums.len() as u64,
+        spec.train.as_ref().unwrap().iterations
+    );
+    let mut x = Vec::new();
+    let mut y = Vec::new();
+    for (dir, rows) in dirs.iter().zip(held) {
+        let text = std::fs::read_to_string(dir.join("rows.csv")).unwrap();
+        let table = blr::data::Table::parse_csv(&text).unwrap();
+        let (px, _, _) = spec.rows_of(&table).unwrap();
+        x.extend(px);
+        y.extend(rows.iter().map(|r| r.2));
+    }
+    let z = result.noise_multiplier;
+    let settings = spec.train.as_ref().unwrap();
+    for r in &view.status.rounds {
+        assert_eq!(r.spec.noise_sigma_total, Some(z * settings.clip_norm));
+        assert_eq!(r.spec.l2_sensitivity, Some(settings.clip_norm));
+    }
+    let config = TrainerConfig {
+        model: Model::Logistic { l2: settings.l2 },
+        sampling: ClientSampling::Poisson {
+            rate: settings.sampling_rate,
+        },
+        clip_norm: settings.clip_norm,
+        privacy: Privacy::Private {
+            budget: PrivacyLoss::new(spec.epsilon, spec.delta).unwrap(),
+            noise_multiplier: z,
+        },
+        optimizer: Optimizer::adam(settings.learning_rate),
+        n_nodes: 3,
+        max_dropped: 1,
+    };
+    let mut trainer = Trainer::with_clients(
+        config,
+        counts.to_vec(),
+        3,
+        2,
+        RngSource::InsecureFixedSeed(SEED),
+    )
+    .unwrap();
+    let records = Records::new(x, 2, y).unwrap();
+    for (i, released) in result.sums.iter().enumerate() {
+        let Rule::Train(rule) = Rule::from_json(&view.status.rounds[i].rule).unwrap() else {
+            panic!("round {i} has no train rule");
+        };
+        assert_eq!(rule.iteration, i as u64);
+        assert_eq!(
+            bits(&rule.weights),
+            bits(trainer.params()),
+            "weights of {i}"
+        );
+        let step = trainer.step(&records, &[]).unwrap();
+        assert_eq!(bits(released), bits(&step.released_sum), "iteration {i}");
+    }
+    assert_eq!(bits(&result.weights), bits(trainer.params()));
+    // The weights moved: the releases were used.
+    assert!(trainer.params().iter().any(|w| *w != 0.0));
 }
 
 /// Five participants holding 1 to 3 rows, one of which refuses by its policy (T = 1): the job's
@@ -229,7 +305,7 @@ async fn a_sum_job_over_participant_processes_releases_the_in_process_round() {
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let counts = [1, 2, 2, 1, 3];
         let held = holdings(&counts);
-        let spec = job_spec("sum", counts.len(), 3);
+        let spec = job_spec("sum", counts.len(), 3, 0);
         let id = create_job(&cluster, &aggregator.url, &spec).await;
         let dirs = write_participants(&cluster, &held, Some(2));
         run_participants(&cluster, &aggregator.url, &dirs, &id, Some(2)).await;
