@@ -356,53 +356,58 @@ mod tests {
         }
     }
 
-    #[test]
-    fn bad_train_and_sum_specs_are_refused_and_name_their_field() {
-        spec("train").validate().unwrap();
-        spec("sum").validate().unwrap();
-        type Change = Box<dyn Fn(&mut JobSpec)>;
-        let train = |f: fn(&mut TrainSettings)| -> Change {
-            Box::new(move |s: &mut JobSpec| f(s.train.as_mut().unwrap()))
-        };
-        let cases: Vec<(&str, &str, Change)> = vec![
-            ("train", "iterations", train(|t| t.iterations = 0)),
-            (
-                "train",
-                "iterations",
-                train(|t| t.iterations = MAX_ITERATIONS + 1),
-            ),
-            ("train", "clip_norm", train(|t| t.clip_norm = 0.0)),
-            (
-                "train",
-                "learning_rate",
-                train(|t| t.learning_rate = f64::NAN),
-            ),
-            ("train", "sampling_rate", train(|t| t.sampling_rate = 1.5)),
-            ("train", "sampling_rate", train(|t| t.sampling_rate = 0.0)),
-            ("train", "l2", train(|t| t.l2 = -1.0)),
-            (
-                "train",
-                "optimizer",
-                train(|t| t.optimizer = "rmsprop".into()),
-            ),
-            ("train", "\"seed\"", Box::new(|s| s.mode = "full".into())),
-            ("train", "[train] settings", Box::new(|s| s.train = None)),
-            ("train", "epsilon", Box::new(|s| s.epsilon = -1.0)),
-            (
-                "sum",
-                "not for a \"sum\" job",
-                Box::new(|s| s.train = spec("train").train),
-            ),
-            ("sum", "feature", Box::new(|s| s.features.clear())),
-            ("sum", "bounds", Box::new(|s| s.target.hi = s.target.lo)),
-            ("sum", "not supported", Box::new(|s| s.kind = "sums".into())),
-        ];
-        for (kind, word, change) in cases {
+    type Change = Box<dyn Fn(&mut JobSpec)>;
+
+    fn assert_refused(kind: &str, cases: Vec<(&str, Change)>) {
+        spec(kind).validate().unwrap();
+        for (word, change) in cases {
             let mut s = spec(kind);
             change(&mut s);
             let e = s.validate().unwrap_err().to_string();
             assert!(e.contains(word), "{kind}, {word}: {e}");
         }
+    }
+
+    #[test]
+    fn bad_train_specs_are_refused_and_name_their_field() {
+        let train = |f: fn(&mut TrainSettings)| -> Change {
+            Box::new(move |s: &mut JobSpec| f(s.train.as_mut().unwrap()))
+        };
+        assert_refused(
+            "train",
+            vec![
+                ("iterations", train(|t| t.iterations = 0)),
+                ("iterations", train(|t| t.iterations = MAX_ITERATIONS + 1)),
+                ("clip_norm", train(|t| t.clip_norm = 0.0)),
+                ("learning_rate", train(|t| t.learning_rate = f64::NAN)),
+                ("sampling_rate", train(|t| t.sampling_rate = 1.5)),
+                ("sampling_rate", train(|t| t.sampling_rate = 0.0)),
+                ("l2", train(|t| t.l2 = -1.0)),
+                ("optimizer", train(|t| t.optimizer = "rmsprop".into())),
+                ("\"seed\"", Box::new(|s| s.mode = "full".into())),
+                ("[train] settings", Box::new(|s| s.train = None)),
+                ("epsilon", Box::new(|s| s.epsilon = -1.0)),
+                ("honest", Box::new(|s| s.roster.truncate(2))),
+            ],
+        );
+    }
+
+    #[test]
+    fn bad_sum_specs_are_refused_and_name_their_field() {
+        assert_refused(
+            "sum",
+            vec![
+                (
+                    "not for a \"sum\" job",
+                    Box::new(|s| s.train = spec("train").train),
+                ),
+                ("feature", Box::new(|s| s.features.clear())),
+                ("bounds", Box::new(|s| s.target.hi = s.target.lo)),
+                ("twice", Box::new(|s| s.features[1].name = "y".into())),
+                ("delta", Box::new(|s| s.delta = 1.0)),
+                ("not supported", Box::new(|s| s.kind = "sums".into())),
+            ],
+        );
     }
 
     /// The planned noise lets all rounds fit in the job's ρ, and is not wasteful: the discrete
