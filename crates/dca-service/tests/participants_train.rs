@@ -155,7 +155,10 @@ async fn a_train_job_over_participant_processes_releases_every_iteration_like_th
         assert_eq!(result.sums.len(), 4);
         assert_eq!(view.status.rounds.len(), 4);
 
-        assert_same_training(&spec, &view, &dirs, &held, &counts);
+        assert_eq!(
+            assert_same_training(&spec, &view, &dirs, &held, &counts, None),
+            0
+        );
         let (spent, reserved) = (view.status.rho_spent, view.status.rho_reserved);
         // The noise was planned to spend the reservation (up to the 1e-9 the checks allow).
         assert!(
@@ -216,7 +219,66 @@ async fn a_train_job_survives_an_aggregator_restart_between_iterations() {
             assert_eq!(a.id, b.id, "round {} was planned again differently", a.step);
         }
         assert_eq!(view.status.rounds.len(), 12);
-        assert_same_training(&spec, &view, &dirs, &held, &counts);
+        assert_eq!(
+            assert_same_training(&spec, &view, &dirs, &held, &counts, None),
+            0
+        );
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
+/// A participant killed (`kill -9`) after the job's second round was published (T = 1): the
+/// later rounds are released without it when their upload window closes, and every iteration
+/// still equals the in-process trainer with that participant dropped from the same iterations.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_train_job_goes_on_without_a_participant_killed_mid_job() {
+    tokio::time::timeout(LIMIT, async {
+        let cluster = Cluster::start("job-train-kill", 3);
+        let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let counts = [1, 2, 1, 2, 1];
+        let held = holdings(&counts);
+        let spec = JobSpec {
+            // Long enough for the live participants on a loaded machine, short enough to
+            // wait out for the dead one in each remaining round.
+            upload_window_ms: 8_000,
+            ..job_spec("train", counts.len(), 2, 5)
+        };
+        let id = create_job(&cluster, &aggregator.url, &spec).await;
+        let dirs = write_participants(&cluster, &held, None);
+        let mut processes: Vec<ParticipantProcess> = dirs
+            .iter()
+            .map(|d| ParticipantProcess::start(&cluster, &aggregator.url, d, &id))
+            .collect();
+        let start = Instant::now();
+        while job_view(&cluster, &aggregator.url, &id)
+            .await
+            .status
+            .rounds
+            .len()
+            < 2
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "no second round"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let mut victim = processes.pop().unwrap();
+        victim.0.kill().unwrap();
+        victim.0.wait().unwrap();
+        let view = wait_for_end(&cluster, &aggregator.url, &id).await;
+        assert_eq!(view.status.state, "done", "{:?}", view.status.reason);
+        for (i, p) in processes.into_iter().enumerate() {
+            let (ok, out) = p.finish(Duration::from_secs(60));
+            assert!(
+                ok && out.contains("this participant took part"),
+                "{i}: {out}"
+            );
+        }
+        let missed = assert_same_training(&spec, &view, &dirs, &held, &counts, Some(4));
+        // At least the last three rounds were created after the kill.
+        assert!(missed >= 3, "the killed participant missed {missed} rounds");
     })
     .await
     .expect("test exceeded its time limit");
@@ -232,7 +294,8 @@ fn assert_same_training(
     dirs: &[PathBuf],
     held: &[Vec<(f64, f64, f64)>],
     counts: &[usize],
-) {
+    killed: Option<usize>,
+) -> usize {
     let result = view.status.train_result.clone().unwrap();
     assert_eq!(
         result.sums.len() as u64,
@@ -267,15 +330,17 @@ fn assert_same_training(
         n_nodes: 3,
         max_dropped: 1,
     };
+    let d = spec.features.len();
     let mut trainer = Trainer::with_clients(
         config,
         counts.to_vec(),
-        3,
-        2,
+        spec.max_rows,
+        d,
         RngSource::InsecureFixedSeed(SEED),
     )
     .unwrap();
-    let records = Records::new(x, 2, y).unwrap();
+    let records = Records::new(x, d, y).unwrap();
+    let mut missed = 0;
     for (i, released) in result.sums.iter().enumerate() {
         let Rule::Train(rule) = Rule::from_json(&view.status.rounds[i].rule).unwrap() else {
             panic!("round {i} has no train rule");
@@ -286,12 +351,26 @@ fn assert_same_training(
             bits(trainer.params()),
             "weights of {i}"
         );
-        let step = trainer.step(&records, &[]).unwrap();
+        let mut with_all = trainer.clone();
+        let step = with_all.step(&records, &[]).unwrap();
+        let step = match killed {
+            // The killed participant's shares are in the release until it is killed (which
+            // upload windows it missed is the test's timing), never after.
+            Some(k) if missed > 0 || bits(released) != bits(&step.released_sum) => {
+                missed += 1;
+                trainer.step(&records, &[k]).unwrap()
+            }
+            _ => {
+                trainer = with_all;
+                step
+            }
+        };
         assert_eq!(bits(released), bits(&step.released_sum), "iteration {i}");
     }
     assert_eq!(bits(&result.weights), bits(trainer.params()));
     // The weights moved: the releases were used.
     assert!(trainer.params().iter().any(|w| *w != 0.0));
+    missed
 }
 
 /// Five participants holding 1 to 3 rows, one of which refuses by its policy (T = 1): the job's
