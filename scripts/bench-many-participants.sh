@@ -24,7 +24,9 @@ cargo build --release -p dca-service --example many_participants >&2
 "${CARGO_TARGET_DIR:-target}/release/examples/many_participants" --aggregator "https://$agg_addr" \
   --ca "$work/ca.pem" --analyst-token-file "$work/analyst.token" --state-dir "$state" --n "$n" \
   --poll-ms "$poll"
-for p in "${pids[@]}"; do
-  awk -v pid="$p" '{ split($0, a, ") "); split(a[2], f, " ");
-    printf "pid %s: CPU %.1f s\n", pid, (f[12] + f[13]) / 100 }' "/proc/$p/stat"
+# The cluster's processes, in start order (cluster.sh): nodes 0, 1, 2, then the aggregator.
+names=("node 0" "node 1" "node 2" "aggregator")
+for k in "${!pids[@]}"; do
+  awk -v who="${names[$k]}" '{ split($0, a, ") "); split(a[2], f, " ");
+    printf "%s: CPU %.1f s\n", who, (f[12] + f[13]) / 100 }' "/proc/${pids[$k]}/stat"
 done

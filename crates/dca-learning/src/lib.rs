@@ -17,7 +17,11 @@
 //! Models ([`Model`]): logistic regression, and Bayesian linear regression by DP variational
 //! inference (mean-field Gaussian posterior, clipped gradients of the expected log-likelihood).
 //!
-//! The privacy guarantee is per client (one record each), for the release of every iterate.
+//! The privacy guarantee is per record, for the release of every iterate. A client holds one
+//! record ([`Trainer::new`]) or many ([`Trainer::with_clients`]: it sends the sum of its sampled
+//! records' clipped gradients, [`ClientGradient`]); a remote client computes that sum itself
+//! from a published rule ([`Trainer::step_at_clients`]) with the streams of
+//! [`iteration_rngs`], so a fixed seed reproduces the in-process run.
 //!
 //! ```
 //! use dca_learning::{
@@ -54,6 +58,7 @@
 //! # Ok::<(), dca_learning::Error>(())
 //! ```
 
+mod client_gradient;
 mod clip;
 mod data;
 mod error;
@@ -65,6 +70,7 @@ mod trainer;
 #[cfg(test)]
 mod tests;
 
+pub use client_gradient::{ClientGradient, iteration_rngs};
 pub use clip::clip_to_norm;
 pub use data::Records;
 pub use dp_noise::PrivacyLoss;

@@ -10,10 +10,10 @@ use fixedpoint_shares::{
     ShareMode,
 };
 
-use crate::clip::clip_to_norm;
+use crate::client_gradient::{ClientGradient, iteration_rngs};
 use crate::model::Model;
 use crate::optimizer::{Optimizer, OptimizerState};
-use crate::sampling::{ClientSampling, fixed_size_batch, poisson_coin};
+use crate::sampling::{ClientSampling, fixed_size_batch};
 use crate::{Error, Records, Result};
 
 /// Privacy of the iterations.
@@ -71,6 +71,12 @@ pub struct StepReport {
 pub struct Trainer {
     config: TrainerConfig,
     n_clients: usize,
+    /// Records of each client, in record order (client i holds the next `client_rows[i]`).
+    client_rows: Vec<usize>,
+    /// Σ client_rows.
+    n_records: usize,
+    /// The most records one client may hold (public: it sizes the fixed-point grid).
+    max_rows: usize,
     dim: usize,
     params: Vec<f64>,
     state: OptimizerState,
@@ -93,9 +99,43 @@ impl Trainer {
         dim: usize,
         rng: RngSource,
     ) -> Result<Self> {
+        Self::with_clients(config, vec![1; n_clients], 1, dim, rng)
+    }
+
+    /// A trainer whose client i holds `client_rows[i]` records (a hospital as one client), at
+    /// most `max_rows` each. Client i sends the sum of its sampled records' clipped gradients
+    /// ([`ClientGradient`]); sensitivity stays per record, the sampling is per record (Poisson:
+    /// each record its own coin; fixed size: m of all records), and the normaliser is over
+    /// all records. With one record per client it is [`Trainer::new`].
+    ///
+    /// # Errors
+    /// As [`Trainer::new`]; a client with no record or more than `max_rows`.
+    pub fn with_clients(
+        config: TrainerConfig,
+        client_rows: Vec<usize>,
+        max_rows: usize,
+        dim: usize,
+        rng: RngSource,
+    ) -> Result<Self> {
+        let n_clients = client_rows.len();
+        if let Some(&bad) = client_rows.iter().find(|&&r| r == 0 || r > max_rows) {
+            return Err(Error::InvalidParameter {
+                name: "records of a client",
+                value: bad as f64,
+                requirement: "in 1..=max_rows",
+            });
+        }
+        let n_records = client_rows
+            .iter()
+            .try_fold(0usize, |a, &r| a.checked_add(r))
+            .ok_or(Error::InvalidParameter {
+                name: "records",
+                value: f64::INFINITY,
+                requirement: "a total that fits in usize",
+            })?;
         config.model.validate()?;
         config.optimizer.validate()?;
-        config.sampling.validate(n_clients)?;
+        config.sampling.validate(n_records)?;
         if dim == 0 {
             return Err(Error::InvalidParameter {
                 name: "dim",
@@ -146,6 +186,9 @@ impl Trainer {
             ),
             config,
             n_clients,
+            client_rows,
+            n_records,
+            max_rows,
             dim,
             accountant,
             iteration: 0,
@@ -190,7 +233,12 @@ impl Trainer {
             return Ok(None);
         };
         let round = self.round_config(1.0)?;
-        Ok(Some(mechanism_of(&self.config, &round, self.n_clients)?))
+        Ok(Some(mechanism_of(
+            &self.config,
+            &round,
+            self.n_clients,
+            self.n_records,
+        )?))
     }
 
     /// One iteration: check the budget, run the DCA round, update θ. Clients listed in
@@ -220,26 +268,79 @@ impl Trainer {
         self.check_records(records)?;
         let dropped_ids = self.check_dropped(dropped)?;
         let element_bound = match self.config.privacy {
-            Privacy::Private { .. } => self.config.clip_norm,
+            Privacy::Private { .. } => self.client_bound(),
             // Non-private: the codec only needs a bound, and revealing it costs nothing here.
-            Privacy::NonPrivate => self.max_gradient_element(records),
+            Privacy::NonPrivate => self.max_gradient_element(records) * self.max_rows as f64,
         };
+        let (round_rng, sample_rng) = iteration_rngs(&self.rng, self.iteration);
+        let gradients = self.batch_gradients(records, sample_rng)?;
+        self.run_step(
+            ClientVectors::Here(&gradients),
+            &dropped_ids,
+            element_bound,
+            round_rng,
+            transport,
+        )
+    }
+
+    /// One private iteration whose clients are remote parties holding their own records: the
+    /// round goes to `transport` with `rule`, the public statement of what each client computes
+    /// (the caller's format; it must carry [`Trainer::params`], the sampling rate and C, so
+    /// that each client sums its own [`ClientGradient`] with its own coins). The trainer sees
+    /// only the release. Errors and guarantees as [`Trainer::step`].
+    ///
+    /// # Errors
+    /// As [`Trainer::step`]; a non-private trainer (its codec bound would come from the data).
+    pub fn step_at_clients(
+        &mut self,
+        rule: &str,
+        dropped: &[usize],
+        transport: &mut dyn DcaTransport,
+    ) -> Result<StepReport> {
+        if let Privacy::NonPrivate = self.config.privacy {
+            return Err(Error::InvalidParameter {
+                name: "privacy",
+                value: f64::INFINITY,
+                requirement: "private when the clients compute their own gradients",
+            });
+        }
+        let dropped_ids = self.check_dropped(dropped)?;
+        let (round_rng, _) = iteration_rngs(&self.rng, self.iteration);
+        self.run_step(
+            ClientVectors::AtClients(rule),
+            &dropped_ids,
+            self.client_bound(),
+            round_rng,
+            transport,
+        )
+    }
+
+    /// The most a private client's vector holds per coordinate: C per record.
+    fn client_bound(&self) -> f64 {
+        self.config.clip_norm * self.max_rows as f64
+    }
+
+    fn run_step(
+        &mut self,
+        values: ClientVectors<'_>,
+        dropped_ids: &[ClientId],
+        element_bound: f64,
+        round_rng: RngSource,
+        transport: &mut dyn DcaTransport,
+    ) -> Result<StepReport> {
         let round = self.round_config(element_bound)?;
         let mut next_accountant = self.accountant.clone();
         let spent = match next_accountant.as_mut() {
             Some(acc) => {
-                let mechanism = mechanism_of(&self.config, &round, self.n_clients)?;
+                let mechanism = mechanism_of(&self.config, &round, self.n_clients, self.n_records)?;
                 Some(acc.try_spend(&mechanism, 1)?)
             }
             None => None,
         };
-
-        let round_rng = self.rng.derive(2 * self.iteration);
-        let gradients = self.batch_gradients(records, self.rng.derive(2 * self.iteration + 1))?;
         let release = transport.run_round(&DcaRound {
             config: &round,
-            values: ClientVectors::Here(&gradients),
-            dropped: &dropped_ids,
+            values,
+            dropped: dropped_ids,
             l2_sensitivity: match self.config.privacy {
                 Privacy::Private { .. } => self.config.clip_norm,
                 Privacy::NonPrivate => 0.0,
@@ -247,11 +348,11 @@ impl Trainer {
             rng: round_rng,
         })?;
 
-        let normaliser = self.config.sampling.normaliser(self.n_clients);
+        let normaliser = self.config.sampling.normaliser(self.n_records);
         let mut gradient: Vec<f64> = release.sum.iter().map(|s| s / normaliser).collect();
         self.config
             .model
-            .add_public_gradient(&self.params, self.n_clients, &mut gradient);
+            .add_public_gradient(&self.params, self.n_records, &mut gradient);
         let (new_params, new_state) =
             self.state
                 .propose(&self.config.optimizer, &self.params, &gradient);
@@ -289,10 +390,10 @@ impl Trainer {
     }
 
     fn check_records(&self, records: &Records) -> Result<()> {
-        if records.len() != self.n_clients {
+        if records.len() != self.n_records {
             return Err(Error::LengthMismatch {
-                what: "records (one per client)",
-                expected: self.n_clients,
+                what: "records (the clients' rows in order)",
+                expected: self.n_records,
                 actual: records.len(),
             });
         }
@@ -347,17 +448,17 @@ impl Trainer {
         (max * (1.0 + 1e-9)).max(1e-12)
     }
 
-    /// Row-major N × p: row i is client i's clipped gradient if it is in this iteration's
-    /// batch (fixed-size: drawn by the trainer; Poisson: client i's own coin from
-    /// `sample_rng.derive(i)`), zeros otherwise — every client joins every round, so the nodes
-    /// and the aggregator never learn the batch.
+    /// Row-major N × p: row i is client i's [`ClientGradient`] over its records — those in
+    /// this iteration's batch (fixed-size: m of all records drawn by the trainer; Poisson:
+    /// each record's own coin from `sample_rng.derive(i)`), zeros if none is — every client
+    /// joins every round, so the nodes and the aggregator never learn the batch.
     fn batch_gradients(&self, records: &Records, sample_rng: RngSource) -> Result<Vec<f64>> {
         let p = self.params.len();
         let mut gradients = zeros(self.n_clients.saturating_mul(p), "gradient matrix")?;
         let batch_mask = match self.config.sampling {
             ClientSampling::FixedSize { batch } => Some(fixed_size_batch(
                 &mut sample_rng.try_rng()?,
-                self.n_clients,
+                self.n_records,
                 batch,
             )),
             ClientSampling::Poisson { .. } => None,
@@ -366,22 +467,31 @@ impl Trainer {
             Privacy::Private { .. } => Some(self.config.clip_norm),
             Privacy::NonPrivate => None,
         };
-        for (i, out) in gradients.chunks_exact_mut(p.max(1)).enumerate() {
-            let selected = match (&batch_mask, self.config.sampling) {
-                (Some(mask), _) => mask[i],
-                (None, ClientSampling::Poisson { rate }) => {
-                    poisson_coin(&mut sample_rng.derive(i as u64).try_rng()?, rate)
+        let mut first = 0;
+        for (i, (out, &rows)) in gradients
+            .chunks_exact_mut(p.max(1))
+            .zip(&self.client_rows)
+            .enumerate()
+        {
+            let mut sum = match self.config.sampling {
+                ClientSampling::Poisson { rate } => ClientGradient::poisson(
+                    self.config.model,
+                    &self.params,
+                    self.dim,
+                    clip,
+                    rate,
+                    sample_rng.derive(i as u64),
+                )?,
+                ClientSampling::FixedSize { .. } => {
+                    ClientGradient::all(self.config.model, &self.params, self.dim, clip)?
                 }
-                (None, ClientSampling::FixedSize { .. }) => false,
             };
-            if selected {
-                self.config
-                    .model
-                    .record_gradient(&self.params, records.x(i), records.y(i), out);
-                if let Some(c) = clip {
-                    clip_to_norm(out, c);
-                }
+            for r in first..first + rows {
+                let in_batch = batch_mask.as_ref().is_none_or(|mask| mask[r]);
+                sum.push_one(records.x(r), records.y(r), in_batch);
             }
+            first += rows;
+            out.copy_from_slice(&sum.finish());
         }
         Ok(gradients)
     }
@@ -412,6 +522,7 @@ fn mechanism_of(
     config: &TrainerConfig,
     round: &RoundConfig,
     n_clients: usize,
+    n_records: usize,
 ) -> Result<SubsampledGaussian> {
     let noise = round.noise().ok_or(Error::InvalidParameter {
         name: "noise",
@@ -419,7 +530,7 @@ fn mechanism_of(
         requirement: "present in a private round",
     })?;
     Ok(SubsampledGaussian {
-        sampling: config.sampling.accounting(n_clients),
+        sampling: config.sampling.accounting(n_records),
         noise: BaseNoise::DistributedDiscrete(DiscreteSum {
             clip_units: config.clip_norm * round.codec().scale(),
             sigma_client_units: noise.sigma_client_units,
@@ -457,8 +568,10 @@ pub fn calibrate_noise_multiplier(
         .map_err(|_| dp_noise::Error::CalibrationFailed {
             reason: "no DCA round configuration for this noise multiplier",
         })?;
-        mechanism_of(config, &round, n_clients).map_err(|_| dp_noise::Error::CalibrationFailed {
-            reason: "no DCA round configuration for this noise multiplier",
+        mechanism_of(config, &round, n_clients, n_clients).map_err(|_| {
+            dp_noise::Error::CalibrationFailed {
+                reason: "no DCA round configuration for this noise multiplier",
+            }
         })
     })?;
     Ok(z)

@@ -114,6 +114,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .duration_since(std::time::UNIX_EPOCH)?
             .as_millis() as u64,
         public_seed: None,
+        train: None,
     };
     let http = dca_service::tls::http_client(&ca, 64, Duration::from_secs(120))?;
     let policy = Policy::parse(&format!(

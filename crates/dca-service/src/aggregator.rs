@@ -715,6 +715,18 @@ fn recorded_round(id: &str, json: &[u8]) -> Result<Round> {
     Ok(round)
 }
 
+/// Drops a job's shared participant view when a status change is done (or failed), so that the
+/// next poll rebuilds it from the store.
+struct ForgetView<'a>(&'a Aggregator, &'a str);
+
+impl Drop for ForgetView<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut views) = self.0.participant_views.lock() {
+            views.remove(self.1);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::round_rho;
@@ -758,17 +770,5 @@ mod tests {
             "{rho} vs {by_hand}"
         );
         assert!(rho > 0.1);
-    }
-}
-
-/// Drops a job's shared participant view when a status change is done (or failed), so that the
-/// next poll rebuilds it from the store.
-struct ForgetView<'a>(&'a Aggregator, &'a str);
-
-impl Drop for ForgetView<'_> {
-    fn drop(&mut self) {
-        if let Ok(mut views) = self.0.participant_views.lock() {
-            views.remove(self.1);
-        }
     }
 }

@@ -117,6 +117,9 @@ struct JobFile {
     upload_window_ms: u64,
     #[serde(default)]
     public_seed: Option<u64>,
+    /// A `train` job's settings (a `[train]` table).
+    #[serde(default)]
+    train: Option<dca_service::job_train::TrainSettings>,
 }
 
 fn default_mode() -> String {
@@ -167,6 +170,7 @@ pub async fn job(command: JobCommand) -> Result<()> {
                 upload_window_ms: file.upload_window_ms,
                 created_unix_ms: dca_service::node::now_ms(),
                 public_seed: file.public_seed,
+                train: file.train,
             };
             spec.validate()?;
             let http = client(&conn.ca)?;
@@ -197,7 +201,14 @@ pub async fn job(command: JobCommand) -> Result<()> {
                 let view = get(&conn, &job).await?;
                 match view.status.state.as_str() {
                     "done" => {
-                        println!("{}", pretty(&view.status.result)?);
+                        let s = &view.status;
+                        let result = match (&s.result, &s.train_result, &s.sum_result) {
+                            (Some(blr), _, _) => pretty(blr)?,
+                            (_, Some(train), _) => pretty(train)?,
+                            (_, _, Some(sum)) => pretty(sum)?,
+                            _ => pretty(&serde_json::Value::Null)?,
+                        };
+                        println!("{result}");
                         return Ok(());
                     }
                     "aborted" | "cancelled" => {

@@ -32,7 +32,9 @@ pub struct ColumnBounds {
 #[serde(deny_unknown_fields)]
 pub struct JobSpec {
     /// "blr": DCA paper Alg. 2 (DP std round, threshold search on public auxiliary data,
-    /// statistics round, posterior).
+    /// statistics round, posterior). "train": DP-SGD logistic regression, one DCA round per
+    /// iteration (settings in `train`). "sum": one DCA round of the sums of every column
+    /// the job reads (the features, then the target).
     pub kind: String,
     /// The target column.
     pub target: ColumnBounds,
@@ -61,6 +63,10 @@ pub struct JobSpec {
     /// Absent: the first 8 bytes of the job's id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_seed: Option<u64>,
+    /// A `train` job's DP-SGD settings (absent for the other kinds, so that their ids are
+    /// what they were before train jobs existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train: Option<crate::job_train::TrainSettings>,
 }
 
 /// Most participants in one job.
@@ -80,12 +86,25 @@ impl JobSpec {
     /// Checks every field; the error names the field.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidSpec(format!("job: {m}")));
-        if self.kind != "blr" {
-            return bad(format!(
-                "kind {:?} is not supported (this aggregator runs \"blr\" jobs; \"sum\" and \
-                 \"train\" jobs are not built yet)",
-                self.kind
-            ));
+        match (self.kind.as_str(), &self.train) {
+            ("train", Some(t)) => t.validate(self)?,
+            ("train", None) => {
+                return bad("a \"train\" job needs its [train] settings (iterations, \
+                     clip_norm, sampling_rate, learning_rate)"
+                    .into());
+            }
+            ("blr" | "sum", Some(_)) => {
+                return bad(format!(
+                    "[train] settings are for \"train\" jobs, not for a {:?} job",
+                    self.kind
+                ));
+            }
+            ("blr" | "sum", None) => {}
+            (other, _) => {
+                return bad(format!(
+                    "kind {other:?} is not supported (\"blr\", \"train\" or \"sum\")"
+                ));
+            }
         }
         if self.features.is_empty() {
             return bad("at least one feature column is needed".into());
@@ -222,7 +241,13 @@ impl JobSpec {
     /// the step, so that rounds of different jobs never share a number.
     pub fn round_number(&self, step: u64) -> u64 {
         let id = Sha256::digest(self.canonical_json());
-        (u64::from_le_bytes(id[..8].try_into().expect("8 bytes")) << 8) | (step & 0xff)
+        let id = u64::from_le_bytes(id[..8].try_into().expect("8 bytes"));
+        // A blr job has two steps; a train job one per iteration (at most 2^24, checked).
+        if self.kind == "blr" {
+            (id << 8) | (step & 0xff)
+        } else {
+            (id << 24) | (step & 0xff_ffff)
+        }
     }
 
     /// The share mode.
@@ -296,9 +321,15 @@ pub struct JobStatus {
     pub node_keys: Vec<String>,
     /// The rounds run so far, in order.
     pub rounds: Vec<JobRound>,
-    /// The result, once done.
+    /// A `blr` job's result, once done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<JobResult>,
+    /// A `train` job's progress (every iteration's release as it comes) and result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train_result: Option<crate::job_train::TrainResult>,
+    /// A `sum` job's result, once done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sum_result: Option<crate::job_train::SumResult>,
     /// zCDP ρ reserved for the job, and spent by its released rounds so far.
     pub rho_reserved: f64,
     /// See `rho_reserved`.
@@ -374,6 +405,7 @@ mod tests {
             upload_window_ms: 1000,
             created_unix_ms: 1,
             public_seed: None,
+            train: None,
         }
     }
 
@@ -382,7 +414,8 @@ mod tests {
         spec().validate().unwrap();
         type Change = Box<dyn Fn(&mut JobSpec)>;
         let cases: Vec<(&str, Change)> = vec![
-            ("kind", Box::new(|s| s.kind = "train".into())),
+            ("kind", Box::new(|s| s.kind = "fit".into())),
+            ("[train] settings", Box::new(|s| s.kind = "train".into())),
             ("feature", Box::new(|s| s.features.clear())),
             ("bounds", Box::new(|s| s.features[0].hi = -2.0)),
             ("twice", Box::new(|s| s.target.name = "a".into())),

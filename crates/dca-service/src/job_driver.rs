@@ -18,6 +18,7 @@ use projection::holders::Holders;
 
 use crate::aggregator::Aggregator;
 use crate::job::{JobResult, JobRound, JobSpec, JobStatus};
+use crate::job_train::{self, Rule, SumResult, SumRule, TrainResult, TrainRule};
 use crate::network_fit::release_of;
 use crate::spec::{Round, planned_round};
 use crate::{Error, Result};
@@ -69,8 +70,6 @@ async fn run(agg: &Arc<Aggregator>, id: &str, poll: Duration) -> Result<()> {
     let rows: Vec<usize> = status.accepted.iter().map(|(_, rows)| *rows).collect();
     let n_nodes = u16::try_from(agg.node_urls().len())
         .map_err(|_| Error::InvalidSpec("too many nodes".into()))?;
-    let config = spec.fit_config(n_nodes);
-    let rng = dp_noise::rng::RngSource::InsecureFixedSeed(spec.seed());
     let mut transport = JobTransport {
         agg: agg.clone(),
         runtime: tokio::runtime::Handle::current(),
@@ -78,6 +77,13 @@ async fn run(agg: &Arc<Aggregator>, id: &str, poll: Duration) -> Result<()> {
         accepted: status.accepted.iter().map(|(i, _)| *i).collect(),
         poll,
     };
+    match spec.kind.as_str() {
+        "train" => return run_train(agg, spec, rows, n_nodes, transport).await,
+        "sum" => return run_sum(agg, spec, rows, n_nodes, transport).await,
+        _ => {}
+    }
+    let config = spec.fit_config(n_nodes);
+    let rng = dp_noise::rng::RngSource::InsecureFixedSeed(spec.seed());
     let max_rows = spec.max_rows;
     let fit = tokio::task::spawn_blocking(move || {
         let holders = Holders::Remote {
@@ -112,6 +118,119 @@ async fn run(agg: &Arc<Aggregator>, id: &str, poll: Duration) -> Result<()> {
         if s.is_live() {
             s.state = "done".into();
             s.result = Some(result);
+        }
+        Ok(())
+    })?;
+    tracing::info!(job = %id, "job done");
+    Ok(())
+}
+
+/// A `train` job: dca-learning's trainer over the participants, one round per iteration, each
+/// iteration's release and the weights recorded in the job's status as they come.
+async fn run_train(
+    agg: &Arc<Aggregator>,
+    spec: JobSpec,
+    rows: Vec<usize>,
+    n_nodes: u16,
+    mut transport: JobTransport,
+) -> Result<()> {
+    let id = spec.id();
+    let settings = spec
+        .train
+        .clone()
+        .ok_or_else(|| Error::InvalidSpec("job: a train job without [train]".into()))?;
+    let config = job_train::trainer_config(&spec, rows.len(), n_nodes)?;
+    let z = match config.privacy {
+        dca_learning::Privacy::Private {
+            noise_multiplier, ..
+        } => noise_multiplier,
+        dca_learning::Privacy::NonPrivate => 0.0,
+    };
+    let records: usize = rows.iter().sum();
+    // The trainer's own randomness is public here: its clients are remote and draw their
+    // coins, masks and noise themselves; it only numbers the rounds.
+    let mut trainer = dca_learning::Trainer::with_clients(
+        config,
+        rows,
+        spec.max_rows,
+        spec.features.len(),
+        dp_noise::rng::RngSource::InsecureFixedSeed(spec.seed()),
+    )?;
+    let agg2 = agg.clone();
+    let job = id.clone();
+    tokio::task::spawn_blocking(move || -> Result<()> {
+        for iteration in 0..settings.iterations {
+            let rule = Rule::Train(TrainRule {
+                iteration,
+                weights: trainer.params().to_vec(),
+                clip_norm: settings.clip_norm,
+                sampling_rate: settings.sampling_rate,
+            })
+            .to_json();
+            let step = trainer.step_at_clients(&rule, &[], &mut transport)?;
+            let weights = trainer.params().to_vec();
+            agg2.update_job(&job, |s| {
+                let r = s.train_result.get_or_insert_with(TrainResult::default);
+                // A restarted driver goes through the recorded iterations again.
+                r.sums.truncate(iteration as usize);
+                r.sums.push(step.released_sum.clone());
+                r.weights.clone_from(&weights);
+                r.records = records;
+                r.noise_multiplier = z;
+                Ok(())
+            })?;
+        }
+        Ok(())
+    })
+    .await
+    .map_err(|e| Error::Job(format!("the job's training task: {e}")))??;
+    finish(agg, &id, |_| {})
+}
+
+/// A `sum` job: one round of the columns' sums.
+async fn run_sum(
+    agg: &Arc<Aggregator>,
+    spec: JobSpec,
+    rows: Vec<usize>,
+    n_nodes: u16,
+    mut transport: JobTransport,
+) -> Result<()> {
+    let id = spec.id();
+    let config = job_train::sum_round_config(&spec, rows.len(), n_nodes)?;
+    let rule = Rule::Sum(SumRule {
+        columns: spec.features.len() + 1,
+    })
+    .to_json();
+    let l2_sensitivity = job_train::sum_sensitivity(&spec);
+    let seed = spec.seed();
+    let release = tokio::task::spawn_blocking(move || {
+        transport.run_round(&DcaRound {
+            config: &config,
+            values: ClientVectors::AtClients(&rule),
+            dropped: &[],
+            l2_sensitivity,
+            // Public, unused: the participants draw their own noise and masks.
+            rng: dp_noise::rng::RngSource::InsecureFixedSeed(seed),
+        })
+    })
+    .await
+    .map_err(|e| Error::Job(format!("the job's round task: {e}")))??;
+    let records: usize = rows.iter().sum();
+    let result = SumResult {
+        sums: job_train::sum_in_units(&spec, &release.sum, records),
+        released: release.sum,
+        records,
+        noise_sigma: release.noise_sigma_released,
+    };
+    finish(agg, &id, move |s| s.sum_result = Some(result))
+}
+
+/// Marks a live job done, with `result` recorded.
+fn finish(agg: &Aggregator, id: &str, result: impl FnOnce(&mut JobStatus)) -> Result<()> {
+    agg.update_job(id, |s| {
+        if s.is_live() {
+            s.state = "done".into();
+            result(s);
         }
         Ok(())
     })?;

@@ -70,6 +70,7 @@ pub mod job;
 pub mod job_driver;
 #[cfg(feature = "server")]
 pub mod job_http;
+pub mod job_train;
 pub mod job_view;
 pub mod messages;
 #[cfg(feature = "server")]
@@ -84,6 +85,7 @@ pub mod node;
 pub mod node_key;
 pub mod participant;
 mod participant_rows;
+mod participant_train;
 #[cfg(feature = "server")]
 pub mod problem;
 pub mod secret;

@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use blr::Contribution;
 use dp_noise::rng::RngSource;
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
@@ -24,6 +23,7 @@ use crate::job::{Answer, JobRound, JobSpec};
 // What a participant works from: its light view of a job joined with the job's spec.
 use crate::job_view::{JoinedView as JobView, ParticipantRound, ParticipantView};
 pub use crate::participant_rows::Rows;
+use crate::participant_train::{Expected, JobRule};
 use crate::secret::SecretString;
 use crate::spec::{Round, token_hash};
 use crate::{Error, MEDIA_JSON, Result, hex};
@@ -234,14 +234,18 @@ impl Participant {
                         // Took part: accepted, never left, and every round it was a client of
                         // has its shares.
                         let took_part = ledger.jobs.get(&view.status.id).is_some_and(|j| {
+                            let mut joined = view
+                                .status
+                                .rounds
+                                .iter()
+                                .filter(|r| r.clients.contains(&mine))
+                                .peekable();
+                            // A job that ran no round with it (aborted while answering) did not
+                            // have it take part.
                             j.answer.accept
                                 && j.stopped.is_none()
-                                && view
-                                    .status
-                                    .rounds
-                                    .iter()
-                                    .filter(|r| r.clients.contains(&mine))
-                                    .all(|r| j.rounds.get(&r.id).is_some_and(|l| l.uploaded))
+                                && joined.peek().is_some()
+                                && joined.all(|r| j.rounds.get(&r.id).is_some_and(|l| l.uploaded))
                         });
                         return Ok(Outcome {
                             state: view.status.state.clone(),
@@ -466,17 +470,18 @@ impl Participant {
     async fn contribute(&self, view: &JobView, job_round: &JobRound, client: u64) -> Result<()> {
         let spec = &view.spec;
         let round = ParticipantRound::spec_for(job_round, spec)?.validate()?;
-        let rule = Contribution::from_json(&job_round.rule)?;
+        let rule = JobRule::parse(spec, job_round)?;
         check_round(
             spec,
             &round,
-            &rule,
+            &rule.expected(spec)?,
             job_round,
             client,
             &self.token,
             view.nodes.len(),
             &view.status.node_keys,
         )?;
+        rule.check_budget(spec, &round)?;
         let rho = crate::spec::round_rho(&round)?.ok_or_else(|| {
             Error::Job("round has no noise: NON-PRIVATE, this participant does not join".into())
         })?;
@@ -511,13 +516,8 @@ impl Participant {
         let sealed = match self.load_attempt(&job_round.id, round.node_keys.len())? {
             Some(sealed) => sealed,
             None => {
-                let values = self.contribution(spec, &rule)?;
-                let rng = match self.insecure_seed {
-                    Some(seed) => RngSource::InsecureFixedSeed(seed)
-                        .derive(job_round.step)
-                        .derive(client),
-                    None => RngSource::Os,
-                };
+                let (rng, sampling) = rule.rngs(self.insecure_seed, job_round.step, client);
+                let values = self.contribution(spec, &rule, sampling)?;
                 let sealed = crate::client::seal_shares(&round, client, &values, rng)?;
                 self.save_attempt(&job_round.id, &sealed)?;
                 sealed
@@ -546,9 +546,15 @@ impl Participant {
     }
 
     /// This participant's vector under `rule`: its rows in chunks (bounded memory for a file),
-    /// each mapped from the job's public ranges onto ±5, then summed as `rule` says — the same
-    /// numbers as `rule.client_vector` over all its rows at once.
-    fn contribution(&self, spec: &JobSpec, rule: &Contribution) -> Result<Vec<f64>> {
+    /// each mapped from the job's public ranges onto ±5, then summed as `rule` says — for
+    /// `blr`, the same numbers as `rule.client_vector` over all its rows at once; for `train`
+    /// and `sum`, see `participant_train`.
+    fn contribution(
+        &self,
+        spec: &JobSpec,
+        rule: &JobRule,
+        sampling: RngSource,
+    ) -> Result<Vec<f64>> {
         let schema = blr::data::CsvSchema {
             x: spec.features.iter().map(|c| c.name.clone()).collect(),
             y: spec.target.name.clone(),
@@ -556,15 +562,15 @@ impl Participant {
         let chunk_rows = blr::silo::csv_chunk_rows(schema.x.len());
         let bounds = spec.public_bounds();
         let target = std::slice::from_ref(&spec.target.name);
-        let mut sum = rule.accumulator()?;
+        let mut sum = rule.accumulator(spec, sampling)?;
         self.rows.for_each_chunk(&schema, chunk_rows, |x, y| {
             bounds
                 .scale(x, &schema.x, 5.0)
                 .and_then(|_| bounds.scale(y, target, 5.0))
                 .map_err(|e| Error::InvalidSpec(format!("job's public bounds: {e}")))?;
-            Ok(sum.push_rows(x, y)?)
+            sum.push_rows(x, y)
         })?;
-        Ok(sum.finish()?)
+        sum.finish()
     }
 
     fn ledger_path(&self) -> PathBuf {
@@ -664,7 +670,7 @@ pub fn check_data(path: &Path) -> Result<(Vec<String>, usize)> {
 fn check_round(
     spec: &JobSpec,
     round: &Round,
-    rule: &Contribution,
+    rule: &Expected,
     job_round: &JobRound,
     client: u64,
     token: &SecretString,
@@ -675,26 +681,19 @@ fn check_round(
     if round.id() != job_round.id {
         return refuse("its config does not hash to its id".into());
     }
-    if rule.columns() != spec.features.len() {
-        return refuse(format!(
-            "its rule reads {} columns, the job has {}",
-            rule.columns(),
-            spec.features.len()
-        ));
-    }
     let s = &round.spec;
     if s.max_dropped != spec.max_dropped
         || s.mode != spec.mode
         || s.n_clients != job_round.clients.len()
-        || s.dim != rule.dim()
+        || s.dim != rule.dim
         || s.node_keys.len() != nodes
-        || s.bound < rule.record_bound()
+        || s.bound < rule.record_bound
     {
         return refuse(
             "its T, share mode, clients, dimension, nodes or bound differ from the job's".into(),
         );
     }
-    if s.noise_sigma_total.is_none() || s.l2_sensitivity != Some(rule.l2_sensitivity()?) {
+    if s.noise_sigma_total.is_none() || s.l2_sensitivity != Some(rule.l2_sensitivity) {
         return refuse(
             "its noise is not calibrated for the sensitivity of its rule (NON-PRIVATE)".into(),
         );
@@ -764,6 +763,7 @@ mod tests {
             upload_window_ms: 1000,
             created_unix_ms: 1,
             public_seed: None,
+            train: None,
         }
     }
 

@@ -566,10 +566,18 @@ pub fn planned_round(
 /// extra unit per coordinate), which is ρ-zCDP by Kairouz–Liu–Steinke 2021, Thm 1. `None` for
 /// a round without noise (it releases an exact sum and charges nothing).
 pub fn round_rho(round: &Round) -> Result<Option<f64>> {
-    let (Some(noise), Some(l2)) = (round.config.noise(), round.spec.l2_sensitivity) else {
+    match round.spec.l2_sensitivity {
+        Some(l2) => config_rho(&round.config, l2),
+        None => Ok(None),
+    }
+}
+
+/// [`round_rho`] of a round configuration whose sum has ℓ2 sensitivity `l2` (value units):
+/// what a job plans its noise with, before the round exists.
+pub fn config_rho(config: &fixedpoint_shares::RoundConfig, l2: f64) -> Result<Option<f64>> {
+    let Some(noise) = config.noise() else {
         return Ok(None);
     };
-    let config = &round.config;
     let honest = config.n_clients() - config.max_dropped() - 1;
     let l2_units = l2 * config.codec().scale() + (config.dim() as f64).sqrt();
     distributed_zcdp_rho(l2_units, noise.sigma_client_units, honest, config.dim())

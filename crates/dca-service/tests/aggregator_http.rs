@@ -332,6 +332,7 @@ fn job(roster: usize) -> JobSpec {
         upload_window_ms: 60_000,
         created_unix_ms: 1,
         public_seed: None,
+        train: None,
     }
 }
 
@@ -367,7 +368,7 @@ async fn a_job_is_created_once_by_the_analyst_only() {
 async fn a_bad_job_spec_is_400_and_names_its_field() {
     let s = setup("job-bad").await;
     let spec = JobSpec {
-        kind: "train".into(),
+        kind: "fit".into(),
         ..job(3)
     };
     let (status, body) = put_job(&s, &spec, Some(ANALYST)).await;

@@ -148,3 +148,65 @@ fn a_job_file_is_checked_before_the_aggregator_is_asked() {
         "{out}"
     );
 }
+
+/// `job create` takes the kind from the job file: a `train` job needs its `[train]` table (and
+/// each of its fields is checked), a `sum` job must not have one; valid files of both kinds get
+/// as far as the CA file.
+#[test]
+fn train_and_sum_job_files_are_checked_before_the_aggregator_is_asked() {
+    let dir = scratch("kinds");
+    let p = |f: &str| dir.join(f).display().to_string();
+    let job = |kind: &str, extra: &str| {
+        format!(
+            "kind = \"{kind}\"\nepsilon = 1\ndelta = 1e-5\nmax_dropped = 1\n\
+             roster = [\"{}\", \"{}\", \"{}\"]\n[target]\nname = \"y\"\nlo = 0\nhi = 1\n\
+             [[features]]\nname = \"a\"\nlo = 0\nhi = 1\n{extra}",
+            "a".repeat(64),
+            "b".repeat(64),
+            "c".repeat(64)
+        )
+    };
+    let train = |rate: &str| {
+        format!(
+            "[train]\niterations = 10\nclip_norm = 1\nsampling_rate = {rate}\n\
+             learning_rate = 0.1\noptimizer = \"adam\"\n"
+        )
+    };
+    let create = |text: String| {
+        std::fs::write(dir.join("job.toml"), text).unwrap();
+        dpdist(&[
+            "job",
+            "create",
+            "--aggregator",
+            "https://127.0.0.1:1",
+            "--ca",
+            &p("ca.pem"),
+            "--analyst-token-file",
+            &p("analyst.token"),
+            "--spec",
+            &p("job.toml"),
+        ])
+    };
+    let cases = [
+        (job("train", ""), "[train]"),
+        (job("train", &train("2")), "sampling_rate"),
+        (job("train", &(train("0.5") + "momentum = 1\n")), "momentum"),
+        (job("sum", &train("0.5")), "not for a \"sum\" job"),
+        (job("mean", ""), "not supported"),
+        (
+            job("train", &train("0.5")).replace("[target]", "mode = \"full\"\n[target]"),
+            "seed",
+        ),
+    ];
+    for (text, word) in cases {
+        let (ok, out) = create(text);
+        assert!(!ok && out.contains(word), "{word}: {out}");
+    }
+    for text in [job("train", &train("0.5")), job("sum", "")] {
+        let (ok, out) = create(text);
+        assert!(
+            !ok && out.contains("--ca") && out.contains("ca.pem"),
+            "{out}"
+        );
+    }
+}
