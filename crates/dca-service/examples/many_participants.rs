@@ -116,7 +116,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         public_seed: None,
         train: None,
     };
-    let http = dca_service::tls::http_client(&ca, 64, Duration::from_secs(120))?;
+    // One client for all: in a real deployment each participant has its own connection.
+    let http = dca_service::tls::http_client(&ca, 512, Duration::from_secs(120))?;
     let policy = Policy::parse(&format!(
         "columns = {columns:?}\nmax_epsilon_per_job = 5.0\ntotal_epsilon = 10.0\n"
     ))?;

@@ -10,7 +10,7 @@
 //! - the sealed shares are written (all of them, then renamed into place) before the first
 //!   upload, and every later attempt re-sends exactly those bytes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -26,7 +26,7 @@ pub use crate::participant_rows::Rows;
 use crate::participant_train::{Expected, JobRule};
 use crate::secret::SecretString;
 use crate::spec::{Round, token_hash};
-use crate::{Error, MEDIA_JSON, Result, hex};
+use crate::{Error, MEDIA_JSON, Result};
 
 /// What a participant agrees to (`--policy FILE`, TOML).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -177,6 +177,38 @@ fn lock_specs() -> std::sync::MutexGuard<'static, BTreeMap<String, Arc<JobSpec>>
     SPECS
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Rounds rebuilt from their job's roster and checked against their ids, shared by every
+/// participant of this process: a round is named by its config's SHA-256, so one check serves
+/// all, and N participants of one process hold one O(N) copy, not N. The latest few are kept.
+static ROUNDS: Mutex<VecDeque<(String, Arc<Round>)>> = Mutex::new(VecDeque::new());
+const KEPT_ROUNDS: usize = 64;
+
+/// Round `job_round`'s whole config, rebuilt from `spec`'s roster and checked against its id.
+fn verified_round(job_round: &JobRound, spec: &JobSpec) -> Result<Arc<Round>> {
+    // A panic while the list was held cannot leave it half-changed (single pushes and pops).
+    let mut rounds = ROUNDS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, round)) = rounds.iter().find(|(id, _)| *id == job_round.id) {
+        return Ok(round.clone());
+    }
+    // Built under the lock: participants that see a new round at once wait for one check
+    // instead of each building its own copy.
+    let mut round = ParticipantRound::spec_for(job_round, spec)?.validate()?;
+    if round.id() != job_round.id {
+        return Err(Error::Job(format!(
+            "round {}: its config does not hash to its id",
+            job_round.id
+        )));
+    }
+    // `token_hashes` keeps what the checks need.
+    round.drop_token_list();
+    let round = Arc::new(round);
+    if rounds.len() == KEPT_ROUNDS {
+        rounds.pop_front();
+    }
+    rounds.push_back((job_round.id.clone(), round.clone()));
+    Ok(round)
 }
 
 /// A running participant.
@@ -469,7 +501,7 @@ impl Participant {
     /// (or reloads) its shares and uploads them.
     async fn contribute(&self, view: &JobView, job_round: &JobRound, client: u64) -> Result<()> {
         let spec = &view.spec;
-        let round = ParticipantRound::spec_for(job_round, spec)?.validate()?;
+        let round = verified_round(job_round, spec)?;
         let rule = JobRule::parse(spec, job_round)?;
         check_round(
             spec,
@@ -701,8 +733,7 @@ fn check_round(
     if s.node_keys != node_keys {
         return refuse("its node keys are not the job's".into());
     }
-    let mine = hex::encode(&token_hash(token.expose()));
-    if s.client_token_sha256.get(client as usize) != Some(&mine) {
+    if round.token_hashes.get(client as usize) != Some(&token_hash(token.expose())) {
         return refuse("this participant's token is not in its place".into());
     }
     Ok(())
@@ -738,6 +769,7 @@ fn sync_dir(dir: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hex;
     use crate::job::ColumnBounds;
 
     fn spec() -> JobSpec {

@@ -170,27 +170,29 @@ async fn a_blr_job_over_twelve_participant_processes_equals_the_in_process_fit()
     .expect("test exceeded its time limit");
 }
 
-/// Five hospitals with 10 to 200 rows: each contributes the sum over its rows (per-record
-/// sensitivity; the grid sized by the job's max_rows); the release equals the in-process
-/// pipeline with the same grouping of rows into clients.
+/// Five hospitals with very uneven row counts, 10 to 10⁴ (the largest holds the last 200
+/// diabetes rows, cycled): each contributes the sum over its rows (per-record sensitivity; the
+/// grid sized by the job's max_rows); the release equals the in-process pipeline with the same
+/// grouping of rows into clients.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cross_silo_job_equals_the_in_process_fit_with_the_same_grouping() {
     tokio::time::timeout(LIMIT, async {
         let cluster = Cluster::start("job-silos", 3);
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let (header, rows) = diabetes();
-        let sizes = [10usize, 40, 80, 112, 200];
-        let spec = job_spec(5, 1, 200, 120_000);
+        let sizes = [10usize, 40, 80, 112, 10_000];
+        let spec = job_spec(5, 1, 10_000, 120_000);
         let id = create_job(&cluster, &aggregator.url, &spec).await;
         let mut start = 0;
         let dirs: Vec<PathBuf> = sizes
             .iter()
             .enumerate()
             .map(|(i, &n)| {
-                let d =
-                    participant_files(&cluster.dir, i, &header, &rows[start..start + n], POLICY);
-                start += n;
-                d
+                let own: Vec<String> = (0..n)
+                    .map(|k| rows[start + k % (rows.len() - start)].clone())
+                    .collect();
+                start += n.min(rows.len() - start);
+                participant_files(&cluster.dir, i, &header, &own, POLICY)
             })
             .collect();
         let processes: Vec<ParticipantProcess> = dirs
@@ -205,7 +207,7 @@ async fn a_cross_silo_job_equals_the_in_process_fit_with_the_same_grouping() {
                 "{out}"
             );
         }
-        assert_eq!(view.status.result.as_ref().unwrap().records, 442);
+        assert_eq!(view.status.result.as_ref().unwrap().records, 10_242);
         assert_same_fit(&view, &in_process(&spec, &dirs));
     })
     .await
