@@ -129,14 +129,14 @@ impl ParticipantView {
     /// The view a participant works from, with `spec` (fetched once and checked against the
     /// job's id): rounds with their clients as roster indices. Their configs still lack the
     /// token list; [`ParticipantRound::spec_for`] rebuilds it when a round is joined.
-    pub fn with_spec(self, spec: Arc<JobSpec>) -> Result<JoinedView> {
-        if spec.id() != self.id {
+    pub fn with_spec(self, spec: &HashedSpec) -> Result<JoinedView> {
+        if spec.id != self.id {
             return Err(Error::Integrity(format!(
                 "job {}: the spec fetched for it hashes to {}",
-                self.id,
-                spec.id()
+                self.id, spec.id
             )));
         }
+        let spec = spec.spec.clone();
         let rounds = self
             .rounds
             .into_iter()
@@ -163,6 +163,26 @@ impl ParticipantView {
             nodes: self.nodes,
             you: Some(self.you),
         })
+    }
+}
+
+/// A job spec with its id, hashed once: the canonical JSON of a spec with a roster of 10⁴ is
+/// ~700 kB, too much to hash on every poll.
+#[derive(Debug, Clone)]
+pub struct HashedSpec {
+    /// SHA-256 of the spec's canonical JSON, hex: the job's id.
+    pub id: String,
+    /// The spec.
+    pub spec: Arc<JobSpec>,
+}
+
+impl HashedSpec {
+    /// `spec` with its id.
+    pub fn new(spec: JobSpec) -> Self {
+        HashedSpec {
+            id: spec.id(),
+            spec: Arc::new(spec),
+        }
     }
 }
 

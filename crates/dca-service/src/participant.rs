@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::job::{Answer, JobRound, JobSpec};
 // What a participant works from: its light view of a job joined with the job's spec.
-use crate::job_view::{JoinedView as JobView, ParticipantRound, ParticipantView};
+use crate::job_view::{HashedSpec, JoinedView as JobView, ParticipantRound, ParticipantView};
 pub use crate::participant_rows::Rows;
 use crate::participant_train::{Expected, JobRule};
 use crate::secret::SecretString;
@@ -170,9 +170,9 @@ impl LedgerJob {
 /// Job specs by id, shared by every participant of this process. Content-addressed (a job's id
 /// is its spec's SHA-256), so one participant's fetch serves all. Kept for the process's life:
 /// one spec per job on the rosters of this process's participants.
-static SPECS: Mutex<BTreeMap<String, Arc<JobSpec>>> = Mutex::new(BTreeMap::new());
+static SPECS: Mutex<BTreeMap<String, HashedSpec>> = Mutex::new(BTreeMap::new());
 
-fn lock_specs() -> std::sync::MutexGuard<'static, BTreeMap<String, Arc<JobSpec>>> {
+fn lock_specs() -> std::sync::MutexGuard<'static, BTreeMap<String, HashedSpec>> {
     // A panic while the map was held cannot leave it half-changed (single inserts/removes).
     SPECS
         .lock()
@@ -311,26 +311,25 @@ impl Participant {
         let mut views = Vec::with_capacity(polled.len());
         for view in polled {
             let spec = self.spec_of(&view.id).await?;
-            views.push(view.with_spec(spec)?);
+            views.push(view.with_spec(&spec)?);
         }
         Ok(views)
     }
 
     /// Job `id`'s spec: fetched once (`GET /jobs/{id}/spec`) and shared by every participant
     /// of this process; a spec that does not hash to `id` is refused.
-    async fn spec_of(&self, id: &str) -> Result<Arc<JobSpec>> {
+    async fn spec_of(&self, id: &str) -> Result<HashedSpec> {
         if let Some(spec) = lock_specs().get(id) {
             return Ok(spec.clone());
         }
         let url = format!("{}/jobs/{id}/spec", self.aggregator);
-        let spec: JobSpec = self.get_json(&url, Some(id)).await?;
-        if spec.id() != id {
+        let spec = HashedSpec::new(self.get_json(&url, Some(id)).await?);
+        if spec.id != id {
             return Err(Error::Integrity(format!(
                 "job {id}: the aggregator's spec hashes to {}",
-                spec.id()
+                spec.id
             )));
         }
-        let spec = Arc::new(spec);
         lock_specs().insert(id.to_string(), spec.clone());
         Ok(spec)
     }
@@ -367,13 +366,8 @@ impl Participant {
     }
 
     async fn handle(&self, view: &JobView) -> Result<()> {
+        // The spec's hash was checked against the job's id when it was fetched (`spec_of`).
         let id = &view.status.id;
-        if view.spec.id() != *id {
-            return Err(Error::Integrity(format!(
-                "job {id}: the aggregator's spec hashes to {}",
-                view.spec.id()
-            )));
-        }
         let mut ledger = self.ledger()?;
         let entry = match ledger.jobs.get(id) {
             Some(e) => e.clone(),
