@@ -188,7 +188,9 @@ const KEPT_ROUNDS: usize = 64;
 /// Round `job_round`'s whole config, rebuilt from `spec`'s roster and checked against its id.
 fn verified_round(job_round: &JobRound, spec: &JobSpec) -> Result<Arc<Round>> {
     // A panic while the list was held cannot leave it half-changed (single pushes and pops).
-    let mut rounds = ROUNDS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut rounds = ROUNDS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some((_, round)) = rounds.iter().find(|(id, _)| *id == job_round.id) {
         return Ok(round.clone());
     }
