@@ -66,13 +66,37 @@ pub struct StepReport {
     pub spent: Option<PrivacyLoss>,
 }
 
+/// How many records each client holds: one each (`Trainer::new`, with no list of N entries to
+/// allocate for N that may come from a caller unchecked), or as listed.
+#[derive(Debug, Clone)]
+enum ClientRows {
+    OneEach(usize),
+    Listed(Vec<usize>),
+}
+
+impl ClientRows {
+    fn len(&self) -> usize {
+        match self {
+            ClientRows::OneEach(n) => *n,
+            ClientRows::Listed(rows) => rows.len(),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.len()).map(move |i| match self {
+            ClientRows::OneEach(_) => 1,
+            ClientRows::Listed(rows) => rows[i],
+        })
+    }
+}
+
 /// The trainer: public parameters, optimizer state, accountant.
 #[derive(Debug, Clone)]
 pub struct Trainer {
     config: TrainerConfig,
     n_clients: usize,
-    /// Records of each client, in record order (client i holds the next `client_rows[i]`).
-    client_rows: Vec<usize>,
+    /// Records of each client, in record order (client i holds the next `client_rows.get(i)`).
+    client_rows: ClientRows,
     /// Σ client_rows.
     n_records: usize,
     /// The most records one client may hold (public: it sizes the fixed-point grid).
@@ -99,7 +123,7 @@ impl Trainer {
         dim: usize,
         rng: RngSource,
     ) -> Result<Self> {
-        Self::with_clients(config, vec![1; n_clients], 1, dim, rng)
+        Self::build(config, ClientRows::OneEach(n_clients), 1, dim, rng)
     }
 
     /// A trainer whose client i holds `client_rows[i]` records (a hospital as one client), at
@@ -117,22 +141,37 @@ impl Trainer {
         dim: usize,
         rng: RngSource,
     ) -> Result<Self> {
+        Self::build(config, ClientRows::Listed(client_rows), max_rows, dim, rng)
+    }
+
+    fn build(
+        config: TrainerConfig,
+        client_rows: ClientRows,
+        max_rows: usize,
+        dim: usize,
+        rng: RngSource,
+    ) -> Result<Self> {
         let n_clients = client_rows.len();
-        if let Some(&bad) = client_rows.iter().find(|&&r| r == 0 || r > max_rows) {
-            return Err(Error::InvalidParameter {
-                name: "records of a client",
-                value: bad as f64,
-                requirement: "in 1..=max_rows",
-            });
-        }
-        let n_records = client_rows
-            .iter()
-            .try_fold(0usize, |a, &r| a.checked_add(r))
-            .ok_or(Error::InvalidParameter {
-                name: "records",
-                value: f64::INFINITY,
-                requirement: "a total that fits in usize",
-            })?;
+        let n_records = match &client_rows {
+            // N comes from the caller unchecked (up to usize::MAX): nothing here walks N.
+            ClientRows::OneEach(n) => *n,
+            ClientRows::Listed(rows) => {
+                if let Some(&bad) = rows.iter().find(|&&r| r == 0 || r > max_rows) {
+                    return Err(Error::InvalidParameter {
+                        name: "records of a client",
+                        value: bad as f64,
+                        requirement: "in 1..=max_rows",
+                    });
+                }
+                rows.iter()
+                    .try_fold(0usize, |a, &r| a.checked_add(r))
+                    .ok_or(Error::InvalidParameter {
+                        name: "records",
+                        value: f64::INFINITY,
+                        requirement: "a total that fits in usize",
+                    })?
+            }
+        };
         config.model.validate()?;
         config.optimizer.validate()?;
         config.sampling.validate(n_records)?;
@@ -468,9 +507,9 @@ impl Trainer {
             Privacy::NonPrivate => None,
         };
         let mut first = 0;
-        for (i, (out, &rows)) in gradients
+        for (i, (out, rows)) in gradients
             .chunks_exact_mut(p.max(1))
-            .zip(&self.client_rows)
+            .zip(self.client_rows.iter())
             .enumerate()
         {
             let mut sum = match self.config.sampling {
