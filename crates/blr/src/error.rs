@@ -205,6 +205,19 @@ pub(crate) fn check_positive(name: &'static str, value: f64) -> Result<()> {
     }
 }
 
+/// `Err(OutOfRange)` unless `value` is finite and ≥ 0.
+pub(crate) fn check_non_negative(name: &'static str, value: f64) -> Result<()> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::OutOfRange {
+            name,
+            value,
+            requirement: "finite and ≥ 0",
+        })
+    }
+}
+
 /// Checks that `x` is a finite row-major `n × d` matrix and `y` a finite vector of length `n`.
 pub fn check_xy(x: &[f64], y: &[f64], n: usize, d: usize) -> Result<()> {
     if d == 0 {

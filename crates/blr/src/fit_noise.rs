@@ -31,31 +31,7 @@ impl Fit {
     /// # Errors
     /// As [`stats_round_budget`] and [`StatsNoise::of_release`] for an invalid `config`.
     pub fn stats_noise(&self, config: &FitConfig) -> Result<StatsNoise> {
-        let planned = StatsNoise::of_release(
-            &self.bounds_x,
-            self.bound_y,
-            config.with_yy,
-            config.mechanism,
-            stats_round_budget(config)?,
-        )?;
-        let n = self.stats.n as f64;
-        Ok(match config.aggregation {
-            Aggregation::Trusted => planned,
-            Aggregation::Distributed(dca) => {
-                // N − T − 1 ≥ 1 held when the round ran.
-                let honest = (self.stats.n - dca.max_dropped - 1) as f64;
-                let factor = (n / honest).sqrt();
-                StatsNoise {
-                    xx: scaled(planned.xx, factor),
-                    xy: scaled(planned.xy, factor),
-                }
-            }
-            Aggregation::InputPerturbation if self.stats.n == 1 => planned,
-            Aggregation::InputPerturbation => StatsNoise {
-                xx: summed(planned.xx, n),
-                xy: summed(planned.xy, n),
-            },
-        })
+        released_stats_noise(config, &self.bounds_x, self.bound_y, self.stats.n)
     }
 
     /// The noise-aware posterior of β given this fit's released statistics (module docs of
@@ -84,6 +60,41 @@ impl Fit {
             rng,
         )
     }
+}
+
+/// The public distribution of the noise that a fit made with `config` puts into the statistics
+/// of `n` records released at bounds (`bounds_x`, `bound_y`) (module docs).
+pub(crate) fn released_stats_noise(
+    config: &FitConfig,
+    bounds_x: &[f64],
+    bound_y: f64,
+    n: usize,
+) -> Result<StatsNoise> {
+    let planned = StatsNoise::of_release(
+        bounds_x,
+        bound_y,
+        config.with_yy,
+        config.mechanism,
+        stats_round_budget(config)?,
+    )?;
+    let records = n as f64;
+    Ok(match config.aggregation {
+        Aggregation::Trusted => planned,
+        Aggregation::Distributed(dca) => {
+            // N − T − 1 ≥ 1 is checked before the round runs; saturate rather than divide by 0.
+            let honest = n.saturating_sub(dca.max_dropped + 1).max(1) as f64;
+            let factor = (records / honest).sqrt();
+            StatsNoise {
+                xx: scaled(planned.xx, factor),
+                xy: scaled(planned.xy, factor),
+            }
+        }
+        Aggregation::InputPerturbation if n == 1 => planned,
+        Aggregation::InputPerturbation => StatsNoise {
+            xx: summed(planned.xx, records),
+            xy: summed(planned.xy, records),
+        },
+    })
 }
 
 /// The same distribution with its standard deviation multiplied by `factor`.

@@ -65,7 +65,7 @@ pub use pipeline::{
     Fit, FitConfig, ProjectionConfig, StdSource, fit, fit_grouped, fit_held, fit_non_private,
     fit_via, stats_round_budget,
 };
-pub use posterior::{Posterior, Prior, posterior, predict};
+pub use posterior::{Posterior, Prior, noise_ridge, posterior, posterior_ridged, predict};
 pub use sensitivity::{laplace_scales, rho_from_budget, stats_l2_sensitivity};
 pub use split::{SplitSearchConfig, search_laplace_split};
 pub use ssp::{

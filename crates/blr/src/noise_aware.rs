@@ -75,6 +75,11 @@ pub enum EntryNoise {
 }
 
 impl EntryNoise {
+    /// Standard deviation of one entry's noise.
+    pub fn sd(self) -> f64 {
+        self.variance().sqrt()
+    }
+
     pub(crate) fn variance(self) -> f64 {
         match self {
             EntryNoise::Gaussian { sd } => sd * sd,

@@ -37,7 +37,8 @@ use rand_core::RngCore;
 
 use crate::contribution::Contribution;
 use crate::error::{Error, Result, check_xy};
-use crate::posterior::{Posterior, Prior, posterior};
+use crate::fit_noise::released_stats_noise;
+use crate::posterior::{Posterior, Prior, noise_ridge, posterior, posterior_ridged};
 use crate::sensitivity::rho_from_budget;
 use crate::ssp::{Mechanism, RoundBudget, StatisticsRule, release_stats_held};
 use crate::stats::SuffStats;
@@ -122,8 +123,11 @@ pub struct FitConfig {
 /// The result of a private fit.
 #[derive(Clone, Debug)]
 pub struct Fit {
-    /// Posterior of the coefficients from the released statistics.
+    /// Posterior of the coefficients from the released statistics, ridged by [`Fit::ridge`].
     pub posterior: Posterior,
+    /// The ridge added to the released nxx: [`noise_ridge`] of the release's planned noise
+    /// (public), so that directions the noise can hide are shrunk, not blown up.
+    pub ridge: f64,
     /// The released (noisy) statistics.
     pub stats: SuffStats,
     /// Bounds used in the statistics round.
@@ -316,8 +320,11 @@ pub fn fit_held(
         ctx,
         transport,
     )?;
+    let noise = released_stats_noise(config, &bounds_x, bound_y, n)?;
+    let ridge = noise_ridge(noise.xx.sd(), d);
     Ok(Fit {
-        posterior: posterior(&stats, config.prior)?,
+        posterior: posterior_ridged(&stats, config.prior, ridge)?,
+        ridge,
         stats,
         bounds_x,
         bound_y,

@@ -16,9 +16,9 @@ use rand_chacha::ChaCha20Rng;
 use rand_distr::{Distribution, Exp1};
 
 use crate::error::{Error, Result};
-use crate::posterior::{posterior, predict};
+use crate::posterior::{noise_ridge, posterior_ridged, predict};
 use crate::ssp::{Mechanism, RoundBudget, stats_noise};
-use crate::stats::SuffStats;
+use crate::stats::{SuffStats, packed_len};
 use crate::threshold::SearchTarget;
 
 /// Settings of the budget-split search.
@@ -90,7 +90,13 @@ impl SplitObjective for Objective<'_> {
             *v += (e - f) * s * self.sd_factor;
         }
         let stats = SuffStats::from_flat(&flat, d, n, self.with_yy)?;
-        let post = posterior(&stats, t.prior)?;
+        // The real fit's ridge for the same noise (Laplace scale b: sd b√2).
+        let xx_sd = scales[..packed_len(d)]
+            .iter()
+            .fold(0.0, |m: f64, s| m.max(*s))
+            * self.sd_factor
+            * std::f64::consts::SQRT_2;
+        let post = posterior_ridged(&stats, t.prior, noise_ridge(xx_sd, d))?;
         t.measure.error(&aux.y, &predict(&post.mean, &aux.x, n)?)
     }
 }

@@ -18,7 +18,7 @@ use rand_distr::{Distribution, Exp1, StandardNormal};
 
 use crate::error::{Error, Result};
 use crate::metrics::{mae, rmse, spearman};
-use crate::posterior::{Prior, posterior, predict};
+use crate::posterior::{Prior, noise_ridge, posterior_ridged, predict};
 use crate::ssp::{Mechanism, RoundBudget, stats_noise};
 use crate::stats::{SuffStats, packed_gram, packed_len};
 
@@ -174,7 +174,13 @@ impl ThresholdObjective for Objective<'_> {
                     xy,
                     yy: 0.0,
                 };
-                let post = posterior(&stats, t.prior)?;
+                // The real fit's ridge for the same noise (Laplace scale b: sd b√2).
+                let xx_sd = scales[..p].iter().fold(0.0, |m: f64, s| m.max(*s))
+                    * match t.mechanism {
+                        Mechanism::Gaussian => 1.0,
+                        Mechanism::Laplace { .. } => std::f64::consts::SQRT_2,
+                    };
+                let post = posterior_ridged(&stats, t.prior, noise_ridge(xx_sd, d))?;
                 t.measure.error(&aux.y, &predict(&post.mean, &aux.x, n)?)
             })
             .collect()

@@ -158,9 +158,11 @@ fn ddp_is_indistinguishable_from_ta() {
 
 #[test]
 fn projection_beats_no_projection_at_eps_1() {
-    // DCA paper Fig. 2 / robust LR paper Fig. 2: at ε = 1 projection improves accuracy markedly.
-    // Paired over 30 noise draws (same split), projection must win at least 28 times: under the
-    // null "either wins with probability ½" P(≥ 28 of 30) = (435 + 30 + 1)/2^30 = 4.3e-7 < 1e-6.
+    // DCA paper Fig. 2 / robust LR paper Fig. 2: at ε = 1 projection improves accuracy. Paired
+    // over 200 noise draws (same split), projection must win at least 134 times: under the null
+    // "either wins with probability ½" P(≥ 134 of 200) = Σ_{k≥134} C(200, k)/2^200 = 8.7e-7.
+    // (With the noise ridge both fits improve and projection wins ~80% of draws, not the ~95%
+    // it won against the unridged plain fit, so 30 draws no longer reach α ≤ 1e-6.)
     let data = diabetes();
     let (n_train, d) = (342, data.3);
     for agg in [
@@ -170,13 +172,11 @@ fn projection_beats_no_projection_at_eps_1() {
             ..DcaSettings::default()
         }),
     ] {
-        let plain = test_maes(&config(agg, 1.0, d, false), &data, n_train, 30, 77);
-        let proj = test_maes(&config(agg, 1.0, d, true), &data, n_train, 30, 77);
+        let plain = test_maes(&config(agg, 1.0, d, false), &data, n_train, 200, 77);
+        let proj = test_maes(&config(agg, 1.0, d, true), &data, n_train, 200, 77);
         let wins = plain.iter().zip(&proj).filter(|(a, b)| b < a).count();
-        assert!(
-            wins >= 28,
-            "{agg:?}: projection won {wins} of 30 ({plain:?} vs {proj:?})"
-        );
+        assert!(wins >= 134, "{agg:?}: projection won {wins} of 200");
+        eprintln!("{agg:?}: projection won {wins} of 200");
     }
 }
 
@@ -337,4 +337,63 @@ fn bad_input_gets_clear_errors() {
         ..cfg
     };
     assert!(fit(&x[..n * d], &y[..n], n, d, &pooled, rng).is_ok());
+}
+
+/// Diabetes scaled by its public bounds schema only (`dpdist blr`'s preprocessing): columns are
+/// neither centred nor decorrelated, so the Gram matrix has eigenvalues from ~5 to ~1.3·10⁴.
+fn diabetes_public_bounds() -> (Vec<f64>, Vec<f64>, usize, usize) {
+    let table = Table::parse_csv(include_str!("../../../examples/data/diabetes.csv")).unwrap();
+    let (mut x, mut y, d, names) = table.split_target("target").unwrap();
+    let schema = blr::public_bounds::PublicBounds::parse(include_str!(
+        "../../../examples/data/diabetes.bounds.csv"
+    ))
+    .unwrap();
+    schema.scale(&mut x, &names, 5.0).unwrap();
+    schema.scale(&mut y, &["target".to_string()], 5.0).unwrap();
+    (x, y, table.rows, d)
+}
+
+#[test]
+fn a_larger_epsilon_does_not_make_an_ill_conditioned_fit_worse() {
+    // `dpdist blr` on these rows once gave in-sample MAE 2.3–21 at ε = 10 (non-private 1.09):
+    // noise pushed the Gram matrix's small eigenvalues to ~0 while the rows still vary along
+    // them, and the posterior mean overshot there. The noise ridge shrinks those directions.
+    // Median over 6 seeds; the pre-ridge medians were 5.7 (ε = 10) and 21 (ε = 1).
+    let (x, y, n, d) = diabetes_public_bounds();
+    let np = blr::fit_non_private(&x, &y, n, d, Prior::default()).unwrap();
+    let np_mae = mae(&y, &predict(&np.mean, &x, n).unwrap()).unwrap();
+    let median_mae = |eps: f64| {
+        let cfg = FitConfig {
+            projection: Some(ProjectionConfig::default()),
+            ..config(
+                Aggregation::Distributed(DcaSettings {
+                    n_nodes: 3,
+                    max_dropped: 2,
+                    ..DcaSettings::default()
+                }),
+                eps,
+                d,
+                true,
+            )
+        };
+        let mut maes: Vec<f64> = (0..6)
+            .map(|seed| {
+                let f = fit(&x, &y, n, d, &cfg, RngSource::InsecureFixedSeed(seed)).unwrap();
+                assert!(f.ridge > 0.0);
+                mae(&y, &predict(&f.posterior.mean, &x, n).unwrap()).unwrap()
+            })
+            .collect();
+        maes.sort_by(f64::total_cmp);
+        (maes[2] + maes[3]) / 2.0
+    };
+    let (at_1, at_10) = (median_mae(1.0), median_mae(10.0));
+    assert!(
+        at_10 <= 1.3 * np_mae,
+        "ε = 10: median MAE {at_10} vs non-private {np_mae}"
+    );
+    assert!(at_10 <= at_1, "ε = 10: {at_10} worse than ε = 1: {at_1}");
+    assert!(
+        at_1 <= 3.0 * np_mae,
+        "ε = 1: median MAE {at_1} vs non-private {np_mae}"
+    );
 }
