@@ -424,6 +424,7 @@ fn write_figure(cells: &[Cell], path: &std::path::Path) -> Result<(), Box<dyn Er
                 .map(|c| Point::new((c.n * c.d) as f64, c.seconds))
                 .collect(),
             draw: Draw::Markers,
+            ..Series::default()
         })
         .collect();
     let mut paper: Vec<&Cell> = cells.iter().filter(|c| c.mode == cells[0].mode).collect();
@@ -435,6 +436,7 @@ fn write_figure(cells: &[Cell], path: &std::path::Path) -> Result<(), Box<dyn Er
             .map(|c| Point::new((c.n * c.d) as f64, c.paper))
             .collect(),
         draw: Draw::Markers,
+        ..Series::default()
     });
     let panel = Panel {
         title: format!(

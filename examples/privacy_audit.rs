@@ -418,11 +418,13 @@ fn histogram_panel(title: &str, s0: &[f64], s1: &[f64], names: [&str; 2], a: &Au
                 name: names[0].to_string(),
                 points: density(s0),
                 draw: Draw::Line,
+                ..Series::default()
             },
             Series {
                 name: names[1].to_string(),
                 points: density(s1),
                 draw: Draw::Line,
+                ..Series::default()
             },
         ],
         ..Panel::default()

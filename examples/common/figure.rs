@@ -35,6 +35,8 @@ pub struct Series {
     pub name: String,
     pub points: Vec<Point>,
     pub draw: Draw,
+    /// A dashed line (with [`Legend::Outside`]): sets apart a curve that runs on top of another.
+    pub dashed: bool,
 }
 
 /// How a series is drawn.
@@ -77,6 +79,8 @@ pub enum Legend {
     UpperLeft,
     LowerLeft,
     MiddleRight,
+    /// In a strip right of the plot, never over the data.
+    Outside,
 }
 
 const COLOURS: [RGBColor; 8] = [
@@ -120,7 +124,93 @@ pub fn write_svg(
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 type DrawResult = Result<(), DrawingAreaErrorKind<std::io::Error>>;
 
+/// Width of the legend strip of [`Legend::Outside`].
+const KEY_WIDTH: u32 = 118;
+
 fn draw_panel(area: &Area, panel: &Panel) -> DrawResult {
+    if matches!(panel.legend, Legend::Outside) {
+        let width = area.dim_in_pixel().0;
+        let (plot, key) = area.split_horizontally(width.saturating_sub(KEY_WIDTH));
+        draw_key(&key, panel)?;
+        return draw_plot(&plot, panel);
+    }
+    draw_plot(area, panel)
+}
+
+/// The legend of [`Legend::Outside`]: one row per series (its line and marker as drawn), then
+/// the guides, top-aligned with the plot.
+fn draw_key(area: &Area, panel: &Panel) -> DrawResult {
+    let font = ("sans-serif", 11).into_font();
+    let mut y = 40;
+    for (i, series) in panel.series.iter().enumerate() {
+        let style = SeriesStyle::of(i, series);
+        if series.draw != Draw::Markers {
+            let path = [(4, y), (30, y)];
+            if style.dashed {
+                area.draw(&PathElement::new(
+                    [(4, y), (11, y)],
+                    style.colour.stroke_width(2),
+                ))?;
+                area.draw(&PathElement::new(
+                    [(16, y), (23, y)],
+                    style.colour.stroke_width(2),
+                ))?;
+            } else {
+                area.draw(&PathElement::new(path, style.colour.stroke_width(2)))?;
+            }
+        }
+        if series.draw != Draw::Line {
+            style.draw_marker_px(area, (17, y))?;
+        }
+        area.draw(&Text::new(series.name.clone(), (36, y - 6), font.clone()))?;
+        y += 18;
+    }
+    for (name, _) in panel.guides.iter().filter(|g| !g.0.is_empty()) {
+        area.draw(&PathElement::new(
+            [(4, y), (30, y)],
+            BLACK.mix(0.6).stroke_width(1),
+        ))?;
+        area.draw(&Text::new(name.clone(), (36, y - 6), font.clone()))?;
+        y += 18;
+    }
+    Ok(())
+}
+
+/// Colour, marker and dash of the i-th series: neighbours differ in colour and marker, and a
+/// series that runs on top of another is drawn dashed, so close curves (TA and DDP) stay
+/// distinguishable in print and for colour-blind readers.
+#[derive(Clone, Copy)]
+struct SeriesStyle {
+    colour: RGBColor,
+    marker: usize,
+    dashed: bool,
+}
+
+impl SeriesStyle {
+    fn of(i: usize, series: &Series) -> Self {
+        SeriesStyle {
+            colour: COLOURS[i % COLOURS.len()],
+            marker: i % 4,
+            dashed: series.dashed,
+        }
+    }
+
+    /// The marker at pixel `at` of `area`.
+    fn draw_marker_px(self, area: &Area, at: (i32, i32)) -> DrawResult {
+        let fill = self.colour.filled();
+        match self.marker {
+            0 => area.draw(&Circle::new(at, 3, fill)),
+            1 => area.draw(&TriangleMarker::new(at, 4, fill)),
+            2 => area.draw(&Rectangle::new(
+                [(at.0 - 3, at.1 - 3), (at.0 + 3, at.1 + 3)],
+                fill,
+            )),
+            _ => area.draw(&Cross::new(at, 4, self.colour.stroke_width(2))),
+        }
+    }
+}
+
+fn draw_plot(area: &Area, panel: &Panel) -> DrawResult {
     let (x_lo, x_hi) = padded_range(
         panel
             .series
@@ -149,7 +239,10 @@ fn draw_panel(area: &Area, panel: &Panel) -> DrawResult {
     x_ticks.sort_by(f64::total_cmp);
     x_ticks.dedup();
     let log_x = || (x_lo..x_hi).log_scale().with_key_points(x_ticks.clone());
-    match (panel.log_x, panel.log_y) {
+    // Within one decade plotters' log axis labels no tick at all: such a range reads better on
+    // a linear axis.
+    let log_y = panel.log_y && y_hi / y_lo >= 10.0;
+    match (panel.log_x, log_y) {
         (true, true) => draw_on(area, panel, log_x(), (y_lo..y_hi).log_scale()),
         (true, false) => draw_on(area, panel, log_x(), y_lo..y_hi),
         (false, true) => draw_on(area, panel, x_lo..x_hi, (y_lo..y_hi).log_scale()),
@@ -231,8 +324,10 @@ where
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], style));
         }
     }
+    let outside = matches!(panel.legend, Legend::Outside);
     for (i, series) in panel.series.iter().enumerate() {
-        let colour = COLOURS[i % COLOURS.len()];
+        let style = SeriesStyle::of(i, series);
+        let colour = style.colour;
         let banded: Vec<(f64, f64, f64)> = series
             .points
             .iter()
@@ -244,25 +339,56 @@ where
                 .map(|&(x, _, hi)| (x, hi))
                 .chain(banded.iter().rev().map(|&(x, lo, _)| (x, lo)))
                 .collect();
-            chart.draw_series(std::iter::once(Polygon::new(outline, colour.mix(0.18))))?;
+            chart.draw_series(std::iter::once(Polygon::new(outline, colour.mix(0.12))))?;
         }
         let line: Vec<(f64, f64)> = series.points.iter().map(|p| (p.x, p.y)).collect();
-        if series.draw != Draw::Line {
-            let markers = chart.draw_series(
-                line.iter()
-                    .map(|&(x, y)| Circle::new((x, y), 3, colour.filled())),
-            )?;
-            if series.draw == Draw::Markers {
-                markers
-                    .label(series.name.as_str())
-                    .legend(move |(x, y)| Circle::new((x + 8, y), 3, colour.filled()));
-                continue;
+        if series.draw != Draw::Markers {
+            let drawn = if style.dashed && outside {
+                chart.draw_series(DashedLineSeries::new(
+                    line.clone(),
+                    7,
+                    5,
+                    colour.stroke_width(2),
+                ))?
+            } else {
+                chart.draw_series(LineSeries::new(line.clone(), colour.stroke_width(2)))?
+            };
+            if !outside {
+                drawn.label(series.name.as_str()).legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 16, y)], colour.stroke_width(2))
+                });
             }
         }
-        chart
-            .draw_series(LineSeries::new(line, colour.stroke_width(2)))?
-            .label(series.name.as_str())
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour.stroke_width(2)));
+        if series.draw != Draw::Line {
+            if outside {
+                let fill = colour.filled();
+                let points = line.iter().copied();
+                match style.marker {
+                    0 => chart.draw_series(points.map(|c| Circle::new(c, 3, fill)))?,
+                    1 => chart.draw_series(points.map(|c| TriangleMarker::new(c, 4, fill)))?,
+                    2 => {
+                        chart.draw_series(points.map(|c| {
+                            EmptyElement::at(c) + Rectangle::new([(-3, -3), (3, 3)], fill)
+                        }))?
+                    }
+                    _ => chart
+                        .draw_series(points.map(|c| Cross::new(c, 4, colour.stroke_width(2))))?,
+                };
+            } else {
+                let markers = chart.draw_series(
+                    line.iter()
+                        .map(|&(x, y)| Circle::new((x, y), 3, colour.filled())),
+                )?;
+                if series.draw == Draw::Markers {
+                    markers
+                        .label(series.name.as_str())
+                        .legend(move |(x, y)| Circle::new((x + 8, y), 3, colour.filled()));
+                }
+            }
+        }
+    }
+    if outside {
+        return Ok(());
     }
     chart
         .configure_series_labels()
@@ -272,6 +398,7 @@ where
             Legend::UpperLeft => SeriesLabelPosition::UpperLeft,
             Legend::LowerLeft => SeriesLabelPosition::LowerLeft,
             Legend::MiddleRight => SeriesLabelPosition::MiddleRight,
+            Legend::Outside => unreachable!("drawn by draw_key"),
         })
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.4))
