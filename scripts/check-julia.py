@@ -399,7 +399,7 @@ MUTATIONS = [
     ("capi.jl", "dpd_version()::Cstring", "dpd_version()::Cint", "returns Cint"),
     ("capi.jl", "    frac_bits::UInt32\n    noise_sigma_total", "    frac_bits::UInt64\n    noise_sigma_total",
      "field frac_bits is UInt64"),
-    ("capi.jl", "    client::UInt64\n    dim::UInt64", "    dim::UInt64\n    client::UInt64",
+    ("capi.jl", "    shard::UInt64\n    dim::UInt64", "    dim::UInt64\n    shard::UInt64",
      "differ from C"),
     ("capi.jl", "struct dpd_rng end", "struct dpd_rng\n    x::Int\nend", "opaque in C"),
     ("dca.jl", "length(bytes)::Csize_t)::Cint)\n    return node\nend\n\n\"\"\"Takes back",

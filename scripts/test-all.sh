@@ -10,12 +10,15 @@ step() { printf '\n==> %s\n' "$*"; }
 step "Rust workspace tests (release: the statistical tests draw many samples)"
 cargo test --workspace --release
 
-step "The parties that only send build without the server stack (no axum, no SQLite)"
+step "The parties that only send build without the server stack (no axum, no SQLite, no PostgreSQL)"
 cargo clippy --release -p dca-service --no-default-features --lib -- -D warnings
-if cargo tree -p dca-service --no-default-features -e normal | grep -E "axum|rusqlite|libsqlite3"; then
-  echo "the client build pulls in the server stack" >&2
-  exit 1
-fi
+for client in "dca-service --no-default-features" dpdist-capi-net; do
+  # shellcheck disable=SC2086 # the package and its flags are two words
+  if cargo tree -p $client -e normal | grep -E "axum|rusqlite|libsqlite3|postgres"; then
+    echo "the client build ($client) pulls in the server stack" >&2
+    exit 1
+  fi
+done
 
 step "C host tests over the C ABI"
 scripts/test-c.sh
@@ -59,6 +62,8 @@ step "Julia packages: static check of every @ccall against include/dpdist.h and 
 python3 scripts/check-julia.py
 python3 scripts/check-julia.py --header include/dpdist_net.h --src ffi/julia/DpDistNet/src \
   --library libdpdist_net
+# The checker itself: every planted mistake in a copy of the sources must be caught.
+python3 scripts/check-julia.py --self-test
 
 step "The book: code fences, links, mdbook build, and every program in it"
 scripts/test-book.sh
