@@ -257,12 +257,21 @@ async fn close_answers(agg: &Aggregator, spec: &JobSpec, poll: Duration) -> Resu
         }
         tokio::time::sleep(poll).await;
     };
+    // One pass over the answers, not one search per roster place (O(N²) at 10⁴ participants).
+    let mut by_place = vec![None; spec.roster.len()];
+    for (i, a) in &answers {
+        if let Some(slot) = by_place.get_mut(*i)
+            && slot.is_none()
+        {
+            *slot = Some(a);
+        }
+    }
     let mut accepted = Vec::new();
     let mut refused = Vec::new();
-    for i in 0..spec.roster.len() {
-        match answers.iter().find(|(j, _)| *j == i) {
-            Some((_, a)) if a.accept => accepted.push((i, a.rows)),
-            Some((_, a)) => refused.push((i, a.reason.clone())),
+    for (i, answer) in by_place.into_iter().enumerate() {
+        match answer {
+            Some(a) if a.accept => accepted.push((i, a.rows)),
+            Some(a) => refused.push((i, a.reason.clone())),
             None => refused.push((i, "no answer before the deadline".to_string())),
         }
     }
