@@ -36,12 +36,7 @@ fn flip_last_byte(data_dir: &Path, table: &str, column: &str, select: &str) {
 }
 
 fn restart(cluster: &mut Cluster, k: usize) {
-    let (addr, data) = (
-        cluster.nodes[k].addr.clone(),
-        cluster.nodes[k].data_dir.clone(),
-    );
-    cluster.nodes[k].kill9();
-    cluster.nodes[k] = NodeProcess::start(&cluster.certs, k as u16, &data, &addr);
+    cluster.restart(k);
 }
 
 /// One byte flipped in a stored share (node 0's full share of one round, node 1's seed share
@@ -184,8 +179,19 @@ async fn close_dropping_proxy(http: reqwest::Client, target: String) -> String {
 /// releases the exact sum over S.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_close_and_a_late_client_do_not_leave_the_round_stuck() {
+    a_lost_close_and_a_late_client_do_not_leave_the_round_stuck_on(Store::Sqlite).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_close_and_a_late_client_do_not_leave_the_round_stuck_on_postgres() {
+    a_lost_close_and_a_late_client_do_not_leave_the_round_stuck_on(Store::Postgres).await
+}
+
+async fn a_lost_close_and_a_late_client_do_not_leave_the_round_stuck_on(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start("lostclose", 3);
+        let Some(cluster) = Cluster::start_on("lostclose", 3, store) else {
+            return;
+        };
         let proxy = close_dropping_proxy(cluster.http.clone(), cluster.nodes[1].url.clone()).await;
         let urls = vec![
             cluster.nodes[0].url.clone(),
