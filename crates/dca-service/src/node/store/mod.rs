@@ -50,7 +50,7 @@ impl StoreLocation {
     /// default, the SQLite file `node.sqlite` in `data_dir`.
     ///
     /// # Errors
-    /// [`crate::Error::InvalidSpec`] for another scheme or a URL the PostgreSQL client cannot
+    /// [`crate::Error::Postgres`] for another scheme or a URL the PostgreSQL client cannot
     /// parse (the message names it without its password).
     pub fn parse(url: Option<&str>, data_dir: &std::path::Path) -> Result<Self> {
         match url {

@@ -55,20 +55,20 @@ impl PgLocation {
     /// Parses a `postgres://` or `postgresql://` URL.
     ///
     /// # Errors
-    /// [`Error::InvalidSpec`] naming the URL (without a password) and what is wrong.
+    /// [`Error::Postgres`] naming the URL (without a password) and what is wrong.
     pub fn parse(url: &str) -> Result<Self> {
         let shown = redact(url);
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-            return Err(Error::InvalidSpec(format!(
+            return Err(Error::Postgres(format!(
                 "--store {shown}: not a PostgreSQL URL (postgres://user@host:port/database); \
                  leave --store out for the SQLite store in --data-dir"
             )));
         }
         let mut config: postgres::Config = url
             .parse()
-            .map_err(|e| Error::InvalidSpec(format!("--store {shown}: {e}")))?;
+            .map_err(|e| Error::Postgres(format!("--store {shown}: {e}")))?;
         if config.get_dbname().is_none() {
-            return Err(Error::InvalidSpec(format!(
+            return Err(Error::Postgres(format!(
                 "--store {shown}: the URL names no database (…/database)"
             )));
         }

@@ -377,7 +377,7 @@ fn bad_urls_and_unreachable_servers_are_named() {
         ("postgres://u:hunter2@127.0.0.1:notaport/db", "--store"),
     ] {
         match PgLocation::parse(url) {
-            Err(Error::InvalidSpec(m)) => {
+            Err(Error::Postgres(m)) => {
                 assert!(m.contains(says), "{url}: {m}");
                 assert!(!m.contains("hunter2"), "{m}");
             }
