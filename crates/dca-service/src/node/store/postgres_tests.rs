@@ -408,3 +408,45 @@ fn bad_urls_and_unreachable_servers_are_named() {
         Ok(_) => panic!("connected to a port nothing listens on"),
     }
 }
+
+/// A transaction failing with a serialization failure or a deadlock is tried again, at most
+/// [`MAX_ATTEMPTS`] times in all, and then fails naming the SQLSTATE; any other error is
+/// returned at once.
+#[test]
+fn serialization_failures_and_deadlocks_are_retried_a_bounded_number_of_times() {
+    let Some(db) = test_db("retry") else { return };
+    let mut c = db.at.config.connect(NoTls).unwrap();
+    let raise =
+        |code: &str| format!("DO $$ BEGIN RAISE EXCEPTION 'test' USING ERRCODE = '{code}'; END $$");
+    for code in ["40001", "40P01"] {
+        let mut tries = 0;
+        let out = in_tx(&mut c, IsolationLevel::ReadCommitted, |tx| {
+            tries += 1;
+            if tries < 3 {
+                tx.batch_execute(&raise(code))?;
+            }
+            Ok(tries)
+        });
+        assert_eq!(out.unwrap(), 3, "{code}");
+        let mut tries = 0;
+        match in_tx(&mut c, IsolationLevel::ReadCommitted, |tx| {
+            tries += 1;
+            tx.batch_execute(&raise(code))?;
+            Ok(())
+        }) {
+            Err(Error::Postgres(m)) => assert!(m.contains(code), "{m}"),
+            other => panic!("{code}: {other:?}"),
+        }
+        assert_eq!(tries, MAX_ATTEMPTS, "{code}");
+    }
+    let mut tries = 0;
+    match in_tx(&mut c, IsolationLevel::ReadCommitted, |tx| {
+        tries += 1;
+        tx.batch_execute(&raise("23505"))?;
+        Ok(())
+    }) {
+        Err(Error::Postgres(m)) => assert!(m.contains("23505"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(tries, 1);
+}
