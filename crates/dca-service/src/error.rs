@@ -17,6 +17,10 @@ pub enum Error {
     #[cfg(feature = "server")]
     #[error("storage: {0}")]
     Storage(#[from] rusqlite::Error),
+    /// PostgreSQL failed (message names the store, the cause and its SQLSTATE).
+    #[cfg(feature = "server")]
+    #[error("PostgreSQL: {0}")]
+    Postgres(String),
     /// TLS setup failed (certificates, keys).
     #[error("TLS: {0}")]
     Tls(String),

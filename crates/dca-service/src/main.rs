@@ -75,6 +75,10 @@ struct NodeArgs {
     /// Directory of node.sqlite and the node's HPKE key (hpke-x25519.key, made on first start).
     #[arg(long)]
     data_dir: PathBuf,
+    /// Keep rounds and shares in this PostgreSQL database (postgres://user@host:port/db)
+    /// instead of node.sqlite in --data-dir; the key and spool files stay in --data-dir.
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
     /// File holding the aggregator's bearer token.
     #[arg(long)]
     admin_token_file: PathBuf,
@@ -556,7 +560,9 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Participant(a) => cli_jobs::participant(a).await,
         Command::Node(a) => {
             let tls = server_tls(&a.cert, &a.key)?;
+            let store = dca_service::node::StoreLocation::parse(a.store.as_deref(), &a.data_dir)?;
             let options = NodeOptions {
+                store: store.clone(),
                 max_body: a.max_body,
                 max_inflight_body: a.max_inflight_body,
                 body_timeout: Duration::from_millis(a.body_timeout_ms),
@@ -566,7 +572,16 @@ async fn run(cli: Cli) -> Result<()> {
                     secret(&a.admin_token_file, "--admin-token-file")?,
                 )
             };
-            let app = router(&options).map_err(|e| at_path(e, "--data-dir", &a.data_dir))?;
+            let app = router(&options).map_err(|e| match &store {
+                dca_service::node::StoreLocation::Postgres(_) => match e {
+                    // Errors of the database name it already; the key file is in --data-dir.
+                    Error::Io(e) => io_at(e, "--data-dir", &a.data_dir),
+                    other => other,
+                },
+                dca_service::node::StoreLocation::Sqlite(_) => {
+                    at_path(e, "--data-dir", &a.data_dir)
+                }
+            })?;
             let key = dca_service::node::load_or_create_key(&a.data_dir).map_err(|e| match e {
                 Error::Io(e) => io_at(e, "--data-dir", &a.data_dir),
                 other => other,

@@ -398,3 +398,57 @@ fn blr_on_few_rows_warns_and_a_reused_round_number_says_how_to_fix_it() {
     assert!(ok, "{out}");
     drop(aggregator);
 }
+
+/// `dpdist node --store`: another scheme, a URL without a database and a server that is not
+/// there each stop the node at start with a message that names the URL (its password left out)
+/// and the cause; nothing is served.
+#[test]
+fn a_node_store_url_that_cannot_be_used_is_named() {
+    let dir = Scratch::new("cli-errors-store");
+    let certs = make_certs(&dir.path);
+    // A loopback port nothing listens on (bound, then let go).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let unreachable = format!("postgres://u:hunter2@127.0.0.1:{port}/db");
+    for (url, says) in [
+        ("mysql://u@127.0.0.1/db", "not a PostgreSQL URL".to_string()),
+        (
+            "postgres://u:hunter2@127.0.0.1:5432",
+            "names no database".to_string(),
+        ),
+        (
+            unreachable.as_str(),
+            format!("postgres://u:***@127.0.0.1:{port}/db: cannot connect"),
+        ),
+    ] {
+        let (ok, out) = dpdist(
+            &[
+                "node",
+                "--index",
+                "0",
+                "--cert",
+                s(&certs.dir.join("server.pem")),
+                "--key",
+                s(&certs.dir.join("server.key")),
+                "--data-dir",
+                s(&dir.path.join("data")),
+                "--admin-token-file",
+                s(&certs.dir.join("admin.token")),
+                "--store",
+                url,
+            ],
+            QUICK,
+        );
+        assert!(!ok, "{url}: {out}");
+        assert!(
+            out.contains("--store") || out.contains("postgres://"),
+            "{out}"
+        );
+        assert!(out.contains(&says), "{url}: {out}");
+        assert!(!out.contains("hunter2"), "{url}: {out}");
+        assert!(!out.contains("listening on"), "{url}: {out}");
+    }
+}

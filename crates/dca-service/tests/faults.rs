@@ -36,12 +36,52 @@ fn flip_last_byte(data_dir: &Path, table: &str, column: &str, select: &str) {
 }
 
 fn restart(cluster: &mut Cluster, k: usize) {
-    let (addr, data) = (
-        cluster.nodes[k].addr.clone(),
-        cluster.nodes[k].data_dir.clone(),
+    cluster.restart(k);
+}
+
+/// Flips the last byte of a stored share (`client` of `round`) or, with `client` `None`, of the
+/// round's stored node sum, in stopped node `k`'s store, whichever store the node keeps.
+fn flip_stored(cluster: &Cluster, k: usize, round: &dca_service::spec::Round, client: Option<u64>) {
+    let id = round.id();
+    let Some(pg) = &cluster.pg else {
+        let (table, column, select) = match client {
+            Some(c) => (
+                "shares",
+                "message",
+                format!(
+                    "SELECT rowid, message FROM shares WHERE round_id = X'{id}' AND client = {c}"
+                ),
+            ),
+            None => (
+                "round_sums",
+                "sum",
+                format!("SELECT rowid, sum FROM round_sums WHERE id = X'{id}'"),
+            ),
+        };
+        flip_last_byte(&cluster.nodes[k].data_dir, table, column, &select);
+        return;
+    };
+    let (table, column, filter) = match client {
+        Some(c) => (
+            "node_shares",
+            "message",
+            format!("round_id = '\\x{id}' AND client = {c}"),
+        ),
+        None => ("node_round_sums", "sum", format!("id = '\\x{id}'")),
+    };
+    let sql = format!(
+        "UPDATE {table} SET {column} = set_byte({column}, length({column}) - 1,
+             get_byte({column}, length({column}) - 1) # 16) WHERE {filter}"
     );
-    cluster.nodes[k].kill9();
-    cluster.nodes[k] = NodeProcess::start(&cluster.certs, k as u16, &data, &addr);
+    let url = pg.urls[k].clone();
+    // The blocking client on a thread of its own: this runs inside the test's runtime.
+    let changed = std::thread::spawn(move || {
+        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        c.execute(sql.as_str(), &[]).unwrap()
+    })
+    .join()
+    .unwrap();
+    assert_eq!(changed, 1);
 }
 
 /// One byte flipped in a stored share (node 0's full share of one round, node 1's seed share
@@ -49,8 +89,19 @@ fn restart(cluster: &mut Cluster, k: usize) {
 /// finalize or serve it, and the aggregator releases nothing — never a wrong sum.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_damaged_share_or_node_sum_is_refused_never_released() {
+    a_damaged_share_or_node_sum_is_refused_never_released_on(Store::Sqlite).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_share_or_node_sum_is_refused_never_released_on_postgres() {
+    a_damaged_share_or_node_sum_is_refused_never_released_on(Store::Postgres).await
+}
+
+async fn a_damaged_share_or_node_sum_is_refused_never_released_on(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let mut cluster = Cluster::start("damaged", 3);
+        let Some(mut cluster) = Cluster::start_on("damaged", 3, store) else {
+            return;
+        };
         let agg = cluster.aggregator("agg.sqlite");
         let keys = agg.node_keys().await.unwrap();
         let mut rounds = Vec::new();
@@ -87,38 +138,11 @@ async fn a_damaged_share_or_node_sum_is_refused_never_released() {
         }
         assert_eq!(agg.statuses(&rounds[2]).await.unwrap()[2].sum, "ready");
 
-        let hex_id = |r: &dca_service::spec::Round| r.id();
-        for (k, select) in [
-            (
-                0,
-                format!(
-                    "SELECT rowid, message FROM shares WHERE round_id = X'{}' AND client = 3",
-                    hex_id(&rounds[0])
-                ),
-            ),
-            (
-                1,
-                format!(
-                    "SELECT rowid, message FROM shares WHERE round_id = X'{}' AND client = 5",
-                    hex_id(&rounds[1])
-                ),
-            ),
-        ] {
+        for (k, round, client) in [(0, 0, Some(3)), (1, 1, Some(5)), (2, 2, None)] {
             cluster.nodes[k].kill9();
-            flip_last_byte(&cluster.nodes[k].data_dir, "shares", "message", &select);
+            flip_stored(&cluster, k, &rounds[round], client);
             restart(&mut cluster, k);
         }
-        cluster.nodes[2].kill9();
-        flip_last_byte(
-            &cluster.nodes[2].data_dir,
-            "round_sums",
-            "sum",
-            &format!(
-                "SELECT rowid, sum FROM round_sums WHERE id = X'{}'",
-                hex_id(&rounds[2])
-            ),
-        );
-        restart(&mut cluster, 2);
 
         for (round, node, client) in [
             (&rounds[0], 0, Some(3)),
@@ -184,8 +208,19 @@ async fn close_dropping_proxy(http: reqwest::Client, target: String) -> String {
 /// releases the exact sum over S.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_close_and_a_late_client_do_not_leave_the_round_stuck() {
+    a_lost_close_and_a_late_client_do_not_leave_the_round_stuck_on(Store::Sqlite).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_close_and_a_late_client_do_not_leave_the_round_stuck_on_postgres() {
+    a_lost_close_and_a_late_client_do_not_leave_the_round_stuck_on(Store::Postgres).await
+}
+
+async fn a_lost_close_and_a_late_client_do_not_leave_the_round_stuck_on(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start("lostclose", 3);
+        let Some(cluster) = Cluster::start_on("lostclose", 3, store) else {
+            return;
+        };
         let proxy = close_dropping_proxy(cluster.http.clone(), cluster.nodes[1].url.clone()).await;
         let urls = vec![
             cluster.nodes[0].url.clone(),

@@ -283,6 +283,7 @@ async fn a_node_starts_from_a_config_file_and_the_command_line_wins() {
             addr: addr.clone(),
             index: 1,
             data_dir: dir.path.join("data"),
+            args: Vec::new(),
         };
         let http = tls::http_client(&certs.ca_pem, 4, Duration::from_secs(10)).unwrap();
         let key: serde_json::Value = http

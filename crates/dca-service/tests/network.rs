@@ -32,8 +32,19 @@ async fn post_close(http: &reqwest::Client, url: &str, id: &str, body: String) -
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn network_sums_equal_the_in_process_release_bit_for_bit() {
+    network_sums_equal_the_in_process_release_bit_for_bit_on(Store::Sqlite).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn network_sums_equal_the_in_process_release_bit_for_bit_on_postgres() {
+    network_sums_equal_the_in_process_release_bit_for_bit_on(Store::Postgres).await
+}
+
+async fn network_sums_equal_the_in_process_release_bit_for_bit_on(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start("bitexact", 3);
+        let Some(cluster) = Cluster::start_on("bitexact", 3, store) else {
+            return;
+        };
         let agg = cluster.aggregator("agg.sqlite");
         let keys = agg.node_keys().await.unwrap();
         let mut round_no = 100;
@@ -117,8 +128,19 @@ async fn network_sums_equal_the_in_process_release_bit_for_bit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_mid_upload_and_restart_lose_and_double_nothing() {
+    kill_9_mid_upload_and_restart_lose_and_double_nothing_on(Store::Sqlite).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_mid_upload_and_restart_lose_and_double_nothing_on_postgres() {
+    kill_9_mid_upload_and_restart_lose_and_double_nothing_on(Store::Postgres).await
+}
+
+async fn kill_9_mid_upload_and_restart_lose_and_double_nothing_on(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let mut cluster = Cluster::start("kill9", 3);
+        let Some(mut cluster) = Cluster::start_on("kill9", 3, store) else {
+            return;
+        };
         let agg = cluster.aggregator("agg.sqlite");
         let keys = agg.node_keys().await.unwrap();
         for (round_no, mode) in [(201, "full"), (202, "seed")] {
@@ -157,13 +179,9 @@ async fn kill_9_mid_upload_and_restart_lose_and_double_nothing() {
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
             eprintln!("{mode}: node 1 killed holding {at_kill} of {n} shares");
-            let (addr, data) = (
-                cluster.nodes[1].addr.clone(),
-                cluster.nodes[1].data_dir.clone(),
-            );
             cluster.nodes[1].kill9();
             tokio::time::sleep(Duration::from_millis(300)).await;
-            cluster.nodes[1] = NodeProcess::start(&cluster.certs, 1, &data, &addr);
+            cluster.restart(1);
             while let Some(r) = tasks.join_next().await {
                 r.unwrap().unwrap();
             }
@@ -185,8 +203,19 @@ async fn kill_9_mid_upload_and_restart_lose_and_double_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropouts_retries_conflicts_bad_input_close_and_release_once() {
+    dropouts_retries_conflicts_bad_input_close_and_release_once_on(Store::Sqlite).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropouts_retries_conflicts_bad_input_close_and_release_once_on_postgres() {
+    dropouts_retries_conflicts_bad_input_close_and_release_once_on(Store::Postgres).await
+}
+
+async fn dropouts_retries_conflicts_bad_input_close_and_release_once_on(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start("rules", 2);
+        let Some(cluster) = Cluster::start_on("rules", 2, store) else {
+            return;
+        };
         let agg = cluster.aggregator("agg.sqlite");
         let keys = agg.node_keys().await.unwrap();
         let urls = cluster.urls();
@@ -548,8 +577,20 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_sum() {
+    deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_sum_on(Store::Sqlite).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_sum_on_postgres() {
+    deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_sum_on(Store::Postgres)
+        .await
+}
+
+async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_sum_on(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let mut cluster = Cluster::start("deadline", 3);
+        let Some(mut cluster) = Cluster::start_on("deadline", 3, store) else {
+            return;
+        };
         let agg = cluster.aggregator("agg.sqlite");
         let keys = agg.node_keys().await.unwrap();
         let mut s = spec(401, 12, 2, 4, "seed", Some(3.0), keys);
@@ -601,12 +642,7 @@ async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_su
             .await
             .unwrap();
         assert_eq!(r.status(), StatusCode::ACCEPTED);
-        let (addr, data) = (
-            cluster.nodes[2].addr.clone(),
-            cluster.nodes[2].data_dir.clone(),
-        );
-        cluster.nodes[2].kill9();
-        cluster.nodes[2] = NodeProcess::start(&cluster.certs, 2, &data, &addr);
+        cluster.restart(2);
         let net = agg.release(&round).await.unwrap();
         let local = in_process(&round, &[11]);
         assert_eq!(net.sum_units, local.sum_units);
@@ -614,8 +650,9 @@ async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_su
         assert_eq!(net.clients, (0..11).collect::<Vec<u64>>());
         // Restarted once more, node 2 loads the round closed with its sum stored (agreed set
         // read back from the store, the sum not recomputed) and serves the same bytes.
+        let http = cluster.http.clone();
         let fetch_sum = |url: String| {
-            let http = cluster.http.clone();
+            let http = http.clone();
             async move {
                 let r = http.get(url).bearer_auth(ADMIN_TOKEN).send().await.unwrap();
                 assert_eq!(r.status(), StatusCode::OK);
@@ -624,8 +661,7 @@ async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_su
         };
         let sum_url = format!("{}/rounds/{}/sum", cluster.nodes[2].url, round.id());
         let before = fetch_sum(sum_url.clone()).await;
-        cluster.nodes[2].kill9();
-        cluster.nodes[2] = NodeProcess::start(&cluster.certs, 2, &data, &addr);
+        cluster.restart(2);
         let status = agg.statuses(&round).await.unwrap().swap_remove(2);
         assert_eq!(
             (status.state.as_str(), status.sum.as_str()),
@@ -644,8 +680,19 @@ async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_su
 /// never a sum with masks that do not cancel.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_whose_nodes_hold_different_attempts_is_left_out() {
+    a_client_whose_nodes_hold_different_attempts_is_left_out_on(Store::Sqlite).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_whose_nodes_hold_different_attempts_is_left_out_on_postgres() {
+    a_client_whose_nodes_hold_different_attempts_is_left_out_on(Store::Postgres).await
+}
+
+async fn a_client_whose_nodes_hold_different_attempts_is_left_out_on(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start("attempts", 2);
+        let Some(cluster) = Cluster::start_on("attempts", 2, store) else {
+            return;
+        };
         let agg = cluster.aggregator("agg.sqlite");
         let keys = agg.node_keys().await.unwrap();
         let urls = cluster.urls();

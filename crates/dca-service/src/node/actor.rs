@@ -13,7 +13,9 @@ use fixedpoint_shares::{
 use tokio::sync::oneshot;
 
 use super::close_spool::{self};
-use super::store::{AttemptReader, HashingWriter, NodeStore, PendingShare, UploadOutcome};
+use super::store::{
+    AttemptReader, HashingWriter, NodeStore, PendingShare, RoundState, UploadOutcome,
+};
 use crate::metrics::Metrics;
 use crate::problem::{ApiError, ApiResult};
 use crate::spec::{Round, RoundSpec, RoundSpecOf, TokenCount, TokenHashes};
@@ -88,9 +90,9 @@ pub(super) struct Actor {
     pub(super) metrics: Arc<Metrics>,
     /// This node's public key, which every round it holds must list for it.
     pub(super) public_key: share_sealing::NodePublicKey,
-    /// The store's path (the summing thread reads the attempts through its own connection)
-    /// and the data directory (for the node sum's spool file).
-    pub(super) db: PathBuf,
+    /// The store (the summing thread reads the attempts through its own connection) and the
+    /// data directory (for the node sum's spool file).
+    pub(super) db: StoreLocation,
     pub(super) data_dir: PathBuf,
     pub(super) index: u16,
     pub(super) rounds: HashMap<[u8; 32], RoundRuntime>,
@@ -170,7 +172,7 @@ impl Actor {
             let mut spec: RoundSpecOf<TokenCount> =
                 serde_json::from_slice(&spec_json).map_err(stored_spec)?;
             spec.client_token_sha256 = TokenCount(spec.n_clients);
-            let mut round = spec.validate_with(self.store.token_chunks(&stored.id))?;
+            let mut round = spec.validate_with(self.store.token_chunks(&stored.id)?)?;
             if round.hash != stored.id {
                 return Err(Error::InvalidSpec(
                     "stored spec does not hash to its id".into(),
@@ -288,7 +290,7 @@ impl Actor {
     /// and writes the node sum on a worker thread to a spool file, the agreed clients'
     /// attempts streamed from the store ([`RunningSum::write_sum`]); the result comes back as
     /// `SumReady`.
-    pub(super) fn start_sum(&self, rt: &mut RoundRuntime, agreed: ClientSet) {
+    pub(super) fn start_sum(&mut self, rt: &mut RoundRuntime, agreed: ClientSet) {
         let Some(mut node) = rt.node.take() else {
             rt.sum = SumState::Failed("no running sum".into());
             return;
@@ -320,7 +322,7 @@ impl Actor {
         std::thread::spawn(move || {
             let written = || -> Result<[u8; 32]> {
                 let mut out = HashingWriter::new(std::fs::File::create(&spool.sum)?);
-                let reader = AttemptReader::open(&db)?;
+                let mut reader = AttemptReader::open(&db)?;
                 reader.with_attempts(&id, |pairs| {
                     let agreed_pairs = pairs
                         .filter(|&(c, _)| agreed.contains(ClientId(c)))
@@ -419,6 +421,7 @@ impl Actor {
                             "share-conflict",
                             "another share is already stored for this client",
                         )),
+                        UploadOutcome::NotOpen(state) => Err(not_open(state)),
                     };
                     let _ = u.reply.send(reply);
                 }
@@ -606,9 +609,16 @@ impl Actor {
                 "round is closed with an agreed set; it cannot be aborted",
             ));
         }
-        self.store
+        if !self
+            .store
             .abort(&id, &reason)
-            .map_err(|e| ApiError::internal(e.to_string()))?;
+            .map_err(|e| ApiError::internal(e.to_string()))?
+        {
+            return Err(ApiError::conflict(
+                "round-closed",
+                "round is closed with an agreed set; it cannot be aborted",
+            ));
+        }
         rt.node = None;
         rt.received_at_close = ClientSet::empty(rt.round.config.n_clients());
         rt.aborted = Some(reason);
@@ -730,12 +740,28 @@ impl Actor {
                 ),
             ));
         }
-        self.store
+        if !self
+            .store
             .set_agreed_set(&rt.round.hash, &agreed)
-            .map_err(|e| ApiError::internal(e.to_string()))?;
+            .map_err(|e| ApiError::internal(e.to_string()))?
+        {
+            return Err(ApiError::conflict(
+                "round-not-open",
+                "the store does not hold the round open; it was closed or aborted",
+            ));
+        }
         rt.agreed = Some(agreed.clone());
         self.metrics.round_event("closed");
         self.start_sum(rt, agreed);
         Ok(StatusCode::ACCEPTED)
+    }
+}
+
+/// The answer to an upload the store refused because the round is not open there.
+fn not_open(state: RoundState) -> ApiError {
+    match state {
+        RoundState::Closed => ApiError::conflict("round-closed", "round is closed"),
+        RoundState::Aborted => ApiError::conflict("round-aborted", "round was aborted"),
+        RoundState::Unknown | RoundState::Open => ApiError::not_found("unknown round"),
     }
 }

@@ -41,19 +41,34 @@ pub(super) struct AppState {
     pub(super) metrics: Arc<Metrics>,
     /// Read-only connections for the clients' token hashes, used in turn.
     pub(super) lookups: Vec<std::sync::Mutex<TokenLookup>>,
-    /// The store's path, for the received set's read-only connections.
-    pub(super) db: std::path::PathBuf,
+    /// The store, for the received set's and the node sum's read connections.
+    pub(super) db: StoreLocation,
     pub(super) next_lookup: std::sync::atomic::AtomicUsize,
 }
 
 impl AppState {
-    /// Client `client`'s token hash as listed in round `round`'s config, from the store.
-    pub(super) fn token_hash(&self, round: &[u8; 32], client: u64) -> ApiResult<[u8; 32]> {
+    /// Client `client`'s token hash as listed in round `round`'s config, from the store; on a
+    /// blocking thread for a store whose client must not block an async thread.
+    pub(super) async fn token_hash(
+        self: &Arc<Self>,
+        round: &[u8; 32],
+        client: u64,
+    ) -> ApiResult<[u8; 32]> {
+        if !self.db.needs_own_thread() {
+            return self.token_hash_now(round, client);
+        }
+        let (state, round) = (self.clone(), *round);
+        tokio::task::spawn_blocking(move || state.token_hash_now(&round, client))
+            .await
+            .map_err(|e| ApiError::internal(format!("token lookup: {e}")))?
+    }
+
+    fn token_hash_now(&self, round: &[u8; 32], client: u64) -> ApiResult<[u8; 32]> {
         let k = self
             .next_lookup
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             % self.lookups.len().max(1);
-        let lookup = self
+        let mut lookup = self
             .lookups
             .get(k)
             .ok_or_else(|| ApiError::internal("no token lookup"))?
@@ -68,12 +83,12 @@ impl AppState {
     /// Opens a read-only connection to the store and runs `f` on it, off the async threads.
     pub(super) async fn blocking_read<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&AttemptReader) -> Result<T> + Send + 'static,
+        f: impl FnOnce(&mut AttemptReader) -> Result<T> + Send + 'static,
     ) -> ApiResult<(AttemptReader, T)> {
         let db = self.db.clone();
         tokio::task::spawn_blocking(move || {
-            let reader = AttemptReader::open(&db)?;
-            let value = f(&reader)?;
+            let mut reader = AttemptReader::open(&db)?;
+            let value = f(&mut reader)?;
             Ok((reader, value))
         })
         .await
@@ -346,7 +361,7 @@ pub(super) async fn node_sum(
         .blocking_read(move |reader| reader.checked_sum_blob(&id))
         .await?;
     let at = at.ok_or_else(|| ApiError::internal("stored node sum missing"))?;
-    let len = at.len;
+    let len = at.len();
     let body = stream_body(reader, move |reader, out| reader.write_sum(&at, out));
     Ok((
         StatusCode::OK,
@@ -465,7 +480,7 @@ pub(super) async fn upload(
 /// Everything about an upload that the path and headers decide: the round, the client, its
 /// token, the media type, the deadline.
 pub(super) async fn check_upload(
-    state: &AppState,
+    state: &Arc<AppState>,
     id: &str,
     client: &str,
     headers: &HeaderMap,
@@ -479,7 +494,7 @@ pub(super) async fn check_upload(
     }
     let token = bearer(headers)?;
     // The listed hash is read from the store (not kept in memory); compared in constant time.
-    let token_hash_listed = state.token_hash(&round.hash, client)?;
+    let token_hash_listed = state.token_hash(&round.hash, client).await?;
     if !token_matches(token, &token_hash_listed) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,

@@ -36,6 +36,7 @@ use crate::problem::healthz;
 use crate::secret::SecretString;
 use crate::spec::token_hash;
 use store::{NodeStore, TokenLookup};
+pub use store::{PgLocation, StoreLocation};
 
 pub use crate::messages::{AbortRequest, CloseRequest, ReceivedSet, RoundStatus};
 use actor::*;
@@ -47,8 +48,11 @@ use spool::*;
 pub struct NodeOptions {
     /// This node's index in every round it joins.
     pub index: u16,
-    /// Directory of `node.sqlite` and the HPKE key file ([`crate::node_key::KEY_FILE`]).
+    /// Directory of the HPKE key file ([`crate::node_key::KEY_FILE`]), the spool files and,
+    /// by default, the store (`node.sqlite`).
     pub data_dir: PathBuf,
+    /// Where the rounds and shares are kept.
+    pub store: StoreLocation,
     /// The bearer token the aggregator presents (shared secret).
     pub admin_token: SecretString,
     /// Largest request body accepted at all (bytes); shares are further limited per round.
@@ -62,10 +66,12 @@ pub struct NodeOptions {
 }
 
 impl NodeOptions {
-    /// Options with the default limits: 64 MiB per request body and in flight, 30 s per body.
+    /// Options with the default limits: 64 MiB per request body and in flight, 30 s per body,
+    /// and the SQLite store `node.sqlite` in `data_dir`.
     pub fn new(index: u16, data_dir: PathBuf, admin_token: SecretString) -> Self {
         NodeOptions {
             index,
+            store: StoreLocation::Sqlite(data_dir.join("node.sqlite")),
             data_dir,
             admin_token,
             max_body: 64 << 20,
@@ -84,23 +90,35 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
     std::fs::create_dir_all(&options.data_dir)?;
     Spool::clean(&options.data_dir)?;
     let keys = load_or_create_key(&options.data_dir)?;
-    let db = options.data_dir.join("node.sqlite");
-    let store = NodeStore::open(&db)?;
+    let at = options.store.clone();
     let (tx, rx) = mpsc::channel();
     let shared = Arc::new(RwLock::new(HashMap::new()));
     let metrics = Metrics::new();
-    let mut actor = Actor {
-        store,
-        metrics: metrics.clone(),
-        public_key: keys.public.clone(),
-        db: db.clone(),
-        data_dir: options.data_dir.clone(),
-        index: options.index,
-        rounds: HashMap::new(),
-        shared: shared.clone(),
-        tx: tx.clone(),
+    // Opened and loaded on a thread of its own: the PostgreSQL client blocks on a runtime of
+    // its own, which tokio refuses on the async thread this may be called from.
+    let open = || -> Result<(Actor, Vec<TokenLookup>)> {
+        let mut actor = Actor {
+            store: NodeStore::open(&at)?,
+            metrics: metrics.clone(),
+            public_key: keys.public.clone(),
+            db: at.clone(),
+            data_dir: options.data_dir.clone(),
+            index: options.index,
+            rounds: HashMap::new(),
+            shared: shared.clone(),
+            tx: tx.clone(),
+        };
+        actor.load()?;
+        let lookups = (0..std::thread::available_parallelism().map_or(2, |n| n.get().min(4)))
+            .map(|_| TokenLookup::open(&at))
+            .collect::<Result<_>>()?;
+        Ok((actor, lookups))
     };
-    actor.load()?;
+    let (actor, lookups) = std::thread::scope(|s| {
+        s.spawn(open)
+            .join()
+            .map_err(|_| crate::Error::Io(std::io::Error::other("opening the store panicked")))
+    })??;
     std::thread::Builder::new()
         .name("dpdist-node-store".into())
         .spawn(move || actor.run(rx))?;
@@ -116,11 +134,9 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
         body_timeout: options.body_timeout,
         clock: options.clock.clone(),
         metrics: metrics.clone(),
-        lookups: (0..std::thread::available_parallelism().map_or(2, |n| n.get().min(4)))
-            .map(|_| TokenLookup::open(&db).map(std::sync::Mutex::new))
-            .collect::<Result<_>>()?,
+        lookups: lookups.into_iter().map(std::sync::Mutex::new).collect(),
         next_lookup: std::sync::atomic::AtomicUsize::new(0),
-        db: db.clone(),
+        db: at.clone(),
     });
     Ok(Router::new()
         .route("/healthz", get(healthz))
@@ -205,11 +221,12 @@ mod tests {
         };
         for _start in 0..2 {
             drop(router(&options).unwrap());
-            let lookup = TokenLookup::open(&db).unwrap();
+            let at = StoreLocation::Sqlite(db.clone());
+            let mut lookup = TokenLookup::open(&at).unwrap();
             for (c, h) in round.token_hashes.iter().enumerate() {
                 assert_eq!(lookup.token_hash(&round.hash, c as u64).unwrap(), Some(*h));
             }
-            let store = NodeStore::open(&db).unwrap();
+            let mut store = NodeStore::open(&at).unwrap();
             let mut attempts = Vec::new();
             store
                 .for_each_attempt(&round.hash, |c, s| {

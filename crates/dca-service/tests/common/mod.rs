@@ -103,6 +103,92 @@ pub fn make_certs(dir: &Path) -> Certs {
     }
 }
 
+/// Which store the node processes of a test keep their rounds and shares in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Store {
+    /// `node.sqlite` in each node's data directory (the default).
+    Sqlite,
+    /// A database of its own per node on the server `DPDIST_TEST_POSTGRES` names.
+    Postgres,
+}
+
+/// The URL of the PostgreSQL server for tests (`DPDIST_TEST_POSTGRES`, whose user may create
+/// databases; `scripts/pg-start.sh` makes one), or `None` after saying loudly that `test` is
+/// skipped. Under CI (`CI` set) a missing server fails the test instead.
+pub fn postgres_admin_url(test: &str) -> Option<String> {
+    match std::env::var("DPDIST_TEST_POSTGRES") {
+        Ok(url) => Some(url),
+        Err(_) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{test}: DPDIST_TEST_POSTGRES is unset under CI; the PostgreSQL variant cannot run"
+            );
+            eprintln!("SKIPPED (DPDIST_TEST_POSTGRES unset): {test} on PostgreSQL");
+            None
+        }
+    }
+}
+
+/// Databases made for one test (one per node), dropped with their connections on drop. The
+/// blocking PostgreSQL client runs on threads of its own: the tests call this from async code.
+pub struct PgDatabases {
+    admin: String,
+    names: Vec<String>,
+    /// The `--store` URL of each database, in order.
+    pub urls: Vec<String>,
+}
+
+impl PgDatabases {
+    /// `m` fresh databases named after `test` and this process.
+    pub fn create(admin: &str, test: &str, m: u16) -> PgDatabases {
+        let base = admin
+            .rsplit_once('/')
+            .map(|(b, _)| b.to_string())
+            .expect("DPDIST_TEST_POSTGRES is postgres://user@host:port/database");
+        let names: Vec<String> = (0..m)
+            .map(|k| {
+                format!(
+                    "dpdist_{}_{}_{k}",
+                    test.replace('-', "_"),
+                    std::process::id()
+                )
+            })
+            .collect();
+        let (admin_url, to_make) = (admin.to_string(), names.clone());
+        std::thread::spawn(move || {
+            let mut c = postgres::Client::connect(&admin_url, postgres::NoTls)
+                .expect("the server DPDIST_TEST_POSTGRES names");
+            for name in to_make {
+                c.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                    .unwrap();
+                c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+            }
+        })
+        .join()
+        .expect("test databases made");
+        PgDatabases {
+            admin: admin.to_string(),
+            urls: names.iter().map(|n| format!("{base}/{n}")).collect(),
+            names,
+        }
+    }
+}
+
+impl Drop for PgDatabases {
+    fn drop(&mut self) {
+        let (admin, names) = (self.admin.clone(), std::mem::take(&mut self.names));
+        let _ = std::thread::spawn(move || {
+            if let Ok(mut c) = postgres::Client::connect(&admin, postgres::NoTls) {
+                for name in names {
+                    let _ =
+                        c.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+                }
+            }
+        })
+        .join();
+    }
+}
+
 /// A node process; killed (SIGKILL) and reaped on drop, so no test leaves one behind.
 pub struct NodeProcess {
     pub child: Child,
@@ -110,6 +196,8 @@ pub struct NodeProcess {
     pub addr: String,
     pub index: u16,
     pub data_dir: PathBuf,
+    /// The arguments it was started with beyond the usual ones (a restart gets them again).
+    pub args: Vec<String>,
 }
 
 impl NodeProcess {
@@ -146,6 +234,7 @@ impl NodeProcess {
             addr,
             index,
             data_dir: data_dir.to_path_buf(),
+            args: args.iter().map(|a| a.to_string()).collect(),
         }
     }
 
@@ -167,6 +256,8 @@ pub struct Cluster {
     pub nodes: Vec<NodeProcess>,
     pub http: reqwest::Client,
     pub dir: PathBuf,
+    /// The nodes' databases when they keep their state in PostgreSQL (dropped after them).
+    pub pg: Option<PgDatabases>,
 }
 
 impl Cluster {
@@ -176,22 +267,58 @@ impl Cluster {
 
     /// A cluster whose nodes get `args` on their command line.
     pub fn start_with(name: &str, m: u16, args: &[&str]) -> Cluster {
-        let dir = scratch(name);
+        Self::start_on_with(name, m, Store::Sqlite, args).expect("SQLite needs no server")
+    }
+
+    /// A cluster whose nodes keep their state in `store`; `None` if that is PostgreSQL and no
+    /// server is given (said loudly; a failure under CI).
+    pub fn start_on(name: &str, m: u16, store: Store) -> Option<Cluster> {
+        Self::start_on_with(name, m, store, &["--max-body", "1048576"])
+    }
+
+    /// [`Self::start_on`] with `args` on the nodes' command line.
+    pub fn start_on_with(name: &str, m: u16, store: Store, args: &[&str]) -> Option<Cluster> {
+        let (name, pg) = match store {
+            Store::Sqlite => (name.to_string(), None),
+            Store::Postgres => {
+                let admin = postgres_admin_url(name)?;
+                (
+                    format!("{name}-pg"),
+                    Some(PgDatabases::create(&admin, name, m)),
+                )
+            }
+        };
+        let dir = scratch(&name);
         let certs = make_certs(&dir);
         let nodes = (0..m)
             .map(|k| {
                 let data = dir.join(format!("node{k}"));
                 std::fs::create_dir_all(&data).unwrap();
-                NodeProcess::start_with(&certs, k, &data, "127.0.0.1:0", args)
+                let mut node_args: Vec<&str> = args.to_vec();
+                if let Some(pg) = &pg {
+                    node_args.extend(["--store", pg.urls[usize::from(k)].as_str()]);
+                }
+                NodeProcess::start_with(&certs, k, &data, "127.0.0.1:0", &node_args)
             })
             .collect();
         let http = tls::http_client(&certs.ca_pem, 64, Duration::from_secs(30)).unwrap();
-        Cluster {
+        Some(Cluster {
             certs,
             nodes,
             http,
             dir,
-        }
+            pg,
+        })
+    }
+
+    /// kill -9 of node `k` (if still running) and a start on the address, data directory and
+    /// store it had.
+    pub fn restart(&mut self, k: usize) {
+        let node = &mut self.nodes[k];
+        node.kill9();
+        let (addr, data, args) = (node.addr.clone(), node.data_dir.clone(), node.args.clone());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.nodes[k] = NodeProcess::start_with(&self.certs, k as u16, &data, &addr, &args);
     }
 
     pub fn urls(&self) -> Vec<String> {
@@ -219,6 +346,7 @@ impl Drop for Cluster {
         for node in &mut self.nodes {
             node.kill9();
         }
+        drop(self.pg.take());
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

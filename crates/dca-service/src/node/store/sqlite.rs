@@ -1,4 +1,4 @@
-//! A compute node's durable state: SQLite (bundled), WAL journal, `synchronous = FULL`, so a
+//! The SQLite node store (the embedded default): SQLite (bundled), WAL journal, `synchronous = FULL`, so a
 //! committed share survives `kill -9` and power loss alike.
 //!
 //! The running sum is not stored: it is derived from the stored shares on start-up. The stored
@@ -11,15 +11,14 @@ use fixedpoint_shares::ClientSet;
 use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
+use super::{
+    HASHES_PER_CHUNK, HashingWriter, PendingShare, StoredRound, UploadOutcome, check_blob,
+    check_share,
+};
 use crate::Result;
 use crate::migrations::{Migration, add_column_if_missing, migrate};
 
-/// Token hashes per row of `round_tokens`: 16 × 32 = 512 bytes, which with the key fits a
-/// WITHOUT ROWID b-tree cell (≤ ~1000 bytes on 4 KiB pages), so a lookup reads one page and
-/// no overflow chain.
-pub(crate) const HASHES_PER_CHUNK: usize = 16;
-
-pub(crate) struct NodeStore {
+pub(crate) struct SqliteStore {
     conn: Connection,
 }
 
@@ -34,13 +33,13 @@ fn open_read_only(path: &Path) -> Result<Connection> {
 
 /// A read-only connection to the node's store for the upload handlers' token lookups (WAL:
 /// readers never wait for the writer), with a small page cache.
-pub(crate) struct TokenLookup {
+pub(crate) struct SqliteTokenLookup {
     conn: Connection,
 }
 
-impl TokenLookup {
+impl SqliteTokenLookup {
     pub fn open(path: &Path) -> Result<Self> {
-        Ok(TokenLookup {
+        Ok(SqliteTokenLookup {
             conn: open_read_only(path)?,
         })
     }
@@ -70,13 +69,13 @@ impl TokenLookup {
 /// A read-only connection that writes a round's received set (`GET /rounds/{id}/received`)
 /// from the store's attempts index, in one read transaction (WAL: one consistent snapshot for
 /// both lists, and the writer is not held up).
-pub(crate) struct AttemptReader {
+pub(crate) struct SqliteAttemptReader {
     conn: Connection,
 }
 
-impl AttemptReader {
+impl SqliteAttemptReader {
     pub fn open(path: &Path) -> Result<Self> {
-        Ok(AttemptReader {
+        Ok(SqliteAttemptReader {
             conn: open_read_only(path)?,
         })
     }
@@ -226,7 +225,7 @@ impl AttemptReader {
     }
 }
 
-/// Where a node sum is stored ([`AttemptReader::sum_blob`]).
+/// Where a node sum is stored ([`SqliteAttemptReader::sum_blob`]).
 pub(crate) struct SumBlob {
     table: &'static str,
     rowid: i64,
@@ -256,56 +255,6 @@ fn check_stored_sum(conn: &Connection, id: &[u8; 32]) -> Result<bool> {
         })?;
     }
     Ok(true)
-}
-
-/// Reads `blob` through and compares its SHA-256 with `digest`; `what` names it in the error.
-fn check_blob(
-    mut blob: impl std::io::Read,
-    digest: &[u8],
-    what: impl FnOnce() -> String,
-) -> Result<()> {
-    let mut hash = HashingWriter::new(std::io::sink());
-    std::io::copy(&mut blob, &mut hash)?;
-    if hash.finish().1.as_slice() == digest {
-        Ok(())
-    } else {
-        Err(crate::Error::Integrity(format!(
-            "{} does not match its SHA-256",
-            what()
-        )))
-    }
-}
-
-/// A writer that passes bytes on and hashes them.
-pub(crate) struct HashingWriter<W> {
-    inner: W,
-    hash: Sha256,
-}
-
-impl<W: std::io::Write> HashingWriter<W> {
-    pub fn new(inner: W) -> Self {
-        HashingWriter {
-            inner,
-            hash: Sha256::new(),
-        }
-    }
-
-    /// The writer and the SHA-256 of everything written through it.
-    pub fn finish(self) -> (W, [u8; 32]) {
-        (self.inner, self.hash.finalize().into())
-    }
-}
-
-impl<W: std::io::Write> std::io::Write for HashingWriter<W> {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(data)?;
-        self.hash.update(&data[..n]);
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
 }
 
 const ATTEMPTS_SQL: &str = "SELECT client, shard FROM shares INDEXED BY shares_attempts
@@ -374,43 +323,13 @@ impl std::io::Read for TokenChunks<'_> {
     }
 }
 
-/// A round as stored.
-pub(crate) struct StoredRound {
-    pub id: [u8; 32],
-    pub spec_json: Vec<u8>,
-    /// The clients' token hashes, 32 bytes each, if stored by an older version as one blob
-    /// apart from `spec_json` (now they are in `round_tokens`, and this is `None`).
-    pub tokens: Option<Vec<u8>>,
-    /// Whether its node sum is stored (the sum itself is not read: it is streamed when
-    /// asked for; the agreed set is read by [`NodeStore::agreed_set`]).
-    pub sum_stored: bool,
-    /// Why the aggregator aborted the round, if it did.
-    pub aborted: Option<String>,
-}
-
-/// What became of one upload in a group commit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum UploadOutcome {
-    Stored,
-    SameAgain,
-    Conflict,
-}
-
-pub(crate) struct PendingShare<'a> {
-    pub round_id: &'a [u8; 32],
-    pub client: u64,
-    pub shard: u64,
-    pub digest: &'a [u8; 32],
-    pub message: &'a [u8],
-}
-
-impl NodeStore {
+impl SqliteStore {
     pub fn open(path: &Path) -> Result<Self> {
         let mut conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         migrate(&mut conn, NODE_MIGRATIONS, &path.display().to_string())?;
-        Ok(NodeStore { conn })
+        Ok(SqliteStore { conn })
     }
 
     pub fn rounds(&self) -> Result<Vec<StoredRound>> {
@@ -885,19 +804,6 @@ fn node_layout_v1(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Checks a stored share against the SHA-256 stored beside it. The store's pages have no
-/// checksum of their own, so a flipped bit in a share would otherwise reach the node sum and
-/// the release unnoticed.
-fn check_share(id: &[u8; 32], client: u64, digest: &[u8], message: &[u8]) -> Result<()> {
-    if Sha256::digest(message).as_slice() == digest {
-        return Ok(());
-    }
-    Err(crate::Error::Integrity(format!(
-        "round {}: the stored share of client {client} does not match its SHA-256",
-        crate::hex::encode(id)
-    )))
-}
-
 /// Sets the agreed set of the round's `round_state` row (made if missing; at close it is
 /// not there yet, so nothing is read back) to `len` zero bytes; the rowid, to write them with
 /// blob I/O.
@@ -933,369 +839,5 @@ fn insert_token_chunks(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn temp_db(name: &str) -> std::path::PathBuf {
-        crate::scratch_dir(&format!("store-{name}")).join("node.sqlite")
-    }
-
-    /// The agreed set and the node sum written piece by piece (blob I/O) are the bytes the
-    /// whole-blob writes stored (ids big-endian, ascending); the sum goes to a row of its own
-    /// and leaves the agreed set's row as it was; it streams back from a read-only connection,
-    /// also a sum kept by an older store in `round_state` or `rounds`, also after a second
-    /// write; a source shorter than declared stores nothing; the attempts come back as an
-    /// iterator in client order.
-    #[test]
-    fn agreed_set_and_sum_are_written_and_read_in_pieces() {
-        let path = temp_db("blobs");
-        let mut store = NodeStore::open(&path).unwrap();
-        let (a, b) = ([5u8; 32], [6u8; 32]);
-        store.insert_round(&a, 1, b"{}", &mut &[][..], 0).unwrap();
-        store.insert_round(&b, 2, b"{}", &mut &[][..], 0).unwrap();
-        let ids = [0u64, 3, 64, 65, 199_999];
-        let set = ClientSet::from_ids(200_000, &ids.map(fixedpoint_shares::ClientId)).unwrap();
-        store.set_agreed_set(&a, &set).unwrap();
-        let want: Vec<u8> = ids.iter().flat_map(|c| c.to_be_bytes()).collect();
-        let stored_agreed = |store: &NodeStore| -> Vec<u8> {
-            store
-                .conn
-                .query_row(
-                    "SELECT agreed FROM round_state WHERE id = ?1",
-                    params![&a[..]],
-                    |r| r.get(0),
-                )
-                .unwrap()
-        };
-        assert_eq!(stored_agreed(&store), want);
-        assert_eq!(store.agreed_set(&a, 200_000).unwrap().as_ref(), Some(&set));
-        assert_eq!(store.agreed_set(&b, 200_000).unwrap(), None);
-        let stored = store.rounds().unwrap();
-        assert!(!stored.iter().any(|r| r.sum_stored));
-        let sum: Vec<u8> = (0..200_003u32).map(|i| (i * 31 % 256) as u8).collect();
-        let state_row = |store: &NodeStore| -> (i64, Option<usize>) {
-            store
-                .conn
-                .query_row(
-                    "SELECT rowid, length(sum) FROM round_state WHERE id = ?1",
-                    params![&a[..]],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .unwrap()
-        };
-        let before = state_row(&store);
-        // A first sum, then the one kept: a second write replaces the first.
-        let sha = |b: &[u8]| -> [u8; 32] { Sha256::digest(b).into() };
-        store
-            .set_sum_from(&a, &mut &sum[1..], sum.len() as u64 - 1, &sha(&sum[1..]))
-            .unwrap();
-        // Bytes that are not what the summing thread hashed are refused, nothing stored.
-        assert!(matches!(
-            store.set_sum_from(&a, &mut &sum[..], sum.len() as u64, &sha(&sum[1..])),
-            Err(crate::Error::Integrity(_))
-        ));
-        assert_eq!(store.sum(&a).unwrap().as_deref(), Some(&sum[1..]));
-        store
-            .set_sum_from(&a, &mut &sum[..], sum.len() as u64, &sha(&sum))
-            .unwrap();
-        assert!(store.check_sum(&a).unwrap());
-        assert_eq!(store.sum(&a).unwrap().as_deref(), Some(&sum[..]));
-        // The agreed set's row untouched by the sum's write (not rewritten: same rowid, no sum).
-        assert_eq!(state_row(&store), before);
-        assert_eq!(before.1, None);
-        assert_eq!(stored_agreed(&store), want);
-        let stored = store.rounds().unwrap();
-        assert!(stored.iter().find(|r| r.id == a).unwrap().sum_stored);
-        assert!(!stored.iter().find(|r| r.id == b).unwrap().sum_stored);
-        assert!(
-            store
-                .set_sum_from(&b, &mut &sum[..10], 11, &sha(&sum[..10]))
-                .is_err()
-        );
-        assert_eq!(store.sum(&b).unwrap(), None);
-        // Older stores' sums: in `rounds`, and in `round_state` (read first).
-        let c = [7u8; 32];
-        store.insert_round(&c, 3, b"{}", &mut &[][..], 0).unwrap();
-        store
-            .conn
-            .execute_batch(&format!(
-                "UPDATE rounds SET sum = X'0102' WHERE id = X'{b}';
-                 UPDATE rounds SET sum = X'0a' WHERE id = X'{c}';
-                 INSERT INTO round_state (id, sum) VALUES (X'{c}', X'0b0c0d');",
-                b = crate::hex::encode(&b),
-                c = crate::hex::encode(&c),
-            ))
-            .unwrap();
-        let reader = AttemptReader::open(&path).unwrap();
-        for (id, want) in [(a, &sum[..]), (b, &[1u8, 2][..]), (c, &[11u8, 12, 13][..])] {
-            assert_eq!(store.sum(&id).unwrap().as_deref(), Some(want));
-            let at = reader.sum_blob(&id).unwrap().unwrap();
-            assert_eq!(at.len, want.len() as u64);
-            let mut got = Vec::new();
-            reader.write_sum(&at, &mut got).unwrap();
-            assert_eq!(got, want);
-        }
-        assert!(reader.sum_blob(&[8u8; 32]).unwrap().is_none());
-        let digest = [1u8; 32];
-        let batch: Vec<PendingShare<'_>> = [9u64, 2, 5]
-            .iter()
-            .map(|&c| PendingShare {
-                shard: c * 10,
-                ..share(&a, c, &digest, b"m")
-            })
-            .collect();
-        store.commit_uploads(&batch).unwrap();
-        let pairs = reader.with_attempts(&a, |p| p.collect::<Vec<_>>()).unwrap();
-        assert_eq!(pairs, vec![(2, 20), (5, 50), (9, 90)]);
-        let first = reader.with_attempts(&a, |p| p.next()).unwrap();
-        assert_eq!(first, Some((2, 20)));
-        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
-    }
-
-    #[test]
-    fn round_state_is_kept_apart_from_the_spec_and_tokens_come_back_raw() {
-        use std::io::Read;
-        let path = temp_db("state");
-        let mut store = NodeStore::open(&path).unwrap();
-        let (a, b) = ([1u8; 32], [2u8; 32]);
-        // Several chunk rows, the last one partly filled.
-        let n = 5 * HASHES_PER_CHUNK + 3;
-        let tokens: Vec<u8> = (0..n * 32).map(|i| (i * 7 % 251) as u8).collect();
-        store
-            .insert_round(&a, 1, b"{\"a\":1}", &mut &tokens[..], n)
-            .unwrap();
-        store
-            .insert_round(&b, 2, b"{\"b\":2}", &mut &[][..], 0)
-            .unwrap();
-        // A refused insert (round number taken) leaves nothing behind; so does a short source.
-        assert!(
-            store
-                .insert_round(&[3u8; 32], 1, b"{}", &mut &tokens[..], n)
-                .is_err()
-        );
-        assert!(
-            store
-                .insert_round(&[4u8; 32], 4, b"{}", &mut &tokens[..64], 3)
-                .is_err()
-        );
-        store.set_agreed(&a, &3u64.to_be_bytes()).unwrap();
-        store.set_sum(&a, &[9]).unwrap();
-        store.abort(&b, "why").unwrap();
-        // The spec rows are as inserted: closing and aborting wrote elsewhere.
-        let untouched: i64 = store
-            .conn
-            .query_row(
-                "SELECT COUNT(*) FROM rounds WHERE agreed IS NULL AND sum IS NULL AND aborted IS NULL",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(untouched, 2);
-        let chunks: i64 = store
-            .conn
-            .query_row("SELECT COUNT(*) FROM round_tokens", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(chunks, 6);
-        drop(store);
-        let store = NodeStore::open(&path).unwrap();
-        let mut rounds = store.rounds().unwrap();
-        rounds.sort_by_key(|r| r.id);
-        assert_eq!(rounds.len(), 2);
-        assert_eq!(rounds[0].spec_json, b"{\"a\":1}");
-        assert_eq!(rounds[0].tokens, None);
-        let mut back = Vec::new();
-        store.token_chunks(&a).read_to_end(&mut back).unwrap();
-        assert_eq!(back, tokens);
-        back.clear();
-        store.token_chunks(&b).read_to_end(&mut back).unwrap();
-        assert!(back.is_empty());
-        // Point lookups through a read-only connection.
-        let lookup = TokenLookup::open(&path).unwrap();
-        for c in [0, 1, 15, 16, n - 1] {
-            assert_eq!(
-                lookup.token_hash(&a, c as u64).unwrap().unwrap()[..],
-                tokens[32 * c..32 * c + 32]
-            );
-        }
-        assert_eq!(lookup.token_hash(&a, n as u64).unwrap(), None);
-        assert_eq!(lookup.token_hash(&b, 0).unwrap(), None);
-        assert!(lookup.conn.execute("DELETE FROM round_tokens", []).is_err());
-        assert!(rounds[0].sum_stored);
-        assert_eq!(store.sum(&a).unwrap().as_deref(), Some(&[9u8][..]));
-        assert_eq!(rounds[0].aborted, None);
-        assert_eq!(rounds[1].aborted.as_deref(), Some("why"));
-        assert!(!rounds[1].sum_stored);
-        assert_eq!(store.agreed_set(&b, 4).unwrap(), None);
-        let three = ClientSet::from_ids(4, &[fixedpoint_shares::ClientId(3)]).unwrap();
-        assert_eq!(store.agreed_set(&a, 4).unwrap(), Some(three));
-        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
-    }
-
-    fn share<'a>(
-        id: &'a [u8; 32],
-        client: u64,
-        digest: &'a [u8; 32],
-        message: &'a [u8],
-    ) -> PendingShare<'a> {
-        PendingShare {
-            round_id: id,
-            client,
-            shard: 1,
-            digest,
-            message,
-        }
-    }
-
-    /// Stored, the same again (also within one batch), a conflict: nothing but the first
-    /// share of each client is kept.
-    fn check_upload_outcomes(store: &mut NodeStore) {
-        use UploadOutcome::{Conflict, SameAgain, Stored};
-        let (id, other_round) = ([5u8; 32], [6u8; 32]);
-        let big = vec![7u8; 20_000]; // overflows its page, as a full share does
-        let sha = |m: &[u8]| -> [u8; 32] { Sha256::digest(m).into() };
-        let (big_d, seed_d, other_d, x_d) = (sha(&big), sha(b"seed"), sha(b"other"), sha(b"x"));
-        let out = store
-            .commit_uploads(&[
-                share(&id, 0, &big_d, &big),
-                share(&id, 1, &seed_d, b"seed"),
-                share(&id, 1, &seed_d, b"seed"),
-                share(&id, 1, &other_d, b"other"),
-                share(&other_round, 1, &other_d, b"other"),
-            ])
-            .unwrap();
-        assert_eq!(out, [Stored, Stored, SameAgain, Conflict, Stored]);
-        let out = store
-            .commit_uploads(&[share(&id, 0, &big_d, &big), share(&id, 0, &x_d, b"x")])
-            .unwrap();
-        assert_eq!(out, [SameAgain, Conflict]);
-        assert_eq!(store.share(&id, 0).unwrap().as_deref(), Some(&big[..]));
-        assert_eq!(store.share(&id, 1).unwrap().as_deref(), Some(&b"seed"[..]));
-        assert_eq!(
-            store.share(&other_round, 1).unwrap().as_deref(),
-            Some(&b"other"[..])
-        );
-        let mut seen = Vec::new();
-        store
-            .for_each_share(&id, |c, shard, m| {
-                assert_eq!(shard, Some(1));
-                seen.push((c, m.len()));
-                Ok(())
-            })
-            .unwrap();
-        assert_eq!(seen, [(0, big.len()), (1, 4)]);
-    }
-
-    #[test]
-    fn uploads_are_stored_once_in_a_new_store_and_in_one_from_before() {
-        let path = temp_db("uploads-new");
-        let mut store = NodeStore::open(&path).unwrap();
-        let sql: String = store
-            .conn
-            .query_row(
-                "SELECT sql FROM sqlite_master WHERE name = 'shares'",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert!(!sql.contains("WITHOUT ROWID"), "{sql}");
-        check_upload_outcomes(&mut store);
-        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
-
-        // A store made before kept the shares in a WITHOUT ROWID table keyed by the pair.
-        let path = temp_db("uploads-old");
-        {
-            let conn = Connection::open(&path).unwrap();
-            conn.execute_batch(
-                "CREATE TABLE shares (round_id BLOB NOT NULL, client INTEGER NOT NULL,
-                     digest BLOB NOT NULL, message BLOB NOT NULL,
-                     PRIMARY KEY (round_id, client)) WITHOUT ROWID;",
-            )
-            .unwrap();
-        }
-        let mut store = NodeStore::open(&path).unwrap();
-        check_upload_outcomes(&mut store);
-        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
-    }
-
-    /// The received set's JSON, written from the index while another round's shares sit
-    /// beside it, is exactly what serde writes for the same lists (clients ascending), also for
-    /// an empty round and with shard ids that need all 16 hex digits.
-    #[test]
-    fn the_received_json_is_written_from_the_attempts_index() {
-        let path = temp_db("received-json");
-        let mut store = NodeStore::open(&path).unwrap();
-        let (id, other, empty) = ([8u8; 32], [9u8; 32], [10u8; 32]);
-        let digest = [3u8; 32];
-        let clients: Vec<u64> = (0..5000u64).rev().filter(|c| c % 7 != 3).collect();
-        let shard_of = |c: u64| c.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let batch: Vec<PendingShare<'_>> = clients
-            .iter()
-            .flat_map(|&c| {
-                [
-                    PendingShare {
-                        shard: shard_of(c),
-                        ..share(&id, c, &digest, b"s")
-                    },
-                    share(&other, c + 1, &digest, b"o"),
-                ]
-            })
-            .collect();
-        store.commit_uploads(&batch).unwrap();
-        let mut reader = AttemptReader::open(&path).unwrap();
-        let mut got = Vec::new();
-        reader.write_received_json(&id, &mut got).unwrap();
-        let mut sorted = clients.clone();
-        sorted.sort_unstable();
-        let want = serde_json::json!({
-            "clients": sorted,
-            "shards": sorted.iter().map(|&c| format!("{:016x}", shard_of(c))).collect::<Vec<_>>(),
-        });
-        assert_eq!(got, serde_json::to_vec(&want).unwrap());
-        let mut got = Vec::new();
-        reader.write_received_json(&empty, &mut got).unwrap();
-        assert_eq!(got, br#"{"clients":[],"shards":[]}"#);
-        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
-    }
-
-    #[test]
-    fn a_store_from_before_round_state_and_tokens_still_loads() {
-        let path = temp_db("old");
-        {
-            let conn = Connection::open(&path).unwrap();
-            conn.execute_batch(
-                "CREATE TABLE rounds (id BLOB PRIMARY KEY, round INTEGER NOT NULL UNIQUE,
-                     spec BLOB NOT NULL, agreed BLOB, sum BLOB);
-                 INSERT INTO rounds VALUES (x'0303030303030303030303030303030303030303030303030303030303030303', 3, x'7b7d', x'0000000000000002000000000000000101', x'09');",
-            )
-            .unwrap();
-        }
-        let store = NodeStore::open(&path).unwrap();
-        let rounds = store.rounds().unwrap();
-        assert_eq!(rounds.len(), 1);
-        let r = &rounds[0];
-        assert_eq!(
-            (r.spec_json.as_slice(), r.tokens.as_deref()),
-            (&b"{}"[..], None)
-        );
-        assert!(r.sum_stored);
-        assert_eq!(store.sum(&r.id).unwrap().as_deref(), Some(&[9u8][..]));
-        assert_eq!(r.aborted, None);
-        // Ids 2 and 1, big-endian; a trailing piece shorter than an id is ignored.
-        let ids = [1u64, 2].map(fixedpoint_shares::ClientId);
-        assert_eq!(
-            store.agreed_set(&r.id, 3).unwrap(),
-            Some(ClientSet::from_ids(3, &ids).unwrap())
-        );
-        // An id outside the round, or one listed twice, is an error.
-        assert!(store.agreed_set(&r.id, 2).is_err());
-        store
-            .conn
-            .execute(
-                "UPDATE rounds SET agreed = x'00000000000000010000000000000001'",
-                [],
-            )
-            .unwrap();
-        assert!(store.agreed_set(&r.id, 3).is_err());
-        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
-    }
-}
+#[path = "sqlite_tests.rs"]
+mod tests;

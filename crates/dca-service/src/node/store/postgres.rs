@@ -1,0 +1,857 @@
+//! The PostgreSQL node store (`--store postgres://…`).
+//!
+//! The blocking `postgres` client runs a small runtime of its own and blocks on it, which
+//! tokio refuses on an async worker thread: every call here is made from the store actor's
+//! thread, the summing thread or a `spawn_blocking` thread, and a connection dropped on an
+//! async thread is closed on a thread of its own ([`PgConn`]).
+//!
+//! Round state is a column of the round's row, checked and changed in the transaction that
+//! depends on it: an upload takes a share lock on the round's row and is refused unless the
+//! round is open; close and abort are compare-and-swaps from `open`. A transaction that fails
+//! with a serialization failure or a deadlock is run again, a bounded number of times.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::time::Duration;
+
+use fixedpoint_shares::ClientSet;
+use postgres::error::SqlState;
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::ToSql;
+use postgres::{Client, IsolationLevel, NoTls, RowIter, Transaction};
+use sha2::{Digest, Sha256};
+
+use super::{HASHES_PER_CHUNK, PendingShare, RoundState, StoredRound, UploadOutcome, check_share};
+use crate::{Error, Result, hex};
+
+/// Times a transaction is tried when PostgreSQL reports a serialization failure (40001) or a
+/// deadlock (40P01) before the error is returned.
+const MAX_ATTEMPTS: u32 = 5;
+
+/// Bytes of a node sum read per query when it is streamed.
+const SUM_PIECE: usize = 1 << 20;
+
+/// A PostgreSQL database given to `--store`: the client's configuration and the URL as it may
+/// be shown (without its password).
+#[derive(Clone)]
+pub struct PgLocation {
+    config: Box<postgres::Config>,
+    shown: String,
+}
+
+impl fmt::Debug for PgLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+impl fmt::Display for PgLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+impl PgLocation {
+    /// Parses a `postgres://` or `postgresql://` URL.
+    ///
+    /// # Errors
+    /// [`Error::Postgres`] naming the URL (without a password) and what is wrong.
+    pub fn parse(url: &str) -> Result<Self> {
+        let shown = redact(url);
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            return Err(Error::Postgres(format!(
+                "--store {shown}: not a PostgreSQL URL (postgres://user@host:port/database); \
+                 leave --store out for the SQLite store in --data-dir"
+            )));
+        }
+        let mut config: postgres::Config = url
+            .parse()
+            .map_err(|e| Error::Postgres(format!("--store {shown}: {e}")))?;
+        if config.get_dbname().is_none() {
+            return Err(Error::Postgres(format!(
+                "--store {shown}: the URL names no database (…/database)"
+            )));
+        }
+        if config.get_connect_timeout().is_none() {
+            // An unreachable server is an error at start, not a hang.
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        config.application_name("dpdist-node");
+        Ok(PgLocation {
+            config: Box::new(config),
+            shown,
+        })
+    }
+
+    fn connect(&self) -> Result<PgConn> {
+        self.config
+            .connect(NoTls)
+            .map(|c| PgConn(Some(Box::new(c))))
+            .map_err(|e| Error::Postgres(format!("{}: cannot connect: {}", self.shown, cause(&e))))
+    }
+}
+
+/// `url` with the password, if any, replaced by `***`.
+fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (authority, tail) = rest.split_at(rest.find(['/', '?']).unwrap_or(rest.len()));
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+/// A PostgreSQL error with its SQLSTATE and the server's detail, for logs (never for HTTP
+/// answers: handlers answer "internal error" and log this).
+fn cause(e: &postgres::Error) -> String {
+    let mut s = crate::tls::cause_chain(e);
+    if let Some(code) = e.code() {
+        s.push_str(&format!(" (SQLSTATE {})", code.code()));
+    }
+    s
+}
+
+impl From<postgres::Error> for Error {
+    fn from(e: postgres::Error) -> Self {
+        Error::Postgres(cause(&e))
+    }
+}
+
+/// A connection that is closed off the async threads when dropped: closing blocks on the
+/// client's own runtime, which tokio refuses (panics) on a thread that runs async tasks.
+pub(crate) struct PgConn(Option<Box<Client>>);
+
+impl PgConn {
+    fn client(&mut self) -> Result<&mut Client> {
+        self.0
+            .as_deref_mut()
+            .ok_or_else(|| Error::Postgres("the connection was closed".into()))
+    }
+}
+
+impl Drop for PgConn {
+    fn drop(&mut self) {
+        if let Some(client) = self.0.take()
+            && tokio::runtime::Handle::try_current().is_ok()
+        {
+            let _ = std::thread::Builder::new()
+                .name("dpdist-pg-close".into())
+                .spawn(move || drop(client));
+        }
+    }
+}
+
+/// The error of one try of a transaction: PostgreSQL's (maybe retried) or ours (never).
+enum TxError {
+    Pg(postgres::Error),
+    Other(Error),
+}
+
+impl From<postgres::Error> for TxError {
+    fn from(e: postgres::Error) -> Self {
+        TxError::Pg(e)
+    }
+}
+
+impl From<Error> for TxError {
+    fn from(e: Error) -> Self {
+        TxError::Other(e)
+    }
+}
+
+impl From<std::io::Error> for TxError {
+    fn from(e: std::io::Error) -> Self {
+        TxError::Other(e.into())
+    }
+}
+
+fn retryable(e: &postgres::Error) -> bool {
+    matches!(
+        e.code(),
+        Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED
+    )
+}
+
+/// Runs `f` in a transaction at `isolation` and commits; runs it again (at most
+/// [`MAX_ATTEMPTS`] times in all, after a short pause) when PostgreSQL reports a serialization
+/// failure or a deadlock, in `f` or at commit.
+fn in_tx<T>(
+    client: &mut Client,
+    isolation: IsolationLevel,
+    mut f: impl FnMut(&mut Transaction<'_>) -> std::result::Result<T, TxError>,
+) -> Result<T> {
+    let mut attempt = 1;
+    loop {
+        let outcome = (|| {
+            let mut tx = client
+                .build_transaction()
+                .isolation_level(isolation)
+                .start()?;
+            let value = f(&mut tx)?;
+            tx.commit()?;
+            Ok(value)
+        })();
+        match outcome {
+            Ok(value) => return Ok(value),
+            Err(TxError::Pg(e)) if retryable(&e) && attempt < MAX_ATTEMPTS => {
+                tracing::warn!(
+                    attempt,
+                    "PostgreSQL: {}; trying the transaction again",
+                    cause(&e)
+                );
+                std::thread::sleep(Duration::from_millis(10 << attempt));
+                attempt += 1;
+            }
+            Err(TxError::Pg(e)) => return Err(e.into()),
+            Err(TxError::Other(e)) => return Err(e),
+        }
+    }
+}
+
+/// One schema change of the node's tables.
+struct PgMigration {
+    version: i32,
+    what: &'static str,
+    sql: &'static str,
+}
+
+const NODE_MIGRATIONS: &[PgMigration] = &[PgMigration {
+    version: 1,
+    what: "rounds with their state, token hashes, shares with their attempts, node sums",
+    // Shares and sums are random bytes: stored uncompressed (EXTERNAL), which also lets a
+    // sum be read in pieces (`substring` reads only the chunks it needs).
+    sql: "CREATE TABLE node_rounds (
+              id BYTEA PRIMARY KEY CHECK (length(id) = 32),
+              round BIGINT NOT NULL UNIQUE,
+              spec BYTEA NOT NULL,
+              state TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'closed', 'aborted')),
+              aborted TEXT,
+              agreed BYTEA,
+              agreed_sha256 BYTEA
+          );
+          CREATE TABLE node_round_tokens (
+              round_id BYTEA NOT NULL REFERENCES node_rounds (id),
+              chunk BIGINT NOT NULL,
+              hashes BYTEA NOT NULL,
+              PRIMARY KEY (round_id, chunk)
+          );
+          CREATE TABLE node_shares (
+              round_id BYTEA NOT NULL REFERENCES node_rounds (id),
+              client BIGINT NOT NULL,
+              shard BIGINT NOT NULL,
+              digest BYTEA NOT NULL,
+              message BYTEA NOT NULL,
+              PRIMARY KEY (round_id, client)
+          );
+          ALTER TABLE node_shares ALTER COLUMN message SET STORAGE EXTERNAL;
+          CREATE INDEX node_shares_attempts ON node_shares (round_id, client) INCLUDE (shard);
+          CREATE TABLE node_round_sums (
+              id BYTEA PRIMARY KEY REFERENCES node_rounds (id),
+              sum_sha256 BYTEA NOT NULL,
+              sum BYTEA NOT NULL
+          );
+          ALTER TABLE node_round_sums ALTER COLUMN sum SET STORAGE EXTERNAL;",
+}];
+
+/// Applies the changes of `migrations` that the database lacks, all in one transaction with
+/// the new version number in `dpdist_schema` (PostgreSQL's DDL is transactional: a crash
+/// leaves the old version or the new one). An advisory lock makes processes starting at once
+/// on one database take turns. A version newer than this code knows is refused.
+fn migrate(
+    client: &mut Client,
+    component: &str,
+    shown: &str,
+    migrations: &[PgMigration],
+) -> Result<()> {
+    let latest = migrations.last().map_or(0, |m| m.version);
+    let applied = in_tx(client, IsolationLevel::ReadCommitted, |tx| {
+        tx.execute("SELECT pg_advisory_xact_lock(7243012877761)", &[])?;
+        tx.batch_execute(
+            "CREATE TABLE IF NOT EXISTS dpdist_schema (
+                 component TEXT PRIMARY KEY,
+                 version INTEGER NOT NULL
+             )",
+        )?;
+        let current: i32 = tx
+            .query_opt(
+                "SELECT version FROM dpdist_schema WHERE component = $1",
+                &[&component],
+            )?
+            .map_or(0, |r| r.get(0));
+        if current > latest {
+            return Err(Error::Schema(format!(
+                "{shown}: the {component} tables have schema version {current}, written by a \
+                 newer dpdist; this version knows versions up to {latest} and does not open them"
+            ))
+            .into());
+        }
+        let mut applied = Vec::new();
+        for m in migrations.iter().filter(|m| m.version > current) {
+            tx.batch_execute(m.sql)?;
+            applied.push((m.version, m.what));
+        }
+        tx.execute(
+            "INSERT INTO dpdist_schema (component, version) VALUES ($1, $2)
+             ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version",
+            &[&component, &current.max(latest)],
+        )?;
+        Ok(applied)
+    })?;
+    for (version, what) in applied {
+        tracing::info!(store = shown, version, "schema: {what}");
+    }
+    Ok(())
+}
+
+fn id32(v: &[u8]) -> [u8; 32] {
+    v.try_into().unwrap_or([0; 32])
+}
+
+fn state_of(s: Option<&str>) -> RoundState {
+    match s {
+        None => RoundState::Unknown,
+        Some("open") => RoundState::Open,
+        Some("closed") => RoundState::Closed,
+        Some(_) => RoundState::Aborted,
+    }
+}
+
+/// The node's read-write connection (the store actor's).
+pub(crate) struct PgStore {
+    conn: PgConn,
+    shown: String,
+}
+
+impl PgStore {
+    pub fn open(at: &PgLocation) -> Result<Self> {
+        let mut conn = at.connect()?;
+        migrate(conn.client()?, "node", &at.shown, NODE_MIGRATIONS)?;
+        Ok(PgStore {
+            conn,
+            shown: at.shown.clone(),
+        })
+    }
+
+    fn client(&mut self) -> Result<&mut Client> {
+        self.conn.client()
+    }
+
+    pub fn rounds(&mut self) -> Result<Vec<StoredRound>> {
+        let rows = self.client()?.query(
+            "SELECT r.id, r.spec, s.id IS NOT NULL, r.aborted, r.state
+             FROM node_rounds r LEFT JOIN node_round_sums s ON s.id = r.id ORDER BY r.round",
+            &[],
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| StoredRound {
+                id: id32(r.get(0)),
+                spec_json: r.get(1),
+                tokens: None,
+                sum_stored: r.get(2),
+                aborted: (r.get::<_, &str>(4) == "aborted")
+                    .then(|| r.get::<_, Option<String>>(3).unwrap_or_default()),
+            })
+            .collect())
+    }
+
+    pub fn agreed_set(&mut self, id: &[u8; 32], universe: usize) -> Result<Option<ClientSet>> {
+        let row = self.client()?.query_opt(
+            "SELECT agreed, agreed_sha256 FROM node_rounds WHERE id = $1 AND agreed IS NOT NULL",
+            &[&&id[..]],
+        )?;
+        let Some(row) = row else { return Ok(None) };
+        let (agreed, digest): (&[u8], Option<&[u8]>) = (row.get(0), row.get(1));
+        super::check_blob(agreed, digest.unwrap_or_default(), || {
+            format!("round {}: the stored agreed set", hex::encode(id))
+        })?;
+        let mut set = ClientSet::try_empty(universe)?;
+        for word in agreed.chunks_exact(8) {
+            let c = fixedpoint_shares::ClientId(u64::from_be_bytes(
+                word.try_into().unwrap_or_default(),
+            ));
+            if !set.insert(c)? {
+                return Err(fixedpoint_shares::Error::DuplicateClient { client: c }.into());
+            }
+        }
+        Ok(Some(set))
+    }
+
+    pub fn round_by_number(&mut self, round: u64) -> Result<Option<[u8; 32]>> {
+        let row = self.client()?.query_opt(
+            "SELECT id FROM node_rounds WHERE round = $1",
+            &[&(round as i64)],
+        )?;
+        Ok(row.map(|r| id32(r.get(0))))
+    }
+
+    /// The token hashes are read whole first (32 bytes per client): a transaction that is
+    /// tried again must write them again, and the reader cannot be rewound.
+    pub fn insert_round(
+        &mut self,
+        id: &[u8; 32],
+        round: u64,
+        spec_json: &[u8],
+        tokens: &mut impl std::io::Read,
+        n: usize,
+    ) -> Result<()> {
+        let mut hashes = vec![0u8; 32 * n];
+        tokens.read_exact(&mut hashes)?;
+        in_tx(self.client()?, IsolationLevel::ReadCommitted, |tx| {
+            tx.execute(
+                "INSERT INTO node_rounds (id, round, spec) VALUES ($1, $2, $3)",
+                &[&&id[..], &(round as i64), &spec_json],
+            )?;
+            let insert = tx.prepare(
+                "INSERT INTO node_round_tokens (round_id, chunk, hashes)
+                 SELECT $1, c, h FROM unnest($2::BIGINT[], $3::BYTEA[]) AS t (c, h)",
+            )?;
+            let chunks: Vec<&[u8]> = hashes.chunks(32 * HASHES_PER_CHUNK).collect();
+            // A thousand rows per statement: one round trip each, not one per row.
+            for (k, batch) in chunks.chunks(1000).enumerate() {
+                let numbers: Vec<i64> = (0..batch.len()).map(|i| (k * 1000 + i) as i64).collect();
+                tx.execute(&insert, &[&&id[..], &numbers, &batch])?;
+            }
+            Ok(())
+        })
+    }
+
+    pub fn token_chunks(&mut self, id: &[u8; 32]) -> Result<TokenChunks<'_>> {
+        let rows = self.client()?.query_raw(
+            "SELECT chunk, hashes FROM node_round_tokens WHERE round_id = $1 ORDER BY chunk",
+            [&&id[..] as &(dyn ToSql + Sync)],
+        )?;
+        Ok(TokenChunks {
+            rows,
+            next: 0,
+            buf: Vec::new(),
+            pos: 0,
+        })
+    }
+
+    pub fn commit_uploads(&mut self, batch: &[PendingShare<'_>]) -> Result<Vec<UploadOutcome>> {
+        in_tx(self.client()?, IsolationLevel::ReadCommitted, |tx| {
+            // The share lock on the round's row holds off a close or abort (which update it)
+            // until this transaction ends, and waits for one that is under way.
+            let state = tx.prepare("SELECT state FROM node_rounds WHERE id = $1 FOR SHARE")?;
+            let insert = tx.prepare(
+                "INSERT INTO node_shares (round_id, client, shard, digest, message)
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (round_id, client) DO NOTHING",
+            )?;
+            let find =
+                tx.prepare("SELECT digest FROM node_shares WHERE round_id = $1 AND client = $2")?;
+            let mut states: HashMap<[u8; 32], RoundState> = HashMap::new();
+            let mut out = Vec::with_capacity(batch.len());
+            for p in batch {
+                let round_state = match states.get(p.round_id) {
+                    Some(s) => *s,
+                    None => {
+                        let row = tx.query_opt(&state, &[&&p.round_id[..]])?;
+                        let s = state_of(row.as_ref().map(|r| r.get(0)));
+                        states.insert(*p.round_id, s);
+                        s
+                    }
+                };
+                if round_state != RoundState::Open {
+                    out.push(UploadOutcome::NotOpen(round_state));
+                    continue;
+                }
+                let inserted = tx.execute(
+                    &insert,
+                    &[
+                        &&p.round_id[..],
+                        &(p.client as i64),
+                        &(p.shard as i64),
+                        &&p.digest[..],
+                        &p.message,
+                    ],
+                )?;
+                if inserted == 1 {
+                    out.push(UploadOutcome::Stored);
+                    continue;
+                }
+                let existing: Vec<u8> = tx
+                    .query_one(&find, &[&&p.round_id[..], &(p.client as i64)])?
+                    .get(0);
+                out.push(if existing == p.digest {
+                    UploadOutcome::SameAgain
+                } else {
+                    UploadOutcome::Conflict
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    pub fn for_each_share(
+        &mut self,
+        id: &[u8; 32],
+        mut f: impl FnMut(u64, Option<u64>, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let mut rows = self.client()?.query_raw(
+            "SELECT client, shard, digest, message FROM node_shares WHERE round_id = $1
+             ORDER BY client",
+            [&&id[..] as &(dyn ToSql + Sync)],
+        )?;
+        while let Some(row) = rows.next()? {
+            let (client, shard): (i64, i64) = (row.get(0), row.get(1));
+            let (digest, message): (&[u8], &[u8]) = (row.get(2), row.get(3));
+            check_share(id, client as u64, digest, message)?;
+            f(client as u64, Some(shard as u64), message)?;
+        }
+        Ok(())
+    }
+
+    /// Every share here has its attempt (the column is NOT NULL); kept for the interface.
+    pub fn set_shards(&mut self, id: &[u8; 32], pairs: &[(u64, u64)]) -> Result<()> {
+        in_tx(self.client()?, IsolationLevel::ReadCommitted, |tx| {
+            for &(client, shard) in pairs {
+                tx.execute(
+                    "UPDATE node_shares SET shard = $3 WHERE round_id = $1 AND client = $2",
+                    &[&&id[..], &(client as i64), &(shard as i64)],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    pub fn for_each_attempt(
+        &mut self,
+        id: &[u8; 32],
+        mut f: impl FnMut(u64, u64) -> Result<()>,
+    ) -> Result<()> {
+        let mut rows = attempts(self.client()?, id)?;
+        while let Some(row) = rows.next()? {
+            f(row.get::<_, i64>(0) as u64, row.get::<_, i64>(1) as u64)?;
+        }
+        Ok(())
+    }
+
+    pub fn share(&mut self, id: &[u8; 32], client: u64) -> Result<Option<Vec<u8>>> {
+        let row = self.client()?.query_opt(
+            "SELECT digest, message FROM node_shares WHERE round_id = $1 AND client = $2",
+            &[&&id[..], &(client as i64)],
+        )?;
+        row.map(|r| {
+            let (digest, message): (&[u8], Vec<u8>) = (r.get(0), r.get(1));
+            check_share(id, client, digest, &message)?;
+            Ok(message)
+        })
+        .transpose()
+    }
+
+    /// Open → aborted, and the round's shares deleted, in one transaction; `Ok(true)` also if
+    /// it was aborted already, `Ok(false)` if it is closed or unknown.
+    pub fn abort(&mut self, id: &[u8; 32], reason: &str) -> Result<bool> {
+        in_tx(self.client()?, IsolationLevel::ReadCommitted, |tx| {
+            let changed = tx.execute(
+                "UPDATE node_rounds SET state = 'aborted', aborted = $2
+                 WHERE id = $1 AND state = 'open'",
+                &[&&id[..], &reason],
+            )?;
+            if changed == 1 {
+                tx.execute("DELETE FROM node_shares WHERE round_id = $1", &[&&id[..]])?;
+                return Ok(true);
+            }
+            let row = tx.query_opt("SELECT state FROM node_rounds WHERE id = $1", &[&&id[..]])?;
+            Ok(state_of(row.as_ref().map(|r| r.get(0))) == RoundState::Aborted)
+        })
+    }
+
+    /// Open → closed with the agreed set (8 bytes per client, big-endian, ascending) and its
+    /// SHA-256, as a compare-and-swap: `Ok(false)` if the round is not open.
+    pub fn set_agreed_set(&mut self, id: &[u8; 32], agreed: &ClientSet) -> Result<bool> {
+        let bytes: Vec<u8> = agreed.iter().flat_map(|c| c.0.to_be_bytes()).collect();
+        let digest: [u8; 32] = Sha256::digest(&bytes).into();
+        in_tx(self.client()?, IsolationLevel::ReadCommitted, |tx| {
+            Ok(tx.execute(
+                "UPDATE node_rounds SET state = 'closed', agreed = $2, agreed_sha256 = $3
+                 WHERE id = $1 AND state = 'open'",
+                &[&&id[..], &bytes, &&digest[..]],
+            )? == 1)
+        })
+    }
+
+    /// Stores the node sum of a closed round (read whole from `src`: a statement sends it in
+    /// one piece).
+    pub fn set_sum_from(
+        &mut self,
+        id: &[u8; 32],
+        src: &mut impl std::io::Read,
+        len: u64,
+        sha256: &[u8; 32],
+    ) -> Result<()> {
+        let mut sum = Vec::new();
+        let copied =
+            std::io::Read::read_to_end(&mut std::io::Read::take(&mut *src, len), &mut sum)?;
+        if copied as u64 != len {
+            return Err(Error::Io(std::io::Error::other(format!(
+                "node sum: {copied} bytes, not {len}"
+            ))));
+        }
+        if Sha256::digest(&sum).as_slice() != sha256 {
+            return Err(Error::Integrity(format!(
+                "round {}: the node sum's spool file does not match the SHA-256 it was \
+                 written with",
+                hex::encode(id)
+            )));
+        }
+        let shown = self.shown.clone();
+        in_tx(self.client()?, IsolationLevel::ReadCommitted, |tx| {
+            let row = tx.query_opt(
+                "SELECT state FROM node_rounds WHERE id = $1 FOR UPDATE",
+                &[&&id[..]],
+            )?;
+            if state_of(row.as_ref().map(|r| r.get(0))) != RoundState::Closed {
+                return Err(Error::InvalidSpec(format!(
+                    "{shown}: round {} is not closed; its node sum is not stored",
+                    hex::encode(id)
+                ))
+                .into());
+            }
+            tx.execute(
+                "INSERT INTO node_round_sums (id, sum_sha256, sum) VALUES ($1, $2, $3)
+                 ON CONFLICT (id) DO UPDATE SET sum_sha256 = EXCLUDED.sum_sha256,
+                     sum = EXCLUDED.sum",
+                &[&&id[..], &&sha256[..], &sum],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The digest is computed by the server: the sum does not cross the connection.
+    pub fn check_sum(&mut self, id: &[u8; 32]) -> Result<bool> {
+        checked_sum(self.client()?, id).map(|s| s.is_some())
+    }
+}
+
+fn attempts<'a>(client: &'a mut Client, id: &[u8; 32]) -> Result<RowIter<'a>> {
+    Ok(client.query_raw(
+        "SELECT client, shard FROM node_shares WHERE round_id = $1 ORDER BY client",
+        [&&id[..] as &(dyn ToSql + Sync)],
+    )?)
+}
+
+/// Where the round's sum is, if stored, after the server checked it against its SHA-256.
+fn checked_sum(client: &mut Client, id: &[u8; 32]) -> Result<Option<SumBlob>> {
+    let row = client.query_opt(
+        "SELECT length(sum), sum_sha256, sha256(sum) = sum_sha256 FROM node_round_sums
+         WHERE id = $1",
+        &[&&id[..]],
+    )?;
+    let Some(row) = row else { return Ok(None) };
+    if !row.get::<_, bool>(2) {
+        return Err(Error::Integrity(format!(
+            "round {}: the stored node sum does not match its SHA-256",
+            hex::encode(id)
+        )));
+    }
+    Ok(Some(SumBlob {
+        id: *id,
+        len: row.get::<_, i32>(0) as u64,
+        sha256: row.get(1),
+    }))
+}
+
+/// The token hashes of a stored round, read row by row as they are pulled.
+pub(crate) struct TokenChunks<'a> {
+    rows: RowIter<'a>,
+    next: i64,
+    buf: Vec<u8>,
+    pos: usize,
+}
+
+impl std::io::Read for TokenChunks<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.pos == self.buf.len() {
+            match self.rows.next().map_err(std::io::Error::other)? {
+                // A gap in the chunk numbers ends the hashes, as a missing row does in SQLite.
+                Some(row) if row.get::<_, i64>(0) == self.next => {
+                    self.buf = row.get(1);
+                    self.pos = 0;
+                    self.next += 1;
+                }
+                _ => return Ok(0),
+            }
+        }
+        let n = out.len().min(self.buf.len() - self.pos);
+        out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// Where a node sum is stored ([`PgReader::checked_sum_blob`]).
+pub(crate) struct SumBlob {
+    id: [u8; 32],
+    /// Its length in bytes.
+    pub len: u64,
+    sha256: Vec<u8>,
+}
+
+/// A read connection: token lookups of the upload handlers, the received set, the node sum.
+pub(crate) struct PgReader {
+    conn: PgConn,
+    /// The token lookup's statement, prepared on first use.
+    token_stmt: Option<postgres::Statement>,
+}
+
+impl PgReader {
+    pub fn open(at: &PgLocation) -> Result<Self> {
+        Ok(PgReader {
+            conn: at.connect()?,
+            token_stmt: None,
+        })
+    }
+
+    pub fn token_hash(&mut self, id: &[u8; 32], client: u64) -> Result<Option<[u8; 32]>> {
+        let (chunk, at) = (
+            client / HASHES_PER_CHUNK as u64,
+            (client % HASHES_PER_CHUNK as u64) as usize * 32,
+        );
+        let c = self.conn.client()?;
+        let stmt = match &self.token_stmt {
+            Some(s) => s.clone(),
+            None => {
+                let s = c.prepare(
+                    "SELECT hashes FROM node_round_tokens WHERE round_id = $1 AND chunk = $2",
+                )?;
+                self.token_stmt = Some(s.clone());
+                s
+            }
+        };
+        let row = c.query_opt(&stmt, &[&&id[..], &(chunk as i64)])?;
+        Ok(row.and_then(|r| {
+            r.get::<_, &[u8]>(0)
+                .get(at..at + 32)
+                .and_then(|h| <[u8; 32]>::try_from(h).ok())
+        }))
+    }
+
+    /// Both lists from one snapshot (a repeatable-read transaction).
+    pub fn write_received_json(
+        &mut self,
+        id: &[u8; 32],
+        out: &mut impl std::io::Write,
+    ) -> Result<()> {
+        let c = self.conn.client()?;
+        let mut tx = c
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()?;
+        let sql = "SELECT client, shard FROM node_shares WHERE round_id = $1 ORDER BY client";
+        out.write_all(b"{\"clients\":[")?;
+        let mut first = true;
+        let mut rows = tx.query_raw(sql, [&&id[..] as &(dyn ToSql + Sync)])?;
+        while let Some(row) = rows.next()? {
+            let client: i64 = row.get(0);
+            write!(out, "{}{client}", if first { "" } else { "," })?;
+            first = false;
+        }
+        drop(rows);
+        out.write_all(b"],\"shards\":[")?;
+        first = true;
+        let mut rows = tx.query_raw(sql, [&&id[..] as &(dyn ToSql + Sync)])?;
+        while let Some(row) = rows.next()? {
+            let shard = row.get::<_, i64>(1) as u64;
+            write!(out, "{}\"{shard:016x}\"", if first { "" } else { "," })?;
+            first = false;
+        }
+        drop(rows);
+        out.write_all(b"]}")?;
+        out.flush()?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn with_attempts<T>(
+        &mut self,
+        id: &[u8; 32],
+        f: impl FnOnce(&mut dyn Iterator<Item = (u64, u64)>) -> T,
+    ) -> Result<T> {
+        let mut rows = attempts(self.conn.client()?, id)?;
+        let mut failed: Option<Error> = None;
+        let mut pairs = std::iter::from_fn(|| {
+            if failed.is_some() {
+                return None;
+            }
+            match rows.next() {
+                Ok(Some(row)) => Some((row.get::<_, i64>(0) as u64, row.get::<_, i64>(1) as u64)),
+                Ok(None) => None,
+                Err(e) => {
+                    failed = Some(e.into());
+                    None
+                }
+            }
+        });
+        let out = f(&mut pairs);
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
+    pub fn checked_sum_blob(&mut self, id: &[u8; 32]) -> Result<Option<SumBlob>> {
+        checked_sum(self.conn.client()?, id)
+    }
+
+    /// Pieces of [`SUM_PIECE`] bytes from one snapshot; the last is held back until the bytes
+    /// read match the stored SHA-256.
+    pub fn write_sum(&mut self, at: &SumBlob, out: &mut impl std::io::Write) -> Result<()> {
+        let c = self.conn.client()?;
+        let mut tx = c
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()?;
+        let piece = tx.prepare(
+            "SELECT substring(sum FROM $2 FOR $3), sum_sha256 FROM node_round_sums WHERE id = $1",
+        )?;
+        let mut hash = Sha256::new();
+        let mut held: Vec<u8> = Vec::new();
+        let mut from = 0u64;
+        while from < at.len {
+            let row = tx
+                .query_opt(
+                    &piece,
+                    &[&&at.id[..], &((from + 1) as i32), &(SUM_PIECE as i32)],
+                )?
+                .ok_or_else(|| {
+                    Error::Integrity("the stored node sum was deleted while it was sent".into())
+                })?;
+            if row.get::<_, &[u8]>(1) != at.sha256.as_slice() {
+                return Err(Error::Integrity(
+                    "the stored node sum changed while it was sent".into(),
+                ));
+            }
+            let bytes: &[u8] = row.get(0);
+            if bytes.is_empty() {
+                break;
+            }
+            out.write_all(&held)?;
+            held.clear();
+            held.extend_from_slice(bytes);
+            hash.update(bytes);
+            from += bytes.len() as u64;
+        }
+        if hash.finalize().as_slice() != at.sha256.as_slice() {
+            return Err(Error::Integrity(
+                "the stored node sum changed while it was sent".into(),
+            ));
+        }
+        out.write_all(&held)?;
+        out.flush()?;
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "postgres_tests.rs"]
+mod tests;

@@ -1,0 +1,452 @@
+//! Tests of the PostgreSQL node store against a real server: `DPDIST_TEST_POSTGRES` is the URL
+//! of a database whose user may create databases (`scripts/pg-start.sh` makes one). Each test
+//! works in a database of its own, dropped at the end. Without the variable the tests say so
+//! loudly and pass, except under CI (`CI` set), where they fail.
+
+use super::*;
+use crate::node::store::{AttemptReader, NodeStore, StoreLocation};
+use fixedpoint_shares::ClientId;
+
+/// A database made for one test, dropped (with its connections) when this is dropped.
+struct TestDb {
+    admin: String,
+    name: String,
+    at: PgLocation,
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&self.admin, NoTls) {
+            let _ = c.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
+}
+
+/// A fresh database for the test `name`, or `None` (after saying so) without a server.
+fn test_db(name: &str) -> Option<TestDb> {
+    let Ok(admin) = std::env::var("DPDIST_TEST_POSTGRES") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "DPDIST_TEST_POSTGRES is unset under CI: the PostgreSQL tests cannot run"
+        );
+        eprintln!("SKIPPED (DPDIST_TEST_POSTGRES unset): PostgreSQL store test {name}");
+        return None;
+    };
+    let name = format!("dpdist_unit_{}_{name}", std::process::id());
+    let mut c = postgres::Client::connect(&admin, NoTls).expect("DPDIST_TEST_POSTGRES reachable");
+    c.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .expect("no database left by an earlier run");
+    c.batch_execute(&format!("CREATE DATABASE {name}"))
+        .expect("a test database");
+    let mut config: postgres::Config = admin.parse().expect("DPDIST_TEST_POSTGRES is a URL");
+    config.dbname(&name);
+    let at = PgLocation {
+        config: Box::new(config),
+        shown: format!("test database {name}"),
+    };
+    Some(TestDb { admin, name, at })
+}
+
+fn sha(m: &[u8]) -> [u8; 32] {
+    Sha256::digest(m).into()
+}
+
+fn share<'a>(
+    id: &'a [u8; 32],
+    client: u64,
+    digest: &'a [u8; 32],
+    message: &'a [u8],
+) -> PendingShare<'a> {
+    PendingShare {
+        round_id: id,
+        client,
+        shard: 0x0123_4567_89ab_cdef ^ client,
+        digest,
+        message,
+    }
+}
+
+/// Hashes 0..n, 32 bytes each: byte k of client c's hash is c·7 + k (mod 256).
+fn token_hashes(n: usize) -> Vec<u8> {
+    (0..n)
+        .flat_map(|c| (0..32).map(move |k| (c * 7 + k) as u8))
+        .collect()
+}
+
+fn store_with_round(db: &TestDb, id: &[u8; 32], round: u64, n: usize) -> NodeStore {
+    let mut store = NodeStore::open(&StoreLocation::Postgres(db.at.clone())).unwrap();
+    store
+        .insert_round(id, round, b"{\"spec\":1}", &mut &token_hashes(n)[..], n)
+        .unwrap();
+    store
+}
+
+/// Stored, the same bytes again (also within one batch), different bytes: 201 / 200 / 409 in
+/// the actor; only the first share of each client is kept.
+#[test]
+fn duplicate_uploads_are_the_same_again_or_a_conflict() {
+    use UploadOutcome::{Conflict, SameAgain, Stored};
+    let Some(db) = test_db("duplicates") else {
+        return;
+    };
+    let id = [5u8; 32];
+    let mut store = store_with_round(&db, &id, 1, 40);
+    let big = vec![7u8; 200_000];
+    let (big_d, seed_d, other_d) = (sha(&big), sha(b"seed"), sha(b"other"));
+    let out = store
+        .commit_uploads(&[
+            share(&id, 0, &big_d, &big),
+            share(&id, 1, &seed_d, b"seed"),
+            share(&id, 1, &seed_d, b"seed"),
+            share(&id, 1, &other_d, b"other"),
+        ])
+        .unwrap();
+    assert_eq!(out, [Stored, Stored, SameAgain, Conflict]);
+    let out = store
+        .commit_uploads(&[
+            share(&id, 0, &big_d, &big),
+            share(&id, 0, &other_d, b"other"),
+        ])
+        .unwrap();
+    assert_eq!(out, [SameAgain, Conflict]);
+    assert_eq!(store.share(&id, 0).unwrap().as_deref(), Some(&big[..]));
+    assert_eq!(store.share(&id, 1).unwrap().as_deref(), Some(&b"seed"[..]));
+    let mut seen = Vec::new();
+    store
+        .for_each_share(&id, |c, shard, m| {
+            seen.push((c, shard, m.len()));
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(
+        seen,
+        [
+            (0, Some(0x0123_4567_89ab_cdef), big.len()),
+            (1, Some(0x0123_4567_89ab_cdee), 4)
+        ]
+    );
+}
+
+/// Close is a compare-and-swap: the first closes, a second is refused, as is an abort; an
+/// upload after close is refused in its transaction, and nothing of it is stored.
+#[test]
+fn close_is_a_compare_and_swap_and_uploads_after_it_are_refused() {
+    let Some(db) = test_db("close_cas") else {
+        return;
+    };
+    let (id, unknown) = ([6u8; 32], [9u8; 32]);
+    let mut store = store_with_round(&db, &id, 2, 10);
+    let d = sha(b"a");
+    assert_eq!(
+        store.commit_uploads(&[share(&id, 3, &d, b"a")]).unwrap(),
+        [UploadOutcome::Stored]
+    );
+    let agreed = ClientSet::from_ids(10, &[ClientId(3)]).unwrap();
+    assert!(store.set_agreed_set(&id, &agreed).unwrap());
+    assert!(!store.set_agreed_set(&id, &agreed).unwrap());
+    assert!(!store.abort(&id, "late").unwrap());
+    assert_eq!(
+        store
+            .commit_uploads(&[share(&id, 4, &d, b"a"), share(&unknown, 0, &d, b"a")])
+            .unwrap(),
+        [
+            UploadOutcome::NotOpen(RoundState::Closed),
+            UploadOutcome::NotOpen(RoundState::Unknown)
+        ]
+    );
+    assert_eq!(store.share(&id, 4).unwrap(), None);
+    assert_eq!(store.agreed_set(&id, 10).unwrap(), Some(agreed));
+    // A second process's view: the round is closed, not aborted.
+    let mut again = NodeStore::open(&StoreLocation::Postgres(db.at.clone())).unwrap();
+    let rounds = again.rounds().unwrap();
+    assert_eq!(rounds.len(), 1);
+    assert_eq!(rounds[0].aborted, None);
+}
+
+/// Abort is a compare-and-swap from open too: its shares go, uploads are refused after it,
+/// a second abort is accepted (idempotent), a close is refused.
+#[test]
+fn abort_deletes_the_shares_and_refuses_what_follows() {
+    let Some(db) = test_db("abort") else { return };
+    let id = [7u8; 32];
+    let mut store = store_with_round(&db, &id, 3, 4);
+    let d = sha(b"s");
+    store.commit_uploads(&[share(&id, 0, &d, b"s")]).unwrap();
+    assert!(store.abort(&id, "too few").unwrap());
+    assert!(store.abort(&id, "again").unwrap());
+    assert_eq!(store.share(&id, 0).unwrap(), None);
+    assert_eq!(
+        store.commit_uploads(&[share(&id, 1, &d, b"s")]).unwrap(),
+        [UploadOutcome::NotOpen(RoundState::Aborted)]
+    );
+    let agreed = ClientSet::from_ids(4, &[]).unwrap();
+    assert!(!store.set_agreed_set(&id, &agreed).unwrap());
+    let rounds = store.rounds().unwrap();
+    assert_eq!(rounds[0].aborted.as_deref(), Some("too few"));
+}
+
+/// Uploads racing a close from another connection: every upload answered "stored" is in the
+/// store, every other one was refused as closed, none that began after the close returned was
+/// stored, and the shares the store holds are exactly the stored ones.
+#[test]
+fn uploads_racing_a_close_are_either_stored_or_refused() {
+    let Some(db) = test_db("race") else { return };
+    let id = [8u8; 32];
+    let n = 400u64;
+    drop(store_with_round(&db, &id, 4, n as usize));
+    let at = StoreLocation::Postgres(db.at.clone());
+    let closed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let uploader = {
+        let (at, closed) = (at.clone(), closed.clone());
+        std::thread::spawn(move || {
+            let mut store = NodeStore::open(&at).unwrap();
+            let mut stored = Vec::new();
+            let d = sha(b"m");
+            for batch in (0..n).collect::<Vec<_>>().chunks(8) {
+                let pending: Vec<_> = batch.iter().map(|&c| share(&id, c, &d, b"m")).collect();
+                let after_close = closed.load(std::sync::atomic::Ordering::SeqCst);
+                for (c, o) in batch.iter().zip(store.commit_uploads(&pending).unwrap()) {
+                    match o {
+                        UploadOutcome::Stored if after_close => {
+                            panic!("client {c} stored after the close")
+                        }
+                        UploadOutcome::Stored => stored.push(*c),
+                        UploadOutcome::NotOpen(RoundState::Closed) => {}
+                        other => panic!("client {c}: {other:?}"),
+                    }
+                }
+            }
+            stored
+        })
+    };
+    let mut closer = NodeStore::open(&at).unwrap();
+    // Closed once some uploads are in (bounded: 2000 polls of 5 ms).
+    for _ in 0..2000 {
+        let mut held = 0;
+        closer
+            .for_each_attempt(&id, |_, _| {
+                held += 1;
+                Ok(())
+            })
+            .unwrap();
+        if held > 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let empty = ClientSet::from_ids(n as usize, &[]).unwrap();
+    assert!(closer.set_agreed_set(&id, &empty).unwrap());
+    closed.store(true, std::sync::atomic::Ordering::SeqCst);
+    let stored = uploader.join().unwrap();
+    let mut held = Vec::new();
+    closer
+        .for_each_attempt(&id, |c, _| {
+            held.push(c);
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(held, stored);
+    assert!(!stored.is_empty());
+}
+
+/// What is written comes back: token hashes (streamed and looked up), the agreed set, the
+/// received set's JSON (what serde writes for the same lists), the node sum streamed in pieces
+/// and checked; a damaged sum is refused.
+#[test]
+fn round_data_comes_back_as_written() {
+    let Some(db) = test_db("round_trip") else {
+        return;
+    };
+    let id = [10u8; 32];
+    let n = 1000;
+    let mut store = store_with_round(&db, &id, 5, n);
+    let mut tokens = Vec::new();
+    std::io::Read::read_to_end(&mut store.token_chunks(&id).unwrap(), &mut tokens).unwrap();
+    assert_eq!(tokens, token_hashes(n));
+    assert_eq!(store.round_by_number(5).unwrap(), Some(id));
+    assert_eq!(store.round_by_number(6).unwrap(), None);
+    let d = sha(b"x");
+    let clients = [999u64, 0, 17, 500];
+    let batch: Vec<_> = clients.iter().map(|&c| share(&id, c, &d, b"x")).collect();
+    store.commit_uploads(&batch).unwrap();
+    let mut reader = AttemptReader::open(&StoreLocation::Postgres(db.at.clone())).unwrap();
+    let mut json = Vec::new();
+    reader.write_received_json(&id, &mut json).unwrap();
+    let mut sorted = clients;
+    sorted.sort();
+    let want = serde_json::json!({
+        "clients": sorted,
+        "shards": sorted.iter().map(|c| format!("{:016x}", 0x0123_4567_89ab_cdef ^ c)).collect::<Vec<_>>(),
+    });
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&json).unwrap(),
+        want
+    );
+    let pairs = reader
+        .with_attempts(&id, |it| it.collect::<Vec<_>>())
+        .unwrap();
+    assert_eq!(pairs.len(), 4);
+    assert_eq!(pairs[0], (0, 0x0123_4567_89ab_cdef));
+    let mut lookup = PgReader::open(&db.at).unwrap();
+    assert_eq!(
+        lookup.token_hash(&id, 999).unwrap(),
+        Some(<[u8; 32]>::try_from(&token_hashes(n)[999 * 32..]).unwrap())
+    );
+    assert_eq!(lookup.token_hash(&id, 1000).unwrap(), None);
+
+    let agreed = ClientSet::from_ids(n, &[ClientId(0), ClientId(17), ClientId(999)]).unwrap();
+    // A sum before close is refused.
+    let sum: Vec<u8> = (0..(3 * SUM_PIECE + 5))
+        .map(|i| (i * 31 % 251) as u8)
+        .collect();
+    assert!(
+        store
+            .set_sum_from(&id, &mut &sum[..], sum.len() as u64, &sha(&sum))
+            .is_err()
+    );
+    assert!(store.set_agreed_set(&id, &agreed).unwrap());
+    assert_eq!(store.agreed_set(&id, n).unwrap(), Some(agreed));
+    assert!(matches!(
+        store.set_sum_from(&id, &mut &sum[..], sum.len() as u64, &sha(&sum[1..])),
+        Err(Error::Integrity(_))
+    ));
+    assert!(!store.check_sum(&id).unwrap());
+    store
+        .set_sum_from(&id, &mut &sum[..], sum.len() as u64, &sha(&sum))
+        .unwrap();
+    assert!(store.check_sum(&id).unwrap());
+    let at = reader.checked_sum_blob(&id).unwrap().unwrap();
+    assert_eq!(at.len(), sum.len() as u64);
+    let mut out = Vec::new();
+    reader.write_sum(&at, &mut out).unwrap();
+    assert_eq!(out, sum);
+    // One flipped byte in the stored sum: the check refuses it.
+    let mut direct = db.at.config.connect(NoTls).unwrap();
+    direct
+        .execute(
+            "UPDATE node_round_sums SET sum = set_byte(sum, 7, get_byte(sum, 7) # 1)",
+            &[],
+        )
+        .unwrap();
+    assert!(matches!(store.check_sum(&id), Err(Error::Integrity(_))));
+    assert!(matches!(
+        reader.checked_sum_blob(&id),
+        Err(Error::Integrity(_))
+    ));
+}
+
+/// The schema version is stored; opening again applies nothing; a newer version is refused
+/// with a message that says so.
+#[test]
+fn the_schema_version_is_stored_and_a_newer_one_is_refused() {
+    let Some(db) = test_db("schema") else { return };
+    let at = StoreLocation::Postgres(db.at.clone());
+    drop(NodeStore::open(&at).unwrap());
+    drop(NodeStore::open(&at).unwrap());
+    let mut c = db.at.config.connect(NoTls).unwrap();
+    let v: i32 = c
+        .query_one(
+            "SELECT version FROM dpdist_schema WHERE component = 'node'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(v, 1);
+    c.execute(
+        "UPDATE dpdist_schema SET version = 99 WHERE component = 'node'",
+        &[],
+    )
+    .unwrap();
+    match NodeStore::open(&at) {
+        Err(Error::Schema(m)) => assert!(m.contains("version 99") && m.contains("newer"), "{m}"),
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("a store of schema version 99 was opened"),
+    }
+}
+
+/// A URL that is not PostgreSQL's, one without a database, and a server that is not there:
+/// errors that say which, with the password left out.
+#[test]
+fn bad_urls_and_unreachable_servers_are_named() {
+    for (url, says) in [
+        ("mysql://u@127.0.0.1/db", "not a PostgreSQL URL"),
+        ("postgres://u:hunter2@127.0.0.1:5432", "names no database"),
+        ("postgres://u:hunter2@127.0.0.1:notaport/db", "--store"),
+    ] {
+        match PgLocation::parse(url) {
+            Err(Error::Postgres(m)) => {
+                assert!(m.contains(says), "{url}: {m}");
+                assert!(!m.contains("hunter2"), "{m}");
+            }
+            Err(e) => panic!("{url}: {e}"),
+            Ok(_) => panic!("{url} parsed"),
+        }
+    }
+    // A loopback port nothing listens on (bound, then let go).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let at = PgLocation::parse(&format!("postgres://u:hunter2@127.0.0.1:{port}/db")).unwrap();
+    assert_eq!(
+        at.to_string(),
+        format!("postgres://u:***@127.0.0.1:{port}/db")
+    );
+    match NodeStore::open(&StoreLocation::Postgres(at)) {
+        Err(Error::Postgres(m)) => {
+            assert!(
+                m.contains("cannot connect") && m.contains(&port.to_string()),
+                "{m}"
+            );
+            assert!(!m.contains("hunter2"), "{m}");
+        }
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("connected to a port nothing listens on"),
+    }
+}
+
+/// A transaction failing with a serialization failure or a deadlock is tried again, at most
+/// [`MAX_ATTEMPTS`] times in all, and then fails naming the SQLSTATE; any other error is
+/// returned at once.
+#[test]
+fn serialization_failures_and_deadlocks_are_retried_a_bounded_number_of_times() {
+    let Some(db) = test_db("retry") else { return };
+    let mut c = db.at.config.connect(NoTls).unwrap();
+    let raise =
+        |code: &str| format!("DO $$ BEGIN RAISE EXCEPTION 'test' USING ERRCODE = '{code}'; END $$");
+    for code in ["40001", "40P01"] {
+        let mut tries = 0;
+        let out = in_tx(&mut c, IsolationLevel::ReadCommitted, |tx| {
+            tries += 1;
+            if tries < 3 {
+                tx.batch_execute(&raise(code))?;
+            }
+            Ok(tries)
+        });
+        assert_eq!(out.unwrap(), 3, "{code}");
+        let mut tries = 0;
+        match in_tx(&mut c, IsolationLevel::ReadCommitted, |tx| {
+            tries += 1;
+            tx.batch_execute(&raise(code))?;
+            Ok(())
+        }) {
+            Err(Error::Postgres(m)) => assert!(m.contains(code), "{m}"),
+            other => panic!("{code}: {other:?}"),
+        }
+        assert_eq!(tries, MAX_ATTEMPTS, "{code}");
+    }
+    let mut tries = 0;
+    match in_tx(&mut c, IsolationLevel::ReadCommitted, |tx| {
+        tries += 1;
+        tx.batch_execute(&raise("23505"))?;
+        Ok(())
+    }) {
+        Err(Error::Postgres(m)) => assert!(m.contains("23505"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(tries, 1);
+}
