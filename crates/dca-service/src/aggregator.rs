@@ -10,17 +10,17 @@ use std::time::Duration;
 
 use dp_noise::PrivacyLoss;
 use dp_noise::accountant::{Accountant, GaussianComposition, RoundCost};
-use fixedpoint_shares::{Aggregator as SumAggregator, Release, ShardSet, agree};
+use fixedpoint_shares::{Aggregator as SumAggregator, Decode, Encode, Release, ShardSet, agree};
 use reqwest::StatusCode;
 use serde::Serialize;
 
 use crate::aggregator_store::{AggregatorStore, RecordedState};
 use crate::clock::{Clock, SystemClock};
 use crate::job_view::{ParticipantView, SharedParticipantView};
-use crate::node::{AbortRequest, CloseRequest, ReceivedSet, RoundStatus};
+use crate::node::{AbortRequest, RoundStatus};
 use crate::secret::SecretString;
 use crate::spec::{Round, RoundSpec};
-use crate::{Error, MEDIA_JSON, Result, sum_codec};
+use crate::{Error, MEDIA_JSON, MEDIA_PAIR_SET, Result, sum_codec};
 
 /// Polls of a node sum that answers 202 before giving up.
 const SUM_POLLS: u32 = 600;
@@ -333,17 +333,17 @@ impl Aggregator {
         let n = round.config.n_clients();
         let mut out = Vec::new();
         for url in &self.nodes {
-            let set: ReceivedSet = self
+            let bytes = self
                 .http
                 .get(format!("{url}/rounds/{}/received", round.id()))
                 .bearer_auth(self.admin_token.expose())
                 .send()
                 .await?
                 .error_for_status()?
-                .json()
+                .bytes()
                 .await?;
             out.push(
-                set.pairs(n)
+                ShardSet::get_decoded(&n, &bytes)
                     .map_err(|e| Error::Http(format!("{url}: received set: {e}")))?,
             );
         }
@@ -510,14 +510,28 @@ impl Aggregator {
             Some(body) => body,
             None => self.begin_close(round).await?,
         };
-        let agreed: CloseRequest = serde_json::from_slice(&close_body)
-            .map_err(|e| Error::Integrity(format!("the recorded agreed set of round {id}: {e}")))?;
+        let n = round.config.n_clients();
+        let recorded = |e: &dyn std::fmt::Display| {
+            Error::Integrity(format!("the recorded agreed set of round {id}: {e}"))
+        };
+        // Aggregators before the pair set recorded JSON: read it and send the pair set.
+        let (agreed, close_body) = if close_body.first() == Some(&b'{') {
+            let agreed =
+                crate::messages::legacy_close_json(&close_body, n).map_err(|e| recorded(&e))?;
+            let body = agreed.get_encoded().map_err(|e| recorded(&e))?;
+            (agreed, body)
+        } else {
+            (
+                ShardSet::get_decoded(&n, &close_body).map_err(|e| recorded(&e))?,
+                close_body,
+            )
+        };
         for url in &self.nodes {
             let r = self
                 .http
                 .post(format!("{url}/rounds/{id}/close"))
                 .bearer_auth(self.admin_token.expose())
-                .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
+                .header(reqwest::header::CONTENT_TYPE, MEDIA_PAIR_SET)
                 .body(close_body.clone())
                 .send()
                 .await?;
@@ -538,8 +552,7 @@ impl Aggregator {
         }
         let release: Release = sums.release()?;
         let spent = self.spent();
-        let mut clients = agreed.agreed;
-        clients.sort_unstable();
+        let clients: Vec<u64> = agreed.clients().iter().map(|c| c.0).collect();
         let published = PublishedRelease {
             id: id.clone(),
             round: round.spec.round,
@@ -590,8 +603,7 @@ impl Aggregator {
             .map(|rho| RoundCost::zcdp(rho).map(|cost| (cost, rho)))
             .transpose()
             .map_err(Error::Budget)?;
-        let body = serde_json::to_vec(&CloseRequest::new(&agreed_pairs))
-            .map_err(|e| Error::Io(std::io::Error::other(e)))?;
+        let body = agreed_pairs.get_encoded()?;
         // A job's round is paid from the job's reservation, charged when the job was created.
         let job = self.store.job_of_round(&id)?;
         // Check, record and charge as one step for the accountant (no await inside).

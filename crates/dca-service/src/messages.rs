@@ -1,5 +1,6 @@
-//! The JSON bodies the node and the aggregator exchange: a round's status, the close request
-//! with the agreed set, the abort notice, the received set.
+//! The JSON bodies the node and the aggregator exchange: a round's status, the abort notice,
+//! what the aggregator publishes. The agreed and received sets travel as pair sets of
+//! `fixedpoint_shares::wire` ([`crate::MEDIA_PAIR_SET`]), not here.
 
 use fixedpoint_shares::{ClientId, ShardId, ShardSet};
 use serde::{Deserialize, Serialize};
@@ -22,25 +23,6 @@ pub struct RoundStatus {
     pub sum: String,
 }
 
-/// The agreed set the aggregator sends (`POST /rounds/{id}/close`): (client, shard attempt)
-/// pairs, as parallel lists.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct CloseRequest {
-    /// Client ids, any order, no duplicates.
-    pub agreed: Vec<u64>,
-    /// The shard id of each agreed client's attempt (16 hex digits), in the same order.
-    pub shards: Vec<String>,
-}
-
-impl CloseRequest {
-    /// The request that sends `agreed`.
-    pub fn new(agreed: &ShardSet) -> Self {
-        let (agreed, shards) = pairs_to_wire(agreed);
-        CloseRequest { agreed, shards }
-    }
-}
-
 /// The aggregator's notice that a round is aborted (`POST /rounds/{id}/abort`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -49,53 +31,37 @@ pub struct AbortRequest {
     pub reason: String,
 }
 
-/// A node's received set (`GET /rounds/{id}/received`): the (client, shard attempt) pairs it
-/// holds, as parallel lists.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct ReceivedSet {
-    /// Client ids, ascending.
-    pub clients: Vec<u64>,
-    /// The shard id of each client's stored share (16 hex digits), in the same order.
-    pub shards: Vec<String>,
-}
-
-impl ReceivedSet {
-    /// The pairs, checked against a round of `n_clients` clients.
-    ///
-    /// # Errors
-    /// Lists of different lengths, a malformed shard id, a client id ≥ N or listed twice.
-    pub fn pairs(&self, n_clients: usize) -> Result<ShardSet> {
-        pairs_from_wire(n_clients, &self.clients, &self.shards)
+/// The agreed set as aggregators before the binary pair set recorded it (`{"agreed": [ids],
+/// "shards": ["<16 hex>", …]}`), read only to resend a close recorded in an older store: the
+/// pairs, checked against a round of `n_clients` clients.
+///
+/// # Errors
+/// Not such a body; lists of different lengths, a malformed shard id, a client id ≥ N or
+/// listed twice.
+pub(crate) fn legacy_close_json(bytes: &[u8], n_clients: usize) -> Result<ShardSet> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Legacy {
+        agreed: Vec<u64>,
+        shards: Vec<String>,
     }
-}
-
-/// A set of (client, shard) pairs as the JSON bodies carry it: client ids and, in the same order,
-/// shard ids as 16 hex digits (a JSON number cannot hold every u64 exactly).
-fn pairs_to_wire(pairs: &ShardSet) -> (Vec<u64>, Vec<String>) {
-    pairs
-        .iter()
-        .map(|(c, s)| (c.0, hex::encode(&s.0.to_be_bytes())))
-        .unzip()
-}
-
-fn pairs_from_wire(n_clients: usize, clients: &[u64], shards: &[String]) -> Result<ShardSet> {
-    if clients.len() != shards.len() {
+    let legacy: Legacy = serde_json::from_slice(bytes)
+        .map_err(|e| Error::InvalidSpec(format!("recorded close request: {e}")))?;
+    if legacy.agreed.len() != legacy.shards.len() {
         return Err(Error::InvalidSpec(format!(
             "{} client ids but {} shard ids",
-            clients.len(),
-            shards.len()
+            legacy.agreed.len(),
+            legacy.shards.len()
         )));
     }
-    let pairs = clients
-        .iter()
-        .zip(shards)
-        .map(|(&c, s)| {
-            hex::decode_array::<8>(s)
-                .map(|b| (ClientId(c), ShardId(u64::from_be_bytes(b))))
-                .ok_or_else(|| Error::InvalidSpec(format!("shard id {s:?}: need 16 hex digits")))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(ShardSet::from_pairs(n_clients, &pairs)?)
+    let mut pairs = ShardSet::try_empty(n_clients)?;
+    for (&c, s) in legacy.agreed.iter().zip(&legacy.shards) {
+        let shard = hex::decode_array::<8>(s)
+            .map(|b| ShardId(u64::from_be_bytes(b)))
+            .ok_or_else(|| Error::InvalidSpec(format!("shard id {s:?}: need 16 hex digits")))?;
+        pairs.insert(ClientId(c), shard)?;
+    }
+    Ok(pairs)
 }
 
 /// What the aggregator publishes for a released round.
@@ -131,4 +97,31 @@ pub struct NodeList {
     pub nodes: Vec<String>,
     /// Hex X25519 public keys, in node order (what the round's `node_keys` must list).
     pub node_keys: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_close_recorded_as_json_reads_back_as_its_pairs() {
+        let body = br#"{"agreed":[7,2],"shards":["00000000000000ff","0102030405060708"]}"#;
+        let pairs = legacy_close_json(body, 8).unwrap();
+        assert_eq!(
+            pairs.iter().collect::<Vec<_>>(),
+            [
+                (ClientId(2), ShardId(0x0102_0304_0506_0708)),
+                (ClientId(7), ShardId(0xff))
+            ]
+        );
+        for bad in [
+            &br#"{"agreed":[7],"shards":[]}"#[..],
+            br#"{"agreed":[8],"shards":["00000000000000ff"]}"#,
+            br#"{"agreed":[1,1],"shards":["00000000000000ff","00000000000000ff"]}"#,
+            br#"{"agreed":[1],"shards":["ff"]}"#,
+            b"DPDP",
+        ] {
+            assert!(legacy_close_json(bad, 8).is_err());
+        }
+    }
 }

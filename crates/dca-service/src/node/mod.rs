@@ -37,7 +37,7 @@ use crate::secret::SecretString;
 use crate::spec::token_hash;
 use store::{NodeStore, TokenLookup};
 
-pub use crate::messages::{AbortRequest, CloseRequest, ReceivedSet, RoundStatus};
+pub use crate::messages::{AbortRequest, RoundStatus};
 use actor::*;
 use http::*;
 use spool::*;

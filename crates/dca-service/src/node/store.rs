@@ -81,31 +81,31 @@ impl AttemptReader {
         })
     }
 
-    /// Writes the JSON of the round's received set — `{"clients":[..],"shards":[..]}`, client
-    /// ids ascending, shard ids as 16 hex digits in the same order — to `out`, reading the
-    /// attempts index twice within one read transaction.
-    pub fn write_received_json(
+    /// Writes the round's received set of `n_clients` clients — the pair set of
+    /// `fixedpoint_shares::wire` (a bitset, then each client's shard id in ascending client
+    /// order) — to `out`, reading the attempts index twice within one read transaction: once
+    /// for the bitset, which precedes the ids, once for the ids.
+    pub fn write_received(
         &mut self,
         id: &[u8; 32],
+        n_clients: usize,
         out: &mut impl std::io::Write,
     ) -> Result<()> {
         let tx = self.conn.transaction()?;
-        out.write_all(b"{\"clients\":[")?;
-        let mut first = true;
+        let mut clients = fixedpoint_shares::ClientSet::try_empty(n_clients)?;
         for_each_attempt(&tx, id, |client, _| {
-            write!(out, "{}{client}", if first { "" } else { "," })?;
-            first = false;
+            clients.insert(fixedpoint_shares::ClientId(client))?;
             Ok(())
         })?;
-        out.write_all(b"],\"shards\":[")?;
-        first = true;
-        for_each_attempt(&tx, id, |_, shard| {
-            write!(out, "{}\"{shard:016x}\"", if first { "" } else { "," })?;
-            first = false;
-            Ok(())
-        })?;
-        out.write_all(b"]}")?;
-        out.flush()?;
+        with_attempts_on(&tx, id, |pairs| {
+            let pairs = pairs.map(|(c, s)| {
+                (
+                    fixedpoint_shares::ClientId(c),
+                    fixedpoint_shares::ShardId(s),
+                )
+            });
+            fixedpoint_shares::wire::write_pair_set_streamed(&clients, pairs, &mut *out)
+        })??;
         tx.finish()?;
         Ok(())
     }
@@ -118,33 +118,7 @@ impl AttemptReader {
         id: &[u8; 32],
         f: impl FnOnce(&mut dyn Iterator<Item = (u64, u64)>) -> T,
     ) -> Result<T> {
-        let mut stmt = self.conn.prepare_cached(ATTEMPTS_SQL)?;
-        let mut rows = stmt.query(params![&id[..]])?;
-        let mut failed: Option<crate::Error> = None;
-        let mut pairs = std::iter::from_fn(|| {
-            if failed.is_some() {
-                return None;
-            }
-            let row = match rows.next() {
-                Ok(row) => row?,
-                Err(e) => {
-                    failed = Some(e.into());
-                    return None;
-                }
-            };
-            match attempt_of(row) {
-                Ok(pair) => Some(pair),
-                Err(e) => {
-                    failed = Some(e);
-                    None
-                }
-            }
-        });
-        let out = f(&mut pairs);
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(out),
-        }
+        with_attempts_on(&self.conn, id, f)
     }
 
     /// Where the round's node sum is stored — (table, rowid, length in bytes) — if it is,
@@ -319,6 +293,41 @@ fn attempt_of(row: &rusqlite::Row<'_>) -> Result<(u64, u64)> {
         crate::Error::InvalidSpec(format!("stored share of client {client} has no attempt"))
     })?;
     Ok((client as u64, shard as u64))
+}
+
+/// [`AttemptReader::with_attempts`] on `conn` (a connection or a transaction on it).
+fn with_attempts_on<T>(
+    conn: &Connection,
+    id: &[u8; 32],
+    f: impl FnOnce(&mut dyn Iterator<Item = (u64, u64)>) -> T,
+) -> Result<T> {
+    let mut stmt = conn.prepare_cached(ATTEMPTS_SQL)?;
+    let mut rows = stmt.query(params![&id[..]])?;
+    let mut failed: Option<crate::Error> = None;
+    let mut pairs = std::iter::from_fn(|| {
+        if failed.is_some() {
+            return None;
+        }
+        let row = match rows.next() {
+            Ok(row) => row?,
+            Err(e) => {
+                failed = Some(e.into());
+                return None;
+            }
+        };
+        match attempt_of(row) {
+            Ok(pair) => Some(pair),
+            Err(e) => {
+                failed = Some(e);
+                None
+            }
+        }
+    });
+    let out = f(&mut pairs);
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }
 
 /// A round's (client, shard attempt) pairs, client ids ascending, read from the covering index.
@@ -1221,7 +1230,7 @@ mod tests {
     /// beside it, is exactly what serde writes for the same lists (clients ascending), also for
     /// an empty round and with shard ids that need all 16 hex digits.
     #[test]
-    fn the_received_json_is_written_from_the_attempts_index() {
+    fn the_received_set_is_written_from_the_attempts_index() {
         let path = temp_db("received-json");
         let mut store = NodeStore::open(&path).unwrap();
         let (id, other, empty) = ([8u8; 32], [9u8; 32], [10u8; 32]);
@@ -1243,17 +1252,28 @@ mod tests {
         store.commit_uploads(&batch).unwrap();
         let mut reader = AttemptReader::open(&path).unwrap();
         let mut got = Vec::new();
-        reader.write_received_json(&id, &mut got).unwrap();
+        reader.write_received(&id, 5000, &mut got).unwrap();
         let mut sorted = clients.clone();
         sorted.sort_unstable();
-        let want = serde_json::json!({
-            "clients": sorted,
-            "shards": sorted.iter().map(|&c| format!("{:016x}", shard_of(c))).collect::<Vec<_>>(),
-        });
-        assert_eq!(got, serde_json::to_vec(&want).unwrap());
+        // The documented layout, written out here: header, bitset, shard ids ascending.
+        let mut want = b"DPDP\x01\0\0\0".to_vec();
+        want.extend_from_slice(&5000u64.to_le_bytes());
+        want.extend_from_slice(&(sorted.len() as u64).to_le_bytes());
+        let mut words = vec![0u64; 5000usize.div_ceil(64)];
+        for &c in &sorted {
+            words[c as usize / 64] |= 1 << (c % 64);
+        }
+        want.extend(words.iter().flat_map(|w| w.to_le_bytes()));
+        want.extend(sorted.iter().flat_map(|&c| shard_of(c).to_le_bytes()));
+        assert_eq!(got, want);
         let mut got = Vec::new();
-        reader.write_received_json(&empty, &mut got).unwrap();
-        assert_eq!(got, br#"{"clients":[],"shards":[]}"#);
+        reader.write_received(&empty, 3, &mut got).unwrap();
+        let mut want = b"DPDP\x01\0\0\0".to_vec();
+        want.extend_from_slice(&3u64.to_le_bytes());
+        want.extend_from_slice(&[0; 16]);
+        assert_eq!(got, want);
+        // A stored client beyond the round's N is an error, not a wrong set.
+        assert!(reader.write_received(&id, 4000, &mut Vec::new()).is_err());
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 
