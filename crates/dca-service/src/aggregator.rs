@@ -516,8 +516,7 @@ impl Aggregator {
         };
         // Aggregators before the pair set recorded JSON: read it and send the pair set.
         let (agreed, close_body) = if close_body.first() == Some(&b'{') {
-            let agreed =
-                crate::messages::legacy_close_json(&close_body, n).map_err(|e| recorded(&e))?;
+            let agreed = legacy_close_json(&close_body, n).map_err(|e| recorded(&e))?;
             let body = agreed.get_encoded().map_err(|e| recorded(&e))?;
             (agreed, body)
         } else {
@@ -739,9 +738,42 @@ impl Drop for ForgetView<'_> {
     }
 }
 
+/// The agreed set as aggregators before the binary pair set recorded it (`{"agreed": [ids],
+/// "shards": ["<16 hex>", …]}`), read only to resend a close recorded in an older store: the
+/// pairs, checked against a round of `n_clients` clients.
+///
+/// # Errors
+/// Not such a body; lists of different lengths, a malformed shard id, a client id ≥ N or
+/// listed twice.
+fn legacy_close_json(bytes: &[u8], n_clients: usize) -> Result<ShardSet> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Legacy {
+        agreed: Vec<u64>,
+        shards: Vec<String>,
+    }
+    let legacy: Legacy = serde_json::from_slice(bytes)
+        .map_err(|e| Error::InvalidSpec(format!("recorded close request: {e}")))?;
+    if legacy.agreed.len() != legacy.shards.len() {
+        return Err(Error::InvalidSpec(format!(
+            "{} client ids but {} shard ids",
+            legacy.agreed.len(),
+            legacy.shards.len()
+        )));
+    }
+    let mut pairs = ShardSet::try_empty(n_clients)?;
+    for (&c, s) in legacy.agreed.iter().zip(&legacy.shards) {
+        let shard = crate::hex::decode_array::<8>(s)
+            .map(|b| fixedpoint_shares::ShardId(u64::from_be_bytes(b)))
+            .ok_or_else(|| Error::InvalidSpec(format!("shard id {s:?}: need 16 hex digits")))?;
+        pairs.insert(fixedpoint_shares::ClientId(c), shard)?;
+    }
+    Ok(pairs)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::round_rho;
+    use super::{legacy_close_json, round_rho};
     use crate::hex;
     use crate::spec::{RoundSpec, token_hash};
     use share_sealing::NodeKeyPair;
@@ -782,5 +814,33 @@ mod tests {
             "{rho} vs {by_hand}"
         );
         assert!(rho > 0.1);
+    }
+
+    #[test]
+    fn a_close_recorded_as_json_reads_back_as_its_pairs() {
+        let body = br#"{"agreed":[7,2],"shards":["00000000000000ff","0102030405060708"]}"#;
+        let pairs = legacy_close_json(body, 8).unwrap();
+        assert_eq!(
+            pairs.iter().collect::<Vec<_>>(),
+            [
+                (
+                    fixedpoint_shares::ClientId(2),
+                    fixedpoint_shares::ShardId(0x0102_0304_0506_0708)
+                ),
+                (
+                    fixedpoint_shares::ClientId(7),
+                    fixedpoint_shares::ShardId(0xff)
+                )
+            ]
+        );
+        for bad in [
+            &br#"{"agreed":[7],"shards":[]}"#[..],
+            br#"{"agreed":[8],"shards":["00000000000000ff"]}"#,
+            br#"{"agreed":[1,1],"shards":["00000000000000ff","00000000000000ff"]}"#,
+            br#"{"agreed":[1],"shards":["ff"]}"#,
+            b"DPDP",
+        ] {
+            assert!(legacy_close_json(bad, 8).is_err());
+        }
     }
 }
