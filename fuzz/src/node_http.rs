@@ -257,8 +257,7 @@ pub fn run(data: &[u8]) {
                         send(&node.router, admin(Method::GET, "/received", vec![])).await;
                     if status.is_success() {
                         // The received set is a pair set: closed with as it came.
-                        let close =
-                            admin_as(Method::POST, "/close", MEDIA_PAIR_SET, received.to_vec());
+                        let close = admin_as(Method::POST, "/close", MEDIA_PAIR_SET, received);
                         send(&node.router, close).await;
                     }
                 }

@@ -509,4 +509,34 @@ mod tests {
         // A set the format cannot carry is refused at encoding.
         assert!(ShardSet::empty(0).get_encoded().is_err());
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+
+        /// Whatever follows a valid prefix: no panic, the two readers agree on accepting it,
+        /// and what they accept encodes back to exactly these bytes (nothing is misread).
+        #[test]
+        fn random_bytes_never_panic_nor_misparse(
+            keep in 0usize..=PAIR_SET_HEADER_LEN + 16 + 32,
+            tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+        ) {
+            let mut bytes = sample(70, &[0, 5, 64, 69]).get_encoded().unwrap()[..keep].to_vec();
+            bytes.extend_from_slice(&tail);
+            for bytes in [&bytes[..], &tail[..]] {
+                let whole = ShardSet::get_decoded(&70, bytes);
+                let streamed = PairSetReader::open(bytes, 70).and_then(|mut r| {
+                    let mut pairs = Vec::new();
+                    while let Some(p) = r.next_pair()? {
+                        pairs.push(p);
+                    }
+                    r.finish().map(|_| pairs)
+                });
+                proptest::prop_assert_eq!(whole.is_ok(), streamed.is_ok());
+                if let (Ok(set), Ok(pairs)) = (whole, streamed) {
+                    proptest::prop_assert_eq!(set.get_encoded().unwrap(), bytes.to_vec());
+                    proptest::prop_assert_eq!(set.iter().collect::<Vec<_>>(), pairs);
+                }
+            }
+        }
+    }
 }
