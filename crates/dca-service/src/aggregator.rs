@@ -193,8 +193,10 @@ impl Aggregator {
         change(&mut status)?;
         if was_live && !status.is_live() {
             let mut accountant = self.accountant()?;
-            status.rho_spent = self.store.settle_job(id, &to_json(&status)?)?;
-            self.store.set_job_status(id, &to_json(&status)?)?;
+            status.rho_spent = self.store.settle_job(id, |spent| {
+                status.rho_spent = spent;
+                to_json(&status)
+            })?;
             *accountant = replay(self.budget, &self.store)?;
         } else {
             self.store.set_job_status(id, &to_json(&status)?)?;
