@@ -12,11 +12,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use axum::Router;
 use axum::body::{Body, to_bytes};
 use axum::http::{Method, Request, StatusCode, header};
-use dca_service::node::{
-    CloseRequest, NodeOptions, ReceivedSet, load_or_create_key, now_ms, router,
-};
+use dca_service::node::{NodeOptions, load_or_create_key, now_ms, router};
 use dca_service::spec::{Round, RoundSpec, token_hash};
-use dca_service::{MEDIA_JSON, MEDIA_SEALED_SHARE, hex};
+use dca_service::{MEDIA_JSON, MEDIA_PAIR_SET, MEDIA_SEALED_SHARE, hex};
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{Client, ClientId, Encode, ShareMode};
 use share_sealing::{NodeKeyPair, NodePublicKey, SealContext};
@@ -199,16 +197,12 @@ pub fn run(data: &[u8]) {
     );
     let round: Round = spec.clone().validate().expect("the fixture spec is valid");
     let base = format!("/rounds/{}", round.id());
-    let admin = |method: Method, suffix: &str, body: Vec<u8>| {
-        request(
-            method,
-            &format!("{base}{suffix}"),
-            ADMIN_TOKEN,
-            MEDIA_JSON,
-            body,
-        )
-        .expect("the admin's requests are well-formed")
+    let admin_as = |method: Method, suffix: &str, media: &str, body: Vec<u8>| {
+        request(method, &format!("{base}{suffix}"), ADMIN_TOKEN, media, body)
+            .expect("the admin's requests are well-formed")
     };
+    let admin =
+        |method: Method, suffix: &str, body: Vec<u8>| admin_as(method, suffix, MEDIA_JSON, body);
     fixture.runtime.block_on(async {
         let created = send(&node.router, admin(Method::PUT, "", spec.canonical_json())).await;
         assert!(created.0.is_success(), "fixture round refused: {created:?}");
@@ -255,20 +249,16 @@ pub fn run(data: &[u8]) {
                     }
                 }
                 Op::Close => {
-                    send(&node.router, admin(Method::POST, "/close", body.to_vec())).await;
+                    let close = admin_as(Method::POST, "/close", MEDIA_PAIR_SET, body.to_vec());
+                    send(&node.router, close).await;
                 }
                 Op::CloseReceived => {
                     let (status, received) =
                         send(&node.router, admin(Method::GET, "/received", vec![])).await;
                     if status.is_success() {
-                        let received: ReceivedSet =
-                            serde_json::from_slice(&received).expect("the node's received set");
-                        let close = CloseRequest {
-                            agreed: received.clients,
-                            shards: received.shards,
-                        };
-                        let body = serde_json::to_vec(&close).expect("JSON");
-                        send(&node.router, admin(Method::POST, "/close", body)).await;
+                        // The received set is a pair set: closed with as it came.
+                        let close = admin_as(Method::POST, "/close", MEDIA_PAIR_SET, received);
+                        send(&node.router, close).await;
                     }
                 }
                 Op::Read => {

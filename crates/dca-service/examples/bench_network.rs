@@ -14,7 +14,9 @@
 //! `--only-node K`: the clients send only node K's shares (the other nodes idle, no release):
 //! one node with about a core of its own, the client process on the other.
 //! Per node it prints the CPU of the upload phase alone (from `/proc/<pid>/stat` before and
-//! after it) and of the whole round.
+//! after it) and of the whole round; the nodes' and this process's CPU in the release; and the
+//! latency of the analyst's `GET /rounds/{id}` to the aggregator's router, polled during the
+//! release.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -215,17 +217,21 @@ async fn main() {
         nodes.push((Killed(child), data));
     }
     let http = tls::http_client(ca.pem().as_bytes(), conns, Duration::from_secs(120)).unwrap();
-    let agg = Aggregator::open(
-        &dir.join("agg.sqlite"),
-        http.clone(),
-        urls.clone(),
-        "bench-admin",
-        PrivacyLoss {
-            epsilon: 1.0,
-            delta: 1e-5,
-        },
-    )
-    .unwrap();
+    // The bench's aggregator; opened again on the same store for the analyst's router.
+    let open_aggregator = || {
+        Aggregator::open(
+            &dir.join("agg.sqlite"),
+            http.clone(),
+            urls.clone(),
+            "bench-admin",
+            PrivacyLoss {
+                epsilon: 1.0,
+                delta: 1e-5,
+            },
+        )
+        .unwrap()
+    };
+    let agg = open_aggregator();
     let spec = RoundSpec {
         round: 1,
         n_clients: n,
@@ -348,9 +354,74 @@ async fn main() {
         let _ = std::fs::remove_dir_all(&dir);
         return;
     }
+    // The analyst's view during the release: the aggregator's router (a second handle on the
+    // same store, its closing task idle) on loopback, polled with `GET /rounds/{id}` while the
+    // release runs; each request's latency is recorded.
+    let analyst = open_aggregator();
+    let app = dca_service::aggregator_server::router(
+        analyst,
+        "bench-analyst",
+        Duration::from_secs(24 * 3600),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let analyst_url = format!(
+        "http://{}/rounds/{}",
+        listener.local_addr().unwrap(),
+        round.id()
+    );
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let probing = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let probe = {
+        let (probing, http) = (probing.clone(), http.clone());
+        tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            while probing.load(Ordering::Relaxed) {
+                let t = Instant::now();
+                let r = http
+                    .get(&analyst_url)
+                    .bearer_auth("bench-analyst")
+                    .send()
+                    .await
+                    .unwrap();
+                assert!(r.status().is_success(), "{}", r.status());
+                r.bytes().await.unwrap();
+                latencies.push(t.elapsed().as_secs_f64() * 1e3);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            latencies
+        })
+    };
+    let cpu_before_release: Vec<f64> = nodes.iter().map(|(c, _)| cpu_seconds(c.0.id())).collect();
+    let own_cpu_before_release = cpu_seconds(std::process::id());
     let t = Instant::now();
     let release = agg.release(&round).await.unwrap();
     let release_s = t.elapsed().as_secs_f64();
+    let own_cpu_release = cpu_seconds(std::process::id()) - own_cpu_before_release;
+    let cpu_release: Vec<f64> = nodes
+        .iter()
+        .zip(&cpu_before_release)
+        .map(|((c, _), before)| cpu_seconds(c.0.id()) - before)
+        .collect();
+    probing.store(false, Ordering::Relaxed);
+    let mut latencies = probe.await.unwrap();
+    server.abort();
+    latencies.sort_by(f64::total_cmp);
+    let pick = |q: f64| latencies[((latencies.len() - 1) as f64 * q).round() as usize];
+    println!(
+        "analyst GET /rounds/{{id}} during the release ({release_s:.2} s): {} requests, median {:.1} ms, p90 {:.1} ms, max {:.1} ms",
+        latencies.len(),
+        pick(0.5),
+        pick(0.9),
+        pick(1.0)
+    );
+    println!(
+        "release CPU: nodes {} s, aggregator (this process, the probe included) {own_cpu_release:.2} s",
+        cpu_release
+            .iter()
+            .map(|c| format!("{c:.2}"))
+            .collect::<Vec<_>>()
+            .join(" / ")
+    );
 
     let t = Instant::now();
     let local = simulate_round_with(

@@ -10,17 +10,17 @@ use std::time::Duration;
 
 use dp_noise::PrivacyLoss;
 use dp_noise::accountant::{Accountant, GaussianComposition, RoundCost};
-use fixedpoint_shares::{Aggregator as SumAggregator, Release, ShardSet, agree};
+use fixedpoint_shares::{Aggregator as SumAggregator, Decode, Encode, Release, ShardSet, agree};
 use reqwest::StatusCode;
 use serde::Serialize;
 
 use crate::aggregator_store::{AggregatorStore, RecordedState};
 use crate::clock::{Clock, SystemClock};
 use crate::job_view::{ParticipantView, SharedParticipantView};
-use crate::node::{AbortRequest, CloseRequest, ReceivedSet, RoundStatus};
+use crate::node::{AbortRequest, RoundStatus};
 use crate::secret::SecretString;
 use crate::spec::{Round, RoundSpec};
-use crate::{Error, MEDIA_JSON, Result, sum_codec};
+use crate::{Error, MEDIA_JSON, MEDIA_PAIR_SET, Result, sum_codec};
 
 /// Polls of a node sum that answers 202 before giving up.
 const SUM_POLLS: u32 = 600;
@@ -193,8 +193,10 @@ impl Aggregator {
         change(&mut status)?;
         if was_live && !status.is_live() {
             let mut accountant = self.accountant()?;
-            status.rho_spent = self.store.settle_job(id, &to_json(&status)?)?;
-            self.store.set_job_status(id, &to_json(&status)?)?;
+            status.rho_spent = self.store.settle_job(id, |spent| {
+                status.rho_spent = spent;
+                to_json(&status)
+            })?;
             *accountant = replay(self.budget, &self.store)?;
         } else {
             self.store.set_job_status(id, &to_json(&status)?)?;
@@ -333,17 +335,17 @@ impl Aggregator {
         let n = round.config.n_clients();
         let mut out = Vec::new();
         for url in &self.nodes {
-            let set: ReceivedSet = self
+            let bytes = self
                 .http
                 .get(format!("{url}/rounds/{}/received", round.id()))
                 .bearer_auth(self.admin_token.expose())
                 .send()
                 .await?
                 .error_for_status()?
-                .json()
+                .bytes()
                 .await?;
             out.push(
-                set.pairs(n)
+                ShardSet::get_decoded(&n, &bytes)
                     .map_err(|e| Error::Http(format!("{url}: received set: {e}")))?,
             );
         }
@@ -510,14 +512,27 @@ impl Aggregator {
             Some(body) => body,
             None => self.begin_close(round).await?,
         };
-        let agreed: CloseRequest = serde_json::from_slice(&close_body)
-            .map_err(|e| Error::Integrity(format!("the recorded agreed set of round {id}: {e}")))?;
+        let n = round.config.n_clients();
+        let recorded = |e: &dyn std::fmt::Display| {
+            Error::Integrity(format!("the recorded agreed set of round {id}: {e}"))
+        };
+        // Aggregators before the pair set recorded JSON: read it and send the pair set.
+        let (agreed, close_body) = if close_body.first() == Some(&b'{') {
+            let agreed = legacy_close_json(&close_body, n).map_err(|e| recorded(&e))?;
+            let body = agreed.get_encoded().map_err(|e| recorded(&e))?;
+            (agreed, body)
+        } else {
+            (
+                ShardSet::get_decoded(&n, &close_body).map_err(|e| recorded(&e))?,
+                close_body,
+            )
+        };
         for url in &self.nodes {
             let r = self
                 .http
                 .post(format!("{url}/rounds/{id}/close"))
                 .bearer_auth(self.admin_token.expose())
-                .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
+                .header(reqwest::header::CONTENT_TYPE, MEDIA_PAIR_SET)
                 .body(close_body.clone())
                 .send()
                 .await?;
@@ -538,8 +553,7 @@ impl Aggregator {
         }
         let release: Release = sums.release()?;
         let spent = self.spent();
-        let mut clients = agreed.agreed;
-        clients.sort_unstable();
+        let clients: Vec<u64> = agreed.clients().iter().map(|c| c.0).collect();
         let published = PublishedRelease {
             id: id.clone(),
             round: round.spec.round,
@@ -590,8 +604,7 @@ impl Aggregator {
             .map(|rho| RoundCost::zcdp(rho).map(|cost| (cost, rho)))
             .transpose()
             .map_err(Error::Budget)?;
-        let body = serde_json::to_vec(&CloseRequest::new(&agreed_pairs))
-            .map_err(|e| Error::Io(std::io::Error::other(e)))?;
+        let body = agreed_pairs.get_encoded()?;
         // A job's round is paid from the job's reservation, charged when the job was created.
         let job = self.store.job_of_round(&id)?;
         // Check, record and charge as one step for the accountant (no await inside).
@@ -727,9 +740,42 @@ impl Drop for ForgetView<'_> {
     }
 }
 
+/// The agreed set as aggregators before the binary pair set recorded it (`{"agreed": [ids],
+/// "shards": ["<16 hex>", …]}`), read only to resend a close recorded in an older store: the
+/// pairs, checked against a round of `n_clients` clients.
+///
+/// # Errors
+/// Not such a body; lists of different lengths, a malformed shard id, a client id ≥ N or
+/// listed twice.
+fn legacy_close_json(bytes: &[u8], n_clients: usize) -> Result<ShardSet> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Legacy {
+        agreed: Vec<u64>,
+        shards: Vec<String>,
+    }
+    let legacy: Legacy = serde_json::from_slice(bytes)
+        .map_err(|e| Error::InvalidSpec(format!("recorded close request: {e}")))?;
+    if legacy.agreed.len() != legacy.shards.len() {
+        return Err(Error::InvalidSpec(format!(
+            "{} client ids but {} shard ids",
+            legacy.agreed.len(),
+            legacy.shards.len()
+        )));
+    }
+    let mut pairs = ShardSet::try_empty(n_clients)?;
+    for (&c, s) in legacy.agreed.iter().zip(&legacy.shards) {
+        let shard = crate::hex::decode_array::<8>(s)
+            .map(|b| fixedpoint_shares::ShardId(u64::from_be_bytes(b)))
+            .ok_or_else(|| Error::InvalidSpec(format!("shard id {s:?}: need 16 hex digits")))?;
+        pairs.insert(fixedpoint_shares::ClientId(c), shard)?;
+    }
+    Ok(pairs)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::round_rho;
+    use super::{legacy_close_json, round_rho};
     use crate::hex;
     use crate::spec::{RoundSpec, token_hash};
     use share_sealing::NodeKeyPair;
@@ -770,5 +816,33 @@ mod tests {
             "{rho} vs {by_hand}"
         );
         assert!(rho > 0.1);
+    }
+
+    #[test]
+    fn a_close_recorded_as_json_reads_back_as_its_pairs() {
+        let body = br#"{"agreed":[7,2],"shards":["00000000000000ff","0102030405060708"]}"#;
+        let pairs = legacy_close_json(body, 8).unwrap();
+        assert_eq!(
+            pairs.iter().collect::<Vec<_>>(),
+            [
+                (
+                    fixedpoint_shares::ClientId(2),
+                    fixedpoint_shares::ShardId(0x0102_0304_0506_0708)
+                ),
+                (
+                    fixedpoint_shares::ClientId(7),
+                    fixedpoint_shares::ShardId(0xff)
+                )
+            ]
+        );
+        for bad in [
+            &br#"{"agreed":[7],"shards":[]}"#[..],
+            br#"{"agreed":[8],"shards":["00000000000000ff"]}"#,
+            br#"{"agreed":[1,1],"shards":["00000000000000ff","00000000000000ff"]}"#,
+            br#"{"agreed":[1],"shards":["ff"]}"#,
+            b"DPDP",
+        ] {
+            assert!(legacy_close_json(bad, 8).is_err());
+        }
     }
 }

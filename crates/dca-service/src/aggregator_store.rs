@@ -335,9 +335,11 @@ impl AggregatorStore {
         Ok(())
     }
 
-    /// Ends job `id`: its status becomes `status` and its reservation shrinks to what its
-    /// released rounds spent, in one transaction (the rest of the budget comes back).
-    pub fn settle_job(&self, id: &str, status: &[u8]) -> Result<f64> {
+    /// Ends job `id`: its status becomes `status(spent)` and its reservation shrinks to what
+    /// its released rounds spent (`spent`), in one transaction (the rest of the budget comes
+    /// back). The status is written once, already holding what was spent: a reader never sees
+    /// the job ended with nothing spent.
+    pub fn settle_job(&self, id: &str, status: impl FnOnce(f64) -> Result<Vec<u8>>) -> Result<f64> {
         let mut conn = self.conn()?;
         let tx = conn.transaction()?;
         let spec: Vec<u8> =
@@ -345,6 +347,7 @@ impl AggregatorStore {
                 r.get(0)
             })?;
         let used = Self::job_rounds_rho(&tx, id)?;
+        let status = &status(used)?[..];
         let charge = reservation_id(id);
         tx.execute(
             "UPDATE charges SET rho = ?2, sha256 = ?3 WHERE id = ?1",

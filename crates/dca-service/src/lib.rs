@@ -114,5 +114,8 @@ pub type Result<T> = std::result::Result<T, Error>;
 pub const MEDIA_SEALED_SHARE: &str = "application/dpdist-sealed-share";
 /// Media type of a node sum (response of `GET /rounds/{id}/sum`).
 pub const MEDIA_NODE_SUM: &str = "application/dpdist-node-sum";
-/// Media type of round configurations, sets and statuses.
+/// Media type of round configurations, statuses and the other small bodies.
 pub const MEDIA_JSON: &str = "application/json";
+/// Media type of a set of (client, shard attempt) pairs in the binary codec of
+/// `fixedpoint_shares::wire` (a node's received set, the agreed set of a close request).
+pub const MEDIA_PAIR_SET: &str = "application/dpdist-pair-set";

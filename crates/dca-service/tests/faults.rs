@@ -114,16 +114,16 @@ async fn a_damaged_share_or_node_sum_is_refused_never_released_on(store: Store) 
             rounds.push(round);
         }
         // Round 803 closed on every node by hand, so that each stores its node sum.
-        let close = serde_json::to_string(&dca_service::node::CloseRequest::new(
+        let close = fixedpoint_shares::Encode::get_encoded(
             &agg.received_sets(&rounds[2]).await.unwrap()[0],
-        ))
+        )
         .unwrap();
         for url in cluster.urls() {
             let r = cluster
                 .http
                 .post(format!("{url}/rounds/{}/close", rounds[2].id()))
                 .bearer_auth(ADMIN_TOKEN)
-                .header("content-type", "application/json")
+                .header("content-type", dca_service::MEDIA_PAIR_SET)
                 .body(close.clone())
                 .send()
                 .await

@@ -11,18 +11,17 @@ use std::time::Duration;
 use common::*;
 use dca_service::Error;
 use dca_service::client::{Uploaded, put_sealed, seal_for, upload, upload_sealed};
-use dca_service::node::CloseRequest;
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{Client, ClientId, Encode};
 use reqwest::StatusCode;
 
 const LIMIT: Duration = Duration::from_secs(240);
 
-/// `POST /rounds/{id}/close` with `body` as the aggregator; the status.
-async fn post_close(http: &reqwest::Client, url: &str, id: &str, body: String) -> StatusCode {
+/// `POST /rounds/{id}/close` with `body` (a pair set) as the aggregator; the status.
+async fn post_close(http: &reqwest::Client, url: &str, id: &str, body: Vec<u8>) -> StatusCode {
     http.post(format!("{url}/rounds/{id}/close"))
         .bearer_auth(ADMIN_TOKEN)
-        .header("content-type", "application/json")
+        .header("content-type", dca_service::MEDIA_PAIR_SET)
         .body(body)
         .send()
         .await
@@ -237,18 +236,28 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once_on(store: S
         assert!(agg.release(&round).await.is_err());
         assert_eq!(agg.published(&round).unwrap(), None);
         assert_eq!(agg.spent().epsilon, 0.0, "an aborted round costs nothing");
-        // Closing the aborted round: 409 for any well-formed request, even one whose set is
-        // invalid (the abort is checked first, as before the request was streamed); 400 only
-        // for a body that is not a close request at all.
-        let one = r#""0000000000000001""#;
+        // Closing the aborted round: 409 for any well-formed request, even one whose set
+        // names clients never received (the abort is checked first); 400 only for a body
+        // that is not a pair set over the round's N at all.
+        let n = round.config.n_clients();
+        let one = fixedpoint_shares::ShardSet::from_pairs(
+            n,
+            &[(ClientId(0), fixedpoint_shares::ShardId(1))],
+        )
+        .unwrap()
+        .get_encoded()
+        .unwrap();
         for (body, want) in [
-            (format!(r#"{{"agreed":[0,0],"shards":[{one},{one}]}}"#), 409),
-            (format!(r#"{{"agreed":[0,1],"shards":[{one}]}}"#), 409),
-            (format!(r#"{{"agreed":[0],"shards":[{one}]}}"#), 409),
-            (r#"{"agreed":[0]}"#.to_string(), 400),
+            (one.clone(), 409),
+            (
+                fixedpoint_shares::ShardSet::empty(n).get_encoded().unwrap(),
+                409,
+            ),
+            (one[..one.len() - 1].to_vec(), 400),
+            (br#"{"agreed":[0]}"#.to_vec(), 400),
         ] {
             let got = post_close(http, &urls[0], &round.id(), body.clone()).await;
-            assert_eq!(got.as_u16(), want, "{body}");
+            assert_eq!(got.as_u16(), want, "{body:?}");
         }
 
         // The main round of this test.
@@ -554,18 +563,19 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once_on(store: S
         let r = http
             .post(format!("{}/rounds/{id}/close", urls[0]))
             .bearer_auth(ADMIN_TOKEN)
-            .header("content-type", "application/json")
-            .body(serde_json::to_vec(&CloseRequest::new(&node0)).unwrap())
+            .header("content-type", dca_service::MEDIA_PAIR_SET)
+            .body(node0.get_encoded().unwrap())
             .send()
             .await
             .unwrap();
         assert_eq!(r.status(), StatusCode::CONFLICT);
         // A close request without the shard ids is malformed.
+        let encoded = node0.get_encoded().unwrap();
         let r = http
             .post(format!("{}/rounds/{id}/close", urls[0]))
             .bearer_auth(ADMIN_TOKEN)
-            .header("content-type", "application/json")
-            .body(r#"{"agreed":[0,1,2,3,4]}"#)
+            .header("content-type", dca_service::MEDIA_PAIR_SET)
+            .body(encoded[..encoded.len() - 8 * node0.len()].to_vec())
             .send()
             .await
             .unwrap();
@@ -636,8 +646,8 @@ async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_su
                 round.id()
             ))
             .bearer_auth(ADMIN_TOKEN)
-            .header("content-type", "application/json")
-            .body(serde_json::to_vec(&CloseRequest::new(&node2)).unwrap())
+            .header("content-type", dca_service::MEDIA_PAIR_SET)
+            .body(node2.get_encoded().unwrap())
             .send()
             .await
             .unwrap();
@@ -703,9 +713,7 @@ async fn a_client_whose_nodes_hold_different_attempts_is_left_out_on(store: Stor
                 .unwrap();
             let id = round.id();
             upload_all(&cluster, &round, 0..5).await;
-            let wire = |set: &fixedpoint_shares::ShardSet| {
-                serde_json::to_string(&CloseRequest::new(set)).unwrap()
-            };
+            let wire = |set: &fixedpoint_shares::ShardSet| set.get_encoded().unwrap();
             // A set naming a client node 0 never received: 409, and the round stays open.
             let mut more = agg.received_sets(&round).await.unwrap().swap_remove(0);
             more.insert(ClientId(5), fixedpoint_shares::ShardId(1))
@@ -745,34 +753,31 @@ async fn a_client_whose_nodes_hold_different_attempts_is_left_out_on(store: Stor
             );
             assert_ne!(sets[0].shard(ClientId(5)), sets[1].shard(ClientId(5)));
             // Close requests node 0 refuses, staying open: node 1's pairs name another
-            // attempt of client 5 (409, in ascending order and reversed); lists of different
-            // lengths, an id listed twice or ≥ N (400).
-            let one = r#""0000000000000001""#;
-            let mut reversed = CloseRequest::new(&sets[1]);
-            reversed.agreed.reverse();
-            reversed.shards.reverse();
-            for (body, want) in [
-                (wire(&sets[1]), 409),
-                (serde_json::to_string(&reversed).unwrap(), 409),
-                (format!(r#"{{"agreed":[0,1],"shards":[{one}]}}"#), 400),
-                (format!(r#"{{"agreed":[0,0],"shards":[{one},{one}]}}"#), 400),
-                (format!(r#"{{"agreed":[6],"shards":[{one}]}}"#), 400),
+            // attempt of client 5 (409); a set over another N, a count that disagrees with
+            // the bitset, a shard id missing (400).
+            let good = wire(&sets[1]);
+            let mut miscounted = good.clone();
+            miscounted[16] ^= 1;
+            for (body, want, what) in [
+                (good.clone(), 409, "another attempt"),
+                (
+                    wire(&fixedpoint_shares::ShardSet::empty(7)),
+                    400,
+                    "another N",
+                ),
+                (miscounted, 400, "count"),
+                (good[..good.len() - 8].to_vec(), 400, "truncated"),
             ] {
-                let got = post_close(&cluster.http, &urls[0], &id, body.clone()).await;
-                assert_eq!(got.as_u16(), want, "{mode}: {body}");
+                let got = post_close(&cluster.http, &urls[0], &id, body).await;
+                assert_eq!(got.as_u16(), want, "{mode}: {what}");
             }
 
             let released = agg.release(&round).await.unwrap();
             assert_eq!(released.clients, vec![0, 1, 2, 3, 4], "{mode}");
-            // The same close again, in any order: 200 (idempotent).
+            // The same close again: 200 (idempotent).
             let agreed = fixedpoint_shares::agree(&sets.iter().collect::<Vec<_>>()).unwrap();
-            let mut reordered = CloseRequest::new(&agreed);
-            reordered.agreed.rotate_left(2);
-            reordered.shards.rotate_left(2);
-            for body in [wire(&agreed), serde_json::to_string(&reordered).unwrap()] {
-                let got = post_close(&cluster.http, &urls[0], &id, body).await;
-                assert_eq!(got, StatusCode::OK, "{mode}");
-            }
+            let got = post_close(&cluster.http, &urls[0], &id, wire(&agreed)).await;
+            assert_eq!(got, StatusCode::OK, "{mode}");
             let f = round.config.codec().frac_bits();
             for j in 0..3 {
                 let expect: i64 = (0..5)

@@ -15,13 +15,13 @@ use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use common::{client_token, spec, values};
 use dca_service::clock::MockClock;
-use dca_service::node::{CloseRequest, NodeOptions, ReceivedSet, RoundStatus, router};
+use dca_service::node::{NodeOptions, RoundStatus, router};
 use dca_service::problem::{MEDIA_PROBLEM, ProblemDocument};
 use dca_service::secret::SecretString;
 use dca_service::spec::Round;
-use dca_service::{MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_SEALED_SHARE, client, hex};
+use dca_service::{MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_PAIR_SET, MEDIA_SEALED_SHARE, client, hex};
 use dp_noise::rng::RngSource;
-use fixedpoint_shares::{Client, ClientId, Encode};
+use fixedpoint_shares::{Client, ClientId, Decode, Encode};
 use share_sealing::NodeKeyPair;
 use tower::ServiceExt;
 
@@ -150,33 +150,37 @@ async fn admin(
     path: &str,
     body: Vec<u8>,
 ) -> (StatusCode, HeaderMap, Bytes) {
+    admin_as(node, method, path, MEDIA_JSON, body).await
+}
+
+async fn admin_as(
+    node: &Node,
+    method: Method,
+    path: &str,
+    media: &str,
+    body: Vec<u8>,
+) -> (StatusCode, HeaderMap, Bytes) {
     let uri = format!("/rounds/{}{path}", node.round.id());
-    send(
-        node,
-        method,
-        &uri,
-        Some(ADMIN),
-        Some(MEDIA_JSON),
-        body.into(),
-    )
-    .await
+    send(node, method, &uri, Some(ADMIN), Some(media), body.into()).await
+}
+
+/// `POST /rounds/{id}/close` with `body` as a pair set.
+async fn close_bytes(node: &Node, body: Vec<u8>) -> (StatusCode, HeaderMap, Bytes) {
+    admin_as(node, Method::POST, "/close", MEDIA_PAIR_SET, body).await
 }
 
 async fn received(node: &Node) -> fixedpoint_shares::ShardSet {
-    let (status, _, body) = admin(node, Method::GET, "/received", vec![]).await;
+    let (status, headers, body) = admin(node, Method::GET, "/received", vec![]).await;
     assert_eq!(status, StatusCode::OK);
-    serde_json::from_slice::<ReceivedSet>(&body)
-        .unwrap()
-        .pairs(N)
-        .unwrap()
+    assert_eq!(headers["content-type"], MEDIA_PAIR_SET);
+    fixedpoint_shares::ShardSet::get_decoded(&N, &body).unwrap()
 }
 
 async fn close_with(
     node: &Node,
     set: &fixedpoint_shares::ShardSet,
 ) -> (StatusCode, HeaderMap, Bytes) {
-    let body = serde_json::to_vec(&CloseRequest::new(set)).unwrap();
-    admin(node, Method::POST, "/close", body).await
+    close_bytes(node, set.get_encoded().unwrap()).await
 }
 
 async fn status(node: &Node) -> RoundStatus {
@@ -620,18 +624,43 @@ async fn closing_with_another_set_or_a_client_never_received_is_409() {
 }
 
 #[tokio::test]
-async fn a_malformed_close_request_is_400() {
+async fn a_malformed_close_request_is_400_naming_the_cause() {
     let node = node("close-bad", |_| {}).await;
+    for c in 0..N as u64 {
+        assert_eq!(upload(&node, c).await, StatusCode::CREATED);
+    }
+    let good = received(&node).await.get_encoded().unwrap();
+    let other_n = fixedpoint_shares::ShardSet::empty(N + 1)
+        .get_encoded()
+        .unwrap();
+    let mut past_n = good.clone();
+    past_n[24 + (N / 8)] |= 1 << (N % 8);
+    for (body, cause) in [
+        (good[..good.len() - 1].to_vec(), "truncated"),
+        ([&good[..], &[0]].concat(), "trailing bytes"),
+        ([b"DPDX", &good[4..]].concat(), "bad magic"),
+        (other_n, "universe"),
+        (past_n, "bitset"),
+        (b"[".to_vec(), "truncated"),
+    ] {
+        let (s, h, b) = close_bytes(&node, body).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{cause}");
+        let p = problem(&h, &b);
+        assert_eq!(p.type_uri, "urn:dpdist:problem:malformed", "{cause}");
+        assert!(p.detail.contains(cause), "{cause}: {}", p.detail);
+    }
+    // The JSON lists of before are another media type.
     let (s, _, _) = admin(
         &node,
         Method::POST,
         "/close",
-        br#"{"agreed":[0,0],"shards":["0000000000000001","0000000000000001"]}"#.to_vec(),
+        br#"{"agreed":[0],"shards":["0000000000000001"]}"#.to_vec(),
     )
     .await;
-    assert_eq!(s, StatusCode::BAD_REQUEST);
-    let (s, _, _) = admin(&node, Method::POST, "/close", b"[".to_vec()).await;
-    assert_eq!(s, StatusCode::BAD_REQUEST);
+    assert_eq!(s, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    // None of it closed the round.
+    assert_eq!(status(&node).await.state, "open");
+    assert_eq!(close_bytes(&node, good).await.0, StatusCode::ACCEPTED);
 }
 
 #[tokio::test]

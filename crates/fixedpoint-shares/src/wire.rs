@@ -27,6 +27,10 @@
 //! (bit i of word w = client 64·w + i; bits at or beyond N must be 0), the shard id of each
 //! agreed client in increasing client order (one u64 per set bit), then the sum: dim × u64.
 //!
+//! A set of (client, shard attempt) pairs on its own (a node's received set, the agreed set a
+//! node is told to sum: [`ShardSet`](crate::ShardSet)) is the same bitset and shard ids behind
+//! a 24-byte header of its own, magic "DPDP", version 1 (layout in [`PairSetReader`]'s module).
+//!
 //! Decoding takes untrusted bytes and the [`RoundConfig`] the party is in. Every field is
 //! checked; sizes come from the config (d, N) and are compared with the bytes before anything
 //! is allocated, so nothing larger than the config allows — and nothing larger than the input —
@@ -36,9 +40,13 @@
 //! no config (for routers and logs): it borrows the payload and allocates nothing.
 
 mod node_sum;
+mod pair_set;
 mod share;
 
 pub(crate) use node_sum::write_node_sum_streamed;
+pub use pair_set::{
+    PAIR_SET_HEADER_LEN, PAIR_SET_MAGIC, PAIR_SET_VERSION, PairSetReader, write_pair_set_streamed,
+};
 pub use share::{PayloadView, ShareView};
 
 use crate::fixed_point::MAX_EXPLICIT_FRAC_BITS;
@@ -104,6 +112,17 @@ pub enum WireError {
     /// A node sum's client bitset has a bit at or beyond N.
     #[error("client bitset names a client at or beyond N")]
     BadClientSet,
+    /// A pair set of a version this crate does not read.
+    #[error("unsupported pair set version {0} (this build reads {version})", version = PAIR_SET_VERSION)]
+    UnsupportedPairSetVersion(u16),
+    /// A pair set's declared count differs from its bitset's.
+    #[error("pair set header counts {count} clients, its bitset holds {members}")]
+    BadCount {
+        /// The header's count.
+        count: u64,
+        /// Set bits in the bitset.
+        members: usize,
+    },
     /// Bytes after the message.
     #[error("trailing bytes: {actual} bytes, the message is {expected}")]
     TrailingBytes {

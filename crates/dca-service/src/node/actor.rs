@@ -68,7 +68,8 @@ pub(super) enum Command {
     ),
     Upload(Box<Upload>),
     Status([u8; 32], oneshot::Sender<ApiResult<RoundStatus>>),
-    /// Answered with the JSON of a [`ReceivedSet`], written straight from the pairs.
+    /// Answered `Ok(())` for a known round: the handler streams its received set (a pair set
+    /// of `fixedpoint_shares::wire`) from the store.
     Received([u8; 32], oneshot::Sender<ApiResult<()>>),
     /// The spooled close request, split into its two lists (and their lengths).
     Close(

@@ -22,7 +22,7 @@ use crate::metrics::Metrics;
 use crate::problem::{ApiError, ApiResult, bearer, content_type_is, json, require_token};
 use crate::secret::token_matches;
 use crate::spec::Round;
-use crate::{Error, MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_SEALED_SHARE, Result, hex};
+use crate::{Error, MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_PAIR_SET, MEDIA_SEALED_SHARE, Result, hex};
 
 use super::*;
 
@@ -207,15 +207,21 @@ pub(super) async fn received(
     state.admin(&headers)?;
     let round = state.round(&id)?;
     ask(&state, |tx| Command::Received(round.hash, tx)).await?;
-    // The set (~25 bytes of JSON per client) is written from the store's attempts index in
-    // chunks as the client reads them, not built whole: memory O(1) in N. A store error after
-    // the first chunk can only cut the response short (the client sees a broken body).
-    let id = round.hash;
+    // The set (8 bytes per client and N/8 for the bitset) is written from the store's
+    // attempts index in chunks as the client reads them, not built whole: memory the N-bit
+    // set in N. A store error after the first chunk can only cut the response short (the
+    // client sees a broken body, or a set that fails its length check).
+    let (id, n) = (round.hash, round.config.n_clients());
     let (reader, ()) = state.blocking_read(|_| Ok(())).await?;
     let body = stream_body(reader, move |reader, out| {
-        reader.write_received_json(&id, out)
+        reader.write_received(&id, n, out)
     });
-    Ok((StatusCode::OK, [(header::CONTENT_TYPE, MEDIA_JSON)], body).into_response())
+    Ok((
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, MEDIA_PAIR_SET)],
+        body,
+    )
+        .into_response())
 }
 
 /// A response body that `write` fills on a blocking thread through `reader`, sent in chunks
@@ -303,15 +309,16 @@ pub(super) async fn close(
     body: Body,
 ) -> ApiResult<Response> {
     state.admin(&headers)?;
-    content_type_is(&headers, MEDIA_JSON)?;
+    content_type_is(&headers, MEDIA_PAIR_SET)?;
     let round = state.round(&id)?;
-    // The agreed set (~25 bytes of JSON per client) is spooled to disk and read from there
-    // in one streaming pass into its two lists (raw words, on disk too); the store actor
-    // checks them. Only a body that is not a close request at all is refused here.
+    // The agreed set (8 bytes per client, N/8 for the bitset) is spooled to disk and read
+    // from there in one streaming pass into its two lists (raw words, on disk too); the store
+    // actor checks them. Only a body that is not a pair set over the round's N is refused here.
     let spool = Spool::new(&state.data_dir);
     spool_body(&state, &headers, body, &spool.config).await?;
+    let n = round.config.n_clients();
     let (spool, counts) = tokio::task::spawn_blocking(move || {
-        let counts = close_spool::split(&spool.config, &spool.clients, &spool.shards);
+        let counts = close_spool::split(&spool.config, n, &spool.clients, &spool.shards);
         (spool, counts)
     })
     .await

@@ -38,7 +38,7 @@ use crate::spec::token_hash;
 use store::{NodeStore, TokenLookup};
 pub use store::{PgLocation, StoreLocation};
 
-pub use crate::messages::{AbortRequest, CloseRequest, ReceivedSet, RoundStatus};
+pub use crate::messages::{AbortRequest, RoundStatus};
 use actor::*;
 use http::*;
 use spool::*;

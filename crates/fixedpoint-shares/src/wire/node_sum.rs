@@ -63,7 +63,7 @@ pub(crate) fn write_node_sum_streamed<W: std::io::Write>(
     config: &RoundConfig,
     node: crate::ids::NodeIndex,
     agreed: &ClientSet,
-    mut pairs: impl Iterator<Item = (crate::ids::ClientId, ShardId)>,
+    pairs: impl Iterator<Item = (crate::ids::ClientId, ShardId)>,
     sum: &[u64],
     out: W,
 ) -> Result<()> {
@@ -84,33 +84,7 @@ pub(crate) fn write_node_sum_streamed<W: std::io::Write>(
     let io = |e: std::io::Error| Error::Transport(format!("writing the node sum: {e}"));
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
     out.write_all(&head).map_err(io)?;
-    for w in agreed.words() {
-        out.write_all(&w.to_le_bytes()).map_err(io)?;
-    }
-    let mut written = 0usize;
-    for client in agreed.iter() {
-        let (c, shard) = pairs.next().ok_or(Error::LengthMismatch {
-            what: "agreed (client, attempt) pairs",
-            expected: agreed.len(),
-            actual: written,
-        })?;
-        if c != client {
-            return Err(Error::InvalidParameter {
-                name: "agreed pair's client",
-                value: c.0 as f64,
-                requirement: "the agreed set's clients, each once, in increasing order",
-            });
-        }
-        out.write_all(&shard.0.to_le_bytes()).map_err(io)?;
-        written += 1;
-    }
-    if pairs.next().is_some() {
-        return Err(Error::LengthMismatch {
-            what: "agreed (client, attempt) pairs",
-            expected: agreed.len(),
-            actual: written + 1,
-        });
-    }
+    super::pair_set::write_members(agreed, pairs, &mut out)?;
     for w in sum {
         out.write_all(&w.to_le_bytes()).map_err(io)?;
     }

@@ -333,16 +333,18 @@ impl AttemptReader {
         })
     }
 
-    /// Writes the JSON of the round's received set — `{"clients":[..],"shards":[..]}`, client
-    /// ids ascending, shard ids as 16 hex digits in the same order — from one snapshot.
-    pub fn write_received_json(
+    /// Writes the round's received set of `n_clients` clients as a pair set of
+    /// `fixedpoint_shares::wire` (bitset, then each client's shard id in ascending client
+    /// order), from one snapshot; a stored client at or beyond `n_clients` is an error.
+    pub fn write_received(
         &mut self,
         id: &[u8; 32],
+        n_clients: usize,
         out: &mut impl std::io::Write,
     ) -> Result<()> {
         match self {
-            AttemptReader::Sqlite(r) => r.write_received_json(id, out),
-            AttemptReader::Postgres(r) => r.write_received_json(id, out),
+            AttemptReader::Sqlite(r) => r.write_received(id, n_clients, out),
+            AttemptReader::Postgres(r) => r.write_received(id, n_clients, out),
         }
     }
 

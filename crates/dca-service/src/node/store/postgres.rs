@@ -733,10 +733,12 @@ impl PgReader {
         }))
     }
 
-    /// Both lists from one snapshot (a repeatable-read transaction).
-    pub fn write_received_json(
+    /// The received pair set from one snapshot (a repeatable-read transaction), reading the
+    /// round's attempts twice: once for the bitset, which precedes the ids, once for the ids.
+    pub fn write_received(
         &mut self,
         id: &[u8; 32],
+        n_clients: usize,
         out: &mut impl std::io::Write,
     ) -> Result<()> {
         let c = self.conn.client()?;
@@ -746,25 +748,30 @@ impl PgReader {
             .read_only(true)
             .start()?;
         let sql = "SELECT client, shard FROM node_shares WHERE round_id = $1 ORDER BY client";
-        out.write_all(b"{\"clients\":[")?;
-        let mut first = true;
+        let mut clients = fixedpoint_shares::ClientSet::try_empty(n_clients)?;
         let mut rows = tx.query_raw(sql, [&&id[..] as &(dyn ToSql + Sync)])?;
         while let Some(row) = rows.next()? {
-            let client: i64 = row.get(0);
-            write!(out, "{}{client}", if first { "" } else { "," })?;
-            first = false;
+            clients.insert(fixedpoint_shares::ClientId(row.get::<_, i64>(0) as u64))?;
         }
         drop(rows);
-        out.write_all(b"],\"shards\":[")?;
-        first = true;
         let mut rows = tx.query_raw(sql, [&&id[..] as &(dyn ToSql + Sync)])?;
-        while let Some(row) = rows.next()? {
-            let shard = row.get::<_, i64>(1) as u64;
-            write!(out, "{}\"{shard:016x}\"", if first { "" } else { "," })?;
-            first = false;
-        }
+        let mut failed: Option<Error> = None;
+        let pairs = std::iter::from_fn(|| match rows.next() {
+            Ok(Some(row)) => Some((
+                fixedpoint_shares::ClientId(row.get::<_, i64>(0) as u64),
+                fixedpoint_shares::ShardId(row.get::<_, i64>(1) as u64),
+            )),
+            Ok(None) => None,
+            Err(e) => {
+                failed = Some(e.into());
+                None
+            }
+        });
+        fixedpoint_shares::wire::write_pair_set_streamed(&clients, pairs, &mut *out)?;
         drop(rows);
-        out.write_all(b"]}")?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
         out.flush()?;
         tx.commit()?;
         Ok(())

@@ -273,18 +273,27 @@ fn round_data_comes_back_as_written() {
     let batch: Vec<_> = clients.iter().map(|&c| share(&id, c, &d, b"x")).collect();
     store.commit_uploads(&batch).unwrap();
     let mut reader = AttemptReader::open(&StoreLocation::Postgres(db.at.clone())).unwrap();
-    let mut json = Vec::new();
-    reader.write_received_json(&id, &mut json).unwrap();
+    let mut got = Vec::new();
+    reader.write_received(&id, n, &mut got).unwrap();
     let mut sorted = clients;
     sorted.sort();
-    let want = serde_json::json!({
-        "clients": sorted,
-        "shards": sorted.iter().map(|c| format!("{:016x}", 0x0123_4567_89ab_cdef ^ c)).collect::<Vec<_>>(),
-    });
-    assert_eq!(
-        serde_json::from_slice::<serde_json::Value>(&json).unwrap(),
-        want
+    // The documented pair-set layout, written out here: header, bitset, shard ids ascending.
+    let mut want = b"DPDP\x01\0\0\0".to_vec();
+    want.extend_from_slice(&(n as u64).to_le_bytes());
+    want.extend_from_slice(&(sorted.len() as u64).to_le_bytes());
+    let mut words = vec![0u64; n.div_ceil(64)];
+    for &c in &sorted {
+        words[c as usize / 64] |= 1 << (c % 64);
+    }
+    want.extend(words.iter().flat_map(|w| w.to_le_bytes()));
+    want.extend(
+        sorted
+            .iter()
+            .flat_map(|c| (0x0123_4567_89ab_cdef ^ c).to_le_bytes()),
     );
+    assert_eq!(got, want);
+    // A stored client at or beyond the round's N is an error, not a wrong set.
+    assert!(reader.write_received(&id, 999, &mut Vec::new()).is_err());
     let pairs = reader
         .with_attempts(&id, |it| it.collect::<Vec<_>>())
         .unwrap();

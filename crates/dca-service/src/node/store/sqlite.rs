@@ -80,31 +80,31 @@ impl SqliteAttemptReader {
         })
     }
 
-    /// Writes the JSON of the round's received set — `{"clients":[..],"shards":[..]}`, client
-    /// ids ascending, shard ids as 16 hex digits in the same order — to `out`, reading the
-    /// attempts index twice within one read transaction.
-    pub fn write_received_json(
+    /// Writes the round's received set of `n_clients` clients — the pair set of
+    /// `fixedpoint_shares::wire` (a bitset, then each client's shard id in ascending client
+    /// order) — to `out`, reading the attempts index twice within one read transaction: once
+    /// for the bitset, which precedes the ids, once for the ids.
+    pub fn write_received(
         &mut self,
         id: &[u8; 32],
+        n_clients: usize,
         out: &mut impl std::io::Write,
     ) -> Result<()> {
         let tx = self.conn.transaction()?;
-        out.write_all(b"{\"clients\":[")?;
-        let mut first = true;
+        let mut clients = fixedpoint_shares::ClientSet::try_empty(n_clients)?;
         for_each_attempt(&tx, id, |client, _| {
-            write!(out, "{}{client}", if first { "" } else { "," })?;
-            first = false;
+            clients.insert(fixedpoint_shares::ClientId(client))?;
             Ok(())
         })?;
-        out.write_all(b"],\"shards\":[")?;
-        first = true;
-        for_each_attempt(&tx, id, |_, shard| {
-            write!(out, "{}\"{shard:016x}\"", if first { "" } else { "," })?;
-            first = false;
-            Ok(())
-        })?;
-        out.write_all(b"]}")?;
-        out.flush()?;
+        with_attempts_on(&tx, id, |pairs| {
+            let pairs = pairs.map(|(c, s)| {
+                (
+                    fixedpoint_shares::ClientId(c),
+                    fixedpoint_shares::ShardId(s),
+                )
+            });
+            fixedpoint_shares::wire::write_pair_set_streamed(&clients, pairs, &mut *out)
+        })??;
         tx.finish()?;
         Ok(())
     }
@@ -117,33 +117,7 @@ impl SqliteAttemptReader {
         id: &[u8; 32],
         f: impl FnOnce(&mut dyn Iterator<Item = (u64, u64)>) -> T,
     ) -> Result<T> {
-        let mut stmt = self.conn.prepare_cached(ATTEMPTS_SQL)?;
-        let mut rows = stmt.query(params![&id[..]])?;
-        let mut failed: Option<crate::Error> = None;
-        let mut pairs = std::iter::from_fn(|| {
-            if failed.is_some() {
-                return None;
-            }
-            let row = match rows.next() {
-                Ok(row) => row?,
-                Err(e) => {
-                    failed = Some(e.into());
-                    return None;
-                }
-            };
-            match attempt_of(row) {
-                Ok(pair) => Some(pair),
-                Err(e) => {
-                    failed = Some(e);
-                    None
-                }
-            }
-        });
-        let out = f(&mut pairs);
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(out),
-        }
+        with_attempts_on(&self.conn, id, f)
     }
 
     /// Where the round's node sum is stored — (table, rowid, length in bytes) — if it is,
@@ -268,6 +242,41 @@ fn attempt_of(row: &rusqlite::Row<'_>) -> Result<(u64, u64)> {
         crate::Error::InvalidSpec(format!("stored share of client {client} has no attempt"))
     })?;
     Ok((client as u64, shard as u64))
+}
+
+/// [`AttemptReader::with_attempts`] on `conn` (a connection or a transaction on it).
+fn with_attempts_on<T>(
+    conn: &Connection,
+    id: &[u8; 32],
+    f: impl FnOnce(&mut dyn Iterator<Item = (u64, u64)>) -> T,
+) -> Result<T> {
+    let mut stmt = conn.prepare_cached(ATTEMPTS_SQL)?;
+    let mut rows = stmt.query(params![&id[..]])?;
+    let mut failed: Option<crate::Error> = None;
+    let mut pairs = std::iter::from_fn(|| {
+        if failed.is_some() {
+            return None;
+        }
+        let row = match rows.next() {
+            Ok(row) => row?,
+            Err(e) => {
+                failed = Some(e.into());
+                return None;
+            }
+        };
+        match attempt_of(row) {
+            Ok(pair) => Some(pair),
+            Err(e) => {
+                failed = Some(e);
+                None
+            }
+        }
+    });
+    let out = f(&mut pairs);
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }
 
 /// A round's (client, shard attempt) pairs, client ids ascending, read from the covering index.

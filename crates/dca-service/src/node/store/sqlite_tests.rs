@@ -290,7 +290,7 @@ fn uploads_are_stored_once_in_a_new_store_and_in_one_from_before() {
 /// beside it, is exactly what serde writes for the same lists (clients ascending), also for
 /// an empty round and with shard ids that need all 16 hex digits.
 #[test]
-fn the_received_json_is_written_from_the_attempts_index() {
+fn the_received_set_is_written_from_the_attempts_index() {
     let path = temp_db("received-json");
     let mut store = NodeStore::open(&path).unwrap();
     let (id, other, empty) = ([8u8; 32], [9u8; 32], [10u8; 32]);
@@ -312,17 +312,28 @@ fn the_received_json_is_written_from_the_attempts_index() {
     store.commit_uploads(&batch).unwrap();
     let mut reader = AttemptReader::open(&path).unwrap();
     let mut got = Vec::new();
-    reader.write_received_json(&id, &mut got).unwrap();
+    reader.write_received(&id, 5000, &mut got).unwrap();
     let mut sorted = clients.clone();
     sorted.sort_unstable();
-    let want = serde_json::json!({
-        "clients": sorted,
-        "shards": sorted.iter().map(|&c| format!("{:016x}", shard_of(c))).collect::<Vec<_>>(),
-    });
-    assert_eq!(got, serde_json::to_vec(&want).unwrap());
+    // The documented layout, written out here: header, bitset, shard ids ascending.
+    let mut want = b"DPDP\x01\0\0\0".to_vec();
+    want.extend_from_slice(&5000u64.to_le_bytes());
+    want.extend_from_slice(&(sorted.len() as u64).to_le_bytes());
+    let mut words = vec![0u64; 5000usize.div_ceil(64)];
+    for &c in &sorted {
+        words[c as usize / 64] |= 1 << (c % 64);
+    }
+    want.extend(words.iter().flat_map(|w| w.to_le_bytes()));
+    want.extend(sorted.iter().flat_map(|&c| shard_of(c).to_le_bytes()));
+    assert_eq!(got, want);
     let mut got = Vec::new();
-    reader.write_received_json(&empty, &mut got).unwrap();
-    assert_eq!(got, br#"{"clients":[],"shards":[]}"#);
+    reader.write_received(&empty, 3, &mut got).unwrap();
+    let mut want = b"DPDP\x01\0\0\0".to_vec();
+    want.extend_from_slice(&3u64.to_le_bytes());
+    want.extend_from_slice(&[0; 16]);
+    assert_eq!(got, want);
+    // A stored client beyond the round's N is an error, not a wrong set.
+    assert!(reader.write_received(&id, 4000, &mut Vec::new()).is_err());
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
 
