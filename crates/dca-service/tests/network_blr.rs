@@ -342,15 +342,26 @@ async fn the_aggregator_server_authenticates_aborts_and_tells_the_nodes() {
             StatusCode::CONFLICT,
             "aborted: nothing released"
         );
-        let state: dca_service::aggregator_server::AggregatorRoundState = http
-            .get(format!("{}/rounds/{id}", aggregator.url))
-            .bearer_auth(ANALYST_TOKEN)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        // The release answers 409 as soon as the abort is decided; the round is "aborting"
+        // until every node has acknowledged it, then "aborted".
+        let mut state: dca_service::aggregator_server::AggregatorRoundState;
+        let mut polls = 0;
+        loop {
+            state = http
+                .get(format!("{}/rounds/{id}", aggregator.url))
+                .bearer_auth(ANALYST_TOKEN)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            polls += 1;
+            if state.state != "aborting" || polls >= 300 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         assert_eq!(state.state, "aborted", "every node acknowledged the abort");
         assert!(state.reason.unwrap().contains("2 clients missing"));
         for url in &urls {
