@@ -18,7 +18,7 @@ use fixedpoint_shares::ClientSet;
 use postgres::error::SqlState;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
-use postgres::{Client, IsolationLevel, NoTls, RowIter, Transaction};
+use postgres::{Client, GenericClient, IsolationLevel, NoTls, RowIter, Transaction};
 use sha2::{Digest, Sha256};
 
 use super::{HASHES_PER_CHUNK, PendingShare, RoundState, StoredRound, UploadOutcome, check_share};
@@ -630,11 +630,47 @@ impl PgStore {
     }
 }
 
-fn attempts<'a>(client: &'a mut Client, id: &[u8; 32]) -> Result<RowIter<'a>> {
+fn attempts<'a>(client: &'a mut impl GenericClient, id: &[u8; 32]) -> Result<RowIter<'a>> {
     Ok(client.query_raw(
         "SELECT client, shard FROM node_shares WHERE round_id = $1 ORDER BY client",
         [&&id[..] as &(dyn ToSql + Sync)],
     )?)
+}
+
+/// Calls `f` with `rows` of [`attempts`] as (client, shard) pairs, read as `f` pulls them; a
+/// read error ends the iterator early and is returned after `f`.
+fn with_pairs<T>(
+    mut rows: RowIter<'_>,
+    f: impl FnOnce(&mut dyn Iterator<Item = (u64, u64)>) -> T,
+) -> Result<T> {
+    let mut failed: Option<Error> = None;
+    let mut pairs = std::iter::from_fn(|| {
+        if failed.is_some() {
+            return None;
+        }
+        match rows.next() {
+            Ok(Some(row)) => Some((row.get::<_, i64>(0) as u64, row.get::<_, i64>(1) as u64)),
+            Ok(None) => None,
+            Err(e) => {
+                failed = Some(e.into());
+                None
+            }
+        }
+    });
+    let out = f(&mut pairs);
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+/// A read-only repeatable-read transaction: every read in it sees one snapshot.
+fn snapshot(client: &mut Client) -> Result<Transaction<'_>> {
+    Ok(client
+        .build_transaction()
+        .isolation_level(IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()?)
 }
 
 /// Where the round's sum is, if stored, after the server checked it against its SHA-256.
@@ -741,37 +777,23 @@ impl PgReader {
         n_clients: usize,
         out: &mut impl std::io::Write,
     ) -> Result<()> {
-        let c = self.conn.client()?;
-        let mut tx = c
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()?;
-        let sql = "SELECT client, shard FROM node_shares WHERE round_id = $1 ORDER BY client";
+        let mut tx = snapshot(self.conn.client()?)?;
         let mut clients = fixedpoint_shares::ClientSet::try_empty(n_clients)?;
-        let mut rows = tx.query_raw(sql, [&&id[..] as &(dyn ToSql + Sync)])?;
-        while let Some(row) = rows.next()? {
-            clients.insert(fixedpoint_shares::ClientId(row.get::<_, i64>(0) as u64))?;
-        }
-        drop(rows);
-        let mut rows = tx.query_raw(sql, [&&id[..] as &(dyn ToSql + Sync)])?;
-        let mut failed: Option<Error> = None;
-        let pairs = std::iter::from_fn(|| match rows.next() {
-            Ok(Some(row)) => Some((
-                fixedpoint_shares::ClientId(row.get::<_, i64>(0) as u64),
-                fixedpoint_shares::ShardId(row.get::<_, i64>(1) as u64),
-            )),
-            Ok(None) => None,
-            Err(e) => {
-                failed = Some(e.into());
-                None
+        with_pairs(attempts(&mut tx, id)?, |pairs| {
+            for (client, _) in pairs {
+                clients.insert(fixedpoint_shares::ClientId(client))?;
             }
-        });
-        fixedpoint_shares::wire::write_pair_set_streamed(&clients, pairs, &mut *out)?;
-        drop(rows);
-        if let Some(e) = failed {
-            return Err(e);
-        }
+            Ok::<_, Error>(())
+        })??;
+        with_pairs(attempts(&mut tx, id)?, |pairs| {
+            let pairs = pairs.map(|(c, s)| {
+                (
+                    fixedpoint_shares::ClientId(c),
+                    fixedpoint_shares::ShardId(s),
+                )
+            });
+            fixedpoint_shares::wire::write_pair_set_streamed(&clients, pairs, &mut *out)
+        })??;
         out.flush()?;
         tx.commit()?;
         Ok(())
@@ -782,26 +804,7 @@ impl PgReader {
         id: &[u8; 32],
         f: impl FnOnce(&mut dyn Iterator<Item = (u64, u64)>) -> T,
     ) -> Result<T> {
-        let mut rows = attempts(self.conn.client()?, id)?;
-        let mut failed: Option<Error> = None;
-        let mut pairs = std::iter::from_fn(|| {
-            if failed.is_some() {
-                return None;
-            }
-            match rows.next() {
-                Ok(Some(row)) => Some((row.get::<_, i64>(0) as u64, row.get::<_, i64>(1) as u64)),
-                Ok(None) => None,
-                Err(e) => {
-                    failed = Some(e.into());
-                    None
-                }
-            }
-        });
-        let out = f(&mut pairs);
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(out),
-        }
+        with_pairs(attempts(self.conn.client()?, id)?, f)
     }
 
     pub fn checked_sum_blob(&mut self, id: &[u8; 32]) -> Result<Option<SumBlob>> {
@@ -811,12 +814,7 @@ impl PgReader {
     /// Pieces of [`SUM_PIECE`] bytes from one snapshot; the last is held back until the bytes
     /// read match the stored SHA-256.
     pub fn write_sum(&mut self, at: &SumBlob, out: &mut impl std::io::Write) -> Result<()> {
-        let c = self.conn.client()?;
-        let mut tx = c
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()?;
+        let mut tx = snapshot(self.conn.client()?)?;
         let piece = tx.prepare(
             "SELECT substring(sum FROM $2 FOR $3), sum_sha256 FROM node_round_sums WHERE id = $1",
         )?;
