@@ -66,6 +66,16 @@ enum StdArg {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
+enum MeasureArg {
+    /// Mean absolute error.
+    Mae,
+    /// Root mean squared error.
+    Rmse,
+    /// Minus Spearman's ρ (scale-free).
+    Spearman,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
 enum StdModeArg {
     /// One σ per x dimension (DCA paper).
     PerDim,
@@ -112,6 +122,14 @@ struct Args {
     /// protocol's: 0.1, 0.2, …, 2.0 robust, 20 points in [0.1, 2.1] dca).
     #[arg(long, value_delimiter = ',')]
     omega_grid: Option<Vec<f64>>,
+    /// Comma-separated ω grid for y alone, overriding `--omega-grid` for y (e.g. a one-point
+    /// `--omega-grid` fixes ω_x while ω_y is still searched).
+    #[arg(long, value_delimiter = ',')]
+    omega_y_grid: Option<Vec<f64>>,
+    /// What the threshold search minimises on its auxiliary data (default: the protocol's:
+    /// Spearman robust, MAE dca).
+    #[arg(long, value_enum)]
+    search_measure: Option<MeasureArg>,
     /// Largest common correlation of the threshold search's auxiliary x columns, in [0, 1)
     /// (0: the papers' independent columns; see docs/src/results/distributed-blr.md).
     #[arg(long, default_value_t = 0.0)]
@@ -534,6 +552,18 @@ fn run(o: &Options) -> Result<(), String> {
         Some(values) => OmegaGrid::new(values.clone()).map_err(|e| format!("--omega-grid: {e}"))?,
         None => grid,
     };
+    let grid_y = match &a.omega_y_grid {
+        Some(values) => {
+            OmegaGrid::new(values.clone()).map_err(|e| format!("--omega-y-grid: {e}"))?
+        }
+        None => grid.clone(),
+    };
+    let measure = match a.search_measure {
+        None => measure,
+        Some(MeasureArg::Mae) => ErrorMeasure::Mae,
+        Some(MeasureArg::Rmse) => ErrorMeasure::Rmse,
+        Some(MeasureArg::Spearman) => ErrorMeasure::Spearman,
+    };
     let public = match a.std {
         Some(s) => s == StdArg::Public,
         None => a.protocol == Protocol::Robust,
@@ -558,12 +588,13 @@ fn run(o: &Options) -> Result<(), String> {
         std_floor: 0.5,
         search: SearchConfig {
             grid_x: grid.clone(),
-            grid_y: grid.clone(),
+            grid_y,
             repeats: a.repeats,
             aux_max_correlation: a.aux_correlation,
             ..SearchConfig::dca(0)
         },
         measure,
+        clipped_share_budget: 0.0,
     };
     let dca = Aggregation::Distributed(DcaSettings {
         n_nodes: a.nodes,

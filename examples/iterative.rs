@@ -356,6 +356,7 @@ fn blr_sweep(seed: u64) -> Res<Sweep> {
             ..SearchConfig::dca(0)
         },
         measure: blr::ErrorMeasure::Mae,
+        clipped_share_budget: 0.0,
     };
     let dca = Aggregation::Distributed(DcaSettings {
         n_nodes: 2,

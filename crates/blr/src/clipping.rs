@@ -6,21 +6,33 @@
 //! differ from the unclipped regression's whenever the bounds bite (clipping y at ω_y·σ_y
 //! shrinks every coefficient towards 0). The analyst cannot see how often the bounds bit
 //! without looking at the data; [`dp_clipped_share`] releases it at a small, separate cost, to
-//! be reported next to the intervals.
+//! be reported next to the intervals. [`ClippedCountsRule`] is the same two counts as a DCA
+//! round's rule (every data holder counts its own records), which the pipeline runs when
+//! [`crate::ProjectionConfig::clipped_share_budget`] is positive ([`release_clipped_share_held`]).
 //!
-//! Guarantee (ε-DP, replace-one neighbours, trusted aggregator): the two counts — records with
+//! Guarantee of [`dp_clipped_share`] (ε-DP, replace-one neighbours, trusted aggregator): the two counts — records with
 //! |y| > B_y, records with some |x_j| > B_j — each change by at most 1 when one record is
 //! replaced, so the pair has L1 sensitivity 2, and Laplace noise of scale 2/ε on each count is
 //! ε-DP (Dwork et al. 2006). The noise is the exact discrete Laplace on the integers
 //! (P(k) ∝ e^(−|k|/b), Canonne, Kamath & Steinke 2020), whose integer sums leave no low-order
 //! floating-point bits to attack; it is ε-DP for integer counts at the same scale. The shares are the noisy counts over the public n, clamped to [0, 1]
 //! (post-processing). It composes with the fit's own budget (basic composition: add the ε).
+//!
+//! Guarantee of the pipeline's round (ρ-zCDP, replace-one neighbours, any aggregation): the
+//! record's two indicators each change by at most 1, so the pair's L2 sensitivity is √2 and
+//! Gaussian noise of sd √2/√(2ρ) = 1/√ρ on each count is ρ-zCDP (Bun & Steinke 2016, Prop. 1.6);
+//! through DCA that total noise is split over the clients like every other round's. Laplace
+//! fits release the counts with Laplace noise of scale 2/ε (L1 sensitivity 2).
 
 use dp_noise::PrivacyLoss;
+use dp_noise::accountant::RoundCost;
 use dp_noise::discrete::DiscreteLaplace;
 use dp_noise::rng::RngSource;
+use projection::holders::{ClientRule, Holders};
+use projection::release::{DcaTransport, Noise, ReleaseContext, release_held};
 
 use crate::error::{Error, Result, check_xy};
+use crate::ssp::{Mechanism, RoundBudget};
 
 /// The released shares of clipped records.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -29,10 +41,11 @@ pub struct ClippedShare {
     pub y: f64,
     /// Share of records with at least one x coordinate beyond its bound (noisy, clamped).
     pub x: f64,
-    /// Scale 2/ε of the discrete Laplace noise on each count.
-    pub noise_scale: f64,
-    /// What the release cost: (ε, 0).
-    pub privacy: PrivacyLoss,
+    /// Standard deviation of the noise on each share (the count's noise sd over n), before
+    /// the clamp: the ± an analyst should read the shares with.
+    pub share_sd: f64,
+    /// What the release cost.
+    pub cost: RoundCost,
 }
 
 /// Releases the shares of the n records (row-major `x`, `y`) that the bounds `bounds_x`,
@@ -66,14 +79,92 @@ pub fn dp_clipped_share(
     let mut noise = [0i64; 2];
     DiscreteLaplace::new(noise_scale)?.fill(&mut rng.try_rng()?, &mut noise);
     let share = |count: usize, e: i64| ((count as f64 + e as f64) / n as f64).clamp(0.0, 1.0);
+    // Discrete Laplace with P(k) ∝ p^|k|, p = e^(−1/b): Var = 2p/(1 − p)².
+    let p = (-1.0 / noise_scale).exp();
     Ok(ClippedShare {
         y: share(count_y, noise[0]),
         x: share(count_x, noise[1]),
-        noise_scale,
-        privacy: PrivacyLoss {
+        share_sd: (2.0 * p).sqrt() / (1.0 - p) / n as f64,
+        cost: RoundCost::Approx(PrivacyLoss {
             epsilon,
             delta: 0.0,
+        }),
+    })
+}
+
+/// What a record contributes to the clipped-count round: `[1 if |y| > B_y, 1 if some
+/// |x_j| > B_j]`, from its raw values (the records the statistics round's projection changes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClippedCountsRule<'a> {
+    /// Projection bounds B_j.
+    pub bounds_x: &'a [f64],
+    /// Projection bound of y.
+    pub bound_y: f64,
+}
+
+/// L2 sensitivity of the two counts under replace-one record (each changes by at most 1).
+pub const CLIPPED_COUNTS_L2_SENSITIVITY: f64 = std::f64::consts::SQRT_2;
+
+impl ClientRule for ClippedCountsRule<'_> {
+    fn dim(&self) -> usize {
+        2
+    }
+
+    fn record_bound(&self) -> f64 {
+        1.0
+    }
+
+    fn record_into(&self, x_row: &[f64], y: f64, out: &mut [f64]) -> projection::Result<()> {
+        if x_row.len() != self.bounds_x.len() || out.len() != 2 {
+            return Err(projection::Error::LengthMismatch {
+                what: "record (clipped-count bounds)",
+                expected: self.bounds_x.len(),
+                got: x_row.len(),
+            });
+        }
+        let x_clipped = x_row.iter().zip(self.bounds_x).any(|(v, b)| v.abs() > *b);
+        out[0] = f64::from(u8::from(y.abs() > self.bound_y));
+        out[1] = f64::from(u8::from(x_clipped));
+        Ok(())
+    }
+}
+
+/// The pipeline's clipped-share release: the shares of records whose y, or some x, the bounds
+/// clip, over the records in the release, with noise for `budget` (Gaussian ρ-zCDP, or Laplace
+/// ε-DP for Laplace fits; see the module docs) from wherever the rows are held.
+#[allow(clippy::too_many_arguments)]
+pub fn release_clipped_share_held(
+    holders: &Holders<'_>,
+    bounds_x: &[f64],
+    bound_y: f64,
+    published_rule: &str,
+    mechanism: Mechanism,
+    budget: RoundBudget,
+    ctx: ReleaseContext<'_>,
+    transport: &mut dyn DcaTransport,
+) -> Result<ClippedShare> {
+    projection::error::check_bounds(bounds_x, "clipping bounds of x")?;
+    projection::error::check_bounds(&[bound_y], "clipping bound of y")?;
+    let noise = match (mechanism, budget) {
+        (Mechanism::Gaussian, RoundBudget::Rho(rho)) => Noise::Gaussian {
+            l2_sensitivity: CLIPPED_COUNTS_L2_SENSITIVITY,
+            rho,
         },
+        (Mechanism::Laplace { .. }, RoundBudget::Epsilon(epsilon)) => Noise::Laplace {
+            scales: vec![2.0 / epsilon; 2],
+            epsilon,
+        },
+        (mechanism, budget) => return Err(Error::MechanismBudgetMismatch { mechanism, budget }),
+    };
+    let rule = ClippedCountsRule { bounds_x, bound_y };
+    let released = release_held(holders, &rule, published_rule, &noise, ctx, transport)?;
+    let n = holders.records_in(released.included.as_ref()) as f64;
+    let share = |count: f64| (count / n).clamp(0.0, 1.0);
+    Ok(ClippedShare {
+        y: share(released.sum[0]),
+        x: share(released.sum[1]),
+        share_sd: released.noise_sd[0] / n,
+        cost: released.cost,
     })
 }
 
@@ -122,14 +213,16 @@ mod tests {
             RngSource::InsecureFixedSeed(2),
         )
         .unwrap();
-        // Two counts of sensitivity 1 each: L1 sensitivity 2, scale 2/0.5 = 4.
-        assert_eq!(s.noise_scale, 4.0);
+        // Two counts of sensitivity 1 each: L1 sensitivity 2, scale b = 2/0.5 = 4; the
+        // discrete Laplace's sd at p = e^(−1/4) = 0.778801 is sqrt(2p)/(1 − p) = 5.6422, over
+        // n = 4 records 1.41055.
+        assert!((s.share_sd - 1.41055).abs() < 1e-4, "{}", s.share_sd);
         assert_eq!(
-            s.privacy,
-            PrivacyLoss {
+            s.cost,
+            RoundCost::Approx(PrivacyLoss {
                 epsilon: 0.5,
                 delta: 0.0
-            }
+            })
         );
         assert!((0.0..=1.0).contains(&s.x) && (0.0..=1.0).contains(&s.y));
         for bad in [0.0, -1.0, f64::INFINITY, f64::NAN] {

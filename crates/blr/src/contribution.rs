@@ -6,11 +6,13 @@ use projection::holders::ClientRule;
 use projection::marginal_std::{SquaresRule, StdMode, std_sensitivity};
 use serde::{Deserialize, Serialize};
 
+use crate::clipping::{CLIPPED_COUNTS_L2_SENSITIVITY, ClippedCountsRule};
 use crate::error::{Error, Result};
 use crate::sensitivity::stats_l2_sensitivity;
 use crate::ssp::StatisticsRule;
 
-/// One round's contribution rule (JSON: `{"kind": "squares", …}` or `{"kind": "statistics", …}`).
+/// One round's contribution rule (JSON: `{"kind": "squares", …}`, `{"kind": "statistics", …}`
+/// or `{"kind": "clipped_counts", …}`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Contribution {
@@ -33,6 +35,14 @@ pub enum Contribution {
         bound_y: f64,
         /// Σy² released too.
         with_yy: bool,
+    },
+    /// The clipped-share round: per record, whether the bounds clip its y and whether they
+    /// clip some x (`[1{|y| > B_y}, 1{∃j |x_j| > B_j}]`, [`crate::ClippedCountsRule`]).
+    ClippedCounts {
+        /// Projection bounds B_j.
+        bounds_x: Vec<f64>,
+        /// Projection bound of y.
+        bound_y: f64,
     },
 }
 
@@ -73,7 +83,8 @@ impl Contribution {
     pub fn columns(&self) -> usize {
         match self {
             Contribution::Squares { assumed_x, .. } => assumed_x.len(),
-            Contribution::Statistics { bounds_x, .. } => bounds_x.len(),
+            Contribution::Statistics { bounds_x, .. }
+            | Contribution::ClippedCounts { bounds_x, .. } => bounds_x.len(),
         }
     }
 
@@ -95,6 +106,11 @@ impl Contribution {
                 bound_y,
                 with_yy,
             } => stats_l2_sensitivity(bounds_x, *bound_y, *with_yy),
+            Contribution::ClippedCounts { bounds_x, bound_y } => {
+                projection::error::check_bounds(bounds_x, "clipping bounds of x")?;
+                projection::error::check_bounds(&[*bound_y], "clipping bound of y")?;
+                Ok(CLIPPED_COUNTS_L2_SENSITIVITY)
+            }
         }
     }
 
@@ -154,6 +170,10 @@ impl Contribution {
                 bounds_x,
                 bound_y: *bound_y,
                 with_yy: *with_yy,
+            }),
+            Contribution::ClippedCounts { bounds_x, bound_y } => f(&ClippedCountsRule {
+                bounds_x,
+                bound_y: *bound_y,
             }),
         }
     }
@@ -240,6 +260,26 @@ mod tests {
         );
         // Pooled: Δ₂ = sqrt((1 + 4)² + 3⁴).
         assert_eq!(squares.l2_sensitivity().unwrap(), (25.0f64 + 81.0).sqrt());
+        let clipped = Contribution::ClippedCounts {
+            bounds_x: vec![1.0, 2.0],
+            bound_y: 3.0,
+        };
+        let text = clipped.to_json();
+        assert_eq!(
+            text,
+            r#"{"kind":"clipped_counts","bounds_x":[1.0,2.0],"bound_y":3.0}"#
+        );
+        assert_eq!(Contribution::from_json(&text).unwrap(), clipped);
+        // (5, −1, 4): y clipped, x clipped (|5| > 1); (0.5, 1, 1): neither; (0.5, −2.5, −3):
+        // y not (|−3| is not > 3), x clipped (|−2.5| > 2).
+        assert_eq!(
+            clipped
+                .client_vector(&[5.0, -1.0, 0.5, 1.0, 0.5, -2.5], &[4.0, 1.0, -3.0])
+                .unwrap(),
+            vec![1.0, 2.0]
+        );
+        // Two indicators, each moved by at most 1 by replacing a record: Δ₂ = √2.
+        assert_eq!(clipped.l2_sensitivity().unwrap(), 2f64.sqrt());
     }
 
     #[test]
@@ -285,6 +325,9 @@ mod tests {
             r#"{"kind":"squares","assumed_x":[1.0],"assumed_y":1.0}"#,
             r#"{"kind":"squares","assumed_x":[1.0],"assumed_y":1.0,"pooled_x":true,"x":1}"#,
             r#"{"kind":"gradient"}"#,
+            r#"{"kind":"clipped_counts","bounds_x":[1.0,-2.0],"bound_y":3.0}"#,
+            r#"{"kind":"clipped_counts","bounds_x":[1.0],"bound_y":0.0}"#,
+            r#"{"kind":"clipped_counts","bounds_x":[],"bound_y":1.0}"#,
             "not json",
         ] {
             assert!(Contribution::from_json(text).is_err(), "{text}");

@@ -51,7 +51,10 @@ pub mod threshold;
 mod wishart_prior;
 
 pub use cavi::{CaviOptions, CaviPosterior, GammaPrior, fit_gamma_prior};
-pub use clipping::{ClippedShare, dp_clipped_share};
+pub use clipping::{
+    CLIPPED_COUNTS_L2_SENSITIVITY, ClippedCountsRule, ClippedShare, dp_clipped_share,
+    release_clipped_share_held,
+};
 pub use contribution::Contribution;
 pub use error::{CsvError, Error, Result};
 pub use latent::LatentPrior;

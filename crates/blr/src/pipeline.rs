@@ -35,6 +35,7 @@ use projection::release::{Aggregation, DcaTransport, InProcess, ReleaseContext};
 use projection::search::{SearchConfig, ThresholdChoice};
 use rand_core::RngCore;
 
+use crate::clipping::{ClippedShare, release_clipped_share_held};
 use crate::contribution::Contribution;
 use crate::error::{Error, Result, check_xy};
 use crate::fit_noise::released_stats_noise;
@@ -87,6 +88,11 @@ pub struct ProjectionConfig {
     pub search: SearchConfig,
     /// What the search minimises.
     pub measure: ErrorMeasure,
+    /// Fraction of the budget spent on releasing the shares of records the projection clipped
+    /// ([`Fit::clipped`]), in [0, 1); 0 (the default) does not release them. The intervals of
+    /// every posterior are for the regression of the clipped records, so an analyst who reads
+    /// them as the raw data's needs these shares; std share + this share < 1.
+    pub clipped_share_budget: f64,
 }
 
 impl Default for ProjectionConfig {
@@ -98,6 +104,7 @@ impl Default for ProjectionConfig {
             std_floor: 0.5,
             search: SearchConfig::dca(0),
             measure: ErrorMeasure::Mae,
+            clipped_share_budget: 0.0,
         }
     }
 }
@@ -141,6 +148,10 @@ pub struct Fit {
     pub std: Option<StdEstimate>,
     /// The chosen multipliers (with projection).
     pub thresholds: Option<ThresholdChoice>,
+    /// The DP shares of records whose y, or some x, the bounds clipped (with projection and a
+    /// positive [`ProjectionConfig::clipped_share_budget`]): the posterior describes those
+    /// records clipped, so these say how far that is from the raw data.
+    pub clipped: Option<ClippedShare>,
     /// The privacy the accountant charged.
     pub spent: PrivacyLoss,
 }
@@ -238,7 +249,11 @@ pub fn fit_held(
     // The plan above is written in zCDP (see the module docs), so the accountant composes in
     // zCDP too; exact μ-GDP would charge TA rounds less than planned and leave budget unused.
     let mut accountant = Accountant::with_composition(config.budget, GaussianComposition::Zcdp)?;
-    let (std_budget, stats_budget) = split_budget(config)?;
+    let Budgets {
+        std: std_budget,
+        stats: stats_budget,
+        clipped: clipped_budget,
+    } = split_budget(config)?;
     let (bounds_x, bound_y, std, thresholds) = match &config.projection {
         None => (config.assumed_x.clone(), config.assumed_y, None, None),
         Some(p) => {
@@ -323,6 +338,32 @@ pub fn fit_held(
         ctx,
         transport,
     )?;
+    let clipped = match clipped_budget {
+        None => None,
+        Some(budget) => {
+            let ctx = ReleaseContext {
+                aggregation: config.aggregation,
+                round: 3,
+                rng: rng.derive(4),
+                accountant: &mut accountant,
+            };
+            let published = Contribution::ClippedCounts {
+                bounds_x: bounds_x.clone(),
+                bound_y,
+            }
+            .to_json();
+            Some(release_clipped_share_held(
+                holders,
+                &bounds_x,
+                bound_y,
+                &published,
+                config.mechanism,
+                budget,
+                ctx,
+                transport,
+            )?)
+        }
+    };
     let noise = released_stats_noise(config, &bounds_x, bound_y, n)?;
     let ridge = noise_ridge(noise.xx.sd(), d);
     Ok(Fit {
@@ -333,6 +374,7 @@ pub fn fit_held(
         bound_y,
         std,
         thresholds,
+        clipped,
         spent: accountant.spent(),
     })
 }
@@ -343,11 +385,19 @@ pub fn fit_held(
 /// # Errors
 /// As [`fit`] for an invalid `std_share`, ε or δ.
 pub fn stats_round_budget(config: &FitConfig) -> Result<RoundBudget> {
-    Ok(split_budget(config)?.1)
+    Ok(split_budget(config)?.stats)
 }
 
-/// (std round budget, statistics round budget) as described in the module docs.
-fn split_budget(config: &FitConfig) -> Result<(Option<StdBudget>, RoundBudget)> {
+/// Each round's share of the budget, as described in the module docs.
+struct Budgets {
+    std: Option<StdBudget>,
+    stats: RoundBudget,
+    clipped: Option<RoundBudget>,
+}
+
+/// Splits the budget: the std round gets `std_share`, the clipped-share round
+/// `clipped_share_budget` (when positive), the statistics round the rest.
+fn split_budget(config: &FitConfig) -> Result<Budgets> {
     let share = match &config.projection {
         None => None,
         Some(p) if matches!(p.std_source, StdSource::Public { .. }) => None,
@@ -360,15 +410,31 @@ fn split_budget(config: &FitConfig) -> Result<(Option<StdBudget>, RoundBudget)> 
             });
         }
     };
+    let clipped_share = match &config.projection {
+        None => None,
+        Some(p) if p.clipped_share_budget == 0.0 => None,
+        Some(p)
+            if p.clipped_share_budget > 0.0
+                && p.clipped_share_budget + share.unwrap_or(0.0) < 1.0 =>
+        {
+            Some(p.clipped_share_budget)
+        }
+        Some(p) => {
+            return Err(Error::OutOfRange {
+                name: "clipped_share_budget",
+                value: p.clipped_share_budget,
+                requirement: "in [0, 1), and below 1 − std_share",
+            });
+        }
+    };
+    let stats_share = 1.0 - share.unwrap_or(0.0) - clipped_share.unwrap_or(0.0);
     Ok(match config.mechanism {
         Mechanism::Gaussian => {
             let rho = rho_from_budget(config.budget)?;
-            match share {
-                None => (None, RoundBudget::Rho(rho)),
-                Some(s) => (
-                    Some(StdBudget::Gaussian { rho: s * rho }),
-                    RoundBudget::Rho((1.0 - s) * rho),
-                ),
+            Budgets {
+                std: share.map(|s| StdBudget::Gaussian { rho: s * rho }),
+                stats: RoundBudget::Rho(stats_share * rho),
+                clipped: clipped_share.map(|s| RoundBudget::Rho(s * rho)),
             }
         }
         Mechanism::Laplace { .. } => {
@@ -380,12 +446,10 @@ fn split_budget(config: &FitConfig) -> Result<(Option<StdBudget>, RoundBudget)> 
                     requirement: "> 0",
                 });
             }
-            match share {
-                None => (None, RoundBudget::Epsilon(eps)),
-                Some(s) => (
-                    Some(StdBudget::Laplace { epsilon: s * eps }),
-                    RoundBudget::Epsilon((1.0 - s) * eps),
-                ),
+            Budgets {
+                std: share.map(|s| StdBudget::Laplace { epsilon: s * eps }),
+                stats: RoundBudget::Epsilon(stats_share * eps),
+                clipped: clipped_share.map(|s| RoundBudget::Epsilon(s * eps)),
             }
         }
     })
