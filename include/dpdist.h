@@ -623,6 +623,34 @@ enum dpd_status dpd_blr_fit_gamma_prior(const double *stats,
                                         struct dpd_blr_cavi_info *info);
 
 /**
+ * Spends `budget_share` ∈ [0, 1) of the fit's budget on releasing the shares of clipped
+ * records (read them with `dpd_blr_model_clipped_share`); 0, the default, releases none. The
+ * statistics round gets what the std round and this leave, so with a DP std round the two
+ * shares must add up to less than 1 (checked when fitting). Needs projection on; on any error
+ * the settings are unchanged.
+ *
+ * # Safety
+ * As `dpd_blr_config_set_trusted`.
+ */
+enum dpd_status dpd_blr_config_set_clipped_share(struct dpd_blr_config *config,
+                                                 double budget_share);
+
+/**
+ * Writes the released share of records whose y the bounds clipped (`*out_y`), of records with
+ * some clipped x (`*out_x`), and the standard deviation of the noise on each share
+ * (`*out_sd`); any pointer may be NULL. The shares are noisy and clamped to [0, 1].
+ * `DPD_ERR_INVALID_STATE` when the fit released none (no projection, or
+ * `dpd_blr_config_set_clipped_share` not set above 0 before fitting).
+ *
+ * # Safety
+ * `model` NULL (→ error) or a live handle; each out-pointer NULL or writable.
+ */
+enum dpd_status dpd_blr_model_clipped_share(const struct dpd_blr_model *model,
+                                            double *out_y,
+                                            double *out_x,
+                                            double *out_sd);
+
+/**
  * Creates fit settings with total budget (ε, δ) (δ is ignored by Laplace) and the public
  * assumed bounds |x_j| <= `assumed_x[j]` (j < d = `d`) and |y| <= `assumed_y`. The bounds must
  * be public knowledge, never computed from the private data.

@@ -697,6 +697,11 @@ public:
         return apply(dpd_blr_config_set_dp_std(h_.get(), static_cast<uint32_t>(mode),
                                                budget_share));
     }
+    /// Spends `budget_share` of the budget releasing the shares of clipped records
+    /// (BlrModel::clipped_share); 0, the default, releases none. Needs projection on.
+    BlrConfig &clipped_share(double budget_share) {
+        return apply(dpd_blr_config_set_clipped_share(h_.get(), budget_share));
+    }
     /// The projection's σ are public by construction (never computed from the private data).
     BlrConfig &public_std(Span<const double> x_std, double y_std) {
         return apply(
@@ -826,6 +831,13 @@ private:
     detail::Handle<dpd_blr_noise_aware, dpd_blr_noise_aware_free> h_;
 };
 
+/// Released shares of clipped records (BlrModel::clipped_share).
+struct ClippedShare {
+    double y;  ///< share of records whose y the bound clipped (noisy, in [0, 1])
+    double x;  ///< share of records with some clipped x (noisy, in [0, 1])
+    double sd; ///< sd of the noise on each share
+};
+
 /// A privately fitted BLR model.
 class BlrModel {
 public:
@@ -855,6 +867,14 @@ public:
         return detail::compute<double>(rows, [&](double *out, size_t cap, size_t *len) {
             return dpd_blr_model_predict(h_.get(), x.data(), x.size(), out, cap, len);
         });
+    }
+    /// The released shares of records whose y, or some x, the bounds clipped, and the sd of
+    /// the noise on each share: the posterior is the clipped records' regression. Throws
+    /// (DPD_ERR_INVALID_STATE) when the fit released none (BlrConfig::clipped_share).
+    ClippedShare clipped_share() const {
+        ClippedShare c{0.0, 0.0, 0.0};
+        check(dpd_blr_model_clipped_share(h_.get(), &c.y, &c.x, &c.sd));
+        return c;
     }
     /// The clipping bounds of the statistics round: (B_j per x dimension, B_y); with
     /// projection these are ω·σ̂.

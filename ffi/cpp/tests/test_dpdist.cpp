@@ -204,6 +204,16 @@ static void learners() {
                  [&] { config.dp_std(dpd::StdMode::Pooled, 1.5); });
     expect_error(DPD_ERR_INVALID_ARGUMENT, "dimensions",
                  [&] { config.public_std(std::vector<double>{1.0}, 1.0); });
+
+    // The shares of clipped records: none unless asked for, then in [0, 1] with their noise.
+    expect_error(DPD_ERR_INVALID_STATE, "released no clipped shares",
+                 [&] { (void)scaled.clipped_share(); });
+    config.clipped_share(0.1);
+    dpd::BlrModel counted(x, y, d, config, rng);
+    dpd::ClippedShare clipped = counted.clipped_share();
+    CHECK(clipped.y >= 0.0 && clipped.y <= 1.0 && clipped.x >= 0.0 && clipped.x <= 1.0);
+    CHECK(clipped.sd > 0.0);
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "budget_share", [&] { config.clipped_share(1.0); });
 }
 
 // Iterative learning and the RDP accountant through the wrapper: a published figure (TF

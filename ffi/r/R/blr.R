@@ -10,7 +10,9 @@
 # `projection`, `std` says where the standard deviations that scale the thresholds come from:
 # "pooled" (default: one DP sigma for all x columns) or "per_dimension" (one per column), spending
 # `std_share` of the budget, or "public" (`public_std_x`, `public_std_y`: known by construction
-# of the preprocessing, never computed from the private data; no budget spent).
+# of the preprocessing, never computed from the private data; no budget spent). With projection,
+# `clipped_share` > 0 spends that fraction of the budget releasing the shares of records the
+# bounds clipped (blr_clipped_share()): every interval is for the clipped records' regression.
 blr_settings <- function(epsilon, delta, assumed_x, assumed_y,
                          aggregation = c("trusted", "distributed", "input"), n_nodes = 3,
                          max_dropped = 0, share_mode = c("seed", "full"),
@@ -18,7 +20,7 @@ blr_settings <- function(epsilon, delta, assumed_x, assumed_y,
                          laplace_split = c(0.6, 0.35, 0.05), projection = TRUE,
                          std = c("pooled", "per_dimension", "public"), std_share = 0.1,
                          public_std_x = NULL, public_std_y = NULL, lambda = 1,
-                         lambda0 = 1, release_yy = FALSE) {
+                         lambda0 = 1, release_yy = FALSE, clipped_share = 0) {
   aggregation <- match.arg(aggregation)
   mechanism <- match.arg(mechanism)
   # The library's one validation of the privacy parameters (dp-noise, through the C ABI), at
@@ -52,7 +54,8 @@ blr_settings <- function(epsilon, delta, assumed_x, assumed_y,
          std = match(std, c("pooled", "per_dimension", "public")) - 1,
          std_share = as.double(std_share),
          public_std_x = as.double(if (is.null(public_std_x)) numeric(0) else public_std_x),
-         public_std_y = as.double(if (is.null(public_std_y)) NA else public_std_y)),
+         public_std_y = as.double(if (is.null(public_std_y)) NA else public_std_y),
+         clipped_share = as.double(clipped_share)),
     class = "dpdist_blr_settings"
   )
 }
@@ -81,6 +84,10 @@ blr_spent <- function(model) .Call(dpdr_blr_model_spent, model)
 
 # list(x, y): the clipping bounds the statistics round used.
 blr_bounds <- function(model) .Call(dpdr_blr_model_bounds, model)
+
+# c(y, x, sd): the released shares of records whose y, or some x, the bounds clipped, and the
+# sd of the noise on each (settings' clipped_share > 0; an error otherwise).
+blr_clipped_share <- function(model) .Call(dpdr_blr_model_clipped_share, model)
 
 # The released (noisy) statistics vector (with sum y^2 iff release_yy).
 blr_stats <- function(model) .Call(dpdr_blr_model_stats, model)

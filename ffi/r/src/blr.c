@@ -6,13 +6,14 @@
 enum {
   S_EPSILON, S_DELTA, S_ASSUMED_X, S_ASSUMED_Y, S_AGGREGATION, S_N_NODES, S_MAX_DROPPED,
   S_SHARE_MODE, S_LAPLACE, S_SPLIT, S_PROJECTION, S_LAMBDA, S_LAMBDA0, S_RELEASE_YY, S_STD,
-  S_STD_SHARE, S_PUBLIC_STD_X, S_PUBLIC_STD_Y, S_COUNT
+  S_STD_SHARE, S_PUBLIC_STD_X, S_PUBLIC_STD_Y, S_CLIPPED_SHARE, S_COUNT
 };
 
 enum { STD_PUBLIC = 2 }; /* 0 and 1 are DPD_BLR_STD_POOLED and DPD_BLR_STD_PER_DIMENSION */
 
 typedef struct {
-  double epsilon, delta, assumed_y, split[3], lambda, lambda0, std_share, public_std_y;
+  double epsilon, delta, assumed_y, split[3], lambda, lambda0, std_share, public_std_y,
+      clipped_share;
   const double *assumed_x, *public_std_x;
   size_t d, max_dropped, public_d;
   uint32_t aggregation, n_nodes, share_mode, laplace, projection, release_yy, std;
@@ -46,6 +47,7 @@ static settings_t read_settings(SEXP s) {
   c.public_std_x = dpdr_doubles(VECTOR_ELT(s, S_PUBLIC_STD_X), "public_std_x");
   c.public_d = (size_t)XLENGTH(VECTOR_ELT(s, S_PUBLIC_STD_X));
   c.public_std_y = dpdr_double(VECTOR_ELT(s, S_PUBLIC_STD_Y), "public_std_y");
+  c.clipped_share = dpdr_double(VECTOR_ELT(s, S_CLIPPED_SHARE), "clipped_share");
   return c;
 }
 
@@ -66,6 +68,7 @@ static dpd_status new_config(const settings_t *c, dpd_blr_config **out) {
     st = c->std == STD_PUBLIC ? dpd_blr_config_set_public_std(cfg, c->public_std_x, c->public_d,
                                                                c->public_std_y)
                               : dpd_blr_config_set_dp_std(cfg, c->std, c->std_share);
+    if (st == DPD_OK) st = dpd_blr_config_set_clipped_share(cfg, c->clipped_share);
   }
   if (st == DPD_OK) st = dpd_blr_config_set_prior(cfg, c->lambda, c->lambda0);
   if (st == DPD_OK) st = dpd_blr_config_set_release_yy(cfg, c->release_yy);
@@ -124,6 +127,21 @@ SEXP dpdr_blr_model_spent(SEXP model) {
   REAL(out)[1] = delta;
   SET_STRING_ELT(names, 0, Rf_mkChar("epsilon"));
   SET_STRING_ELT(names, 1, Rf_mkChar("delta"));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(2);
+  return out;
+}
+
+SEXP dpdr_blr_model_clipped_share(SEXP model) {
+  double share[3] = {0, 0, 0};
+  dpdr_check(dpd_blr_model_clipped_share(model_of(model), &share[0], &share[1], &share[2]));
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, 3));
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 3));
+  const char *name[3] = {"y", "x", "sd"};
+  for (int k = 0; k < 3; k++) {
+    REAL(out)[k] = share[k];
+    SET_STRING_ELT(names, k, Rf_mkChar(name[k]));
+  }
   Rf_setAttrib(out, R_NamesSymbol, names);
   UNPROTECT(2);
   return out;

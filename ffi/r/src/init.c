@@ -9,6 +9,7 @@ SEXP dpdr_blr_fit(SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_blr_model_mean(SEXP);
 SEXP dpdr_blr_model_stats(SEXP);
 SEXP dpdr_blr_model_spent(SEXP);
+SEXP dpdr_blr_model_clipped_share(SEXP);
 SEXP dpdr_blr_model_bounds(SEXP);
 SEXP dpdr_blr_predict(SEXP, SEXP);
 SEXP dpdr_blr_fit_non_private(SEXP, SEXP, SEXP, SEXP);
@@ -95,6 +96,7 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_blr_model_mean",                (DL_FUNC)&dpdr_blr_model_mean,                1},
     {"dpdr_blr_model_stats",               (DL_FUNC)&dpdr_blr_model_stats,               1},
     {"dpdr_blr_model_spent",               (DL_FUNC)&dpdr_blr_model_spent,               1},
+    {"dpdr_blr_model_clipped_share",       (DL_FUNC)&dpdr_blr_model_clipped_share,       1},
     {"dpdr_blr_model_bounds",              (DL_FUNC)&dpdr_blr_model_bounds,              1},
     {"dpdr_blr_predict",                   (DL_FUNC)&dpdr_blr_predict,                   2},
     {"dpdr_blr_fit_non_private",           (DL_FUNC)&dpdr_blr_fit_non_private,           4},

@@ -92,6 +92,32 @@ run_tests(list(
                         "DPD_ERR_INVALID_ARGUMENT")
   },
 
+  clipped_shares_are_released_on_request = function() {
+    d <- make_data(500, 4)
+    rng <- function() dpdist_rng(insecure_seed = 5)
+    none <- blr_fit(d$x, d$y, blr_settings(1, 1e-5, c(1, 1, 1), 2), rng = rng())
+    expect_dpdist_error(blr_clipped_share(none), "DPD_ERR_INVALID_STATE")
+    # epsilon = 50 with 20% on the counts: sd 1/sqrt(0.2 rho)/n by hand, and the shares within
+    # 6 sd of the ones counted here from the fit's bounds.
+    s <- blr_settings(50, 1e-5, c(1, 1, 1), 2, clipped_share = 0.2)
+    m <- blr_fit(d$x, d$y, s, rng = rng())
+    got <- blr_clipped_share(m)
+    b <- blr_bounds(m)
+    want_y <- mean(abs(d$y) > b$y)
+    want_x <- mean(apply(abs(d$x) > matrix(b$x, nrow(d$x), 3, byrow = TRUE), 1, any))
+    l <- log(1e5)
+    rho <- (sqrt(50 + l) - sqrt(l))^2
+    expect_near(got[["sd"]], 1 / sqrt(0.2 * rho) / 500, 1e-8 * got[["sd"]])
+    stopifnot(abs(got[["y"]] - want_y) < 6 * got[["sd"]],
+              abs(got[["x"]] - want_x) < 6 * got[["sd"]])
+    expect_dpdist_error(blr_fit(d$x, d$y, blr_settings(1, 1e-5, c(1, 1, 1), 2,
+                                                       clipped_share = 1)),
+                        "DPD_ERR_INVALID_ARGUMENT")
+    expect_dpdist_error(blr_fit(d$x, d$y, blr_settings(1, 1e-5, c(1, 1, 1), 2, std_share = 0.5,
+                                                       clipped_share = 0.6)),
+                        "DPD_ERR_INVALID_ARGUMENT")
+  },
+
   gamma_prior_fit_from_released_statistics = function() {
     d <- make_data(2000, 5)
     exact <- Reduce(`+`, lapply(seq_len(nrow(d$x)),

@@ -3,6 +3,7 @@
 //! metrics.
 
 pub(crate) mod cavi;
+mod clipped_share;
 pub(crate) mod config;
 mod errors;
 pub(crate) mod fit;

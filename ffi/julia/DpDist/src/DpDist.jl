@@ -26,7 +26,8 @@ export config_info, shard, absorb!, retract!, received, finalize_sum, add!, rele
        wire_inspect, simulate_round, dca_simulate_round, node_sum_bytes, node_sum_from_bytes
 export PlrModel, plr_fit, pst_s_fit, pst_f_fit, pst_h_fit, predict_proba, model_info, model_weights,
        low_level_model, auc
-export BlrSettings, BlrModel, CaviInfo, blr_fit, blr_mean, blr_spent, blr_bounds, blr_stats,
+export BlrSettings, BlrModel, CaviInfo, blr_fit, blr_mean, blr_spent, blr_bounds, blr_clipped_share,
+       blr_stats,
        blr_predict, blr_fit_non_private, blr_stats_len, blr_record_stats, blr_posterior_mean,
        blr_fit_gamma_prior, blr_search_thresholds, mae, rmse, spearman
 export BlrNoiseAware, blr_noise_aware, blr_coefficients, blr_predict_interval,

@@ -25,7 +25,7 @@ Base.unsafe_convert(::Type{Ptr{dpd_blr_model}}, x::BlrModel) = checked_ptr(x, "B
                 max_dropped=0, share_mode=:seed, mechanism=:gaussian,
                 laplace_split=(0.6, 0.35, 0.05), projection=true, std=:pooled,
                 std_share=0.1, public_std_x=nothing, public_std_y=nothing, lambda=1,
-                lambda0=1, release_yy=false)
+                lambda0=1, release_yy=false, clipped_share=0)
 
 Settings of a private fit with total budget (ε, δ) (δ ignored by Laplace). `assumed_x` (one
 bound per column) and `assumed_y` must be public, never computed from the private data.
@@ -36,6 +36,9 @@ bounds. `std` says where the projection's standard deviations come from: `:poole
 default; one DP σ for all x columns) or `:per_dimension` (one DP σ per column), spending
 `std_share` of the budget, or `:public` (`public_std_x`, `public_std_y`: known by construction
 of the preprocessing, never computed from the private data; no budget spent). `release_yy` also releases Σy² (for `blr_fit_gamma_prior`).
+With projection, `clipped_share` > 0 spends that fraction of the budget releasing the shares of
+records the bounds clipped (`blr_clipped_share`): every posterior is the clipped records'
+regression, and these say how far that is from the raw data's.
 """
 Base.@kwdef struct BlrSettings
     epsilon::Float64
@@ -56,6 +59,7 @@ Base.@kwdef struct BlrSettings
     lambda::Float64 = 1.0
     lambda0::Float64 = 1.0
     release_yy::Bool = false
+    clipped_share::Float64 = 0.0
 end
 
 # The C settings handle lives only for one call; `f` receives it.
@@ -109,6 +113,10 @@ function with_config(f, s::BlrSettings)
             check(@ccall libdpdist.dpd_blr_config_set_dp_std(cfg::Ptr{dpd_blr_config},
                                                              mode::UInt32,
                                                              s.std_share::Cdouble)::Cint)
+        end
+        if s.projection
+            check(@ccall libdpdist.dpd_blr_config_set_clipped_share(cfg::Ptr{dpd_blr_config},
+                                                                    s.clipped_share::Cdouble)::Cint)
         end
         check(@ccall libdpdist.dpd_blr_config_set_prior(cfg::Ptr{dpd_blr_config},
                                                         s.lambda::Cdouble,
@@ -198,6 +206,18 @@ function blr_bounds(m::BlrModel)
                                               by::Ref{Cdouble})::Cint
     end
     return (x=bx, y=by[])
+end
+
+"""
+`(y, x, sd)`: the released shares of records whose y, or some x, the bounds clipped (noisy, in
+[0, 1]) and the sd of the noise on each; `DPD_ERR_INVALID_STATE` when the fit released none
+(`clipped_share = 0`, the default).
+"""
+function blr_clipped_share(m::BlrModel)
+    y, x, sd = Ref{Cdouble}(0), Ref{Cdouble}(0), Ref{Cdouble}(0)
+    check(@ccall libdpdist.dpd_blr_model_clipped_share(m::Ptr{dpd_blr_model}, y::Ref{Cdouble},
+                                                       x::Ref{Cdouble}, sd::Ref{Cdouble})::Cint)
+    return (y=y[], x=x[], sd=sd[])
 end
 
 """Predictions xᵀμ for the rows of `x`."""

@@ -335,6 +335,22 @@ end
                                               public_std_x=[0.6, 0.2], public_std_y=0.5)),
               :DPD_ERR_INVALID_ARGUMENT)
 
+    # Shares of clipped records: none by default; on request within 6 sd of the counts taken
+    # here from the fit's bounds, with the sd 1/sqrt(0.2ρ)/n computed by hand.
+    dpd_error(() -> blr_clipped_share(blr_fit(x, y, s; rng=Rng(insecure_seed=5))),
+              :DPD_ERR_INVALID_STATE)
+    counted = BlrSettings(epsilon=50, delta=1e-5, assumed_x=[1, 1, 1], assumed_y=2,
+                          clipped_share=0.2)
+    mc = blr_fit(x, y, counted; rng=Rng(insecure_seed=5))
+    c, b = blr_clipped_share(mc), blr_bounds(mc)
+    l = log(1e5)
+    @test c.sd ≈ 1 / sqrt(0.2 * (sqrt(50 + l) - sqrt(l))^2) / size(x, 1) rtol = 1e-8
+    @test abs(c.y - sum(abs.(y) .> b.y) / size(x, 1)) < 6 * c.sd
+    @test abs(c.x - sum(any(abs.(x) .> b.x', dims=2)) / size(x, 1)) < 6 * c.sd
+    dpd_error(() -> blr_fit(x, y, BlrSettings(epsilon=1, delta=1e-5, assumed_x=[1, 1, 1],
+                                              assumed_y=2, clipped_share=1.0)),
+              :DPD_ERR_INVALID_ARGUMENT)
+
     # Gamma prior: at convergence the mean is the ridge solution at E[λ], E[λ₀].
     exact = sum(blr_record_stats(x[i, :], y[i]; with_yy=true) for i in 1:2000)
     g = blr_fit_gamma_prior(exact, 2000, 3)
