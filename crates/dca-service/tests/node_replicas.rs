@@ -110,6 +110,14 @@ async fn uploads_spread_over_replicas_release_the_in_process_sum_bit_for_bit() {
                 agg.release(&round).await,
                 Err(Error::AlreadyReleased)
             ));
+            // Every replica, also those that never saw the close, serves the one stored sum.
+            for k in 0..3 {
+                let mut sums = Vec::new();
+                for j in 0..3 {
+                    sums.push(node_sum(&rc.cluster.http, &rc.replica_urls(j)[k], &id).await);
+                }
+                assert!(sums.iter().all(|s| *s == sums[0]), "node {k}");
+            }
             // A closed round refuses uploads at every replica, also one that never closed it.
             for j in 0..3 {
                 let (s, _) = put_sealed(
@@ -128,6 +136,27 @@ async fn uploads_spread_over_replicas_release_the_in_process_sum_bit_for_bit() {
     })
     .await
     .expect("test exceeded its time limit");
+}
+
+/// `GET /rounds/{id}/sum` at one replica, polled while it answers 202 (at most 30 s).
+async fn node_sum(http: &reqwest::Client, url: &str, id: &str) -> Vec<u8> {
+    for _ in 0..300 {
+        let r = http
+            .get(format!("{url}/rounds/{id}/sum"))
+            .bearer_auth(ADMIN_TOKEN)
+            .send()
+            .await
+            .unwrap();
+        match r.status() {
+            StatusCode::OK => return r.bytes().await.unwrap().to_vec(),
+            StatusCode::ACCEPTED => tokio::time::sleep(Duration::from_millis(100)).await,
+            s => panic!(
+                "{url}: node sum: {s}: {}",
+                r.text().await.unwrap_or_default()
+            ),
+        }
+    }
+    panic!("{url}: node sum not ready after 30 s")
 }
 
 /// Holds `LOCK TABLE node_round_sums IN EXCLUSIVE MODE` on the database at `url` (reads pass,
