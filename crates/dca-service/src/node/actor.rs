@@ -88,7 +88,10 @@ pub(super) enum Command {
     Load([u8; 32], oneshot::Sender<ApiResult<Arc<Round>>>),
     /// A node sum computed under this replica's lease: stored (`Ok(true)`), the lease lost
     /// first (`Ok(false)`), or why not.
-    SumStored([u8; 32], std::result::Result<bool, String>),
+    SumStored(
+        [u8; 32],
+        std::result::Result<bool, super::replica::SumFailure>,
+    ),
 }
 
 pub(super) struct Actor {
@@ -123,7 +126,7 @@ impl RoundRuntime {
 impl Actor {
     pub(super) fn load(&mut self) -> Result<()> {
         for stored in self.store.rounds()? {
-            self.load_stored(stored)?;
+            self.load_stored(stored, true)?;
         }
         Ok(())
     }
@@ -140,7 +143,7 @@ impl Actor {
             .round(id)
             .map_err(|e| ApiError::internal(e.to_string()))?
             .ok_or_else(|| ApiError::not_found("unknown round"))?;
-        self.load_stored(stored)
+        self.load_stored(stored, false)
             .map_err(|e| ApiError::internal(format!("loading the round from the store: {e}")))?;
         self.rounds
             .get(id)
@@ -148,7 +151,9 @@ impl Actor {
             .ok_or_else(|| ApiError::not_found("unknown round"))
     }
 
-    fn load_stored(&mut self, stored: super::store::StoredRound) -> Result<()> {
+    /// Loads one stored round; `at_start`: checking its stored shares' SHA-256 on a shared
+    /// store too (a round loaded later is checked share by share when its sum is computed).
+    fn load_stored(&mut self, stored: super::store::StoredRound, at_start: bool) -> Result<()> {
         {
             let stored_spec =
                 |e: serde_json::Error| Error::InvalidSpec(format!("stored spec: {e}"));
@@ -249,7 +254,7 @@ impl Actor {
                 );
                 return Ok(());
             }
-            let rt = match self.load_round(&round, stored.sum_stored) {
+            let rt = match self.load_round(&round, stored.sum_stored, at_start) {
                 Ok(rt) => rt,
                 // The other rounds are served; this one is kept, refusing to finalize.
                 Err(Error::Integrity(why)) => {
@@ -278,8 +283,13 @@ impl Actor {
         &mut self,
         round: &Arc<Round>,
         sum_stored: bool,
+        check_shares: bool,
     ) -> Result<RoundRuntime> {
         if self.db.is_shared() {
+            if check_shares {
+                // Each share is checked against its SHA-256 as it is read.
+                self.store.for_each_share(&round.hash, |_, _, _| Ok(()))?;
+            }
             // No running sum (shares reach every replica) and nothing to start: the round's
             // state is read back where it matters, and its sum computed under a lease.
             let agreed = self

@@ -61,7 +61,7 @@ impl Actor {
             }
             _ => {}
         }
-        if stored.sum_stored {
+        if stored.sum_stored && rt.damaged.is_none() {
             rt.sum = SumState::Ready;
         }
         Ok(())
@@ -106,13 +106,21 @@ impl Actor {
                 format!("round was aborted: {reason}"),
             ));
         }
+        if let Some(why) = &rt.damaged {
+            return Err(ApiError::damaged(format!(
+                "this node refuses to finalize the round: {}",
+                crate::Error::Integrity(why.clone())
+            )));
+        }
         let Some(agreed) = rt.agreed.clone() else {
             return Err(ApiError::conflict("round-open", "round not closed"));
         };
         match &rt.sum {
             SumState::Ready => return Ok(true),
             SumState::Computing => return Ok(false),
-            SumState::Open | SumState::Failed(_) => {}
+            // Its lease was given up: another replica may compute it; this one says why not.
+            SumState::Failed(e) => return Err(ApiError::internal(format!("node sum failed: {e}"))),
+            SumState::Open => {}
         }
         let round = rt.round.clone();
         let Some(store) = self.store.shared() else {
@@ -139,14 +147,21 @@ impl Actor {
         };
         let tx = self.tx.clone();
         std::thread::spawn(move || {
-            let result = job.run().map_err(|e| e.to_string());
+            let result = job.run().map_err(|e| match e {
+                crate::Error::Integrity(why) => SumFailure::Damaged(why),
+                e => SumFailure::Other(e.to_string()),
+            });
             let _ = tx.send(Command::SumStored(id, result));
         });
         Ok(false)
     }
 
     /// What became of a node sum computed under this replica's lease.
-    pub(super) fn sum_stored(&mut self, id: [u8; 32], result: std::result::Result<bool, String>) {
+    pub(super) fn sum_stored(
+        &mut self,
+        id: [u8; 32],
+        result: std::result::Result<bool, SumFailure>,
+    ) {
         let Some(rt) = self.rounds.get_mut(&id) else {
             return;
         };
@@ -161,13 +176,27 @@ impl Actor {
                     "node sum: the lease was lost before the sum was stored");
                 SumState::Open
             }
-            Err(e) => {
+            Err(SumFailure::Other(e)) => {
                 self.metrics.round_event("sum_failed");
                 tracing::error!(round = rt.round.spec.round, id = %rt.round.id(), "node sum: {e}");
                 SumState::Failed(e)
             }
+            // A stored share failed its check: the round is never finalized or served here.
+            Err(SumFailure::Damaged(why)) => {
+                self.metrics.round_event("damaged");
+                tracing::error!(round = rt.round.spec.round, id = %rt.round.id(), "{why}");
+                rt.damaged = Some(why.clone());
+                SumState::Failed(why)
+            }
         };
     }
+}
+
+/// Why a node sum computed under a lease was not stored.
+pub(super) enum SumFailure {
+    /// A stored share failed its SHA-256 check.
+    Damaged(String),
+    Other(String),
 }
 
 /// A node sum computed from the shared store by the holder of the round's lease.
