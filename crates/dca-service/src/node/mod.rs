@@ -8,7 +8,8 @@
 //! harmless: the sum is rebuilt from the stored shares on start-up.
 //!
 //! One part per file: `http` (handlers: authenticate, open, check, ask the actor), `actor`
-//! (the writer thread and the running sums), `store` (SQLite: every durable change), `spool`
+//! (the writer thread and the running sums), `replica` (what changes when other processes of
+//! this node share its PostgreSQL store), `store` (every durable change), `spool`
 //! and `close_spool` (bodies too large for memory), and here the options and the router. An
 //! upload goes `http::upload` → `actor::Actor::flush` → `store::NodeStore::commit_uploads`.
 
