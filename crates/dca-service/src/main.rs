@@ -91,6 +91,10 @@ struct NodeArgs {
     /// Time a client has to send a request body after its headers (ms; 408 after).
     #[arg(long, default_value_t = 30_000)]
     body_timeout_ms: u64,
+    /// With --store shared by replicas: how long a replica holds a round's lease to compute
+    /// its node sum between renewals (ms); a dead holder's sum is taken over after it.
+    #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(300..))]
+    sum_lease_ms: u64,
     #[command(flatten)]
     serve: ServeArgs,
 }
@@ -566,6 +570,7 @@ async fn run(cli: Cli) -> Result<()> {
                 max_body: a.max_body,
                 max_inflight_body: a.max_inflight_body,
                 body_timeout: Duration::from_millis(a.body_timeout_ms),
+                sum_lease: Duration::from_millis(a.sum_lease_ms),
                 ..NodeOptions::new(
                     a.index,
                     a.data_dir.clone(),

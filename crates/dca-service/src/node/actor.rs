@@ -84,6 +84,14 @@ pub(super) enum Command {
     Sum([u8; 32], oneshot::Sender<ApiResult<bool>>),
     /// The node sum, written to the spool's `sum` file with this SHA-256, or why not.
     SumReady([u8; 32], std::result::Result<(Spool, [u8; 32]), String>),
+    /// A round this replica does not know, to load from the shared store if it is there.
+    Load([u8; 32], oneshot::Sender<ApiResult<Arc<Round>>>),
+    /// A node sum computed under this replica's lease: stored (`Ok(true)`), the lease lost
+    /// first (`Ok(false)`), or why not.
+    SumStored(
+        [u8; 32],
+        std::result::Result<bool, super::replica::SumFailure>,
+    ),
 }
 
 pub(super) struct Actor {
@@ -99,6 +107,11 @@ pub(super) struct Actor {
     pub(super) rounds: HashMap<[u8; 32], RoundRuntime>,
     pub(super) shared: Arc<RwLock<HashMap<[u8; 32], Arc<Round>>>>,
     pub(super) tx: mpsc::Sender<Command>,
+    /// For a shared store: the clock and length of node sum leases, and this process's name
+    /// as their holder ([`super::replica`]).
+    pub(super) clock: Arc<dyn crate::clock::Clock>,
+    pub(super) sum_lease: std::time::Duration,
+    pub(super) holder: String,
 }
 
 impl RoundRuntime {
@@ -113,6 +126,35 @@ impl RoundRuntime {
 impl Actor {
     pub(super) fn load(&mut self) -> Result<()> {
         for stored in self.store.rounds()? {
+            self.load_stored(stored, true)?;
+        }
+        Ok(())
+    }
+
+    /// Loads round `id` from the shared store if this replica does not know it yet.
+    pub(super) fn load_one(&mut self, id: &[u8; 32]) -> ApiResult<Arc<Round>> {
+        if let Some(rt) = self.rounds.get(id) {
+            return Ok(rt.round.clone());
+        }
+        let Some(store) = self.store.shared() else {
+            return Err(ApiError::not_found("unknown round"));
+        };
+        let stored = store
+            .round(id)
+            .map_err(|e| ApiError::internal(e.to_string()))?
+            .ok_or_else(|| ApiError::not_found("unknown round"))?;
+        self.load_stored(stored, false)
+            .map_err(|e| ApiError::internal(format!("loading the round from the store: {e}")))?;
+        self.rounds
+            .get(id)
+            .map(|rt| rt.round.clone())
+            .ok_or_else(|| ApiError::not_found("unknown round"))
+    }
+
+    /// Loads one stored round; `at_start`: checking its stored shares' SHA-256 on a shared
+    /// store too (a round loaded later is checked share by share when its sum is computed).
+    fn load_stored(&mut self, stored: super::store::StoredRound, at_start: bool) -> Result<()> {
+        {
             let stored_spec =
                 |e: serde_json::Error| Error::InvalidSpec(format!("stored spec: {e}"));
             // Stores of older versions kept the token hashes in one blob, or the spec kept the
@@ -210,9 +252,9 @@ impl Actor {
                         damaged: None,
                     },
                 );
-                continue;
+                return Ok(());
             }
-            let rt = match self.load_round(&round, stored.sum_stored) {
+            let rt = match self.load_round(&round, stored.sum_stored, at_start) {
                 Ok(rt) => rt,
                 // The other rounds are served; this one is kept, refusing to finalize.
                 Err(Error::Integrity(why)) => {
@@ -241,7 +283,35 @@ impl Actor {
         &mut self,
         round: &Arc<Round>,
         sum_stored: bool,
+        check_shares: bool,
     ) -> Result<RoundRuntime> {
+        if self.db.is_shared() {
+            if check_shares {
+                // Each share is checked against its SHA-256 as it is read.
+                self.store.for_each_share(&round.hash, |_, _, _| Ok(()))?;
+            }
+            // No running sum (shares reach every replica) and nothing to start: the round's
+            // state is read back where it matters, and its sum computed under a lease.
+            let agreed = self
+                .store
+                .agreed_set(&round.hash, round.config.n_clients())?;
+            if sum_stored {
+                self.store.check_sum(&round.hash)?;
+            }
+            return Ok(RoundRuntime {
+                round: round.clone(),
+                node: None,
+                received_at_close: ClientSet::empty(round.config.n_clients()),
+                sum: if sum_stored && agreed.is_some() {
+                    SumState::Ready
+                } else {
+                    SumState::Open
+                },
+                agreed,
+                aborted: None,
+                damaged: None,
+            });
+        }
         let mut node = RunningSum::new(&round.config, NodeIndex(self.index))?;
         // Shares stored by a version that did not record their attempt get it now.
         let mut unrecorded = Vec::new();
@@ -435,6 +505,10 @@ impl Actor {
             .rounds
             .get_mut(&u.round_id)
             .ok_or_else(|| ApiError::not_found("unknown round"))?;
+        if self.db.is_shared() {
+            // Stored is all: the sum is computed from the store at close.
+            return Ok(StatusCode::CREATED);
+        }
         let node = rt
             .node
             .as_mut()
@@ -453,7 +527,8 @@ impl Actor {
                 let _ = reply.send(self.create(round, &spool));
             }
             Command::Status(id, reply) => {
-                let _ = reply.send(
+                let stored_count = self.refresh(&id).and_then(|()| self.stored_count(&id));
+                let _ = reply.send(stored_count.and_then(|stored_count| {
                     self.rounds
                         .get(&id)
                         .ok_or_else(|| ApiError::not_found("unknown round"))
@@ -470,7 +545,7 @@ impl Actor {
                                 "open"
                             }
                             .into(),
-                            received: rt.received().len(),
+                            received: stored_count.unwrap_or_else(|| rt.received().len()),
                             sum: match rt.sum {
                                 SumState::Open => "none",
                                 SumState::Computing => "computing",
@@ -478,8 +553,8 @@ impl Actor {
                                 SumState::Failed(_) => "failed",
                             }
                             .into(),
-                        }),
-                );
+                        })
+                }));
             }
             Command::Received(id, reply) => {
                 let _ = reply.send(match self.rounds.get(&id) {
@@ -494,6 +569,13 @@ impl Actor {
             Command::Abort(id, reason, reply) => {
                 let _ = reply.send(self.abort(id, reason));
             }
+            Command::Sum(id, reply) if self.db.is_shared() => {
+                let _ = reply.send(self.shared_sum(id));
+            }
+            Command::Load(id, reply) => {
+                let _ = reply.send(self.load_one(&id));
+            }
+            Command::SumStored(id, result) => self.sum_stored(id, result),
             Command::Sum(id, reply) => {
                 let _ = reply.send(match self.rounds.get(&id) {
                     None => Err(ApiError::not_found("unknown round")),
@@ -551,6 +633,10 @@ impl Actor {
             return Ok(StatusCode::OK);
         }
         match self.store.round_by_number(round.spec.round) {
+            // Created by another replica of this node on the shared store.
+            Ok(Some(id)) if id == round.hash && self.db.is_shared() => {
+                return self.load_one(&id).map(|_| StatusCode::OK);
+            }
             Ok(Some(_)) => {
                 return Err(ApiError::conflict(
                     "round-number-reused",
@@ -562,19 +648,34 @@ impl Actor {
         }
         let node = RunningSum::new(&round.config, NodeIndex(self.index))
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let node = (!self.db.is_shared()).then_some(node);
         let mut tokens = std::fs::File::open(&spool.tokens)
             .map(std::io::BufReader::new)
             .map_err(|e| ApiError::internal(format!("spooled token hashes: {e}")))?;
-        self.store
-            .insert_round(
-                &round.hash,
-                round.spec.round,
-                // The spec without its token list, which goes to the token table.
-                &round.spec.canonical_json(),
-                &mut tokens,
-                round.config.n_clients(),
-            )
-            .map_err(|e| ApiError::internal(e.to_string()))?;
+        let inserted = self.store.insert_round(
+            &round.hash,
+            round.spec.round,
+            // The spec without its token list, which goes to the token table.
+            &round.spec.canonical_json(),
+            &mut tokens,
+            round.config.n_clients(),
+        );
+        if let Err(e) = inserted {
+            // Another replica inserted it at the same moment (its round number is unique).
+            if self.db.is_shared()
+                && let Ok(Some(id)) = self.store.round_by_number(round.spec.round)
+            {
+                return if id == round.hash {
+                    self.load_one(&id).map(|_| StatusCode::OK)
+                } else {
+                    Err(ApiError::conflict(
+                        "round-number-reused",
+                        "this round number exists with another configuration",
+                    ))
+                };
+            }
+            return Err(ApiError::internal(e.to_string()));
+        }
         let received_at_close = ClientSet::empty(round.config.n_clients());
         if let Ok(mut shared) = self.shared.write() {
             shared.insert(round.hash, round.clone());
@@ -584,7 +685,7 @@ impl Actor {
             round.hash,
             RoundRuntime {
                 round,
-                node: Some(node),
+                node,
                 received_at_close,
                 agreed: None,
                 sum: SumState::Open,
@@ -598,6 +699,7 @@ impl Actor {
     /// Records the abort (idempotent) and forgets the round's shares and running sum. A round
     /// already closed with an agreed set is not aborted: its sum may be released.
     pub(super) fn abort(&mut self, id: [u8; 32], reason: String) -> ApiResult<StatusCode> {
+        self.refresh(&id)?;
         let Some(rt) = self.rounds.get_mut(&id) else {
             return Err(ApiError::not_found("unknown round"));
         };
@@ -633,6 +735,7 @@ impl Actor {
         request: &Spool,
         counts: (usize, usize),
     ) -> ApiResult<StatusCode> {
+        self.refresh(&id)?;
         let Some(mut rt) = self.rounds.remove(&id) else {
             return Err(ApiError::not_found("unknown round"));
         };
@@ -652,8 +755,30 @@ impl Actor {
             self.rounds.insert(id, rt);
             return refused;
         }
+        let had_agreed = rt.agreed.is_some();
         let result = self.close_round(&mut rt, request, counts);
         self.rounds.insert(id, rt);
+        if !self.db.is_shared() {
+            return result;
+        }
+        if result.is_err() && !had_agreed {
+            // Another replica may have closed or aborted it since the refresh: answer as
+            // this replica would have had it known.
+            self.refresh(&id)?;
+            if self
+                .rounds
+                .get(&id)
+                .is_some_and(|rt| rt.agreed.is_some() || rt.aborted.is_some())
+            {
+                return self.close(id, request, counts);
+            }
+        }
+        if result.as_ref().is_ok_and(|s| *s == StatusCode::ACCEPTED) {
+            // Taken here when no other replica has it, so that the sum starts at once.
+            if let Err(e) = self.shared_sum(id) {
+                tracing::warn!("node sum after close: {e:?}");
+            }
+        }
         result
     }
 
@@ -688,7 +813,13 @@ impl Actor {
                 ))
             };
         }
-        if let Some(client) = agreed.iter().find(|c| !rt.received().contains(*c)) {
+        let stored_clients = if self.db.is_shared() {
+            Some(self.stored_clients(&rt.round.hash, n)?)
+        } else {
+            None
+        };
+        let received = stored_clients.as_ref().unwrap_or_else(|| rt.received());
+        if let Some(client) = agreed.iter().find(|c| !received.contains(*c)) {
             return Err(ApiError::conflict(
                 "agreed-set-mismatch",
                 format!("agreed client {client} was not received by this node"),
@@ -753,7 +884,9 @@ impl Actor {
         }
         rt.agreed = Some(agreed.clone());
         self.metrics.round_event("closed");
-        self.start_sum(rt, agreed);
+        if !self.db.is_shared() {
+            self.start_sum(rt, agreed);
+        }
         Ok(StatusCode::ACCEPTED)
     }
 }

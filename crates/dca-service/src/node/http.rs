@@ -110,15 +110,22 @@ impl AppState {
             .map_err(|_| ApiError::internal("store stopped"))
     }
 
-    pub(super) fn round(&self, id: &str) -> ApiResult<Arc<Round>> {
+    /// The round named by `id`; with a shared store, one this replica does not know yet is
+    /// loaded from the store (another replica created it).
+    pub(super) async fn round(&self, id: &str) -> ApiResult<Arc<Round>> {
         let id = hex::decode_array::<32>(id)
             .ok_or_else(|| ApiError::not_found("round id is not 64 hex digits"))?;
-        self.rounds
+        let known = self
+            .rounds
             .read()
             .map_err(|_| ApiError::internal("lock poisoned"))?
             .get(&id)
-            .cloned()
-            .ok_or_else(|| ApiError::not_found("unknown round"))
+            .cloned();
+        match known {
+            Some(round) => Ok(round),
+            None if self.db.is_shared() => ask(self, |tx| Command::Load(id, tx)).await,
+            None => Err(ApiError::not_found("unknown round")),
+        }
     }
 
     pub(super) fn admin(&self, headers: &HeaderMap) -> ApiResult<()> {
@@ -194,7 +201,7 @@ pub(super) async fn round_status(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     state.admin(&headers)?;
-    let round = state.round(&id)?;
+    let round = state.round(&id).await?;
     let status = ask(&state, |tx| Command::Status(round.hash, tx)).await?;
     Ok(json(StatusCode::OK, &status))
 }
@@ -205,7 +212,7 @@ pub(super) async fn received(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     state.admin(&headers)?;
-    let round = state.round(&id)?;
+    let round = state.round(&id).await?;
     ask(&state, |tx| Command::Received(round.hash, tx)).await?;
     // The set (8 bytes per client and N/8 for the bitset) is written from the store's
     // attempts index in chunks as the client reads them, not built whole: memory the N-bit
@@ -310,7 +317,7 @@ pub(super) async fn close(
 ) -> ApiResult<Response> {
     state.admin(&headers)?;
     content_type_is(&headers, MEDIA_PAIR_SET)?;
-    let round = state.round(&id)?;
+    let round = state.round(&id).await?;
     // The agreed set (8 bytes per client, N/8 for the bitset) is spooled to disk and read
     // from there in one streaming pass into its two lists (raw words, on disk too); the store
     // actor checks them. Only a body that is not a pair set over the round's N is refused here.
@@ -339,7 +346,7 @@ pub(super) async fn abort(
 ) -> ApiResult<Response> {
     state.admin(&headers)?;
     content_type_is(&headers, MEDIA_JSON)?;
-    let round = state.round(&id)?;
+    let round = state.round(&id).await?;
     let request: AbortRequest = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("abort request: {e}")))?;
     let status = ask(&state, |tx| Command::Abort(round.hash, request.reason, tx)).await?;
@@ -352,7 +359,7 @@ pub(super) async fn node_sum(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     state.admin(&headers)?;
-    let round = state.round(&id)?;
+    let round = state.round(&id).await?;
     if !ask(&state, |tx| Command::Sum(round.hash, tx)).await? {
         return Ok((
             StatusCode::ACCEPTED,
@@ -492,7 +499,7 @@ pub(super) async fn check_upload(
     client: &str,
     headers: &HeaderMap,
 ) -> ApiResult<(Arc<Round>, u64)> {
-    let round = state.round(id)?;
+    let round = state.round(id).await?;
     let client: u64 = client
         .parse()
         .map_err(|_| ApiError::not_found("client id is not a number"))?;

@@ -8,13 +8,15 @@
 //! harmless: the sum is rebuilt from the stored shares on start-up.
 //!
 //! One part per file: `http` (handlers: authenticate, open, check, ask the actor), `actor`
-//! (the writer thread and the running sums), `store` (SQLite: every durable change), `spool`
+//! (the writer thread and the running sums), `replica` (what changes when other processes of
+//! this node share its PostgreSQL store), `store` (every durable change), `spool`
 //! and `close_spool` (bodies too large for memory), and here the options and the router. An
 //! upload goes `http::upload` → `actor::Actor::flush` → `store::NodeStore::commit_uploads`.
 
 mod actor;
 pub(crate) mod close_spool;
 mod http;
+mod replica;
 mod spool;
 pub(crate) mod store;
 
@@ -61,8 +63,13 @@ pub struct NodeOptions {
     pub max_inflight_body: usize,
     /// Time a client has to send a request body once its headers are in (408 after).
     pub body_timeout: Duration,
-    /// The clock that decides whether a round's deadline has passed.
+    /// The clock that decides whether a round's deadline has passed, and when a node sum's
+    /// lease expires.
     pub clock: Arc<dyn Clock>,
+    /// How long a replica holds a round's lease to compute its node sum without renewing it
+    /// (a shared store only): after it dies, another replica takes the sum over this long
+    /// after its last renewal.
+    pub sum_lease: Duration,
 }
 
 impl NodeOptions {
@@ -78,6 +85,7 @@ impl NodeOptions {
             max_inflight_body: 64 << 20,
             body_timeout: Duration::from_secs(30),
             clock: Arc::new(SystemClock),
+            sum_lease: Duration::from_secs(30),
         }
     }
 }
@@ -107,6 +115,9 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
             rounds: HashMap::new(),
             shared: shared.clone(),
             tx: tx.clone(),
+            clock: options.clock.clone(),
+            sum_lease: options.sum_lease,
+            holder: replica::lease_holder(),
         };
         actor.load()?;
         let lookups = (0..std::thread::available_parallelism().map_or(2, |n| n.get().min(4)))

@@ -4,6 +4,7 @@
 #![allow(dead_code, missing_docs)]
 
 pub mod jobs;
+pub mod replicas;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -15,7 +15,14 @@
 //! compare-and-swap on the round's state), so that it stays right with other writers on the
 //! same database.
 //!
-//! The running sum is not stored: it is derived from the stored shares on start-up. The stored
+//! Replicas: several processes for one node index may share one PostgreSQL store. Their
+//! memory then caches nothing a decision depends on: a round's state is read back from the
+//! store where a request depends on it, the node sum is computed from the stored shares by
+//! the one replica holding the round's lease (`node_sum_leases`: holder and expiry, taken over
+//! once expired) and stored in a transaction that checks the lease is still its own.
+//!
+//! The running sum is not stored: it is derived from the stored shares on start-up (SQLite;
+//! a shared store keeps none in memory and sums from the store at close). The stored
 //! share is the opened wire message (full share: ~8d bytes; seed share: a few dozen bytes) plus
 //! its SHA-256, which decides "same retry" (200) vs "conflicting duplicate" (409).
 
@@ -30,6 +37,7 @@ use sha2::{Digest, Sha256};
 use crate::Result;
 
 pub use postgres::PgLocation;
+pub(crate) use postgres::{PgReader, PgStore};
 
 /// Token hashes per row of `round_tokens`: 16 × 32 = 512 bytes, which with the key fits a
 /// WITHOUT ROWID b-tree cell (≤ ~1000 bytes on 4 KiB pages), so a lookup reads one page and
@@ -65,6 +73,11 @@ impl StoreLocation {
             StoreLocation::Sqlite(p) => p.display().to_string(),
             StoreLocation::Postgres(pg) => pg.to_string(),
         }
+    }
+
+    /// Whether other processes (replicas of this node) may write the store too.
+    pub(crate) fn is_shared(&self) -> bool {
+        matches!(self, StoreLocation::Postgres(_))
     }
 
     /// Whether the store's calls block on a runtime of their own (the PostgreSQL client), so
@@ -141,6 +154,15 @@ impl NodeStore {
 
     pub fn rounds(&mut self) -> Result<Vec<StoredRound>> {
         each!(self, s => s.rounds())
+    }
+
+    /// The store as one that other processes (node replicas) may share, or `None` for the
+    /// SQLite file, which only this process writes.
+    pub fn shared(&mut self) -> Option<&mut PgStore> {
+        match self {
+            NodeStore::Sqlite(_) => None,
+            NodeStore::Postgres(s) => Some(s),
+        }
     }
 
     /// The round's agreed set as stored, checked against its SHA-256.

@@ -220,12 +220,13 @@ struct PgMigration {
     sql: &'static str,
 }
 
-const NODE_MIGRATIONS: &[PgMigration] = &[PgMigration {
-    version: 1,
-    what: "rounds with their state, token hashes, shares with their attempts, node sums",
-    // Shares and sums are random bytes: stored uncompressed (EXTERNAL), which also lets a
-    // sum be read in pieces (`substring` reads only the chunks it needs).
-    sql: "CREATE TABLE node_rounds (
+const NODE_MIGRATIONS: &[PgMigration] = &[
+    PgMigration {
+        version: 1,
+        what: "rounds with their state, token hashes, shares with their attempts, node sums",
+        // Shares and sums are random bytes: stored uncompressed (EXTERNAL), which also lets a
+        // sum be read in pieces (`substring` reads only the chunks it needs).
+        sql: "CREATE TABLE node_rounds (
               id BYTEA PRIMARY KEY CHECK (length(id) = 32),
               round BIGINT NOT NULL UNIQUE,
               spec BYTEA NOT NULL,
@@ -256,7 +257,17 @@ const NODE_MIGRATIONS: &[PgMigration] = &[PgMigration {
               sum BYTEA NOT NULL
           );
           ALTER TABLE node_round_sums ALTER COLUMN sum SET STORAGE EXTERNAL;",
-}];
+    },
+    PgMigration {
+        version: 2,
+        what: "a lease per closed round: the replica that computes and stores its node sum",
+        sql: "CREATE TABLE node_sum_leases (
+              round_id BYTEA PRIMARY KEY REFERENCES node_rounds (id),
+              holder TEXT NOT NULL,
+              expires_ms BIGINT NOT NULL
+          );",
+    },
+];
 
 /// Applies the changes of `migrations` that the database lacks, all in one transaction with
 /// the new version number in `dpdist_schema` (PostgreSQL's DDL is transactional: a crash
@@ -628,6 +639,104 @@ impl PgStore {
     pub fn check_sum(&mut self, id: &[u8; 32]) -> Result<bool> {
         checked_sum(self.client()?, id).map(|s| s.is_some())
     }
+
+    /// Round `id` as stored, if it is (a replica loads a round another replica created).
+    pub fn round(&mut self, id: &[u8; 32]) -> Result<Option<StoredRound>> {
+        let row = self.client()?.query_opt(
+            "SELECT r.id, r.spec, s.id IS NOT NULL, r.aborted, r.state
+             FROM node_rounds r LEFT JOIN node_round_sums s ON s.id = r.id WHERE r.id = $1",
+            &[&&id[..]],
+        )?;
+        Ok(row.map(|r| StoredRound {
+            id: id32(r.get(0)),
+            spec_json: r.get(1),
+            tokens: None,
+            sum_stored: r.get(2),
+            aborted: (r.get::<_, &str>(4) == "aborted")
+                .then(|| r.get::<_, Option<String>>(3).unwrap_or_default()),
+        }))
+    }
+
+    /// The round's state, why it was aborted (if it was) and whether its node sum is stored,
+    /// from one statement.
+    pub fn round_state(&mut self, id: &[u8; 32]) -> Result<StoredState> {
+        let row = self.client()?.query_opt(
+            "SELECT r.state, r.aborted, s.id IS NOT NULL
+             FROM node_rounds r LEFT JOIN node_round_sums s ON s.id = r.id WHERE r.id = $1",
+            &[&&id[..]],
+        )?;
+        Ok(match row {
+            None => StoredState {
+                state: RoundState::Unknown,
+                aborted: None,
+                sum_stored: false,
+            },
+            Some(r) => StoredState {
+                state: state_of(Some(r.get(0))),
+                aborted: r.get(1),
+                sum_stored: r.get(2),
+            },
+        })
+    }
+
+    /// The number of shares stored for the round.
+    pub fn count_shares(&mut self, id: &[u8; 32]) -> Result<usize> {
+        let row = self.client()?.query_one(
+            "SELECT count(*) FROM node_shares WHERE round_id = $1",
+            &[&&id[..]],
+        )?;
+        Ok(row.get::<_, i64>(0) as usize)
+    }
+
+    /// Takes the lease of a closed round whose node sum is not stored, for `holder` until
+    /// `until_ms`: `Ok(true)` if no lease row exists, it expired by `now_ms` or `holder` has it
+    /// already. One statement decides between replicas racing for it (the row's lock).
+    pub fn take_sum_lease(
+        &mut self,
+        id: &[u8; 32],
+        holder: &str,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> Result<bool> {
+        in_tx(self.client()?, IsolationLevel::ReadCommitted, |tx| {
+            let row = tx.query_opt(
+                "SELECT r.state, s.id IS NOT NULL FROM node_rounds r
+                 LEFT JOIN node_round_sums s ON s.id = r.id WHERE r.id = $1 FOR SHARE OF r",
+                &[&&id[..]],
+            )?;
+            let closed_unsummed = row.is_some_and(|r| {
+                state_of(Some(r.get(0))) == RoundState::Closed && !r.get::<_, bool>(1)
+            });
+            if !closed_unsummed {
+                return Ok(false);
+            }
+            Ok(tx.execute(
+                "INSERT INTO node_sum_leases (round_id, holder, expires_ms) VALUES ($1, $2, $4)
+                 ON CONFLICT (round_id) DO UPDATE
+                     SET holder = EXCLUDED.holder, expires_ms = EXCLUDED.expires_ms
+                     WHERE node_sum_leases.expires_ms <= $3 OR node_sum_leases.holder = $2",
+                &[&&id[..], &holder, &(now_ms as i64), &(until_ms as i64)],
+            )? == 1)
+        })
+    }
+
+    /// The lease's holder and expiry, if a lease row exists.
+    #[cfg(test)]
+    pub fn sum_lease(&mut self, id: &[u8; 32]) -> Result<Option<(String, u64)>> {
+        let row = self.client()?.query_opt(
+            "SELECT holder, expires_ms FROM node_sum_leases WHERE round_id = $1",
+            &[&&id[..]],
+        )?;
+        Ok(row.map(|r| (r.get(0), r.get::<_, i64>(1) as u64)))
+    }
+}
+
+/// A round's state as one replica reads it from the shared store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StoredState {
+    pub state: RoundState,
+    pub aborted: Option<String>,
+    pub sum_stored: bool,
 }
 
 fn attempts<'a>(client: &'a mut impl GenericClient, id: &[u8; 32]) -> Result<RowIter<'a>> {
@@ -809,6 +918,81 @@ impl PgReader {
 
     pub fn checked_sum_blob(&mut self, id: &[u8; 32]) -> Result<Option<SumBlob>> {
         checked_sum(self.conn.client()?, id)
+    }
+
+    /// Calls `f(client, message)` for every stored share of the round, streaming, in client
+    /// order, each checked against its stored SHA-256 first.
+    pub fn for_each_share(
+        &mut self,
+        id: &[u8; 32],
+        mut f: impl FnMut(u64, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let mut rows = self.conn.client()?.query_raw(
+            "SELECT client, digest, message FROM node_shares WHERE round_id = $1 ORDER BY client",
+            [&&id[..] as &(dyn ToSql + Sync)],
+        )?;
+        while let Some(row) = rows.next()? {
+            let client = row.get::<_, i64>(0) as u64;
+            let (digest, message): (&[u8], &[u8]) = (row.get(1), row.get(2));
+            check_share(id, client, digest, message)?;
+            f(client, message)?;
+        }
+        Ok(())
+    }
+
+    /// Moves the lease's expiry to `until_ms` if `holder` still has it; `Ok(false)` if not.
+    pub fn renew_sum_lease(&mut self, id: &[u8; 32], holder: &str, until_ms: u64) -> Result<bool> {
+        Ok(self.conn.client()?.execute(
+            "UPDATE node_sum_leases SET expires_ms = $3 WHERE round_id = $1 AND holder = $2",
+            &[&&id[..], &holder, &(until_ms as i64)],
+        )? == 1)
+    }
+
+    /// Gives the lease up (it expires now) if `holder` has it, so another replica may take it
+    /// at once.
+    pub fn drop_sum_lease(&mut self, id: &[u8; 32], holder: &str) -> Result<()> {
+        self.conn.client()?.execute(
+            "UPDATE node_sum_leases SET expires_ms = 0 WHERE round_id = $1 AND holder = $2",
+            &[&&id[..], &holder],
+        )?;
+        Ok(())
+    }
+
+    /// Stores the node sum (`sum`, whose SHA-256 is `sha256`) of a closed round, in one
+    /// transaction that also checks that `holder` still has the round's lease: a replica whose
+    /// lease expired (and was maybe taken over) stores nothing. `Ok(false)` if it lost it.
+    pub fn store_sum_under_lease(
+        &mut self,
+        id: &[u8; 32],
+        holder: &str,
+        sum: &[u8],
+        sha256: &[u8; 32],
+    ) -> Result<bool> {
+        in_tx(self.conn.client()?, IsolationLevel::ReadCommitted, |tx| {
+            let row = tx.query_opt(
+                "SELECT l.holder, r.state FROM node_sum_leases l
+                 JOIN node_rounds r ON r.id = l.round_id WHERE l.round_id = $1
+                 FOR UPDATE OF l",
+                &[&&id[..]],
+            )?;
+            let Some(row) = row else { return Ok(false) };
+            if row.get::<_, &str>(0) != holder {
+                return Ok(false);
+            }
+            if state_of(Some(row.get(1))) != RoundState::Closed {
+                return Err(Error::InvalidSpec(format!(
+                    "round {} is not closed; its node sum is not stored",
+                    hex::encode(id)
+                ))
+                .into());
+            }
+            tx.execute(
+                "INSERT INTO node_round_sums (id, sum_sha256, sum) VALUES ($1, $2, $3)
+                 ON CONFLICT (id) DO NOTHING",
+                &[&&id[..], &&sha256[..], &sum],
+            )?;
+            Ok(true)
+        })
     }
 
     /// Pieces of [`SUM_PIECE`] bytes from one snapshot; the last is held back until the bytes

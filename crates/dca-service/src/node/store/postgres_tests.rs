@@ -363,7 +363,7 @@ fn the_schema_version_is_stored_and_a_newer_one_is_refused() {
         )
         .unwrap()
         .get(0);
-    assert_eq!(v, 1);
+    assert_eq!(v, 2);
     c.execute(
         "UPDATE dpdist_schema SET version = 99 WHERE component = 'node'",
         &[],
@@ -458,4 +458,97 @@ fn serialization_failures_and_deadlocks_are_retried_a_bounded_number_of_times() 
         other => panic!("{other:?}"),
     }
     assert_eq!(tries, 1);
+}
+
+/// The node sum's lease: of two handles (two replicas) racing for it from threads of their own,
+/// exactly one wins; the loser cannot store a sum, and takes the lease over only once it has
+/// expired, after which the first holder can neither renew it nor store its sum.
+#[test]
+fn two_replicas_race_for_a_sum_lease_one_wins_and_a_stale_lease_is_taken_over() {
+    let Some(db) = test_db("sum_lease") else {
+        return;
+    };
+    let id = [11u8; 32];
+    let n = 8;
+    let mut store = store_with_round(&db, &id, 1, n);
+    let (d, m) = (sha(b"m"), b"m".to_vec());
+    store.commit_uploads(&[share(&id, 2, &d, &m)]).unwrap();
+    let at = StoreLocation::Postgres(db.at.clone());
+    // Not closed yet: nobody takes it.
+    let NodeStore::Postgres(pg) = &mut store else {
+        unreachable!()
+    };
+    assert!(!pg.take_sum_lease(&id, "early", 1_000, 2_000).unwrap());
+    assert!(
+        store
+            .set_agreed_set(&id, &ClientSet::from_ids(n, &[ClientId(2)]).unwrap())
+            .unwrap()
+    );
+    for attempt in 0..5 {
+        let race_id = [20 + attempt as u8; 32];
+        let mut s = store_with_round(&db, &race_id, 10 + attempt, n);
+        assert!(
+            s.set_agreed_set(&race_id, &ClientSet::from_ids(n, &[]).unwrap())
+                .unwrap()
+        );
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let won: Vec<bool> = ["a", "b"]
+            .map(|holder| {
+                let (at, barrier) = (at.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    let mut s = NodeStore::open(&at).unwrap();
+                    let NodeStore::Postgres(pg) = &mut s else {
+                        unreachable!()
+                    };
+                    barrier.wait();
+                    pg.take_sum_lease(&race_id, holder, 1_000, 31_000).unwrap()
+                })
+            })
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .collect();
+        assert_eq!(won.iter().filter(|w| **w).count(), 1, "{won:?}");
+    }
+    let NodeStore::Postgres(pg) = &mut store else {
+        unreachable!()
+    };
+    assert!(pg.take_sum_lease(&id, "a", 1_000, 31_000).unwrap());
+    // Held: another replica is refused until the expiry; the holder takes it again (renews).
+    assert!(!pg.take_sum_lease(&id, "b", 30_999, 60_999).unwrap());
+    assert!(pg.take_sum_lease(&id, "a", 2_000, 32_000).unwrap());
+    assert_eq!(pg.sum_lease(&id).unwrap(), Some(("a".to_string(), 32_000)));
+    let mut reader_b = PgReader::open(&db.at).unwrap();
+    assert!(
+        !reader_b
+            .store_sum_under_lease(&id, "b", b"sum", &sha(b"sum"))
+            .unwrap()
+    );
+    assert!(!reader_b.renew_sum_lease(&id, "b", 90_000).unwrap());
+    // "a" died: at its expiry "b" takes over; "a" can then neither renew nor store.
+    assert!(pg.take_sum_lease(&id, "b", 32_000, 62_000).unwrap());
+    let mut reader_a = PgReader::open(&db.at).unwrap();
+    assert!(!reader_a.renew_sum_lease(&id, "a", 90_000).unwrap());
+    assert!(
+        !reader_a
+            .store_sum_under_lease(&id, "a", b"stale", &sha(b"stale"))
+            .unwrap()
+    );
+    assert!(
+        reader_b
+            .store_sum_under_lease(&id, "b", b"sum", &sha(b"sum"))
+            .unwrap()
+    );
+    assert!(store.check_sum(&id).unwrap());
+    let NodeStore::Postgres(pg) = &mut store else {
+        unreachable!()
+    };
+    let state = pg.round_state(&id).unwrap();
+    assert_eq!((state.state, state.sum_stored), (RoundState::Closed, true));
+    // Stored: no lease is given any more, however late.
+    assert!(!pg.take_sum_lease(&id, "c", 100_000, 130_000).unwrap());
+    let mut sum = Vec::new();
+    let mut reader = AttemptReader::open(&at).unwrap();
+    let blob = reader.checked_sum_blob(&id).unwrap().unwrap();
+    reader.write_sum(&blob, &mut sum).unwrap();
+    assert_eq!(sum, b"sum");
 }
