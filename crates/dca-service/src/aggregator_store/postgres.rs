@@ -63,8 +63,19 @@ impl AggregatorPgLocation {
     /// # Errors
     /// [`Error::Postgres`] naming the URL (without a password) and what is wrong.
     pub fn parse(url: &str) -> Result<Self> {
-        // The node's parser checks the scheme and the database and redacts the password; its
-        // messages are the same for both services.
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            // Whatever the scheme, what precedes the host may be a password.
+            let shown = match (url.split_once("://"), url.rsplit_once('@')) {
+                (Some((scheme, _)), Some((_, host))) => format!("{scheme}://***@{host}"),
+                _ => url.to_string(),
+            };
+            return Err(Error::Postgres(format!(
+                "--store {shown}: not a PostgreSQL URL (postgres://user@host:port/database); \
+                 leave --store out and give --db for the SQLite store"
+            )));
+        }
+        // The node's parser checks the database and redacts the password, with the same
+        // messages for both services.
         let shown = crate::node::PgLocation::parse(url)?.to_string();
         let mut config: postgres::Config = url
             .parse()
