@@ -167,7 +167,7 @@ impl PgAggregatorStore {
     }
 
     pub fn charges(&self) -> Result<Vec<f64>> {
-        self.tx(|tx| Ok(read_charges(tx)?))
+        self.tx(read_charges)
     }
 
     pub fn insert_round(&self, id: &str, spec_json: &[u8]) -> Result<()> {
