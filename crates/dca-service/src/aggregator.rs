@@ -1,11 +1,12 @@
 //! The aggregator: creates rounds on the nodes, decides the agreed client set, collects the M
-//! node sums, releases once, and charges its privacy accountant. Its own SQLite records every
-//! round's fate (aborted / released, with the release) and every charge, so that a restart
-//! neither releases twice nor forgets what was spent.
+//! node sums, releases once, and charges its privacy accountant. Its store (SQLite, or a
+//! PostgreSQL database that several aggregator processes share) records every round's fate
+//! (aborted / released, with the release) and every charge, so that neither a restart nor a
+//! second process releases twice or forgets what was spent.
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dp_noise::PrivacyLoss;
@@ -14,6 +15,7 @@ use fixedpoint_shares::{Aggregator as SumAggregator, Decode, Encode, Release, Sh
 use reqwest::StatusCode;
 use serde::Serialize;
 
+pub use crate::aggregator_store::{AggregatorPgLocation, AggregatorStoreLocation};
 use crate::aggregator_store::{AggregatorStore, RecordedState};
 use crate::clock::{Clock, SystemClock};
 use crate::job_view::{ParticipantView, SharedParticipantView};
@@ -33,11 +35,10 @@ pub struct Aggregator {
     http: reqwest::Client,
     nodes: Vec<String>,
     admin_token: SecretString,
+    /// The accountant's state is the charges recorded here: each charge is checked against
+    /// them in the transaction that records it, so processes sharing the store charge one at a
+    /// time and never overspend between them.
     store: AggregatorStore,
-    /// Locked only around a budget check, the store transaction that records the charge, and
-    /// the charge itself (never across a network call), so rounds are charged one at a time
-    /// while everything else — node calls included — runs concurrently.
-    accountant: Mutex<Accountant>,
     budget: PrivacyLoss,
     /// Held around a job status's read-change-write.
     job_lock: Mutex<()>,
@@ -47,8 +48,8 @@ pub struct Aggregator {
 }
 
 impl Aggregator {
-    /// Opens (or creates) the aggregator's database and replays its charges into an accountant
-    /// with `budget`.
+    /// Opens (or creates) the aggregator's SQLite database and checks its charges against
+    /// `budget`.
     pub fn open(
         db_path: &Path,
         http: reqwest::Client,
@@ -56,12 +57,26 @@ impl Aggregator {
         admin_token: impl Into<SecretString>,
         budget: PrivacyLoss,
     ) -> Result<Self> {
-        let store = AggregatorStore::open(db_path)?;
-        // A DCA release carries a sum of discrete Gaussians, not a continuous Gaussian: the exact
-        // μ-GDP curve is proven only for the latter, while zCDP holds for the sum too
-        // (Kairouz–Liu–Steinke 2021, Thm 1; see `round_rho`). So rounds compose in zCDP here, as
-        // in the in-process BLR pipeline.
-        let accountant = replay(budget, &store)?;
+        Self::open_at(
+            &AggregatorStoreLocation::Sqlite(db_path.to_path_buf()),
+            http,
+            nodes,
+            admin_token,
+            budget,
+        )
+    }
+
+    /// Opens (or creates) the aggregator's store at `at` and checks its charges against
+    /// `budget`.
+    pub fn open_at(
+        at: &AggregatorStoreLocation,
+        http: reqwest::Client,
+        nodes: Vec<String>,
+        admin_token: impl Into<SecretString>,
+        budget: PrivacyLoss,
+    ) -> Result<Self> {
+        let store = AggregatorStore::open(at)?;
+        replay(budget, &store.charges()?)?;
         Ok(Aggregator {
             budget,
             job_lock: Mutex::new(()),
@@ -70,7 +85,6 @@ impl Aggregator {
             nodes,
             admin_token: admin_token.into(),
             store,
-            accountant: Mutex::new(accountant),
             clock: Arc::new(SystemClock),
         })
     }
@@ -85,21 +99,19 @@ impl Aggregator {
         &self.nodes
     }
 
-    /// Privacy spent so far.
+    /// Privacy spent so far, as recorded (by every process sharing the store); all of it if
+    /// the charges cannot be read.
     pub fn spent(&self) -> PrivacyLoss {
-        self.accountant().map_or(
-            PrivacyLoss {
-                epsilon: f64::INFINITY,
-                delta: 1.0,
-            },
-            |a| a.spent(),
-        )
-    }
-
-    fn accountant(&self) -> Result<MutexGuard<'_, Accountant>> {
-        self.accountant
-            .lock()
-            .map_err(|_| Error::Io(std::io::Error::other("accountant lock poisoned")))
+        self.store
+            .charges()
+            .and_then(|charges| replay(self.budget, &charges))
+            .map_or(
+                PrivacyLoss {
+                    epsilon: f64::INFINITY,
+                    delta: 1.0,
+                },
+                |a| a.spent(),
+            )
     }
 
     /// Records job `spec` and reserves its whole budget (zCDP ρ from its (ε, δ)) at once: a
@@ -116,14 +128,13 @@ impl Aggregator {
         }
         let rho = spec.rho()?;
         let cost = RoundCost::zcdp(rho).map_err(Error::Budget)?;
-        let mut accountant = self.accountant()?;
-        accountant.check(cost).map_err(Error::Budget)?;
-        let created = self
-            .store
-            .insert_job(&id, &spec.canonical_json(), status, rho)?;
-        if created {
-            accountant.charge(cost).map_err(Error::Budget)?;
-        }
+        let created = self.store.insert_job(
+            &id,
+            &spec.canonical_json(),
+            status,
+            rho,
+            fits(self.budget, cost),
+        )?;
         Ok((id, created))
     }
 
@@ -192,12 +203,13 @@ impl Aggregator {
         let was_live = status.is_live();
         change(&mut status)?;
         if was_live && !status.is_live() {
-            let mut accountant = self.accountant()?;
-            status.rho_spent = self.store.settle_job(id, |spent| {
-                status.rho_spent = spent;
-                to_json(&status)
+            let ended = status.clone();
+            status.rho_spent = self.store.settle_job(id, move |spent| {
+                to_json(&crate::job::JobStatus {
+                    rho_spent: spent,
+                    ..ended.clone()
+                })
             })?;
-            *accountant = replay(self.budget, &self.store)?;
         } else {
             self.store.set_job_status(id, &to_json(&status)?)?;
         }
@@ -606,30 +618,18 @@ impl Aggregator {
             .map_err(Error::Budget)?;
         let body = agreed_pairs.get_encoded()?;
         // A job's round is paid from the job's reservation, charged when the job was created.
-        let job = self.store.job_of_round(&id)?;
-        // Check, record and charge as one step for the accountant (no await inside).
-        let recorded = if let Some((job, reserved, used)) = job {
-            let rho = cost.map_or(0.0, |(_, rho)| rho);
-            if used + rho > reserved * (1.0 + 1e-9) {
-                return Err(Error::JobBudget {
-                    job,
-                    would_spend: used + rho,
-                    reserved,
-                });
+        // Either way the budget is checked against the charges as recorded, in the
+        // transaction that records the close.
+        let recorded = match (self.store.job_of_round(&id)?, cost) {
+            (Some(job), cost) => {
+                let rho = cost.map_or(0.0, |(_, rho)| rho);
+                self.store.begin_close_job_round(&id, &body, &job, rho)?
             }
-            self.store.begin_close_job_round(&id, &body, &job, rho)?
-        } else {
-            let mut accountant = self.accountant()?;
-            if let Some((cost, _)) = cost {
-                accountant.check(cost).map_err(Error::Budget)?;
+            (None, Some((cost, rho))) => {
+                self.store
+                    .begin_close(&id, &body, Some(rho), fits(self.budget, cost))?
             }
-            let recorded = self
-                .store
-                .begin_close(&id, &body, cost.map(|(_, rho)| rho))?;
-            if let (true, Some((cost, _))) = (recorded, cost) {
-                accountant.charge(cost).map_err(Error::Budget)?;
-            }
-            recorded
+            (None, None) => self.store.begin_close(&id, &body, None, |_| Ok(()))?,
         };
         if !recorded {
             // Another caller recorded a close (or an abort) first: use what it recorded.
@@ -678,18 +678,32 @@ impl Aggregator {
     }
 }
 
-/// An accountant with `budget` that has paid every recorded charge (rounds, and jobs'
+/// An accountant with `budget` that has paid `charges` (the recorded ones: rounds, and jobs'
 /// reservations as they stand).
-fn replay(budget: PrivacyLoss, store: &AggregatorStore) -> Result<Accountant> {
+fn replay(budget: PrivacyLoss, charges: &[f64]) -> Result<Accountant> {
+    // A DCA release carries a sum of discrete Gaussians, not a continuous Gaussian: the exact
+    // μ-GDP curve is proven only for the latter, while zCDP holds for the sum too
+    // (Kairouz–Liu–Steinke 2021, Thm 1; see `round_rho`). So rounds compose in zCDP here, as
+    // in the in-process BLR pipeline.
     let mut accountant =
         Accountant::with_composition(budget, GaussianComposition::Zcdp).map_err(Error::Budget)?;
-    for rho in store.charges()? {
+    for &rho in charges {
         if rho > 0.0 {
             let cost = RoundCost::zcdp(rho).map_err(Error::Budget)?;
             accountant.charge(cost).map_err(Error::Budget)?;
         }
     }
     Ok(accountant)
+}
+
+/// Whether `cost` fits `budget` on top of the recorded charges it is given.
+fn fits(budget: PrivacyLoss, cost: RoundCost) -> impl Fn(&[f64]) -> Result<()> + Send + 'static {
+    move |charges| {
+        replay(budget, charges)?
+            .check(cost)
+            .map(drop)
+            .map_err(Error::Budget)
+    }
 }
 
 fn to_json(value: &impl Serialize) -> Result<Vec<u8>> {

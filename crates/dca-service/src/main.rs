@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use dca_service::aggregator::Aggregator;
+use dca_service::aggregator::{Aggregator, AggregatorStoreLocation};
 use dca_service::node::{NodeOptions, router};
 use dca_service::secret::SecretString;
 use dca_service::serve::{ServeLimits, serve_tls};
@@ -140,9 +140,13 @@ struct AggregatorArgs {
     /// File holding the analyst's bearer token (what callers of this server present).
     #[arg(long)]
     analyst_token_file: PathBuf,
-    /// The aggregator's database.
-    #[arg(long)]
-    db: PathBuf,
+    /// The aggregator's SQLite database (the default store).
+    #[arg(long, required_unless_present = "store", conflicts_with = "store")]
+    db: Option<PathBuf>,
+    /// Keep rounds, charges and jobs in this PostgreSQL database (postgres://user@host:port/db)
+    /// instead of --db; aggregator processes given the same database share them.
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
     /// Privacy budget ε of the aggregator's accountant.
     #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     budget_epsilon: f64,
@@ -611,14 +615,19 @@ async fn run(cli: Cli) -> Result<()> {
                 "--budget-epsilon/--budget-delta",
             )?;
             let tls = server_tls(&a.cert, &a.key)?;
-            let agg = Aggregator::open(
-                &a.db,
+            let store = AggregatorStoreLocation::parse(a.store.as_deref(), a.db.as_deref())?;
+            let agg = Aggregator::open_at(
+                &store,
                 http(&a.conn)?,
                 a.conn.nodes.clone(),
                 secret(&a.admin_token_file, "--admin-token-file")?,
                 budget,
             )
-            .map_err(|e| at_path(e, "--db", &a.db))?;
+            .map_err(|e| match (&store, &a.db) {
+                (AggregatorStoreLocation::Sqlite(_), Some(db)) => at_path(e, "--db", db),
+                // Errors of the database name it already.
+                _ => e,
+            })?;
             let app = dca_service::aggregator_server::router(
                 agg,
                 secret(&a.analyst_token_file, "--analyst-token-file")?.expose(),

@@ -14,7 +14,7 @@ use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::http::{Method, Request, StatusCode};
 use common::{client_token, values};
-use dca_service::aggregator::Aggregator;
+use dca_service::aggregator::{Aggregator, AggregatorStoreLocation};
 use dca_service::aggregator_server::{AggregatorRoundState, NodeList, router};
 use dca_service::clock::{Clock, MockClock};
 use dca_service::job::{Answer, ColumnBounds, JobSpec, JobStatus};
@@ -38,6 +38,8 @@ struct Setup {
     nodes: Vec<String>,
     clock: Arc<MockClock>,
     _dir: common::Scratch,
+    /// The aggregator's database when it is on PostgreSQL (dropped after the aggregator).
+    _pg: Option<common::PgDatabases>,
 }
 
 /// Two in-process nodes on loopback and the aggregator's router over them, its background task
@@ -48,7 +50,28 @@ async fn setup(name: &str) -> Setup {
 
 /// As [`setup`], the background task looking every `poll`.
 async fn setup_polling(name: &str, poll: Duration) -> Setup {
-    let dir = common::Scratch::new(&format!("agghttp-{name}"));
+    setup_polling_on(name, poll, common::Store::Sqlite)
+        .await
+        .expect("SQLite needs no server")
+}
+
+/// As [`setup_polling`], the aggregator keeping its state in `store`; `None` if that is
+/// PostgreSQL and no server is given (said loudly; a failure under CI).
+async fn setup_polling_on(name: &str, poll: Duration, store: common::Store) -> Option<Setup> {
+    let pg = match store {
+        common::Store::Sqlite => None,
+        common::Store::Postgres => {
+            let admin = common::postgres_admin_url(name)?;
+            Some(common::PgDatabases::create(
+                &admin,
+                &format!("agghttp_{name}"),
+                1,
+            ))
+        }
+    };
+    // The two variants of a test run at once: each has its own directory.
+    let suffix = if pg.is_some() { "-pg" } else { "" };
+    let dir = common::Scratch::new(&format!("agghttp-{name}{suffix}"));
     let mut nodes = Vec::new();
     for k in 0..2u16 {
         let data = dir.path.join(format!("node{k}"));
@@ -63,8 +86,12 @@ async fn setup_polling(name: &str, poll: Duration) -> Setup {
     let certs = common::make_certs(&dir.path);
     let http = dca_service::tls::http_client(&certs.ca_pem, 8, Duration::from_secs(30)).unwrap();
     let clock = Arc::new(MockClock::new(dca_service::node::now_ms()));
-    let aggregator = Aggregator::open(
-        &dir.path.join("aggregator.sqlite"),
+    let at = match &pg {
+        None => AggregatorStoreLocation::Sqlite(dir.path.join("aggregator.sqlite")),
+        Some(pg) => AggregatorStoreLocation::parse(Some(&pg.urls[0]), None).unwrap(),
+    };
+    let aggregator = Aggregator::open_at(
+        &at,
         http.clone(),
         nodes.clone(),
         ADMIN.to_string(),
@@ -75,13 +102,14 @@ async fn setup_polling(name: &str, poll: Duration) -> Setup {
     )
     .unwrap()
     .with_clock(clock.clone());
-    Setup {
+    Some(Setup {
         router: router(aggregator, ANALYST, poll),
         http,
         nodes,
         clock,
         _dir: dir,
-    }
+        _pg: pg,
+    })
 }
 
 async fn send(
@@ -240,8 +268,19 @@ async fn a_reused_round_number_is_refused_naming_the_number_and_its_round() {
 
 #[tokio::test]
 async fn a_round_collecting_is_202_then_released_once() {
+    a_round_collecting_is_202_then_released_once_on(common::Store::Sqlite).await
+}
+
+#[tokio::test]
+async fn a_round_collecting_is_202_then_released_once_on_postgres() {
+    a_round_collecting_is_202_then_released_once_on(common::Store::Postgres).await
+}
+
+async fn a_round_collecting_is_202_then_released_once_on(store: common::Store) {
     // The server's own task never looks here: the releases below are the analyst's.
-    let s = setup_polling("release", Duration::from_secs(3600)).await;
+    let Some(s) = setup_polling_on("release", Duration::from_secs(3600), store).await else {
+        return;
+    };
     let r = round(&s, 2).await;
     let uri = format!("/rounds/{}/release", r.id());
     let (status, _) = send(&s, Method::GET, &uri, Some(ANALYST), None).await;

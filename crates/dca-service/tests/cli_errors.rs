@@ -452,3 +452,65 @@ fn a_node_store_url_that_cannot_be_used_is_named() {
         assert!(!out.contains("listening on"), "{url}: {out}");
     }
 }
+
+/// `dpdist aggregator --store`: another scheme, a URL without a database and a server that is
+/// not there each stop the aggregator at start with a message that names the URL (its password
+/// left out) and the cause; nothing is served. Neither `--db` nor `--store` is refused too.
+#[test]
+fn an_aggregator_store_url_that_cannot_be_used_is_named() {
+    let dir = Scratch::new("cli-errors-agg-store");
+    let certs = make_certs(&dir.path);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let unreachable = format!("postgres://u:hunter2@127.0.0.1:{port}/db");
+    let (pem, key, ca, token) = (
+        certs.dir.join("server.pem"),
+        certs.dir.join("server.key"),
+        certs.dir.join("ca.pem"),
+        certs.dir.join("admin.token"),
+    );
+    for (store, says) in [
+        (
+            Some("mysql://u:hunter2@127.0.0.1/db"),
+            "not a PostgreSQL URL".to_string(),
+        ),
+        (
+            Some("postgres://u:hunter2@127.0.0.1:5432"),
+            "names no database".to_string(),
+        ),
+        (
+            Some(unreachable.as_str()),
+            format!("postgres://u:***@127.0.0.1:{port}/db: cannot connect"),
+        ),
+        (None, "--db".to_string()),
+    ] {
+        let mut args = vec![
+            "aggregator",
+            "--listen",
+            "127.0.0.1:0",
+            "--cert",
+            s(&pem),
+            "--key",
+            s(&key),
+            "--ca",
+            s(&ca),
+            "--nodes",
+            "https://127.0.0.1:1,https://127.0.0.1:2",
+            "--admin-token-file",
+            s(&token),
+            "--analyst-token-file",
+            s(&token),
+        ];
+        if let Some(url) = store {
+            args.extend(["--store", url]);
+        }
+        let (ok, out) = dpdist(&args, QUICK);
+        assert!(!ok, "{store:?}: {out}");
+        assert!(out.contains(&says), "{store:?}: {out}");
+        assert!(!out.contains("hunter2"), "{store:?}: {out}");
+        assert!(!out.contains("listening on"), "{store:?}: {out}");
+    }
+}

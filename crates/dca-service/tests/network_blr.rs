@@ -80,8 +80,19 @@ fn diabetes(rows: usize) -> (Vec<f64>, Vec<f64>, usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_round_network_fit_equals_the_in_process_fit_bit_for_bit() {
+    two_round_network_fit_equals_the_in_process_fit_bit_for_bit_on(Store::Sqlite).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_round_network_fit_equals_the_in_process_fit_bit_for_bit_on_postgres() {
+    two_round_network_fit_equals_the_in_process_fit_bit_for_bit_on(Store::Postgres).await
+}
+
+async fn two_round_network_fit_equals_the_in_process_fit_bit_for_bit_on(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start("blr", 3);
+        let Some(cluster) = Cluster::start_on("blr", 3, store) else {
+            return;
+        };
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let (x, y, d) = diabetes(150);
         let n = y.len();

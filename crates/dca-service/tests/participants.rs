@@ -512,8 +512,19 @@ async fn a_job_survives_an_aggregator_restart_in_the_middle_of_a_round() {
 /// ran no round) returns its reservation, and the second job is then accepted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it() {
+    a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it_on(Store::Sqlite).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it_on_postgres() {
+    a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it_on(Store::Postgres).await
+}
+
+async fn a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it_on(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start("job-budget", 3);
+        let Some(cluster) = Cluster::start_on("job-budget", 3, store) else {
+            return;
+        };
         // ε = 1.2 at δ = 1e-4: one job of (1, 1e-5) fits (ρ ≈ 0.0229 → ε ≈ 0.94), two do not
         // (2ρ → ε ≈ 1.34).
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 1.2);

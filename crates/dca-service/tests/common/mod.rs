@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use dca_service::aggregator::Aggregator;
+use dca_service::aggregator::{Aggregator, AggregatorStoreLocation};
 use dca_service::spec::{RoundSpec, token_hash};
 use dca_service::{hex, tls};
 use dp_noise::PrivacyLoss;
@@ -137,6 +137,9 @@ pub struct PgDatabases {
     names: Vec<String>,
     /// The `--store` URL of each database, in order.
     pub urls: Vec<String>,
+    /// The aggregators' databases, by the name of the store they stand for, made when first
+    /// asked for ([`PgDatabases::aggregator_url`]).
+    aggregators: std::sync::Mutex<Vec<(String, String)>>,
 }
 
 impl PgDatabases {
@@ -171,13 +174,53 @@ impl PgDatabases {
             admin: admin.to_string(),
             urls: names.iter().map(|n| format!("{base}/{n}")).collect(),
             names,
+            aggregators: std::sync::Mutex::new(Vec::new()),
         }
+    }
+
+    /// The `--store` URL of the aggregator database standing for the SQLite file `db_name`:
+    /// made on the first call, the same database on every later one (a restarted aggregator,
+    /// or a second aggregator process given the same name, shares it).
+    pub fn aggregator_url(&self, db_name: &str) -> String {
+        let name = format!(
+            "{}_agg_{}",
+            self.names[0].rsplit_once('_').map_or("dpdist", |(b, _)| b),
+            db_name
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect::<String>()
+        )
+        .to_ascii_lowercase();
+        let base = self.urls[0]
+            .rsplit_once('/')
+            .map(|(b, _)| b.to_string())
+            .unwrap();
+        let url = format!("{base}/{name}");
+        let mut made = self.aggregators.lock().unwrap();
+        if !made.iter().any(|(n, _)| *n == name) {
+            let (admin, to_make) = (self.admin.clone(), name.clone());
+            std::thread::spawn(move || {
+                let mut c = postgres::Client::connect(&admin, postgres::NoTls)
+                    .expect("the server DPDIST_TEST_POSTGRES names");
+                c.batch_execute(&format!("DROP DATABASE IF EXISTS {to_make} WITH (FORCE)"))
+                    .unwrap();
+                c.batch_execute(&format!("CREATE DATABASE {to_make}"))
+                    .unwrap();
+            })
+            .join()
+            .expect("an aggregator test database made");
+            made.push((name, url.clone()));
+        }
+        url
     }
 }
 
 impl Drop for PgDatabases {
     fn drop(&mut self) {
-        let (admin, names) = (self.admin.clone(), std::mem::take(&mut self.names));
+        let (admin, mut names) = (self.admin.clone(), std::mem::take(&mut self.names));
+        if let Ok(made) = self.aggregators.get_mut() {
+            names.extend(made.drain(..).map(|(name, _)| name));
+        }
         let _ = std::thread::spawn(move || {
             if let Ok(mut c) = postgres::Client::connect(&admin, postgres::NoTls) {
                 for name in names {
@@ -326,9 +369,20 @@ impl Cluster {
         self.nodes.iter().map(|n| n.url.clone()).collect()
     }
 
+    /// Where an aggregator over this cluster keeps its state: the SQLite file `db_name` in
+    /// the cluster's directory, or, when the nodes are on PostgreSQL, the database standing
+    /// for it.
+    pub fn aggregator_store(&self, db_name: &str) -> AggregatorStoreLocation {
+        match &self.pg {
+            None => AggregatorStoreLocation::Sqlite(self.dir.join(db_name)),
+            Some(pg) => AggregatorStoreLocation::parse(Some(&pg.aggregator_url(db_name)), None)
+                .expect("a PostgreSQL URL"),
+        }
+    }
+
     pub fn aggregator(&self, db_name: &str) -> Aggregator {
-        Aggregator::open(
-            &self.dir.join(db_name),
+        Aggregator::open_at(
+            &self.aggregator_store(db_name),
             self.http.clone(),
             self.urls(),
             ADMIN_TOKEN.to_string(),
@@ -439,14 +493,24 @@ impl AggregatorProcess {
             .arg(certs.dir.join("admin.token"))
             .arg("--analyst-token-file")
             .arg(cluster.dir.join("analyst.token"))
-            .arg("--db")
-            .arg(cluster.dir.join(db_name))
+            .args(aggregator_store_args(cluster, db_name))
             .args(["--budget-epsilon", &budget_epsilon.to_string()])
             .args(["--budget-delta", "1e-4"]);
         let (child, addr) = spawn_with_banner(command, "the aggregator");
         AggregatorProcess {
             child,
             url: format!("https://{addr}"),
+        }
+    }
+}
+
+/// `--db FILE`, or `--store URL` when the cluster's nodes are on PostgreSQL.
+pub fn aggregator_store_args(cluster: &Cluster, db_name: &str) -> Vec<std::ffi::OsString> {
+    match cluster.aggregator_store(db_name) {
+        AggregatorStoreLocation::Sqlite(path) => vec!["--db".into(), path.into()],
+        AggregatorStoreLocation::Postgres(_) => {
+            let url = cluster.pg.as_ref().unwrap().aggregator_url(db_name);
+            vec!["--store".into(), url.into()]
         }
     }
 }

@@ -1,12 +1,6 @@
-//! The aggregator's durable state: SQLite (WAL, `synchronous = FULL`). Every round's fate
-//! (created → closing → released, or created → aborting → aborted), the agreed set it was
-//! closed with, and every charge to the privacy budget.
-//!
-//! Each state change checks the state it leaves in the same statement or transaction, so a
-//! round is closed, charged and released at most once whatever crashes in between. Every row
-//! carries a SHA-256 of its content, checked whenever it is read: SQLite's pages have no
-//! checksum, and a flipped bit in a recorded release, agreed set or charge must be refused,
-//! never served or replayed.
+//! The aggregator's store on SQLite (WAL, `synchronous = FULL`): the default, one file that
+//! one aggregator process owns. SQLite's pages have no checksum, hence the SHA-256 of every
+//! row (see the module above).
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
@@ -14,20 +8,18 @@ use std::sync::{Mutex, MutexGuard};
 use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
+use super::{
+    RecordedJob, RecordedState, answer_sha256, charge_sha256, check, check_job_budget, check_round,
+    job_round_sha256, job_sha256, reservation_id, row_sha256,
+};
 use crate::migrations::{Migration, add_column_if_missing, migrate};
 use crate::{Error, Result};
 
-/// A round's state as recorded, with its detail (the abort reason or the release's JSON).
-pub(crate) type RecordedState = (String, Option<String>);
-
-/// A job as recorded: id, spec JSON, status JSON.
-pub(crate) type RecordedJob = (String, Vec<u8>, Vec<u8>);
-
-pub(crate) struct AggregatorStore {
+pub(crate) struct SqliteAggregatorStore {
     conn: Mutex<Connection>,
 }
 
-impl AggregatorStore {
+impl SqliteAggregatorStore {
     pub fn open(path: &Path) -> Result<Self> {
         let mut conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -37,7 +29,7 @@ impl AggregatorStore {
             AGGREGATOR_MIGRATIONS,
             &path.display().to_string(),
         )?;
-        Ok(AggregatorStore {
+        Ok(SqliteAggregatorStore {
             conn: Mutex::new(conn),
         })
     }
@@ -50,7 +42,10 @@ impl AggregatorStore {
 
     /// Every recorded charge (zCDP ρ), each checked.
     pub fn charges(&self) -> Result<Vec<f64>> {
-        let conn = self.conn()?;
+        Self::read_charges(&*self.conn()?)
+    }
+
+    fn read_charges(conn: &Connection) -> Result<Vec<f64>> {
         let mut stmt = conn.prepare("SELECT id, rho, sha256 FROM charges ORDER BY rowid")?;
         let rows = stmt.query_map([], |r| {
             Ok((
@@ -197,17 +192,20 @@ impl AggregatorStore {
         Ok(())
     }
 
-    /// created → closing: records the close request every node will be sent (unchanged until
-    /// all have it) and the round's charge (`rho`, if it has noise), in one transaction. From
-    /// here on the budget is spent whether or not the release comes out, and the agreed set
-    /// never changes. False if the round was not "created".
-    pub fn begin_close(&self, id: &str, close_body: &[u8], rho: Option<f64>) -> Result<bool> {
+    pub fn begin_close(
+        &self,
+        id: &str,
+        close_body: &[u8],
+        rho: Option<f64>,
+        fits: impl Fn(&[f64]) -> Result<()>,
+    ) -> Result<bool> {
         let mut conn = self.conn()?;
         let tx = conn.transaction()?;
         if !Self::record_close(&tx, id, close_body)? {
             return Ok(false);
         }
         if let Some(rho) = rho {
+            fits(&Self::read_charges(&tx)?)?;
             tx.execute(
                 "INSERT INTO charges (id, rho, sha256) VALUES (?1, ?2, ?3)",
                 params![id, rho, &charge_sha256(id, rho)[..]],
@@ -258,9 +256,14 @@ impl AggregatorStore {
         Ok(changed)
     }
 
-    /// Records a new job with its status and reserves its whole budget (`rho`, a charge named
-    /// `job:{id}`) in one transaction. False (nothing changed) if the job exists already.
-    pub fn insert_job(&self, id: &str, spec: &[u8], status: &[u8], rho: f64) -> Result<bool> {
+    pub fn insert_job(
+        &self,
+        id: &str,
+        spec: &[u8],
+        status: &[u8],
+        rho: f64,
+        fits: impl Fn(&[f64]) -> Result<()>,
+    ) -> Result<bool> {
         let mut conn = self.conn()?;
         let tx = conn.transaction()?;
         let inserted = tx.execute(
@@ -268,6 +271,7 @@ impl AggregatorStore {
             params![id, spec, status, &job_sha256(id, spec, status)[..]],
         )? == 1;
         if inserted {
+            fits(&Self::read_charges(&tx)?)?;
             let charge = reservation_id(id);
             tx.execute(
                 "INSERT INTO charges (id, rho, sha256) VALUES (?1, ?2, ?3)",
@@ -418,10 +422,11 @@ impl AggregatorStore {
         Ok(())
     }
 
-    /// The job round `round` belongs to, with the job's reservation and what its rounds have
-    /// been charged so far.
-    pub fn job_of_round(&self, round: &str) -> Result<Option<(String, f64, f64)>> {
-        let conn = self.conn()?;
+    pub fn job_of_round(&self, round: &str) -> Result<Option<String>> {
+        Self::read_job_of_round(&*self.conn()?, round)
+    }
+
+    fn read_job_of_round(conn: &Connection, round: &str) -> Result<Option<String>> {
         let row: Option<(String, Option<f64>, Vec<u8>)> = conn
             .query_row(
                 "SELECT job, rho, sha256 FROM job_rounds WHERE round = ?1",
@@ -435,7 +440,12 @@ impl AggregatorStore {
         check(Some(&sha256), &job_round_sha256(round, &job, rho), || {
             format!("the recorded job of round {round}")
         })?;
-        let charge = reservation_id(&job);
+        Ok(Some(job))
+    }
+
+    /// Job `job`'s reservation, checked.
+    fn reserved(conn: &Connection, job: &str) -> Result<f64> {
+        let charge = reservation_id(job);
         let (reserved, sha256): (f64, Vec<u8>) = conn.query_row(
             "SELECT rho, sha256 FROM charges WHERE id = ?1",
             params![charge],
@@ -444,8 +454,7 @@ impl AggregatorStore {
         check(Some(&sha256), &charge_sha256(&charge, reserved), || {
             format!("the reservation of job {job}")
         })?;
-        let used = Self::job_rounds_rho(&conn, &job)?;
-        Ok(Some((job, reserved, used)))
+        Ok(reserved)
     }
 
     fn job_rounds_rho(conn: &Connection, job: &str) -> Result<f64> {
@@ -469,8 +478,6 @@ impl AggregatorStore {
         Ok(used)
     }
 
-    /// created → closing for a round of a job: as [`Self::begin_close`], but the round's cost
-    /// is recorded against the job's reservation (already charged) instead of charged again.
     pub fn begin_close_job_round(
         &self,
         id: &str,
@@ -483,6 +490,8 @@ impl AggregatorStore {
         if !Self::record_close(&tx, id, close_body)? {
             return Ok(false);
         }
+        let reserved = Self::reserved(&tx, job)?;
+        check_job_budget(job, reserved, Self::job_rounds_rho(&tx, job)?, rho)?;
         tx.execute(
             "UPDATE job_rounds SET rho = ?3, sha256 = ?4 WHERE round = ?1 AND job = ?2",
             params![id, job, rho, &job_round_sha256(id, job, Some(rho))[..]],
@@ -544,91 +553,12 @@ const AGGREGATOR_MIGRATIONS: &[Migration] = &[
     },
 ];
 
-fn row_sha256(id: &str, spec: &[u8], state: &str, detail: Option<&str>) -> [u8; 32] {
-    let mut h = Sha256::new();
-    for part in [id.as_bytes(), spec, state.as_bytes()] {
-        h.update((part.len() as u64).to_le_bytes());
-        h.update(part);
-    }
-    match detail {
-        Some(d) => {
-            h.update([1]);
-            h.update(d.as_bytes());
-        }
-        None => h.update([0]),
-    }
-    h.finalize().into()
-}
-
-/// The charge that holds job `job`'s reservation.
-fn reservation_id(job: &str) -> String {
-    format!("job:{job}")
-}
-
-fn parts_sha256(parts: &[&[u8]]) -> [u8; 32] {
-    let mut h = Sha256::new();
-    for part in parts {
-        h.update((part.len() as u64).to_le_bytes());
-        h.update(part);
-    }
-    h.finalize().into()
-}
-
-fn job_sha256(id: &str, spec: &[u8], status: &[u8]) -> [u8; 32] {
-    parts_sha256(&[b"job", id.as_bytes(), spec, status])
-}
-
-fn answer_sha256(job: &str, index: usize, answer: &[u8]) -> [u8; 32] {
-    parts_sha256(&[
-        b"answer",
-        job.as_bytes(),
-        &(index as u64).to_le_bytes(),
-        answer,
-    ])
-}
-
-fn job_round_sha256(round: &str, job: &str, rho: Option<f64>) -> [u8; 32] {
-    let rho = rho.map_or([0xff; 8], |r| r.to_bits().to_le_bytes());
-    parts_sha256(&[b"job round", round.as_bytes(), job.as_bytes(), &rho])
-}
-
-fn charge_sha256(id: &str, rho: f64) -> [u8; 32] {
-    let mut h = Sha256::new();
-    h.update(id.as_bytes());
-    h.update(rho.to_bits().to_le_bytes());
-    h.finalize().into()
-}
-
-fn check_round(
-    id: &str,
-    spec: &[u8],
-    state: &str,
-    detail: Option<&str>,
-    sha256: Option<Vec<u8>>,
-) -> Result<()> {
-    check(
-        sha256.as_deref(),
-        &row_sha256(id, spec, state, detail),
-        || format!("the recorded state of round {id}"),
-    )
-}
-
-fn check(stored: Option<&[u8]>, computed: &[u8; 32], what: impl FnOnce() -> String) -> Result<()> {
-    match stored {
-        Some(s) if s != computed.as_slice() => Err(Error::Integrity(format!(
-            "{} does not match its SHA-256",
-            what()
-        ))),
-        _ => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn store(name: &str) -> AggregatorStore {
-        AggregatorStore::open(&crate::scratch_dir(name).join("agg.sqlite")).unwrap()
+    fn store(name: &str) -> SqliteAggregatorStore {
+        SqliteAggregatorStore::open(&crate::scratch_dir(name).join("agg.sqlite")).unwrap()
     }
 
     #[test]
@@ -636,8 +566,14 @@ mod tests {
         let s = store("aggstore-once");
         s.insert_round("r1", b"{}").unwrap();
         s.insert_round("r1", b"{}").unwrap();
-        assert!(s.begin_close("r1", b"close", Some(0.25)).unwrap());
-        assert!(!s.begin_close("r1", b"other", Some(0.25)).unwrap());
+        assert!(
+            s.begin_close("r1", b"close", Some(0.25), |_| Ok(()))
+                .unwrap()
+        );
+        assert!(
+            !s.begin_close("r1", b"other", Some(0.25), |_| Ok(()))
+                .unwrap()
+        );
         assert!(!s.begin_abort("r1", "late").unwrap());
         assert_eq!(s.close_body("r1").unwrap().as_deref(), Some(&b"close"[..]));
         assert_eq!(s.charges().unwrap(), vec![0.25]);
@@ -654,7 +590,8 @@ mod tests {
     fn damaged_rows_are_refused_when_read() {
         let s = store("aggstore-damage");
         s.insert_round("r1", b"{}").unwrap();
-        s.begin_close("r1", b"close", Some(0.25)).unwrap();
+        s.begin_close("r1", b"close", Some(0.25), |_| Ok(()))
+            .unwrap();
         s.mark_released("r1", "{\"sum\":[1]}").unwrap();
         s.damage("UPDATE rounds SET detail = '{\"sum\":[9]}' WHERE id = 'r1'")
             .unwrap();

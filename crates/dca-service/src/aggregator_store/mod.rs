@@ -1,0 +1,327 @@
+//! The aggregator's durable state: every round's fate (created → closing → released, or
+//! created → aborting → aborted), the agreed set it was closed with, every charge to the
+//! privacy budget, jobs and their participants' answers. Two implementations: SQLite
+//! (`sqlite`, the default: one file, one process) and PostgreSQL (`postgres`, `--store
+//! postgres://…`: one database that several aggregator processes may share).
+//!
+//! Each state change checks the state it leaves in the same transaction, so a round is closed,
+//! charged and released at most once whatever crashes in between, and by whichever process.
+//! Every charge is checked against the budget with the charges as recorded in that same
+//! transaction (not against a copy in memory), so processes sharing the store cannot overspend
+//! it between them. Every row carries a SHA-256 of its content, checked whenever it is read: a
+//! flipped bit in a recorded release, agreed set or charge must be refused, never served or
+//! replayed.
+//!
+//! The interface is an enum over the two backends (as the node's store is): its operations
+//! take closures generically, which a `dyn` trait could only offer boxed.
+
+mod postgres;
+mod sqlite;
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::{Error, Result};
+
+pub use postgres::AggregatorPgLocation;
+
+/// A round's state as recorded, with its detail (the abort reason or the release's JSON).
+pub(crate) type RecordedState = (String, Option<String>);
+
+/// A job as recorded: id, spec JSON, status JSON.
+pub(crate) type RecordedJob = (String, Vec<u8>, Vec<u8>);
+
+/// Where the aggregator keeps its state.
+#[derive(Clone, Debug)]
+pub enum AggregatorStoreLocation {
+    /// A SQLite file (`--db`, the default).
+    Sqlite(PathBuf),
+    /// A PostgreSQL database (`--store postgres://…`), which aggregator replicas may share.
+    Postgres(AggregatorPgLocation),
+}
+
+impl AggregatorStoreLocation {
+    /// `--store URL` if given (a PostgreSQL database), else the SQLite file `db`.
+    ///
+    /// # Errors
+    /// [`Error::Postgres`] for a URL that is not a PostgreSQL one or that the client cannot
+    /// parse (named without its password); [`Error::InvalidSpec`] when neither is given.
+    pub fn parse(store: Option<&str>, db: Option<&Path>) -> Result<Self> {
+        match (store, db) {
+            (Some(url), _) => Ok(Self::Postgres(AggregatorPgLocation::parse(url)?)),
+            (None, Some(db)) => Ok(Self::Sqlite(db.to_path_buf())),
+            (None, None) => Err(Error::InvalidSpec(
+                "the aggregator needs a store: --db FILE (SQLite) or --store postgres://…".into(),
+            )),
+        }
+    }
+
+    /// The store as a person reads it (a path, or a URL without its password).
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Sqlite(p) => p.display().to_string(),
+            Self::Postgres(pg) => pg.to_string(),
+        }
+    }
+}
+
+pub(crate) enum AggregatorStore {
+    Sqlite(sqlite::SqliteAggregatorStore),
+    Postgres(postgres::PgAggregatorStore),
+}
+
+/// Runs the same call on whichever backend `$store` is.
+macro_rules! on_backend {
+    ($store:expr, $s:ident => $call:expr) => {
+        match $store {
+            AggregatorStore::Sqlite($s) => $call,
+            AggregatorStore::Postgres($s) => $call,
+        }
+    };
+}
+
+impl AggregatorStore {
+    pub fn open(at: &AggregatorStoreLocation) -> Result<Self> {
+        Ok(match at {
+            AggregatorStoreLocation::Sqlite(path) => {
+                Self::Sqlite(sqlite::SqliteAggregatorStore::open(path)?)
+            }
+            AggregatorStoreLocation::Postgres(pg) => {
+                Self::Postgres(postgres::PgAggregatorStore::open(pg)?)
+            }
+        })
+    }
+
+    /// Every recorded charge (zCDP ρ), each checked.
+    pub fn charges(&self) -> Result<Vec<f64>> {
+        on_backend!(self, s => s.charges())
+    }
+
+    /// Records a new round as "created"; nothing changes if it is recorded already.
+    pub fn insert_round(&self, id: &str, spec_json: &[u8]) -> Result<()> {
+        on_backend!(self, s => s.insert_round(id, spec_json))
+    }
+
+    /// The (id, spec JSON) of every recorded round in one of `states`, oldest first, checked.
+    pub fn specs_in(&self, states: &[&str]) -> Result<Vec<(String, Vec<u8>)>> {
+        on_backend!(self, s => s.specs_in(states))
+    }
+
+    /// How many rounds are recorded in each state (every state listed, zeros included).
+    pub fn count_by_state(&self) -> Result<Vec<(String, usize)>> {
+        on_backend!(self, s => s.count_by_state())
+    }
+
+    /// The recorded spec (JSON) of round `id` and its state, checked.
+    pub fn round(&self, id: &str) -> Result<Option<(Vec<u8>, RecordedState)>> {
+        on_backend!(self, s => s.round(id))
+    }
+
+    /// created → aborting (with the reason); false if the round was not "created".
+    pub fn begin_abort(&self, id: &str, reason: &str) -> Result<bool> {
+        on_backend!(self, s => s.begin_abort(id, reason))
+    }
+
+    /// aborting → aborted, once every node was told.
+    pub fn finish_abort(&self, id: &str) -> Result<()> {
+        on_backend!(self, s => s.finish_abort(id))
+    }
+
+    /// created → closing: records the close request every node will be sent (unchanged until
+    /// all have it) and the round's charge (`rho`, if it has noise), in one transaction that
+    /// first asks `fits` whether the charge fits the budget given every charge recorded (an
+    /// error from `fits` changes nothing). From here on the budget is spent whether or not
+    /// the release comes out, and the agreed set never changes. False if the round was not
+    /// "created" (another caller, maybe another process, closed or aborted it first).
+    pub fn begin_close(
+        &self,
+        id: &str,
+        close_body: &[u8],
+        rho: Option<f64>,
+        fits: impl Fn(&[f64]) -> Result<()> + Send + 'static,
+    ) -> Result<bool> {
+        on_backend!(self, s => s.begin_close(id, close_body, rho, fits))
+    }
+
+    /// created → closing for a round of a job: as [`Self::begin_close`], but the round's cost
+    /// is recorded against the job's reservation (already charged) instead of charged again,
+    /// refused with [`Error::JobBudget`] (nothing changed) if the job's rounds as recorded
+    /// would then spend more than it reserved.
+    pub fn begin_close_job_round(
+        &self,
+        id: &str,
+        close_body: &[u8],
+        job: &str,
+        rho: f64,
+    ) -> Result<bool> {
+        on_backend!(self, s => s.begin_close_job_round(id, close_body, job, rho))
+    }
+
+    /// The close request recorded for round `id`, checked.
+    pub fn close_body(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        on_backend!(self, s => s.close_body(id))
+    }
+
+    /// closing → released, with the release's JSON; false if the round was not "closing".
+    pub fn mark_released(&self, id: &str, release_json: &str) -> Result<bool> {
+        on_backend!(self, s => s.mark_released(id, release_json))
+    }
+
+    /// Records a new job with its status and reserves its whole budget (`rho`, a charge named
+    /// `job:{id}`) in one transaction that first asks `fits` whether the reservation fits the
+    /// budget given every charge recorded. False (nothing changed) if the job exists already.
+    pub fn insert_job(
+        &self,
+        id: &str,
+        spec: &[u8],
+        status: &[u8],
+        rho: f64,
+        fits: impl Fn(&[f64]) -> Result<()> + Send + 'static,
+    ) -> Result<bool> {
+        on_backend!(self, s => s.insert_job(id, spec, status, rho, fits))
+    }
+
+    /// Job `id`'s spec and status (JSON), checked.
+    pub fn job(&self, id: &str) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        on_backend!(self, s => s.job(id))
+    }
+
+    /// Every job's id, spec and status, oldest first, checked.
+    pub fn jobs(&self) -> Result<Vec<RecordedJob>> {
+        on_backend!(self, s => s.jobs())
+    }
+
+    /// Replaces job `id`'s status.
+    pub fn set_job_status(&self, id: &str, status: &[u8]) -> Result<()> {
+        on_backend!(self, s => s.set_job_status(id, status))
+    }
+
+    /// Ends job `id`: its status becomes `status(spent)` and its reservation shrinks to what
+    /// its released rounds spent (`spent`), in one transaction (the rest of the budget comes
+    /// back). The status is written once, already holding what was spent: a reader never sees
+    /// the job ended with nothing spent.
+    pub fn settle_job(
+        &self,
+        id: &str,
+        status: impl Fn(f64) -> Result<Vec<u8>> + Send + 'static,
+    ) -> Result<f64> {
+        on_backend!(self, s => s.settle_job(id, status))
+    }
+
+    /// Records participant `index`'s answer to job `job`; the answer already recorded if
+    /// there is one (an answer is given once).
+    pub fn record_answer(&self, job: &str, index: usize, answer: &[u8]) -> Result<Vec<u8>> {
+        on_backend!(self, s => s.record_answer(job, index, answer))
+    }
+
+    /// Every answer to job `job` (roster index, answer JSON), checked.
+    pub fn answers(&self, job: &str) -> Result<Vec<(usize, Vec<u8>)>> {
+        on_backend!(self, s => s.answers(job))
+    }
+
+    /// Records that round `round` belongs to job `job` (before the round is created anywhere).
+    pub fn link_round(&self, round: &str, job: &str) -> Result<()> {
+        on_backend!(self, s => s.link_round(round, job))
+    }
+
+    /// Whether round `round` belongs to a job (the job's id).
+    pub fn job_of_round(&self, round: &str) -> Result<Option<String>> {
+        on_backend!(self, s => s.job_of_round(round))
+    }
+}
+
+/// The refusal of a job round whose cost would take its job past its reservation.
+pub(super) fn check_job_budget(job: &str, reserved: f64, used: f64, rho: f64) -> Result<()> {
+    if used + rho > reserved * (1.0 + 1e-9) {
+        return Err(Error::JobBudget {
+            job: job.to_string(),
+            would_spend: used + rho,
+            reserved,
+        });
+    }
+    Ok(())
+}
+
+pub(super) fn row_sha256(id: &str, spec: &[u8], state: &str, detail: Option<&str>) -> [u8; 32] {
+    let mut h = Sha256::new();
+    for part in [id.as_bytes(), spec, state.as_bytes()] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    match detail {
+        Some(d) => {
+            h.update([1]);
+            h.update(d.as_bytes());
+        }
+        None => h.update([0]),
+    }
+    h.finalize().into()
+}
+
+/// The charge that holds job `job`'s reservation.
+pub(super) fn reservation_id(job: &str) -> String {
+    format!("job:{job}")
+}
+
+pub(super) fn parts_sha256(parts: &[&[u8]]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    for part in parts {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    h.finalize().into()
+}
+
+pub(super) fn job_sha256(id: &str, spec: &[u8], status: &[u8]) -> [u8; 32] {
+    parts_sha256(&[b"job", id.as_bytes(), spec, status])
+}
+
+pub(super) fn answer_sha256(job: &str, index: usize, answer: &[u8]) -> [u8; 32] {
+    parts_sha256(&[
+        b"answer",
+        job.as_bytes(),
+        &(index as u64).to_le_bytes(),
+        answer,
+    ])
+}
+
+pub(super) fn job_round_sha256(round: &str, job: &str, rho: Option<f64>) -> [u8; 32] {
+    let rho = rho.map_or([0xff; 8], |r| r.to_bits().to_le_bytes());
+    parts_sha256(&[b"job round", round.as_bytes(), job.as_bytes(), &rho])
+}
+
+pub(super) fn charge_sha256(id: &str, rho: f64) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(id.as_bytes());
+    h.update(rho.to_bits().to_le_bytes());
+    h.finalize().into()
+}
+
+pub(super) fn check_round(
+    id: &str,
+    spec: &[u8],
+    state: &str,
+    detail: Option<&str>,
+    sha256: Option<Vec<u8>>,
+) -> Result<()> {
+    check(
+        sha256.as_deref(),
+        &row_sha256(id, spec, state, detail),
+        || format!("the recorded state of round {id}"),
+    )
+}
+
+pub(super) fn check(
+    stored: Option<&[u8]>,
+    computed: &[u8; 32],
+    what: impl FnOnce() -> String,
+) -> Result<()> {
+    match stored {
+        Some(s) if s != computed.as_slice() => Err(Error::Integrity(format!(
+            "{} does not match its SHA-256",
+            what()
+        ))),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,778 @@
+//! The aggregator's store on PostgreSQL (`--store postgres://…`): one database that several
+//! aggregator processes may share.
+//!
+//! The blocking `postgres` client blocks on a runtime of its own, which tokio refuses (panics)
+//! on a thread that runs async tasks, and the aggregator calls its store from async handlers.
+//! So the connection lives on a thread of its own and every call is shipped to it as a closure
+//! and answered over a channel: the aggregator's code stays the same synchronous calls as on
+//! SQLite, and waiting on a channel is no worse for the async thread than SQLite's mutex.
+//!
+//! What must happen once across processes is decided in the database, in one transaction:
+//! a round's state changes are compare-and-swaps on its row (`SELECT … FOR UPDATE` of the
+//! state left, then the update), so exactly one process moves a round created → closing
+//! (recording the agreed set and the charge) and exactly one closing → released; and every
+//! transaction that charges the budget first locks the one row of `agg_budget`, then checks
+//! the charge against the charges as recorded, so two processes never both spend the last of
+//! the budget. A transaction that fails with a serialization failure or a deadlock is run
+//! again, a bounded number of times.
+
+use std::fmt;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use postgres::error::SqlState;
+use postgres::{Client, IsolationLevel, NoTls, Transaction};
+use sha2::{Digest, Sha256};
+
+use super::{
+    RecordedJob, RecordedState, answer_sha256, charge_sha256, check, check_job_budget, check_round,
+    job_round_sha256, job_sha256, reservation_id, row_sha256,
+};
+use crate::{Error, Result};
+
+/// Times a transaction is tried when PostgreSQL reports a serialization failure (40001) or a
+/// deadlock (40P01) before the error is returned.
+const MAX_ATTEMPTS: u32 = 5;
+
+/// The round states, as the `state` column holds them.
+const STATES: [&str; 5] = ["created", "closing", "aborting", "aborted", "released"];
+
+/// A PostgreSQL database given to the aggregator's `--store`: the client's configuration and
+/// the URL as it may be shown (without its password).
+#[derive(Clone)]
+pub struct AggregatorPgLocation {
+    config: Box<postgres::Config>,
+    shown: String,
+}
+
+impl fmt::Debug for AggregatorPgLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+impl fmt::Display for AggregatorPgLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+impl AggregatorPgLocation {
+    /// Parses a `postgres://` or `postgresql://` URL.
+    ///
+    /// # Errors
+    /// [`Error::Postgres`] naming the URL (without a password) and what is wrong.
+    pub fn parse(url: &str) -> Result<Self> {
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            // Whatever the scheme, what precedes the host may be a password.
+            let shown = match (url.split_once("://"), url.rsplit_once('@')) {
+                (Some((scheme, _)), Some((_, host))) => format!("{scheme}://***@{host}"),
+                _ => url.to_string(),
+            };
+            return Err(Error::Postgres(format!(
+                "--store {shown}: not a PostgreSQL URL (postgres://user@host:port/database); \
+                 leave --store out and give --db for the SQLite store"
+            )));
+        }
+        // The node's parser checks the database and redacts the password, with the same
+        // messages for both services.
+        let shown = crate::node::PgLocation::parse(url)?.to_string();
+        let mut config: postgres::Config = url
+            .parse()
+            .map_err(|e| Error::Postgres(format!("--store {shown}: {e}")))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        config.application_name("dpdist-aggregator");
+        Ok(AggregatorPgLocation {
+            config: Box::new(config),
+            shown,
+        })
+    }
+
+    fn connect(&self) -> Result<Client> {
+        self.config.connect(NoTls).map_err(|e| {
+            Error::Postgres(format!(
+                "{}: cannot connect: {}",
+                self.shown,
+                Error::from(e)
+            ))
+        })
+    }
+}
+
+type Call = Box<dyn FnOnce(&mut Client) + Send>;
+
+pub(crate) struct PgAggregatorStore {
+    calls: mpsc::Sender<Call>,
+    shown: String,
+}
+
+impl PgAggregatorStore {
+    /// Connects (on the store's own thread) and brings the schema up to date.
+    pub fn open(at: &AggregatorPgLocation) -> Result<Self> {
+        let (calls, inbox) = mpsc::channel::<Call>();
+        let (ready, opened) = mpsc::sync_channel(1);
+        let location = at.clone();
+        std::thread::Builder::new()
+            .name("dpdist-aggregator-pg".into())
+            .spawn(move || {
+                let connected = location.connect().and_then(|mut client| {
+                    migrate(&mut client, &location.shown)?;
+                    Ok(client)
+                });
+                let mut client = match connected {
+                    Ok(client) => client,
+                    Err(e) => {
+                        let _ = ready.send(Err(e));
+                        return;
+                    }
+                };
+                let _ = ready.send(Ok(()));
+                // Ends when the store (the only sender) is dropped.
+                for call in inbox {
+                    call(&mut client);
+                }
+            })?;
+        opened
+            .recv()
+            .map_err(|_| Error::Postgres(format!("{}: the store thread stopped", at.shown)))??;
+        Ok(PgAggregatorStore {
+            calls,
+            shown: at.shown.clone(),
+        })
+    }
+
+    /// Runs `f` on the store's thread and waits for its answer.
+    fn call<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Client) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let (reply, answer) = mpsc::sync_channel(1);
+        let gone = || Error::Postgres(format!("{}: the store thread stopped", self.shown));
+        self.calls
+            .send(Box::new(move |client| {
+                let _ = reply.send(f(client));
+            }))
+            .map_err(|_| gone())?;
+        answer.recv().map_err(|_| gone())?
+    }
+
+    /// Runs `f` in a transaction on the store's thread (see [`in_tx`]).
+    fn tx<T: Send + 'static>(
+        &self,
+        f: impl FnMut(&mut Transaction<'_>) -> std::result::Result<T, TxError> + Send + 'static,
+    ) -> Result<T> {
+        self.call(move |client| in_tx(client, f))
+    }
+
+    pub fn charges(&self) -> Result<Vec<f64>> {
+        self.tx(read_charges)
+    }
+
+    pub fn insert_round(&self, id: &str, spec_json: &[u8]) -> Result<()> {
+        let (id, spec) = (id.to_string(), spec_json.to_vec());
+        self.tx(move |tx| {
+            tx.execute(
+                "INSERT INTO agg_rounds (id, spec, state, sha256) VALUES ($1, $2, 'created', $3)
+                 ON CONFLICT (id) DO NOTHING",
+                &[&id, &spec, &&row_sha256(&id, &spec, "created", None)[..]],
+            )?;
+            Ok(())
+        })
+    }
+
+    pub fn specs_in(&self, states: &[&str]) -> Result<Vec<(String, Vec<u8>)>> {
+        let states: Vec<String> = states.iter().map(|s| s.to_string()).collect();
+        self.tx(move |tx| {
+            let mut out = Vec::new();
+            for row in tx.query(
+                "SELECT id, spec, state, detail, sha256 FROM agg_rounds
+                 WHERE state = ANY($1) ORDER BY seq",
+                &[&states],
+            )? {
+                let (id, spec): (String, Vec<u8>) = (row.get(0), row.get(1));
+                let (state, detail): (String, Option<String>) = (row.get(2), row.get(3));
+                check_round(&id, &spec, &state, detail.as_deref(), row.get(4))?;
+                out.push((id, spec));
+            }
+            Ok(out)
+        })
+    }
+
+    pub fn count_by_state(&self) -> Result<Vec<(String, usize)>> {
+        self.tx(|tx| {
+            let mut out: Vec<(String, usize)> = STATES.iter().map(|s| (s.to_string(), 0)).collect();
+            for row in tx.query("SELECT state, COUNT(*) FROM agg_rounds GROUP BY state", &[])? {
+                let (state, n): (String, i64) = (row.get(0), row.get(1));
+                match out.iter_mut().find(|(s, _)| *s == state) {
+                    Some(slot) => slot.1 = n as usize,
+                    None => out.push((state, n as usize)),
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    pub fn round(&self, id: &str) -> Result<Option<(Vec<u8>, RecordedState)>> {
+        let id = id.to_string();
+        self.tx(move |tx| {
+            let Some(row) = tx.query_opt(
+                "SELECT spec, state, detail, sha256 FROM agg_rounds WHERE id = $1",
+                &[&id],
+            )?
+            else {
+                return Ok(None);
+            };
+            let (spec, state, detail): (Vec<u8>, String, Option<String>) =
+                (row.get(0), row.get(1), row.get(2));
+            check_round(&id, &spec, &state, detail.as_deref(), row.get(3))?;
+            Ok(Some((spec, (state, detail))))
+        })
+    }
+
+    pub fn begin_abort(&self, id: &str, reason: &str) -> Result<bool> {
+        let (id, reason) = (id.to_string(), reason.to_string());
+        self.tx(move |tx| transition(tx, &id, "created", "aborting", Some(&reason)))
+    }
+
+    pub fn finish_abort(&self, id: &str) -> Result<()> {
+        let id = id.to_string();
+        self.tx(move |tx| {
+            let reason: Option<String> = tx
+                .query_opt(
+                    "SELECT detail FROM agg_rounds WHERE id = $1 AND state = 'aborting'
+                     FOR UPDATE",
+                    &[&id],
+                )?
+                .and_then(|r| r.get(0));
+            transition(tx, &id, "aborting", "aborted", reason.as_deref())?;
+            Ok(())
+        })
+    }
+
+    pub fn begin_close(
+        &self,
+        id: &str,
+        close_body: &[u8],
+        rho: Option<f64>,
+        fits: impl Fn(&[f64]) -> Result<()> + Send + 'static,
+    ) -> Result<bool> {
+        let (id, body) = (id.to_string(), close_body.to_vec());
+        self.tx(move |tx| {
+            lock_budget(tx)?;
+            if !record_close(tx, &id, &body)? {
+                return Ok(false);
+            }
+            if let Some(rho) = rho {
+                fits(&read_charges(tx)?)?;
+                tx.execute(
+                    "INSERT INTO agg_charges (id, rho, sha256) VALUES ($1, $2, $3)",
+                    &[&id, &rho, &&charge_sha256(&id, rho)[..]],
+                )?;
+            }
+            Ok(true)
+        })
+    }
+
+    pub fn begin_close_job_round(
+        &self,
+        id: &str,
+        close_body: &[u8],
+        job: &str,
+        rho: f64,
+    ) -> Result<bool> {
+        let (id, body, job) = (id.to_string(), close_body.to_vec(), job.to_string());
+        self.tx(move |tx| {
+            lock_budget(tx)?;
+            if !record_close(tx, &id, &body)? {
+                return Ok(false);
+            }
+            check_job_budget(&job, reserved(tx, &job)?, job_rounds_rho(tx, &job)?, rho)?;
+            tx.execute(
+                "UPDATE agg_job_rounds SET rho = $3, sha256 = $4 WHERE round = $1 AND job = $2",
+                &[
+                    &id,
+                    &job,
+                    &rho,
+                    &&job_round_sha256(&id, &job, Some(rho))[..],
+                ],
+            )?;
+            Ok(true)
+        })
+    }
+
+    pub fn close_body(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        let id = id.to_string();
+        self.tx(move |tx| {
+            let Some(row) =
+                tx.query_opt("SELECT body, sha256 FROM agg_closes WHERE id = $1", &[&id])?
+            else {
+                return Ok(None);
+            };
+            let (body, sha256): (Vec<u8>, Vec<u8>) = (row.get(0), row.get(1));
+            check(Some(&sha256), &Sha256::digest(&body).into(), || {
+                format!("the recorded agreed set of round {id}")
+            })?;
+            Ok(Some(body))
+        })
+    }
+
+    pub fn mark_released(&self, id: &str, release_json: &str) -> Result<bool> {
+        let (id, json) = (id.to_string(), release_json.to_string());
+        self.tx(move |tx| transition(tx, &id, "closing", "released", Some(&json)))
+    }
+
+    pub fn insert_job(
+        &self,
+        id: &str,
+        spec: &[u8],
+        status: &[u8],
+        rho: f64,
+        fits: impl Fn(&[f64]) -> Result<()> + Send + 'static,
+    ) -> Result<bool> {
+        let (id, spec, status) = (id.to_string(), spec.to_vec(), status.to_vec());
+        self.tx(move |tx| {
+            lock_budget(tx)?;
+            let inserted = tx.execute(
+                "INSERT INTO agg_jobs (id, spec, status, sha256) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (id) DO NOTHING",
+                &[&id, &spec, &status, &&job_sha256(&id, &spec, &status)[..]],
+            )? == 1;
+            if inserted {
+                fits(&read_charges(tx)?)?;
+                let charge = reservation_id(&id);
+                tx.execute(
+                    "INSERT INTO agg_charges (id, rho, sha256) VALUES ($1, $2, $3)",
+                    &[&charge, &rho, &&charge_sha256(&charge, rho)[..]],
+                )?;
+            }
+            Ok(inserted)
+        })
+    }
+
+    pub fn job(&self, id: &str) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let id = id.to_string();
+        self.tx(move |tx| {
+            let Some(row) = tx.query_opt(
+                "SELECT spec, status, sha256 FROM agg_jobs WHERE id = $1",
+                &[&id],
+            )?
+            else {
+                return Ok(None);
+            };
+            let (spec, status, sha256): (Vec<u8>, Vec<u8>, Vec<u8>) =
+                (row.get(0), row.get(1), row.get(2));
+            check(Some(&sha256), &job_sha256(&id, &spec, &status), || {
+                format!("the recorded job {id}")
+            })?;
+            Ok(Some((spec, status)))
+        })
+    }
+
+    pub fn jobs(&self) -> Result<Vec<RecordedJob>> {
+        self.tx(|tx| {
+            let mut out = Vec::new();
+            for row in tx.query(
+                "SELECT id, spec, status, sha256 FROM agg_jobs ORDER BY seq",
+                &[],
+            )? {
+                let (id, spec, status, sha256): (String, Vec<u8>, Vec<u8>, Vec<u8>) =
+                    (row.get(0), row.get(1), row.get(2), row.get(3));
+                check(Some(&sha256), &job_sha256(&id, &spec, &status), || {
+                    format!("the recorded job {id}")
+                })?;
+                out.push((id, spec, status));
+            }
+            Ok(out)
+        })
+    }
+
+    pub fn set_job_status(&self, id: &str, status: &[u8]) -> Result<()> {
+        let (id, status) = (id.to_string(), status.to_vec());
+        self.tx(move |tx| {
+            let spec = job_spec_for_update(tx, &id)?;
+            tx.execute(
+                "UPDATE agg_jobs SET status = $2, sha256 = $3 WHERE id = $1",
+                &[&id, &status, &&job_sha256(&id, &spec, &status)[..]],
+            )?;
+            Ok(())
+        })
+    }
+
+    pub fn settle_job(
+        &self,
+        id: &str,
+        status: impl Fn(f64) -> Result<Vec<u8>> + Send + 'static,
+    ) -> Result<f64> {
+        let id = id.to_string();
+        self.tx(move |tx| {
+            lock_budget(tx)?;
+            let spec = job_spec_for_update(tx, &id)?;
+            let used = job_rounds_rho(tx, &id)?;
+            let status = status(used)?;
+            let charge = reservation_id(&id);
+            tx.execute(
+                "UPDATE agg_charges SET rho = $2, sha256 = $3 WHERE id = $1",
+                &[&charge, &used, &&charge_sha256(&charge, used)[..]],
+            )?;
+            tx.execute(
+                "UPDATE agg_jobs SET status = $2, sha256 = $3 WHERE id = $1",
+                &[&id, &status, &&job_sha256(&id, &spec, &status)[..]],
+            )?;
+            Ok(used)
+        })
+    }
+
+    pub fn record_answer(&self, job: &str, index: usize, answer: &[u8]) -> Result<Vec<u8>> {
+        let (job, answer) = (job.to_string(), answer.to_vec());
+        self.tx(move |tx| {
+            let participant = index as i64;
+            tx.execute(
+                "INSERT INTO agg_answers (job, participant, answer, sha256)
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (job, participant) DO NOTHING",
+                &[
+                    &job,
+                    &participant,
+                    &answer,
+                    &&answer_sha256(&job, index, &answer)[..],
+                ],
+            )?;
+            let row = tx.query_one(
+                "SELECT answer FROM agg_answers WHERE job = $1 AND participant = $2",
+                &[&job, &participant],
+            )?;
+            Ok(row.get(0))
+        })
+    }
+
+    pub fn answers(&self, job: &str) -> Result<Vec<(usize, Vec<u8>)>> {
+        let job = job.to_string();
+        self.tx(move |tx| {
+            let mut out = Vec::new();
+            for row in tx.query(
+                "SELECT participant, answer, sha256 FROM agg_answers WHERE job = $1
+                 ORDER BY participant",
+                &[&job],
+            )? {
+                let (index, answer, sha256): (i64, Vec<u8>, Vec<u8>) =
+                    (row.get(0), row.get(1), row.get(2));
+                let index = index as usize;
+                check(Some(&sha256), &answer_sha256(&job, index, &answer), || {
+                    format!("participant {index}'s recorded answer to job {job}")
+                })?;
+                out.push((index, answer));
+            }
+            Ok(out)
+        })
+    }
+
+    pub fn link_round(&self, round: &str, job: &str) -> Result<()> {
+        let (round, job) = (round.to_string(), job.to_string());
+        self.tx(move |tx| {
+            tx.execute(
+                "INSERT INTO agg_job_rounds (round, job, rho, sha256) VALUES ($1, $2, NULL, $3)
+                 ON CONFLICT (round) DO NOTHING",
+                &[&round, &job, &&job_round_sha256(&round, &job, None)[..]],
+            )?;
+            Ok(())
+        })
+    }
+
+    pub fn job_of_round(&self, round: &str) -> Result<Option<String>> {
+        let round = round.to_string();
+        self.tx(move |tx| {
+            let Some(row) = tx.query_opt(
+                "SELECT job, rho, sha256 FROM agg_job_rounds WHERE round = $1",
+                &[&round],
+            )?
+            else {
+                return Ok(None);
+            };
+            let (job, rho, sha256): (String, Option<f64>, Vec<u8>) =
+                (row.get(0), row.get(1), row.get(2));
+            check(Some(&sha256), &job_round_sha256(&round, &job, rho), || {
+                format!("the recorded job of round {round}")
+            })?;
+            Ok(Some(job))
+        })
+    }
+
+    /// Test hook: runs `sql` as is (to damage a row as a bad disk or a bad hand would).
+    #[cfg(test)]
+    pub fn execute(&self, sql: &str) -> Result<()> {
+        let sql = sql.to_string();
+        self.call(move |client| Ok(client.batch_execute(&sql)?))
+    }
+}
+
+/// Takes the budget's lock for the rest of the transaction: every transaction that reads the
+/// charges to decide a new one, or changes one, holds it, so they run one at a time across
+/// every process on the database.
+fn lock_budget(tx: &mut Transaction<'_>) -> std::result::Result<(), TxError> {
+    tx.execute("SELECT one FROM agg_budget FOR UPDATE", &[])?;
+    Ok(())
+}
+
+fn read_charges(tx: &mut Transaction<'_>) -> std::result::Result<Vec<f64>, TxError> {
+    let mut out = Vec::new();
+    for row in tx.query("SELECT id, rho, sha256 FROM agg_charges ORDER BY seq", &[])? {
+        let (id, rho, sha256): (String, f64, Vec<u8>) = (row.get(0), row.get(1), row.get(2));
+        check(Some(&sha256), &charge_sha256(&id, rho), || {
+            format!("the recorded charge of round {id}")
+        })?;
+        out.push(rho);
+    }
+    Ok(out)
+}
+
+/// Moves round `id` from `from` to `to` with `detail` (a compare-and-swap: the row is locked,
+/// and a concurrent change is waited for and then seen); false if it was not in `from`.
+fn transition(
+    tx: &mut Transaction<'_>,
+    id: &str,
+    from: &str,
+    to: &str,
+    detail: Option<&str>,
+) -> std::result::Result<bool, TxError> {
+    let Some(row) = tx.query_opt(
+        "SELECT spec FROM agg_rounds WHERE id = $1 AND state = $2 FOR UPDATE",
+        &[&id, &from],
+    )?
+    else {
+        return Ok(false);
+    };
+    let spec: Vec<u8> = row.get(0);
+    let changed = tx.execute(
+        "UPDATE agg_rounds SET state = $3, detail = $4, sha256 = $5 WHERE id = $1 AND state = $2",
+        &[
+            &id,
+            &from,
+            &to,
+            &detail,
+            &&row_sha256(id, &spec, to, detail)[..],
+        ],
+    )?;
+    Ok(changed == 1)
+}
+
+/// created → closing with the close request every node will be sent; false if the round was
+/// not "created".
+fn record_close(
+    tx: &mut Transaction<'_>,
+    id: &str,
+    body: &[u8],
+) -> std::result::Result<bool, TxError> {
+    if !transition(tx, id, "created", "closing", None)? {
+        return Ok(false);
+    }
+    tx.execute(
+        "INSERT INTO agg_closes (id, body, sha256) VALUES ($1, $2, $3)",
+        &[&id, &body, &Sha256::digest(body).as_slice()],
+    )?;
+    Ok(true)
+}
+
+fn job_spec_for_update(
+    tx: &mut Transaction<'_>,
+    id: &str,
+) -> std::result::Result<Vec<u8>, TxError> {
+    match tx.query_opt("SELECT spec FROM agg_jobs WHERE id = $1 FOR UPDATE", &[&id])? {
+        Some(row) => Ok(row.get(0)),
+        None => Err(Error::Job(format!("no job {id}")).into()),
+    }
+}
+
+/// Job `job`'s reservation, checked.
+fn reserved(tx: &mut Transaction<'_>, job: &str) -> std::result::Result<f64, TxError> {
+    let charge = reservation_id(job);
+    let row = tx.query_one(
+        "SELECT rho, sha256 FROM agg_charges WHERE id = $1",
+        &[&charge],
+    )?;
+    let (reserved, sha256): (f64, Vec<u8>) = (row.get(0), row.get(1));
+    check(Some(&sha256), &charge_sha256(&charge, reserved), || {
+        format!("the reservation of job {job}")
+    })?;
+    Ok(reserved)
+}
+
+fn job_rounds_rho(tx: &mut Transaction<'_>, job: &str) -> std::result::Result<f64, TxError> {
+    let mut used = 0.0;
+    for row in tx.query(
+        "SELECT round, rho, sha256 FROM agg_job_rounds WHERE job = $1 ORDER BY seq",
+        &[&job],
+    )? {
+        let (round, rho, sha256): (String, Option<f64>, Vec<u8>) =
+            (row.get(0), row.get(1), row.get(2));
+        check(Some(&sha256), &job_round_sha256(&round, job, rho), || {
+            format!("the recorded charge of job {job}'s round {round}")
+        })?;
+        used += rho.unwrap_or(0.0);
+    }
+    Ok(used)
+}
+
+/// The error of one try of a transaction: PostgreSQL's (maybe retried) or ours (never).
+pub(super) enum TxError {
+    Pg(postgres::Error),
+    Other(Error),
+}
+
+impl From<postgres::Error> for TxError {
+    fn from(e: postgres::Error) -> Self {
+        TxError::Pg(e)
+    }
+}
+
+impl From<Error> for TxError {
+    fn from(e: Error) -> Self {
+        TxError::Other(e)
+    }
+}
+
+fn retryable(e: &postgres::Error) -> bool {
+    matches!(
+        e.code(),
+        Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED
+    )
+}
+
+/// Runs `f` in a READ COMMITTED transaction and commits (what must not race takes row locks
+/// explicitly); runs it again (at most [`MAX_ATTEMPTS`] times in all, after a short pause)
+/// when PostgreSQL reports a serialization failure or a deadlock, in `f` or at commit.
+fn in_tx<T>(
+    client: &mut Client,
+    mut f: impl FnMut(&mut Transaction<'_>) -> std::result::Result<T, TxError>,
+) -> Result<T> {
+    let mut attempt = 1;
+    loop {
+        let outcome = (|| {
+            let mut tx = client
+                .build_transaction()
+                .isolation_level(IsolationLevel::ReadCommitted)
+                .start()?;
+            let value = f(&mut tx)?;
+            tx.commit()?;
+            Ok(value)
+        })();
+        match outcome {
+            Ok(value) => return Ok(value),
+            Err(TxError::Pg(e)) if retryable(&e) && attempt < MAX_ATTEMPTS => {
+                tracing::warn!(attempt, "PostgreSQL: {e}; trying the transaction again");
+                std::thread::sleep(Duration::from_millis(10 << attempt));
+                attempt += 1;
+            }
+            Err(TxError::Pg(e)) => return Err(e.into()),
+            Err(TxError::Other(e)) => return Err(e),
+        }
+    }
+}
+
+/// One schema change of the aggregator's tables.
+struct PgMigration {
+    version: i32,
+    what: &'static str,
+    sql: &'static str,
+}
+
+const AGGREGATOR_MIGRATIONS: &[PgMigration] = &[PgMigration {
+    version: 1,
+    what: "rounds with their state, agreed sets, charges and the budget's lock, jobs, answers",
+    // `seq` keeps the order rows were written in (SQLite's rowid): charges replay, and
+    // rounds and jobs list, oldest first.
+    sql: "CREATE TABLE agg_rounds (
+              seq BIGINT GENERATED ALWAYS AS IDENTITY,
+              id TEXT PRIMARY KEY,
+              spec BYTEA NOT NULL,
+              state TEXT NOT NULL
+                  CHECK (state IN ('created', 'closing', 'aborting', 'aborted', 'released')),
+              detail TEXT,
+              sha256 BYTEA NOT NULL
+          );
+          CREATE TABLE agg_closes (
+              id TEXT PRIMARY KEY REFERENCES agg_rounds (id),
+              body BYTEA NOT NULL,
+              sha256 BYTEA NOT NULL
+          );
+          CREATE TABLE agg_charges (
+              seq BIGINT GENERATED ALWAYS AS IDENTITY,
+              id TEXT PRIMARY KEY,
+              rho DOUBLE PRECISION NOT NULL,
+              sha256 BYTEA NOT NULL
+          );
+          CREATE TABLE agg_budget (one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one));
+          INSERT INTO agg_budget VALUES (TRUE);
+          CREATE TABLE agg_jobs (
+              seq BIGINT GENERATED ALWAYS AS IDENTITY,
+              id TEXT PRIMARY KEY,
+              spec BYTEA NOT NULL,
+              status BYTEA NOT NULL,
+              sha256 BYTEA NOT NULL
+          );
+          CREATE TABLE agg_answers (
+              job TEXT NOT NULL,
+              participant BIGINT NOT NULL,
+              answer BYTEA NOT NULL,
+              sha256 BYTEA NOT NULL,
+              PRIMARY KEY (job, participant)
+          );
+          CREATE TABLE agg_job_rounds (
+              seq BIGINT GENERATED ALWAYS AS IDENTITY,
+              round TEXT PRIMARY KEY,
+              job TEXT NOT NULL,
+              rho DOUBLE PRECISION,
+              sha256 BYTEA NOT NULL
+          );",
+}];
+
+/// Applies the migrations the database lacks, in one transaction with the new version number
+/// in `dpdist_schema` (row `aggregator`), under the advisory lock the node's store takes too,
+/// so processes starting at once on one database take turns. A newer version is refused.
+fn migrate(client: &mut Client, shown: &str) -> Result<()> {
+    let component = "aggregator";
+    let latest = AGGREGATOR_MIGRATIONS.last().map_or(0, |m| m.version);
+    let shown_in_tx = shown.to_string();
+    let applied = in_tx(client, |tx| {
+        tx.execute("SELECT pg_advisory_xact_lock(7243012877761)", &[])?;
+        tx.batch_execute(
+            "CREATE TABLE IF NOT EXISTS dpdist_schema (
+                 component TEXT PRIMARY KEY,
+                 version INTEGER NOT NULL
+             )",
+        )?;
+        let current: i32 = tx
+            .query_opt(
+                "SELECT version FROM dpdist_schema WHERE component = $1",
+                &[&component],
+            )?
+            .map_or(0, |r| r.get(0));
+        if current > latest {
+            return Err(Error::Schema(format!(
+                "{shown_in_tx}: the {component} tables have schema version {current}, written \
+                 by a newer dpdist; this version knows versions up to {latest} and does not \
+                 open them"
+            ))
+            .into());
+        }
+        let mut applied = Vec::new();
+        for m in AGGREGATOR_MIGRATIONS.iter().filter(|m| m.version > current) {
+            tx.batch_execute(m.sql)?;
+            applied.push((m.version, m.what));
+        }
+        tx.execute(
+            "INSERT INTO dpdist_schema (component, version) VALUES ($1, $2)
+             ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version",
+            &[&component, &current.max(latest)],
+        )?;
+        Ok(applied)
+    })?;
+    for (version, what) in applied {
+        tracing::info!(store = shown, version, "schema: {what}");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "postgres_tests.rs"]
+mod tests;
