@@ -807,7 +807,8 @@ fn legacy_close_json(bytes: &[u8], n_clients: usize) -> Result<ShardSet> {
 
 #[cfg(test)]
 mod tests {
-    use super::{legacy_close_json, round_rho};
+    use super::{legacy_close_json, recorded_round, recorded_spec, round_rho};
+    use crate::Error;
     use crate::hex;
     use crate::spec::{RoundSpec, token_hash};
     use share_sealing::NodeKeyPair;
@@ -848,6 +849,35 @@ mod tests {
             "{rho} vs {by_hand}"
         );
         assert!(rho > 0.1);
+    }
+
+    /// A round recorded as a round config reads back under its id; one recorded as JSON with
+    /// its token list inline (older versions) under the id it had then, the SHA-256 of that JSON.
+    #[test]
+    fn recorded_rounds_read_back_under_the_id_they_were_created_with() {
+        use sha2::{Digest, Sha256};
+        let r = round(4);
+        let config = r.config_bytes().unwrap();
+        assert_eq!(recorded_round(&r.id(), &config).unwrap().hash, r.hash);
+        let e = recorded_round(&"ab".repeat(32), &config).unwrap_err();
+        assert!(matches!(e, Error::Integrity(_)), "{e}");
+        // The spec's JSON with the list as its last field, as those versions wrote it.
+        let spec = r.spec.canonical_json();
+        let list = format!(
+            ",\"client_token_sha256\":[\"{}\"]}}",
+            r.spec.client_token_sha256.join("\",\"")
+        );
+        let json = [&spec[..spec.len() - 1], list.as_bytes()].concat();
+        let old_id = hex::encode(&Sha256::digest(&json));
+        let old = recorded_round(&old_id, &json).unwrap();
+        assert_eq!(old.id(), old_id);
+        assert_eq!(old.token_hashes, r.token_hashes);
+        assert!(matches!(
+            recorded_round(&r.id(), &json),
+            Err(Error::Integrity(_))
+        ));
+        assert_eq!(recorded_spec(&config).unwrap().round, 1);
+        assert_eq!(recorded_spec(&json).unwrap().round, 1);
     }
 
     #[test]

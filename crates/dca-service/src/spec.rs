@@ -52,13 +52,11 @@ pub struct RoundSpec {
     pub client_token_sha256: Vec<String>,
 }
 
-/// Prefix of the round id's hash input; bump the version with any change to what is hashed.
-const ROUND_ID_VERSION: u16 = wire::ROUND_CONFIG_VERSION;
-
 /// The round id of the round config with spec `spec_json` (its canonical JSON) and the
 /// `n_clients` token hashes `tokens`: SHA-256 of the round config's bytes
 /// ([`wire::encode_round_config`]), whose magic and version separate it from every other
-/// hash in the system. Streamed: the hashes are read once and not kept.
+/// hash in the system (a new envelope version is a new derivation). Streamed: the hashes are
+/// read once and not kept.
 ///
 /// # Errors
 /// [`Error::InvalidSpec`] if `tokens` yields another number of hashes than `n_clients`; what
@@ -68,7 +66,6 @@ pub fn round_id(
     n_clients: usize,
     tokens: impl IntoIterator<Item = Result<[u8; 32]>>,
 ) -> Result<[u8; 32]> {
-    debug_assert_eq!(ROUND_ID_VERSION, 1);
     let mut h = Sha256::new();
     h.update(wire::round_config_header(spec_json.len())?);
     h.update(spec_json);
