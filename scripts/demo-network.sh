@@ -72,7 +72,7 @@ n="$(wc -l < "$work/rows.csv")"
 for i in $(seq 0 $((n - 1))); do head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; echo; done > "$work/tokens.txt"
 
 common=(--nodes "$nodes" --ca "$work/ca.pem" --admin-token-file "$work/admin.token" --db "$work/agg.sqlite"
-        --spec "$work/round.json" --budget-epsilon 5 --budget-delta 1e-5)
+        --spec "$work/round.config" --budget-epsilon 5 --budget-delta 1e-5)
 # |x| <= 400 for every raw value; replacing one row moves the 11-vector by at most 800·sqrt(11) in l2.
 id="$("$bin" round create "${common[@]}" --round-number 3 --n-clients "$n" --max-dropped 2 --dim 11 \
       --bound 400 --mode "$mode" --sigma 4000 --l2-sensitivity 2653.3 --tokens-file "$work/tokens.txt")"
@@ -82,7 +82,7 @@ export DPD_SEED="$seed"
 start=$(date +%s.%N)
 paste -d' ' <(seq 0 $((n - 1))) "$work/tokens.txt" "$work/rows.csv" | \
   xargs -P 8 -L 1 sh -c '"$0" client upload --nodes "$1" --ca "$2" --spec "$3" --client "$4" --token "$5" --values "$6" ${DPD_SEED:+--insecure-seed "$DPD_SEED"}' \
-    "$bin" "$nodes" "$work/ca.pem" "$work/round.json"
+    "$bin" "$nodes" "$work/ca.pem" "$work/round.config"
 end=$(date +%s.%N)
 echo "uploads done in $(echo "$end - $start" | bc) s" >&2
 "$bin" round status "${common[@]}" >&2
@@ -103,7 +103,7 @@ fi
 echo "second release refused (as it must be)" >&2
 
 if [ -n "$seed" ]; then
-  "$bin" round simulate --spec "$work/round.json" --values-file "$work/rows.csv" --insecure-seed "$seed" > "$work/local.json"
+  "$bin" round simulate --spec "$work/round.config" --values-file "$work/rows.csv" --insecure-seed "$seed" > "$work/local.json"
   python3 - "$work/release.json" "$work/local.json" <<'PY'
 import json, struct, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])

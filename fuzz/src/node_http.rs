@@ -14,7 +14,7 @@ use axum::body::{Body, to_bytes};
 use axum::http::{Method, Request, StatusCode, header};
 use dca_service::node::{NodeOptions, load_or_create_key, now_ms, router};
 use dca_service::spec::{Round, RoundSpec, token_hash};
-use dca_service::{MEDIA_JSON, MEDIA_PAIR_SET, MEDIA_SEALED_SHARE, hex};
+use dca_service::{MEDIA_JSON, MEDIA_PAIR_SET, MEDIA_ROUND_CONFIG, MEDIA_SEALED_SHARE, hex};
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{Client, ClientId, Encode, ShareMode};
 use share_sealing::{NodeKeyPair, NodePublicKey, SealContext};
@@ -204,7 +204,12 @@ pub fn run(data: &[u8]) {
     let admin =
         |method: Method, suffix: &str, body: Vec<u8>| admin_as(method, suffix, MEDIA_JSON, body);
     fixture.runtime.block_on(async {
-        let created = send(&node.router, admin(Method::PUT, "", spec.canonical_json())).await;
+        let config = round.config_bytes().expect("the fixture round holds its tokens");
+        let created = send(
+            &node.router,
+            admin_as(Method::PUT, "", MEDIA_ROUND_CONFIG, config),
+        )
+        .await;
         assert!(created.0.is_success(), "fixture round refused: {created:?}");
         for (op_byte, body) in records(rest) {
             let op = Op::from_byte(op_byte);

@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use dp_noise::PrivacyLoss;
 use dp_noise::accountant::{Accountant, GaussianComposition, RoundCost};
-use fixedpoint_shares::{Aggregator as SumAggregator, Decode, Encode, Release, ShardSet, agree};
+use fixedpoint_shares::{
+    Aggregator as SumAggregator, Decode, Encode, Release, ShardSet, agree, wire,
+};
 use reqwest::StatusCode;
 use serde::Serialize;
 
@@ -21,8 +23,8 @@ use crate::clock::{Clock, SystemClock};
 use crate::job_view::{ParticipantView, SharedParticipantView};
 use crate::node::{AbortRequest, RoundStatus};
 use crate::secret::SecretString;
-use crate::spec::{Round, RoundSpec};
-use crate::{Error, MEDIA_JSON, MEDIA_PAIR_SET, Result, sum_codec};
+use crate::spec::{Round, RoundSpec, decode_round_config, legacy_json_round_id};
+use crate::{Error, MEDIA_JSON, MEDIA_PAIR_SET, MEDIA_ROUND_CONFIG, Result, sum_codec};
 
 /// Polls of a node sum that answers 202 before giving up.
 const SUM_POLLS: u32 = 600;
@@ -286,14 +288,15 @@ impl Aggregator {
         }
         let id = round.id();
         self.refuse_reused_round_number(&round)?;
-        self.store.insert_round(&id, &round.spec.canonical_json())?;
+        let config = round.config_bytes()?;
+        self.store.insert_round(&id, &config)?;
         for url in &self.nodes {
             let r = self
                 .http
                 .put(format!("{url}/rounds/{id}"))
                 .bearer_auth(self.admin_token.expose())
-                .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
-                .body(round.spec.canonical_json())
+                .header(reqwest::header::CONTENT_TYPE, MEDIA_ROUND_CONFIG)
+                .body(config.clone())
                 .send()
                 .await?;
             if !matches!(r.status(), StatusCode::OK | StatusCode::CREATED) {
@@ -312,7 +315,7 @@ impl Aggregator {
     fn refuse_reused_round_number(&self, round: &Round) -> Result<()> {
         let all = ["created", "closing", "aborting", "aborted", "released"];
         for (id, spec) in self.store.specs_in(&all)? {
-            let seen: RoundSpec = serde_json::from_slice(&spec)
+            let seen = recorded_spec(&spec)
                 .map_err(|e| Error::InvalidSpec(format!("stored spec: {e}")))?;
             if seen.round == round.spec.round && id != round.id() {
                 return Err(Error::InvalidSpec(format!(
@@ -728,18 +731,47 @@ fn decode_job(
     Ok((spec, status))
 }
 
-/// A recorded spec as a round, checked to hash to the id it is recorded under.
-fn recorded_round(id: &str, json: &[u8]) -> Result<Round> {
-    let round = serde_json::from_slice::<RoundSpec>(json)
-        .map_err(|e| Error::Integrity(format!("the recorded spec of round {id}: {e}")))?
+/// A recorded round config as a round, checked to hash to the id it is recorded under.
+fn recorded_round(id: &str, bytes: &[u8]) -> Result<Round> {
+    let integrity = |e: String| Error::Integrity(format!("the recorded spec of round {id}: {e}"));
+    if !bytes.starts_with(&wire::ROUND_CONFIG_MAGIC) {
+        return recorded_json_round(id, bytes);
+    }
+    let round = decode_round_config(bytes)
+        .map_err(|e| integrity(e.to_string()))?
         .validate()?;
     if round.id() != id {
-        return Err(Error::Integrity(format!(
-            "the recorded spec of round {id} hashes to {}",
-            round.id()
-        )));
+        return Err(integrity(format!("hashes to {}", round.id())));
     }
     Ok(round)
+}
+
+/// A round recorded before round configs carried their token list in binary: its JSON with
+/// the list inline, whose SHA-256 was the round's id.
+fn recorded_json_round(id: &str, json: &[u8]) -> Result<Round> {
+    let integrity = |e: String| Error::Integrity(format!("the recorded spec of round {id}: {e}"));
+    let mut round = serde_json::from_slice::<RoundSpec>(json)
+        .map_err(|e| integrity(e.to_string()))?
+        .validate()?;
+    let legacy = legacy_json_round_id(&round.spec, round.token_hashes.iter().copied().map(Ok))?;
+    if crate::hex::encode(&legacy) != id {
+        return Err(integrity(format!(
+            "hashes to {}",
+            crate::hex::encode(&legacy)
+        )));
+    }
+    round.hash = legacy;
+    Ok(round)
+}
+
+/// The spec of a recorded round config (or of the JSON older versions recorded).
+fn recorded_spec(bytes: &[u8]) -> Result<RoundSpec> {
+    if bytes.starts_with(&wire::ROUND_CONFIG_MAGIC) {
+        let mut source = bytes;
+        RoundSpec::from_config_json(&wire::read_round_spec(&mut source)?)
+    } else {
+        serde_json::from_slice(bytes).map_err(|e| Error::InvalidSpec(e.to_string()))
+    }
 }
 
 /// Drops a job's shared participant view when a status change is done (or failed), so that the
@@ -789,7 +821,8 @@ fn legacy_close_json(bytes: &[u8], n_clients: usize) -> Result<ShardSet> {
 
 #[cfg(test)]
 mod tests {
-    use super::{legacy_close_json, round_rho};
+    use super::{legacy_close_json, recorded_round, recorded_spec, round_rho};
+    use crate::Error;
     use crate::hex;
     use crate::spec::{RoundSpec, token_hash};
     use share_sealing::NodeKeyPair;
@@ -830,6 +863,35 @@ mod tests {
             "{rho} vs {by_hand}"
         );
         assert!(rho > 0.1);
+    }
+
+    /// A round recorded as a round config reads back under its id; one recorded as JSON with
+    /// its token list inline (older versions) under the id it had then, the SHA-256 of that JSON.
+    #[test]
+    fn recorded_rounds_read_back_under_the_id_they_were_created_with() {
+        use sha2::{Digest, Sha256};
+        let r = round(4);
+        let config = r.config_bytes().unwrap();
+        assert_eq!(recorded_round(&r.id(), &config).unwrap().hash, r.hash);
+        let e = recorded_round(&"ab".repeat(32), &config).unwrap_err();
+        assert!(matches!(e, Error::Integrity(_)), "{e}");
+        // The spec's JSON with the list as its last field, as those versions wrote it.
+        let spec = r.spec.canonical_json();
+        let list = format!(
+            ",\"client_token_sha256\":[\"{}\"]}}",
+            r.spec.client_token_sha256.join("\",\"")
+        );
+        let json = [&spec[..spec.len() - 1], list.as_bytes()].concat();
+        let old_id = hex::encode(&Sha256::digest(&json));
+        let old = recorded_round(&old_id, &json).unwrap();
+        assert_eq!(old.id(), old_id);
+        assert_eq!(old.token_hashes, r.token_hashes);
+        assert!(matches!(
+            recorded_round(&r.id(), &json),
+            Err(Error::Integrity(_))
+        ));
+        assert_eq!(recorded_spec(&config).unwrap().round, 1);
+        assert_eq!(recorded_spec(&json).unwrap().round, 1);
     }
 
     #[test]

@@ -18,12 +18,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::{Deserialize, Serialize};
 
-use crate::Error;
 use crate::aggregator::{Aggregator, PublishedRelease};
 use crate::body::BodyBudget;
 use crate::metrics::Metrics;
-use crate::problem::{ApiError, ApiResult, healthz, json, require_token};
-use crate::spec::{RoundSpec, token_hash};
+use crate::problem::{ApiError, ApiResult, content_type_is, healthz, json, require_token};
+use crate::spec::{decode_round_config, token_hash};
+use crate::{Error, MEDIA_ROUND_CONFIG};
 
 /// Largest round configuration accepted (bytes): N token hashes of 67 bytes dominate.
 pub const MAX_SPEC_BYTES: usize = 64 << 20;
@@ -104,14 +104,16 @@ async fn create(
         crate::body::drain_refused(&headers, body, 1 << 20, Duration::from_secs(5));
         return Err(refused);
     }
+    if let Err(refused) = content_type_is(&headers, MEDIA_ROUND_CONFIG) {
+        crate::body::drain_refused(&headers, body, 1 << 20, Duration::from_secs(5));
+        return Err(refused);
+    }
     let (body, _permit) = s
         .spec_bytes
         .read(&headers, body, MAX_SPEC_BYTES, SPEC_BODY_TIMEOUT)
         .await
         .map_err(|e| ApiError::new(e.status(), e.kind(), e.to_string()))?;
-    let spec: RoundSpec = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::bad_request(format!("round config: {e}")))?;
-    let round = spec.validate()?;
+    let round = decode_round_config(&body)?.validate()?;
     if round.id() != id.to_ascii_lowercase() {
         return Err(ApiError::bad_request(format!(
             "round id must be the config's SHA-256, {}",

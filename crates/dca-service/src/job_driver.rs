@@ -342,7 +342,8 @@ impl JobTransport {
                          pipeline asks for now"
                     )));
                 }
-                recorded.spec.clone().validate()?
+                // The recorded spec keeps no token list: rebuilt from the roster.
+                crate::job_view::ParticipantRound::spec_for(recorded, &self.spec)?.validate()?
             }
             None => self.new_round(dca, rule, step).await?,
         };

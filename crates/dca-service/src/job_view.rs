@@ -1,8 +1,7 @@
 //! What a participant polls: a job's view without anything that grows with the roster.
 //!
-//! The analyst's view (`JobView`) carries the whole roster and, in every round's config, the
-//! token hash of every client: O(N) bytes per poll, so N participants polling cost O(N²). A
-//! participant needs neither on every poll. It fetches the job's spec once (`GET
+//! The analyst's view (`JobView`) carries the whole roster: O(N) bytes per poll, so N
+//! participants polling cost O(N²). A participant does not need it on every poll. It fetches the job's spec once (`GET
 //! /jobs/{id}/spec`, checked against the job's id, which is its SHA-256) and then polls this
 //! view, whose rounds list their clients as a bitset over the roster and leave the token list
 //! out: the participant rebuilds the list from the roster it holds ([`ParticipantRound::spec_for`])
@@ -44,9 +43,9 @@ pub struct ParticipantView {
 pub struct ParticipantRound {
     /// The pipeline's step.
     pub step: u64,
-    /// Hex round id (the SHA-256 of the whole config, token list included).
+    /// Hex round id (the SHA-256 of the whole round config, token list included).
     pub id: String,
-    /// The round's config with `client_token_sha256` empty.
+    /// The round's spec (the token list is not in it: see [`ParticipantRound::spec_for`]).
     pub spec: RoundSpec,
     /// What each participant contributes (the job kind's rule, JSON).
     pub rule: String,

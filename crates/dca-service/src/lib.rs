@@ -45,6 +45,9 @@
 //!     client_token_sha256: vec![hex::encode(&token_hash("a")), hex::encode(&token_hash("b"))],
 //! };
 //! let round = spec.clone().validate()?;
+//! // What travels (`application/dpdist-round-config`); its SHA-256 is the round id.
+//! let config = round.config_bytes()?;
+//! assert_eq!(dca_service::spec::decode_round_config(&config)?, spec);
 //! let wider = RoundSpec { bound: 2.0, ..spec }.validate()?;
 //! assert_eq!(round.id().len(), 64);
 //! assert_ne!(round.id(), wider.id());
@@ -114,8 +117,11 @@ pub type Result<T> = std::result::Result<T, Error>;
 pub const MEDIA_SEALED_SHARE: &str = "application/dpdist-sealed-share";
 /// Media type of a node sum (response of `GET /rounds/{id}/sum`).
 pub const MEDIA_NODE_SUM: &str = "application/dpdist-node-sum";
-/// Media type of round configurations, statuses and the other small bodies.
+/// Media type of statuses, job specs and the other small bodies.
 pub const MEDIA_JSON: &str = "application/json";
+/// Media type of a round config (`PUT /rounds/{id}` on node and aggregator): its JSON spec,
+/// then its client token list, in the binary codec of `fixedpoint_shares::wire`.
+pub const MEDIA_ROUND_CONFIG: &str = "application/dpdist-round-config";
 /// Media type of a set of (client, shard attempt) pairs in the binary codec of
 /// `fixedpoint_shares::wire` (a node's received set, the agreed set of a close request).
 pub const MEDIA_PAIR_SET: &str = "application/dpdist-pair-set";

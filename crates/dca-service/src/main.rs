@@ -294,7 +294,7 @@ struct Connection {
 struct RoundArgs {
     #[command(flatten)]
     conn: Connection,
-    /// The round configuration (JSON, see docs/http-api.md).
+    /// The round config file (`application/dpdist-round-config`, see docs/http-api.md).
     #[arg(long)]
     spec: PathBuf,
     /// File holding the aggregator's bearer token.
@@ -317,7 +317,7 @@ enum ClientCommand {
     Upload {
         #[command(flatten)]
         conn: Connection,
-        /// The round configuration (JSON).
+        /// The round config file, as `round create` writes it.
         #[arg(long)]
         spec: PathBuf,
         /// This client's id.
@@ -394,7 +394,7 @@ enum RoundCommand {
     /// `--insecure-seed` derived at i, as `client upload --insecure-seed` does) and print its
     /// release: the reference a network run must equal bit for bit.
     Simulate {
-        /// The round configuration (JSON).
+        /// The round config file, as `round create` writes it.
         #[arg(long)]
         spec: PathBuf,
         /// One client per line, comma-separated values, line i = client i.
@@ -407,7 +407,7 @@ enum RoundCommand {
 }
 
 fn read_spec(path: &Path) -> Result<RoundSpec> {
-    serde_json::from_slice(&read(path, "--spec")?)
+    dca_service::spec::decode_round_config(&read(path, "--spec")?)
         .map_err(|e| Error::InvalidSpec(format!("--spec {}: {e}", path.display())))
 }
 
@@ -725,7 +725,7 @@ async fn run(cli: Cli) -> Result<()> {
                 client_token_sha256: token_hashes,
             };
             let round = agg.create_round(spec).await?;
-            std::fs::write(&a.spec, round.spec.canonical_json())
+            std::fs::write(&a.spec, round.config_bytes()?)
                 .map_err(|e| io_at(e, "--spec", &a.spec))?;
             match round.config.noise() {
                 Some(_) => println!("{}", round.id()),

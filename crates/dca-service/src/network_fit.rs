@@ -21,7 +21,7 @@ use zeroize::Zeroizing;
 use crate::messages::{NodeList, PublishedRelease};
 use crate::secret::SecretString;
 use crate::spec::{planned_round, token_hash};
-use crate::{Error, MEDIA_JSON, Result, hex};
+use crate::{Error, MEDIA_ROUND_CONFIG, Result, hex};
 
 /// How long a job waits for an aggregator that cannot be reached or answers 5xx before it
 /// gives up (a restart takes seconds).
@@ -143,6 +143,7 @@ impl NetworkTransport {
                 .collect(),
         )?);
         let id = round.id();
+        let config_bytes = round.config_bytes()?;
         // Creating a round is idempotent, so it is simply sent again until it gets an answer.
         let created = self
             .patiently(
@@ -152,8 +153,8 @@ impl NetworkTransport {
                     self.http
                         .put(format!("{}/rounds/{id}", self.aggregator_url))
                         .bearer_auth(self.analyst_token.expose())
-                        .header(reqwest::header::CONTENT_TYPE, MEDIA_JSON)
-                        .body(round.spec.canonical_json())
+                        .header(reqwest::header::CONTENT_TYPE, MEDIA_ROUND_CONFIG)
+                        .body(config_bytes.clone())
                 },
             )
             .await?;

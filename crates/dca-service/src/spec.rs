@@ -1,29 +1,25 @@
 //! The round configuration all parties agree on, and its hash (the round's resource id).
 
 use dp_noise::discrete::distributed_zcdp_rho;
-use fixedpoint_shares::{RoundConfig, RoundId, RoundParams, ShareMode};
+use fixedpoint_shares::{RoundConfig, RoundId, RoundParams, ShareMode, wire};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use share_sealing::NodePublicKey;
 
-use crate::{Error, Result, hex};
+use crate::{Error, MEDIA_ROUND_CONFIG, Result, hex};
 
 /// How every output about a round without noise is marked (CLI lines, the aggregator's log and
 /// its published release): such a round releases the exact sum, which is not differentially
 /// private.
 pub const NON_PRIVATE_MARK: &str = "NON-PRIVATE: exact sum, no noise";
 
-/// Everything that defines a round. Its canonical JSON (this struct serialized by serde_json,
-/// fields in this order, no whitespace) is hashed with SHA-256; that hash, in hex, is the
-/// round's id in every URL and goes into every sealed share's associated data.
-pub type RoundSpec = RoundSpecOf<Vec<String>>;
-
-/// A round spec whose client token list is held as `L`: hex strings ([`RoundSpec`]), or
-/// decoded 32-byte hashes ([`TokenHashes`], what a compute node parses the config into).
-/// Both serialize to the same canonical JSON.
+/// Everything that defines a round but its client token list: the spec of a round config.
+/// Its canonical JSON (this struct serialized by serde_json, fields in this order, no
+/// whitespace) travels in the round config ([`fixedpoint_shares::wire::read_round_spec`])
+/// followed by the token list in binary; the round's id is [`round_id`] of the two.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RoundSpecOf<L> {
+pub struct RoundSpec {
     /// Numeric round id (inside share messages).
     pub round: u64,
     /// N.
@@ -49,291 +45,120 @@ pub struct RoundSpecOf<L> {
     pub deadline_unix_ms: u64,
     /// Hex X25519 public key of each node, index = node index.
     pub node_keys: Vec<String>,
-    /// Hex SHA-256 of each client's bearer token, index = client id.
-    pub client_token_sha256: L,
+    /// Hex SHA-256 of each client's bearer token, index = client id. Never written in the
+    /// JSON: it travels as the round config's binary token list. Read from JSON only so that
+    /// records of older versions (which listed it inline) can still be read.
+    #[serde(default, skip_serializing)]
+    pub client_token_sha256: Vec<String>,
 }
 
-/// The clients' token hashes, decoded from the config's hex strings as they are parsed (no
-/// `String` per client); serialized back as lower-case hex, so only lower-case hex is accepted
-/// (anything else would not hash to the aggregator's round id).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TokenHashes(pub Vec<[u8; 32]>);
-
-impl Serialize for TokenHashes {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        let mut seq = s.serialize_seq(Some(self.0.len()))?;
-        let mut buf = [0u8; 64];
-        for h in &self.0 {
-            seq.serialize_element(hex::encode_into(h, &mut buf))?;
-        }
-        seq.end()
-    }
-}
-
-/// One token hash: 64 lower-case hex digits, decoded as it is read.
-struct HashSeed;
-
-impl<'de> serde::de::DeserializeSeed<'de> for HashSeed {
-    type Value = [u8; 32];
-    fn deserialize<D: serde::Deserializer<'de>>(
-        self,
-        d: D,
-    ) -> std::result::Result<[u8; 32], D::Error> {
-        struct One;
-        impl serde::de::Visitor<'_> for One {
-            type Value = [u8; 32];
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("64 lower-case hex digits")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<[u8; 32], E> {
-                if v.bytes().any(|b| b.is_ascii_uppercase()) {
-                    return Err(E::invalid_value(serde::de::Unexpected::Str(v), &self));
-                }
-                hex::decode_array::<32>(v)
-                    .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Str(v), &self))
-            }
-        }
-        d.deserialize_str(One)
-    }
-}
-
-/// Reads a JSON list of token hashes, handing each decoded hash to `sink` (which may fail
-/// with a message); returns how many there were.
-fn visit_token_list<'de, A: serde::de::SeqAccess<'de>>(
-    mut seq: A,
-    mut sink: impl FnMut([u8; 32]) -> std::result::Result<(), String>,
-) -> std::result::Result<usize, A::Error> {
-    let mut i = 0usize;
-    loop {
-        match seq
-            .next_element_seed(HashSeed)
-            .map_err(|e| serde::de::Error::custom(format!("client {i}'s token hash: {e}")))?
-        {
-            Some(h) => sink(h).map_err(serde::de::Error::custom)?,
-            None => return Ok(i),
-        }
-        i += 1;
-    }
-}
-
-impl<'de> Deserialize<'de> for TokenHashes {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct List;
-        impl<'de> serde::de::Visitor<'de> for List {
-            type Value = TokenHashes;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a list of client token hashes")
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                seq: A,
-            ) -> std::result::Result<TokenHashes, A::Error> {
-                // The length is rarely known up front (JSON): the vector grows by doubling
-                // and is trimmed to 32 bytes per client at the end.
-                let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
-                visit_token_list(seq, |h| {
-                    v.push(h);
-                    Ok(())
-                })?;
-                v.shrink_to_fit();
-                Ok(TokenHashes(v))
-            }
-        }
-        d.deserialize_seq(List)
-    }
-}
-
-/// A token list that is checked (every entry 64 lower-case hex digits) and counted as it is
-/// parsed, and not kept: what a compute node parses a round config into first, in O(1) memory
-/// (the hashes are read again by [`spool_token_hashes`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TokenCount(pub usize);
-
-impl<'de> Deserialize<'de> for TokenCount {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Count;
-        impl<'de> serde::de::Visitor<'de> for Count {
-            type Value = TokenCount;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a list of client token hashes")
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                seq: A,
-            ) -> std::result::Result<TokenCount, A::Error> {
-                visit_token_list(seq, |_| Ok(())).map(TokenCount)
-            }
-        }
-        d.deserialize_seq(Count)
-    }
-}
-
-/// Reads a round config's JSON from `config` (already parsed once into
-/// `RoundSpecOf<TokenCount>`, so it is known to be well formed) and writes its client token
-/// hashes to `out`, 32 raw bytes each, in order; every other field is skipped. Returns their
-/// number. Memory is O(1) in the number of clients.
+/// The round id of the round config with spec `spec_json` (its canonical JSON) and the
+/// `n_clients` token hashes `tokens`: SHA-256 of the round config's bytes
+/// ([`wire::encode_round_config`]), whose magic and version separate it from every other
+/// hash in the system (a new envelope version is a new derivation). Streamed: the hashes are
+/// read once and not kept.
 ///
 /// # Errors
-/// [`Error::InvalidSpec`] for JSON that is not a config, [`Error::Io`] if `out` fails.
-pub fn spool_token_hashes(
-    config: impl std::io::Read,
-    out: &mut impl std::io::Write,
-) -> Result<usize> {
-    struct Top<'a, W>(&'a mut W);
-    impl<'de, W: std::io::Write> serde::de::DeserializeSeed<'de> for Top<'_, W> {
-        type Value = usize;
-        fn deserialize<D: serde::Deserializer<'de>>(
-            self,
-            d: D,
-        ) -> std::result::Result<usize, D::Error> {
-            d.deserialize_map(self)
-        }
+/// [`Error::InvalidSpec`] if `tokens` yields another number of hashes than `n_clients`; what
+/// `tokens` fails with.
+pub fn round_id(
+    spec_json: &[u8],
+    n_clients: usize,
+    tokens: impl IntoIterator<Item = Result<[u8; 32]>>,
+) -> Result<[u8; 32]> {
+    let mut h = Sha256::new();
+    h.update(wire::round_config_header(spec_json.len())?);
+    h.update(spec_json);
+    h.update(wire::token_list_header(n_clients)?);
+    let mut k = 0usize;
+    for t in tokens {
+        h.update(t?);
+        k += 1;
     }
-    impl<'de, W: std::io::Write> serde::de::Visitor<'de> for Top<'_, W> {
-        type Value = usize;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a round config")
-        }
-        fn visit_map<A: serde::de::MapAccess<'de>>(
-            self,
-            mut map: A,
-        ) -> std::result::Result<usize, A::Error> {
-            let mut n = 0;
-            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                if key == "client_token_sha256" {
-                    n = map.next_value_seed(ListSeed(&mut *self.0))?;
-                } else {
-                    map.next_value::<serde::de::IgnoredAny>()?;
-                }
-            }
-            Ok(n)
-        }
+    if k != n_clients {
+        return Err(Error::InvalidSpec(format!(
+            "{k} client token hashes for {n_clients} clients"
+        )));
     }
-    struct ListSeed<'a, W>(&'a mut W);
-    impl<'de, W: std::io::Write> serde::de::DeserializeSeed<'de> for ListSeed<'_, W> {
-        type Value = usize;
-        fn deserialize<D: serde::Deserializer<'de>>(
-            self,
-            d: D,
-        ) -> std::result::Result<usize, D::Error> {
-            d.deserialize_seq(self)
-        }
-    }
-    impl<'de, W: std::io::Write> serde::de::Visitor<'de> for ListSeed<'_, W> {
-        type Value = usize;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a list of client token hashes")
-        }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(
-            self,
-            seq: A,
-        ) -> std::result::Result<usize, A::Error> {
-            let out = self.0;
-            visit_token_list(seq, |h| {
-                out.write_all(&h)
-                    .map_err(|e| format!("spooling token hashes: {e}"))
-            })
-        }
-    }
-    let mut de = serde_json::Deserializer::from_reader(config);
-    let n = serde::de::DeserializeSeed::deserialize(Top(out), &mut de)
-        .map_err(|e| Error::InvalidSpec(format!("round config: {e}")))?;
-    de.end()
-        .map_err(|e| Error::InvalidSpec(format!("round config: {e}")))?;
-    Ok(n)
+    Ok(h.finalize().into())
 }
 
-/// A token list serialized from raw 32-byte hashes read from `R` (e.g. the file
-/// [`spool_token_hashes`] wrote, or a node's store), as the lower-case hex strings the config
-/// carried: a spec holding it hashes to the round id without the list ever being in memory.
-pub struct TokenHashReader<R> {
-    source: std::cell::RefCell<R>,
-    n: usize,
+/// The id a round had before round configs carried their token list in binary: SHA-256 of the
+/// spec's canonical JSON with `client_token_sha256` as its last field, a list of lower-case
+/// hex strings. Only for recognising rounds recorded by such versions.
+pub fn legacy_json_round_id(
+    spec: &RoundSpec,
+    tokens: impl IntoIterator<Item = Result<[u8; 32]>>,
+) -> Result<[u8; 32]> {
+    let json = spec.canonical_json();
+    let mut h = Sha256::new();
+    h.update(&json[..json.len().saturating_sub(1)]);
+    h.update(b",\"client_token_sha256\":[");
+    let mut buf = [0u8; 64];
+    for (i, t) in tokens.into_iter().enumerate() {
+        if i > 0 {
+            h.update(b",");
+        }
+        h.update(b"\"");
+        h.update(hex::encode_into(&t?, &mut buf));
+        h.update(b"\"");
+    }
+    h.update(b"]}");
+    Ok(h.finalize().into())
 }
 
-impl<R: std::io::Read> TokenHashReader<R> {
-    /// `n` hashes to be read from `source`.
-    pub fn new(source: R, n: usize) -> Self {
-        Self {
-            source: std::cell::RefCell::new(source),
-            n,
-        }
+/// Reads the client token hashes of a hex list.
+fn decode_token_list(hex_list: &[String]) -> Result<Vec<[u8; 32]>> {
+    // Sized up front: collecting through `Result` would grow by doubling and keep up to
+    // twice the 32 bytes per client for the round's lifetime.
+    let mut token_hashes = Vec::with_capacity(hex_list.len());
+    for (i, h) in hex_list.iter().enumerate() {
+        token_hashes.push(hex::decode_array::<32>(h).ok_or_else(|| {
+            Error::InvalidSpec(format!("client {i}'s token hash is not 64 hex digits"))
+        })?);
     }
-}
-
-impl<R: std::io::Read> Serialize for TokenHashReader<R> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::{Error as _, SerializeSeq};
-        let mut source = self
-            .source
-            .try_borrow_mut()
-            .map_err(|_| S::Error::custom("token hash source already in use"))?;
-        let mut seq = s.serialize_seq(Some(self.n))?;
-        let (mut h, mut buf) = ([0u8; 32], [0u8; 64]);
-        for i in 0..self.n {
-            source
-                .read_exact(&mut h)
-                .map_err(|e| S::Error::custom(format!("reading token hash {i}: {e}")))?;
-            seq.serialize_element(hex::encode_into(&h, &mut buf))?;
-        }
-        seq.end()
-    }
+    Ok(token_hashes)
 }
 
 /// A spec that passed every check, with what the parties derive from it.
 #[derive(Debug, Clone)]
 pub struct Round {
-    /// The spec.
+    /// The spec (its hex token list empty on a party that does not keep it).
     pub spec: RoundSpec,
-    /// SHA-256 of the canonical JSON.
+    /// The round id: [`round_id`] of the spec and token list.
     pub hash: [u8; 32],
     /// The DCA configuration.
     pub config: RoundConfig,
     /// Parsed node keys.
     pub node_keys: Vec<NodePublicKey>,
-    /// Parsed token hashes.
+    /// Parsed token hashes (empty on a party that keeps them elsewhere: a compute node).
     pub token_hashes: Vec<[u8; 32]>,
 }
 
-impl<L: Serialize> RoundSpecOf<L> {
-    /// The canonical bytes that are hashed.
+impl RoundSpec {
+    /// The canonical JSON of the spec (without the token list): the spec part of the round
+    /// config.
     pub fn canonical_json(&self) -> Vec<u8> {
         serde_json::to_vec(self).unwrap_or_default()
     }
 
-    /// SHA-256 of [`RoundSpecOf::canonical_json`].
-    pub fn hash(&self) -> [u8; 32] {
-        // Serializing these fields cannot fail (a token list read from a source can: see
-        // [`RoundSpecOf::try_hash`]).
-        self.try_hash().unwrap_or_default()
-    }
-
-    /// As [`RoundSpecOf::hash`], for a token list that can fail to serialize
-    /// ([`TokenHashReader`]).
+    /// The spec of a round config, as its spec part is parsed: a spec that lists the token
+    /// hashes inline is refused, since the id covers the binary list only.
     ///
     /// # Errors
-    /// [`Error::InvalidSpec`] with the serializer's message.
-    pub fn try_hash(&self) -> Result<[u8; 32]> {
-        // Streamed into the hash: the JSON (~70 bytes per client) is never held whole.
-        struct HashWriter(Sha256);
-        impl std::io::Write for HashWriter {
-            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                self.0.update(buf);
-                Ok(buf.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
+    /// [`Error::InvalidSpec`] naming the cause.
+    pub fn from_config_json(json: &[u8]) -> Result<Self> {
+        let spec: RoundSpec = serde_json::from_slice(json)
+            .map_err(|e| Error::InvalidSpec(format!("round spec: {e}")))?;
+        if !spec.client_token_sha256.is_empty() {
+            return Err(Error::InvalidSpec(format!(
+                "round spec lists client_token_sha256 inline; a round config ({MEDIA_ROUND_CONFIG}) \
+                 carries the token hashes in binary after the spec"
+            )));
         }
-        let mut w = HashWriter(Sha256::new());
-        serde_json::to_writer(&mut w, self)
-            .map_err(|e| Error::InvalidSpec(format!("hashing the config: {e}")))?;
-        Ok(w.0.finalize().into())
+        Ok(spec)
     }
-}
 
-impl<L> RoundSpecOf<L> {
     /// The share mode.
     pub fn share_mode(&self) -> Result<ShareMode> {
         match self.mode.as_str() {
@@ -345,9 +170,9 @@ impl<L> RoundSpecOf<L> {
         }
     }
 
-    /// Checks everything but the token list's contents (`n_tokens` is its length) and derives
-    /// the DCA configuration and the node keys.
-    fn check(&self, n_tokens: usize) -> Result<(RoundConfig, Vec<NodePublicKey>)> {
+    /// Checks everything but the token list and derives the DCA configuration and the node
+    /// keys.
+    fn check(&self) -> Result<(RoundConfig, Vec<NodePublicKey>)> {
         let params = RoundParams {
             round: RoundId(self.round),
             n_clients: self.n_clients,
@@ -365,12 +190,6 @@ impl<L> RoundSpecOf<L> {
                 "{} node keys for {} nodes",
                 self.node_keys.len(),
                 self.n_nodes
-            )));
-        }
-        if n_tokens != self.n_clients {
-            return Err(Error::InvalidSpec(format!(
-                "{n_tokens} client token hashes for {} clients",
-                self.n_clients
             )));
         }
         if self.noise_sigma_total.is_some()
@@ -395,101 +214,46 @@ impl<L> RoundSpecOf<L> {
         Ok((config, node_keys))
     }
 
-    /// The same spec with another token list, and the list it had.
-    fn replace_tokens<M>(self, tokens: M) -> (RoundSpecOf<M>, L) {
-        let RoundSpecOf {
-            round,
-            n_clients,
-            n_nodes,
-            max_dropped,
-            dim,
-            bound,
-            mode,
-            noise_sigma_total,
-            l2_sensitivity,
-            frac_bits,
-            deadline_unix_ms,
-            node_keys,
-            client_token_sha256,
-        } = self;
-        (
-            RoundSpecOf {
-                round,
-                n_clients,
-                n_nodes,
-                max_dropped,
-                dim,
-                bound,
-                mode,
-                noise_sigma_total,
-                l2_sensitivity,
-                frac_bits,
-                deadline_unix_ms,
-                node_keys,
-                client_token_sha256: tokens,
-            },
-            client_token_sha256,
-        )
+    /// Checks everything and derives the DCA configuration; the round keeps the token
+    /// hashes decoded (`token_hashes`) as well as the spec's hex list.
+    pub fn validate(mut self) -> Result<Round> {
+        let token_hashes = decode_token_list(&self.client_token_sha256)?;
+        let hex_list = std::mem::take(&mut self.client_token_sha256);
+        let mut round = self.validate_with_tokens(token_hashes)?;
+        round.spec.client_token_sha256 = hex_list;
+        Ok(round)
     }
-}
 
-impl RoundSpec {
-    /// Checks everything and derives the DCA configuration.
-    pub fn validate(self) -> Result<Round> {
-        let (config, node_keys) = self.check(self.client_token_sha256.len())?;
-        // Sized up front: collecting through `Result` would grow by doubling and keep up to
-        // twice the 32 bytes per client for the round's lifetime.
-        let mut token_hashes = Vec::with_capacity(self.client_token_sha256.len());
-        for (i, h) in self.client_token_sha256.iter().enumerate() {
-            token_hashes.push(hex::decode_array::<32>(h).ok_or_else(|| {
-                Error::InvalidSpec(format!("client {i}'s token hash is not 64 hex digits"))
-            })?);
-        }
-        let hash = self.hash();
-        Ok(Round {
-            spec: self,
-            hash,
-            config,
-            node_keys,
-            token_hashes,
-        })
-    }
-}
-
-impl RoundSpecOf<TokenHashes> {
-    /// Checks everything and derives the DCA configuration, like [`RoundSpec::validate`]; the
-    /// round's `spec` keeps no token list (`token_hashes` has them). Hashes to the same id as
-    /// the [`RoundSpec`] with the same lower-case hex strings.
-    pub fn validate(self) -> Result<Round> {
-        let (config, node_keys) = self.check(self.client_token_sha256.0.len())?;
-        let hash = self.hash();
-        let (spec, tokens) = self.replace_tokens(Vec::new());
-        Ok(Round {
-            spec,
-            hash,
-            config,
-            node_keys,
-            token_hashes: tokens.0,
-        })
-    }
-}
-
-impl RoundSpecOf<TokenCount> {
-    /// Checks everything and derives the DCA configuration, like [`RoundSpec::validate`], for
-    /// a config whose token list was only counted: `tokens` yields its hashes, 32 raw bytes
-    /// each, in order (as [`spool_token_hashes`] wrote them); they are read once, streaming,
-    /// to hash the config, and not kept. The round's `spec` and `token_hashes` are empty.
+    /// As [`RoundSpec::validate`] for a spec without its list and the token hashes decoded.
     ///
     /// # Errors
-    /// As [`RoundSpec::validate`]; [`Error::InvalidSpec`] if `tokens` ends early or fails.
-    pub fn validate_with(self, tokens: impl std::io::Read) -> Result<Round> {
-        let n = self.client_token_sha256.0;
-        let (config, node_keys) = self.check(n)?;
-        let (spec, _) = self.replace_tokens(Vec::new());
-        let (with_reader, empty) = spec.replace_tokens(TokenHashReader::new(tokens, n));
-        let hash = with_reader.try_hash()?;
+    /// As [`RoundSpec::validate`].
+    pub fn validate_with_tokens(self, token_hashes: Vec<[u8; 32]>) -> Result<Round> {
+        let mut round = self.validate_streamed(token_hashes.iter().copied().map(Ok))?;
+        round.token_hashes = token_hashes;
+        Ok(round)
+    }
+
+    /// As [`RoundSpec::validate`] for a spec without its list, whose token hashes `tokens`
+    /// yields in order: they are read once, to derive the id, and not kept (the round's
+    /// `token_hashes` is empty).
+    ///
+    /// # Errors
+    /// As [`RoundSpec::validate`]; what `tokens` fails with; [`Error::InvalidSpec`] if it
+    /// yields another number of hashes than the spec's clients, or the spec lists its own.
+    pub fn validate_streamed(
+        self,
+        tokens: impl IntoIterator<Item = Result<[u8; 32]>>,
+    ) -> Result<Round> {
+        if !self.client_token_sha256.is_empty() {
+            return Err(Error::InvalidSpec(
+                "the spec lists its token hashes and is given others".into(),
+            ));
+        }
+        let (config, node_keys) = self.check()?;
+        let hash = round_id(&self.canonical_json(), self.n_clients, tokens)?;
         Ok(Round {
-            spec: with_reader.replace_tokens(empty).0,
+            spec: self,
             hash,
             config,
             node_keys,
@@ -499,10 +263,27 @@ impl RoundSpecOf<TokenCount> {
 }
 
 impl Round {
-    /// Frees the spec's hex token list (`spec.client_token_sha256`: a `String` per client,
-    /// ~100 bytes each with the allocator's overhead); `token_hashes` keeps the 32 bytes per
-    /// client that authentication needs. For a party that has already hashed and stored the
-    /// canonical JSON and never serializes the spec again (a compute node).
+    /// The round config as it travels: header, the spec's canonical JSON, the token list.
+    /// Its SHA-256 is the round id.
+    ///
+    /// # Errors
+    /// [`Error::InvalidSpec`] for a round that does not hold its token hashes (a compute
+    /// node's).
+    pub fn config_bytes(&self) -> Result<Vec<u8>> {
+        if self.token_hashes.len() != self.config.n_clients() {
+            return Err(Error::InvalidSpec(
+                "this party does not hold the round's token list".into(),
+            ));
+        }
+        Ok(wire::encode_round_config(
+            &self.spec.canonical_json(),
+            &wire::TokenList(self.token_hashes.clone()),
+        )?)
+    }
+
+    /// Frees the spec's hex token list (a `String` per client, ~100 bytes each with the
+    /// allocator's overhead); `token_hashes` keeps the 32 bytes per client that
+    /// authentication and [`Round::config_bytes`] need.
     pub fn drop_token_list(&mut self) {
         self.spec.client_token_sha256 = Vec::new();
     }
@@ -511,6 +292,27 @@ impl Round {
     pub fn id(&self) -> String {
         hex::encode(&self.hash)
     }
+}
+
+/// The spec and token list of the round config `bytes`, the list as hex (the spec as
+/// [`RoundSpec::validate`] takes it).
+///
+/// # Errors
+/// [`Error::InvalidSpec`] naming the cause: not a round config (e.g. JSON), a malformed
+/// header, spec or token list, a list of another length than the spec's clients, bytes after it.
+pub fn decode_round_config(bytes: &[u8]) -> Result<RoundSpec> {
+    let config = |e: fixedpoint_shares::Error| Error::InvalidSpec(format!("round config: {e}"));
+    let mut source = bytes;
+    let json = wire::read_round_spec(&mut source).map_err(config)?;
+    let mut spec = RoundSpec::from_config_json(&json)?;
+    let mut tokens = wire::TokenListReader::open(source, spec.n_clients).map_err(config)?;
+    let mut list = Vec::with_capacity(tokens.count());
+    while let Some(h) = tokens.next_hash().map_err(config)? {
+        list.push(hex::encode(&h));
+    }
+    tokens.finish().map_err(config)?;
+    spec.client_token_sha256 = list;
+    Ok(spec)
 }
 
 /// SHA-256 of a bearer token, as listed in the spec.
@@ -613,114 +415,156 @@ pub(crate) mod tests {
         }
     }
 
+    /// The spec of `tiny_config_bytes`.
+    fn tiny_spec() -> RoundSpec {
+        RoundSpec {
+            round: 1,
+            n_clients: 2,
+            n_nodes: 2,
+            max_dropped: 0,
+            dim: 1,
+            bound: 1.0,
+            mode: "seed".into(),
+            noise_sigma_total: None,
+            l2_sensitivity: None,
+            frac_bits: None,
+            deadline_unix_ms: 0,
+            node_keys: vec!["01".repeat(32), "02".repeat(32)],
+            client_token_sha256: vec!["11".repeat(32), "22".repeat(32)],
+        }
+    }
+
+    /// A round config written out byte by byte (as docs/src/services/http-api.md lays it out).
+    fn tiny_config_bytes() -> Vec<u8> {
+        let json = format!(
+            "{{\"round\":1,\"n_clients\":2,\"n_nodes\":2,\"max_dropped\":0,\"dim\":1,\
+             \"bound\":1.0,\"mode\":\"seed\",\"noise_sigma_total\":null,\
+             \"l2_sensitivity\":null,\"frac_bits\":null,\"deadline_unix_ms\":0,\
+             \"node_keys\":[\"{}\",\"{}\"]}}",
+            "01".repeat(32),
+            "02".repeat(32)
+        );
+        assert_eq!(json.len(), 320);
+        let mut v = b"DPDC\x01\x00\x00\x00\x40\x01\x00\x00\x00\x00\x00\x00".to_vec();
+        v.extend_from_slice(json.as_bytes());
+        v.extend_from_slice(b"DPDT\x01\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00");
+        v.extend_from_slice(&[0x11; 32]);
+        v.extend_from_slice(&[0x22; 32]);
+        v
+    }
+
+    /// The expected ids were computed outside this code: `sha256sum` over the bytes of
+    /// [`tiny_config_bytes`] (and of the old-style JSON, and with the last byte flipped).
     #[test]
-    fn hash_binds_every_field_and_survives_a_json_round_trip() {
+    fn a_tiny_config_has_the_id_sha256sum_gives() {
+        let round = tiny_spec().validate().unwrap();
+        assert_eq!(round.config_bytes().unwrap(), tiny_config_bytes());
+        assert_eq!(
+            round.id(),
+            "df992c2451a46a51d5037616d709df0788656e1289eea76e59d017b5d4ac717e"
+        );
+        let back = decode_round_config(&tiny_config_bytes()).unwrap();
+        assert_eq!(back, tiny_spec());
+        // One byte of one token hash flipped: another round.
+        let mut flipped = tiny_config_bytes();
+        *flipped.last_mut().unwrap() ^= 1;
+        let other = decode_round_config(&flipped).unwrap().validate().unwrap();
+        assert_eq!(
+            other.id(),
+            "ff07fde8c4e6cff0843233854c81045fb62a16d3ef7f2ded4ac0bb7f2dad85bd"
+        );
+        // The id such a round had when the list was inline JSON.
+        let legacy = legacy_json_round_id(&round.spec, round.token_hashes.iter().copied().map(Ok));
+        assert_eq!(
+            hex::encode(&legacy.unwrap()),
+            "a76687d6c504f7916159428c2aee89dd5680c333bdd7f22f32ad5850269fd86c"
+        );
+    }
+
+    #[test]
+    fn the_id_binds_every_field_and_the_token_list_in_order() {
         let keys = [NodeKeyPair::generate(), NodeKeyPair::generate()];
         let s = spec(4, 2, &keys);
-        let back: RoundSpec = serde_json::from_slice(&s.canonical_json()).unwrap();
-        assert_eq!(back.hash(), s.hash());
-        // The streamed hash is the hash of the canonical bytes.
+        let round = s.clone().validate().unwrap();
+        let bytes = round.config_bytes().unwrap();
         assert_eq!(
-            s.hash(),
-            <[u8; 32]>::from(Sha256::digest(s.canonical_json()))
+            round.hash,
+            <[u8; 32]>::from(Sha256::digest(&bytes)),
+            "the id is the SHA-256 of the config as it travels"
         );
+        let back = decode_round_config(&bytes).unwrap();
+        assert_eq!(back, s);
+        assert_eq!(back.validate().unwrap().hash, round.hash);
         let mut other = s.clone();
         other.bound = 4.000000001;
-        assert_ne!(other.hash(), s.hash());
+        assert_ne!(other.validate().unwrap().hash, round.hash);
         let mut other = s.clone();
         other.client_token_sha256.swap(0, 1);
-        assert_ne!(other.hash(), s.hash());
-        assert!(s.validate().is_ok());
-    }
-
-    #[test]
-    fn token_hashes_parse_and_hash_like_the_hex_strings() {
-        let keys = [NodeKeyPair::generate(), NodeKeyPair::generate()];
-        let s = spec(5, 2, &keys);
-        let json = s.canonical_json();
-        let parsed: RoundSpecOf<TokenHashes> = serde_json::from_slice(&json).unwrap();
-        assert_eq!(parsed.canonical_json(), json);
-        assert_eq!(parsed.hash(), s.hash());
-        let (a, b) = (s.clone().validate().unwrap(), parsed.validate().unwrap());
-        assert_eq!(a.hash, b.hash);
-        assert_eq!(a.token_hashes, b.token_hashes);
-        assert_eq!(a.token_hashes.len(), 5);
-        assert!(b.spec.client_token_sha256.is_empty());
-        // Hashed as sent, so a swapped order is another round.
-        let mut other = s.clone();
-        other.client_token_sha256.swap(1, 3);
-        let parsed: RoundSpecOf<TokenHashes> =
-            serde_json::from_slice(&other.canonical_json()).unwrap();
-        assert_eq!(parsed.hash(), other.hash());
-        assert_ne!(parsed.hash(), s.hash());
-        // Too few for n_clients.
+        assert_ne!(other.validate().unwrap().hash, round.hash);
+        // Streamed hashes give the same id and keep nothing.
+        let mut bare = s.clone();
+        bare.client_token_sha256.clear();
+        let streamed = bare
+            .clone()
+            .validate_streamed(round.token_hashes.iter().copied().map(Ok))
+            .unwrap();
+        assert_eq!(streamed.hash, round.hash);
+        assert!(streamed.token_hashes.is_empty());
+        // Too few or too many for n_clients.
+        let e = bare
+            .clone()
+            .validate_streamed(round.token_hashes[..3].iter().copied().map(Ok))
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("3 client token hashes for 4 clients"),
+            "{e}"
+        );
         let mut short = s.clone();
         short.client_token_sha256.pop();
-        let parsed: RoundSpecOf<TokenHashes> =
-            serde_json::from_slice(&short.canonical_json()).unwrap();
-        assert!(matches!(parsed.validate(), Err(Error::InvalidSpec(_))));
-    }
-
-    #[test]
-    fn a_counted_config_spooled_and_read_back_hashes_to_the_same_id() {
-        let keys = [NodeKeyPair::generate(), NodeKeyPair::generate()];
-        let s = spec(37, 2, &keys);
-        // Not canonical: other field order and whitespace; the id is the canonical JSON's hash.
-        let mut v: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_slice(&s.canonical_json()).unwrap();
-        let tokens = v.remove("client_token_sha256").unwrap();
-        let mut reordered = serde_json::Map::new();
-        reordered.insert("client_token_sha256".into(), tokens);
-        reordered.extend(v);
-        let json = serde_json::to_vec_pretty(&reordered).unwrap();
-        let counted: RoundSpecOf<TokenCount> = serde_json::from_slice(&json).unwrap();
-        assert_eq!(counted.client_token_sha256, TokenCount(37));
-        let mut raw = Vec::new();
-        assert_eq!(spool_token_hashes(&json[..], &mut raw).unwrap(), 37);
-        let expected = s.clone().validate().unwrap();
-        assert_eq!(raw, expected.token_hashes.as_flattened());
-        let round = counted.clone().validate_with(&raw[..]).unwrap();
-        assert_eq!(round.hash, expected.hash);
-        assert!(round.token_hashes.is_empty() && round.spec.client_token_sha256.is_empty());
-        // Hashes that end early are an error, not a wrong id.
+        assert!(matches!(short.validate(), Err(Error::InvalidSpec(_))));
         assert!(matches!(
-            counted.validate_with(&raw[..raw.len() - 1]),
+            round.clone().spec.validate_with_tokens(vec![[0; 32]; 5]),
             Err(Error::InvalidSpec(_))
         ));
-        // The counting parse refuses what the full parse refuses, naming the client.
-        let mut bad = s.clone();
-        bad.client_token_sha256[30] = "xyz".into();
-        let e = serde_json::from_slice::<RoundSpecOf<TokenCount>>(&bad.canonical_json())
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("client 30's token hash"), "{e}");
-        assert!(spool_token_hashes(&b"[1,2]"[..], &mut Vec::new()).is_err());
-        assert!(spool_token_hashes(&b"{} x"[..], &mut Vec::new()).is_err());
     }
 
     #[test]
-    fn token_hashes_refuse_what_would_not_hash_back() {
+    fn malformed_configs_are_refused_naming_the_cause() {
         let keys = [NodeKeyPair::generate(), NodeKeyPair::generate()];
-        for bad in [
-            "xyz".to_string(),
-            hex::encode(&[0xab; 32]).to_ascii_uppercase(),
-            hex::encode(&[0xab; 31]),
-        ] {
-            let mut s = spec(4, 2, &keys);
-            s.client_token_sha256[2] = bad;
-            let e = serde_json::from_slice::<RoundSpecOf<TokenHashes>>(&s.canonical_json())
-                .unwrap_err()
-                .to_string();
-            assert!(e.contains("client 2's token hash"), "{e}");
-        }
-        let mut s = spec(4, 2, &keys);
-        let json = String::from_utf8(s.canonical_json()).unwrap();
-        let not_a_list = json.replace(&format!("[\"{}\"", s.client_token_sha256[0]), "[7");
-        assert!(serde_json::from_str::<RoundSpecOf<TokenHashes>>(&not_a_list).is_err());
-        s.client_token_sha256.clear();
-        s.n_clients = 0;
-        let parsed: RoundSpecOf<TokenHashes> = serde_json::from_slice(&s.canonical_json()).unwrap();
-        assert_eq!(parsed.hash(), s.hash());
+        let round = spec(4, 2, &keys).validate().unwrap();
+        let bytes = round.config_bytes().unwrap();
+        let cause = |b: &[u8]| decode_round_config(b).unwrap_err().to_string();
+        let e = cause(&bytes[..bytes.len() - 5]);
+        assert!(e.contains("truncated"), "{e}");
+        let e = cause(&[&bytes[..], b"x"].concat());
+        assert!(e.contains("trailing bytes"), "{e}");
+        // JSON with the token list inline is not a round config.
+        let mut inline = spec(4, 2, &keys);
+        let list = inline.client_token_sha256.clone();
+        let mut json: serde_json::Value = serde_json::from_slice(&inline.canonical_json()).unwrap();
+        json["client_token_sha256"] = serde_json::json!(list);
+        let json = serde_json::to_vec(&json).unwrap();
+        let e = cause(&json);
+        assert!(e.contains("bad magic"), "{e}");
+        let e = RoundSpec::from_config_json(&json).unwrap_err().to_string();
+        assert!(e.contains("client_token_sha256 inline"), "{e}");
+        inline.client_token_sha256.clear();
+        let wrapped =
+            wire::encode_round_config(&json, &wire::TokenList(round.token_hashes.clone())).unwrap();
+        let e = cause(&wrapped);
+        assert!(e.contains("client_token_sha256 inline"), "{e}");
+        // A list of another length than the spec's clients.
+        let other = wire::encode_round_config(
+            &inline.canonical_json(),
+            &wire::TokenList(round.token_hashes[..3].to_vec()),
+        )
+        .unwrap();
+        let e = cause(&other);
+        assert!(
+            e.contains("client token list has length 3, expected 4"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -737,7 +581,8 @@ pub(crate) mod tests {
         assert!(s.validate().is_err(), "noise without sensitivity");
         let mut s = spec(4, 2, &keys);
         s.client_token_sha256[2] = "xyz".into();
-        assert!(s.validate().is_err());
+        let e = s.validate().unwrap_err().to_string();
+        assert!(e.contains("client 2's token hash"), "{e}");
         assert!(serde_json::from_str::<RoundSpec>(r#"{"round":1,"extra":2}"#).is_err());
     }
 }

@@ -24,7 +24,7 @@ use dca_service::node::NodeOptions;
 use dca_service::problem::ProblemDocument;
 use dca_service::secret::SecretString;
 use dca_service::spec::{RoundSpec, token_hash};
-use dca_service::{MEDIA_JSON, hex};
+use dca_service::{MEDIA_JSON, MEDIA_ROUND_CONFIG, hex};
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
 use tower::ServiceExt;
@@ -125,7 +125,12 @@ async fn send(
     }
     let body = match body {
         Some(b) => {
-            request = request.header("content-type", MEDIA_JSON);
+            let media = if b.starts_with(&fixedpoint_shares::wire::ROUND_CONFIG_MAGIC) {
+                MEDIA_ROUND_CONFIG
+            } else {
+                MEDIA_JSON
+            };
+            request = request.header("content-type", media);
             Body::from(b)
         }
         None => Body::empty(),
@@ -164,7 +169,7 @@ async fn round(s: &Setup, number: u64) -> dca_service::spec::Round {
         Method::PUT,
         &format!("/rounds/{}", round.id()),
         Some(ANALYST),
-        Some(round.spec.canonical_json()),
+        Some(round.config_bytes().unwrap()),
     )
     .await;
     assert_eq!(status, StatusCode::CREATED);
@@ -208,7 +213,7 @@ async fn a_round_is_created_once_and_its_id_must_be_its_hash() {
         Method::PUT,
         &uri,
         Some(ANALYST),
-        Some(r.spec.canonical_json()),
+        Some(r.config_bytes().unwrap()),
     )
     .await;
     assert_eq!(again.0, StatusCode::OK);
@@ -221,13 +226,22 @@ async fn a_round_is_created_once_and_its_id_must_be_its_hash() {
         Method::PUT,
         &uri,
         Some(ANALYST),
-        Some(serde_json::to_vec(&other).unwrap()),
+        Some(other.validate().unwrap().config_bytes().unwrap()),
     )
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(String::from_utf8_lossy(&body).contains("SHA-256"));
-    let (status, _) = send(&s, Method::PUT, &uri, Some(ANALYST), Some(b"{".to_vec())).await;
+    // JSON (with or without the token list inline) is no round config.
+    let (status, body) = send(&s, Method::PUT, &uri, Some(ANALYST), Some(b"{".to_vec())).await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert_eq!(
+        problem_type(&body),
+        "urn:dpdist:problem:unsupported-media-type"
+    );
+    let cut = b"DPDC\x01\x00\x00\x00\x40".to_vec();
+    let (status, body) = send(&s, Method::PUT, &uri, Some(ANALYST), Some(cut)).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(String::from_utf8_lossy(&body).contains("truncated"));
     let (status, _) = send(&s, Method::GET, "/rounds/00", Some(ANALYST), None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
@@ -251,7 +265,7 @@ async fn a_reused_round_number_is_refused_naming_the_number_and_its_round() {
         Method::PUT,
         &format!("/rounds/{}", other.id()),
         Some(ANALYST),
-        Some(other.spec.canonical_json()),
+        Some(other.config_bytes().unwrap()),
     )
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);

@@ -447,8 +447,8 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once_on(store: S
         let r = http
             .put(format!("{}/rounds/{id}", urls[0]))
             .bearer_auth(ADMIN_TOKEN)
-            .header("content-type", "application/json")
-            .body(other.spec.canonical_json())
+            .header("content-type", "application/dpdist-round-config")
+            .body(other.config_bytes().unwrap())
             .send()
             .await
             .unwrap();
@@ -464,8 +464,8 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once_on(store: S
         let r = http
             .put(format!("{}/rounds/{}", urls[0], conflicting.id()))
             .bearer_auth(ADMIN_TOKEN)
-            .header("content-type", "application/json")
-            .body(conflicting.spec.canonical_json())
+            .header("content-type", "application/dpdist-round-config")
+            .body(conflicting.config_bytes().unwrap())
             .send()
             .await
             .unwrap();

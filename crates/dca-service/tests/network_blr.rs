@@ -35,8 +35,8 @@ async fn create_and_upload_all(
     let r = http
         .put(format!("{aggregator_url}/rounds/{}", round.id()))
         .bearer_auth(ANALYST_TOKEN)
-        .header("content-type", "application/json")
-        .body(round.spec.canonical_json())
+        .header("content-type", "application/dpdist-round-config")
+        .body(round.config_bytes().unwrap())
         .send()
         .await
         .unwrap();
@@ -294,8 +294,8 @@ async fn the_aggregator_server_authenticates_aborts_and_tells_the_nodes() {
         let create = |token: &'static str| {
             http.put(format!("{}/rounds/{id}", aggregator.url))
                 .bearer_auth(token)
-                .header("content-type", "application/json")
-                .body(round.spec.canonical_json())
+                .header("content-type", "application/dpdist-round-config")
+                .body(round.config_bytes().unwrap())
                 .send()
         };
         assert_eq!(

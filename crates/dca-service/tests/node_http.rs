@@ -19,7 +19,9 @@ use dca_service::node::{NodeOptions, RoundStatus, router};
 use dca_service::problem::{MEDIA_PROBLEM, ProblemDocument};
 use dca_service::secret::SecretString;
 use dca_service::spec::Round;
-use dca_service::{MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_PAIR_SET, MEDIA_SEALED_SHARE, client, hex};
+use dca_service::{
+    MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_PAIR_SET, MEDIA_ROUND_CONFIG, MEDIA_SEALED_SHARE, client, hex,
+};
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{Client, ClientId, Decode, Encode};
 use share_sealing::NodeKeyPair;
@@ -97,7 +99,7 @@ fn problem(headers: &HeaderMap, body: &Bytes) -> ProblemDocument {
 }
 
 async fn create(node: &Node, round: &Round) -> (StatusCode, HeaderMap, Bytes) {
-    put_config(node, &round.id(), round.spec.canonical_json()).await
+    put_config(node, &round.id(), round.config_bytes().unwrap()).await
 }
 
 async fn put_config(node: &Node, id: &str, body: Vec<u8>) -> (StatusCode, HeaderMap, Bytes) {
@@ -107,7 +109,7 @@ async fn put_config(node: &Node, id: &str, body: Vec<u8>) -> (StatusCode, Header
         Method::PUT,
         &uri,
         Some(ADMIN),
-        Some(MEDIA_JSON),
+        Some(MEDIA_ROUND_CONFIG),
         body.into(),
     )
     .await
@@ -189,6 +191,14 @@ async fn status(node: &Node) -> RoundStatus {
     serde_json::from_slice(&body).unwrap()
 }
 
+/// The status code of `GET /rounds/{id}`.
+async fn status_of(node: &Node, id: &str) -> StatusCode {
+    let uri = format!("/rounds/{id}");
+    send(node, Method::GET, &uri, Some(ADMIN), None, Body::empty())
+        .await
+        .0
+}
+
 async fn abort(node: &Node) -> StatusCode {
     admin(
         node,
@@ -245,7 +255,7 @@ async fn a_round_id_that_is_not_the_configs_hash_is_400() {
     let (s, h, b) = put_config(
         &node,
         &node.round.id(),
-        other.validate().unwrap().spec.canonical_json(),
+        other.validate().unwrap().config_bytes().unwrap(),
     )
     .await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
@@ -272,6 +282,107 @@ async fn a_malformed_config_is_400() {
 }
 
 #[tokio::test]
+async fn a_json_config_is_415_and_a_spec_listing_its_tokens_inline_is_400() {
+    let node = node("create-json", |_| {}).await;
+    let round = spec(
+        9,
+        N,
+        T,
+        DIM,
+        "seed",
+        None,
+        node.round.spec.node_keys.clone(),
+    )
+    .validate()
+    .unwrap();
+    let mut json: serde_json::Value = serde_json::from_slice(&round.spec.canonical_json()).unwrap();
+    json["client_token_sha256"] = serde_json::json!(round.spec.client_token_sha256);
+    let json = serde_json::to_vec(&json).unwrap();
+    let uri = format!("/rounds/{}", round.id());
+    let (s, h, b) = send(
+        &node,
+        Method::PUT,
+        &uri,
+        Some(ADMIN),
+        Some(MEDIA_JSON),
+        json.clone().into(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert!(problem(&h, &b).detail.contains(MEDIA_ROUND_CONFIG));
+    // JSON sent as a round config is not one.
+    let (s, h, b) = put_config(&node, &round.id(), json.clone()).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    assert!(problem(&h, &b).detail.contains("bad magic"));
+    // The same JSON as a round config's spec.
+    let tokens = fixedpoint_shares::wire::TokenList(round.token_hashes.clone());
+    let wrapped = fixedpoint_shares::wire::encode_round_config(&json, &tokens).unwrap();
+    let (s, h, b) = put_config(&node, &round.id(), wrapped).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    assert!(
+        problem(&h, &b)
+            .detail
+            .contains("client_token_sha256 inline")
+    );
+    assert_eq!(status_of(&node, &round.id()).await, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_truncated_token_list_is_400_naming_the_cause_and_creates_nothing() {
+    let node = node("create-truncated", |_| {}).await;
+    let round = spec(
+        9,
+        N,
+        T,
+        DIM,
+        "seed",
+        None,
+        node.round.spec.node_keys.clone(),
+    )
+    .validate()
+    .unwrap();
+    let bytes = round.config_bytes().unwrap();
+    let (s, h, b) = put_config(&node, &round.id(), bytes[..bytes.len() - 7].to_vec()).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    let detail = problem(&h, &b).detail;
+    assert!(detail.contains("truncated"), "{detail}");
+    assert_eq!(status_of(&node, &round.id()).await, StatusCode::NOT_FOUND);
+    assert_eq!(
+        put_config(&node, &round.id(), bytes).await.0,
+        StatusCode::CREATED
+    );
+}
+
+#[tokio::test]
+async fn a_token_list_differing_in_one_byte_is_another_round() {
+    use sha2::{Digest, Sha256};
+    let node = node("create-flip", |_| {}).await;
+    let round = spec(
+        9,
+        N,
+        T,
+        DIM,
+        "seed",
+        None,
+        node.round.spec.node_keys.clone(),
+    )
+    .validate()
+    .unwrap();
+    let mut flipped = round.config_bytes().unwrap();
+    *flipped.last_mut().unwrap() ^= 1;
+    let flipped_id = hex::encode(&Sha256::digest(&flipped));
+    assert_ne!(flipped_id, round.id());
+    let (s, h, b) = put_config(&node, &round.id(), flipped.clone()).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    let detail = problem(&h, &b).detail;
+    assert!(detail.contains(&flipped_id), "{detail}");
+    assert_eq!(
+        put_config(&node, &flipped_id, flipped).await.0,
+        StatusCode::CREATED
+    );
+}
+
+#[tokio::test]
 async fn creating_without_a_token_is_401_and_with_a_clients_token_403() {
     let node = node("create-auth", |_| {}).await;
     let round = spec(
@@ -286,8 +397,9 @@ async fn creating_without_a_token_is_401_and_with_a_clients_token_403() {
     .validate()
     .unwrap();
     let uri = format!("/rounds/{}", round.id());
-    let body = || Body::from(round.spec.canonical_json());
-    let (s, h, _) = send(&node, Method::PUT, &uri, None, Some(MEDIA_JSON), body()).await;
+    let body = || Body::from(round.config_bytes().unwrap());
+    let media = Some(MEDIA_ROUND_CONFIG);
+    let (s, h, _) = send(&node, Method::PUT, &uri, None, media, body()).await;
     assert_eq!(s, StatusCode::UNAUTHORIZED);
     assert_eq!(h["www-authenticate"], "Bearer");
     let (s, _, _) = send(
@@ -295,7 +407,7 @@ async fn creating_without_a_token_is_401_and_with_a_clients_token_403() {
         Method::PUT,
         &uri,
         Some(&client_token(0)),
-        Some(MEDIA_JSON),
+        media,
         body(),
     )
     .await;
@@ -336,7 +448,7 @@ async fn a_config_larger_than_max_body_is_413() {
 async fn a_config_of_another_media_type_is_415() {
     let node = node("create-media", |_| {}).await;
     let uri = format!("/rounds/{}", node.round.id());
-    let body = Body::from(node.round.spec.canonical_json());
+    let body = Body::from(node.round.config_bytes().unwrap());
     let (s, _, _) = send(
         &node,
         Method::PUT,

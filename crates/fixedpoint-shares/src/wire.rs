@@ -30,6 +30,9 @@
 //! A set of (client, shard attempt) pairs on its own (a node's received set, the agreed set a
 //! node is told to sum: [`ShardSet`](crate::ShardSet)) is the same bitset and shard ids behind
 //! a 24-byte header of its own, magic "DPDP", version 1 (layout in [`PairSetReader`]'s module).
+//! A round's client token list is 32 bytes per client behind a 16-byte header, magic "DPDT"
+//! ([`TokenList`]); a round config travels as its JSON spec and then that list, behind a
+//! 16-byte header, magic "DPDC" ([`read_round_spec`]).
 //!
 //! Decoding takes untrusted bytes and the [`RoundConfig`] the party is in. Every field is
 //! checked; sizes come from the config (d, N) and are compared with the bytes before anything
@@ -41,13 +44,23 @@
 
 mod node_sum;
 mod pair_set;
+mod round_config;
 mod share;
+mod token_list;
 
 pub(crate) use node_sum::write_node_sum_streamed;
 pub use pair_set::{
     PAIR_SET_HEADER_LEN, PAIR_SET_MAGIC, PAIR_SET_VERSION, PairSetReader, write_pair_set_streamed,
 };
+pub use round_config::{
+    MAX_ROUND_SPEC_LEN, ROUND_CONFIG_HEADER_LEN, ROUND_CONFIG_MAGIC, ROUND_CONFIG_VERSION,
+    encode_round_config, read_round_spec, round_config_header,
+};
 pub use share::{PayloadView, ShareView};
+pub use token_list::{
+    TOKEN_HASH_LEN, TOKEN_LIST_HEADER_LEN, TOKEN_LIST_MAGIC, TOKEN_LIST_VERSION, TokenList,
+    TokenListReader, token_list_header, write_token_list_streamed,
+};
 
 use crate::fixed_point::MAX_EXPLICIT_FRAC_BITS;
 use crate::ids::{ConfigDigest, NodeIndex, RoundId};
@@ -123,6 +136,15 @@ pub enum WireError {
         /// Set bits in the bitset.
         members: usize,
     },
+    /// A token list of a version this crate does not read.
+    #[error("unsupported token list version {0} (this build reads {version})", version = TOKEN_LIST_VERSION)]
+    UnsupportedTokenListVersion(u16),
+    /// A round config of a version this crate does not read.
+    #[error("unsupported round config version {0} (this build reads {version})", version = ROUND_CONFIG_VERSION)]
+    UnsupportedRoundConfigVersion(u16),
+    /// A round config's spec length is 0 or above [`MAX_ROUND_SPEC_LEN`].
+    #[error("round spec length {0} outside 1..={max}", max = MAX_ROUND_SPEC_LEN)]
+    SpecTooLong(u64),
     /// Bytes after the message.
     #[error("trailing bytes: {actual} bytes, the message is {expected}")]
     TrailingBytes {

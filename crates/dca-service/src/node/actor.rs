@@ -18,7 +18,7 @@ use super::store::{
 };
 use crate::metrics::Metrics;
 use crate::problem::{ApiError, ApiResult};
-use crate::spec::{Round, RoundSpec, RoundSpecOf, TokenCount, TokenHashes};
+use crate::spec::{Round, RoundSpec, legacy_json_round_id};
 use crate::{Error, Result, hex};
 
 use super::*;
@@ -157,31 +157,27 @@ impl Actor {
         {
             let stored_spec =
                 |e: serde_json::Error| Error::InvalidSpec(format!("stored spec: {e}"));
+            let mut spec: RoundSpec =
+                serde_json::from_slice(&stored.spec_json).map_err(stored_spec)?;
             // Stores of older versions kept the token hashes in one blob, or the spec kept the
             // hex list as the aggregator sent it: checked as before and moved to the token table.
             let old_hashes = match stored.tokens {
                 Some(tokens) => {
-                    if tokens.len() % 32 != 0 {
+                    if tokens.len() % 32 != 0 || !spec.client_token_sha256.is_empty() {
                         return Err(Error::InvalidSpec(
                             "stored token hashes are not 32 bytes each".into(),
                         ));
                     }
-                    let mut spec: RoundSpecOf<TokenHashes> =
-                        serde_json::from_slice(&stored.spec_json).map_err(stored_spec)?;
-                    spec.client_token_sha256 = TokenHashes(
+                    Some(
                         tokens
                             .chunks_exact(32)
                             .map(|c| <[u8; 32]>::try_from(c).unwrap_or_default())
-                            .collect(),
-                    );
-                    Some(spec.validate()?)
+                            .collect::<Vec<_>>(),
+                    )
                 }
+                None if spec.client_token_sha256.is_empty() => None,
                 None => {
-                    let spec: RoundSpec =
-                        serde_json::from_slice(&stored.spec_json).map_err(stored_spec)?;
-                    if spec.client_token_sha256.is_empty() {
-                        None
-                    } else if spec
+                    if spec
                         .client_token_sha256
                         .iter()
                         .any(|h| h.bytes().any(|b| b.is_ascii_uppercase()))
@@ -191,37 +187,41 @@ impl Actor {
                              this version's store"
                                 .into(),
                         ));
-                    } else {
-                        Some(spec.validate()?)
                     }
+                    Some(spec.clone().validate()?.token_hashes)
                 }
             };
-            let spec_json = match old_hashes {
-                Some(mut old) => {
-                    if old.hash != stored.id {
-                        return Err(Error::InvalidSpec(
-                            "stored spec does not hash to its id".into(),
-                        ));
-                    }
-                    old.drop_token_list();
-                    let json = old.spec.canonical_json();
-                    self.store
-                        .migrate_tokens(&old.hash, &json, old.token_hashes.as_flattened())?;
-                    json
+            spec.client_token_sha256 = Vec::new();
+            if let Some(hashes) = old_hashes {
+                if legacy_json_round_id(&spec, hashes.iter().copied().map(Ok))? != stored.id {
+                    return Err(Error::InvalidSpec(
+                        "stored spec does not hash to its id".into(),
+                    ));
                 }
-                None => stored.spec_json,
-            };
-            // The spec without its list, the hashes streamed from the token table to hash it.
-            let mut spec: RoundSpecOf<TokenCount> =
-                serde_json::from_slice(&spec_json).map_err(stored_spec)?;
-            spec.client_token_sha256 = TokenCount(spec.n_clients);
-            let mut round = spec.validate_with(self.store.token_chunks(&stored.id)?)?;
-            if round.hash != stored.id {
-                return Err(Error::InvalidSpec(
-                    "stored spec does not hash to its id".into(),
-                ));
+                self.store.migrate_tokens(
+                    &stored.id,
+                    &spec.canonical_json(),
+                    hashes.as_flattened(),
+                )?;
             }
-            round.drop_token_list();
+            // The spec without its list, the hashes streamed from the token table to hash it.
+            let n = spec.n_clients;
+            let mut round =
+                spec.validate_streamed(stored_hashes(self.store.token_chunks(&stored.id)?, n))?;
+            if round.hash != stored.id {
+                // A round created before configs carried their token list in binary keeps
+                // the id it was created under (its shares are sealed to it).
+                let legacy = legacy_json_round_id(
+                    &round.spec,
+                    stored_hashes(self.store.token_chunks(&stored.id)?, n),
+                )?;
+                if legacy != stored.id {
+                    return Err(Error::InvalidSpec(
+                        "stored spec does not hash to its id".into(),
+                    ));
+                }
+                round.hash = stored.id;
+            }
             if stored.aborted.is_none()
                 && round.node_keys.get(usize::from(self.index)) != Some(&self.public_key)
             {
@@ -898,4 +898,18 @@ fn not_open(state: RoundState) -> ApiError {
         RoundState::Aborted => ApiError::conflict("round-aborted", "round was aborted"),
         RoundState::Unknown | RoundState::Open => ApiError::not_found("unknown round"),
     }
+}
+
+/// `n` token hashes read from `source`, 32 raw bytes each (a node's token table).
+fn stored_hashes(
+    mut source: impl std::io::Read,
+    n: usize,
+) -> impl Iterator<Item = Result<[u8; 32]>> {
+    (0..n).map(move |i| {
+        let mut h = [0u8; 32];
+        source
+            .read_exact(&mut h)
+            .map(|()| h)
+            .map_err(|e| Error::InvalidSpec(format!("stored token hash {i}: {e}")))
+    })
 }

@@ -22,7 +22,10 @@ use crate::metrics::Metrics;
 use crate::problem::{ApiError, ApiResult, bearer, content_type_is, json, require_token};
 use crate::secret::token_matches;
 use crate::spec::Round;
-use crate::{Error, MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_PAIR_SET, MEDIA_SEALED_SHARE, Result, hex};
+use crate::{
+    Error, MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_PAIR_SET, MEDIA_ROUND_CONFIG, MEDIA_SEALED_SHARE,
+    Result, hex,
+};
 
 use super::*;
 
@@ -161,8 +164,8 @@ pub(super) async fn create_round(
     body: Body,
 ) -> ApiResult<Response> {
     state.admin(&headers)?;
-    content_type_is(&headers, MEDIA_JSON)?;
-    // The config (~67 bytes per client) goes to disk frame by frame, never whole in memory.
+    content_type_is(&headers, MEDIA_ROUND_CONFIG)?;
+    // The config (32 bytes per client) goes to disk frame by frame, never whole in memory.
     let spool = Spool::new(&state.data_dir);
     spool_body(&state, &headers, body, &spool.config).await?;
     let (spool, round) = tokio::task::spawn_blocking(move || {

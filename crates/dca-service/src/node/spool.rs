@@ -7,8 +7,10 @@ use axum::body::Body;
 use axum::http::{HeaderMap, StatusCode, header};
 
 use crate::problem::{ApiError, ApiResult};
-use crate::spec::{Round, RoundSpecOf, TokenCount, spool_token_hashes};
-use crate::{Error, Result};
+use fixedpoint_shares::wire;
+
+use crate::Result;
+use crate::spec::{Round, RoundSpec};
 
 use super::*;
 
@@ -33,7 +35,7 @@ impl Spool {
         let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let stem = format!("{}{}-{k}", Self::PREFIX, std::process::id());
         Spool {
-            config: data_dir.join(format!("{stem}.json")),
+            config: data_dir.join(format!("{stem}.body")),
             tokens: data_dir.join(format!("{stem}.tokens")),
             clients: data_dir.join(format!("{stem}.clients")),
             shards: data_dir.join(format!("{stem}.shards")),
@@ -57,36 +59,45 @@ impl Spool {
         Ok(())
     }
 
-    /// Parses the spooled config in two streaming passes (memory O(1) in N): first every field
-    /// is checked and the token hashes counted, then the hashes are written to `tokens`; the
-    /// config is validated and hashed reading them back.
+    /// Parses the spooled round config in one streaming pass (memory O(1) in N): the spec is
+    /// read whole (its size does not grow with N) and checked, then the token list is read
+    /// hash by hash into `tokens` (32 raw bytes each) and into the round id.
     pub(super) fn parse(&self) -> ApiResult<Round> {
         use std::io::{BufReader, BufWriter, Write};
         let io = |e: std::io::Error| ApiError::internal(format!("spooled round config: {e}"));
-        let open = || {
-            std::fs::File::open(&self.config)
-                .map(BufReader::new)
-                .map_err(io)
-        };
-        let spec: RoundSpecOf<TokenCount> = serde_json::from_reader(open()?)
-            .map_err(|e| ApiError::bad_request(format!("round config: {e}")))?;
-        let mut out = BufWriter::new(std::fs::File::create(&self.tokens).map_err(io)?);
-        let n = spool_token_hashes(open()?, &mut out).map_err(|e| match e {
-            Error::Io(e) => io(e),
-            e => ApiError::bad_request(e.to_string()),
-        })?;
-        out.flush().map_err(io)?;
-        drop(out);
-        if n != spec.client_token_sha256.0 {
-            return Err(ApiError::internal(
-                "the spooled config changed between passes",
-            ));
-        }
-        let tokens = std::fs::File::open(&self.tokens)
+        let config =
+            |e: fixedpoint_shares::Error| ApiError::bad_request(format!("round config: {e}"));
+        let mut source = std::fs::File::open(&self.config)
             .map(BufReader::new)
             .map_err(io)?;
-        spec.validate_with(tokens)
-            .map_err(|e| ApiError::bad_request(e.to_string()))
+        let json = wire::read_round_spec(&mut source).map_err(config)?;
+        let spec =
+            RoundSpec::from_config_json(&json).map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let mut list = wire::TokenListReader::open(source, spec.n_clients).map_err(config)?;
+        let mut out = BufWriter::new(std::fs::File::create(&self.tokens).map_err(io)?);
+        let mut failed = None;
+        let hashes = std::iter::from_fn(|| match list.next_hash() {
+            Ok(Some(h)) => match out.write_all(&h) {
+                Ok(()) => Some(Ok(h)),
+                Err(e) => {
+                    failed = Some(io(e));
+                    None
+                }
+            },
+            Ok(None) => None,
+            Err(e) => {
+                failed = Some(config(e));
+                None
+            }
+        });
+        let round = spec.validate_streamed(hashes);
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        let round = round.map_err(|e| ApiError::bad_request(e.to_string()))?;
+        list.finish().map_err(config)?;
+        out.flush().map_err(io)?;
+        Ok(round)
     }
 }
 
