@@ -246,6 +246,55 @@ async fn a_round_is_created_once_and_its_id_must_be_its_hash() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
+/// A node that does not answer makes creating a round 502 (`node-unavailable`): the same round
+/// through an aggregator whose second node is an address nobody listens on.
+#[tokio::test]
+async fn a_round_a_node_cannot_take_is_502() {
+    let s = setup("unreachable").await;
+    let keys = node_keys(&s).await;
+    let dead = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let aggregator = Aggregator::open_at(
+        &AggregatorStoreLocation::Sqlite(s._dir.path.join("unreachable.sqlite")),
+        s.http.clone(),
+        vec![s.nodes[0].clone(), dead],
+        ADMIN.to_string(),
+        PrivacyLoss {
+            epsilon: 10.0,
+            delta: 1e-5,
+        },
+    )
+    .unwrap();
+    let broken = Setup {
+        router: router(aggregator, ANALYST, Duration::from_secs(3600)),
+        http: s.http.clone(),
+        nodes: s.nodes.clone(),
+        clock: s.clock.clone(),
+        _dir: common::Scratch::new("agghttp-unreachable-second"),
+        _pg: None,
+    };
+    let round = common::spec(1, 4, 1, 3, "seed", None, keys)
+        .validate()
+        .unwrap();
+    let (status, body) = send(
+        &broken,
+        Method::PUT,
+        &format!("/rounds/{}", round.id()),
+        Some(ANALYST),
+        Some(round.config_bytes().unwrap()),
+    )
+    .await;
+    assert_eq!(
+        status,
+        StatusCode::BAD_GATEWAY,
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
+    assert_eq!(problem_type(&body), "urn:dpdist:problem:node-unavailable");
+}
+
 /// A round number used again under another configuration (another job on the same numbers) is
 /// refused at its own id, with the number and the round that holds it: what the `dpdist` CLI's
 /// `--round-offset` hint keys on (tests/cli_errors.rs runs that end to end).

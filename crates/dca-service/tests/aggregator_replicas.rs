@@ -40,8 +40,8 @@ async fn create(cluster: &Cluster, aggregator: &str, round: &Round) -> StatusCod
         .http
         .put(format!("{aggregator}/rounds/{}", round.id()))
         .bearer_auth(ANALYST_TOKEN)
-        .header("content-type", "application/json")
-        .body(round.spec.canonical_json())
+        .header("content-type", dca_service::MEDIA_ROUND_CONFIG)
+        .body(round.config_bytes().unwrap())
         .send()
         .await
         .unwrap()
