@@ -90,6 +90,8 @@ pub mod participant;
 mod participant_rows;
 mod participant_train;
 #[cfg(feature = "server")]
+mod postgres_tx;
+#[cfg(feature = "server")]
 pub mod problem;
 pub mod secret;
 #[cfg(feature = "server")]

@@ -20,7 +20,6 @@ use std::fmt;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use postgres::error::SqlState;
 use postgres::{Client, IsolationLevel, NoTls, Transaction};
 use sha2::{Digest, Sha256};
 
@@ -28,11 +27,8 @@ use super::{
     RecordedJob, RecordedState, answer_sha256, charge_sha256, check, check_job_budget, check_round,
     job_round_sha256, job_sha256, reservation_id, row_sha256,
 };
+use crate::postgres_tx::{self, PgMigration, TxError};
 use crate::{Error, Result};
-
-/// Times a transaction is tried when PostgreSQL reports a serialization failure (40001) or a
-/// deadlock (40P01) before the error is returned.
-const MAX_ATTEMPTS: u32 = 5;
 
 /// The round states, as the `state` column holds them.
 const STATES: [&str; 5] = ["created", "closing", "aborting", "aborted", "released"];
@@ -613,67 +609,13 @@ fn job_rounds_rho(tx: &mut Transaction<'_>, job: &str) -> std::result::Result<f6
     Ok(used)
 }
 
-/// The error of one try of a transaction: PostgreSQL's (maybe retried) or ours (never).
-pub(super) enum TxError {
-    Pg(postgres::Error),
-    Other(Error),
-}
-
-impl From<postgres::Error> for TxError {
-    fn from(e: postgres::Error) -> Self {
-        TxError::Pg(e)
-    }
-}
-
-impl From<Error> for TxError {
-    fn from(e: Error) -> Self {
-        TxError::Other(e)
-    }
-}
-
-fn retryable(e: &postgres::Error) -> bool {
-    matches!(
-        e.code(),
-        Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED
-    )
-}
-
-/// Runs `f` in a READ COMMITTED transaction and commits (what must not race takes row locks
-/// explicitly); runs it again (at most [`MAX_ATTEMPTS`] times in all, after a short pause)
-/// when PostgreSQL reports a serialization failure or a deadlock, in `f` or at commit.
+/// Runs `f` in a READ COMMITTED transaction, retried as [`postgres_tx::in_tx`] does (what must
+/// not race takes row locks explicitly).
 fn in_tx<T>(
     client: &mut Client,
-    mut f: impl FnMut(&mut Transaction<'_>) -> std::result::Result<T, TxError>,
+    f: impl FnMut(&mut Transaction<'_>) -> std::result::Result<T, TxError>,
 ) -> Result<T> {
-    let mut attempt = 1;
-    loop {
-        let outcome = (|| {
-            let mut tx = client
-                .build_transaction()
-                .isolation_level(IsolationLevel::ReadCommitted)
-                .start()?;
-            let value = f(&mut tx)?;
-            tx.commit()?;
-            Ok(value)
-        })();
-        match outcome {
-            Ok(value) => return Ok(value),
-            Err(TxError::Pg(e)) if retryable(&e) && attempt < MAX_ATTEMPTS => {
-                tracing::warn!(attempt, "PostgreSQL: {e}; trying the transaction again");
-                std::thread::sleep(Duration::from_millis(10 << attempt));
-                attempt += 1;
-            }
-            Err(TxError::Pg(e)) => return Err(e.into()),
-            Err(TxError::Other(e)) => return Err(e),
-        }
-    }
-}
-
-/// One schema change of the aggregator's tables.
-struct PgMigration {
-    version: i32,
-    what: &'static str,
-    sql: &'static str,
+    postgres_tx::in_tx(client, IsolationLevel::ReadCommitted, f)
 }
 
 const AGGREGATOR_MIGRATIONS: &[PgMigration] = &[PgMigration {
@@ -726,51 +668,10 @@ const AGGREGATOR_MIGRATIONS: &[PgMigration] = &[PgMigration {
           );",
 }];
 
-/// Applies the migrations the database lacks, in one transaction with the new version number
-/// in `dpdist_schema` (row `aggregator`), under the advisory lock the node's store takes too,
-/// so processes starting at once on one database take turns. A newer version is refused.
+/// Applies the aggregator's migrations the database lacks (row `aggregator` of
+/// `dpdist_schema`, under the advisory lock the node's store takes too).
 fn migrate(client: &mut Client, shown: &str) -> Result<()> {
-    let component = "aggregator";
-    let latest = AGGREGATOR_MIGRATIONS.last().map_or(0, |m| m.version);
-    let shown_in_tx = shown.to_string();
-    let applied = in_tx(client, |tx| {
-        tx.execute("SELECT pg_advisory_xact_lock(7243012877761)", &[])?;
-        tx.batch_execute(
-            "CREATE TABLE IF NOT EXISTS dpdist_schema (
-                 component TEXT PRIMARY KEY,
-                 version INTEGER NOT NULL
-             )",
-        )?;
-        let current: i32 = tx
-            .query_opt(
-                "SELECT version FROM dpdist_schema WHERE component = $1",
-                &[&component],
-            )?
-            .map_or(0, |r| r.get(0));
-        if current > latest {
-            return Err(Error::Schema(format!(
-                "{shown_in_tx}: the {component} tables have schema version {current}, written \
-                 by a newer dpdist; this version knows versions up to {latest} and does not \
-                 open them"
-            ))
-            .into());
-        }
-        let mut applied = Vec::new();
-        for m in AGGREGATOR_MIGRATIONS.iter().filter(|m| m.version > current) {
-            tx.batch_execute(m.sql)?;
-            applied.push((m.version, m.what));
-        }
-        tx.execute(
-            "INSERT INTO dpdist_schema (component, version) VALUES ($1, $2)
-             ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version",
-            &[&component, &current.max(latest)],
-        )?;
-        Ok(applied)
-    })?;
-    for (version, what) in applied {
-        tracing::info!(store = shown, version, "schema: {what}");
-    }
-    Ok(())
+    postgres_tx::migrate(client, "aggregator", shown, AGGREGATOR_MIGRATIONS)
 }
 
 #[cfg(test)]

@@ -15,18 +15,14 @@ use std::fmt;
 use std::time::Duration;
 
 use fixedpoint_shares::ClientSet;
-use postgres::error::SqlState;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 use postgres::{Client, GenericClient, IsolationLevel, NoTls, RowIter, Transaction};
 use sha2::{Digest, Sha256};
 
 use super::{HASHES_PER_CHUNK, PendingShare, RoundState, StoredRound, UploadOutcome, check_share};
+use crate::postgres_tx::{PgMigration, cause, in_tx, migrate};
 use crate::{Error, Result, hex};
-
-/// Times a transaction is tried when PostgreSQL reports a serialization failure (40001) or a
-/// deadlock (40P01) before the error is returned.
-const MAX_ATTEMPTS: u32 = 5;
 
 /// Bytes of a node sum read per query when it is streamed.
 const SUM_PIECE: usize = 1 << 20;
@@ -106,22 +102,6 @@ fn redact(url: &str) -> String {
     }
 }
 
-/// A PostgreSQL error with its SQLSTATE and the server's detail, for logs (never for HTTP
-/// answers: handlers answer "internal error" and log this).
-fn cause(e: &postgres::Error) -> String {
-    let mut s = crate::tls::cause_chain(e);
-    if let Some(code) = e.code() {
-        s.push_str(&format!(" (SQLSTATE {})", code.code()));
-    }
-    s
-}
-
-impl From<postgres::Error> for Error {
-    fn from(e: postgres::Error) -> Self {
-        Error::Postgres(cause(&e))
-    }
-}
-
 /// A connection that is closed off the async threads when dropped: closing blocks on the
 /// client's own runtime, which tokio refuses (panics) on a thread that runs async tasks.
 pub(crate) struct PgConn(Option<Box<Client>>);
@@ -144,80 +124,6 @@ impl Drop for PgConn {
                 .spawn(move || drop(client));
         }
     }
-}
-
-/// The error of one try of a transaction: PostgreSQL's (maybe retried) or ours (never).
-enum TxError {
-    Pg(postgres::Error),
-    Other(Error),
-}
-
-impl From<postgres::Error> for TxError {
-    fn from(e: postgres::Error) -> Self {
-        TxError::Pg(e)
-    }
-}
-
-impl From<Error> for TxError {
-    fn from(e: Error) -> Self {
-        TxError::Other(e)
-    }
-}
-
-impl From<std::io::Error> for TxError {
-    fn from(e: std::io::Error) -> Self {
-        TxError::Other(e.into())
-    }
-}
-
-fn retryable(e: &postgres::Error) -> bool {
-    matches!(
-        e.code(),
-        Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED
-    )
-}
-
-/// Runs `f` in a transaction at `isolation` and commits; runs it again (at most
-/// [`MAX_ATTEMPTS`] times in all, after a short pause) when PostgreSQL reports a serialization
-/// failure or a deadlock, in `f` or at commit.
-fn in_tx<T>(
-    client: &mut Client,
-    isolation: IsolationLevel,
-    mut f: impl FnMut(&mut Transaction<'_>) -> std::result::Result<T, TxError>,
-) -> Result<T> {
-    let mut attempt = 1;
-    loop {
-        let outcome = (|| {
-            let mut tx = client
-                .build_transaction()
-                .isolation_level(isolation)
-                .start()?;
-            let value = f(&mut tx)?;
-            tx.commit()?;
-            Ok(value)
-        })();
-        match outcome {
-            Ok(value) => return Ok(value),
-            Err(TxError::Pg(e)) if retryable(&e) && attempt < MAX_ATTEMPTS => {
-                tracing::warn!(
-                    attempt,
-                    "PostgreSQL: {}; trying the transaction again",
-                    cause(&e)
-                );
-                std::thread::sleep(Duration::from_millis(10 << attempt));
-                attempt += 1;
-            }
-            Err(TxError::Pg(e)) => return Err(e.into()),
-            Err(TxError::Other(e)) => return Err(e),
-        }
-    }
-}
-
-/// One schema change of the node's tables.
-struct PgMigration {
-    version: i32,
-    what: &'static str,
-    sql: &'static str,
 }
 
 const NODE_MIGRATIONS: &[PgMigration] = &[
@@ -268,56 +174,6 @@ const NODE_MIGRATIONS: &[PgMigration] = &[
           );",
     },
 ];
-
-/// Applies the changes of `migrations` that the database lacks, all in one transaction with
-/// the new version number in `dpdist_schema` (PostgreSQL's DDL is transactional: a crash
-/// leaves the old version or the new one). An advisory lock makes processes starting at once
-/// on one database take turns. A version newer than this code knows is refused.
-fn migrate(
-    client: &mut Client,
-    component: &str,
-    shown: &str,
-    migrations: &[PgMigration],
-) -> Result<()> {
-    let latest = migrations.last().map_or(0, |m| m.version);
-    let applied = in_tx(client, IsolationLevel::ReadCommitted, |tx| {
-        tx.execute("SELECT pg_advisory_xact_lock(7243012877761)", &[])?;
-        tx.batch_execute(
-            "CREATE TABLE IF NOT EXISTS dpdist_schema (
-                 component TEXT PRIMARY KEY,
-                 version INTEGER NOT NULL
-             )",
-        )?;
-        let current: i32 = tx
-            .query_opt(
-                "SELECT version FROM dpdist_schema WHERE component = $1",
-                &[&component],
-            )?
-            .map_or(0, |r| r.get(0));
-        if current > latest {
-            return Err(Error::Schema(format!(
-                "{shown}: the {component} tables have schema version {current}, written by a \
-                 newer dpdist; this version knows versions up to {latest} and does not open them"
-            ))
-            .into());
-        }
-        let mut applied = Vec::new();
-        for m in migrations.iter().filter(|m| m.version > current) {
-            tx.batch_execute(m.sql)?;
-            applied.push((m.version, m.what));
-        }
-        tx.execute(
-            "INSERT INTO dpdist_schema (component, version) VALUES ($1, $2)
-             ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version",
-            &[&component, &current.max(latest)],
-        )?;
-        Ok(applied)
-    })?;
-    for (version, what) in applied {
-        tracing::info!(store = shown, version, "schema: {what}");
-    }
-    Ok(())
-}
 
 fn id32(v: &[u8]) -> [u8; 32] {
     v.try_into().unwrap_or([0; 32])

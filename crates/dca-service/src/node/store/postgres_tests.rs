@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::node::store::{AttemptReader, NodeStore, StoreLocation};
+use crate::postgres_tx::MAX_ATTEMPTS;
 use fixedpoint_shares::ClientId;
 
 /// A database made for one test, dropped (with its connections) when this is dropped.
