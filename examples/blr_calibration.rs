@@ -143,6 +143,11 @@ struct Args {
     /// over 50 000 further records of the same design, clipped at the fit's bounds).
     #[arg(long)]
     projection: bool,
+    /// With `--projection`: the noise-aware posterior in the units of the fit's bounds (x/B_x,
+    /// y/B_y, so the prior N(0, I) is on the coefficients of the clipped regression scaled to
+    /// the unit box), its intervals scaled back by B_y/B_x. Needs equal bounds on every x_j.
+    #[arg(long)]
+    bound_units: bool,
     /// Auxiliary data sets per grid point of `--projection`'s threshold search.
     #[arg(long, default_value_t = 3)]
     search_repeats: usize,
@@ -237,6 +242,9 @@ fn main() -> Res<()> {
     if args.x_condition.is_some() && (args.x_mix > 0.0 || args.x_from_prior.is_some()) {
         return Err("--x-condition excludes --x-mix and --x-from-prior".into());
     }
+    if args.bound_units && !args.projection {
+        return Err("--bound-units needs --projection".into());
+    }
     if args.projection && args.x_from_prior.is_some() {
         return Err("--projection excludes --x-from-prior".into());
     }
@@ -322,6 +330,7 @@ fn main() -> Res<()> {
                 };
                 let mut noise = noise;
                 let mut fit_bounds = bounds_x.to_vec();
+                let mut fit_bounds_y = BOUND_Y;
                 let mut clipped_target: Option<Vec<f64>> = None;
                 let (stats, beta, draw_kappa, draw_dof) = match args.x_from_prior {
                     None if args.projection => {
@@ -358,6 +367,7 @@ fn main() -> Res<()> {
                         )?;
                         noise = fit.stats_noise(&config)?;
                         fit_bounds = fit.bounds_x.clone();
+                        fit_bounds_y = fit.bound_y;
                         let outside =
                             |row: &[f64]| row.iter().zip(&fit_bounds).any(|(v, b)| v.abs() > *b);
                         cell.clipped_y +=
@@ -399,6 +409,23 @@ fn main() -> Res<()> {
                         (stats, draw.beta, kappa, dof)
                     }
                 };
+                let mut stats = stats;
+                let mut back = 1.0;
+                if args.bound_units && clipped_target.is_some() {
+                    let bx = fit_bounds[0];
+                    if fit_bounds.iter().any(|b| (b - bx).abs() > 1e-12 * bx) {
+                        return Err("--bound-units needs equal bounds on every x_j".into());
+                    }
+                    let by = fit_bounds_y;
+                    stats.xx.iter_mut().for_each(|v| *v /= bx * bx);
+                    stats.xy.iter_mut().for_each(|v| *v /= bx * by);
+                    noise = StatsNoise {
+                        xx: scaled_noise(noise.xx, 1.0 / (bx * bx)),
+                        xy: scaled_noise(noise.xy, 1.0 / (bx * by)),
+                    };
+                    fit_bounds = vec![1.0; D];
+                    back = by / bx;
+                }
                 let naive = posterior(&stats, prior)?;
                 // The flat prior (the first version, kept for comparison) always makes exactly
                 // `--draws` draws, so its columns stay as they were; the data-model and Wishart
@@ -445,6 +472,9 @@ fn main() -> Res<()> {
                     ];
                     if let Some(w) = &wishart {
                         methods.push(w.coefficients(level)?);
+                    }
+                    for m in methods.iter_mut().flatten() {
+                        (m.lower, m.upper) = (m.lower * back, m.upper * back);
                     }
                     if let Some(target) = &clipped_target {
                         cell.covered_clipped[l] += methods[2]
@@ -584,6 +614,16 @@ fn main() -> Res<()> {
     }
     println!("total time {:.1} s", start.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// `noise` on statistics multiplied by `factor`.
+fn scaled_noise(noise: EntryNoise, factor: f64) -> EntryNoise {
+    match noise {
+        EntryNoise::Gaussian { sd } => EntryNoise::Gaussian { sd: sd * factor },
+        EntryNoise::Laplace { scale } => EntryNoise::Laplace {
+            scale: scale * factor,
+        },
+    }
 }
 
 /// One synthetic data set with its true β (x ~ U(−spread, spread)^D).
