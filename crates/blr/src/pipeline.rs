@@ -341,9 +341,11 @@ pub fn fit_held(
     let clipped = match clipped_budget {
         None => None,
         Some(budget) => {
+            // Round r draws from rng.derive(r) (3 is the threshold search's), the stream a
+            // job's participant derives from the round's number.
             let ctx = ReleaseContext {
                 aggregation: config.aggregation,
-                round: 3,
+                round: 4,
                 rng: rng.derive(4),
                 accountant: &mut accountant,
             };

@@ -114,6 +114,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .duration_since(std::time::UNIX_EPOCH)?
             .as_millis() as u64,
         public_seed: None,
+        clipped_share: None,
         train: None,
     };
     // One client for all: in a real deployment each participant has its own connection.

@@ -120,6 +120,9 @@ struct JobFile {
     /// A `train` job's settings (a `[train]` table).
     #[serde(default)]
     train: Option<dca_service::job_train::TrainSettings>,
+    /// A `blr` job's budget fraction for releasing the shares its bounds clipped.
+    #[serde(default)]
+    clipped_share: Option<f64>,
 }
 
 fn default_mode() -> String {
@@ -171,6 +174,7 @@ pub async fn job(command: JobCommand) -> Result<()> {
                 created_unix_ms: dca_service::node::now_ms(),
                 public_seed: file.public_seed,
                 train: file.train,
+                clipped_share: file.clipped_share,
             };
             spec.validate()?;
             let http = client(&conn.ca)?;

@@ -67,6 +67,12 @@ pub struct JobSpec {
     /// what they were before train jobs existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub train: Option<crate::job_train::TrainSettings>,
+    /// A `blr` job's fraction of its budget for a third round releasing the shares of records
+    /// its bounds clipped (`blr::ProjectionConfig::clipped_share_budget`), so the analyst can
+    /// read the intervals as the clipped records' regression; absent: no such round (and the
+    /// ids of jobs without it are what they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clipped_share: Option<f64>,
 }
 
 /// Most participants in one job.
@@ -152,6 +158,22 @@ impl JobSpec {
         if self.max_rows == 0 {
             return bad("max_rows must be at least 1".into());
         }
+        if let Some(share) = self.clipped_share {
+            let limit = 1.0 - blr::ProjectionConfig::default().std_share;
+            if self.kind != "blr" {
+                return bad(format!(
+                    "clipped_share is for \"blr\" jobs, not for a {:?} job",
+                    self.kind
+                ));
+            }
+            if !(share > 0.0 && share < limit) {
+                return bad(format!(
+                    "clipped_share = {share} must be in (0, {limit}): the fraction of the \
+                     budget for the clipped-share round, beside the std round's {}",
+                    1.0 - limit
+                ));
+            }
+        }
         for (what, ms) in [
             ("answer_window_ms", self.answer_window_ms),
             ("upload_window_ms", self.upload_window_ms),
@@ -217,7 +239,7 @@ impl JobSpec {
     /// job's (ε, δ), assumed bounds ±7.5 around the ±5 the columns are mapped onto, projection
     /// with the DP std round and the DCA paper's search.
     pub fn fit_config(&self, n_nodes: u16) -> blr::FitConfig {
-        crate::network_fit::dca_blr_config(
+        let mut config = crate::network_fit::dca_blr_config(
             self.features.len(),
             n_nodes,
             self.max_dropped,
@@ -226,7 +248,11 @@ impl JobSpec {
                 epsilon: self.epsilon,
                 delta: self.delta,
             },
-        )
+        );
+        if let (Some(share), Some(projection)) = (self.clipped_share, config.projection.as_mut()) {
+            projection.clipped_share_budget = share;
+        }
+        config
     }
 
     /// The seed of the job's public randomness (see `public_seed`).
@@ -242,7 +268,8 @@ impl JobSpec {
     pub fn round_number(&self, step: u64) -> u64 {
         let id = Sha256::digest(self.canonical_json());
         let id = u64::from_le_bytes(id[..8].try_into().expect("8 bytes"));
-        // A blr job has two steps; a train job one per iteration (at most 2^24, checked).
+        // A blr job has two or three steps; a train job one per iteration (at most 2^24,
+        // checked).
         if self.kind == "blr" {
             (id << 8) | (step & 0xff)
         } else {
@@ -358,10 +385,26 @@ pub struct JobResult {
     pub std: Option<Vec<f64>>,
     /// The chosen threshold multipliers (ω_x, ω_y).
     pub thresholds: Option<(f64, f64)>,
+    /// The released shares of records the bounds clipped, if the job asked for them
+    /// (`clipped_share`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clipped: Option<JobClippedShare>,
     /// Privacy the job's pipeline charged, as (ε, δ).
     pub spent_epsilon: f64,
     /// See `spent_epsilon`.
     pub spent_delta: f64,
+}
+
+/// The shares of a `blr` job's records that its bounds clipped (noisy, clamped to [0, 1]; see
+/// `blr::ClippedShare`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct JobClippedShare {
+    /// Share of records whose target was clipped.
+    pub y: f64,
+    /// Share of records with at least one feature clipped.
+    pub x: f64,
+    /// Standard deviation of the noise on each share.
+    pub share_sd: f64,
 }
 
 /// A job as the aggregator shows it.
@@ -405,6 +448,7 @@ mod tests {
             upload_window_ms: 1000,
             created_unix_ms: 1,
             public_seed: None,
+            clipped_share: None,
             train: None,
         }
     }
@@ -430,6 +474,25 @@ mod tests {
             ),
             ("max_rows", Box::new(|s| s.max_rows = 0)),
             ("upload_window_ms", Box::new(|s| s.upload_window_ms = 5)),
+            (
+                "clipped_share = 0",
+                Box::new(|s| s.clipped_share = Some(0.0)),
+            ),
+            (
+                "clipped_share = 0.9",
+                Box::new(|s| s.clipped_share = Some(0.9)),
+            ),
+            (
+                "clipped_share = NaN",
+                Box::new(|s| s.clipped_share = Some(f64::NAN)),
+            ),
+            (
+                "not for a \"sum\" job",
+                Box::new(|s| {
+                    s.kind = "sum".into();
+                    s.clipped_share = Some(0.05);
+                }),
+            ),
         ];
         for (word, change) in cases {
             let mut s = spec();
@@ -449,5 +512,28 @@ mod tests {
         assert_eq!(a.id(), spec().id());
         assert_ne!(a.id(), b.id());
         assert_eq!(a.id().len(), 64);
+        // The clipped-share round is part of what participants accept.
+        let c = JobSpec {
+            clipped_share: Some(0.05),
+            ..spec()
+        };
+        assert_ne!(a.id(), c.id());
+        assert!(
+            !String::from_utf8(a.canonical_json())
+                .unwrap()
+                .contains("clipped_share")
+        );
+    }
+
+    #[test]
+    fn clipped_share_goes_to_the_fit_config() {
+        let with = JobSpec {
+            clipped_share: Some(0.05),
+            ..spec()
+        };
+        let share = |s: &JobSpec| s.fit_config(3).projection.unwrap().clipped_share_budget;
+        assert_eq!(share(&with), 0.05);
+        assert_eq!(share(&spec()), 0.0);
+        with.validate().unwrap();
     }
 }

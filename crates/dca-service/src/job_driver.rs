@@ -17,7 +17,7 @@ use fixedpoint_shares::{ClientVectors, DcaRound, DcaTransport, Release};
 use projection::holders::Holders;
 
 use crate::aggregator::Aggregator;
-use crate::job::{JobResult, JobRound, JobSpec, JobStatus};
+use crate::job::{JobClippedShare, JobResult, JobRound, JobSpec, JobStatus};
 use crate::job_train::{self, Rule, SumResult, SumRule, TrainResult, TrainRule};
 use crate::network_fit::release_of;
 use crate::spec::{Round, planned_round};
@@ -111,6 +111,11 @@ async fn run(agg: &Arc<Aggregator>, id: &str, poll: Duration) -> Result<()> {
             v
         }),
         thresholds: fit.thresholds.as_ref().map(|t| (t.omega_x, t.omega_y)),
+        clipped: fit.clipped.as_ref().map(|c| JobClippedShare {
+            y: c.y,
+            x: c.x,
+            share_sd: c.share_sd,
+        }),
         spent_epsilon: fit.spent.epsilon,
         spent_delta: fit.spent.delta,
     };

@@ -791,6 +791,7 @@ mod tests {
             upload_window_ms: 1000,
             created_unix_ms: 1,
             public_seed: None,
+            clipped_share: None,
             train: None,
         }
     }

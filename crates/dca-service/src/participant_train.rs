@@ -253,6 +253,7 @@ mod tests {
             upload_window_ms: 1000,
             created_unix_ms: 1,
             public_seed: None,
+            clipped_share: None,
             train: (kind == "train").then(|| TrainSettings {
                 iterations: 5,
                 clip_norm: 1.0,

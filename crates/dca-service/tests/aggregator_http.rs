@@ -434,6 +434,7 @@ fn job(roster: usize) -> JobSpec {
         upload_window_ms: 60_000,
         created_unix_ms: 1,
         public_seed: None,
+        clipped_share: None,
         train: None,
     }
 }

@@ -69,6 +69,7 @@ fn job_spec(roster: usize, t: usize, max_rows: usize, upload_window_ms: u64) -> 
         upload_window_ms,
         created_unix_ms: dca_service::node::now_ms(),
         public_seed: Some(SEED),
+        clipped_share: None,
         train: None,
     }
 }
@@ -116,7 +117,21 @@ fn assert_same_fit(view: &JobView, local: &blr::Fit) {
         result.spent_epsilon.to_bits(),
         local.spent.epsilon.to_bits()
     );
-    assert_eq!(view.status.rounds.len(), 2);
+    let clipped = |y: f64, x: f64, sd: f64| [y.to_bits(), x.to_bits(), sd.to_bits()];
+    assert_eq!(
+        result
+            .clipped
+            .as_ref()
+            .map(|c| clipped(c.y, c.x, c.share_sd)),
+        local
+            .clipped
+            .as_ref()
+            .map(|c| clipped(c.y, c.x, c.share_sd))
+    );
+    assert_eq!(
+        view.status.rounds.len(),
+        2 + usize::from(local.clipped.is_some())
+    );
 }
 
 /// Twelve participant processes, one row each; one of them refuses by its policy (it may not
@@ -173,7 +188,8 @@ async fn a_blr_job_over_twelve_participant_processes_equals_the_in_process_fit()
 /// Five hospitals with very uneven row counts, 10 to 10⁴ (the largest holds the last 200
 /// diabetes rows, cycled): each contributes the sum over its rows (per-record sensitivity; the
 /// grid sized by the job's max_rows); the release equals the in-process pipeline with the same
-/// grouping of rows into clients.
+/// grouping of rows into clients, the third round's shares of clipped records included (the
+/// job asks for them with `clipped_share`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cross_silo_job_equals_the_in_process_fit_with_the_same_grouping() {
     tokio::time::timeout(LIMIT, async {
@@ -181,7 +197,10 @@ async fn a_cross_silo_job_equals_the_in_process_fit_with_the_same_grouping() {
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let (header, rows) = diabetes();
         let sizes = [10usize, 40, 80, 112, 10_000];
-        let spec = job_spec(5, 1, 10_000, 120_000);
+        let spec = JobSpec {
+            clipped_share: Some(0.05),
+            ..job_spec(5, 1, 10_000, 120_000)
+        };
         let id = create_job(&cluster, &aggregator.url, &spec).await;
         let mut start = 0;
         let dirs: Vec<PathBuf> = sizes
@@ -207,8 +226,11 @@ async fn a_cross_silo_job_equals_the_in_process_fit_with_the_same_grouping() {
                 "{out}"
             );
         }
-        assert_eq!(view.status.result.as_ref().unwrap().records, 10_242);
-        assert_same_fit(&view, &in_process(&spec, &dirs));
+        let result = view.status.result.as_ref().unwrap();
+        assert_eq!(result.records, 10_242);
+        let local = in_process(&spec, &dirs);
+        assert!(local.clipped.is_some() && result.clipped.is_some());
+        assert_same_fit(&view, &local);
     })
     .await
     .expect("test exceeded its time limit");
