@@ -283,7 +283,7 @@ async fn main() {
             .collect(),
     );
     let pg = match &stores {
-        NodeStores::Postgres(pg) => Some(pg),
+        NodeStores::Postgres(pg) => Some(pg.as_ref()),
         NodeStores::Sqlite => None,
     };
     let http = tls::http_client(ca.pem().as_bytes(), conns, Duration::from_secs(120)).unwrap();

@@ -9,7 +9,7 @@ use std::path::Path;
 /// The stores of the M nodes.
 pub enum NodeStores {
     Sqlite,
-    Postgres(PgStores),
+    Postgres(Box<PgStores>),
 }
 
 impl NodeStores {
@@ -34,7 +34,7 @@ impl NodeStores {
                 "--node-store {template:?} has no {{k}}: each of the {m} nodes needs a database of its own"
             ));
         }
-        on_thread(|| PgStores::create(template, m)).map(NodeStores::Postgres)
+        on_thread(|| PgStores::create(template, m)).map(|pg| NodeStores::Postgres(Box::new(pg)))
     }
 
     /// The `--store` URL of node `k`, `None` for SQLite.
