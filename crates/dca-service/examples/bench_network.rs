@@ -13,12 +13,20 @@
 //! clients' sharding and sealing (the client process still pays for TLS and HTTP).
 //! `--only-node K`: the clients send only node K's shares (the other nodes idle, no release):
 //! one node with about a core of its own, the client process on the other.
+//! `--node-store postgres://user@host:port/name_{k}` (or the environment variable
+//! DPDIST_BENCH_NODE_STORE; default `sqlite`): node k keeps its rounds in database name_k on
+//! that server, made empty by the benchmark (it refuses names that exist) and dropped at the
+//! end. `--replicas R` (PostgreSQL only): R node processes per node index on its database,
+//! client i sending to replica i mod R (no balancer); the aggregator talks to replica 0.
+//! Per node index it prints the CPU summed over the replicas, per process the peak RSS, and
+//! the disk per client (SQLite file + WAL; or the database's size after the round less its
+//! size when empty); for PostgreSQL also the server's CPU and the WAL it wrote.
 //! Per node it prints the CPU of the upload phase alone (from `/proc/<pid>/stat` before and
 //! after it) and of the whole round; the nodes' and this process's CPU in the release; and the
 //! latency of the analyst's `GET /rounds/{id}` to the aggregator's router, polled during the
 //! release.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,6 +39,10 @@ use dca_service::{hex, tls};
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{Client, ClientId, Encode, simulate_round_with};
+
+#[path = "bench_network/node_stores.rs"]
+mod node_stores;
+use node_stores::NodeStores;
 
 struct Killed(Child);
 impl Drop for Killed {
@@ -97,6 +109,82 @@ fn dir_bytes(dir: &PathBuf) -> u64 {
         .unwrap_or(0)
 }
 
+/// One `dpdist node` process: replica `j` of node `k` in `data`.
+struct NodeProcess {
+    child: Killed,
+    data: PathBuf,
+    url: String,
+}
+
+impl NodeProcess {
+    /// Starts node `k` on `data` (its store there, or at `store`), waiting until it listens.
+    fn start(bin: &Path, dir: &Path, k: u16, data: PathBuf, store: Option<&str>) -> NodeProcess {
+        // DPDIST_BENCH_NODE_WRAPPER="heaptrack -o /tmp/hn{k}" runs every node under a profiler
+        // ({k} = the node's index); its stdout lines before the node's own are skipped.
+        let wrapper: Vec<String> = std::env::var("DPDIST_BENCH_NODE_WRAPPER")
+            .map(|w| {
+                w.split_whitespace()
+                    .map(|a| a.replace("{k}", &k.to_string()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut command = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
+        command
+            .args(["node", "--index", &k.to_string(), "--listen", "127.0.0.1:0"])
+            .arg("--cert")
+            .arg(dir.join("server.pem"))
+            .arg("--key")
+            .arg(dir.join("server.key"))
+            .arg("--data-dir")
+            .arg(&data)
+            .arg("--admin-token-file")
+            .arg(dir.join("admin.token"));
+        if let Some(url) = store {
+            command.args(["--store", url]);
+        }
+        let mut child = command.stdout(Stdio::piped()).spawn().unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (build it: cargo build --release -p dca-service --bins)",
+                bin.display()
+            )
+        });
+        let mut line = String::new();
+        use std::io::BufRead;
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        while !line.starts_with("dpdist node") {
+            line.clear();
+            if out.read_line(&mut line).unwrap() == 0 {
+                panic!("node {k} ended before it listened");
+            }
+        }
+        // Keep draining the pipe (a profiler may print more).
+        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+        let addr = line
+            .split_whitespace()
+            .skip_while(|w| *w != "on")
+            .nth(1)
+            .unwrap()
+            .to_string();
+        NodeProcess {
+            child: Killed(child),
+            data,
+            url: format!("https://{addr}"),
+        }
+    }
+}
+
+/// CPU seconds used so far by the replicas of one node, summed.
+fn replicas_cpu_seconds(replicas: &[NodeProcess]) -> f64 {
+    replicas.iter().map(|p| cpu_seconds(p.child.0.id())).sum()
+}
+
 /// Client `i`'s shares, each sealed to its node (index k = node k); with `only`, the other
 /// nodes' entries are left empty.
 fn shard_and_seal(round: &Round, i: u64, seed: u64, only: Option<usize>) -> Vec<Vec<u8>> {
@@ -127,6 +215,8 @@ async fn main() {
     let conns: usize = arg("--conns", "64").parse().unwrap();
     let m: u16 = arg("--nodes", "3").parse().unwrap();
     let mode = arg("--mode", "seed");
+    let replicas: usize = arg("--replicas", "1").parse().unwrap();
+    assert!(replicas >= 1, "--replicas must be at least 1");
     let preseal = std::env::args().any(|a| a == "--preseal");
     let only_node: Option<usize> = std::env::args()
         .any(|a| a == "--only-node")
@@ -157,65 +247,45 @@ async fn main() {
     std::fs::write(dir.join("server.key"), key.serialize_pem()).unwrap();
     std::fs::write(dir.join("admin.token"), "bench-admin").unwrap();
 
-    let mut nodes = Vec::new();
-    let mut urls = Vec::new();
+    let template = std::env::args()
+        .any(|a| a == "--node-store")
+        .then(|| arg("--node-store", "sqlite"))
+        .or_else(|| std::env::var("DPDIST_BENCH_NODE_STORE").ok())
+        .unwrap_or_else(|| "sqlite".into());
+    let stores = NodeStores::open(&template, m, replicas).unwrap_or_else(|e| {
+        eprintln!("bench_network: {e}");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::process::exit(2)
+    });
+
+    // nodes[k][j]: replica j of node k, every replica with a copy of the node's key.
+    let mut nodes: Vec<Vec<NodeProcess>> = Vec::new();
     for k in 0..m {
-        let data = dir.join(format!("node{k}"));
-        // DPDIST_BENCH_NODE_WRAPPER="heaptrack -o /tmp/hn{k}" runs every node under a profiler
-        // ({k} = the node's index); its stdout lines before the node's own are skipped.
-        let wrapper: Vec<String> = std::env::var("DPDIST_BENCH_NODE_WRAPPER")
-            .map(|w| {
-                w.split_whitespace()
-                    .map(|a| a.replace("{k}", &k.to_string()))
-                    .collect()
+        let key_dir = dir.join(format!("node{k}-key"));
+        std::fs::create_dir_all(&key_dir).unwrap();
+        dca_service::node::load_or_create_key(&key_dir).unwrap();
+        let replicas_of_k = (0..replicas)
+            .map(|j| {
+                let data = dir.join(format!("node{k}-replica{j}"));
+                std::fs::create_dir_all(&data).unwrap();
+                let key_file = dca_service::node_key::KEY_FILE;
+                std::fs::copy(key_dir.join(key_file), data.join(key_file)).unwrap();
+                NodeProcess::start(&bin, &dir, k, data, stores.url(k))
             })
-            .unwrap_or_default();
-        let mut command = match wrapper.split_first() {
-            Some((program, args)) => {
-                let mut c = Command::new(program);
-                c.args(args).arg(&bin);
-                c
-            }
-            None => Command::new(&bin),
-        };
-        let mut child = command
-            .args(["node", "--index", &k.to_string(), "--listen", "127.0.0.1:0"])
-            .arg("--cert")
-            .arg(dir.join("server.pem"))
-            .arg("--key")
-            .arg(dir.join("server.key"))
-            .arg("--data-dir")
-            .arg(&data)
-            .arg("--admin-token-file")
-            .arg(dir.join("admin.token"))
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "{}: {e} (build it: cargo build --release -p dca-service --bins)",
-                    bin.display()
-                )
-            });
-        let mut line = String::new();
-        use std::io::BufRead;
-        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
-        while !line.starts_with("dpdist node") {
-            line.clear();
-            if out.read_line(&mut line).unwrap() == 0 {
-                panic!("node {k} ended before it listened");
-            }
-        }
-        // Keep draining the pipe (a profiler may print more).
-        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
-        let addr = line
-            .split_whitespace()
-            .skip_while(|w| *w != "on")
-            .nth(1)
-            .unwrap()
-            .to_string();
-        urls.push(format!("https://{addr}"));
-        nodes.push((Killed(child), data));
+            .collect();
+        nodes.push(replicas_of_k);
     }
+    let urls: Vec<String> = nodes.iter().map(|r| r[0].url.clone()).collect();
+    let replica_urls: Arc<Vec<Vec<String>>> = Arc::new(
+        nodes
+            .iter()
+            .map(|r| r.iter().map(|p| p.url.clone()).collect())
+            .collect(),
+    );
+    let pg = match &stores {
+        NodeStores::Postgres(pg) => Some(pg.as_ref()),
+        NodeStores::Sqlite => None,
+    };
     let http = tls::http_client(ca.pem().as_bytes(), conns, Duration::from_secs(120)).unwrap();
     // The bench's aggregator; opened again on the same store for the analyst's router.
     let open_aggregator = || {
@@ -280,20 +350,23 @@ async fn main() {
     });
 
     let load_before = load_average();
-    let cpu_before: Vec<f64> = nodes.iter().map(|(c, _)| cpu_seconds(c.0.id())).collect();
+    let cpu_before: Vec<f64> = nodes.iter().map(|r| replicas_cpu_seconds(r)).collect();
+    let server_cpu_before = pg.and_then(|pg| pg.server_cpu_seconds());
+    let wal_before = pg.map(|pg| pg.wal_position().unwrap());
     eprintln!(
-        "uploading N = {n}, d = {dim}, M = {m}, {mode} mode, {conns} connections{} ...",
-        if preseal { ", presealed" } else { "" }
+        "uploading N = {n}, d = {dim}, M = {m}, {mode} mode, {conns} connections{}, nodes on {}, {replicas} replica(s) each ...",
+        if preseal { ", presealed" } else { "" },
+        if pg.is_some() { "PostgreSQL" } else { "SQLite" }
     );
     let next = Arc::new(AtomicU64::new(0));
     let bytes_sent = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let mut workers = tokio::task::JoinSet::new();
     for _ in 0..conns {
-        let (http, round, urls, next, bytes_sent, sealed_all) = (
+        let (http, round, replica_urls, next, bytes_sent, sealed_all) = (
             http.clone(),
             round.clone(),
-            urls.clone(),
+            replica_urls.clone(),
             next.clone(),
             bytes_sent.clone(),
             sealed_all.clone(),
@@ -319,7 +392,8 @@ async fn main() {
                         continue;
                     }
                     bytes_sent.fetch_add(sealed.len() as u64, Ordering::Relaxed);
-                    upload_sealed(&http, &urls[k], &id, i, &token, sealed)
+                    let to = &replica_urls[k][i as usize % replica_urls[k].len()];
+                    upload_sealed(&http, to, &id, i, &token, sealed)
                         .await
                         .unwrap();
                 }
@@ -336,8 +410,12 @@ async fn main() {
     let cpu_upload: Vec<f64> = nodes
         .iter()
         .zip(&cpu_before)
-        .map(|((c, _), before)| cpu_seconds(c.0.id()) - before)
+        .map(|(r, before)| replicas_cpu_seconds(r) - before)
         .collect();
+    let server_cpu_upload = server_cpu_before
+        .zip(pg.and_then(|pg| pg.server_cpu_seconds()))
+        .map(|(before, after)| after - before);
+    let wal_upload = wal_before.map(|before| pg.unwrap().wal_position().unwrap() - before);
     let load_after_upload = load_average();
     if let Some(k) = only_node {
         let cpu = cpu_upload.get(k).copied().unwrap_or(f64::NAN);
@@ -347,6 +425,9 @@ async fn main() {
             n as f64 / upload_s,
             n as f64 / cpu
         );
+        if let Some(server) = server_cpu_upload {
+            println!("PostgreSQL server CPU in the upload phase: {server:.1} s");
+        }
         println!(
             "load average (1, 5, 15 min): {load_before} before the uploads, {load_after_upload} after them"
         );
@@ -391,7 +472,8 @@ async fn main() {
             latencies
         })
     };
-    let cpu_before_release: Vec<f64> = nodes.iter().map(|(c, _)| cpu_seconds(c.0.id())).collect();
+    let cpu_before_release: Vec<f64> = nodes.iter().map(|r| replicas_cpu_seconds(r)).collect();
+    let server_cpu_before_release = pg.and_then(|pg| pg.server_cpu_seconds());
     let own_cpu_before_release = cpu_seconds(std::process::id());
     let t = Instant::now();
     let release = agg.release(&round).await.unwrap();
@@ -400,8 +482,11 @@ async fn main() {
     let cpu_release: Vec<f64> = nodes
         .iter()
         .zip(&cpu_before_release)
-        .map(|((c, _), before)| cpu_seconds(c.0.id()) - before)
+        .map(|(r, before)| replicas_cpu_seconds(r) - before)
         .collect();
+    let server_cpu_release = server_cpu_before_release
+        .zip(pg.and_then(|pg| pg.server_cpu_seconds()))
+        .map(|(before, after)| after - before);
     probing.store(false, Ordering::Relaxed);
     let mut latencies = probe.await.unwrap();
     server.abort();
@@ -422,6 +507,9 @@ async fn main() {
             .collect::<Vec<_>>()
             .join(" / ")
     );
+    if let Some(server) = server_cpu_release {
+        println!("release CPU of the PostgreSQL server: {server:.2} s");
+    }
 
     let t = Instant::now();
     let local = simulate_round_with(
@@ -452,17 +540,62 @@ async fn main() {
         bytes_sent.load(Ordering::Relaxed) as f64 / 1e6 / upload_s,
         (upload_s + release_s) / local_s
     );
-    for (k, (child, data)) in nodes.iter().enumerate() {
-        let disk = dir_bytes(data);
-        let cpu = cpu_seconds(child.0.id());
+    let db_sizes = pg.map(|pg| pg.sizes().unwrap());
+    for (k, replicas_of_k) in nodes.iter().enumerate() {
+        let cpu = replicas_cpu_seconds(replicas_of_k);
+        let rss = replicas_of_k
+            .iter()
+            .map(|p| format!("{:.1}", peak_rss_kib(p.child.0.id()) as f64 / 1024.0))
+            .collect::<Vec<_>>()
+            .join(" / ");
+        let files: u64 = replicas_of_k.iter().map(|p| dir_bytes(&p.data)).sum();
+        let disk = match (pg, &db_sizes) {
+            (Some(pg), Some(sizes)) => {
+                let (size, empty) = (sizes[k], pg.baseline_bytes[k]);
+                let grown = size.saturating_sub(empty);
+                format!(
+                    "database {:.1} MiB less {:.1} MiB when empty = {:.1} MiB ({:.0} B per client; {:.0} B with the baseline), data dirs {files} B",
+                    size as f64 / 1048576.0,
+                    empty as f64 / 1048576.0,
+                    grown as f64 / 1048576.0,
+                    grown as f64 / n as f64,
+                    size as f64 / n as f64
+                )
+            }
+            _ => format!(
+                "SQLite + WAL {:.1} MiB ({:.0} B per client)",
+                files as f64 / 1048576.0,
+                files as f64 / n as f64
+            ),
+        };
         println!(
-            "node {k}: CPU {cpu:.1} s for the round, {:.1} s in the upload phase ({:.0} uploads per node-CPU-second), peak RSS {:.1} MiB, disk {:.1} MiB ({:.0} B per client)",
+            "node {k} ({} replica(s)): CPU {cpu:.1} s for the round, {:.1} s in the upload phase ({:.0} uploads per node-CPU-second), peak RSS {rss} MiB, disk: {disk}",
+            replicas_of_k.len(),
             cpu_upload[k],
             n as f64 / cpu_upload[k],
-            peak_rss_kib(child.0.id()) as f64 / 1024.0,
-            disk as f64 / 1048576.0,
-            disk as f64 / n as f64
         );
+    }
+    if pg.is_some() {
+        let nodes_cpu: f64 = cpu_upload.iter().sum();
+        match server_cpu_upload {
+            Some(server) => println!(
+                "PostgreSQL server CPU: {server:.1} s in the upload phase, {:.2} s in the release; upload phase, nodes and server together: {:.1} s for {m} x {n} uploads = {:.0} uploads per CPU-second (nodes alone {:.0})",
+                server_cpu_release.unwrap_or(f64::NAN),
+                nodes_cpu + server,
+                (usize::from(m) * n) as f64 / (nodes_cpu + server),
+                (usize::from(m) * n) as f64 / nodes_cpu
+            ),
+            None => println!(
+                "PostgreSQL server CPU: not measured (its data directory's postmaster.pid is not readable here)"
+            ),
+        }
+        if let Some(wal) = wal_upload {
+            println!(
+                "PostgreSQL WAL written in the upload phase (whole server): {:.1} MiB ({:.0} B per upload)",
+                wal / 1048576.0,
+                wal / (usize::from(m) * n) as f64
+            );
+        }
     }
     println!("released sum identical to the in-process round (sum_units compared)");
     println!(
