@@ -127,11 +127,6 @@ impl Aggregator {
         })
     }
 
-    /// The name this aggregator's release leases are held under.
-    pub fn lease_holder(&self) -> &str {
-        &self.holder
-    }
-
     /// The node base URLs, in node order.
     pub fn node_urls(&self) -> &[String] {
         &self.nodes
@@ -553,23 +548,34 @@ impl Aggregator {
     /// lease (its own pass and an analyst's request may both drive a round; one records it).
     pub async fn release(&self, round: &Round) -> Result<PublishedRelease> {
         let id = round.id();
-        match self.state(&id)? {
+        let state = match self.state(&id)? {
             Some((s, _)) if s == "released" => return Err(Error::AlreadyReleased),
             Some((s, detail)) if s == "aborted" || s == "aborting" => {
                 return Err(Error::RoundAborted(detail.unwrap_or_default()));
             }
-            Some(_) => {}
+            Some((s, _)) => s,
             None => {
                 return Err(Error::InvalidSpec(
                     "round not created by this aggregator".into(),
                 ));
             }
-        }
-        let close_body = match self.store.close_body(&id)? {
-            Some(body) => body,
-            None => self.begin_close(round).await?,
         };
-        self.take_release_lease(&id)?;
+        // A closing round's lease first: a process refused it (every pass of every process but
+        // the holder's) does not read the recorded close, 8 bytes per client.
+        let recorded = if state == "closing" {
+            self.take_release_lease(&id)?;
+            self.store.close_body(&id)?
+        } else {
+            None
+        };
+        let close_body = match recorded {
+            Some(body) => body,
+            None => {
+                let body = self.begin_close(round).await?;
+                self.take_release_lease(&id)?;
+                body
+            }
+        };
         let outcome = self.drive_under_lease(round, close_body).await;
         if outcome.is_err() {
             // Another process may take the round over at once instead of after the lease.
