@@ -29,6 +29,9 @@ impl SqliteAggregatorStore {
             AGGREGATOR_MIGRATIONS,
             &path.display().to_string(),
         )?;
+        // The file is one process's: a lease found in it is an earlier run's, whose holder is
+        // gone. The restarted aggregator resumes its rounds at once instead of after the lease.
+        conn.execute("UPDATE release_leases SET expires_ms = 0", [])?;
         Ok(SqliteAggregatorStore {
             conn: Mutex::new(conn),
         })
@@ -709,6 +712,25 @@ mod tests {
         assert_eq!(
             s.round("r1").unwrap().unwrap().1,
             ("released".to_string(), Some("{\"sum\":[2]}".to_string()))
+        );
+    }
+
+    /// An earlier run's lease does not hold the restarted aggregator back.
+    #[test]
+    fn an_earlier_runs_release_lease_is_given_up_on_open() {
+        let dir = crate::scratch_dir("aggstore-lease-restart");
+        let first = SqliteAggregatorStore::open(&dir.join("agg.sqlite")).unwrap();
+        first.insert_round("r1", b"{}").unwrap();
+        assert!(first.begin_close("r1", b"close", None, |_| Ok(())).unwrap());
+        assert_eq!(
+            first.take_release_lease("r1", "A", 1_000, 31_000).unwrap(),
+            LeaseTaken::Taken
+        );
+        drop(first);
+        let again = SqliteAggregatorStore::open(&dir.join("agg.sqlite")).unwrap();
+        assert_eq!(
+            again.take_release_lease("r1", "B", 1_001, 31_001).unwrap(),
+            LeaseTaken::Taken
         );
     }
 
