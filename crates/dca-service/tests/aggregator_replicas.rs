@@ -282,7 +282,7 @@ async fn counted_nodes(
                 if path.ends_with("/sum") {
                     calls.sums.fetch_add(1, SeqCst);
                     if held.load(SeqCst) {
-                        return Some(StatusCode::ACCEPTED);
+                        return Some((StatusCode::ACCEPTED, "held by the test proxy"));
                     }
                 }
                 None

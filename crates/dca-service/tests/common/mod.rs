@@ -601,19 +601,22 @@ pub async fn failing_proxy(
     fails: impl Fn(&str) -> bool + Send + Sync + 'static,
 ) -> String {
     proxy(http, target, move |path| {
-        fails(path).then_some(reqwest::StatusCode::BAD_GATEWAY)
+        fails(path).then_some((
+            reqwest::StatusCode::BAD_GATEWAY,
+            "dropped by the test proxy",
+        ))
     })
     .await
 }
 
 /// A plain-HTTP proxy on loopback in front of `target` (a node): every request's path is first
-/// shown to `answer`, which may answer it itself with a status (and no body worth reading);
-/// the others are forwarded. Returns the proxy's base URL; it serves until the test's runtime
+/// shown to `answer`, which may answer it itself with a status and a body; the others are
+/// forwarded. Returns the proxy's base URL; it serves until the test's runtime
 /// ends.
 pub async fn proxy(
     http: reqwest::Client,
     target: String,
-    answer: impl Fn(&str) -> Option<reqwest::StatusCode> + Send + Sync + 'static,
+    answer: impl Fn(&str) -> Option<(reqwest::StatusCode, &'static str)> + Send + Sync + 'static,
 ) -> String {
     use axum::body::Body;
     use axum::http::Request;
@@ -624,8 +627,8 @@ pub async fn proxy(
         async move {
             let (parts, body) = request.into_parts();
             let path = parts.uri.path().to_string();
-            if let Some(status) = answer(&path) {
-                return (status, "answered by the test proxy").into_response();
+            if let Some(answered) = answer(&path) {
+                return answered.into_response();
             }
             let body = axum::body::to_bytes(body, 64 << 20).await.unwrap();
             let mut forward = http.request(parts.method, format!("{target}{path}"));
