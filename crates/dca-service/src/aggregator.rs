@@ -18,7 +18,7 @@ use reqwest::StatusCode;
 use serde::Serialize;
 
 pub use crate::aggregator_store::{AggregatorPgLocation, AggregatorStoreLocation};
-use crate::aggregator_store::{AggregatorStore, RecordedState};
+use crate::aggregator_store::{AggregatorStore, LeaseTaken, RecordedState};
 use crate::clock::{Clock, SystemClock};
 use crate::job_view::{ParticipantView, SharedParticipantView};
 use crate::node::{AbortRequest, RoundStatus};
@@ -28,6 +28,10 @@ use crate::{Error, MEDIA_JSON, MEDIA_PAIR_SET, MEDIA_ROUND_CONFIG, Result, sum_c
 
 /// Polls of a node sum that answers 202 before giving up.
 const SUM_POLLS: u32 = 600;
+
+/// How long a round's release lease lasts between renewals unless set otherwise
+/// ([`Aggregator::with_release_lease`], `dpdist aggregator --release-lease-ms`).
+pub const DEFAULT_RELEASE_LEASE: Duration = Duration::from_secs(30);
 
 pub use crate::messages::PublishedRelease;
 pub use crate::spec::round_rho;
@@ -47,6 +51,11 @@ pub struct Aggregator {
     /// Each job's participant view, built once per status change and shared by every poll.
     participant_views: Mutex<HashMap<String, Arc<SharedParticipantView>>>,
     clock: Arc<dyn Clock>,
+    /// Who this aggregator is when it holds a round's release lease: its process id (so that
+    /// an operator can tell which process holds it) and random bytes (so that no other
+    /// aggregator, here or in another process, ever has the same name).
+    holder: String,
+    release_lease: Duration,
 }
 
 impl Aggregator {
@@ -88,12 +97,34 @@ impl Aggregator {
             admin_token: admin_token.into(),
             store,
             clock: Arc::new(SystemClock),
+            holder: lease_holder(),
+            release_lease: DEFAULT_RELEASE_LEASE,
         })
     }
 
-    /// The same aggregator deciding deadlines by `clock`.
+    /// The same aggregator deciding deadlines and lease expiries by `clock`.
     pub fn with_clock(self, clock: Arc<dyn Clock>) -> Self {
         Aggregator { clock, ..self }
+    }
+
+    /// The same aggregator holding a round's release lease for `lease` between renewals: if
+    /// it dies while it releases a round, another aggregator on the same store takes the
+    /// round over that long after its last renewal.
+    ///
+    /// # Errors
+    /// [`Error::InvalidSpec`] for a lease under 300 ms (renewed every third of it, it would
+    /// expire between renewals on a busy machine).
+    pub fn with_release_lease(self, lease: Duration) -> Result<Self> {
+        if lease < Duration::from_millis(300) {
+            return Err(Error::InvalidSpec(format!(
+                "release lease of {} ms: it must be at least 300 ms",
+                lease.as_millis()
+            )));
+        }
+        Ok(Aggregator {
+            release_lease: lease,
+            ..self
+        })
     }
 
     /// The node base URLs, in node order.
@@ -509,24 +540,119 @@ impl Aggregator {
     /// on this call and on every retry after a failure, so a client that reaches more nodes
     /// later cannot make the nodes disagree. Then the M node sums are added and the release is
     /// recorded. A second call after the release → [`Error::AlreadyReleased`].
+    ///
+    /// From the recorded close on, the round is driven by the holder of its release lease
+    /// only: a call that finds another aggregator's lease live returns
+    /// [`Error::ReleaseInProgress`] without contacting any node, and an aggregator that dies
+    /// holding it is taken over once the lease expires. Calls of one aggregator share its
+    /// lease (its own pass and an analyst's request may both drive a round; one records it).
     pub async fn release(&self, round: &Round) -> Result<PublishedRelease> {
         let id = round.id();
-        match self.state(&id)? {
+        let state = match self.state(&id)? {
             Some((s, _)) if s == "released" => return Err(Error::AlreadyReleased),
             Some((s, detail)) if s == "aborted" || s == "aborting" => {
                 return Err(Error::RoundAborted(detail.unwrap_or_default()));
             }
-            Some(_) => {}
+            Some((s, _)) => s,
             None => {
                 return Err(Error::InvalidSpec(
                     "round not created by this aggregator".into(),
                 ));
             }
-        }
-        let close_body = match self.store.close_body(&id)? {
-            Some(body) => body,
-            None => self.begin_close(round).await?,
         };
+        // A closing round's lease first: a process refused it (every pass of every process but
+        // the holder's) does not read the recorded close, 8 bytes per client.
+        let recorded = if state == "closing" {
+            self.take_release_lease(&id)?;
+            self.store.close_body(&id)?
+        } else {
+            None
+        };
+        let close_body = match recorded {
+            Some(body) => body,
+            None => {
+                let body = self.begin_close(round).await?;
+                self.take_release_lease(&id)?;
+                body
+            }
+        };
+        let outcome = self.drive_under_lease(round, close_body).await;
+        if outcome.is_err() {
+            // Another process may take the round over at once instead of after the lease.
+            let _ = self.store.drop_release_lease(&id, &self.holder);
+        }
+        outcome
+    }
+
+    /// Takes round `id`'s release lease for this aggregator, or says why not: another
+    /// aggregator holds it ([`Error::ReleaseInProgress`]), or the round left "closing".
+    fn take_release_lease(&self, id: &str) -> Result<()> {
+        let now = self.clock.now_ms();
+        let until = now.saturating_add(self.release_lease.as_millis() as u64);
+        match self
+            .store
+            .take_release_lease(id, &self.holder, now, until)?
+        {
+            LeaseTaken::Taken => Ok(()),
+            LeaseTaken::HeldBy(holder, until) => Err(Error::ReleaseInProgress(format!(
+                "aggregator {holder} holds the release lease of round {id} until {until} ms \
+                 since the Unix epoch (renewed while it works)"
+            ))),
+            LeaseTaken::NotClosing => Err(self.not_released(id)?),
+        }
+    }
+
+    /// Why a round this aggregator was about to release is not released by it: released
+    /// already, aborted, or being released by another aggregator.
+    fn not_released(&self, id: &str) -> Result<Error> {
+        Ok(match self.state(id)? {
+            Some((s, _)) if s == "released" => Error::AlreadyReleased,
+            Some((s, detail)) if s == "aborted" || s == "aborting" => {
+                Error::RoundAborted(detail.unwrap_or_default())
+            }
+            Some((s, _)) if s == "closing" => Error::ReleaseInProgress(format!(
+                "another aggregator took the release lease of round {id} over"
+            )),
+            state => Error::Integrity(format!(
+                "round {id} is recorded as {state:?} while it was being released"
+            )),
+        })
+    }
+
+    /// Sends the recorded close to every node, fetches and adds the node sums and records the
+    /// release, renewing the round's release lease every third of its length meanwhile; stops
+    /// with [`Error::ReleaseInProgress`] (contacting no node again) if the lease was taken over.
+    async fn drive_under_lease(
+        &self,
+        round: &Round,
+        close_body: Vec<u8>,
+    ) -> Result<PublishedRelease> {
+        let id = round.id();
+        let drive = self.drive_release(round, close_body);
+        tokio::pin!(drive);
+        let every = self.release_lease / 3;
+        loop {
+            tokio::select! {
+                outcome = &mut drive => return outcome,
+                () = tokio::time::sleep(every) => {
+                    let until = self
+                        .clock
+                        .now_ms()
+                        .saturating_add(self.release_lease.as_millis() as u64);
+                    if !self.store.renew_release_lease(&id, &self.holder, until)? {
+                        return Err(Error::ReleaseInProgress(format!(
+                            "another aggregator took the release lease of round {id} over"
+                        )));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The release of a closing round under this aggregator's lease (see
+    /// [`Aggregator::release`]).
+    async fn drive_release(&self, round: &Round, close_body: Vec<u8>) -> Result<PublishedRelease> {
+        let id = round.id();
         let n = round.config.n_clients();
         let recorded = |e: &dyn std::fmt::Display| {
             Error::Integrity(format!("the recorded agreed set of round {id}: {e}"))
@@ -584,8 +710,11 @@ impl Aggregator {
         };
         let json =
             serde_json::to_string(&published).map_err(|e| Error::Io(std::io::Error::other(e)))?;
-        if !self.store.mark_released(&id, &json)? {
-            return Err(Error::AlreadyReleased);
+        if !self
+            .store
+            .mark_released(&id, &self.holder, self.clock.now_ms(), &json)?
+        {
+            return Err(self.not_released(&id)?);
         }
         Ok(published)
     }
@@ -679,6 +808,20 @@ impl Aggregator {
             "{url} node sum not ready after {SUM_POLLS} polls"
         )))
     }
+}
+
+/// A release lease holder's name: this process's id and 64 random bits.
+fn lease_holder() -> String {
+    use rand_core::TryRngCore;
+    let mut random = [0u8; 8];
+    if rand_core::OsRng.try_fill_bytes(&mut random).is_err() {
+        // Distinct enough without the OS's randomness: the time to the nanosecond.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        random = nanos.to_le_bytes();
+    }
+    format!("pid {} {}", std::process::id(), crate::hex::encode(&random))
 }
 
 /// An accountant with `budget` that has paid `charges` (the recorded ones: rounds, and jobs'

@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::{Deserialize, Serialize};
 
-use crate::aggregator::{Aggregator, PublishedRelease};
+use crate::aggregator::Aggregator;
 use crate::body::BodyBudget;
 use crate::metrics::Metrics;
 use crate::problem::{ApiError, ApiResult, content_type_is, healthz, json, require_token};
@@ -174,10 +174,14 @@ async fn get_release(
             "round-aborted",
             format!("round was aborted: {}", detail.unwrap_or_default()),
         )),
-        _ => Ok((
+        (state, _) => Ok((
             StatusCode::ACCEPTED,
             [(header::RETRY_AFTER, "1")],
-            "round still collecting shares\n",
+            if state == "closing" {
+                "round closing: its release is on the way\n"
+            } else {
+                "round still collecting shares\n"
+            },
         )
             .into_response()),
     }
@@ -208,8 +212,17 @@ async fn release_now(
     let round = agg
         .round(&id.to_ascii_lowercase())?
         .ok_or_else(|| ApiError::not_found("unknown round"))?;
-    let release: PublishedRelease = agg.release(&round).await?;
-    Ok(json(StatusCode::OK, &release))
+    match agg.release(&round).await {
+        Ok(release) => Ok(json(StatusCode::OK, &release)),
+        // Another aggregator on the store is releasing it: the answer of a round not out yet.
+        Err(Error::ReleaseInProgress(why)) => Ok((
+            StatusCode::ACCEPTED,
+            [(header::RETRY_AFTER, "1")],
+            format!("{why}\n"),
+        )
+            .into_response()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// One pass of the server's own work: re-send pending abort notices, then close and release
@@ -247,6 +260,10 @@ pub async fn tick(agg: &Aggregator, metrics: &Metrics) {
                     if let Err(e) = agg.abort(&round, &reason).await {
                         tracing::error!(round = round.spec.round, "abort: {e}");
                     }
+                }
+                // Another aggregator on the store is driving it; it is not this pass's work.
+                Err(Error::ReleaseInProgress(why)) => {
+                    tracing::debug!(round = round.spec.round, "{why}");
                 }
                 Err(e) => {
                     if matches!(e, Error::Aborted { .. }) {

@@ -40,6 +40,10 @@ pub enum Error {
     /// The round was already released (the aggregator releases once).
     #[error("round already released")]
     AlreadyReleased,
+    /// Another aggregator sharing the store holds the round's release lease: it is releasing
+    /// the round (the detail names the holder and the lease's expiry); ask again later.
+    #[error("release in progress: {0}")]
+    ReleaseInProgress(String),
     /// The round was aborted earlier (reason as recorded); it is never released.
     #[error("round was aborted: {0}")]
     RoundAborted(String),

@@ -156,6 +156,10 @@ struct AggregatorArgs {
     /// How often open rounds are checked (ms).
     #[arg(long, default_value_t = 200)]
     poll_ms: u64,
+    /// How long an aggregator holds a closing round's release lease between renewals (ms);
+    /// with --store shared by several aggregators, a dead holder's round is taken over after it.
+    #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(300..))]
+    release_lease_ms: u64,
     #[command(flatten)]
     serve: ServeArgs,
 }
@@ -627,7 +631,8 @@ async fn run(cli: Cli) -> Result<()> {
                 (AggregatorStoreLocation::Sqlite(_), Some(db)) => at_path(e, "--db", db),
                 // Errors of the database name it already.
                 _ => e,
-            })?;
+            })?
+            .with_release_lease(Duration::from_millis(a.release_lease_ms))?;
             let app = dca_service::aggregator_server::router(
                 agg,
                 secret(&a.analyst_token_file, "--analyst-token-file")?.expose(),

@@ -211,15 +211,6 @@ fn lease_holder(url: &str) -> Option<String> {
     .unwrap()
 }
 
-/// The process id in a lease holder's name ("pid P started …").
-fn pid_of(holder: &str) -> u32 {
-    holder
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("lease holder {holder:?} names no pid"))
-}
-
 /// `kill -9` of one replica while uploads are in flight, and of the replica holding node 2's
 /// sum lease (stalled before it stores the sum): every share is stored once, the other replica
 /// takes the lease over once it expires, and the one release is exact.

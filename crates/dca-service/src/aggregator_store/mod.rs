@@ -12,6 +12,13 @@
 //! flipped bit in a recorded release, agreed set or charge must be refused, never served or
 //! replayed.
 //!
+//! A closing round is driven (its recorded close sent to every node, the node sums fetched and
+//! added, the release recorded) by the holder of its release lease: a row naming the holder
+//! and when its lease expires by the aggregator's clock, taken in one transaction when no lease
+//! is live, renewed while the holder works, and checked again when the release is recorded.
+//! Lease rows carry no SHA-256: they decide who works, never what is released (the
+//! compare-and-swaps above decide that).
+//!
 //! The interface is an enum over the two backends (as the node's store is): its operations
 //! take closures generically, which a `dyn` trait could only offer boxed.
 
@@ -28,6 +35,17 @@ pub use postgres::AggregatorPgLocation;
 
 /// A round's state as recorded, with its detail (the abort reason or the release's JSON).
 pub(crate) type RecordedState = (String, Option<String>);
+
+/// What became of an attempt to take a round's release lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum LeaseTaken {
+    /// The caller holds the lease until the expiry it asked for.
+    Taken,
+    /// Another holder's lease is live: (holder, expiry in ms since the Unix epoch).
+    HeldBy(String, u64),
+    /// The round is not closing (not closed yet, released or aborted): nothing to drive.
+    NotClosing,
+}
 
 /// A job as recorded: id, spec JSON, status JSON.
 pub(crate) type RecordedJob = (String, Vec<u8>, Vec<u8>);
@@ -163,9 +181,47 @@ impl AggregatorStore {
         on_backend!(self, s => s.close_body(id))
     }
 
-    /// closing → released, with the release's JSON; false if the round was not "closing".
-    pub fn mark_released(&self, id: &str, release_json: &str) -> Result<bool> {
-        on_backend!(self, s => s.mark_released(id, release_json))
+    /// closing → released, with the release's JSON, if `holder` holds the round's release
+    /// lease or no other holder's lease is live at `now_ms`; false (nothing changed) if the
+    /// round was not "closing" or another holder's lease is live.
+    pub fn mark_released(
+        &self,
+        id: &str,
+        holder: &str,
+        now_ms: u64,
+        release_json: &str,
+    ) -> Result<bool> {
+        on_backend!(self, s => s.mark_released(id, holder, now_ms, release_json))
+    }
+
+    /// Takes the release lease of closing round `id` for `holder` until `until_ms`, if no
+    /// lease exists, the last one expired by `now_ms`, or `holder` has it already.
+    pub fn take_release_lease(
+        &self,
+        id: &str,
+        holder: &str,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> Result<LeaseTaken> {
+        on_backend!(self, s => s.take_release_lease(id, holder, now_ms, until_ms))
+    }
+
+    /// Moves the expiry of round `id`'s release lease to `until_ms` if `holder` still has it;
+    /// false if another holder took it over.
+    pub fn renew_release_lease(&self, id: &str, holder: &str, until_ms: u64) -> Result<bool> {
+        on_backend!(self, s => s.renew_release_lease(id, holder, until_ms))
+    }
+
+    /// Gives up `holder`'s release lease of round `id` (it expires now), so that another
+    /// process may take it at once.
+    pub fn drop_release_lease(&self, id: &str, holder: &str) -> Result<()> {
+        on_backend!(self, s => s.drop_release_lease(id, holder))
+    }
+
+    /// The holder and expiry of round `id`'s release lease, if a lease row exists.
+    #[cfg(test)]
+    pub fn release_lease(&self, id: &str) -> Result<Option<(String, u64)>> {
+        on_backend!(self, s => s.release_lease(id))
     }
 
     /// Records a new job with its status and reserves its whole budget (`rho`, a charge named

@@ -13,7 +13,11 @@
 //! (recording the agreed set and the charge) and exactly one closing → released; and every
 //! transaction that charges the budget first locks the one row of `agg_budget`, then checks
 //! the charge against the charges as recorded, so two processes never both spend the last of
-//! the budget. A transaction that fails with a serialization failure or a deadlock is run
+//! the budget. The release lease of a closing round is a row of `agg_release_leases`, taken by
+//! one upsert whose condition (no live lease of another) is evaluated under the row's lock, so
+//! of processes racing for it exactly one gets it; the release is recorded only in a
+//! transaction that locks that row and finds the lease still the caller's (or nobody's live
+//! one). A transaction that fails with a serialization failure or a deadlock is run
 //! again, a bounded number of times.
 
 use std::fmt;
@@ -24,8 +28,8 @@ use postgres::{Client, IsolationLevel, NoTls, Transaction};
 use sha2::{Digest, Sha256};
 
 use super::{
-    RecordedJob, RecordedState, answer_sha256, charge_sha256, check, check_job_budget, check_round,
-    job_round_sha256, job_sha256, reservation_id, row_sha256,
+    LeaseTaken, RecordedJob, RecordedState, answer_sha256, charge_sha256, check, check_job_budget,
+    check_round, job_round_sha256, job_sha256, reservation_id, row_sha256,
 };
 use crate::postgres_tx::{self, PgMigration, TxError};
 use crate::{Error, Result};
@@ -314,9 +318,102 @@ impl PgAggregatorStore {
         })
     }
 
-    pub fn mark_released(&self, id: &str, release_json: &str) -> Result<bool> {
-        let (id, json) = (id.to_string(), release_json.to_string());
-        self.tx(move |tx| transition(tx, &id, "closing", "released", Some(&json)))
+    pub fn mark_released(
+        &self,
+        id: &str,
+        holder: &str,
+        now_ms: u64,
+        release_json: &str,
+    ) -> Result<bool> {
+        let (id, holder, json) = (id.to_string(), holder.to_string(), release_json.to_string());
+        self.tx(move |tx| {
+            // The round's row first: a lease taken concurrently (under a share lock of that
+            // row) is either committed before this reads it, or waits for this to finish.
+            tx.execute("SELECT 1 FROM agg_rounds WHERE id = $1 FOR UPDATE", &[&id])?;
+            let lease = tx.query_opt(
+                "SELECT holder, expires_ms FROM agg_release_leases WHERE round_id = $1
+                 FOR UPDATE",
+                &[&id],
+            )?;
+            if let Some(row) = lease {
+                let (other, expires): (String, i64) = (row.get(0), row.get(1));
+                if other != holder && expires > now_ms as i64 {
+                    return Ok(false);
+                }
+            }
+            transition(tx, &id, "closing", "released", Some(&json))
+        })
+    }
+
+    pub fn take_release_lease(
+        &self,
+        id: &str,
+        holder: &str,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> Result<LeaseTaken> {
+        let (id, holder) = (id.to_string(), holder.to_string());
+        self.tx(move |tx| {
+            let state: Option<String> = tx
+                .query_opt(
+                    "SELECT state FROM agg_rounds WHERE id = $1 FOR SHARE",
+                    &[&id],
+                )?
+                .map(|r| r.get(0));
+            if state.as_deref() != Some("closing") {
+                return Ok(LeaseTaken::NotClosing);
+            }
+            let taken = tx.execute(
+                "INSERT INTO agg_release_leases (round_id, holder, expires_ms) VALUES ($1, $2, $4)
+                 ON CONFLICT (round_id) DO UPDATE
+                     SET holder = EXCLUDED.holder, expires_ms = EXCLUDED.expires_ms
+                     WHERE agg_release_leases.expires_ms <= $3
+                        OR agg_release_leases.holder = $2",
+                &[&id, &holder, &(now_ms as i64), &(until_ms as i64)],
+            )? == 1;
+            if taken {
+                return Ok(LeaseTaken::Taken);
+            }
+            let row = tx.query_one(
+                "SELECT holder, expires_ms FROM agg_release_leases WHERE round_id = $1",
+                &[&id],
+            )?;
+            Ok(LeaseTaken::HeldBy(row.get(0), row.get::<_, i64>(1) as u64))
+        })
+    }
+
+    pub fn renew_release_lease(&self, id: &str, holder: &str, until_ms: u64) -> Result<bool> {
+        let (id, holder) = (id.to_string(), holder.to_string());
+        self.tx(move |tx| {
+            Ok(tx.execute(
+                "UPDATE agg_release_leases SET expires_ms = $3 WHERE round_id = $1 AND holder = $2",
+                &[&id, &holder, &(until_ms as i64)],
+            )? == 1)
+        })
+    }
+
+    pub fn drop_release_lease(&self, id: &str, holder: &str) -> Result<()> {
+        let (id, holder) = (id.to_string(), holder.to_string());
+        self.tx(move |tx| {
+            tx.execute(
+                "UPDATE agg_release_leases SET expires_ms = 0 WHERE round_id = $1 AND holder = $2",
+                &[&id, &holder],
+            )?;
+            Ok(())
+        })
+    }
+
+    #[cfg(test)]
+    pub fn release_lease(&self, id: &str) -> Result<Option<(String, u64)>> {
+        let id = id.to_string();
+        self.tx(move |tx| {
+            Ok(tx
+                .query_opt(
+                    "SELECT holder, expires_ms FROM agg_release_leases WHERE round_id = $1",
+                    &[&id],
+                )?
+                .map(|r| (r.get(0), r.get::<_, i64>(1) as u64)))
+        })
     }
 
     pub fn insert_job(
@@ -618,12 +715,13 @@ fn in_tx<T>(
     postgres_tx::in_tx(client, IsolationLevel::ReadCommitted, f)
 }
 
-const AGGREGATOR_MIGRATIONS: &[PgMigration] = &[PgMigration {
-    version: 1,
-    what: "rounds with their state, agreed sets, charges and the budget's lock, jobs, answers",
-    // `seq` keeps the order rows were written in (SQLite's rowid): charges replay, and
-    // rounds and jobs list, oldest first.
-    sql: "CREATE TABLE agg_rounds (
+const AGGREGATOR_MIGRATIONS: &[PgMigration] = &[
+    PgMigration {
+        version: 1,
+        what: "rounds with their state, agreed sets, charges and the budget's lock, jobs, answers",
+        // `seq` keeps the order rows were written in (SQLite's rowid): charges replay, and
+        // rounds and jobs list, oldest first.
+        sql: "CREATE TABLE agg_rounds (
               seq BIGINT GENERATED ALWAYS AS IDENTITY,
               id TEXT PRIMARY KEY,
               spec BYTEA NOT NULL,
@@ -666,7 +764,17 @@ const AGGREGATOR_MIGRATIONS: &[PgMigration] = &[PgMigration {
               rho DOUBLE PRECISION,
               sha256 BYTEA NOT NULL
           );",
-}];
+    },
+    PgMigration {
+        version: 2,
+        what: "a release lease per closing round: the process that drives its release",
+        sql: "CREATE TABLE agg_release_leases (
+                  round_id TEXT PRIMARY KEY REFERENCES agg_rounds (id),
+                  holder TEXT NOT NULL,
+                  expires_ms BIGINT NOT NULL
+              );",
+    },
+];
 
 /// Applies the aggregator's migrations the database lacks (row `aggregator` of
 /// `dpdist_schema`, under the advisory lock the node's store takes too).

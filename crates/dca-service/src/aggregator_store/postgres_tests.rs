@@ -4,7 +4,7 @@
 //! tests say so loudly and pass, except under CI (`CI` set), where they fail.
 
 use super::*;
-use crate::aggregator_store::{AggregatorStore, AggregatorStoreLocation};
+use crate::aggregator_store::{AggregatorStore, AggregatorStoreLocation, LeaseTaken};
 
 /// A database made for one test, dropped (with its connections) when this is dropped.
 struct TestDb {
@@ -74,8 +74,8 @@ fn a_round_is_closed_charged_and_released_once() {
     assert!(!s.begin_abort("r1", "late").unwrap());
     assert_eq!(s.close_body("r1").unwrap().as_deref(), Some(&b"close"[..]));
     assert_eq!(s.charges().unwrap(), vec![0.25]);
-    assert!(s.mark_released("r1", "{\"sum\":[1]}").unwrap());
-    assert!(!s.mark_released("r1", "{\"sum\":[2]}").unwrap());
+    assert!(s.mark_released("r1", "h", 0, "{\"sum\":[1]}").unwrap());
+    assert!(!s.mark_released("r1", "h", 0, "{\"sum\":[2]}").unwrap());
     let (_, (state, detail)) = s.round("r1").unwrap().unwrap();
     assert_eq!(
         (state.as_str(), detail.as_deref()),
@@ -121,8 +121,8 @@ fn a_second_handle_cannot_charge_or_release_a_round_again() {
         Some(&b"agreed"[..])
     );
     assert_eq!(second.charges().unwrap(), vec![0.5]);
-    assert!(second.mark_released("r1", "{\"sum\":[1]}").unwrap());
-    assert!(!first.mark_released("r1", "{\"sum\":[1]}").unwrap());
+    assert!(second.mark_released("r1", "h", 0, "{\"sum\":[1]}").unwrap());
+    assert!(!first.mark_released("r1", "h", 0, "{\"sum\":[1]}").unwrap());
     assert_eq!(first.charges().unwrap(), vec![0.5]);
 }
 
@@ -240,7 +240,7 @@ fn damaged_rows_are_refused_when_read() {
     s.insert_round("r1", b"{}").unwrap();
     s.begin_close("r1", b"close", Some(0.25), any_budget)
         .unwrap();
-    s.mark_released("r1", "{\"sum\":[1]}").unwrap();
+    s.mark_released("r1", "h", 0, "{\"sum\":[1]}").unwrap();
     let AggregatorStore::Postgres(pg) = &s else {
         unreachable!()
     };
@@ -281,4 +281,157 @@ fn tables_of_a_newer_version_are_refused() {
         matches!(&e, Error::Schema(m) if m.contains("version 99")),
         "{e}"
     );
+}
+
+/// A closing round `r1` in a fresh store (no charge).
+fn closing_round(s: &AggregatorStore) {
+    s.insert_round("r1", b"{}").unwrap();
+    assert!(s.begin_close("r1", b"close", None, any_budget).unwrap());
+}
+
+/// Eight handles (eight processes, as far as the database can tell) race for one round's
+/// release lease at the same moment: exactly one gets it, and the others are told who holds it
+/// until when.
+#[test]
+fn racing_handles_get_one_release_lease() {
+    let Some(db) = test_db("leaserace") else {
+        return;
+    };
+    closing_round(&open(&db));
+    let start = std::sync::Barrier::new(8);
+    let outcomes: Vec<LeaseTaken> = std::thread::scope(|scope| {
+        let racers: Vec<_> = (0..8)
+            .map(|k| {
+                let (db, start) = (&db, &start);
+                scope.spawn(move || {
+                    let store = open(db);
+                    start.wait();
+                    store
+                        .take_release_lease("r1", &format!("h{k}"), 1_000, 31_000)
+                        .unwrap()
+                })
+            })
+            .collect();
+        racers.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let winners: Vec<usize> = (0..8)
+        .filter(|&k| outcomes[k] == LeaseTaken::Taken)
+        .collect();
+    assert_eq!(winners.len(), 1, "{outcomes:?}");
+    let winner = format!("h{}", winners[0]);
+    for (k, outcome) in outcomes.iter().enumerate() {
+        if k != winners[0] {
+            assert_eq!(*outcome, LeaseTaken::HeldBy(winner.clone(), 31_000), "h{k}");
+        }
+    }
+    assert_eq!(
+        open(&db).release_lease("r1").unwrap(),
+        Some((winner, 31_000))
+    );
+}
+
+/// A live lease is its holder's until it expires (renewals move the expiry); from the expiry
+/// on, another handle takes it, and the old holder can no longer renew it.
+#[test]
+fn an_expired_release_lease_is_taken_by_the_other() {
+    let Some(db) = test_db("leaseexpiry") else {
+        return;
+    };
+    let (a, b) = (open(&db), open(&db));
+    closing_round(&a);
+    assert_eq!(
+        a.take_release_lease("r1", "A", 1_000, 2_000).unwrap(),
+        LeaseTaken::Taken
+    );
+    assert_eq!(
+        b.take_release_lease("r1", "B", 1_999, 2_999).unwrap(),
+        LeaseTaken::HeldBy("A".into(), 2_000)
+    );
+    assert!(a.renew_release_lease("r1", "A", 3_000).unwrap());
+    assert_eq!(
+        b.take_release_lease("r1", "B", 2_500, 3_500).unwrap(),
+        LeaseTaken::HeldBy("A".into(), 3_000)
+    );
+    // The holder asking again keeps it (its own pass and an analyst's request share it).
+    assert_eq!(
+        a.take_release_lease("r1", "A", 2_600, 3_600).unwrap(),
+        LeaseTaken::Taken
+    );
+    assert_eq!(
+        b.take_release_lease("r1", "B", 3_600, 4_600).unwrap(),
+        LeaseTaken::Taken
+    );
+    assert!(!a.renew_release_lease("r1", "A", 5_000).unwrap());
+    assert_eq!(
+        b.release_lease("r1").unwrap(),
+        Some(("B".to_string(), 4_600))
+    );
+    // A lease given up expires at once.
+    b.drop_release_lease("r1", "B").unwrap();
+    assert_eq!(
+        a.take_release_lease("r1", "A", 3_700, 4_700).unwrap(),
+        LeaseTaken::Taken
+    );
+}
+
+/// The release is recorded only by the lease's holder, or by anyone once no lease is live; a
+/// holder whose lease was taken over records nothing, and the round stays closing for the new
+/// holder, who records it once.
+#[test]
+fn a_holder_whose_release_lease_was_taken_cannot_mark_released() {
+    let Some(db) = test_db("leaserelease") else {
+        return;
+    };
+    let (a, b) = (open(&db), open(&db));
+    closing_round(&a);
+    assert_eq!(
+        a.take_release_lease("r1", "A", 1_000, 2_000).unwrap(),
+        LeaseTaken::Taken
+    );
+    assert!(!b.mark_released("r1", "B", 1_500, "{\"sum\":[2]}").unwrap());
+    assert_eq!(
+        b.take_release_lease("r1", "B", 2_000, 3_000).unwrap(),
+        LeaseTaken::Taken
+    );
+    assert!(!a.mark_released("r1", "A", 2_100, "{\"sum\":[1]}").unwrap());
+    assert_eq!(
+        a.round("r1").unwrap().unwrap().1,
+        ("closing".to_string(), None)
+    );
+    assert!(b.mark_released("r1", "B", 2_200, "{\"sum\":[2]}").unwrap());
+    assert!(!b.mark_released("r1", "B", 2_300, "{\"sum\":[3]}").unwrap());
+    let (_, (state, detail)) = a.round("r1").unwrap().unwrap();
+    assert_eq!(
+        (state.as_str(), detail.as_deref()),
+        ("released", Some("{\"sum\":[2]}"))
+    );
+    // Nothing left to drive: a released round's lease is nobody's to take.
+    assert_eq!(
+        a.take_release_lease("r1", "A", 9_000, 10_000).unwrap(),
+        LeaseTaken::NotClosing
+    );
+}
+
+/// Only a closing round has a release lease: not one still collecting, nor an aborted one.
+#[test]
+fn only_a_closing_round_has_a_release_lease() {
+    let Some(db) = test_db("leasestate") else {
+        return;
+    };
+    let s = open(&db);
+    s.insert_round("r1", b"{}").unwrap();
+    assert_eq!(
+        s.take_release_lease("r1", "A", 1_000, 2_000).unwrap(),
+        LeaseTaken::NotClosing
+    );
+    assert!(s.begin_abort("r1", "test").unwrap());
+    assert_eq!(
+        s.take_release_lease("r1", "A", 1_000, 2_000).unwrap(),
+        LeaseTaken::NotClosing
+    );
+    assert_eq!(
+        s.take_release_lease("nope", "A", 1_000, 2_000).unwrap(),
+        LeaseTaken::NotClosing
+    );
+    assert_eq!(s.release_lease("r1").unwrap(), None);
 }

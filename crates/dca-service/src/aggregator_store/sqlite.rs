@@ -9,8 +9,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
 use super::{
-    RecordedJob, RecordedState, answer_sha256, charge_sha256, check, check_job_budget, check_round,
-    job_round_sha256, job_sha256, reservation_id, row_sha256,
+    LeaseTaken, RecordedJob, RecordedState, answer_sha256, charge_sha256, check, check_job_budget,
+    check_round, job_round_sha256, job_sha256, reservation_id, row_sha256,
 };
 use crate::migrations::{Migration, add_column_if_missing, migrate};
 use crate::{Error, Result};
@@ -29,6 +29,9 @@ impl SqliteAggregatorStore {
             AGGREGATOR_MIGRATIONS,
             &path.display().to_string(),
         )?;
+        // The file is one process's: a lease found in it is an earlier run's, whose holder is
+        // gone. The restarted aggregator resumes its rounds at once instead of after the lease.
+        conn.execute("UPDATE release_leases SET expires_ms = 0", [])?;
         Ok(SqliteAggregatorStore {
             conn: Mutex::new(conn),
         })
@@ -247,13 +250,93 @@ impl SqliteAggregatorStore {
         .transpose()
     }
 
-    /// closing → released, with the release's JSON; false if the round was not "closing".
-    pub fn mark_released(&self, id: &str, release_json: &str) -> Result<bool> {
+    /// closing → released, with the release's JSON, unless another holder's release lease is
+    /// live at `now_ms`; false if the round was not "closing" or that lease is live.
+    pub fn mark_released(
+        &self,
+        id: &str,
+        holder: &str,
+        now_ms: u64,
+        release_json: &str,
+    ) -> Result<bool> {
         let mut conn = self.conn()?;
         let tx = conn.transaction()?;
+        if let Some((other, expires)) = Self::read_release_lease(&tx, id)?
+            && other != holder
+            && expires > now_ms
+        {
+            return Ok(false);
+        }
         let changed = Self::transition(&tx, id, "closing", "released", Some(release_json))?;
         tx.commit()?;
         Ok(changed)
+    }
+
+    /// Takes the release lease of closing round `id` (see the store's interface).
+    pub fn take_release_lease(
+        &self,
+        id: &str,
+        holder: &str,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> Result<LeaseTaken> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction()?;
+        let state: Option<String> = tx
+            .query_row("SELECT state FROM rounds WHERE id = ?1", params![id], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        if state.as_deref() != Some("closing") {
+            return Ok(LeaseTaken::NotClosing);
+        }
+        let taken = tx.execute(
+            "INSERT INTO release_leases (round_id, holder, expires_ms) VALUES (?1, ?2, ?4)
+             ON CONFLICT (round_id) DO UPDATE
+                 SET holder = excluded.holder, expires_ms = excluded.expires_ms
+                 WHERE release_leases.expires_ms <= ?3 OR release_leases.holder = ?2",
+            params![id, holder, now_ms as i64, until_ms as i64],
+        )? == 1;
+        let outcome = if taken {
+            LeaseTaken::Taken
+        } else {
+            match Self::read_release_lease(&tx, id)? {
+                Some((other, expires)) => LeaseTaken::HeldBy(other, expires),
+                None => LeaseTaken::NotClosing,
+            }
+        };
+        tx.commit()?;
+        Ok(outcome)
+    }
+
+    pub fn renew_release_lease(&self, id: &str, holder: &str, until_ms: u64) -> Result<bool> {
+        Ok(self.conn()?.execute(
+            "UPDATE release_leases SET expires_ms = ?3 WHERE round_id = ?1 AND holder = ?2",
+            params![id, holder, until_ms as i64],
+        )? == 1)
+    }
+
+    pub fn drop_release_lease(&self, id: &str, holder: &str) -> Result<()> {
+        self.conn()?.execute(
+            "UPDATE release_leases SET expires_ms = 0 WHERE round_id = ?1 AND holder = ?2",
+            params![id, holder],
+        )?;
+        Ok(())
+    }
+
+    #[cfg(test)]
+    pub fn release_lease(&self, id: &str) -> Result<Option<(String, u64)>> {
+        Self::read_release_lease(&*self.conn()?, id)
+    }
+
+    fn read_release_lease(conn: &Connection, id: &str) -> Result<Option<(String, u64)>> {
+        Ok(conn
+            .query_row(
+                "SELECT holder, expires_ms FROM release_leases WHERE round_id = ?1",
+                params![id],
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)),
+            )
+            .optional()?)
     }
 
     pub fn insert_job(
@@ -551,6 +634,17 @@ const AGGREGATOR_MIGRATIONS: &[Migration] = &[
             )
         },
     },
+    Migration {
+        version: 4,
+        what: "a release lease per closing round: the caller that drives its release",
+        apply: |tx| {
+            tx.execute_batch(
+                "CREATE TABLE IF NOT EXISTS release_leases (
+                     round_id TEXT PRIMARY KEY, holder TEXT NOT NULL,
+                     expires_ms INTEGER NOT NULL);",
+            )
+        },
+    },
 ];
 
 #[cfg(test)]
@@ -577,12 +671,66 @@ mod tests {
         assert!(!s.begin_abort("r1", "late").unwrap());
         assert_eq!(s.close_body("r1").unwrap().as_deref(), Some(&b"close"[..]));
         assert_eq!(s.charges().unwrap(), vec![0.25]);
-        assert!(s.mark_released("r1", "{\"sum\":[1]}").unwrap());
-        assert!(!s.mark_released("r1", "{\"sum\":[2]}").unwrap());
+        assert!(s.mark_released("r1", "h", 0, "{\"sum\":[1]}").unwrap());
+        assert!(!s.mark_released("r1", "h", 0, "{\"sum\":[2]}").unwrap());
         let (_, (state, detail)) = s.round("r1").unwrap().unwrap();
         assert_eq!(
             (state.as_str(), detail.as_deref()),
             ("released", Some("{\"sum\":[1]}"))
+        );
+    }
+
+    /// The release lease as on PostgreSQL (one path above the store): one holder at a time
+    /// until it expires, and the release recorded only by the holder or under no live lease.
+    #[test]
+    fn a_release_lease_has_one_holder_until_it_expires() {
+        let s = store("aggstore-lease");
+        s.insert_round("r1", b"{}").unwrap();
+        assert_eq!(
+            s.take_release_lease("r1", "A", 1_000, 2_000).unwrap(),
+            LeaseTaken::NotClosing
+        );
+        assert!(s.begin_close("r1", b"close", None, |_| Ok(())).unwrap());
+        assert_eq!(
+            s.take_release_lease("r1", "A", 1_000, 2_000).unwrap(),
+            LeaseTaken::Taken
+        );
+        assert_eq!(
+            s.take_release_lease("r1", "B", 1_999, 2_999).unwrap(),
+            LeaseTaken::HeldBy("A".into(), 2_000)
+        );
+        assert!(!s.mark_released("r1", "B", 1_999, "{\"sum\":[2]}").unwrap());
+        assert_eq!(
+            s.take_release_lease("r1", "B", 2_000, 3_000).unwrap(),
+            LeaseTaken::Taken
+        );
+        assert!(!s.renew_release_lease("r1", "A", 4_000).unwrap());
+        assert!(!s.mark_released("r1", "A", 2_100, "{\"sum\":[1]}").unwrap());
+        assert!(s.renew_release_lease("r1", "B", 4_000).unwrap());
+        assert_eq!(s.release_lease("r1").unwrap(), Some(("B".into(), 4_000)));
+        assert!(s.mark_released("r1", "B", 2_200, "{\"sum\":[2]}").unwrap());
+        assert_eq!(
+            s.round("r1").unwrap().unwrap().1,
+            ("released".to_string(), Some("{\"sum\":[2]}".to_string()))
+        );
+    }
+
+    /// An earlier run's lease does not hold the restarted aggregator back.
+    #[test]
+    fn an_earlier_runs_release_lease_is_given_up_on_open() {
+        let dir = crate::scratch_dir("aggstore-lease-restart");
+        let first = SqliteAggregatorStore::open(&dir.join("agg.sqlite")).unwrap();
+        first.insert_round("r1", b"{}").unwrap();
+        assert!(first.begin_close("r1", b"close", None, |_| Ok(())).unwrap());
+        assert_eq!(
+            first.take_release_lease("r1", "A", 1_000, 31_000).unwrap(),
+            LeaseTaken::Taken
+        );
+        drop(first);
+        let again = SqliteAggregatorStore::open(&dir.join("agg.sqlite")).unwrap();
+        assert_eq!(
+            again.take_release_lease("r1", "B", 1_001, 31_001).unwrap(),
+            LeaseTaken::Taken
         );
     }
 
@@ -592,7 +740,7 @@ mod tests {
         s.insert_round("r1", b"{}").unwrap();
         s.begin_close("r1", b"close", Some(0.25), |_| Ok(()))
             .unwrap();
-        s.mark_released("r1", "{\"sum\":[1]}").unwrap();
+        s.mark_released("r1", "h", 0, "{\"sum\":[1]}").unwrap();
         s.damage("UPDATE rounds SET detail = '{\"sum\":[9]}' WHERE id = 'r1'")
             .unwrap();
         assert!(matches!(s.round("r1"), Err(Error::Integrity(_))));

@@ -476,6 +476,18 @@ impl AggregatorProcess {
         listen: &str,
         nodes: &[String],
     ) -> AggregatorProcess {
+        Self::start_with_args(cluster, db_name, budget_epsilon, listen, nodes, &[])
+    }
+
+    /// [`Self::start_with_nodes`] with `args` added to the command line.
+    pub fn start_with_args(
+        cluster: &Cluster,
+        db_name: &str,
+        budget_epsilon: f64,
+        listen: &str,
+        nodes: &[String],
+        args: &[&str],
+    ) -> AggregatorProcess {
         std::fs::write(cluster.dir.join("analyst.token"), ANALYST_TOKEN).unwrap();
         let certs = &cluster.certs;
         let mut command = Command::new(env!("CARGO_BIN_EXE_dpdist"));
@@ -495,7 +507,8 @@ impl AggregatorProcess {
             .arg(cluster.dir.join("analyst.token"))
             .args(aggregator_store_args(cluster, db_name))
             .args(["--budget-epsilon", &budget_epsilon.to_string()])
-            .args(["--budget-delta", "1e-4"]);
+            .args(["--budget-delta", "1e-4"])
+            .args(args);
         let (child, addr) = spawn_with_banner(command, "the aggregator");
         AggregatorProcess {
             child,
@@ -587,17 +600,35 @@ pub async fn failing_proxy(
     target: String,
     fails: impl Fn(&str) -> bool + Send + Sync + 'static,
 ) -> String {
+    proxy(http, target, move |path| {
+        fails(path).then_some((
+            reqwest::StatusCode::BAD_GATEWAY,
+            "dropped by the test proxy",
+        ))
+    })
+    .await
+}
+
+/// A plain-HTTP proxy on loopback in front of `target` (a node): every request's path is first
+/// shown to `answer`, which may answer it itself with a status and a body; the others are
+/// forwarded. Returns the proxy's base URL; it serves until the test's runtime
+/// ends.
+pub async fn proxy(
+    http: reqwest::Client,
+    target: String,
+    answer: impl Fn(&str) -> Option<(reqwest::StatusCode, &'static str)> + Send + Sync + 'static,
+) -> String {
     use axum::body::Body;
-    use axum::http::{Request, StatusCode};
+    use axum::http::Request;
     use axum::response::{IntoResponse, Response};
-    let fails = std::sync::Arc::new(fails);
+    let answer = std::sync::Arc::new(answer);
     let app = axum::Router::new().fallback(move |request: Request<Body>| {
-        let (http, target, fails) = (http.clone(), target.clone(), fails.clone());
+        let (http, target, answer) = (http.clone(), target.clone(), answer.clone());
         async move {
             let (parts, body) = request.into_parts();
             let path = parts.uri.path().to_string();
-            if fails(&path) {
-                return (StatusCode::BAD_GATEWAY, "dropped by the test proxy").into_response();
+            if let Some(answered) = answer(&path) {
+                return answered.into_response();
             }
             let body = axum::body::to_bytes(body, 64 << 20).await.unwrap();
             let mut forward = http.request(parts.method, format!("{target}{path}"));

@@ -212,3 +212,13 @@ pub async fn upload_one(
     )
     .await
 }
+
+/// The process id in a lease holder's name (a node's "pid P started …", an aggregator's
+/// "pid P RANDOM").
+pub fn pid_of(holder: &str) -> u32 {
+    holder
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("lease holder {holder:?} names no pid"))
+}
