@@ -150,22 +150,31 @@ pub enum Store {
 
 /// Runs the multi-process test `async fn $test(store: Store)` once per store, as the tests
 /// `$test::sqlite` and `$test::postgres` (the latter skips loudly without a server, and fails
-/// under CI: [`postgres_admin_url`]).
+/// under CI: [`postgres_admin_url`]), on a two-thread runtime; `current_thread: …` keeps the
+/// default runtime, for tests whose background tasks must not run between two of its steps.
 #[allow(unused_macros)]
 macro_rules! both_stores {
-    ($($test:ident),+ $(,)?) => {$(
+    (current_thread: $($test:ident),+ $(,)?) => {
+        $crate::common::both_stores!(@tests tokio::test; $($test),+);
+    };
+    (@tests $runtime:meta; $($test:ident),+) => {$(
         mod $test {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            #[$runtime]
             async fn sqlite() {
                 super::$test($crate::common::Store::Sqlite).await
             }
 
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            #[$runtime]
             async fn postgres() {
                 super::$test($crate::common::Store::Postgres).await
             }
         }
     )+};
+    ($($test:ident),+ $(,)?) => {
+        $crate::common::both_stores!(
+            @tests tokio::test(flavor = "multi_thread", worker_threads = 2); $($test),+
+        );
+    };
 }
 #[allow(unused_imports)]
 pub(crate) use both_stores;
