@@ -304,9 +304,13 @@ struct RoundArgs {
     /// File holding the aggregator's bearer token.
     #[arg(long)]
     admin_token_file: PathBuf,
-    /// The aggregator's database.
-    #[arg(long)]
-    db: PathBuf,
+    /// The aggregator's SQLite database (the default store).
+    #[arg(long, required_unless_present = "store", conflicts_with = "store")]
+    db: Option<PathBuf>,
+    /// The aggregator's PostgreSQL database (postgres://user@host:port/db) instead of --db: the
+    /// one an `aggregator --store` process keeps its rounds and charges in.
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
     /// Privacy budget ε of the aggregator's accountant.
     #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     budget_epsilon: f64,
@@ -425,14 +429,36 @@ fn aggregator(args: &RoundArgs) -> Result<Aggregator> {
         args.budget_delta,
         "--budget-epsilon/--budget-delta",
     )?;
-    Aggregator::open(
-        &args.db,
-        http(&args.conn)?,
-        args.conn.nodes.clone(),
-        secret(&args.admin_token_file, "--admin-token-file")?,
+    open_aggregator(
+        args.store.as_deref(),
+        args.db.as_deref(),
+        &args.conn,
+        &args.admin_token_file,
         budget,
     )
-    .map_err(|e| at_path(e, "--db", &args.db))
+}
+
+/// The aggregator on `--store URL` or `--db FILE`; a SQLite error names `--db` and its path
+/// (a PostgreSQL error names the URL, without its password, already).
+fn open_aggregator(
+    store: Option<&str>,
+    db: Option<&Path>,
+    conn: &Connection,
+    admin_token_file: &Path,
+    budget: PrivacyLoss,
+) -> Result<Aggregator> {
+    let at = AggregatorStoreLocation::parse(store, db)?;
+    Aggregator::open_at(
+        &at,
+        http(conn)?,
+        conn.nodes.clone(),
+        secret(admin_token_file, "--admin-token-file")?,
+        budget,
+    )
+    .map_err(|e| match (&at, db) {
+        (AggregatorStoreLocation::Sqlite(_), Some(db)) => at_path(e, "--db", db),
+        _ => e,
+    })
 }
 
 /// An I/O error that names the option and the path it was about.
@@ -619,19 +645,13 @@ async fn run(cli: Cli) -> Result<()> {
                 "--budget-epsilon/--budget-delta",
             )?;
             let tls = server_tls(&a.cert, &a.key)?;
-            let store = AggregatorStoreLocation::parse(a.store.as_deref(), a.db.as_deref())?;
-            let agg = Aggregator::open_at(
-                &store,
-                http(&a.conn)?,
-                a.conn.nodes.clone(),
-                secret(&a.admin_token_file, "--admin-token-file")?,
+            let agg = open_aggregator(
+                a.store.as_deref(),
+                a.db.as_deref(),
+                &a.conn,
+                &a.admin_token_file,
                 budget,
-            )
-            .map_err(|e| match (&store, &a.db) {
-                (AggregatorStoreLocation::Sqlite(_), Some(db)) => at_path(e, "--db", db),
-                // Errors of the database name it already.
-                _ => e,
-            })?
+            )?
             .with_release_lease(Duration::from_millis(a.release_lease_ms))?;
             let app = dca_service::aggregator_server::router(
                 agg,

@@ -7,47 +7,10 @@
 
 mod common;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
-
-/// Runs `dpdist args`, killed after `limit`: (success, stderr followed by stdout).
-fn dpdist(args: &[&str], limit: Duration) -> (bool, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dpdist"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("dpdist runs");
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("dpdist {args:?} did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    (status.success(), err.join().unwrap() + &out.join().unwrap())
-}
 
 const QUICK: Duration = Duration::from_secs(60);
 
@@ -235,6 +198,8 @@ fn round_create_names_a_missing_tokens_file() {
     );
 }
 
+/// SQLite only by nature: what is checked is how a directory and a `--db` file path that cannot
+/// be made are named.
 #[test]
 fn a_state_dir_that_cannot_be_made_is_named_with_its_option() {
     let dir = Scratch::new("cli-errors-state");
@@ -354,9 +319,10 @@ fn a_participant_names_its_missing_files() {
 /// Issue 25 items 6 and 10 through the real CLI against an aggregator and its nodes: `dpdist
 /// blr` on 19 rows warns that noise dominates the statistics; a second job reusing the round
 /// numbers is refused with how to fix it, and `--round-offset` fixes it.
-#[test]
-fn blr_on_few_rows_warns_and_a_reused_round_number_says_how_to_fix_it() {
-    let cluster = Cluster::start("cli-errors-blr", 2);
+async fn blr_on_few_rows_warns_and_a_reused_round_number_says_how_to_fix_it(store: Store) {
+    let Some(cluster) = Cluster::start_on("cli-errors-blr", 2, store) else {
+        return;
+    };
     let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
     let ca = cluster.certs.dir.join("ca.pem");
     let token = cluster.dir.join("analyst.token");
@@ -514,3 +480,78 @@ fn an_aggregator_store_url_that_cannot_be_used_is_named() {
         assert!(!out.contains("listening on"), "{store:?}: {out}");
     }
 }
+
+/// `dpdist round status|release --store`: a URL that cannot be used stops the command before
+/// anything is asked of a node, naming the URL (its password left out) and the cause; `--db`
+/// with `--store`, and neither, are refused naming the options.
+#[test]
+fn a_round_commands_store_url_that_cannot_be_used_is_named() {
+    let dir = Scratch::new("cli-errors-round-store");
+    let certs = make_certs(&dir.path);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let unreachable = format!("postgres://u:hunter2@127.0.0.1:{port}/db");
+    let (ca, token, spec, db) = (
+        certs.dir.join("ca.pem"),
+        certs.dir.join("admin.token"),
+        dir.path.join("round.config"),
+        dir.path.join("aggregator.sqlite"),
+    );
+    for command in ["status", "release"] {
+        for (store, with_db, says) in [
+            (
+                Some("mysql://u:hunter2@127.0.0.1/db"),
+                false,
+                "not a PostgreSQL URL".to_string(),
+            ),
+            (
+                Some("postgres://u:hunter2@127.0.0.1:5432"),
+                false,
+                "names no database".to_string(),
+            ),
+            (
+                Some(unreachable.as_str()),
+                false,
+                format!("postgres://u:***@127.0.0.1:{port}/db: cannot connect"),
+            ),
+            (
+                Some("postgres://u:hunter2@127.0.0.1:5432/db"),
+                true,
+                "cannot be used with".to_string(),
+            ),
+            (None, false, "--db".to_string()),
+        ] {
+            let mut args = vec![
+                "round",
+                command,
+                "--nodes",
+                "https://127.0.0.1:1,https://127.0.0.1:2",
+                "--ca",
+                s(&ca),
+                "--admin-token-file",
+                s(&token),
+                "--spec",
+                s(&spec),
+            ];
+            if let Some(url) = store {
+                args.extend(["--store", url]);
+            }
+            if with_db {
+                args.extend(["--db", s(&db)]);
+            }
+            let (ok, out) = dpdist(&args, QUICK);
+            assert!(!ok, "{command} {store:?}: {out}");
+            assert!(out.contains(&says), "{command} {store:?}: {out}");
+            if with_db {
+                assert!(out.contains("--db") && out.contains("--store"), "{out}");
+            }
+            assert!(!out.contains("hunter2"), "{command} {store:?}: {out}");
+        }
+        assert!(!db.exists(), "no SQLite file is made when --store is given");
+    }
+}
+
+both_stores!(blr_on_few_rows_warns_and_a_reused_round_number_says_how_to_fix_it);

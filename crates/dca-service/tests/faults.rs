@@ -87,17 +87,7 @@ fn flip_stored(cluster: &Cluster, k: usize, round: &dca_service::spec::Round, cl
 /// One byte flipped in a stored share (node 0's full share of one round, node 1's seed share
 /// of another) or in a stored node sum: the node loads, names the round as damaged, refuses to
 /// finalize or serve it, and the aggregator releases nothing — never a wrong sum.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_damaged_share_or_node_sum_is_refused_never_released() {
-    a_damaged_share_or_node_sum_is_refused_never_released_on(Store::Sqlite).await
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_damaged_share_or_node_sum_is_refused_never_released_on_postgres() {
-    a_damaged_share_or_node_sum_is_refused_never_released_on(Store::Postgres).await
-}
-
-async fn a_damaged_share_or_node_sum_is_refused_never_released_on(store: Store) {
+async fn a_damaged_share_or_node_sum_is_refused_never_released(store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(mut cluster) = Cluster::start_on("damaged", 3, store) else {
             return;
@@ -206,17 +196,7 @@ async fn close_dropping_proxy(http: reqwest::Client, target: String) -> String {
 /// reached node 0 then reaches nodes 1 and 2. The aggregator sends the S it recorded before the
 /// first close — not S plus the late client, which node 0 would refuse forever — and the round
 /// releases the exact sum over S.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_lost_close_and_a_late_client_do_not_leave_the_round_stuck() {
-    a_lost_close_and_a_late_client_do_not_leave_the_round_stuck_on(Store::Sqlite).await
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_lost_close_and_a_late_client_do_not_leave_the_round_stuck_on_postgres() {
-    a_lost_close_and_a_late_client_do_not_leave_the_round_stuck_on(Store::Postgres).await
-}
-
-async fn a_lost_close_and_a_late_client_do_not_leave_the_round_stuck_on(store: Store) {
+async fn a_lost_close_and_a_late_client_do_not_leave_the_round_stuck(store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("lostclose", 3, store) else {
             return;
@@ -294,3 +274,8 @@ async fn a_lost_close_and_a_late_client_do_not_leave_the_round_stuck_on(store: S
     .await
     .expect("test exceeded its time limit");
 }
+
+both_stores!(
+    a_damaged_share_or_node_sum_is_refused_never_released,
+    a_lost_close_and_a_late_client_do_not_leave_the_round_stuck,
+);

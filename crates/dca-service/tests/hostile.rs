@@ -71,10 +71,11 @@ fn rss_kb(pid: u32) -> (u64, u64) {
 /// 64 clients each send a 60 MB body without a valid token (half to a real round, half to an
 /// unknown one): the node answers from the headers and never reads the bodies, so its peak
 /// resident memory stays within 64 MiB of its idle size.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unauthenticated_bodies_are_never_read() {
+async fn unauthenticated_bodies_are_never_read(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start_with("unauth", 2, &[]);
+        let Some(cluster) = Cluster::start_on_with("unauth", 2, store, &[]) else {
+            return;
+        };
         let agg = cluster.aggregator("agg.sqlite");
         let keys = agg.node_keys().await.unwrap();
         let round = agg
@@ -147,12 +148,12 @@ async fn unauthenticated_bodies_are_never_read() {
 /// A body declared larger than a share, one declared as 10^12 bytes, a body sent a byte at a
 /// time, headers never finished, a connection left idle, and one connection more than the cap:
 /// each gets an answer it can read or is closed within the configured limits.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn oversized_slow_idle_and_surplus_connections_are_answered_or_closed() {
+async fn oversized_slow_idle_and_surplus_connections_are_answered_or_closed(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start_with(
+        let Some(cluster) = Cluster::start_on_with(
             "hostile",
             2,
+            store,
             &[
                 "--max-connections",
                 "8",
@@ -161,7 +162,9 @@ async fn oversized_slow_idle_and_surplus_connections_are_answered_or_closed() {
                 "--body-timeout-ms",
                 "1000",
             ],
-        );
+        ) else {
+            return;
+        };
         let agg = cluster.aggregator("agg.sqlite");
         let keys = agg.node_keys().await.unwrap();
         let round = agg
@@ -250,19 +253,31 @@ async fn oversized_slow_idle_and_surplus_connections_are_answered_or_closed() {
     .expect("test exceeded its time limit");
 }
 
-/// `dpdist node --config FILE`: the file's options are used, the command line's win, and
-/// `GET /metrics` answers on the node it started.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_node_starts_from_a_config_file_and_the_command_line_wins() {
+/// `dpdist node --config FILE`: the file's options are used (a PostgreSQL `store` among them),
+/// the command line's win, and `GET /metrics` answers on the node it started.
+async fn a_node_starts_from_a_config_file_and_the_command_line_wins(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let dir = Scratch::new("config-node");
+        let pg = match store {
+            Store::Sqlite => None,
+            Store::Postgres => {
+                let Some(admin) = postgres_admin_url("config-node") else {
+                    return;
+                };
+                Some(PgDatabases::create(&admin, "config_node", 1))
+            }
+        };
+        let dir = Scratch::new(&format!("config-node-{store:?}"));
         let certs = make_certs(&dir.path);
         let config = dir.path.join("node.toml");
+        let store_line = pg
+            .as_ref()
+            .map(|pg| format!("store = {:?}\n", pg.urls[0]))
+            .unwrap_or_default();
         std::fs::write(
             &config,
             format!(
                 "index = 2\nlisten = \"127.0.0.1:0\"\ncert = {:?}\nkey = {:?}\ndata_dir = {:?}\n\
-                 admin_token_file = {:?}\nmax_connections = 16\n",
+                 admin_token_file = {:?}\nmax_connections = 16\n{store_line}",
                 certs.dir.join("server.pem"),
                 certs.dir.join("server.key"),
                 dir.path.join("data"),
@@ -307,7 +322,18 @@ async fn a_node_starts_from_a_config_file_and_the_command_line_wins() {
             .await
             .unwrap();
         assert!(metrics.contains("dpdist_http_responses_total"), "{metrics}");
+        assert_eq!(
+            dir.path.join("data/node.sqlite").exists(),
+            pg.is_none(),
+            "the file's store is the one the node opened"
+        );
     })
     .await
     .expect("test exceeded its time limit");
 }
+
+both_stores!(
+    unauthenticated_bodies_are_never_read,
+    oversized_slow_idle_and_surplus_connections_are_answered_or_closed,
+    a_node_starts_from_a_config_file_and_the_command_line_wins,
+);

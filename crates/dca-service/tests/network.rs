@@ -29,17 +29,7 @@ async fn post_close(http: &reqwest::Client, url: &str, id: &str, body: Vec<u8>) 
         .status()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn network_sums_equal_the_in_process_release_bit_for_bit() {
-    network_sums_equal_the_in_process_release_bit_for_bit_on(Store::Sqlite).await
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn network_sums_equal_the_in_process_release_bit_for_bit_on_postgres() {
-    network_sums_equal_the_in_process_release_bit_for_bit_on(Store::Postgres).await
-}
-
-async fn network_sums_equal_the_in_process_release_bit_for_bit_on(store: Store) {
+async fn network_sums_equal_the_in_process_release_bit_for_bit(store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("bitexact", 3, store) else {
             return;
@@ -125,17 +115,7 @@ async fn network_sums_equal_the_in_process_release_bit_for_bit_on(store: Store) 
     .expect("test exceeded its time limit");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_9_mid_upload_and_restart_lose_and_double_nothing() {
-    kill_9_mid_upload_and_restart_lose_and_double_nothing_on(Store::Sqlite).await
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_9_mid_upload_and_restart_lose_and_double_nothing_on_postgres() {
-    kill_9_mid_upload_and_restart_lose_and_double_nothing_on(Store::Postgres).await
-}
-
-async fn kill_9_mid_upload_and_restart_lose_and_double_nothing_on(store: Store) {
+async fn kill_9_mid_upload_and_restart_lose_and_double_nothing(store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(mut cluster) = Cluster::start_on("kill9", 3, store) else {
             return;
@@ -200,17 +180,7 @@ async fn kill_9_mid_upload_and_restart_lose_and_double_nothing_on(store: Store) 
     .expect("test exceeded its time limit");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dropouts_retries_conflicts_bad_input_close_and_release_once() {
-    dropouts_retries_conflicts_bad_input_close_and_release_once_on(Store::Sqlite).await
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dropouts_retries_conflicts_bad_input_close_and_release_once_on_postgres() {
-    dropouts_retries_conflicts_bad_input_close_and_release_once_on(Store::Postgres).await
-}
-
-async fn dropouts_retries_conflicts_bad_input_close_and_release_once_on(store: Store) {
+async fn dropouts_retries_conflicts_bad_input_close_and_release_once(store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("rules", 2, store) else {
             return;
@@ -585,18 +555,7 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once_on(store: S
     .expect("test exceeded its time limit");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_sum() {
-    deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_sum_on(Store::Sqlite).await
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_sum_on_postgres() {
-    deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_sum_on(Store::Postgres)
-        .await
-}
-
-async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_sum_on(store: Store) {
+async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_sum(store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(mut cluster) = Cluster::start_on("deadline", 3, store) else {
             return;
@@ -688,17 +647,7 @@ async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_su
 /// the retry; each node accepted the one share it got) is left out of the agreed set and
 /// removed by both nodes: the release is the exact sum of the others, in both share modes —
 /// never a sum with masks that do not cancel.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_client_whose_nodes_hold_different_attempts_is_left_out() {
-    a_client_whose_nodes_hold_different_attempts_is_left_out_on(Store::Sqlite).await
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_client_whose_nodes_hold_different_attempts_is_left_out_on_postgres() {
-    a_client_whose_nodes_hold_different_attempts_is_left_out_on(Store::Postgres).await
-}
-
-async fn a_client_whose_nodes_hold_different_attempts_is_left_out_on(store: Store) {
+async fn a_client_whose_nodes_hold_different_attempts_is_left_out(store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("attempts", 2, store) else {
             return;
@@ -790,3 +739,11 @@ async fn a_client_whose_nodes_hold_different_attempts_is_left_out_on(store: Stor
     .await
     .expect("test exceeded its time limit");
 }
+
+both_stores!(
+    network_sums_equal_the_in_process_release_bit_for_bit,
+    kill_9_mid_upload_and_restart_lose_and_double_nothing,
+    dropouts_retries_conflicts_bad_input_close_and_release_once,
+    deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_sum,
+    a_client_whose_nodes_hold_different_attempts_is_left_out,
+);

@@ -38,10 +38,11 @@ fn sample_records() -> Records {
     Records::new(x, d, y).unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn training_over_the_services_equals_the_in_process_trainer_bit_for_bit() {
+async fn training_over_the_services_equals_the_in_process_trainer_bit_for_bit(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start("train", 2);
+        let Some(cluster) = Cluster::start_on("train", 2, store) else {
+            return;
+        };
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let records = sample_records();
         let config = TrainerConfig {
@@ -114,3 +115,5 @@ async fn training_over_the_services_equals_the_in_process_trainer_bit_for_bit() 
     .await
     .expect("test exceeded its time limit");
 }
+
+both_stores!(training_over_the_services_equals_the_in_process_trainer_bit_for_bit,);

@@ -137,10 +137,11 @@ fn assert_same_fit(view: &JobView, local: &blr::Fit) {
 /// Twelve participant processes, one row each; one of them refuses by its policy (it may not
 /// contribute `bmi`) and stays out, T = 2: the job runs with the other eleven and releases
 /// exactly what the in-process pipeline releases over their rows.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_blr_job_over_twelve_participant_processes_equals_the_in_process_fit() {
+async fn a_blr_job_over_twelve_participant_processes_equals_the_in_process_fit(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start("job-twelve", 3);
+        let Some(cluster) = Cluster::start_on("job-twelve", 3, store) else {
+            return;
+        };
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let (header, rows) = diabetes();
         let spec = job_spec(12, 2, 1, 120_000);
@@ -190,10 +191,11 @@ async fn a_blr_job_over_twelve_participant_processes_equals_the_in_process_fit()
 /// grid sized by the job's max_rows); the release equals the in-process pipeline with the same
 /// grouping of rows into clients, the third round's shares of clipped records included (the
 /// job asks for them with `clipped_share`).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cross_silo_job_equals_the_in_process_fit_with_the_same_grouping() {
+async fn a_cross_silo_job_equals_the_in_process_fit_with_the_same_grouping(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start("job-silos", 3);
+        let Some(cluster) = Cluster::start_on("job-silos", 3, store) else {
+            return;
+        };
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let (header, rows) = diabetes();
         let sizes = [10usize, 40, 80, 112, 10_000];
@@ -239,10 +241,11 @@ async fn a_cross_silo_job_equals_the_in_process_fit_with_the_same_grouping() {
 /// Participants that accept and then never upload (killed after answering): T of them, and
 /// the job completes with the rest at each round's deadline; T + 1, and the first round is
 /// aborted, the job with it, nothing is released and the analyst reads why.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn up_to_t_silent_participants_are_dropouts_one_more_aborts_the_job() {
+async fn up_to_t_silent_participants_are_dropouts_one_more_aborts_the_job(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start("job-dropouts", 3);
+        let Some(cluster) = Cluster::start_on("job-dropouts", 3, store) else {
+            return;
+        };
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let (header, rows) = diabetes();
         for (silent, ends) in [(2usize, "done"), (3, "aborted")] {
@@ -313,16 +316,16 @@ async fn up_to_t_silent_participants_are_dropouts_one_more_aborts_the_job() {
 /// them (node 2 is down), restarted after node 2 is back: it sends the very same shares (the
 /// nodes that already hold them answer "already stored", never a conflict), pays each round
 /// once, and the job releases the in-process pipeline's numbers over all four participants.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_participant_killed_between_sealing_and_uploading_sends_the_same_shares() {
+async fn a_participant_killed_between_sealing_and_uploading_sends_the_same_shares(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let mut cluster = Cluster::start("job-kill", 3);
+        let Some(mut cluster) = Cluster::start_on("job-kill", 3, store) else {
+            return;
+        };
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let (header, rows) = diabetes();
         let spec = job_spec(4, 1, 1, 120_000);
         let id = create_job(&cluster, &aggregator.url, &spec).await;
         // Node 2 goes down once the job has its keys.
-        let node2_addr = cluster.nodes[2].addr.clone();
         cluster.nodes[2].kill9();
         let dirs: Vec<PathBuf> = (0..4)
             .map(|i| participant_files(&cluster.dir, i, &header, &rows[i..i + 1], POLICY))
@@ -358,8 +361,7 @@ async fn a_participant_killed_between_sealing_and_uploading_sends_the_same_share
         let sealed_before: Vec<Vec<u8>> = (0..3)
             .map(|k| std::fs::read(round_dir.join(format!("node-{k}.sealed"))).unwrap())
             .collect();
-        let data = cluster.nodes[2].data_dir.clone();
-        cluster.nodes[2] = NodeProcess::start(&cluster.certs, 2, &data, &node2_addr);
+        cluster.restart(2);
         others.push(ParticipantProcess::start(
             &cluster,
             &aggregator.url,
@@ -398,10 +400,11 @@ async fn a_participant_killed_between_sealing_and_uploading_sends_the_same_share
 /// stops at start, naming file, line and column, and answers nothing); a job reading a column
 /// its file lacks, and a job beyond its total ε (it refuses with the reason, which the analyst
 /// reads and its log says); the job goes on without them while at most T refuse.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn participants_refuse_bad_files_unknown_columns_and_jobs_beyond_their_budget() {
+async fn participants_refuse_bad_files_unknown_columns_and_jobs_beyond_their_budget(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start("job-refusals", 3);
+        let Some(cluster) = Cluster::start_on("job-refusals", 3, store) else {
+            return;
+        };
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let (header, rows) = diabetes();
         let spec = job_spec(6, 2, 1, 120_000);
@@ -482,16 +485,16 @@ async fn participants_refuse_bad_files_unknown_columns_and_jobs_beyond_their_bud
 /// round cannot complete), restarted on its address: it resumes the job from its store — the
 /// recorded round is taken as recorded, not planned again — and once node 2 is back the job
 /// releases exactly what the in-process pipeline releases, each round once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_job_survives_an_aggregator_restart_in_the_middle_of_a_round() {
+async fn a_job_survives_an_aggregator_restart_in_the_middle_of_a_round(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let mut cluster = Cluster::start("job-agg-restart", 3);
+        let Some(mut cluster) = Cluster::start_on("job-agg-restart", 3, store) else {
+            return;
+        };
         let mut aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let addr = aggregator.url.trim_start_matches("https://").to_string();
         let (header, rows) = diabetes();
         let spec = job_spec(4, 1, 1, 120_000);
         let id = create_job(&cluster, &aggregator.url, &spec).await;
-        let node2_addr = cluster.nodes[2].addr.clone();
         cluster.nodes[2].kill9();
         let dirs: Vec<PathBuf> = (0..4)
             .map(|i| participant_files(&cluster.dir, i, &header, &rows[i..i + 1], POLICY))
@@ -512,8 +515,7 @@ async fn a_job_survives_an_aggregator_restart_in_the_middle_of_a_round() {
         aggregator.child.kill().unwrap();
         aggregator.child.wait().unwrap();
         aggregator = AggregatorProcess::start_on(&cluster, "aggregator.sqlite", 10.0, &addr);
-        let data = cluster.nodes[2].data_dir.clone();
-        cluster.nodes[2] = NodeProcess::start(&cluster.certs, 2, &data, &node2_addr);
+        cluster.restart(2);
         let view = wait_for_end(&cluster, &aggregator.url, &id).await;
         for p in processes {
             let (ok, out) = p.finish(Duration::from_secs(60));
@@ -532,17 +534,7 @@ async fn a_job_survives_an_aggregator_restart_in_the_middle_of_a_round() {
 /// The aggregator reserves a job's whole budget when the job is created: a second job the rest
 /// of the budget cannot pay for is refused (403) before any round; cancelling the first (which
 /// ran no round) returns its reservation, and the second job is then accepted.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it() {
-    a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it_on(Store::Sqlite).await
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it_on_postgres() {
-    a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it_on(Store::Postgres).await
-}
-
-async fn a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it_on(store: Store) {
+async fn a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it(store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("job-budget", 3, store) else {
             return;
@@ -682,6 +674,7 @@ fn host_participant(
 /// row that only it reads: the released statistics and posterior equal the in-process
 /// pipeline's over the same rows, bit for bit. Needs the C++ program and the R package, so it
 /// is run by scripts/test-net-hosts.sh (part of scripts/test-all.sh), not by a bare `cargo test`.
+/// SQLite only: it is about the hosts; the same job path runs on both stores in the tests above.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the C++ and R participants: run by scripts/test-net-hosts.sh"]
 async fn a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit() {
@@ -724,3 +717,13 @@ async fn a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit() {
     .await
     .expect("test exceeded its time limit");
 }
+
+both_stores!(
+    a_blr_job_over_twelve_participant_processes_equals_the_in_process_fit,
+    a_cross_silo_job_equals_the_in_process_fit_with_the_same_grouping,
+    up_to_t_silent_participants_are_dropouts_one_more_aborts_the_job,
+    a_participant_killed_between_sealing_and_uploading_sends_the_same_shares,
+    participants_refuse_bad_files_unknown_columns_and_jobs_beyond_their_budget,
+    a_job_survives_an_aggregator_restart_in_the_middle_of_a_round,
+    a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it,
+);

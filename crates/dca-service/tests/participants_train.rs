@@ -138,11 +138,13 @@ async fn run_participants(
 /// bit, what dca-learning's trainer releases in process over the same rows grouped the same
 /// way (each record's coin drawn by its holder), and every round published the trainer's
 /// weights of that iteration.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_train_job_over_participant_processes_releases_every_iteration_like_the_in_process_trainer()
- {
+async fn a_train_job_over_participant_processes_releases_every_iteration_like_the_in_process_trainer(
+    store: Store,
+) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start("job-train", 3);
+        let Some(cluster) = Cluster::start_on("job-train", 3, store) else {
+            return;
+        };
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let counts = [1, 2, 3, 1, 2, 3];
         let held = holdings(&counts);
@@ -176,10 +178,11 @@ async fn a_train_job_over_participant_processes_releases_every_iteration_like_th
 /// from the job's start — the released rounds give back their stored releases, so each
 /// recorded round is asked for again with the same weights — and the job ends releasing every
 /// iteration like the in-process trainer; the rounds recorded before the kill keep their ids.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_train_job_survives_an_aggregator_restart_between_iterations() {
+async fn a_train_job_survives_an_aggregator_restart_between_iterations(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start("job-train-restart", 3);
+        let Some(cluster) = Cluster::start_on("job-train-restart", 3, store) else {
+            return;
+        };
         let mut aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let addr = aggregator.url.trim_start_matches("https://").to_string();
         let counts = [2, 1, 3, 2];
@@ -232,10 +235,11 @@ async fn a_train_job_survives_an_aggregator_restart_between_iterations() {
 /// A participant killed (`kill -9`) after the job's second round was published (T = 1): the
 /// later rounds are released without it when their upload window closes, and every iteration
 /// still equals the in-process trainer with that participant dropped from the same iterations.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_train_job_goes_on_without_a_participant_killed_mid_job() {
+async fn a_train_job_goes_on_without_a_participant_killed_mid_job(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start("job-train-kill", 3);
+        let Some(cluster) = Cluster::start_on("job-train-kill", 3, store) else {
+            return;
+        };
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let counts = [1, 2, 1, 2, 1];
         let held = holdings(&counts);
@@ -378,10 +382,11 @@ fn assert_same_training(
 /// one round releases, bit for bit, an in-process DCA round of the other four's column sums
 /// (computed here from their rows) with the same configuration and seeds; the sums in the
 /// columns' units and n follow.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sum_job_over_participant_processes_releases_the_in_process_round() {
+async fn a_sum_job_over_participant_processes_releases_the_in_process_round(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start("job-sum", 3);
+        let Some(cluster) = Cluster::start_on("job-sum", 3, store) else {
+            return;
+        };
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let counts = [1, 2, 2, 1, 3];
         let held = holdings(&counts);
@@ -448,3 +453,10 @@ async fn a_sum_job_over_participant_processes_releases_the_in_process_round() {
     .await
     .expect("test exceeded its time limit");
 }
+
+both_stores!(
+    a_train_job_over_participant_processes_releases_every_iteration_like_the_in_process_trainer,
+    a_train_job_survives_an_aggregator_restart_between_iterations,
+    a_train_job_goes_on_without_a_participant_killed_mid_job,
+    a_sum_job_over_participant_processes_releases_the_in_process_round,
+);

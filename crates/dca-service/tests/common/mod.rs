@@ -6,11 +6,11 @@
 pub mod jobs;
 pub mod replicas;
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use dca_service::aggregator::{Aggregator, AggregatorStoreLocation};
 use dca_service::spec::{RoundSpec, token_hash};
@@ -51,6 +51,41 @@ pub fn spawn_with_banner(mut command: Command, what: &str) -> (Child, String) {
     };
     let addr = addr.to_string();
     (child, addr)
+}
+
+/// Runs `dpdist args`, killed after `limit`: (success, stderr followed by stdout).
+pub fn dpdist(args: &[&str], limit: Duration) -> (bool, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dpdist"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("dpdist runs");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("dpdist {args:?} did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (status.success(), err.join().unwrap() + &out.join().unwrap())
 }
 
 /// A scratch directory under the target dir, fresh per call.
@@ -112,6 +147,37 @@ pub enum Store {
     /// A database of its own per node on the server `DPDIST_TEST_POSTGRES` names.
     Postgres,
 }
+
+/// Runs the multi-process test `async fn $test(store: Store)` once per store, as the tests
+/// `$test::sqlite` and `$test::postgres` (the latter skips loudly without a server, and fails
+/// under CI: [`postgres_admin_url`]), on a two-thread runtime; `current_thread: …` keeps the
+/// default runtime, for tests whose background tasks must not run between two of its steps.
+#[allow(unused_macros)]
+macro_rules! both_stores {
+    (current_thread: $($test:ident),+ $(,)?) => {
+        $crate::common::both_stores!(@tests tokio::test; $($test),+);
+    };
+    (@tests $runtime:meta; $($test:ident),+) => {$(
+        mod $test {
+            #[$runtime]
+            async fn sqlite() {
+                super::$test($crate::common::Store::Sqlite).await
+            }
+
+            #[$runtime]
+            async fn postgres() {
+                super::$test($crate::common::Store::Postgres).await
+            }
+        }
+    )+};
+    ($($test:ident),+ $(,)?) => {
+        $crate::common::both_stores!(
+            @tests tokio::test(flavor = "multi_thread", worker_threads = 2); $($test),+
+        );
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use both_stores;
 
 /// The URL of the PostgreSQL server for tests (`DPDIST_TEST_POSTGRES`, whose user may create
 /// databases; `scripts/pg-start.sh` makes one), or `None` after saying loudly that `test` is

@@ -1,0 +1,142 @@
+//! One round by hand, as an operator runs it without the aggregator server: `dpdist round
+//! create`, a `dpdist client upload` process per client, `round status`, `round release` (a
+//! second one refused), against node processes on loopback, with the aggregator's state in a
+//! SQLite file (`--db`) or a PostgreSQL database (`--store`). Every command is bounded in time.
+
+#![allow(missing_docs)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use dca_service::messages::PublishedRelease;
+
+const LIMIT: Duration = Duration::from_secs(120);
+const N: u64 = 4;
+const DIM: usize = 3;
+/// The client that never uploads: a dropout within T = 1.
+const SILENT: u64 = 3;
+
+/// The last line of a command's output (its stdout's JSON; stderr comes first).
+fn last_line(out: &str) -> &str {
+    out.trim_end().lines().last().unwrap_or_default()
+}
+
+async fn one_round_by_hand_releases_the_in_process_sum_once(store: Store) {
+    let Some(cluster) = Cluster::start_on("cli-round", 3, store) else {
+        return;
+    };
+    let dir = &cluster.dir;
+    let (spec, tokens) = (dir.join("round.config"), dir.join("tokens.txt"));
+    let tokens_text: String = (0..N).map(|i| client_token(i) + "\n").collect();
+    std::fs::write(&tokens, tokens_text).unwrap();
+    let nodes = cluster.urls().join(",");
+    let (ca, admin) = (
+        cluster.certs.dir.join("ca.pem"),
+        cluster.certs.dir.join("admin.token"),
+    );
+    let store_args: Vec<String> = aggregator_store_args(&cluster, "aggregator.sqlite")
+        .into_iter()
+        .map(|a| a.into_string().unwrap())
+        .collect();
+    let mut common: Vec<&str> = vec![
+        "--nodes",
+        &nodes,
+        "--ca",
+        ca.to_str().unwrap(),
+        "--admin-token-file",
+        admin.to_str().unwrap(),
+        "--spec",
+        spec.to_str().unwrap(),
+        "--budget-epsilon",
+        "10",
+    ];
+    common.extend(store_args.iter().map(String::as_str));
+    let with = |command: &[&str], extra: &[&str]| -> Vec<String> {
+        command
+            .iter()
+            .chain(&common)
+            .chain(extra)
+            .map(|a| a.to_string())
+            .collect()
+    };
+    let run = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        dpdist(&args, LIMIT)
+    };
+
+    let (ok, out) = run(with(
+        &["round", "create"],
+        &[
+            "--round-number",
+            "1",
+            "--n-clients",
+            &N.to_string(),
+            "--max-dropped",
+            "1",
+            "--dim",
+            &DIM.to_string(),
+            "--bound",
+            "8",
+            "--sigma",
+            "1.5",
+            "--l2-sensitivity",
+            "1",
+            "--tokens-file",
+            tokens.to_str().unwrap(),
+        ],
+    ));
+    assert!(ok, "round create: {out}");
+    let round = dca_service::spec::decode_round_config(&std::fs::read(&spec).unwrap())
+        .unwrap()
+        .validate()
+        .unwrap();
+    assert_eq!(last_line(&out), round.id(), "round create prints the id");
+
+    for i in (0..N).filter(|&i| i != SILENT) {
+        let values: Vec<String> = values(i as usize, DIM).iter().map(f64::to_string).collect();
+        let (ok, out) = dpdist(
+            &[
+                "client",
+                "upload",
+                "--nodes",
+                &nodes,
+                "--ca",
+                ca.to_str().unwrap(),
+                "--spec",
+                spec.to_str().unwrap(),
+                "--client",
+                &i.to_string(),
+                "--token",
+                &client_token(i),
+                "--values",
+                &values.join(","),
+                "--insecure-seed",
+                &SEED.to_string(),
+            ],
+            LIMIT,
+        );
+        assert!(ok, "client {i} upload: {out}");
+    }
+
+    let (ok, out) = run(with(&["round", "status"], &[]));
+    assert!(ok, "round status: {out}");
+    let statuses: Vec<serde_json::Value> = serde_json::from_str(last_line(&out)).unwrap();
+    assert_eq!(statuses.len(), 3, "one status per node: {out}");
+
+    let (ok, out) = run(with(&["round", "release"], &[]));
+    assert!(ok, "round release: {out}");
+    let release: PublishedRelease = serde_json::from_str(last_line(&out)).unwrap();
+    let expected = in_process(&round, &[SILENT]);
+    assert_eq!(release.clients, vec![0, 1, 2]);
+    assert_eq!(bits(&release.sum), bits(&expected.sum));
+    assert_eq!(release.sum_units, expected.sum_units);
+    assert!(release.spent_epsilon > 0.0, "the round was charged: {out}");
+
+    let (ok, out) = run(with(&["round", "release"], &[]));
+    assert!(!ok, "a second release must be refused: {out}");
+    assert!(out.contains("released"), "{out}");
+}
+
+both_stores!(one_round_by_hand_releases_the_in_process_sum_once);
