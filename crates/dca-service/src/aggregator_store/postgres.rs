@@ -19,19 +19,24 @@
 //! transaction that locks that row and finds the lease still the caller's (or nobody's live
 //! one). A transaction that fails with a serialization failure or a deadlock is run
 //! again, a bounded number of times.
+//!
+//! The connection opens itself again on the next call once the server closed it (a restart,
+//! a failover, an idle connection cut); a transaction cut before its commit is run again on
+//! the new connection, one cut during its commit is an error that says its outcome is unknown
+//! (see [`crate::postgres_tx`]). Migrations run once, at open.
 
 use std::fmt;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use postgres::{Client, IsolationLevel, NoTls, Transaction};
+use postgres::{IsolationLevel, Transaction};
 use sha2::{Digest, Sha256};
 
 use super::{
     LeaseTaken, RecordedJob, RecordedState, answer_sha256, charge_sha256, check, check_job_budget,
     check_round, job_round_sha256, job_sha256, reservation_id, row_sha256,
 };
-use crate::postgres_tx::{self, PgMigration, TxError};
+use crate::postgres_tx::{self, PgConnection, PgMigration, TxError};
 use crate::{Error, Result};
 
 /// The round states, as the `state` column holds them.
@@ -90,18 +95,12 @@ impl AggregatorPgLocation {
         })
     }
 
-    fn connect(&self) -> Result<Client> {
-        self.config.connect(NoTls).map_err(|e| {
-            Error::Postgres(format!(
-                "{}: cannot connect: {}",
-                self.shown,
-                Error::from(e)
-            ))
-        })
+    fn connect(&self) -> Result<PgConnection> {
+        PgConnection::open(&self.config, &self.shown)
     }
 }
 
-type Call = Box<dyn FnOnce(&mut Client) + Send>;
+type Call = Box<dyn FnOnce(&mut PgConnection) + Send>;
 
 pub(crate) struct PgAggregatorStore {
     calls: mpsc::Sender<Call>,
@@ -117,12 +116,12 @@ impl PgAggregatorStore {
         std::thread::Builder::new()
             .name("dpdist-aggregator-pg".into())
             .spawn(move || {
-                let connected = location.connect().and_then(|mut client| {
-                    migrate(&mut client, &location.shown)?;
-                    Ok(client)
+                let connected = location.connect().and_then(|mut conn| {
+                    migrate(&mut conn, &location.shown)?;
+                    Ok(conn)
                 });
-                let mut client = match connected {
-                    Ok(client) => client,
+                let mut conn = match connected {
+                    Ok(conn) => conn,
                     Err(e) => {
                         let _ = ready.send(Err(e));
                         return;
@@ -131,7 +130,7 @@ impl PgAggregatorStore {
                 let _ = ready.send(Ok(()));
                 // Ends when the store (the only sender) is dropped.
                 for call in inbox {
-                    call(&mut client);
+                    call(&mut conn);
                 }
             })?;
         opened
@@ -146,7 +145,7 @@ impl PgAggregatorStore {
     /// Runs `f` on the store's thread and waits for its answer.
     fn call<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut Client) -> Result<T> + Send + 'static,
+        f: impl FnOnce(&mut PgConnection) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let (reply, answer) = mpsc::sync_channel(1);
         let gone = || Error::Postgres(format!("{}: the store thread stopped", self.shown));
@@ -163,7 +162,7 @@ impl PgAggregatorStore {
         &self,
         f: impl FnMut(&mut Transaction<'_>) -> std::result::Result<T, TxError> + Send + 'static,
     ) -> Result<T> {
-        self.call(move |client| in_tx(client, f))
+        self.call(move |conn| in_tx(conn, f))
     }
 
     pub fn charges(&self) -> Result<Vec<f64>> {
@@ -595,7 +594,7 @@ impl PgAggregatorStore {
     #[cfg(test)]
     pub fn execute(&self, sql: &str) -> Result<()> {
         let sql = sql.to_string();
-        self.call(move |client| Ok(client.batch_execute(&sql)?))
+        self.call(move |conn| Ok(conn.client()?.batch_execute(&sql)?))
     }
 }
 
@@ -709,10 +708,10 @@ fn job_rounds_rho(tx: &mut Transaction<'_>, job: &str) -> std::result::Result<f6
 /// Runs `f` in a READ COMMITTED transaction, retried as [`postgres_tx::in_tx`] does (what must
 /// not race takes row locks explicitly).
 fn in_tx<T>(
-    client: &mut Client,
+    conn: &mut PgConnection,
     f: impl FnMut(&mut Transaction<'_>) -> std::result::Result<T, TxError>,
 ) -> Result<T> {
-    postgres_tx::in_tx(client, IsolationLevel::ReadCommitted, f)
+    postgres_tx::in_tx(conn, IsolationLevel::ReadCommitted, f)
 }
 
 const AGGREGATOR_MIGRATIONS: &[PgMigration] = &[
@@ -778,8 +777,8 @@ const AGGREGATOR_MIGRATIONS: &[PgMigration] = &[
 
 /// Applies the aggregator's migrations the database lacks (row `aggregator` of
 /// `dpdist_schema`, under the advisory lock the node's store takes too).
-fn migrate(client: &mut Client, shown: &str) -> Result<()> {
-    postgres_tx::migrate(client, "aggregator", shown, AGGREGATOR_MIGRATIONS)
+fn migrate(conn: &mut PgConnection, shown: &str) -> Result<()> {
+    postgres_tx::migrate(conn, "aggregator", shown, AGGREGATOR_MIGRATIONS)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::aggregator_store::{AggregatorStore, AggregatorStoreLocation, LeaseTaken};
+use postgres::NoTls;
 
 /// A database made for one test, dropped (with its connections) when this is dropped.
 struct TestDb {
@@ -271,7 +272,9 @@ fn tables_of_a_newer_version_are_refused() {
     let Some(db) = test_db("newer") else { return };
     drop(open(&db));
     let mut c = db.at.connect().unwrap();
-    c.batch_execute("UPDATE dpdist_schema SET version = 99 WHERE component = 'aggregator'")
+    c.client()
+        .unwrap()
+        .batch_execute("UPDATE dpdist_schema SET version = 99 WHERE component = 'aggregator'")
         .unwrap();
     drop(c);
     let e = AggregatorStore::open(&AggregatorStoreLocation::Postgres(db.at.clone()))
@@ -434,4 +437,59 @@ fn only_a_closing_round_has_a_release_lease() {
         LeaseTaken::NotClosing
     );
     assert_eq!(s.release_lease("r1").unwrap(), None);
+}
+
+/// Terminates every other session on the test's database (as a server restart, a failover or
+/// a firewall would), each waited for (at most 5 s) until it is gone; how many there were.
+fn cut_connections(db: &TestDb) -> usize {
+    let mut admin = postgres::Client::connect(&db.admin, NoTls).expect("the test server");
+    admin
+        .query(
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity
+             WHERE datname = $1 AND pid <> pg_backend_pid()",
+            &[&db.name],
+        )
+        .expect("sessions terminated")
+        .iter()
+        .filter(|r| r.get::<_, bool>(0))
+        .count()
+}
+
+/// The store's one connection, cut by the server between any two calls, is opened again by
+/// the next: every call is a transaction, cut before its commit and run again, so none fails;
+/// the round is still closed, charged and released once.
+#[test]
+fn the_store_connects_again_after_its_connection_is_cut() {
+    let Some(db) = test_db("reconnect") else {
+        return;
+    };
+    let s = open(&db);
+    s.insert_round("r1", b"{}").unwrap();
+    assert_eq!(cut_connections(&db), 1);
+    assert_eq!(s.round("r1").unwrap().unwrap().1.0, "created");
+    assert_eq!(cut_connections(&db), 1);
+    assert!(
+        s.begin_close("r1", b"close", Some(0.5), any_budget)
+            .unwrap()
+    );
+    assert_eq!(cut_connections(&db), 1);
+    assert!(
+        !s.begin_close("r1", b"close", Some(0.5), any_budget)
+            .unwrap()
+    );
+    assert_eq!(cut_connections(&db), 1);
+    assert_eq!(
+        s.take_release_lease("r1", "h", 1_000, 5_000).unwrap(),
+        LeaseTaken::Taken
+    );
+    assert_eq!(cut_connections(&db), 1);
+    assert!(s.mark_released("r1", "h", 2_000, "{\"sum\":[1]}").unwrap());
+    assert_eq!(cut_connections(&db), 1);
+    assert!(!s.mark_released("r1", "h", 2_000, "{\"sum\":[2]}").unwrap());
+    assert_eq!(s.charges().unwrap(), vec![0.5]);
+    let (_, (state, detail)) = s.round("r1").unwrap().unwrap();
+    assert_eq!(
+        (state.as_str(), detail.as_deref()),
+        ("released", Some("{\"sum\":[1]}"))
+    );
 }

@@ -3,7 +3,11 @@
 //! The blocking `postgres` client runs a small runtime of its own and blocks on it, which
 //! tokio refuses on an async worker thread: every call here is made from the store actor's
 //! thread, the summing thread or a `spawn_blocking` thread, and a connection dropped on an
-//! async thread is closed on a thread of its own ([`PgConn`]).
+//! async thread is closed on a thread of its own ([`PgConnection`]).
+//!
+//! Every connection here opens itself again on its next use once the server closed it; a
+//! transaction cut before its commit is retried on the new connection, one cut during its
+//! commit is an error (see [`crate::postgres_tx`]), as is a read cut mid-way.
 //!
 //! Round state is a column of the round's row, checked and changed in the transaction that
 //! depends on it: an upload takes a share lock on the round's row and is refused unless the
@@ -17,11 +21,13 @@ use std::time::Duration;
 use fixedpoint_shares::ClientSet;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
-use postgres::{Client, GenericClient, IsolationLevel, NoTls, RowIter, Transaction};
+use postgres::{Client, GenericClient, IsolationLevel, RowIter, Transaction};
 use sha2::{Digest, Sha256};
 
 use super::{HASHES_PER_CHUNK, PendingShare, RoundState, StoredRound, UploadOutcome, check_share};
-use crate::postgres_tx::{PgMigration, cause, in_tx, migrate};
+use crate::postgres_tx::{
+    PgConnection, PgMigration, TxError, cause, connection_lost, in_tx, migrate,
+};
 use crate::{Error, Result, hex};
 
 /// Bytes of a node sum read per query when it is streamed.
@@ -79,11 +85,8 @@ impl PgLocation {
         })
     }
 
-    fn connect(&self) -> Result<PgConn> {
-        self.config
-            .connect(NoTls)
-            .map(|c| PgConn(Some(Box::new(c))))
-            .map_err(|e| Error::Postgres(format!("{}: cannot connect: {}", self.shown, cause(&e))))
+    fn connect(&self) -> Result<PgConnection> {
+        PgConnection::open(&self.config, &self.shown)
     }
 }
 
@@ -99,30 +102,6 @@ fn redact(url: &str) -> String {
             None => url.to_string(),
         },
         None => url.to_string(),
-    }
-}
-
-/// A connection that is closed off the async threads when dropped: closing blocks on the
-/// client's own runtime, which tokio refuses (panics) on a thread that runs async tasks.
-pub(crate) struct PgConn(Option<Box<Client>>);
-
-impl PgConn {
-    fn client(&mut self) -> Result<&mut Client> {
-        self.0
-            .as_deref_mut()
-            .ok_or_else(|| Error::Postgres("the connection was closed".into()))
-    }
-}
-
-impl Drop for PgConn {
-    fn drop(&mut self) {
-        if let Some(client) = self.0.take()
-            && tokio::runtime::Handle::try_current().is_ok()
-        {
-            let _ = std::thread::Builder::new()
-                .name("dpdist-pg-close".into())
-                .spawn(move || drop(client));
-        }
     }
 }
 
@@ -190,14 +169,14 @@ fn state_of(s: Option<&str>) -> RoundState {
 
 /// The node's read-write connection (the store actor's).
 pub(crate) struct PgStore {
-    conn: PgConn,
+    conn: PgConnection,
     shown: String,
 }
 
 impl PgStore {
     pub fn open(at: &PgLocation) -> Result<Self> {
         let mut conn = at.connect()?;
-        migrate(conn.client()?, "node", &at.shown, NODE_MIGRATIONS)?;
+        migrate(&mut conn, "node", &at.shown, NODE_MIGRATIONS)?;
         Ok(PgStore {
             conn,
             shown: at.shown.clone(),
@@ -269,7 +248,7 @@ impl PgStore {
     ) -> Result<()> {
         let mut hashes = vec![0u8; 32 * n];
         tokens.read_exact(&mut hashes)?;
-        in_tx(self.client()?, IsolationLevel::ReadCommitted, |tx| {
+        in_tx(&mut self.conn, IsolationLevel::ReadCommitted, |tx| {
             tx.execute(
                 "INSERT INTO node_rounds (id, round, spec) VALUES ($1, $2, $3)",
                 &[&&id[..], &(round as i64), &spec_json],
@@ -302,7 +281,7 @@ impl PgStore {
     }
 
     pub fn commit_uploads(&mut self, batch: &[PendingShare<'_>]) -> Result<Vec<UploadOutcome>> {
-        in_tx(self.client()?, IsolationLevel::ReadCommitted, |tx| {
+        in_tx(&mut self.conn, IsolationLevel::ReadCommitted, |tx| {
             // The share lock on the round's row holds off a close or abort (which update it)
             // until this transaction ends, and waits for one that is under way.
             let state = tx.prepare("SELECT state FROM node_rounds WHERE id = $1 FOR SHARE")?;
@@ -376,7 +355,7 @@ impl PgStore {
 
     /// Every share here has its attempt (the column is NOT NULL); kept for the interface.
     pub fn set_shards(&mut self, id: &[u8; 32], pairs: &[(u64, u64)]) -> Result<()> {
-        in_tx(self.client()?, IsolationLevel::ReadCommitted, |tx| {
+        in_tx(&mut self.conn, IsolationLevel::ReadCommitted, |tx| {
             for &(client, shard) in pairs {
                 tx.execute(
                     "UPDATE node_shares SET shard = $3 WHERE round_id = $1 AND client = $2",
@@ -415,7 +394,7 @@ impl PgStore {
     /// Open → aborted, and the round's shares deleted, in one transaction; `Ok(true)` also if
     /// it was aborted already, `Ok(false)` if it is closed or unknown.
     pub fn abort(&mut self, id: &[u8; 32], reason: &str) -> Result<bool> {
-        in_tx(self.client()?, IsolationLevel::ReadCommitted, |tx| {
+        in_tx(&mut self.conn, IsolationLevel::ReadCommitted, |tx| {
             let changed = tx.execute(
                 "UPDATE node_rounds SET state = 'aborted', aborted = $2
                  WHERE id = $1 AND state = 'open'",
@@ -435,7 +414,7 @@ impl PgStore {
     pub fn set_agreed_set(&mut self, id: &[u8; 32], agreed: &ClientSet) -> Result<bool> {
         let bytes: Vec<u8> = agreed.iter().flat_map(|c| c.0.to_be_bytes()).collect();
         let digest: [u8; 32] = Sha256::digest(&bytes).into();
-        in_tx(self.client()?, IsolationLevel::ReadCommitted, |tx| {
+        in_tx(&mut self.conn, IsolationLevel::ReadCommitted, |tx| {
             Ok(tx.execute(
                 "UPDATE node_rounds SET state = 'closed', agreed = $2, agreed_sha256 = $3
                  WHERE id = $1 AND state = 'open'",
@@ -469,7 +448,7 @@ impl PgStore {
             )));
         }
         let shown = self.shown.clone();
-        in_tx(self.client()?, IsolationLevel::ReadCommitted, |tx| {
+        in_tx(&mut self.conn, IsolationLevel::ReadCommitted, |tx| {
             let row = tx.query_opt(
                 "SELECT state FROM node_rounds WHERE id = $1 FOR UPDATE",
                 &[&&id[..]],
@@ -554,7 +533,7 @@ impl PgStore {
         now_ms: u64,
         until_ms: u64,
     ) -> Result<bool> {
-        in_tx(self.client()?, IsolationLevel::ReadCommitted, |tx| {
+        in_tx(&mut self.conn, IsolationLevel::ReadCommitted, |tx| {
             let row = tx.query_opt(
                 "SELECT r.state, s.id IS NOT NULL FROM node_rounds r
                  LEFT JOIN node_round_sums s ON s.id = r.id WHERE r.id = $1 FOR SHARE OF r",
@@ -697,9 +676,10 @@ pub(crate) struct SumBlob {
 
 /// A read connection: token lookups of the upload handlers, the received set, the node sum.
 pub(crate) struct PgReader {
-    conn: PgConn,
-    /// The token lookup's statement, prepared on first use.
-    token_stmt: Option<postgres::Statement>,
+    conn: PgConnection,
+    /// The token lookup's statement, prepared on first use on the connection of that
+    /// generation ([`PgConnection::generation`]).
+    token_stmt: Option<(u64, postgres::Statement)>,
 }
 
 impl PgReader {
@@ -710,23 +690,54 @@ impl PgReader {
         })
     }
 
+    /// A lookup cut by a lost connection is made once more on a new one: it only reads.
     pub fn token_hash(&mut self, id: &[u8; 32], client: u64) -> Result<Option<[u8; 32]>> {
+        match self.token_hash_once(id, client) {
+            Ok(hash) => Ok(hash),
+            Err(TxError::Pg(e)) if connection_lost(&e) || self.conn.is_closed() => {
+                self.conn.forget();
+                tracing::warn!(
+                    store = self.conn.shown(),
+                    "token lookup: the connection was lost ({}); looking up again",
+                    cause(&e)
+                );
+                match self.token_hash_once(id, client) {
+                    Ok(hash) => Ok(hash),
+                    Err(TxError::Pg(e)) => Err(e.into()),
+                    Err(TxError::Other(e)) => Err(e),
+                }
+            }
+            Err(TxError::Pg(e)) => Err(e.into()),
+            Err(TxError::Other(e)) => Err(e),
+        }
+    }
+
+    fn token_hash_once(
+        &mut self,
+        id: &[u8; 32],
+        client: u64,
+    ) -> std::result::Result<Option<[u8; 32]>, TxError> {
         let (chunk, at) = (
             client / HASHES_PER_CHUNK as u64,
             (client % HASHES_PER_CHUNK as u64) as usize * 32,
         );
-        let c = self.conn.client()?;
+        // Connected (again) first: a statement prepared on an earlier connection is gone.
+        self.conn.client()?;
+        let generation = self.conn.generation();
         let stmt = match &self.token_stmt {
-            Some(s) => s.clone(),
-            None => {
-                let s = c.prepare(
+            Some((g, s)) if *g == generation => s.clone(),
+            _ => {
+                let s = self.conn.client()?.prepare(
                     "SELECT hashes FROM node_round_tokens WHERE round_id = $1 AND chunk = $2",
                 )?;
-                self.token_stmt = Some(s.clone());
+                self.token_stmt = Some((generation, s.clone()));
                 s
             }
         };
-        let row = c.query_opt(&stmt, &[&&id[..], &(chunk as i64)])?;
+        let row = self
+            .conn
+            .client()?
+            .query_opt(&stmt, &[&&id[..], &(chunk as i64)])?;
         Ok(row.and_then(|r| {
             r.get::<_, &[u8]>(0)
                 .get(at..at + 32)
@@ -824,7 +835,7 @@ impl PgReader {
         sum: &[u8],
         sha256: &[u8; 32],
     ) -> Result<bool> {
-        in_tx(self.conn.client()?, IsolationLevel::ReadCommitted, |tx| {
+        in_tx(&mut self.conn, IsolationLevel::ReadCommitted, |tx| {
             let row = tx.query_opt(
                 "SELECT l.holder, r.state FROM node_sum_leases l
                  JOIN node_rounds r ON r.id = l.round_id WHERE l.round_id = $1
