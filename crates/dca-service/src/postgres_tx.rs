@@ -84,14 +84,37 @@ impl PgConnection {
         self.client.as_ref().is_none_or(|c| c.is_closed())
     }
 
+    /// Runs `read`, which must change nothing (it may be run twice), and runs it once more on a
+    /// new connection if the connection was lost under it.
+    pub(crate) fn read<T>(
+        &mut self,
+        mut read: impl FnMut(&mut Client) -> std::result::Result<T, TxError>,
+    ) -> Result<T> {
+        let first = self.client().map_err(TxError::Other).and_then(&mut read);
+        let outcome = match first {
+            Err(TxError::Pg(e)) if connection_lost(&e) || self.is_closed() => {
+                tracing::warn!(
+                    store = self.shown,
+                    "PostgreSQL: a read lost its connection ({}); reading again",
+                    cause(&e)
+                );
+                self.forget();
+                self.client().map_err(TxError::Other).and_then(&mut read)
+            }
+            other => other,
+        };
+        match outcome {
+            Ok(value) => Ok(value),
+            Err(TxError::Pg(e)) => Err(e.into()),
+            Err(TxError::Other(e)) => Err(e),
+        }
+    }
+
     /// Gives the connection up after an error that says it is gone ([`connection_lost`]),
     /// which the client may not have noticed yet: the next use connects again.
     pub(crate) fn forget(&mut self) {
         if let Some(old) = self.client.take() {
-            tracing::warn!(
-                store = self.shown,
-                "PostgreSQL: the connection is lost; the next call connects again"
-            );
+            tracing::warn!(store = self.shown, "PostgreSQL: the connection was lost");
             close_off_async_threads(old);
         }
     }

@@ -7,7 +7,9 @@
 //!
 //! Every connection here opens itself again on its next use once the server closed it; a
 //! transaction cut before its commit is retried on the new connection, one cut during its
-//! commit is an error (see [`crate::postgres_tx`]), as is a read cut mid-way.
+//! commit is an error (see [`crate::postgres_tx`]). A read of a few rows is made again on a new
+//! connection; a streamed read (shares, attempts, a received set or a node sum being sent) cut
+//! mid-way is an error: what it handed on cannot be taken back.
 //!
 //! Round state is a column of the round's row, checked and changed in the transaction that
 //! depends on it: an upload takes a share lock on the round's row and is refused unless the
@@ -188,11 +190,13 @@ impl PgStore {
     }
 
     pub fn rounds(&mut self) -> Result<Vec<StoredRound>> {
-        let rows = self.client()?.query(
-            "SELECT r.id, r.spec, s.id IS NOT NULL, r.aborted, r.state
-             FROM node_rounds r LEFT JOIN node_round_sums s ON s.id = r.id ORDER BY r.round",
-            &[],
-        )?;
+        let rows = self.conn.read(|c| {
+            Ok(c.query(
+                "SELECT r.id, r.spec, s.id IS NOT NULL, r.aborted, r.state
+                 FROM node_rounds r LEFT JOIN node_round_sums s ON s.id = r.id ORDER BY r.round",
+                &[],
+            )?)
+        })?;
         Ok(rows
             .iter()
             .map(|r| StoredRound {
@@ -207,10 +211,12 @@ impl PgStore {
     }
 
     pub fn agreed_set(&mut self, id: &[u8; 32], universe: usize) -> Result<Option<ClientSet>> {
-        let row = self.client()?.query_opt(
-            "SELECT agreed, agreed_sha256 FROM node_rounds WHERE id = $1 AND agreed IS NOT NULL",
-            &[&&id[..]],
-        )?;
+        let row = self.conn.read(|c| {
+            Ok(c.query_opt(
+                "SELECT agreed, agreed_sha256 FROM node_rounds WHERE id = $1 AND agreed IS NOT NULL",
+                &[&&id[..]],
+            )?)
+        })?;
         let Some(row) = row else { return Ok(None) };
         let (agreed, digest): (&[u8], Option<&[u8]>) = (row.get(0), row.get(1));
         super::check_blob(agreed, digest.unwrap_or_default(), || {
@@ -229,10 +235,12 @@ impl PgStore {
     }
 
     pub fn round_by_number(&mut self, round: u64) -> Result<Option<[u8; 32]>> {
-        let row = self.client()?.query_opt(
-            "SELECT id FROM node_rounds WHERE round = $1",
-            &[&(round as i64)],
-        )?;
+        let row = self.conn.read(|c| {
+            Ok(c.query_opt(
+                "SELECT id FROM node_rounds WHERE round = $1",
+                &[&(round as i64)],
+            )?)
+        })?;
         Ok(row.map(|r| id32(r.get(0))))
     }
 
@@ -379,10 +387,12 @@ impl PgStore {
     }
 
     pub fn share(&mut self, id: &[u8; 32], client: u64) -> Result<Option<Vec<u8>>> {
-        let row = self.client()?.query_opt(
-            "SELECT digest, message FROM node_shares WHERE round_id = $1 AND client = $2",
-            &[&&id[..], &(client as i64)],
-        )?;
+        let row = self.conn.read(|c| {
+            Ok(c.query_opt(
+                "SELECT digest, message FROM node_shares WHERE round_id = $1 AND client = $2",
+                &[&&id[..], &(client as i64)],
+            )?)
+        })?;
         row.map(|r| {
             let (digest, message): (&[u8], Vec<u8>) = (r.get(0), r.get(1));
             check_share(id, client, digest, &message)?;
@@ -472,16 +482,18 @@ impl PgStore {
 
     /// The digest is computed by the server: the sum does not cross the connection.
     pub fn check_sum(&mut self, id: &[u8; 32]) -> Result<bool> {
-        checked_sum(self.client()?, id).map(|s| s.is_some())
+        self.conn.read(|c| checked_sum(c, id)).map(|s| s.is_some())
     }
 
     /// Round `id` as stored, if it is (a replica loads a round another replica created).
     pub fn round(&mut self, id: &[u8; 32]) -> Result<Option<StoredRound>> {
-        let row = self.client()?.query_opt(
-            "SELECT r.id, r.spec, s.id IS NOT NULL, r.aborted, r.state
-             FROM node_rounds r LEFT JOIN node_round_sums s ON s.id = r.id WHERE r.id = $1",
-            &[&&id[..]],
-        )?;
+        let row = self.conn.read(|c| {
+            Ok(c.query_opt(
+                "SELECT r.id, r.spec, s.id IS NOT NULL, r.aborted, r.state
+                 FROM node_rounds r LEFT JOIN node_round_sums s ON s.id = r.id WHERE r.id = $1",
+                &[&&id[..]],
+            )?)
+        })?;
         Ok(row.map(|r| StoredRound {
             id: id32(r.get(0)),
             spec_json: r.get(1),
@@ -495,11 +507,13 @@ impl PgStore {
     /// The round's state, why it was aborted (if it was) and whether its node sum is stored,
     /// from one statement.
     pub fn round_state(&mut self, id: &[u8; 32]) -> Result<StoredState> {
-        let row = self.client()?.query_opt(
-            "SELECT r.state, r.aborted, s.id IS NOT NULL
-             FROM node_rounds r LEFT JOIN node_round_sums s ON s.id = r.id WHERE r.id = $1",
-            &[&&id[..]],
-        )?;
+        let row = self.conn.read(|c| {
+            Ok(c.query_opt(
+                "SELECT r.state, r.aborted, s.id IS NOT NULL
+                 FROM node_rounds r LEFT JOIN node_round_sums s ON s.id = r.id WHERE r.id = $1",
+                &[&&id[..]],
+            )?)
+        })?;
         Ok(match row {
             None => StoredState {
                 state: RoundState::Unknown,
@@ -516,10 +530,12 @@ impl PgStore {
 
     /// The number of shares stored for the round.
     pub fn count_shares(&mut self, id: &[u8; 32]) -> Result<usize> {
-        let row = self.client()?.query_one(
-            "SELECT count(*) FROM node_shares WHERE round_id = $1",
-            &[&&id[..]],
-        )?;
+        let row = self.conn.read(|c| {
+            Ok(c.query_one(
+                "SELECT count(*) FROM node_shares WHERE round_id = $1",
+                &[&&id[..]],
+            )?)
+        })?;
         Ok(row.get::<_, i64>(0) as usize)
     }
 
@@ -558,10 +574,12 @@ impl PgStore {
     /// The lease's holder and expiry, if a lease row exists.
     #[cfg(test)]
     pub fn sum_lease(&mut self, id: &[u8; 32]) -> Result<Option<(String, u64)>> {
-        let row = self.client()?.query_opt(
-            "SELECT holder, expires_ms FROM node_sum_leases WHERE round_id = $1",
-            &[&&id[..]],
-        )?;
+        let row = self.conn.read(|c| {
+            Ok(c.query_opt(
+                "SELECT holder, expires_ms FROM node_sum_leases WHERE round_id = $1",
+                &[&&id[..]],
+            )?)
+        })?;
         Ok(row.map(|r| (r.get(0), r.get::<_, i64>(1) as u64)))
     }
 }
@@ -618,7 +636,10 @@ fn snapshot(client: &mut Client) -> Result<Transaction<'_>> {
 }
 
 /// Where the round's sum is, if stored, after the server checked it against its SHA-256.
-fn checked_sum(client: &mut Client, id: &[u8; 32]) -> Result<Option<SumBlob>> {
+fn checked_sum(
+    client: &mut Client,
+    id: &[u8; 32],
+) -> std::result::Result<Option<SumBlob>, TxError> {
     let row = client.query_opt(
         "SELECT length(sum), sum_sha256, sha256(sum) = sum_sha256 FROM node_round_sums
          WHERE id = $1",
@@ -629,7 +650,8 @@ fn checked_sum(client: &mut Client, id: &[u8; 32]) -> Result<Option<SumBlob>> {
         return Err(Error::Integrity(format!(
             "round {}: the stored node sum does not match its SHA-256",
             hex::encode(id)
-        )));
+        ))
+        .into());
     }
     Ok(Some(SumBlob {
         id: *id,
@@ -784,7 +806,7 @@ impl PgReader {
     }
 
     pub fn checked_sum_blob(&mut self, id: &[u8; 32]) -> Result<Option<SumBlob>> {
-        checked_sum(self.conn.client()?, id)
+        self.conn.read(|c| checked_sum(c, id))
     }
 
     /// Calls `f(client, message)` for every stored share of the round, streaming, in client
