@@ -1,5 +1,6 @@
-//! The services under faults: damaged stores and lost close requests. Node processes of the
-//! `dpdist` binary on loopback, killed on drop; every wait bounded.
+//! The services under faults: damaged stores, lost close requests and lost database
+//! connections. Node and aggregator processes of the `dpdist` binary on loopback, killed on
+//! drop; every wait bounded.
 
 #![allow(missing_docs)]
 
@@ -7,8 +8,10 @@ mod common;
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use common::*;
@@ -279,3 +282,197 @@ both_stores!(
     a_damaged_share_or_node_sum_is_refused_never_released,
     a_lost_close_and_a_late_client_do_not_leave_the_round_stuck,
 );
+
+/// The aggregator's database in the lost-connection test (named like the SQLite file it stands
+/// for).
+const CUT_AGGREGATOR_DB: &str = "aggregator.sqlite";
+
+/// Terminates every session on the databases at `urls` (as a PostgreSQL restart, a failover or
+/// a firewall would), each waited for until it is gone; how many each database had. The shared
+/// test server keeps running: other tests use it.
+fn cut_connections(urls: &[String]) -> Vec<usize> {
+    let admin = postgres_admin_url("cut_connections").expect("a PostgreSQL test");
+    let names: Vec<String> = urls
+        .iter()
+        .map(|u| u.rsplit('/').next().unwrap().to_string())
+        .collect();
+    // The blocking client must not run on the test's async threads.
+    std::thread::spawn(move || {
+        let mut c = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+        let cut: Vec<String> = c
+            .query(
+                // Materialized first: the terminations never see another test's sessions.
+                "WITH doomed AS MATERIALIZED (
+                     SELECT pid, datname FROM pg_stat_activity
+                     WHERE datname = ANY($1) AND pid <> pg_backend_pid()
+                 )
+                 SELECT datname FROM doomed WHERE pg_terminate_backend(pid, 5000)",
+                &[&names],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        names
+            .iter()
+            .map(|name| cut.iter().filter(|c| *c == name).count())
+            .collect()
+    })
+    .join()
+    .unwrap()
+}
+
+/// `sql`'s one number, read from the aggregator's database.
+fn count_in_aggregator_db(url: String, sql: &'static str) -> i64 {
+    std::thread::spawn(move || {
+        postgres::Client::connect(&url, postgres::NoTls)
+            .unwrap()
+            .query_one(sql, &[])
+            .unwrap()
+            .get(0)
+    })
+    .join()
+    .unwrap()
+}
+
+/// The analyst asks `aggregator` to release `round` and waits for the release (at most 120 s),
+/// asking again after an answer 5xx (the aggregator's store was unreachable for a moment).
+/// Once asked (202, or 409 released by the aggregator's own pass meanwhile), the release is
+/// read with GET.
+async fn release_retrying(
+    cluster: &Cluster,
+    aggregator: &str,
+    round: &dca_service::spec::Round,
+) -> dca_service::aggregator::PublishedRelease {
+    let until = Instant::now() + Duration::from_secs(120);
+    let url = format!("{aggregator}/rounds/{}/release", round.id());
+    let mut asked = false;
+    loop {
+        assert!(Instant::now() < until, "no release within 120 s");
+        let request = if asked {
+            cluster.http.get(&url)
+        } else {
+            cluster.http.post(&url)
+        };
+        let r = request.bearer_auth(ANALYST_TOKEN).send().await.unwrap();
+        match r.status() {
+            StatusCode::OK => return r.json().await.unwrap(),
+            StatusCode::ACCEPTED => asked = true,
+            // The aggregator's own pass, sharing the release begun by the request, won.
+            StatusCode::CONFLICT if !asked => asked = true,
+            s if s.is_server_error() => {
+                eprintln!("release: {s}: {}", r.text().await.unwrap_or_default());
+            }
+            s => panic!("release: {s}: {}", r.text().await.unwrap_or_default()),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// PostgreSQL only (its sessions can be cut under a running process): three nodes and an
+/// aggregator process, each on a database of its own. Every session of those databases is
+/// terminated in the middle of the uploads, and again just before the release: the stores
+/// connect again, the clients' retries finish the uploads, and the release equals the
+/// in-process round bit for bit, released once and charged once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_services_connect_again_when_postgres_cuts_their_connections() {
+    tokio::time::timeout(LIMIT, async {
+        let Some(cluster) = Cluster::start_on("pgcut", 3, Store::Postgres) else {
+            return;
+        };
+        let aggregator = AggregatorProcess::start(&cluster, CUT_AGGREGATOR_DB, 10.0);
+        let pg = cluster.pg.as_ref().unwrap();
+        let aggregator_db = pg.aggregator_url(CUT_AGGREGATOR_DB);
+        let mut databases = pg.urls.clone();
+        databases.push(aggregator_db.clone());
+        let keys = cluster
+            .aggregator("probe.sqlite")
+            .node_keys()
+            .await
+            .unwrap();
+        // Client 59 never uploads: the round stays open until the analyst asks for it.
+        let n = 60u64;
+        let round = spec(931, n as usize, 2, 5, "full", Some(1.5), keys)
+            .validate()
+            .unwrap();
+        let created = cluster
+            .http
+            .put(format!("{}/rounds/{}", aggregator.url, round.id()))
+            .bearer_auth(ANALYST_TOKEN)
+            .header("content-type", dca_service::MEDIA_ROUND_CONFIG)
+            .body(round.config_bytes().unwrap())
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert_eq!(created, StatusCode::CREATED);
+        upload_all(&cluster, &round, 0..20).await;
+
+        // Clients 20..40 start uploading; once one is done the sessions are cut, while the
+        // rest are in flight; clients 40..59 start after the cut.
+        let done = Arc::new(AtomicUsize::new(0));
+        let mut uploads = tokio::task::JoinSet::new();
+        let spawn_upload = |uploads: &mut tokio::task::JoinSet<_>, i: u64| {
+            let (http, round, urls, done) = (
+                cluster.http.clone(),
+                round.clone(),
+                cluster.urls(),
+                done.clone(),
+            );
+            uploads.spawn(async move {
+                let v = values(i as usize, round.config.dim());
+                let rng = RngSource::InsecureFixedSeed(SEED).derive(i);
+                let r =
+                    dca_service::client::upload(&http, &round, &urls, i, &client_token(i), &v, rng)
+                        .await;
+                done.fetch_add(1, SeqCst);
+                r
+            });
+        };
+        for i in 20..40 {
+            spawn_upload(&mut uploads, i);
+        }
+        let until = Instant::now() + Duration::from_secs(60);
+        while done.load(SeqCst) < 1 {
+            assert!(Instant::now() < until, "no upload finished");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let before = done.load(SeqCst);
+        let cut = cut_connections(&databases);
+        eprintln!("sessions cut per database {cut:?}; {before} of 20 uploads done before the cut");
+        assert!(
+            cut.iter().all(|&k| k > 0),
+            "every process had a session: {cut:?}"
+        );
+        for i in 40..n - 1 {
+            spawn_upload(&mut uploads, i);
+        }
+        while let Some(r) = uploads.join_next().await {
+            r.unwrap().unwrap();
+        }
+
+        let cut = cut_connections(&databases);
+        assert!(
+            cut.iter().all(|&k| k > 0),
+            "every process had a session: {cut:?}"
+        );
+        let released = release_retrying(&cluster, &aggregator.url, &round).await;
+        let local = in_process(&round, &[n - 1]);
+        assert_eq!(released.sum_units, local.sum_units);
+        assert_eq!(bits(&released.sum), bits(&local.sum));
+        assert_eq!(released.clients, (0..n - 1).collect::<Vec<u64>>());
+        assert_eq!(
+            count_in_aggregator_db(
+                aggregator_db.clone(),
+                "SELECT count(*) FROM agg_rounds WHERE state = 'released'"
+            ),
+            1
+        );
+        assert_eq!(
+            count_in_aggregator_db(aggregator_db, "SELECT count(*) FROM agg_charges"),
+            1
+        );
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
