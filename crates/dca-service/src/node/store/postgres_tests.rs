@@ -589,8 +589,8 @@ fn worked_or_named_the_cut<T: std::fmt::Debug + PartialEq>(got: Result<T>, want:
 
 /// The store actor's connection and the read connections (token lookups, received set) keep
 /// working after the server terminated them: a transaction cut before its commit is run again
-/// on a new connection, a token lookup is made again, any other read fails once at most,
-/// naming the cause, and the next call works.
+/// on a new connection, a read of a few rows (a token lookup, a count) is made again, a
+/// streamed read fails once at most, naming the cause, and the next call works.
 #[test]
 fn the_store_and_its_readers_connect_again_after_their_connections_are_cut() {
     use UploadOutcome::Stored;
@@ -624,9 +624,8 @@ fn the_store_and_its_readers_connect_again_after_their_connections_are_cut() {
     assert_eq!(reader.with_attempts(&id, |it| it.count()).unwrap(), 2);
 
     assert!(cut_connections(&db) >= 3);
-    let shared = store.shared().unwrap();
-    worked_or_named_the_cut(shared.count_shares(&id), 2);
-    assert_eq!(shared.count_shares(&id).unwrap(), 2);
+    // A read of a few rows is made again on a new connection.
+    assert_eq!(store.shared().unwrap().count_shares(&id).unwrap(), 2);
     let mut received = Vec::new();
     worked_or_named_the_cut(reader.write_received(&id, n, &mut received), ());
     received.clear();
