@@ -33,7 +33,7 @@ const RECONNECT_PAUSE: Duration = Duration::from_millis(100);
 /// blocks on the client's own runtime, which tokio refuses (panics) on a thread that runs
 /// async tasks.
 pub(crate) struct PgConnection {
-    config: postgres::Config,
+    config: Box<postgres::Config>,
     shown: String,
     client: Option<Box<Client>>,
     /// Connections opened so far: a statement prepared on one is valid on that one only.
@@ -48,7 +48,7 @@ impl PgConnection {
             .connect(NoTls)
             .map_err(|e| Error::Postgres(format!("{shown}: cannot connect: {}", cause(&e))))?;
         Ok(PgConnection {
-            config: config.clone(),
+            config: Box::new(config.clone()),
             shown: shown.to_string(),
             client: Some(Box::new(client)),
             generation: 1,
