@@ -322,6 +322,72 @@ fn cut_connections(urls: &[String]) -> Vec<usize> {
     .unwrap()
 }
 
+/// Restarts the cluster in `DPDIST_PG_DIR` (`pg_ctl restart -m fast`, as its owner): every
+/// session of every database on it is closed, and connections are refused until it is back.
+/// Only for a cluster of the caller's own (`scripts/pg-restart-drill.sh`).
+fn restart_postgres() {
+    let dir = std::env::var("DPDIST_PG_DIR").expect("DPDIST_PG_DIR, from scripts/pg-start.sh");
+    let pg_ctl = std::fs::read_dir("/usr/lib/postgresql")
+        .expect("Debian's postgresql package")
+        .filter_map(|e| Some(e.ok()?.path().join("bin/pg_ctl")))
+        .filter(|p| p.exists())
+        .max()
+        .expect("pg_ctl under /usr/lib/postgresql/*/bin");
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+    // PostgreSQL refuses to run as root: pg-start.sh gave the cluster to `postgres` then.
+    let mut command = if root {
+        let mut c = std::process::Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(&pg_ctl);
+        c
+    } else {
+        std::process::Command::new(&pg_ctl)
+    };
+    let status = command
+        .args([
+            "-D",
+            &format!("{dir}/data"),
+            "-l",
+            &format!("{dir}/server.log"),
+        ])
+        .args(["-m", "fast", "-w", "-t", "60", "restart"])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("pg_ctl runs");
+    assert!(status.success(), "pg_ctl restart: {status}");
+}
+
+/// How the test takes the databases away from the processes.
+#[derive(Clone, Copy)]
+enum Cut {
+    /// `pg_terminate_backend` of every session of the test's databases.
+    Terminate,
+    /// A restart of the whole cluster ([`restart_postgres`]).
+    Restart,
+}
+
+impl Cut {
+    /// Cuts the sessions of `databases` (off the test's async threads).
+    async fn apply(self, databases: &[String]) {
+        let databases = databases.to_vec();
+        tokio::task::spawn_blocking(move || match self {
+            Cut::Terminate => {
+                let cut = cut_connections(&databases);
+                eprintln!("sessions cut per database {cut:?}");
+                assert!(
+                    cut.iter().all(|&k| k > 0),
+                    "every process had a session: {cut:?}"
+                );
+            }
+            Cut::Restart => restart_postgres(),
+        })
+        .await
+        .unwrap();
+    }
+}
+
 /// `sql`'s one number, read from the aggregator's database.
 fn count_in_aggregator_db(url: String, sql: &'static str) -> i64 {
     std::thread::spawn(move || {
@@ -376,8 +442,20 @@ async fn release_retrying(
 /// in-process round bit for bit, released once and charged once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_services_connect_again_when_postgres_cuts_their_connections() {
+    services_survive(Cut::Terminate, "pgcut").await;
+}
+
+/// The same with the whole cluster restarted (`pg_ctl restart -m fast`) instead: run by
+/// `scripts/pg-restart-drill.sh` on a cluster of its own, never on the shared test server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "restarts the PostgreSQL cluster in DPDIST_PG_DIR: scripts/pg-restart-drill.sh"]
+async fn the_services_connect_again_after_a_postgres_restart() {
+    services_survive(Cut::Restart, "pgrestart").await;
+}
+
+async fn services_survive(how: Cut, name: &str) {
     tokio::time::timeout(LIMIT, async {
-        let Some(cluster) = Cluster::start_on("pgcut", 3, Store::Postgres) else {
+        let Some(cluster) = Cluster::start_on(name, 3, Store::Postgres) else {
             return;
         };
         let aggregator = AggregatorProcess::start(&cluster, CUT_AGGREGATOR_DB, 10.0);
@@ -438,12 +516,8 @@ async fn the_services_connect_again_when_postgres_cuts_their_connections() {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         let before = done.load(SeqCst);
-        let cut = cut_connections(&databases);
-        eprintln!("sessions cut per database {cut:?}; {before} of 20 uploads done before the cut");
-        assert!(
-            cut.iter().all(|&k| k > 0),
-            "every process had a session: {cut:?}"
-        );
+        how.apply(&databases).await;
+        eprintln!("{before} of 20 uploads were done before the cut");
         for i in 40..n - 1 {
             spawn_upload(&mut uploads, i);
         }
@@ -451,11 +525,7 @@ async fn the_services_connect_again_when_postgres_cuts_their_connections() {
             r.unwrap().unwrap();
         }
 
-        let cut = cut_connections(&databases);
-        assert!(
-            cut.iter().all(|&k| k > 0),
-            "every process had a session: {cut:?}"
-        );
+        how.apply(&databases).await;
         let released = release_retrying(&cluster, &aggregator.url, &round).await;
         let local = in_process(&round, &[n - 1]);
         assert_eq!(released.sum_units, local.sum_units);
