@@ -24,8 +24,8 @@ pub(crate) const MAX_ATTEMPTS: u32 = 5;
 /// next call tries again).
 pub(crate) const RECONNECT_ATTEMPTS: u32 = 5;
 
-/// The pause before the k-th attempt to connect again is `RECONNECT_PAUSE << k` (k from 0):
-/// about 3 s from the first attempt to the last.
+/// The pause before the second attempt to connect again, doubled before each later one: 0.1,
+/// 0.2, 0.4 and 0.8 s, 1.5 s in all besides the attempts themselves.
 const RECONNECT_PAUSE: Duration = Duration::from_millis(100);
 
 /// A connection to one database that connects again, on its next use, once the server has
