@@ -7,8 +7,11 @@
 #                                     participant` processes, the C++ program and an R session
 #                                     (dpdist::participate), bit for bit equal to the in-process
 #                                     fit (crates/dca-service/tests/participants.rs, ignored by a
-#                                     bare `cargo test`). Needs the R package installed in
-#                                     DPDIST_R_LIB (scripts/test-all.sh sets it) and `build` first.
+#                                     bare `cargo test`), once with every service on SQLite and
+#                                     once on PostgreSQL (DPDIST_TEST_POSTGRES; skipped loudly
+#                                     when unset, a failure under CI). Needs the R package
+#                                     installed in DPDIST_R_LIB (scripts/test-all.sh sets it) and
+#                                     `build` first.
 # Everything lands in $CARGO_TARGET_DIR/net-tests; exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +40,8 @@ case "${1:-}" in
     : "${DPDIST_R_LIB:?must name the directory where the dpdist R package is installed}"
     DPDIST_NET_CPP_PARTICIPANT="$out/net_participant" DPDIST_NET_LIB="$lib/libdpdist_net.so" \
       cargo test --release -p dca-service --test participants -- --ignored --exact \
-      a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit
+      a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit::sqlite \
+      a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit::postgres
     ;;
   *)
     echo "usage: scripts/test-net-hosts.sh build|job" >&2

@@ -674,12 +674,11 @@ fn host_participant(
 /// row that only it reads: the released statistics and posterior equal the in-process
 /// pipeline's over the same rows, bit for bit. Needs the C++ program and the R package, so it
 /// is run by scripts/test-net-hosts.sh (part of scripts/test-all.sh), not by a bare `cargo test`.
-/// SQLite only: it is about the hosts; the same job path runs on both stores in the tests above.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the C++ and R participants: run by scripts/test-net-hosts.sh"]
-async fn a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit() {
+async fn a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start("job-hosts", 3);
+        let Some(cluster) = Cluster::start_on("job-hosts", 3, store) else {
+            return;
+        };
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let (header, rows) = diabetes();
         let spec = job_spec(12, 2, 1, 120_000);
@@ -717,6 +716,11 @@ async fn a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit() {
     .await
     .expect("test exceeded its time limit");
 }
+
+both_stores!(
+    ignore = "needs the C++ and R participants: run by scripts/test-net-hosts.sh":
+    a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit
+);
 
 both_stores!(
     a_blr_job_over_twelve_participant_processes_equals_the_in_process_fit,

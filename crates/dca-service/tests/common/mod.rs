@@ -155,24 +155,35 @@ pub enum Store {
 #[allow(unused_macros)]
 macro_rules! both_stores {
     (current_thread: $($test:ident),+ $(,)?) => {
-        $crate::common::both_stores!(@tests tokio::test; $($test),+);
+        $crate::common::both_stores!(@tests tokio::test; []; $($test),+);
     };
-    (@tests $runtime:meta; $($test:ident),+) => {$(
+    (ignore = $why:literal: $($test:ident),+ $(,)?) => {
+        $crate::common::both_stores!(
+            @tests tokio::test(flavor = "multi_thread", worker_threads = 2);
+            [ignore = $why]; $($test),+
+        );
+    };
+    (@tests $runtime:meta; $extra:tt; $($test:ident),+) => {$(
+        $crate::common::both_stores!(@test $runtime; $extra; $test);
+    )+};
+    (@test $runtime:meta; [$($extra:meta)?]; $test:ident) => {
         mod $test {
             #[$runtime]
+            $(#[$extra])?
             async fn sqlite() {
                 super::$test($crate::common::Store::Sqlite).await
             }
 
             #[$runtime]
+            $(#[$extra])?
             async fn postgres() {
                 super::$test($crate::common::Store::Postgres).await
             }
         }
-    )+};
+    };
     ($($test:ident),+ $(,)?) => {
         $crate::common::both_stores!(
-            @tests tokio::test(flavor = "multi_thread", worker_threads = 2); $($test),+
+            @tests tokio::test(flavor = "multi_thread", worker_threads = 2); []; $($test),+
         );
     };
 }
