@@ -1,24 +1,34 @@
 //! The release driven under a round's lease, in process: a drive that stops asking the nodes
-//! once another drive recorded the release. Nodes are routers served on loopback (plain HTTP).
+//! once another drive recorded the release, and the analyst's `POST /rounds/{id}/release`
+//! while another aggregator holds the lease (taken through the store) and after it expired
+//! (by the aggregator's mock clock). Nodes are routers served on loopback (plain HTTP).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Router;
-use axum::http::{StatusCode, header};
+use axum::body::Body;
+use axum::http::{HeaderValue, Method, Request, StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use dp_noise::PrivacyLoss;
+use dp_noise::rng::RngSource;
 use fixedpoint_shares::{Encode, ShardSet};
 use share_sealing::NodeKeyPair;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
+use tower::ServiceExt;
 
 use crate::aggregator::{Aggregator, PublishedRelease, SUM_POLLS};
+use crate::aggregator_store::{AggregatorStore, AggregatorStoreLocation, LeaseTaken};
+use crate::clock::{Clock, MockClock};
+use crate::node::NodeOptions;
+use crate::secret::SecretString;
 use crate::spec::{Round, RoundSpec, token_hash};
 
 const ADMIN: &str = "admin-token-for-release-lease-tests";
+const ANALYST: &str = "analyst-token-for-release-lease-tests";
 
 fn budget() -> PrivacyLoss {
     PrivacyLoss {
@@ -163,4 +173,98 @@ async fn a_drive_stops_polling_the_nodes_once_another_drive_recorded_the_release
     let polls = node.sum_polls.load(Ordering::SeqCst);
     assert!(polls < SUM_POLLS as usize, "{polls} polls");
     node.task.abort();
+}
+
+/// Client `c`'s vector: exact in binary fixed point, so the sum has one right value.
+fn values(c: u64) -> Vec<f64> {
+    vec![c as f64 + 0.5, -(c as f64)]
+}
+
+async fn post_release(app: &Router, id: &str) -> (StatusCode, Option<HeaderValue>, Vec<u8>) {
+    let request = Request::builder()
+        .method(Method::POST)
+        .uri(format!("/rounds/{id}/release"))
+        .header(header::AUTHORIZATION, format!("Bearer {ANALYST}"))
+        .body(Body::empty())
+        .unwrap();
+    let response = app.clone().oneshot(request).await.unwrap();
+    let retry_after = response.headers().get(header::RETRY_AFTER).cloned();
+    let status = response.status();
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    (status, retry_after, body.to_vec())
+}
+
+#[tokio::test]
+async fn the_analysts_release_waits_202_while_another_aggregator_holds_the_lease() {
+    let dir = crate::scratch_dir("release-lease-held");
+    let mut nodes = Vec::new();
+    let mut tasks = Vec::new();
+    for k in 0..2u16 {
+        let data = dir.join(format!("node{k}"));
+        std::fs::create_dir_all(&data).unwrap();
+        let options = NodeOptions::new(k, data, SecretString::from(ADMIN.to_string()));
+        let (url, task) = serve(crate::node::router(&options).unwrap()).await;
+        nodes.push(url);
+        tasks.push(task);
+    }
+    let http = http_client();
+    let clock = Arc::new(MockClock::new(crate::clock::now_ms()));
+    let at = AggregatorStoreLocation::Sqlite(dir.join("aggregator.sqlite"));
+    let agg = Aggregator::open_at(
+        &at,
+        http.clone(),
+        nodes.clone(),
+        ADMIN.to_string(),
+        budget(),
+    )
+    .unwrap()
+    .with_clock(clock.clone());
+    let round = agg
+        .create_round(round(3, agg.node_keys().await.unwrap()).spec)
+        .await
+        .unwrap();
+    let id = round.id();
+    for c in 0..3 {
+        let rng = RngSource::InsecureFixedSeed(7).derive(c);
+        crate::client::upload(&http, &round, &nodes, c, &client_token(c), &values(c), rng)
+            .await
+            .unwrap();
+    }
+    agg.begin_close(&round).await.unwrap();
+    // Another aggregator on the same store takes the closing round's lease for 30 s.
+    let other = AggregatorStore::open(&at).unwrap();
+    let now = clock.now_ms();
+    assert_eq!(
+        other
+            .take_release_lease(&id, "another aggregator", now, now + 30_000)
+            .unwrap(),
+        LeaseTaken::Taken
+    );
+    // The server's own pass never looks here: every release below is the analyst's.
+    let app = crate::aggregator_server::router(agg, ANALYST, Duration::from_secs(3600));
+
+    let (status, retry_after, body) = post_release(&app, &id).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    assert_eq!(retry_after, Some(HeaderValue::from_static("1")));
+    let why = String::from_utf8_lossy(&body);
+    assert!(
+        why.contains("another aggregator holds the release lease"),
+        "{why}"
+    );
+    let (_, (state, _)) = other.round(&id).unwrap().unwrap();
+    assert_eq!(state, "closing");
+
+    clock.advance(30_001);
+    let (status, _, body) = post_release(&app, &id).await;
+    assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+    let release: PublishedRelease = serde_json::from_slice(&body).unwrap();
+    assert_eq!(release.clients, vec![0, 1, 2]);
+    assert_eq!(release.sum, vec![0.5 + 1.5 + 2.5, -3.0]);
+    let (_, (state, _)) = other.round(&id).unwrap().unwrap();
+    assert_eq!(state, "released");
+    for task in tasks {
+        task.abort();
+    }
 }
