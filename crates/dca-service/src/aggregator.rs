@@ -527,7 +527,12 @@ impl Aggregator {
 
     /// The release of a round already released, if any.
     pub fn published(&self, round: &Round) -> Result<Option<PublishedRelease>> {
-        match self.state(&round.id())? {
+        self.recorded_release(&round.id())
+    }
+
+    /// The recorded release of round `id`, if it is released.
+    fn recorded_release(&self, id: &str) -> Result<Option<PublishedRelease>> {
+        match self.state(id)? {
             Some((s, Some(detail))) if s == "released" => Ok(Some(
                 serde_json::from_str(&detail).map_err(|e| Error::Http(e.to_string()))?,
             )),
@@ -547,7 +552,8 @@ impl Aggregator {
     /// only: a call that finds another aggregator's lease live returns
     /// [`Error::ReleaseInProgress`] without contacting any node, and an aggregator that dies
     /// holding it is taken over once the lease expires. Calls of one aggregator share its
-    /// lease (its own pass and an analyst's request may both drive a round; one records it).
+    /// lease (its own pass and an analyst's request may both drive a round; one records it,
+    /// and the other, if still polling the node sums, stops and returns that release).
     pub async fn release(&self, round: &Round) -> Result<PublishedRelease> {
         let id = round.id();
         let state = match self.state(&id)? {
