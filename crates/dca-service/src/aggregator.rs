@@ -58,6 +58,10 @@ pub struct Aggregator {
     /// aggregator, here or in another process, ever has the same name).
     holder: String,
     release_lease: Duration,
+    /// The live rounds (created, closing, aborting) as read and checked once: a round's config
+    /// never changes under its id (the id is its SHA-256), so a polling pass reads only the
+    /// live rounds' ids and states, and a round's 32 bytes per client once per process.
+    live_rounds: Mutex<HashMap<String, Arc<Round>>>,
 }
 
 impl Aggregator {
@@ -94,6 +98,7 @@ impl Aggregator {
             budget,
             job_lock: Mutex::new(()),
             participant_views: Mutex::new(HashMap::new()),
+            live_rounds: Mutex::new(HashMap::new()),
             http,
             nodes,
             admin_token: admin_token.into(),
@@ -411,16 +416,36 @@ impl Aggregator {
 
     /// Rounds created by this aggregator and neither released nor aborted yet (collecting,
     /// or closing: the agreed set recorded, not every node told or not every sum fetched).
-    pub fn open_rounds(&self) -> Result<Vec<Round>> {
-        self.rounds_in(&["created", "closing"])
+    pub fn open_rounds(&self) -> Result<Vec<Arc<Round>>> {
+        self.live_rounds_in(&["created", "closing"])
     }
 
-    fn rounds_in(&self, states: &[&str]) -> Result<Vec<Round>> {
-        self.store
-            .specs_in(states)?
-            .iter()
-            .map(|(id, json)| recorded_round(id, json))
-            .collect()
+    /// The live rounds in one of `states`, oldest first: each read from the store and checked
+    /// the first time it is seen, then kept until it is no longer live.
+    fn live_rounds_in(&self, states: &[&str]) -> Result<Vec<Arc<Round>>> {
+        let live = self.store.ids_in(&["created", "closing", "aborting"])?;
+        let mut cached = self.live_rounds.lock().expect("live rounds lock");
+        cached.retain(|id, _| live.iter().any(|(live_id, _)| live_id == id));
+        let mut out = Vec::new();
+        for (id, state) in live {
+            if !states.contains(&state.as_str()) {
+                continue;
+            }
+            let round = match cached.get(&id) {
+                Some(round) => round.clone(),
+                None => {
+                    // Gone since the ids were read (released, or aborted): not live any more.
+                    let Some((spec, _)) = self.store.round(&id)? else {
+                        continue;
+                    };
+                    let round = Arc::new(recorded_round(&id, &spec)?);
+                    cached.insert(id, round.clone());
+                    round
+                }
+            };
+            out.push(round);
+        }
+        Ok(out)
     }
 
     /// How many recorded rounds are in each state.
@@ -511,7 +536,7 @@ impl Aggregator {
 
     /// Re-sends the abort of every round recorded as aborted whose nodes were not all told.
     pub async fn notify_pending_aborts(&self) -> Result<()> {
-        for round in self.rounds_in(&["aborting"])? {
+        for round in self.live_rounds_in(&["aborting"])? {
             let reason = self
                 .state(&round.id())?
                 .and_then(|(_, detail)| detail)
@@ -808,6 +833,7 @@ mod tests {
     use crate::hex;
     use crate::spec::{RoundSpec, token_hash};
     use share_sealing::NodeKeyPair;
+    use std::time::Duration;
 
     fn round(frac_bits: u32) -> crate::spec::Round {
         RoundSpec {
@@ -874,6 +900,55 @@ mod tests {
         ));
         assert_eq!(recorded_spec(&config).unwrap().round, 1);
         assert_eq!(recorded_spec(&json).unwrap().round, 1);
+    }
+
+    /// A live round is read from the store and checked once: later passes get the same
+    /// `Arc` (its spec is not read again); it leaves the cache when it is no longer live.
+    #[test]
+    fn live_rounds_are_read_once_and_forgotten_once_they_end() {
+        let dir = crate::scratch_dir("live-rounds");
+        let agg = super::Aggregator::open(
+            &dir.join("aggregator.sqlite"),
+            {
+                let ca = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+                crate::tls::http_client(ca.cert.pem().as_bytes(), 1, Duration::from_secs(1))
+                    .unwrap()
+            },
+            vec!["https://127.0.0.1:9".into(); 2],
+            "admin".to_string(),
+            dp_noise::PrivacyLoss {
+                epsilon: 10.0,
+                delta: 1e-5,
+            },
+        )
+        .unwrap();
+        let a = round(4);
+        let mut b = a.spec.clone();
+        b.round = 2;
+        let b = b.validate().unwrap();
+        for r in [&a, &b] {
+            agg.store
+                .insert_round(&r.id(), &r.config_bytes().unwrap())
+                .unwrap();
+        }
+        let ids = |rounds: Vec<std::sync::Arc<crate::spec::Round>>| {
+            rounds.iter().map(|r| r.id()).collect::<Vec<_>>()
+        };
+        let first = agg.open_rounds().unwrap();
+        assert_eq!(ids(first.clone()), [a.id(), b.id()]);
+        let again = agg.open_rounds().unwrap();
+        assert!(std::sync::Arc::ptr_eq(&first[0], &again[0]));
+        assert!(std::sync::Arc::ptr_eq(&first[1], &again[1]));
+
+        assert!(agg.store.begin_abort(&b.id(), "test").unwrap());
+        assert_eq!(ids(agg.open_rounds().unwrap()), [a.id()]);
+        let aborting = agg.live_rounds_in(&["aborting"]).unwrap();
+        assert!(std::sync::Arc::ptr_eq(&aborting[0], &first[1]));
+        agg.store.finish_abort(&b.id()).unwrap();
+        assert_eq!(ids(agg.open_rounds().unwrap()), [a.id()]);
+        assert!(agg.live_rounds_in(&["aborting"]).unwrap().is_empty());
+        let cached: Vec<String> = agg.live_rounds.lock().unwrap().keys().cloned().collect();
+        assert_eq!(cached, [a.id()]);
     }
 
     #[test]

@@ -126,6 +126,13 @@ impl AggregatorStore {
         on_backend!(self, s => s.specs_in(states))
     }
 
+    /// The (id, state) of every recorded round in one of `states`, oldest first: the rows'
+    /// specs are not read (nor checked), so a polling pass costs a few bytes per round rather
+    /// than 32 per client.
+    pub fn ids_in(&self, states: &[&str]) -> Result<Vec<(String, String)>> {
+        on_backend!(self, s => s.ids_in(states))
+    }
+
     /// How many rounds are recorded in each state (every state listed, zeros included).
     pub fn count_by_state(&self) -> Result<Vec<(String, usize)>> {
         on_backend!(self, s => s.count_by_state())

@@ -200,6 +200,20 @@ impl PgAggregatorStore {
         })
     }
 
+    pub fn ids_in(&self, states: &[&str]) -> Result<Vec<(String, String)>> {
+        let states: Vec<String> = states.iter().map(|s| s.to_string()).collect();
+        self.tx(move |tx| {
+            Ok(tx
+                .query(
+                    "SELECT id, state FROM agg_rounds WHERE state = ANY($1) ORDER BY seq",
+                    &[&states],
+                )?
+                .iter()
+                .map(|row| (row.get(0), row.get(1)))
+                .collect())
+        })
+    }
+
     pub fn count_by_state(&self) -> Result<Vec<(String, usize)>> {
         self.tx(|tx| {
             let mut out: Vec<(String, usize)> = STATES.iter().map(|s| (s.to_string(), 0)).collect();

@@ -100,6 +100,20 @@ impl SqliteAggregatorStore {
         Ok(out)
     }
 
+    pub fn ids_in(&self, states: &[&str]) -> Result<Vec<(String, String)>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare("SELECT id, state FROM rounds ORDER BY rowid")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, state) = row?;
+            if states.contains(&state.as_str()) {
+                out.push((id, state));
+            }
+        }
+        Ok(out)
+    }
+
     /// How many rounds are recorded in each state (every state listed, zeros included).
     pub fn count_by_state(&self) -> Result<Vec<(String, usize)>> {
         let conn = self.conn()?;
