@@ -203,9 +203,9 @@ fn a_job_round_past_its_reservation_is_refused_and_changes_nothing() {
     assert_eq!(second.round("b").unwrap().unwrap().1.0, "created");
     assert_eq!(second.close_body("b").unwrap(), None);
     let spent = second
-        .settle_job("j", |spent| Ok(format!("{spent}").into_bytes()))
+        .settle_job("j", None, |spent| Ok(format!("{spent}").into_bytes()))
         .unwrap();
-    assert_eq!(spent, 0.2);
+    assert_eq!(spent, Some(0.2));
     assert_eq!(first.job("j").unwrap().unwrap().1, b"0.2");
     assert_eq!(first.charges().unwrap(), vec![0.2]);
 }
@@ -434,4 +434,28 @@ fn only_a_closing_round_has_a_release_lease() {
         LeaseTaken::NotClosing
     );
     assert_eq!(s.release_lease("r1").unwrap(), None);
+}
+
+#[test]
+fn a_job_lease_has_one_holder_until_it_expires() {
+    let Some(db) = test_db("joblease") else {
+        return;
+    };
+    crate::aggregator_store::job_lease_tests::one_holder_until_it_expires(&open(&db));
+}
+
+#[test]
+fn the_job_acquirer_takes_jobs_nobody_drives() {
+    let Some(db) = test_db("jobacquire") else {
+        return;
+    };
+    crate::aggregator_store::job_lease_tests::the_acquirer_takes_jobs_nobody_drives(&open(&db));
+}
+
+#[test]
+fn racing_handles_get_one_job_lease_each() {
+    let Some(db) = test_db("joblease_race") else {
+        return;
+    };
+    crate::aggregator_store::job_lease_tests::racing_handles_get_one_lease_each(|| open(&db));
 }
