@@ -159,7 +159,8 @@ impl Aggregator {
     }
 
     /// Records job `spec` and reserves its whole budget (zCDP ρ from its (ε, δ)) at once: a
-    /// job the budget cannot pay for in full is refused before any of its rounds runs. The
+    /// job the budget cannot pay for in full is refused before any of its rounds runs. This
+    /// aggregator holds the new job's driver lease from the start. The
     /// job's id and whether it is new (creating it again changes nothing).
     pub fn create_job(&self, spec: &crate::job::JobSpec, status: &[u8]) -> Result<(String, bool)> {
         spec.validate()?;
@@ -177,6 +178,7 @@ impl Aggregator {
             &spec.canonical_json(),
             status,
             rho,
+            (&self.holder, self.job_lease_until()),
             fits(self.budget, cost),
         )?;
         Ok((id, created))

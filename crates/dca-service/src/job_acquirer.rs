@@ -32,7 +32,8 @@ impl JobAcquirer {
         })
     }
 
-    /// Drives job `id` if this aggregator takes its lease (a job just created here).
+    /// Drives job `id` if this aggregator takes its lease (a job just created here, whose
+    /// lease it holds already unless it lapsed).
     pub(crate) fn take_and_drive(self: &Arc<Self>, id: &str) {
         match self.agg.take_job_lease(id) {
             Ok(true) => self.drive(id.to_string()),

@@ -30,7 +30,7 @@ impl Aggregator {
         self.job_lease
     }
 
-    fn job_lease_until(&self) -> u64 {
+    pub(super) fn job_lease_until(&self) -> u64 {
         self.clock
             .now_ms()
             .saturating_add(self.job_lease.as_millis() as u64)

@@ -7,7 +7,7 @@ use super::{AggregatorStore, JobLeaseTaken};
 
 fn new_job(s: &AggregatorStore, id: &str) {
     assert!(
-        s.insert_job(id, b"{}", b"answering", 0.1, |_| Ok(()))
+        s.insert_job(id, b"{}", b"answering", 0.1, ("", 0), |_| Ok(()))
             .unwrap()
     );
 }

@@ -247,19 +247,21 @@ impl AggregatorStore {
         on_backend!(self, s => s.release_lease(id))
     }
 
-    /// Records a new job with its status and its driver lease (held by nobody) and reserves
-    /// its whole budget (`rho`, a charge named `job:{id}`) in one transaction that first asks
-    /// `fits` whether the reservation fits the budget given every charge recorded. False
-    /// (nothing changed) if the job exists already.
+    /// Records a new job with its status and its driver lease (`lease`: holder and expiry, so
+    /// that the process creating the job drives it, no other taking it in between) and
+    /// reserves its whole budget (`rho`, a charge named `job:{id}`) in one transaction that
+    /// first asks `fits` whether the reservation fits the budget given every charge recorded.
+    /// False (nothing changed) if the job exists already.
     pub fn insert_job(
         &self,
         id: &str,
         spec: &[u8],
         status: &[u8],
         rho: f64,
+        lease: (&str, u64),
         fits: impl Fn(&[f64]) -> Result<()> + Send + 'static,
     ) -> Result<bool> {
-        on_backend!(self, s => s.insert_job(id, spec, status, rho, fits))
+        on_backend!(self, s => s.insert_job(id, spec, status, rho, lease, fits))
     }
 
     /// Job `id`'s spec and status (JSON), checked.

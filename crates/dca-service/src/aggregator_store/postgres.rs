@@ -426,9 +426,11 @@ impl PgAggregatorStore {
         spec: &[u8],
         status: &[u8],
         rho: f64,
+        lease: (&str, u64),
         fits: impl Fn(&[f64]) -> Result<()> + Send + 'static,
     ) -> Result<bool> {
         let (id, spec, status) = (id.to_string(), spec.to_vec(), status.to_vec());
+        let (holder, until) = (lease.0.to_string(), lease.1 as i64);
         self.tx(move |tx| {
             lock_budget(tx)?;
             let inserted = tx.execute(
@@ -444,8 +446,8 @@ impl PgAggregatorStore {
                     &[&charge, &rho, &&charge_sha256(&charge, rho)[..]],
                 )?;
                 tx.execute(
-                    "INSERT INTO agg_job_leases (job_id, holder, expires_ms) VALUES ($1, '', 0)",
-                    &[&id],
+                    "INSERT INTO agg_job_leases (job_id, holder, expires_ms) VALUES ($1, $2, $3)",
+                    &[&id, &holder, &until],
                 )?;
             }
             Ok(inserted)

@@ -178,12 +178,12 @@ fn a_job_round_past_its_reservation_is_refused_and_changes_nothing() {
     let (first, second) = (open(&db), open(&db));
     assert!(
         first
-            .insert_job("j", b"spec", b"status", 0.3, any_budget)
+            .insert_job("j", b"spec", b"status", 0.3, ("", 0), any_budget)
             .unwrap()
     );
     assert!(
         !second
-            .insert_job("j", b"spec", b"status", 0.3, any_budget)
+            .insert_job("j", b"spec", b"status", 0.3, ("", 0), any_budget)
             .unwrap()
     );
     for round in ["a", "b"] {
@@ -215,7 +215,10 @@ fn a_reservation_the_budget_cannot_pay_changes_nothing() {
     let Some(db) = test_db("refused") else { return };
     let s = open(&db);
     let refuse = |_: &[f64]| Err(Error::InvalidSpec("over budget".into()));
-    assert!(s.insert_job("j", b"spec", b"status", 0.3, refuse).is_err());
+    assert!(
+        s.insert_job("j", b"spec", b"status", 0.3, ("", 0), refuse)
+            .is_err()
+    );
     assert_eq!(s.job("j").unwrap(), None);
     assert_eq!(s.charges().unwrap(), Vec::<f64>::new());
 }

@@ -348,6 +348,7 @@ impl SqliteAggregatorStore {
         spec: &[u8],
         status: &[u8],
         rho: f64,
+        lease: (&str, u64),
         fits: impl Fn(&[f64]) -> Result<()>,
     ) -> Result<bool> {
         let mut conn = self.conn()?;
@@ -364,8 +365,8 @@ impl SqliteAggregatorStore {
                 params![charge, rho, &charge_sha256(&charge, rho)[..]],
             )?;
             tx.execute(
-                "INSERT INTO job_leases (job_id, holder, expires_ms) VALUES (?1, '', 0)",
-                params![id],
+                "INSERT INTO job_leases (job_id, holder, expires_ms) VALUES (?1, ?2, ?3)",
+                params![id, lease.0, lease.1 as i64],
             )?;
         }
         tx.commit()?;
@@ -903,7 +904,7 @@ mod tests {
         for j in ["live", "over"] {
             assert!(
                 first
-                    .insert_job(j, b"{}", b"running", 0.1, |_| Ok(()))
+                    .insert_job(j, b"{}", b"running", 0.1, ("", 0), |_| Ok(()))
                     .unwrap()
             );
             assert_eq!(
