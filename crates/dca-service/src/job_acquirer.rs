@@ -100,8 +100,12 @@ impl JobAcquirer {
                 },
             }
         }
-        let ended = matches!(self.agg.job(id), Ok(None))
-            || matches!(self.agg.job(id), Ok(Some((_, status))) if !status.is_live());
+        let ended = match self.agg.job(id) {
+            Ok(Some((_, status))) => !status.is_live(),
+            Ok(None) => true,
+            // Not known to be over: given up, to be taken again.
+            Err(_) => false,
+        };
         if let Err(e) = self.agg.drop_job_lease(id, ended) {
             tracing::warn!(job = %id, "giving the job's lease up: {e}");
         }
