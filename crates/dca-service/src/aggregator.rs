@@ -56,8 +56,7 @@ pub struct Aggregator {
     /// Held around a job status's read-change-write.
     job_lock: Mutex<()>,
     /// Each job's participant view, built once per status change and shared by every poll.
-    /// Each with the version of the job's row it was built from.
-    participant_views: Mutex<HashMap<String, (Vec<u8>, Arc<SharedParticipantView>)>>,
+    participant_views: Mutex<HashMap<String, CachedView>>,
     clock: Arc<dyn Clock>,
     /// Who this aggregator is when it holds a round's release lease: its process id (so that
     /// an operator can tell which process holds it) and random bytes (so that no other
@@ -160,8 +159,8 @@ impl Aggregator {
 
     /// Records job `spec` and reserves its whole budget (zCDP ρ from its (ε, δ)) at once: a
     /// job the budget cannot pay for in full is refused before any of its rounds runs. This
-    /// aggregator holds the new job's driver lease from the start. The
-    /// job's id and whether it is new (creating it again changes nothing).
+    /// aggregator holds the new job's driver lease from the start. The job's id and whether it
+    /// is new (creating it again changes nothing).
     pub fn create_job(&self, spec: &crate::job::JobSpec, status: &[u8]) -> Result<(String, bool)> {
         spec.validate()?;
         let id = spec.id();
@@ -798,6 +797,9 @@ fn recorded_spec(bytes: &[u8]) -> Result<RoundSpec> {
         serde_json::from_slice(bytes).map_err(|e| Error::InvalidSpec(e.to_string()))
     }
 }
+
+/// A job's shared participant view and the version of the job's row it was built from.
+type CachedView = (Vec<u8>, Arc<SharedParticipantView>);
 
 /// Drops a job's shared participant view when a status change is done (or failed), so that the
 /// next poll rebuilds it from the store.
