@@ -33,8 +33,13 @@ const SUM_POLLS: u32 = 600;
 /// ([`Aggregator::with_release_lease`], `dpdist aggregator --release-lease-ms`).
 pub const DEFAULT_RELEASE_LEASE: Duration = Duration::from_secs(30);
 
+/// How long a job's driver lease lasts between renewals unless set otherwise
+/// ([`Aggregator::with_job_lease`], `dpdist aggregator --job-lease-ms`).
+pub const DEFAULT_JOB_LEASE: Duration = Duration::from_secs(30);
+
 pub use crate::messages::PublishedRelease;
 
+mod job_lease;
 mod release_lease;
 pub use crate::spec::round_rho;
 
@@ -51,7 +56,7 @@ pub struct Aggregator {
     /// Held around a job status's read-change-write.
     job_lock: Mutex<()>,
     /// Each job's participant view, built once per status change and shared by every poll.
-    participant_views: Mutex<HashMap<String, Arc<SharedParticipantView>>>,
+    participant_views: Mutex<HashMap<String, CachedView>>,
     clock: Arc<dyn Clock>,
     /// Who this aggregator is when it holds a round's release lease: its process id (so that
     /// an operator can tell which process holds it) and random bytes (so that no other
@@ -62,6 +67,8 @@ pub struct Aggregator {
     /// never changes under its id (the id is its SHA-256), so a polling pass reads only the
     /// live rounds' ids and states, and a round's 32 bytes per client once per process.
     live_rounds: Mutex<HashMap<String, Arc<Round>>>,
+    /// How long this aggregator holds a job's driver lease between renewals.
+    job_lease: Duration,
 }
 
 impl Aggregator {
@@ -106,6 +113,7 @@ impl Aggregator {
             clock: Arc::new(SystemClock),
             holder: lease_holder(),
             release_lease: DEFAULT_RELEASE_LEASE,
+            job_lease: DEFAULT_JOB_LEASE,
         })
     }
 
@@ -155,8 +163,9 @@ impl Aggregator {
     }
 
     /// Records job `spec` and reserves its whole budget (zCDP ρ from its (ε, δ)) at once: a
-    /// job the budget cannot pay for in full is refused before any of its rounds runs. The
-    /// job's id and whether it is new (creating it again changes nothing).
+    /// job the budget cannot pay for in full is refused before any of its rounds runs. This
+    /// aggregator holds the new job's driver lease from the start. The job's id and whether it
+    /// is new (creating it again changes nothing).
     pub fn create_job(&self, spec: &crate::job::JobSpec, status: &[u8]) -> Result<(String, bool)> {
         spec.validate()?;
         let id = spec.id();
@@ -173,6 +182,7 @@ impl Aggregator {
             &spec.canonical_json(),
             status,
             rho,
+            (&self.holder, self.job_lease_until()),
             fits(self.budget, cost),
         )?;
         Ok((id, created))
@@ -203,18 +213,23 @@ impl Aggregator {
         id: &str,
         token_sha256: &str,
     ) -> Result<Option<ParticipantView>> {
+        // Another process sharing the store may have changed the job: the cached view stands
+        // only while the job's row is the one it was built from.
+        let Some(version) = self.store.job_version(id)? else {
+            return Ok(None);
+        };
         let mut views = self
             .participant_views
             .lock()
             .map_err(|_| Error::Io(std::io::Error::other("participant views lock poisoned")))?;
         let shared = match views.get(id) {
-            Some(shared) => shared.clone(),
-            None => {
+            Some((built_from, shared)) if *built_from == version => shared.clone(),
+            _ => {
                 let Some((spec, status)) = self.job(id)? else {
                     return Ok(None);
                 };
                 let shared = Arc::new(SharedParticipantView::build(&spec, &status, &self.nodes)?);
-                views.insert(id.to_string(), shared.clone());
+                views.insert(id.to_string(), (version, shared.clone()));
                 shared
             }
         };
@@ -223,12 +238,34 @@ impl Aggregator {
     }
 
     /// Changes job `id`'s status with `change` (read, changed and written under one lock, so
-    /// the driver and the analyst's cancel never overwrite each other). A status that leaves
-    /// "answering"/"running" for good settles the job: the part of its reservation its rounds
-    /// did not spend comes back to the budget.
+    /// the driver and the analyst's cancel never overwrite each other within a process). A
+    /// status that leaves "answering"/"running" for good settles the job: the part of its
+    /// reservation its rounds did not spend comes back to the budget. A change that changes
+    /// nothing writes nothing.
     pub fn update_job(
         &self,
         id: &str,
+        change: impl FnOnce(&mut crate::job::JobStatus) -> Result<()>,
+    ) -> Result<crate::job::JobStatus> {
+        self.change_job(id, false, change)
+    }
+
+    /// As [`Aggregator::update_job`], by the job's driver: refused with
+    /// [`Error::JobLeaseLost`] (nothing written) unless this aggregator holds the job's driver
+    /// lease (or no other's is live) and the job has not ended, checked in the transaction
+    /// that writes the status.
+    pub fn update_job_as_driver(
+        &self,
+        id: &str,
+        change: impl FnOnce(&mut crate::job::JobStatus) -> Result<()>,
+    ) -> Result<crate::job::JobStatus> {
+        self.change_job(id, true, change)
+    }
+
+    fn change_job(
+        &self,
+        id: &str,
+        as_driver: bool,
         change: impl FnOnce(&mut crate::job::JobStatus) -> Result<()>,
     ) -> Result<crate::job::JobStatus> {
         let _one_at_a_time = self
@@ -240,18 +277,29 @@ impl Aggregator {
             .ok_or_else(|| Error::Job(format!("no job {id}")))?;
         // Whatever happens below, the shared participant view is rebuilt from the store.
         let _stale = ForgetView(self, id);
-        let was_live = status.is_live();
+        let before = status.clone();
         change(&mut status)?;
-        if was_live && !status.is_live() {
+        if status == before {
+            return Ok(status);
+        }
+        let driver = as_driver.then(|| (self.holder.as_str(), self.clock.now_ms()));
+        let written = if before.is_live() && !status.is_live() {
             let ended = status.clone();
-            status.rho_spent = self.store.settle_job(id, move |spent| {
+            let spent = self.store.settle_job(id, driver, move |spent| {
                 to_json(&crate::job::JobStatus {
                     rho_spent: spent,
                     ..ended.clone()
                 })
             })?;
+            spent.map(|spent| status.rho_spent = spent).is_some()
         } else {
-            self.store.set_job_status(id, &to_json(&status)?)?;
+            self.store.set_job_status(id, &to_json(&status)?, driver)?
+        };
+        if !written {
+            return Err(Error::JobLeaseLost(format!(
+                "job {id}: another aggregator took its driver lease over, or the job ended; \
+                 this one stops driving it"
+            )));
         }
         Ok(status)
     }
@@ -780,6 +828,9 @@ fn recorded_spec(bytes: &[u8]) -> Result<RoundSpec> {
         serde_json::from_slice(bytes).map_err(|e| Error::InvalidSpec(e.to_string()))
     }
 }
+
+/// A job's shared participant view and the version of the job's row it was built from.
+type CachedView = (Vec<u8>, Arc<SharedParticipantView>);
 
 /// Drops a job's shared participant view when a status change is done (or failed), so that the
 /// next poll rebuilds it from the store.

@@ -50,6 +50,10 @@ pub struct AggregatorArgs {
     /// with --store shared by several aggregators, a dead holder's round is taken over after it.
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(300..))]
     release_lease_ms: u64,
+    /// How long an aggregator holds a job's driver lease between renewals (ms); with --store
+    /// shared by several aggregators, a dead driver's job is taken over after it.
+    #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(300..))]
+    job_lease_ms: u64,
     #[command(flatten)]
     serve: ServeArgs,
 }
@@ -68,7 +72,8 @@ pub async fn run(a: AggregatorArgs) -> Result<()> {
         &a.admin_token_file,
         budget,
     )?
-    .with_release_lease(Duration::from_millis(a.release_lease_ms))?;
+    .with_release_lease(Duration::from_millis(a.release_lease_ms))?
+    .with_job_lease(Duration::from_millis(a.job_lease_ms))?;
     let app = dca_service::aggregator_server::router(
         agg,
         secret(&a.analyst_token_file, "--analyst-token-file")?.expose(),
