@@ -33,8 +33,13 @@ const SUM_POLLS: u32 = 600;
 /// ([`Aggregator::with_release_lease`], `dpdist aggregator --release-lease-ms`).
 pub const DEFAULT_RELEASE_LEASE: Duration = Duration::from_secs(30);
 
+/// How long a job's driver lease lasts between renewals unless set otherwise
+/// ([`Aggregator::with_job_lease`], `dpdist aggregator --job-lease-ms`).
+pub const DEFAULT_JOB_LEASE: Duration = Duration::from_secs(30);
+
 pub use crate::messages::PublishedRelease;
 
+mod job_lease;
 mod release_lease;
 pub use crate::spec::round_rho;
 
@@ -51,13 +56,19 @@ pub struct Aggregator {
     /// Held around a job status's read-change-write.
     job_lock: Mutex<()>,
     /// Each job's participant view, built once per status change and shared by every poll.
-    participant_views: Mutex<HashMap<String, Arc<SharedParticipantView>>>,
+    participant_views: Mutex<HashMap<String, CachedView>>,
     clock: Arc<dyn Clock>,
     /// Who this aggregator is when it holds a round's release lease: its process id (so that
     /// an operator can tell which process holds it) and random bytes (so that no other
     /// aggregator, here or in another process, ever has the same name).
     holder: String,
     release_lease: Duration,
+    /// The live rounds (created, closing, aborting) as read and checked once: a round's config
+    /// never changes under its id (the id is its SHA-256), so a polling pass reads only the
+    /// live rounds' ids and states, and a round's 32 bytes per client once per process.
+    live_rounds: Mutex<HashMap<String, Arc<Round>>>,
+    /// How long this aggregator holds a job's driver lease between renewals.
+    job_lease: Duration,
 }
 
 impl Aggregator {
@@ -94,6 +105,7 @@ impl Aggregator {
             budget,
             job_lock: Mutex::new(()),
             participant_views: Mutex::new(HashMap::new()),
+            live_rounds: Mutex::new(HashMap::new()),
             http,
             nodes,
             admin_token: admin_token.into(),
@@ -101,6 +113,7 @@ impl Aggregator {
             clock: Arc::new(SystemClock),
             holder: lease_holder(),
             release_lease: DEFAULT_RELEASE_LEASE,
+            job_lease: DEFAULT_JOB_LEASE,
         })
     }
 
@@ -150,8 +163,9 @@ impl Aggregator {
     }
 
     /// Records job `spec` and reserves its whole budget (zCDP ρ from its (ε, δ)) at once: a
-    /// job the budget cannot pay for in full is refused before any of its rounds runs. The
-    /// job's id and whether it is new (creating it again changes nothing).
+    /// job the budget cannot pay for in full is refused before any of its rounds runs. This
+    /// aggregator holds the new job's driver lease from the start. The job's id and whether it
+    /// is new (creating it again changes nothing).
     pub fn create_job(&self, spec: &crate::job::JobSpec, status: &[u8]) -> Result<(String, bool)> {
         spec.validate()?;
         let id = spec.id();
@@ -168,6 +182,7 @@ impl Aggregator {
             &spec.canonical_json(),
             status,
             rho,
+            (&self.holder, self.job_lease_until()),
             fits(self.budget, cost),
         )?;
         Ok((id, created))
@@ -198,18 +213,23 @@ impl Aggregator {
         id: &str,
         token_sha256: &str,
     ) -> Result<Option<ParticipantView>> {
+        // Another process sharing the store may have changed the job: the cached view stands
+        // only while the job's row is the one it was built from.
+        let Some(version) = self.store.job_version(id)? else {
+            return Ok(None);
+        };
         let mut views = self
             .participant_views
             .lock()
             .map_err(|_| Error::Io(std::io::Error::other("participant views lock poisoned")))?;
         let shared = match views.get(id) {
-            Some(shared) => shared.clone(),
-            None => {
+            Some((built_from, shared)) if *built_from == version => shared.clone(),
+            _ => {
                 let Some((spec, status)) = self.job(id)? else {
                     return Ok(None);
                 };
                 let shared = Arc::new(SharedParticipantView::build(&spec, &status, &self.nodes)?);
-                views.insert(id.to_string(), shared.clone());
+                views.insert(id.to_string(), (version, shared.clone()));
                 shared
             }
         };
@@ -218,12 +238,34 @@ impl Aggregator {
     }
 
     /// Changes job `id`'s status with `change` (read, changed and written under one lock, so
-    /// the driver and the analyst's cancel never overwrite each other). A status that leaves
-    /// "answering"/"running" for good settles the job: the part of its reservation its rounds
-    /// did not spend comes back to the budget.
+    /// the driver and the analyst's cancel never overwrite each other within a process). A
+    /// status that leaves "answering"/"running" for good settles the job: the part of its
+    /// reservation its rounds did not spend comes back to the budget. A change that changes
+    /// nothing writes nothing.
     pub fn update_job(
         &self,
         id: &str,
+        change: impl FnOnce(&mut crate::job::JobStatus) -> Result<()>,
+    ) -> Result<crate::job::JobStatus> {
+        self.change_job(id, false, change)
+    }
+
+    /// As [`Aggregator::update_job`], by the job's driver: refused with
+    /// [`Error::JobLeaseLost`] (nothing written) unless this aggregator holds the job's driver
+    /// lease (or no other's is live) and the job has not ended, checked in the transaction
+    /// that writes the status.
+    pub fn update_job_as_driver(
+        &self,
+        id: &str,
+        change: impl FnOnce(&mut crate::job::JobStatus) -> Result<()>,
+    ) -> Result<crate::job::JobStatus> {
+        self.change_job(id, true, change)
+    }
+
+    fn change_job(
+        &self,
+        id: &str,
+        as_driver: bool,
         change: impl FnOnce(&mut crate::job::JobStatus) -> Result<()>,
     ) -> Result<crate::job::JobStatus> {
         let _one_at_a_time = self
@@ -235,18 +277,29 @@ impl Aggregator {
             .ok_or_else(|| Error::Job(format!("no job {id}")))?;
         // Whatever happens below, the shared participant view is rebuilt from the store.
         let _stale = ForgetView(self, id);
-        let was_live = status.is_live();
+        let before = status.clone();
         change(&mut status)?;
-        if was_live && !status.is_live() {
+        if status == before {
+            return Ok(status);
+        }
+        let driver = as_driver.then(|| (self.holder.as_str(), self.clock.now_ms()));
+        let written = if before.is_live() && !status.is_live() {
             let ended = status.clone();
-            status.rho_spent = self.store.settle_job(id, move |spent| {
+            let spent = self.store.settle_job(id, driver, move |spent| {
                 to_json(&crate::job::JobStatus {
                     rho_spent: spent,
                     ..ended.clone()
                 })
             })?;
+            spent.map(|spent| status.rho_spent = spent).is_some()
         } else {
-            self.store.set_job_status(id, &to_json(&status)?)?;
+            self.store.set_job_status(id, &to_json(&status)?, driver)?
+        };
+        if !written {
+            return Err(Error::JobLeaseLost(format!(
+                "job {id}: another aggregator took its driver lease over, or the job ended; \
+                 this one stops driving it"
+            )));
         }
         Ok(status)
     }
@@ -411,16 +464,36 @@ impl Aggregator {
 
     /// Rounds created by this aggregator and neither released nor aborted yet (collecting,
     /// or closing: the agreed set recorded, not every node told or not every sum fetched).
-    pub fn open_rounds(&self) -> Result<Vec<Round>> {
-        self.rounds_in(&["created", "closing"])
+    pub fn open_rounds(&self) -> Result<Vec<Arc<Round>>> {
+        self.live_rounds_in(&["created", "closing"])
     }
 
-    fn rounds_in(&self, states: &[&str]) -> Result<Vec<Round>> {
-        self.store
-            .specs_in(states)?
-            .iter()
-            .map(|(id, json)| recorded_round(id, json))
-            .collect()
+    /// The live rounds in one of `states`, oldest first: each read from the store and checked
+    /// the first time it is seen, then kept until it is no longer live.
+    fn live_rounds_in(&self, states: &[&str]) -> Result<Vec<Arc<Round>>> {
+        let live = self.store.ids_in(&["created", "closing", "aborting"])?;
+        let mut cached = self.live_rounds.lock().expect("live rounds lock");
+        cached.retain(|id, _| live.iter().any(|(live_id, _)| live_id == id));
+        let mut out = Vec::new();
+        for (id, state) in live {
+            if !states.contains(&state.as_str()) {
+                continue;
+            }
+            let round = match cached.get(&id) {
+                Some(round) => round.clone(),
+                None => {
+                    // Gone since the ids were read (released, or aborted): not live any more.
+                    let Some((spec, _)) = self.store.round(&id)? else {
+                        continue;
+                    };
+                    let round = Arc::new(recorded_round(&id, &spec)?);
+                    cached.insert(id, round.clone());
+                    round
+                }
+            };
+            out.push(round);
+        }
+        Ok(out)
     }
 
     /// How many recorded rounds are in each state.
@@ -511,7 +584,7 @@ impl Aggregator {
 
     /// Re-sends the abort of every round recorded as aborted whose nodes were not all told.
     pub async fn notify_pending_aborts(&self) -> Result<()> {
-        for round in self.rounds_in(&["aborting"])? {
+        for round in self.live_rounds_in(&["aborting"])? {
             let reason = self
                 .state(&round.id())?
                 .and_then(|(_, detail)| detail)
@@ -527,7 +600,12 @@ impl Aggregator {
 
     /// The release of a round already released, if any.
     pub fn published(&self, round: &Round) -> Result<Option<PublishedRelease>> {
-        match self.state(&round.id())? {
+        self.recorded_release(&round.id())
+    }
+
+    /// The recorded release of round `id`, if it is released.
+    fn recorded_release(&self, id: &str) -> Result<Option<PublishedRelease>> {
+        match self.state(id)? {
             Some((s, Some(detail))) if s == "released" => Ok(Some(
                 serde_json::from_str(&detail).map_err(|e| Error::Http(e.to_string()))?,
             )),
@@ -547,7 +625,8 @@ impl Aggregator {
     /// only: a call that finds another aggregator's lease live returns
     /// [`Error::ReleaseInProgress`] without contacting any node, and an aggregator that dies
     /// holding it is taken over once the lease expires. Calls of one aggregator share its
-    /// lease (its own pass and an analyst's request may both drive a round; one records it).
+    /// lease (its own pass and an analyst's request may both drive a round; one records it,
+    /// and the other, if still polling the node sums, stops and returns that release).
     pub async fn release(&self, round: &Round) -> Result<PublishedRelease> {
         let id = round.id();
         let state = match self.state(&id)? {
@@ -750,6 +829,9 @@ fn recorded_spec(bytes: &[u8]) -> Result<RoundSpec> {
     }
 }
 
+/// A job's shared participant view and the version of the job's row it was built from.
+type CachedView = (Vec<u8>, Arc<SharedParticipantView>);
+
 /// Drops a job's shared participant view when a status change is done (or failed), so that the
 /// next poll rebuilds it from the store.
 struct ForgetView<'a>(&'a Aggregator, &'a str);
@@ -802,6 +884,7 @@ mod tests {
     use crate::hex;
     use crate::spec::{RoundSpec, token_hash};
     use share_sealing::NodeKeyPair;
+    use std::time::Duration;
 
     fn round(frac_bits: u32) -> crate::spec::Round {
         RoundSpec {
@@ -868,6 +951,55 @@ mod tests {
         ));
         assert_eq!(recorded_spec(&config).unwrap().round, 1);
         assert_eq!(recorded_spec(&json).unwrap().round, 1);
+    }
+
+    /// A live round is read from the store and checked once: later passes get the same
+    /// `Arc` (its spec is not read again); it leaves the cache when it is no longer live.
+    #[test]
+    fn live_rounds_are_read_once_and_forgotten_once_they_end() {
+        let dir = crate::scratch_dir("live-rounds");
+        let agg = super::Aggregator::open(
+            &dir.join("aggregator.sqlite"),
+            {
+                let ca = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+                crate::tls::http_client(ca.cert.pem().as_bytes(), 1, Duration::from_secs(1))
+                    .unwrap()
+            },
+            vec!["https://127.0.0.1:9".into(); 2],
+            "admin".to_string(),
+            dp_noise::PrivacyLoss {
+                epsilon: 10.0,
+                delta: 1e-5,
+            },
+        )
+        .unwrap();
+        let a = round(4);
+        let mut b = a.spec.clone();
+        b.round = 2;
+        let b = b.validate().unwrap();
+        for r in [&a, &b] {
+            agg.store
+                .insert_round(&r.id(), &r.config_bytes().unwrap())
+                .unwrap();
+        }
+        let ids = |rounds: Vec<std::sync::Arc<crate::spec::Round>>| {
+            rounds.iter().map(|r| r.id()).collect::<Vec<_>>()
+        };
+        let first = agg.open_rounds().unwrap();
+        assert_eq!(ids(first.clone()), [a.id(), b.id()]);
+        let again = agg.open_rounds().unwrap();
+        assert!(std::sync::Arc::ptr_eq(&first[0], &again[0]));
+        assert!(std::sync::Arc::ptr_eq(&first[1], &again[1]));
+
+        assert!(agg.store.begin_abort(&b.id(), "test").unwrap());
+        assert_eq!(ids(agg.open_rounds().unwrap()), [a.id()]);
+        let aborting = agg.live_rounds_in(&["aborting"]).unwrap();
+        assert!(std::sync::Arc::ptr_eq(&aborting[0], &first[1]));
+        agg.store.finish_abort(&b.id()).unwrap();
+        assert_eq!(ids(agg.open_rounds().unwrap()), [a.id()]);
+        assert!(agg.live_rounds_in(&["aborting"]).unwrap().is_empty());
+        let cached: Vec<String> = agg.live_rounds.lock().unwrap().keys().cloned().collect();
+        assert_eq!(cached, [a.id()]);
     }
 
     #[test]

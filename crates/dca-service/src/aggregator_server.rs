@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::aggregator::Aggregator;
 use crate::body::BodyBudget;
+use crate::job_acquirer::JobAcquirer;
 use crate::metrics::Metrics;
 use crate::problem::{ApiError, ApiResult, content_type_is, healthz, json, require_token};
 use crate::spec::{decode_round_config, token_hash};
@@ -48,10 +49,10 @@ pub(crate) struct ServerState {
     /// node calls run concurrently, its state changes are store transactions.
     pub(crate) aggregator: Arc<Aggregator>,
     pub(crate) analyst_token_hash: [u8; 32],
-    /// How often the background task and the job drivers look at their work.
-    pub(crate) poll: Duration,
     /// Round configurations and job specs being read at once (bytes).
     pub(crate) spec_bytes: BodyBudget,
+    /// Takes the jobs this aggregator drives.
+    pub(crate) jobs: Arc<JobAcquirer>,
     metrics: Arc<Metrics>,
 }
 
@@ -278,17 +279,30 @@ pub async fn tick(agg: &Aggregator, metrics: &Metrics) {
     }
 }
 
-/// The aggregator's router and the background task that closes due rounds every `poll`.
-/// The task ends when the router (and every clone of it) is dropped.
+/// The aggregator's router, the background task that closes due rounds every `poll` and the
+/// one that takes and drives the jobs nobody drives every `poll`. The tasks end when the
+/// router (and every clone of it) is dropped.
 pub fn router(aggregator: Aggregator, analyst_token: &str, poll: Duration) -> Router {
+    let aggregator = Arc::new(aggregator);
     let state = Arc::new(ServerState {
-        aggregator: Arc::new(aggregator),
+        jobs: JobAcquirer::new(aggregator.clone(), poll),
+        aggregator,
         analyst_token_hash: token_hash(analyst_token),
-        poll,
         spec_bytes: BodyBudget::new(2 * MAX_SPEC_BYTES),
         metrics: Metrics::new(),
     });
-    crate::job_http::resume_jobs(&state, poll);
+    // Jobs at once (a restarted aggregator resumes its jobs without waiting a poll), then
+    // every poll.
+    let weak = Arc::downgrade(&state);
+    tokio::spawn(async move {
+        loop {
+            {
+                let Some(state) = weak.upgrade() else { return };
+                state.jobs.pass();
+            }
+            tokio::time::sleep(poll).await;
+        }
+    });
     let weak = Arc::downgrade(&state);
     tokio::spawn(async move {
         loop {

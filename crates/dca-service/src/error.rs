@@ -44,6 +44,10 @@ pub enum Error {
     /// the round (the detail names the holder and the lease's expiry); ask again later.
     #[error("release in progress: {0}")]
     ReleaseInProgress(String),
+    /// This aggregator no longer drives a job: another aggregator sharing the store took the
+    /// job's driver lease over, or the job ended; nothing was written.
+    #[error("job lease: {0}")]
+    JobLeaseLost(String),
     /// The round was aborted earlier (reason as recorded); it is never released.
     #[error("round was aborted: {0}")]
     RoundAborted(String),

@@ -422,9 +422,10 @@ pub struct JobView {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
+    /// A valid blr job with a roster of 4 (tokens 00…, 01…, 02…, 03…).
     pub(crate) fn spec() -> JobSpec {
         JobSpec {
             kind: "blr".into(),

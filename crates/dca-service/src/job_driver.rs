@@ -3,6 +3,10 @@
 //! nodes, publishes to the participants with their contribution rule, and waits out until the
 //! aggregator has released them. The driver holds no data and learns only the releases.
 //!
+//! Only the holder of the job's driver lease drives it (`job_acquirer`); every status write
+//! of the driver is refused once the lease is another's, so a driver that lost its lease
+//! changes nothing even before it notices.
+//!
 //! Restart: everything the driver decides is recorded in the job's status before it acts on
 //! it (the answers' outcome, each round with its rule). A restarted aggregator runs the
 //! pipeline again from the start: the pipeline's public randomness comes from the job's seed,
@@ -11,6 +15,7 @@
 //! charged twice.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::time::Duration;
 
 use fixedpoint_shares::{ClientVectors, DcaRound, DcaTransport, Release};
@@ -35,11 +40,17 @@ pub fn initial_status(spec: &JobSpec, node_keys: Vec<String>) -> Result<JobStatu
     })
 }
 
-/// Runs job `id` to its end (done, aborted or cancelled); its outcome is in its status.
-pub async fn drive(agg: Arc<Aggregator>, id: String, poll: Duration) {
-    if let Err(e) = run(&agg, &id, poll).await {
+/// Runs job `id` to its end (done, aborted or cancelled); its outcome is in its status. The
+/// caller holds the job's driver lease and sets `lost` if it finds the lease taken over: the
+/// job's rounds then stop being driven here, and nothing more is recorded.
+pub async fn drive(agg: Arc<Aggregator>, id: String, poll: Duration, lost: Arc<AtomicBool>) {
+    if let Err(e) = run(&agg, &id, poll, &lost).await {
+        if lost.load(SeqCst) || matches!(e, Error::JobLeaseLost(_)) {
+            tracing::warn!(job = %id, "stopped driving the job: {e}");
+            return;
+        }
         tracing::warn!(job = %id, "job ended: {e}");
-        let ended = agg.update_job(&id, |s| {
+        let ended = agg.update_job_as_driver(&id, |s| {
             if s.is_live() {
                 s.state = "aborted".into();
                 s.reason = Some(e.to_string());
@@ -52,7 +63,12 @@ pub async fn drive(agg: Arc<Aggregator>, id: String, poll: Duration) {
     }
 }
 
-async fn run(agg: &Arc<Aggregator>, id: &str, poll: Duration) -> Result<()> {
+async fn run(
+    agg: &Arc<Aggregator>,
+    id: &str,
+    poll: Duration,
+    lost: &Arc<AtomicBool>,
+) -> Result<()> {
     let (spec, status) = agg
         .job(id)?
         .ok_or_else(|| Error::Job(format!("no job {id}")))?;
@@ -76,6 +92,7 @@ async fn run(agg: &Arc<Aggregator>, id: &str, poll: Duration) -> Result<()> {
         spec: spec.clone(),
         accepted: status.accepted.iter().map(|(i, _)| *i).collect(),
         poll,
+        lost: lost.clone(),
     };
     match spec.kind.as_str() {
         "train" => return run_train(agg, spec, rows, n_nodes, transport).await,
@@ -119,7 +136,7 @@ async fn run(agg: &Arc<Aggregator>, id: &str, poll: Duration) -> Result<()> {
         spent_epsilon: fit.spent.epsilon,
         spent_delta: fit.spent.delta,
     };
-    agg.update_job(id, |s| {
+    agg.update_job_as_driver(id, |s| {
         if s.is_live() {
             s.state = "done".into();
             s.result = Some(result);
@@ -174,7 +191,7 @@ async fn run_train(
             .to_json();
             let step = trainer.step_at_clients(&rule, &[], &mut transport)?;
             let weights = trainer.params().to_vec();
-            agg2.update_job(&job, |s| {
+            agg2.update_job_as_driver(&job, |s| {
                 let r = s.train_result.get_or_insert_with(TrainResult::default);
                 // A restarted driver goes through the recorded iterations again.
                 r.sums.truncate(iteration as usize);
@@ -232,7 +249,7 @@ async fn run_sum(
 
 /// Marks a live job done, with `result` recorded.
 fn finish(agg: &Aggregator, id: &str, result: impl FnOnce(&mut JobStatus)) -> Result<()> {
-    agg.update_job(id, |s| {
+    agg.update_job_as_driver(id, |s| {
         if s.is_live() {
             s.state = "done".into();
             result(s);
@@ -281,7 +298,7 @@ async fn close_answers(agg: &Aggregator, spec: &JobSpec, poll: Duration) -> Resu
         }
     }
     let too_many = refused.len() > spec.max_dropped;
-    agg.update_job(&id, |s| {
+    agg.update_job_as_driver(&id, |s| {
         if !s.is_live() {
             return Ok(());
         }
@@ -309,6 +326,9 @@ struct JobTransport {
     /// Roster indices of the participants that accepted: client i of every round.
     accepted: Vec<usize>,
     poll: Duration,
+    /// Set when the job's driver lease was taken over: the pipeline, which runs on a blocking
+    /// thread of its own and outlives the driver's task, stops at its next look.
+    lost: Arc<AtomicBool>,
 }
 
 impl DcaTransport for JobTransport {
@@ -329,6 +349,7 @@ impl JobTransport {
         };
         let id = self.spec.id();
         let step = dca.config.round().0;
+        self.still_driving()?;
         let (_, status) = self
             .agg
             .job(&id)?
@@ -354,6 +375,7 @@ impl JobTransport {
         };
         self.create_on_nodes(&round).await?;
         let published = loop {
+            self.still_driving()?;
             if let Some(p) = self.agg.published(&round)? {
                 break p;
             }
@@ -375,6 +397,16 @@ impl JobTransport {
             tokio::time::sleep(self.poll).await;
         };
         release_of(&published, dca.config)
+    }
+
+    fn still_driving(&self) -> Result<()> {
+        if self.lost.load(SeqCst) {
+            return Err(Error::JobLeaseLost(format!(
+                "job {}: another aggregator took its driver lease over",
+                self.spec.id()
+            )));
+        }
+        Ok(())
     }
 
     /// Plans round `step`, records it (with its rule, and as the job's for the budget), and
@@ -407,7 +439,7 @@ impl JobTransport {
             rule: rule.to_string(),
             clients: self.accepted.clone(),
         };
-        self.agg.update_job(&job, |s| {
+        self.agg.update_job_as_driver(&job, |s| {
             if !s.is_live() {
                 return Err(Error::Job(format!("job {}", s.state)));
             }

@@ -132,11 +132,7 @@ pub(crate) async fn create_job(
     let (id, created) = s.aggregator.create_job(&spec, &status_json)?;
     if created {
         tracing::info!(job = %id, participants = spec.roster.len(), "job created");
-        tokio::spawn(crate::job_driver::drive(
-            s.aggregator.clone(),
-            id.clone(),
-            s.poll,
-        ));
+        s.jobs.take_and_drive(&id);
     }
     let (view, _) = s.visible_job(&headers, &id)?;
     Ok(json(
@@ -287,21 +283,4 @@ pub(crate) async fn cancel_job(
         }
     })?;
     Ok(json(StatusCode::OK, &status))
-}
-
-/// Restarts the driver of every job still answering or running (after a restart).
-pub(crate) fn resume_jobs(s: &Arc<ServerState>, poll: Duration) {
-    match s.aggregator.jobs() {
-        Ok(jobs) => {
-            for (_, status) in jobs.into_iter().filter(|(_, st)| st.is_live()) {
-                tracing::info!(job = %status.id, state = %status.state, "resuming job");
-                tokio::spawn(crate::job_driver::drive(
-                    s.aggregator.clone(),
-                    status.id,
-                    poll,
-                ));
-            }
-        }
-        Err(e) => tracing::error!("reading jobs to resume: {e}"),
-    }
 }

@@ -233,30 +233,76 @@ impl SharedParticipantView {
 
 impl ParticipantRound {
     /// `round`'s whole config: its token list rebuilt from the job's roster (client j of the
-    /// round is roster index `round.clients[j]`). A config that already has one is returned as is.
+    /// round is roster index `round.clients[j]`), whatever list the config came with (none,
+    /// from any current aggregator: specs are serialized without it).
     pub fn spec_for(round: &JobRound, spec: &JobSpec) -> Result<RoundSpec> {
-        let mut config = round.spec.clone();
-        if config.client_token_sha256.is_empty() {
-            config.client_token_sha256 = round
-                .clients
-                .iter()
-                .map(|&i| {
-                    spec.roster.get(i).cloned().ok_or_else(|| {
-                        Error::Job(format!(
-                            "round {}: client {i} is not on the roster",
-                            round.id
-                        ))
-                    })
+        let client_token_sha256 = round
+            .clients
+            .iter()
+            .map(|&i| {
+                spec.roster.get(i).cloned().ok_or_else(|| {
+                    Error::Job(format!(
+                        "round {}: client {i} is not on the roster",
+                        round.id
+                    ))
                 })
-                .collect::<Result<_>>()?;
-        }
-        Ok(config)
+            })
+            .collect::<Result<_>>()?;
+        Ok(RoundSpec {
+            client_token_sha256,
+            ..round.spec.clone()
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rounds_token_list_is_rebuilt_from_the_roster_whatever_its_config_came_with() {
+        let spec = crate::job::tests::spec();
+        let round_spec = RoundSpec {
+            round: 1,
+            n_clients: 2,
+            n_nodes: 2,
+            max_dropped: 1,
+            dim: 1,
+            bound: 1.0,
+            mode: "seed".into(),
+            noise_sigma_total: None,
+            l2_sensitivity: None,
+            frac_bits: None,
+            deadline_unix_ms: 0,
+            node_keys: vec![],
+            client_token_sha256: vec![],
+        };
+        let round = |listed: Vec<String>| JobRound {
+            step: 1,
+            id: "00".into(),
+            spec: RoundSpec {
+                client_token_sha256: listed,
+                ..round_spec.clone()
+            },
+            rule: String::new(),
+            clients: vec![1, 3],
+        };
+        // Roster entry i is 32 bytes of i, in hex.
+        let from_roster = vec!["01".repeat(32), "03".repeat(32)];
+        for listed in [vec![], vec!["ff".repeat(32), "ee".repeat(32)]] {
+            let config = ParticipantRound::spec_for(&round(listed), &spec).unwrap();
+            assert_eq!(config.client_token_sha256, from_roster);
+        }
+        let beyond = JobRound {
+            clients: vec![1, 4],
+            ..round(vec![])
+        };
+        let e = ParticipantRound::spec_for(&beyond, &spec).unwrap_err();
+        assert!(
+            e.to_string().contains("client 4 is not on the roster"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn client_bitsets_round_trip_and_refuse_what_is_not_a_roster_subset() {

@@ -70,6 +70,8 @@ mod error;
 pub mod hex;
 pub mod job;
 #[cfg(feature = "server")]
+mod job_acquirer;
+#[cfg(feature = "server")]
 pub mod job_driver;
 #[cfg(feature = "server")]
 pub mod job_http;

@@ -690,10 +690,11 @@ pub fn check_data(path: &Path) -> Result<(Vec<String>, usize)> {
     Ok((columns, chunks.rows()))
 }
 
-/// Everything a participant checks before it joins a round: that it is a round of the job it
-/// accepted (its T, its nodes, its share mode, this participant's token in its place), that
-/// the rule is one of the learner's with the job's columns, and that the round's noise is
-/// calibrated for the rule's sensitivity.
+/// Everything a participant checks before it joins a round, beyond its id ([`verified_round`]
+/// made `round` from the job's roster and checked it against `job_round`'s id): that it is a
+/// round of the job it accepted (its T, its nodes, its share mode, this participant's token in
+/// its place), that the rule is one of the learner's with the job's columns, and that the
+/// round's noise is calibrated for the rule's sensitivity.
 #[allow(clippy::too_many_arguments)]
 fn check_round(
     spec: &JobSpec,
@@ -706,9 +707,6 @@ fn check_round(
     node_keys: &[String],
 ) -> Result<()> {
     let refuse = |m: String| Err(Error::Job(format!("round {}: {m}", job_round.id)));
-    if round.id() != job_round.id {
-        return refuse("its config does not hash to its id".into());
-    }
     let s = &round.spec;
     if s.max_dropped != spec.max_dropped
         || s.mode != spec.mode

@@ -26,16 +26,12 @@ const LIMIT: Duration = Duration::from_secs(300);
 /// The one aggregator database both processes share (named like the SQLite file it stands for).
 const SHARED: &str = "aggregator.sqlite";
 
-/// `f` on a connection to the shared database (on a thread of its own: the blocking client
-/// must not run on the test's async threads).
+/// `f` on a connection to the shared database.
 fn in_shared_db<T: Send + 'static>(
     cluster: &Cluster,
     f: impl FnOnce(&mut postgres::Client) -> T + Send + 'static,
 ) -> T {
-    let url = cluster.pg.as_ref().unwrap().aggregator_url(SHARED);
-    std::thread::spawn(move || f(&mut postgres::Client::connect(&url, postgres::NoTls).unwrap()))
-        .join()
-        .unwrap()
+    in_aggregator_db(cluster, SHARED, f)
 }
 
 /// The rows of `agg_charges` in the shared database: (charge id, ρ), oldest first.

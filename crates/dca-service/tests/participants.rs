@@ -8,6 +8,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::time::{Duration, Instant};
 
 use common::jobs::*;
@@ -674,12 +676,11 @@ fn host_participant(
 /// row that only it reads: the released statistics and posterior equal the in-process
 /// pipeline's over the same rows, bit for bit. Needs the C++ program and the R package, so it
 /// is run by scripts/test-net-hosts.sh (part of scripts/test-all.sh), not by a bare `cargo test`.
-/// SQLite only: it is about the hosts; the same job path runs on both stores in the tests above.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the C++ and R participants: run by scripts/test-net-hosts.sh"]
-async fn a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit() {
+async fn a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let cluster = Cluster::start("job-hosts", 3);
+        let Some(cluster) = Cluster::start_on("job-hosts", 3, store) else {
+            return;
+        };
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let (header, rows) = diabetes();
         let spec = job_spec(12, 2, 1, 120_000);
@@ -717,6 +718,174 @@ async fn a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit() {
     .await
     .expect("test exceeded its time limit");
 }
+
+/// The job's driver lease's length the replica test gives its aggregators (ms), and their
+/// rounds' release lease: long enough that a busy machine renews it in time (every third of
+/// it), short enough to wait out.
+const LEASE_MS: &str = "4000";
+
+/// Round creations (`PUT /rounds/{id}`) one aggregator process sent the nodes.
+#[derive(Default)]
+struct RoundCreations(std::sync::Mutex<Vec<String>>);
+
+impl RoundCreations {
+    fn count(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+}
+
+/// Two aggregator processes on one PostgreSQL database, a blr job created on A over
+/// participant processes that follow it on B. Only A, which took the job's driver lease when
+/// the job was created, creates the job's rounds on the nodes; the first round is held
+/// mid-release (node sums answered "not ready" by the test's proxies) and A, found as the
+/// lease's holder by the pid in the lease row, is killed (`kill -9`). B takes the job over
+/// once A's lease expires: the job ends "done", bit for bit the in-process fit, each of its
+/// rounds released once and paid once from its reservation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_other_aggregator_takes_over_a_job_whose_lease_holder_was_killed() {
+    tokio::time::timeout(LIMIT, async {
+        let Some(cluster) = Cluster::start_on("job-lease", 3, Store::Postgres) else {
+            return;
+        };
+        const SHARED: &str = "aggregator.sqlite";
+        let held = Arc::new(AtomicBool::new(true));
+        let creations = [
+            Arc::new(RoundCreations::default()),
+            Arc::new(RoundCreations::default()),
+        ];
+        let mut aggs = Vec::new();
+        for created in &creations {
+            let mut nodes = Vec::new();
+            for url in cluster.urls() {
+                let (held, created) = (held.clone(), created.clone());
+                nodes.push(
+                    proxy_by_method(cluster.http.clone(), url, move |method, path| {
+                        let round = path.strip_prefix("/rounds/").unwrap_or_default();
+                        if *method == reqwest::Method::PUT && !round.contains('/') {
+                            created.0.lock().unwrap().push(round.to_string());
+                        }
+                        (path.ends_with("/sum") && held.load(SeqCst))
+                            .then_some((StatusCode::ACCEPTED, "held by the test proxy"))
+                    })
+                    .await,
+                );
+            }
+            aggs.push(AggregatorProcess::start_with_args(
+                &cluster,
+                SHARED,
+                10.0,
+                "127.0.0.1:0",
+                &nodes,
+                &["--job-lease-ms", LEASE_MS, "--release-lease-ms", LEASE_MS],
+            ));
+        }
+        let (header, rows) = diabetes();
+        let spec = job_spec(6, 1, 1, 120_000);
+        let id = create_job(&cluster, &aggs[0].url, &spec).await;
+        let dirs: Vec<PathBuf> = (0..6)
+            .map(|i| participant_files(&cluster.dir, i, &header, &rows[i..i + 1], POLICY))
+            .collect();
+        let processes: Vec<ParticipantProcess> = dirs
+            .iter()
+            .map(|d| ParticipantProcess::start(&cluster, &aggs[1].url, d, &id))
+            .collect();
+        // Mid-job: the first round has every share and is closing, its node sums held back.
+        let start = Instant::now();
+        loop {
+            let view = job_view(&cluster, &aggs[1].url, &id).await;
+            if let Some(first) = view.status.rounds.first() {
+                let first = first.id.clone();
+                let closing = in_aggregator_db(&cluster, SHARED, move |c| {
+                    c.query_opt(
+                        "SELECT 1 FROM agg_rounds WHERE id = $1 AND state = 'closing'",
+                        &[&first],
+                    )
+                    .unwrap()
+                    .is_some()
+                });
+                if closing {
+                    break;
+                }
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "round 1 did not close"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let by_a = creations[0].count();
+        assert!(by_a >= 3, "A created round 1 on the 3 nodes");
+        assert_eq!(creations[1].count(), 0, "B created a round of A's job");
+        let job = id.clone();
+        let holder: String = in_aggregator_db(&cluster, SHARED, move |c| {
+            c.query_one(
+                "SELECT holder FROM agg_job_leases WHERE job_id = $1",
+                &[&job],
+            )
+            .unwrap()
+            .get(0)
+        });
+        let pid: u32 = holder
+            .strip_prefix("pid ")
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|pid| pid.parse().ok())
+            .unwrap_or_else(|| panic!("lease holder {holder:?}"));
+        assert_eq!(pid, aggs[0].child.id(), "the job's lease holder is A");
+        aggs[0].child.kill().unwrap();
+        aggs[0].child.wait().unwrap();
+        held.store(false, SeqCst);
+
+        let view = wait_for_end(&cluster, &aggs[1].url, &id).await;
+        for p in processes {
+            let (ok, out) = p.finish(Duration::from_secs(60));
+            assert!(ok && !out.contains("did not"), "{out}");
+        }
+        assert_same_fit(&view, &in_process(&spec, &dirs));
+        assert_eq!(creations[0].count(), by_a, "A created nothing more");
+        assert!(creations[1].count() >= 3 * (view.status.rounds.len() - 1));
+        // Each round released once and paid once, from the job's reservation: no other charge.
+        let rounds: Vec<String> = view.status.rounds.iter().map(|r| r.id.clone()).collect();
+        let (states, paid, charges): (Vec<String>, Vec<Option<f64>>, Vec<String>) =
+            in_aggregator_db(&cluster, SHARED, move |c| {
+                let mut states = Vec::new();
+                let mut paid = Vec::new();
+                for round in &rounds {
+                    states.push(
+                        c.query_one("SELECT state FROM agg_rounds WHERE id = $1", &[round])
+                            .unwrap()
+                            .get(0),
+                    );
+                    paid.push(
+                        c.query_one("SELECT rho FROM agg_job_rounds WHERE round = $1", &[round])
+                            .unwrap()
+                            .get(0),
+                    );
+                }
+                let charges = c
+                    .query("SELECT id FROM agg_charges", &[])
+                    .unwrap()
+                    .iter()
+                    .map(|r| r.get(0))
+                    .collect();
+                (states, paid, charges)
+            });
+        assert!(states.iter().all(|s| s == "released"), "{states:?}");
+        assert!(
+            paid.iter().all(|rho| rho.is_some_and(|r| r > 0.0)),
+            "{paid:?}"
+        );
+        let total: f64 = paid.iter().flatten().sum();
+        assert!((total - view.status.rho_spent).abs() < 1e-12, "{paid:?}");
+        assert_eq!(charges, vec![format!("job:{id}")]);
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
+both_stores!(
+    ignore = "needs the C++ and R participants: run by scripts/test-net-hosts.sh":
+    a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit
+);
 
 both_stores!(
     a_blr_job_over_twelve_participant_processes_equals_the_in_process_fit,

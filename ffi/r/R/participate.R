@@ -7,7 +7,8 @@ net_functions <- c(
   "dpd_net_participant_new", "dpd_net_participant_set_rows",
   "dpd_net_participant_set_insecure_fixed_seed", "dpd_net_participant_set_poll_ms",
   "dpd_net_participant_follow_job", "dpd_net_participant_outcome_reason",
-  "dpd_net_participant_free", "dpd_net_last_error_message", "dpd_net_status_name"
+  "dpd_net_participant_free", "dpd_net_last_error_message", "dpd_net_status_name",
+  "dpd_net_participant_stop"
 )
 
 # Follows `job` to its end as one participant (documented in man/participate.Rd).

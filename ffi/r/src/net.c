@@ -3,8 +3,18 @@
  * The package does not link libdpdist_net (the network stack never enters its core build): the
  * R code dyn.load()s the library the user names and passes the addresses of its functions here,
  * as the external pointers getNativeSymbolInfo() returns, in the order of `net_functions` in
- * R/participate.R. The types come from dpdist_net.h. */
+ * R/participate.R. The types come from dpdist_net.h.
+ *
+ * Following a job blocks for as long as the job runs, so it runs on a thread of its own while
+ * the R thread waits and checks for a user interrupt; an interrupt stops the participant
+ * (dpd_net_participant_stop), waits for the follow to return, frees it and signals an error:
+ * nothing R-side is left behind and the state directory keeps what was already sent. */
 #include "dpdist_r.h"
+
+#include <errno.h>
+#include <string.h>
+#include <pthread.h>
+#include <time.h>
 
 #include "dpdist_net.h"
 
@@ -17,6 +27,7 @@ typedef dpd_net_status (*set_poll_fn)(dpd_net_participant *, uint32_t);
 typedef dpd_net_status (*follow_fn)(dpd_net_participant *, const char *, dpd_net_outcome *);
 typedef dpd_net_status (*reason_fn)(const dpd_net_participant *, char *, size_t, size_t *);
 typedef void (*free_fn)(dpd_net_participant *);
+typedef dpd_net_status (*stop_fn)(const dpd_net_participant *);
 typedef dpd_net_status (*message_fn)(char *, size_t, size_t *);
 typedef const char *(*name_fn)(uint32_t);
 
@@ -24,7 +35,7 @@ typedef const char *(*name_fn)(uint32_t);
 typedef void (*any_fn)(void);
 
 enum { F_NEW, F_SET_ROWS, F_SET_SEED, F_SET_POLL, F_FOLLOW, F_REASON, F_FREE, F_MESSAGE, F_NAME,
-       F_COUNT };
+       F_STOP, F_COUNT };
 
 static any_fn function_at(SEXP functions, int i) {
   SEXP ptr = VECTOR_ELT(functions, i);
@@ -37,6 +48,76 @@ static const char *string(SEXP x, const char *name) {
   if (TYPEOF(x) != STRSXP || XLENGTH(x) != 1 || STRING_ELT(x, 0) == NA_STRING)
     dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`%s` must be a single string", name);
   return Rf_translateCharUTF8(STRING_ELT(x, 0));
+}
+
+/* One dpd_net_participant_follow_job call on its own thread. The library's last error message
+ * is per thread, so the follow thread reads it. */
+typedef struct {
+  any_fn *f;
+  dpd_net_participant *p;
+  const char *job;
+  dpd_net_outcome outcome;
+  dpd_net_status status;
+  char message[2048];
+  int done;
+  pthread_mutex_t lock;
+  pthread_cond_t ended;
+} follow_call;
+
+static void *follow_thread(void *arg) {
+  follow_call *c = arg;
+  size_t len = 0;
+  dpd_net_status status = ((follow_fn)c->f[F_FOLLOW])(c->p, c->job, &c->outcome);
+  if (status != DPD_NET_OK) ((message_fn)c->f[F_MESSAGE])(c->message, sizeof c->message, &len);
+  pthread_mutex_lock(&c->lock);
+  c->status = status;
+  c->done = 1;
+  pthread_cond_signal(&c->ended);
+  pthread_mutex_unlock(&c->lock);
+  return NULL;
+}
+
+static void check_interrupt(void *unused) {
+  (void)unused;
+  R_CheckUserInterrupt();
+}
+
+/* True when the user asked to interrupt: R_CheckUserInterrupt() would jump out of this frame,
+ * so it runs under R_ToplevelExec, which catches the jump and reports it. */
+static int interrupt_pending(void) { return !R_ToplevelExec(check_interrupt, NULL); }
+
+/* Waits up to `ms` for the follow to end; whether it has. */
+static int wait_for_follow(follow_call *c, long ms) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_nsec += ms * 1000000L;
+  until.tv_sec += until.tv_nsec / 1000000000L;
+  until.tv_nsec %= 1000000000L;
+  pthread_mutex_lock(&c->lock);
+  int rc = 0;
+  while (!c->done && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&c->ended, &c->lock, &until);
+  int done = c->done;
+  pthread_mutex_unlock(&c->lock);
+  return done;
+}
+
+/* Follows the job on a thread of its own; 1 if the user interrupted it (the participant was
+ * stopped and the follow has returned), 0 when it ended by itself. */
+static int follow_interruptibly(follow_call *c) {
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, follow_thread, c) != 0) {
+    follow_thread(c); /* no thread to be had: follow here, uninterruptibly */
+    return 0;
+  }
+  int interrupted = 0;
+  while (!wait_for_follow(c, 100)) {
+    if (!interrupted && interrupt_pending()) {
+      ((stop_fn)c->f[F_STOP])(c->p);
+      interrupted = 1;
+    }
+  }
+  pthread_join(thread, NULL);
+  return interrupted;
 }
 
 /* Follows job `job` with the rows of `x` (a double matrix, column-major as R keeps it, with
@@ -86,10 +167,25 @@ SEXP dpdr_net_participate(SEXP functions, SEXP files, SEXP x, SEXP columns, SEXP
                                           DPD_NET_COLUMN_MAJOR);
   if (status == DPD_NET_OK && with_seed) status = ((set_seed_fn)f[F_SET_SEED])(p, seed_value);
   if (status == DPD_NET_OK) status = ((set_poll_fn)f[F_SET_POLL])(p, poll);
-  if (status == DPD_NET_OK) status = ((follow_fn)f[F_FOLLOW])(p, job_id, &outcome);
-  if (status == DPD_NET_OK) status = ((reason_fn)f[F_REASON])(p, reason, sizeof reason, &len);
-  if (status != DPD_NET_OK) ((message_fn)f[F_MESSAGE])(message, sizeof message, &len);
+  int interrupted = 0;
+  if (status == DPD_NET_OK) {
+    follow_call c = {.f = f, .p = p, .job = job_id, .outcome = {0, 0}, .status = DPD_NET_OK,
+                     .message = "", .done = 0, .lock = PTHREAD_MUTEX_INITIALIZER,
+                     .ended = PTHREAD_COND_INITIALIZER};
+    interrupted = follow_interruptibly(&c);
+    status = c.status;
+    outcome = c.outcome;
+    if (status != DPD_NET_OK) memcpy(message, c.message, sizeof message);
+    if (status == DPD_NET_OK) status = ((reason_fn)f[F_REASON])(p, reason, sizeof reason, &len);
+  }
+  if (status != DPD_NET_OK && message[0] == '\0')
+    ((message_fn)f[F_MESSAGE])(message, sizeof message, &len);
   ((free_fn)f[F_FREE])(p);
+  if (interrupted && status == DPD_NET_ERR_STOPPED)
+    dpdr_fail("DPD_NET_ERR_STOPPED",
+              "interrupted: participate() stopped following job %s (its state directory keeps "
+              "what was sent; call participate() again with it to go on)",
+              job_id);
   if (status != DPD_NET_OK)
     dpdr_fail(((name_fn)f[F_NAME])((uint32_t)status), "%s", message);
 

@@ -108,10 +108,11 @@ impl Aggregator {
         }
         let mut sums = SumAggregator::new(&round.config)?;
         for url in &self.nodes {
-            sums.add(&sum_codec::decode(
-                &self.fetch_sum(url, &id).await?,
-                &round.config,
-            )?)?;
+            let sum = match self.fetch_sum(url, &id).await? {
+                NodeSumPoll::Ready(sum) => sum,
+                NodeSumPoll::ReleasedMeanwhile(recorded) => return Ok(recorded),
+            };
+            sums.add(&sum_codec::decode(&sum, &round.config)?)?;
         }
         let release: Release = sums.release()?;
         let spent = self.spent();
@@ -140,8 +141,15 @@ impl Aggregator {
         Ok(published)
     }
 
-    async fn fetch_sum(&self, url: &str, id: &str) -> Result<Vec<u8>> {
+    /// Node `url`'s sum of round `id`, polled while the node answers 202; or the round's
+    /// release, if another drive recorded it meanwhile (this aggregator's calls share the
+    /// lease, so its background pass and an analyst's request may both drive one round): the
+    /// nodes are not asked again for a sum nobody will use.
+    async fn fetch_sum(&self, url: &str, id: &str) -> Result<NodeSumPoll> {
         for _ in 0..SUM_POLLS {
+            if let Some(recorded) = self.recorded_release(id)? {
+                return Ok(NodeSumPoll::ReleasedMeanwhile(recorded));
+            }
             let r = self
                 .http
                 .get(format!("{url}/rounds/{id}/sum"))
@@ -149,7 +157,7 @@ impl Aggregator {
                 .send()
                 .await?;
             match r.status() {
-                StatusCode::OK => return Ok(r.bytes().await?.to_vec()),
+                StatusCode::OK => return Ok(NodeSumPoll::Ready(r.bytes().await?.to_vec())),
                 StatusCode::ACCEPTED => {
                     let wait = r
                         .headers()
@@ -174,3 +182,15 @@ impl Aggregator {
         )))
     }
 }
+
+/// What polling a node for its sum came to.
+enum NodeSumPoll {
+    /// The node's sum (`application/dpdist-node-sum`).
+    Ready(Vec<u8>),
+    /// The round's release, recorded by another drive while this one polled.
+    ReleasedMeanwhile(PublishedRelease),
+}
+
+#[cfg(test)]
+#[path = "release_lease_tests.rs"]
+mod tests;

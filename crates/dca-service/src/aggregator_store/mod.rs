@@ -19,9 +19,17 @@
 //! Lease rows carry no SHA-256: they decide who works, never what is released (the
 //! compare-and-swaps above decide that).
 //!
+//! A live job is driven (its answers closed, its rounds planned and created, its status
+//! written) by the holder of its driver lease: a row per job, written with the job, taken when
+//! no other holder's lease is live, renewed while the driver runs, and marked ended in the
+//! transaction that settles the job. The driver's status writes check the lease in their own
+//! transaction: a driver whose lease was taken over, or whose job ended, writes nothing.
+//!
 //! The interface is an enum over the two backends (as the node's store is): its operations
 //! take closures generically, which a `dyn` trait could only offer boxed.
 
+#[cfg(test)]
+mod job_lease_tests;
 mod postgres;
 mod sqlite;
 
@@ -46,6 +54,21 @@ pub(crate) enum LeaseTaken {
     /// The round is not closing (not closed yet, released or aborted): nothing to drive.
     NotClosing,
 }
+
+/// What became of an attempt to take a job's driver lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum JobLeaseTaken {
+    /// The caller holds the lease until the expiry it asked for.
+    Taken,
+    /// Another holder's lease is live: (holder, expiry in ms since the Unix epoch).
+    HeldBy(String, u64),
+    /// The job ended (or does not exist): nothing to drive.
+    Ended,
+}
+
+/// The driver writing a job's status: its lease holder name and the time by the aggregator's
+/// clock. The write is refused if another holder's lease is live or the job's lease is ended.
+pub(crate) type JobWriter<'a> = Option<(&'a str, u64)>;
 
 /// A job as recorded: id, spec JSON, status JSON.
 pub(crate) type RecordedJob = (String, Vec<u8>, Vec<u8>);
@@ -124,6 +147,13 @@ impl AggregatorStore {
     /// The (id, spec JSON) of every recorded round in one of `states`, oldest first, checked.
     pub fn specs_in(&self, states: &[&str]) -> Result<Vec<(String, Vec<u8>)>> {
         on_backend!(self, s => s.specs_in(states))
+    }
+
+    /// The (id, state) of every recorded round in one of `states`, oldest first: the rows'
+    /// specs are not read (nor checked), so a polling pass costs a few bytes per round rather
+    /// than 32 per client.
+    pub fn ids_in(&self, states: &[&str]) -> Result<Vec<(String, String)>> {
+        on_backend!(self, s => s.ids_in(states))
     }
 
     /// How many rounds are recorded in each state (every state listed, zeros included).
@@ -224,18 +254,21 @@ impl AggregatorStore {
         on_backend!(self, s => s.release_lease(id))
     }
 
-    /// Records a new job with its status and reserves its whole budget (`rho`, a charge named
-    /// `job:{id}`) in one transaction that first asks `fits` whether the reservation fits the
-    /// budget given every charge recorded. False (nothing changed) if the job exists already.
+    /// Records a new job with its status and its driver lease (`lease`: holder and expiry, so
+    /// that the process creating the job drives it, no other taking it in between) and
+    /// reserves its whole budget (`rho`, a charge named `job:{id}`) in one transaction that
+    /// first asks `fits` whether the reservation fits the budget given every charge recorded.
+    /// False (nothing changed) if the job exists already.
     pub fn insert_job(
         &self,
         id: &str,
         spec: &[u8],
         status: &[u8],
         rho: f64,
+        lease: (&str, u64),
         fits: impl Fn(&[f64]) -> Result<()> + Send + 'static,
     ) -> Result<bool> {
-        on_backend!(self, s => s.insert_job(id, spec, status, rho, fits))
+        on_backend!(self, s => s.insert_job(id, spec, status, rho, lease, fits))
     }
 
     /// Job `id`'s spec and status (JSON), checked.
@@ -248,21 +281,73 @@ impl AggregatorStore {
         on_backend!(self, s => s.jobs())
     }
 
-    /// Replaces job `id`'s status.
-    pub fn set_job_status(&self, id: &str, status: &[u8]) -> Result<()> {
-        on_backend!(self, s => s.set_job_status(id, status))
+    /// Replaces job `id`'s status; false (nothing changed) if `driver` is given and is not
+    /// the job's driver (see [`JobWriter`]).
+    pub fn set_job_status(&self, id: &str, status: &[u8], driver: JobWriter<'_>) -> Result<bool> {
+        on_backend!(self, s => s.set_job_status(id, status, driver))
     }
 
     /// Ends job `id`: its status becomes `status(spent)` and its reservation shrinks to what
     /// its released rounds spent (`spent`), in one transaction (the rest of the budget comes
-    /// back). The status is written once, already holding what was spent: a reader never sees
-    /// the job ended with nothing spent.
+    /// back) that also marks its driver lease ended. The status is written once, already
+    /// holding what was spent: a reader never sees the job ended with nothing spent. `None`
+    /// (nothing changed) if `driver` is given and is not the job's driver.
     pub fn settle_job(
         &self,
         id: &str,
+        driver: JobWriter<'_>,
         status: impl Fn(f64) -> Result<Vec<u8>> + Send + 'static,
-    ) -> Result<f64> {
-        on_backend!(self, s => s.settle_job(id, status))
+    ) -> Result<Option<f64>> {
+        on_backend!(self, s => s.settle_job(id, driver, status))
+    }
+
+    /// The SHA-256 of job `id`'s row as recorded (it changes with every status write): what a
+    /// cached view of the job is checked against, without reading the status.
+    pub fn job_version(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        on_backend!(self, s => s.job_version(id))
+    }
+
+    /// Takes job `id`'s driver lease for `holder` until `until_ms`, if no other holder's lease
+    /// is live at `now_ms` and the job has not ended.
+    pub fn take_job_lease(
+        &self,
+        id: &str,
+        holder: &str,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> Result<JobLeaseTaken> {
+        on_backend!(self, s => s.take_job_lease(id, holder, now_ms, until_ms))
+    }
+
+    /// Takes, for `holder` until `until_ms`, the driver leases of at most `limit` jobs that
+    /// have not ended and whose lease expired by `now_ms` (oldest job first); their ids.
+    /// Processes acquiring at once get distinct jobs.
+    pub fn acquire_job_leases(
+        &self,
+        holder: &str,
+        now_ms: u64,
+        until_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<String>> {
+        on_backend!(self, s => s.acquire_job_leases(holder, now_ms, until_ms, limit))
+    }
+
+    /// Moves the expiry of job `id`'s driver lease to `until_ms` if `holder` still has it;
+    /// false if another holder took it over.
+    pub fn renew_job_lease(&self, id: &str, holder: &str, until_ms: u64) -> Result<bool> {
+        on_backend!(self, s => s.renew_job_lease(id, holder, until_ms))
+    }
+
+    /// Gives up `holder`'s driver lease of job `id` (it expires now), marking it ended if
+    /// `ended` (the job is over: no process takes it again).
+    pub fn drop_job_lease(&self, id: &str, holder: &str, ended: bool) -> Result<()> {
+        on_backend!(self, s => s.drop_job_lease(id, holder, ended))
+    }
+
+    /// Job `id`'s driver lease: (holder, expiry, ended), if a lease row exists.
+    #[cfg(test)]
+    pub fn job_lease(&self, id: &str) -> Result<Option<(String, u64, bool)>> {
+        on_backend!(self, s => s.job_lease(id))
     }
 
     /// Records participant `index`'s answer to job `job`; the answer already recorded if
@@ -284,6 +369,19 @@ impl AggregatorStore {
     /// Whether round `round` belongs to a job (the job's id).
     pub fn job_of_round(&self, round: &str) -> Result<Option<String>> {
         on_backend!(self, s => s.job_of_round(round))
+    }
+}
+
+/// Whether `driver` may write the status of a job whose lease row is `lease` (holder, expiry,
+/// ended): no driver given (the analyst's cancel), or the job not ended and its lease the
+/// driver's or no other holder's live one.
+pub(super) fn may_write_job(driver: JobWriter<'_>, lease: Option<(String, u64, bool)>) -> bool {
+    match (driver, lease) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some((holder, now_ms)), Some((other, expires, ended))) => {
+            !ended && (other == holder || expires <= now_ms)
+        }
     }
 }
 

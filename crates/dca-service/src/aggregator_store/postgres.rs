@@ -17,8 +17,11 @@
 //! one upsert whose condition (no live lease of another) is evaluated under the row's lock, so
 //! of processes racing for it exactly one gets it; the release is recorded only in a
 //! transaction that locks that row and finds the lease still the caller's (or nobody's live
-//! one). A transaction that fails with a serialization failure or a deadlock is run
-//! again, a bounded number of times.
+//! one). A job's driver lease is a row of `agg_job_leases`, taken the same way; the acquirers of
+//! several processes take expired leases with `FOR UPDATE SKIP LOCKED`, so they get distinct
+//! jobs; a driver's status write locks the job's row and its lease row and checks the lease in
+//! the same transaction. A transaction that fails with a serialization failure or a deadlock is
+//! run again, a bounded number of times.
 //!
 //! The connection opens itself again on the next call once the server closed it (a restart,
 //! a failover, an idle connection cut); a transaction cut before its commit is run again on
@@ -33,8 +36,9 @@ use postgres::{IsolationLevel, Transaction};
 use sha2::{Digest, Sha256};
 
 use super::{
-    LeaseTaken, RecordedJob, RecordedState, answer_sha256, charge_sha256, check, check_job_budget,
-    check_round, job_round_sha256, job_sha256, reservation_id, row_sha256,
+    JobLeaseTaken, JobWriter, LeaseTaken, RecordedJob, RecordedState, answer_sha256, charge_sha256,
+    check, check_job_budget, check_round, job_round_sha256, job_sha256, may_write_job,
+    reservation_id, row_sha256,
 };
 use crate::postgres_tx::{self, PgConnection, PgMigration, TxError};
 use crate::{Error, Result};
@@ -196,6 +200,20 @@ impl PgAggregatorStore {
                 out.push((id, spec));
             }
             Ok(out)
+        })
+    }
+
+    pub fn ids_in(&self, states: &[&str]) -> Result<Vec<(String, String)>> {
+        let states: Vec<String> = states.iter().map(|s| s.to_string()).collect();
+        self.tx(move |tx| {
+            Ok(tx
+                .query(
+                    "SELECT id, state FROM agg_rounds WHERE state = ANY($1) ORDER BY seq",
+                    &[&states],
+                )?
+                .iter()
+                .map(|row| (row.get(0), row.get(1)))
+                .collect())
         })
     }
 
@@ -421,9 +439,11 @@ impl PgAggregatorStore {
         spec: &[u8],
         status: &[u8],
         rho: f64,
+        lease: (&str, u64),
         fits: impl Fn(&[f64]) -> Result<()> + Send + 'static,
     ) -> Result<bool> {
         let (id, spec, status) = (id.to_string(), spec.to_vec(), status.to_vec());
+        let (holder, until) = (lease.0.to_string(), lease.1 as i64);
         self.tx(move |tx| {
             lock_budget(tx)?;
             let inserted = tx.execute(
@@ -437,6 +457,10 @@ impl PgAggregatorStore {
                 tx.execute(
                     "INSERT INTO agg_charges (id, rho, sha256) VALUES ($1, $2, $3)",
                     &[&charge, &rho, &&charge_sha256(&charge, rho)[..]],
+                )?;
+                tx.execute(
+                    "INSERT INTO agg_job_leases (job_id, holder, expires_ms) VALUES ($1, $2, $3)",
+                    &[&id, &holder, &until],
                 )?;
             }
             Ok(inserted)
@@ -480,27 +504,40 @@ impl PgAggregatorStore {
         })
     }
 
-    pub fn set_job_status(&self, id: &str, status: &[u8]) -> Result<()> {
+    pub fn set_job_status(&self, id: &str, status: &[u8], driver: JobWriter<'_>) -> Result<bool> {
         let (id, status) = (id.to_string(), status.to_vec());
+        let driver = driver.map(|(h, now)| (h.to_string(), now));
         self.tx(move |tx| {
             let spec = job_spec_for_update(tx, &id)?;
+            if !may_write_job(driver.as_ref().map(|(h, now)| (h.as_str(), *now)), {
+                locked_job_lease(tx, &id)?
+            }) {
+                return Ok(false);
+            }
             tx.execute(
                 "UPDATE agg_jobs SET status = $2, sha256 = $3 WHERE id = $1",
                 &[&id, &status, &&job_sha256(&id, &spec, &status)[..]],
             )?;
-            Ok(())
+            Ok(true)
         })
     }
 
     pub fn settle_job(
         &self,
         id: &str,
+        driver: JobWriter<'_>,
         status: impl Fn(f64) -> Result<Vec<u8>> + Send + 'static,
-    ) -> Result<f64> {
+    ) -> Result<Option<f64>> {
         let id = id.to_string();
+        let driver = driver.map(|(h, now)| (h.to_string(), now));
         self.tx(move |tx| {
             lock_budget(tx)?;
             let spec = job_spec_for_update(tx, &id)?;
+            if !may_write_job(driver.as_ref().map(|(h, now)| (h.as_str(), *now)), {
+                locked_job_lease(tx, &id)?
+            }) {
+                return Ok(None);
+            }
             let used = job_rounds_rho(tx, &id)?;
             let status = status(used)?;
             let charge = reservation_id(&id);
@@ -512,8 +549,107 @@ impl PgAggregatorStore {
                 "UPDATE agg_jobs SET status = $2, sha256 = $3 WHERE id = $1",
                 &[&id, &status, &&job_sha256(&id, &spec, &status)[..]],
             )?;
-            Ok(used)
+            tx.execute(
+                "UPDATE agg_job_leases SET ended = TRUE WHERE job_id = $1",
+                &[&id],
+            )?;
+            Ok(Some(used))
         })
+    }
+
+    pub fn job_version(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        let id = id.to_string();
+        self.tx(move |tx| {
+            Ok(tx
+                .query_opt("SELECT sha256 FROM agg_jobs WHERE id = $1", &[&id])?
+                .map(|r| r.get(0)))
+        })
+    }
+
+    pub fn take_job_lease(
+        &self,
+        id: &str,
+        holder: &str,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> Result<JobLeaseTaken> {
+        let (id, holder) = (id.to_string(), holder.to_string());
+        self.tx(move |tx| {
+            // One statement: its condition is evaluated under the row's lock, so of processes
+            // racing for the lease exactly one gets it.
+            let taken = tx.execute(
+                "UPDATE agg_job_leases SET holder = $2, expires_ms = $4
+                 WHERE job_id = $1 AND NOT ended AND (expires_ms <= $3 OR holder = $2)",
+                &[&id, &holder, &(now_ms as i64), &(until_ms as i64)],
+            )? == 1;
+            if taken {
+                return Ok(JobLeaseTaken::Taken);
+            }
+            Ok(match locked_job_lease(tx, &id)? {
+                Some((other, expires, false)) => JobLeaseTaken::HeldBy(other, expires),
+                _ => JobLeaseTaken::Ended,
+            })
+        })
+    }
+
+    pub fn acquire_job_leases(
+        &self,
+        holder: &str,
+        now_ms: u64,
+        until_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<String>> {
+        let holder = holder.to_string();
+        self.tx(move |tx| {
+            Ok(tx
+                .query(
+                    "WITH taken AS (
+                         UPDATE agg_job_leases SET holder = $1, expires_ms = $3
+                         WHERE job_id IN (
+                             SELECT job_id FROM agg_job_leases
+                             WHERE NOT ended AND expires_ms <= $2
+                             ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED)
+                         RETURNING job_id, seq)
+                     SELECT job_id FROM taken ORDER BY seq",
+                    &[
+                        &holder,
+                        &(now_ms as i64),
+                        &(until_ms as i64),
+                        &(limit as i64),
+                    ],
+                )?
+                .iter()
+                .map(|r| r.get(0))
+                .collect())
+        })
+    }
+
+    pub fn renew_job_lease(&self, id: &str, holder: &str, until_ms: u64) -> Result<bool> {
+        let (id, holder) = (id.to_string(), holder.to_string());
+        self.tx(move |tx| {
+            Ok(tx.execute(
+                "UPDATE agg_job_leases SET expires_ms = $3 WHERE job_id = $1 AND holder = $2",
+                &[&id, &holder, &(until_ms as i64)],
+            )? == 1)
+        })
+    }
+
+    pub fn drop_job_lease(&self, id: &str, holder: &str, ended: bool) -> Result<()> {
+        let (id, holder) = (id.to_string(), holder.to_string());
+        self.tx(move |tx| {
+            tx.execute(
+                "UPDATE agg_job_leases SET expires_ms = 0, ended = ended OR $3
+                 WHERE job_id = $1 AND holder = $2",
+                &[&id, &holder, &ended],
+            )?;
+            Ok(())
+        })
+    }
+
+    #[cfg(test)]
+    pub fn job_lease(&self, id: &str) -> Result<Option<(String, u64, bool)>> {
+        let id = id.to_string();
+        self.tx(move |tx| locked_job_lease(tx, &id))
     }
 
     pub fn record_answer(&self, job: &str, index: usize, answer: &[u8]) -> Result<Vec<u8>> {
@@ -665,6 +801,20 @@ fn record_close(
     Ok(true)
 }
 
+/// Job `id`'s driver lease (holder, expiry, ended), its row locked for the rest of the
+/// transaction.
+fn locked_job_lease(
+    tx: &mut Transaction<'_>,
+    id: &str,
+) -> std::result::Result<Option<(String, u64, bool)>, TxError> {
+    Ok(tx
+        .query_opt(
+            "SELECT holder, expires_ms, ended FROM agg_job_leases WHERE job_id = $1 FOR UPDATE",
+            &[&id],
+        )?
+        .map(|r| (r.get(0), r.get::<_, i64>(1) as u64, r.get(2))))
+}
+
 fn job_spec_for_update(
     tx: &mut Transaction<'_>,
     id: &str,
@@ -772,6 +922,21 @@ const AGGREGATOR_MIGRATIONS: &[PgMigration] = &[
                   holder TEXT NOT NULL,
                   expires_ms BIGINT NOT NULL
               );",
+    },
+    PgMigration {
+        version: 3,
+        what: "a driver lease per job: the process that drives it",
+        // Jobs recorded before get a lease held by nobody: the first process to take one
+        // finds out whether the job is still live, and marks it ended if not.
+        sql: "CREATE TABLE agg_job_leases (
+                  seq BIGINT GENERATED ALWAYS AS IDENTITY,
+                  job_id TEXT PRIMARY KEY REFERENCES agg_jobs (id),
+                  holder TEXT NOT NULL,
+                  expires_ms BIGINT NOT NULL,
+                  ended BOOLEAN NOT NULL DEFAULT FALSE
+              );
+              INSERT INTO agg_job_leases (job_id, holder, expires_ms)
+                  SELECT id, '', 0 FROM agg_jobs ORDER BY seq;",
     },
 ];
 

@@ -179,12 +179,12 @@ fn a_job_round_past_its_reservation_is_refused_and_changes_nothing() {
     let (first, second) = (open(&db), open(&db));
     assert!(
         first
-            .insert_job("j", b"spec", b"status", 0.3, any_budget)
+            .insert_job("j", b"spec", b"status", 0.3, ("", 0), any_budget)
             .unwrap()
     );
     assert!(
         !second
-            .insert_job("j", b"spec", b"status", 0.3, any_budget)
+            .insert_job("j", b"spec", b"status", 0.3, ("", 0), any_budget)
             .unwrap()
     );
     for round in ["a", "b"] {
@@ -204,9 +204,9 @@ fn a_job_round_past_its_reservation_is_refused_and_changes_nothing() {
     assert_eq!(second.round("b").unwrap().unwrap().1.0, "created");
     assert_eq!(second.close_body("b").unwrap(), None);
     let spent = second
-        .settle_job("j", |spent| Ok(format!("{spent}").into_bytes()))
+        .settle_job("j", None, |spent| Ok(format!("{spent}").into_bytes()))
         .unwrap();
-    assert_eq!(spent, 0.2);
+    assert_eq!(spent, Some(0.2));
     assert_eq!(first.job("j").unwrap().unwrap().1, b"0.2");
     assert_eq!(first.charges().unwrap(), vec![0.2]);
 }
@@ -216,7 +216,10 @@ fn a_reservation_the_budget_cannot_pay_changes_nothing() {
     let Some(db) = test_db("refused") else { return };
     let s = open(&db);
     let refuse = |_: &[f64]| Err(Error::InvalidSpec("over budget".into()));
-    assert!(s.insert_job("j", b"spec", b"status", 0.3, refuse).is_err());
+    assert!(
+        s.insert_job("j", b"spec", b"status", 0.3, ("", 0), refuse)
+            .is_err()
+    );
     assert_eq!(s.job("j").unwrap(), None);
     assert_eq!(s.charges().unwrap(), Vec::<f64>::new());
 }
@@ -492,4 +495,28 @@ fn the_store_connects_again_after_its_connection_is_cut() {
         (state.as_str(), detail.as_deref()),
         ("released", Some("{\"sum\":[1]}"))
     );
+}
+
+#[test]
+fn a_job_lease_has_one_holder_until_it_expires() {
+    let Some(db) = test_db("joblease") else {
+        return;
+    };
+    crate::aggregator_store::job_lease_tests::one_holder_until_it_expires(&open(&db));
+}
+
+#[test]
+fn the_job_acquirer_takes_jobs_nobody_drives() {
+    let Some(db) = test_db("jobacquire") else {
+        return;
+    };
+    crate::aggregator_store::job_lease_tests::the_acquirer_takes_jobs_nobody_drives(&open(&db));
+}
+
+#[test]
+fn racing_handles_get_one_job_lease_each() {
+    let Some(db) = test_db("joblease_race") else {
+        return;
+    };
+    crate::aggregator_store::job_lease_tests::racing_handles_get_one_lease_each(|| open(&db));
 }

@@ -9,8 +9,9 @@ use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
 use super::{
-    LeaseTaken, RecordedJob, RecordedState, answer_sha256, charge_sha256, check, check_job_budget,
-    check_round, job_round_sha256, job_sha256, reservation_id, row_sha256,
+    JobLeaseTaken, JobWriter, LeaseTaken, RecordedJob, RecordedState, answer_sha256, charge_sha256,
+    check, check_job_budget, check_round, job_round_sha256, job_sha256, may_write_job,
+    reservation_id, row_sha256,
 };
 use crate::migrations::{Migration, add_column_if_missing, migrate};
 use crate::{Error, Result};
@@ -30,8 +31,10 @@ impl SqliteAggregatorStore {
             &path.display().to_string(),
         )?;
         // The file is one process's: a lease found in it is an earlier run's, whose holder is
-        // gone. The restarted aggregator resumes its rounds at once instead of after the lease.
+        // gone. The restarted aggregator resumes its rounds and jobs at once instead of after
+        // the lease.
         conn.execute("UPDATE release_leases SET expires_ms = 0", [])?;
+        conn.execute("UPDATE job_leases SET expires_ms = 0", [])?;
         Ok(SqliteAggregatorStore {
             conn: Mutex::new(conn),
         })
@@ -96,6 +99,20 @@ impl SqliteAggregatorStore {
             let detail: Option<String> = row.get(3)?;
             check_round(&id, &spec, &state, detail.as_deref(), row.get(4)?)?;
             out.push((id, spec));
+        }
+        Ok(out)
+    }
+
+    pub fn ids_in(&self, states: &[&str]) -> Result<Vec<(String, String)>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare("SELECT id, state FROM rounds ORDER BY rowid")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, state) = row?;
+            if states.contains(&state.as_str()) {
+                out.push((id, state));
+            }
         }
         Ok(out)
     }
@@ -345,6 +362,7 @@ impl SqliteAggregatorStore {
         spec: &[u8],
         status: &[u8],
         rho: f64,
+        lease: (&str, u64),
         fits: impl Fn(&[f64]) -> Result<()>,
     ) -> Result<bool> {
         let mut conn = self.conn()?;
@@ -359,6 +377,10 @@ impl SqliteAggregatorStore {
             tx.execute(
                 "INSERT INTO charges (id, rho, sha256) VALUES (?1, ?2, ?3)",
                 params![charge, rho, &charge_sha256(&charge, rho)[..]],
+            )?;
+            tx.execute(
+                "INSERT INTO job_leases (job_id, holder, expires_ms) VALUES (?1, ?2, ?3)",
+                params![id, lease.0, lease.1 as i64],
             )?;
         }
         tx.commit()?;
@@ -406,33 +428,41 @@ impl SqliteAggregatorStore {
         .collect()
     }
 
-    /// Replaces job `id`'s status.
-    pub fn set_job_status(&self, id: &str, status: &[u8]) -> Result<()> {
+    /// Replaces job `id`'s status, if `driver` may (see the store's interface).
+    pub fn set_job_status(&self, id: &str, status: &[u8], driver: JobWriter<'_>) -> Result<bool> {
         let mut conn = self.conn()?;
         let tx = conn.transaction()?;
         let spec: Vec<u8> =
             tx.query_row("SELECT spec FROM jobs WHERE id = ?1", params![id], |r| {
                 r.get(0)
             })?;
+        if !may_write_job(driver, Self::read_job_lease(&tx, id)?) {
+            return Ok(false);
+        }
         tx.execute(
             "UPDATE jobs SET status = ?2, sha256 = ?3 WHERE id = ?1",
             params![id, status, &job_sha256(id, &spec, status)[..]],
         )?;
         tx.commit()?;
-        Ok(())
+        Ok(true)
     }
 
-    /// Ends job `id`: its status becomes `status(spent)` and its reservation shrinks to what
-    /// its released rounds spent (`spent`), in one transaction (the rest of the budget comes
-    /// back). The status is written once, already holding what was spent: a reader never sees
-    /// the job ended with nothing spent.
-    pub fn settle_job(&self, id: &str, status: impl FnOnce(f64) -> Result<Vec<u8>>) -> Result<f64> {
+    /// Ends job `id` (see the store's interface).
+    pub fn settle_job(
+        &self,
+        id: &str,
+        driver: JobWriter<'_>,
+        status: impl FnOnce(f64) -> Result<Vec<u8>>,
+    ) -> Result<Option<f64>> {
         let mut conn = self.conn()?;
         let tx = conn.transaction()?;
         let spec: Vec<u8> =
             tx.query_row("SELECT spec FROM jobs WHERE id = ?1", params![id], |r| {
                 r.get(0)
             })?;
+        if !may_write_job(driver, Self::read_job_lease(&tx, id)?) {
+            return Ok(None);
+        }
         let used = Self::job_rounds_rho(&tx, id)?;
         let status = &status(used)?[..];
         let charge = reservation_id(id);
@@ -444,8 +474,110 @@ impl SqliteAggregatorStore {
             "UPDATE jobs SET status = ?2, sha256 = ?3 WHERE id = ?1",
             params![id, status, &job_sha256(id, &spec, status)[..]],
         )?;
+        tx.execute(
+            "UPDATE job_leases SET ended = 1 WHERE job_id = ?1",
+            params![id],
+        )?;
         tx.commit()?;
-        Ok(used)
+        Ok(Some(used))
+    }
+
+    pub fn job_version(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .conn()?
+            .query_row("SELECT sha256 FROM jobs WHERE id = ?1", params![id], |r| {
+                r.get(0)
+            })
+            .optional()?)
+    }
+
+    pub fn take_job_lease(
+        &self,
+        id: &str,
+        holder: &str,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> Result<JobLeaseTaken> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction()?;
+        let taken = tx.execute(
+            "UPDATE job_leases SET holder = ?2, expires_ms = ?4
+             WHERE job_id = ?1 AND NOT ended AND (expires_ms <= ?3 OR holder = ?2)",
+            params![id, holder, now_ms as i64, until_ms as i64],
+        )? == 1;
+        let outcome = if taken {
+            JobLeaseTaken::Taken
+        } else {
+            match Self::read_job_lease(&tx, id)? {
+                Some((other, expires, false)) => JobLeaseTaken::HeldBy(other, expires),
+                _ => JobLeaseTaken::Ended,
+            }
+        };
+        tx.commit()?;
+        Ok(outcome)
+    }
+
+    pub fn acquire_job_leases(
+        &self,
+        holder: &str,
+        now_ms: u64,
+        until_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<String>> {
+        let conn = self.conn()?;
+        // One statement, so one write transaction: handles on the same file take turns.
+        let mut stmt = conn.prepare(
+            "UPDATE job_leases SET holder = ?1, expires_ms = ?3
+             WHERE job_id IN (
+                 SELECT job_id FROM job_leases WHERE NOT ended AND expires_ms <= ?2
+                 ORDER BY rowid LIMIT ?4)
+             RETURNING rowid, job_id",
+        )?;
+        let ids = stmt.query_map(
+            params![holder, now_ms as i64, until_ms as i64, limit as i64],
+            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
+        )?;
+        let mut ids = ids.collect::<rusqlite::Result<Vec<(i64, String)>>>()?;
+        // RETURNING gives no order.
+        ids.sort();
+        Ok(ids.into_iter().map(|(_, id)| id).collect())
+    }
+
+    pub fn renew_job_lease(&self, id: &str, holder: &str, until_ms: u64) -> Result<bool> {
+        Ok(self.conn()?.execute(
+            "UPDATE job_leases SET expires_ms = ?3 WHERE job_id = ?1 AND holder = ?2",
+            params![id, holder, until_ms as i64],
+        )? == 1)
+    }
+
+    pub fn drop_job_lease(&self, id: &str, holder: &str, ended: bool) -> Result<()> {
+        self.conn()?.execute(
+            "UPDATE job_leases SET expires_ms = 0, ended = ended OR ?3
+             WHERE job_id = ?1 AND holder = ?2",
+            params![id, holder, ended],
+        )?;
+        Ok(())
+    }
+
+    #[cfg(test)]
+    pub fn job_lease(&self, id: &str) -> Result<Option<(String, u64, bool)>> {
+        Self::read_job_lease(&*self.conn()?, id)
+    }
+
+    fn read_job_lease(conn: &Connection, id: &str) -> Result<Option<(String, u64, bool)>> {
+        Ok(conn
+            .query_row(
+                "SELECT holder, expires_ms, ended FROM job_leases WHERE job_id = ?1",
+                params![id],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, i64>(1)? as u64,
+                        r.get::<_, bool>(2)?,
+                    ))
+                },
+            )
+            .optional()?)
     }
 
     /// Records participant `index`'s answer to job `job`; the answer already recorded if
@@ -645,6 +777,21 @@ const AGGREGATOR_MIGRATIONS: &[Migration] = &[
             )
         },
     },
+    Migration {
+        version: 5,
+        what: "a driver lease per job: the caller that drives it",
+        // Jobs recorded before get a lease held by nobody: the first driver to take one finds
+        // out whether the job is still live, and marks it ended if not.
+        apply: |tx| {
+            tx.execute_batch(
+                "CREATE TABLE IF NOT EXISTS job_leases (
+                     job_id TEXT PRIMARY KEY, holder TEXT NOT NULL,
+                     expires_ms INTEGER NOT NULL, ended INTEGER NOT NULL DEFAULT 0);
+                 INSERT OR IGNORE INTO job_leases (job_id, holder, expires_ms)
+                     SELECT id, '', 0 FROM jobs ORDER BY rowid;",
+            )
+        },
+    },
 ];
 
 #[cfg(test)]
@@ -731,6 +878,60 @@ mod tests {
         assert_eq!(
             again.take_release_lease("r1", "B", 1_001, 31_001).unwrap(),
             LeaseTaken::Taken
+        );
+    }
+
+    fn as_store(s: SqliteAggregatorStore) -> crate::aggregator_store::AggregatorStore {
+        crate::aggregator_store::AggregatorStore::Sqlite(s)
+    }
+
+    #[test]
+    fn a_job_lease_has_one_holder_until_it_expires() {
+        crate::aggregator_store::job_lease_tests::one_holder_until_it_expires(&as_store(store(
+            "aggstore-joblease",
+        )));
+    }
+
+    #[test]
+    fn the_job_acquirer_takes_jobs_nobody_drives() {
+        crate::aggregator_store::job_lease_tests::the_acquirer_takes_jobs_nobody_drives(&as_store(
+            store("aggstore-jobacquire"),
+        ));
+    }
+
+    /// Handles on one file, as processes sharing it would be (the file is one process's in
+    /// use, but nothing is left to chance if two open it).
+    #[test]
+    fn racing_handles_get_one_job_lease_each() {
+        let path = crate::scratch_dir("aggstore-joblease-race").join("agg.sqlite");
+        crate::aggregator_store::job_lease_tests::racing_handles_get_one_lease_each(|| {
+            as_store(SqliteAggregatorStore::open(&path).unwrap())
+        });
+    }
+
+    /// An earlier run's job lease does not hold the restarted aggregator back; an ended job's
+    /// lease stays ended.
+    #[test]
+    fn an_earlier_runs_job_lease_is_given_up_on_open() {
+        let dir = crate::scratch_dir("aggstore-joblease-restart");
+        let first = SqliteAggregatorStore::open(&dir.join("agg.sqlite")).unwrap();
+        for j in ["live", "over"] {
+            assert!(
+                first
+                    .insert_job(j, b"{}", b"running", 0.1, ("", 0), |_| Ok(()))
+                    .unwrap()
+            );
+            assert_eq!(
+                first.take_job_lease(j, "A", 1_000, 31_000).unwrap(),
+                JobLeaseTaken::Taken
+            );
+        }
+        first.drop_job_lease("over", "A", true).unwrap();
+        drop(first);
+        let again = SqliteAggregatorStore::open(&dir.join("agg.sqlite")).unwrap();
+        assert_eq!(
+            again.acquire_job_leases("B", 1_001, 31_001, 10).unwrap(),
+            vec!["live".to_string()]
         );
     }
 

@@ -155,24 +155,35 @@ pub enum Store {
 #[allow(unused_macros)]
 macro_rules! both_stores {
     (current_thread: $($test:ident),+ $(,)?) => {
-        $crate::common::both_stores!(@tests tokio::test; $($test),+);
+        $crate::common::both_stores!(@tests tokio::test; []; $($test),+);
     };
-    (@tests $runtime:meta; $($test:ident),+) => {$(
+    (ignore = $why:literal: $($test:ident),+ $(,)?) => {
+        $crate::common::both_stores!(
+            @tests tokio::test(flavor = "multi_thread", worker_threads = 2);
+            [ignore = $why]; $($test),+
+        );
+    };
+    (@tests $runtime:meta; $extra:tt; $($test:ident),+) => {$(
+        $crate::common::both_stores!(@test $runtime; $extra; $test);
+    )+};
+    (@test $runtime:meta; [$($extra:meta)?]; $test:ident) => {
         mod $test {
             #[$runtime]
+            $(#[$extra])?
             async fn sqlite() {
                 super::$test($crate::common::Store::Sqlite).await
             }
 
             #[$runtime]
+            $(#[$extra])?
             async fn postgres() {
                 super::$test($crate::common::Store::Postgres).await
             }
         }
-    )+};
+    };
     ($($test:ident),+ $(,)?) => {
         $crate::common::both_stores!(
-            @tests tokio::test(flavor = "multi_thread", worker_threads = 2); $($test),+
+            @tests tokio::test(flavor = "multi_thread", worker_threads = 2); []; $($test),+
         );
     };
 }
@@ -583,6 +594,19 @@ impl AggregatorProcess {
     }
 }
 
+/// `f` on a connection to the cluster's PostgreSQL aggregator database `db_name` (on a thread
+/// of its own: the blocking client must not run on the test's async threads).
+pub fn in_aggregator_db<T: Send + 'static>(
+    cluster: &Cluster,
+    db_name: &str,
+    f: impl FnOnce(&mut postgres::Client) -> T + Send + 'static,
+) -> T {
+    let url = cluster.pg.as_ref().unwrap().aggregator_url(db_name);
+    std::thread::spawn(move || f(&mut postgres::Client::connect(&url, postgres::NoTls).unwrap()))
+        .join()
+        .unwrap()
+}
+
 /// `--db FILE`, or `--store URL` when the cluster's nodes are on PostgreSQL.
 pub fn aggregator_store_args(cluster: &Cluster, db_name: &str) -> Vec<std::ffi::OsString> {
     match cluster.aggregator_store(db_name) {
@@ -684,6 +708,18 @@ pub async fn proxy(
     target: String,
     answer: impl Fn(&str) -> Option<(reqwest::StatusCode, &'static str)> + Send + Sync + 'static,
 ) -> String {
+    proxy_by_method(http, target, move |_, path| answer(path)).await
+}
+
+/// [`proxy`] whose `answer` is shown each request's method too.
+pub async fn proxy_by_method(
+    http: reqwest::Client,
+    target: String,
+    answer: impl Fn(&reqwest::Method, &str) -> Option<(reqwest::StatusCode, &'static str)>
+    + Send
+    + Sync
+    + 'static,
+) -> String {
     use axum::body::Body;
     use axum::http::Request;
     use axum::response::{IntoResponse, Response};
@@ -693,7 +729,7 @@ pub async fn proxy(
         async move {
             let (parts, body) = request.into_parts();
             let path = parts.uri.path().to_string();
-            if let Some(answered) = answer(&path) {
+            if let Some(answered) = answer(&parts.method, &path) {
                 return answered.into_response();
             }
             let body = axum::body::to_bytes(body, 64 << 20).await.unwrap();

@@ -1,16 +1,15 @@
-//! `dpdist job …` (the analyst: no data file) and `dpdist participant` (a data holder).
+//! `dpdist job create|status|result|cancel`: the analyst's side of a job (no data file).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use dca_service::job::{ColumnBounds, JobSpec};
 use dca_service::job_http::JobView;
-use dca_service::participant::{Participant, Policy};
-use dca_service::{Error, MEDIA_JSON, Result, tls};
-
-use super::{io_at, read_text, secret};
+use dca_service::{Error, MEDIA_JSON, Result};
 use serde::Deserialize;
+
+use crate::{https_client, read_text, secret};
 
 #[derive(Args, Clone)]
 pub struct JobConnection {
@@ -64,38 +63,6 @@ pub enum JobCommand {
     },
 }
 
-#[derive(Args)]
-pub struct ParticipantArgs {
-    /// The aggregator server's base URL.
-    #[arg(long)]
-    aggregator: String,
-    /// PEM CA certificate the aggregator's and the nodes' certificates chain to.
-    #[arg(long)]
-    ca: PathBuf,
-    /// File holding this participant's bearer token (the analyst lists its SHA-256).
-    #[arg(long)]
-    token_file: PathBuf,
-    /// This participant's rows (CSV with a header naming the columns).
-    #[arg(long)]
-    data: PathBuf,
-    /// What it agrees to (TOML: columns, max_epsilon_per_job, total_epsilon).
-    #[arg(long)]
-    policy: PathBuf,
-    /// Its ledger and its sealed attempts.
-    #[arg(long)]
-    state_dir: PathBuf,
-    /// Follow only this job and exit when it ends (exit status 0 if it is done).
-    #[arg(long)]
-    job: Option<String>,
-    /// Milliseconds between looks at the aggregator.
-    #[arg(long, default_value_t = 500)]
-    poll_ms: u64,
-    /// Draw noise and masks from this seed, as the in-process pipeline with the same seed
-    /// does — NON-PRIVATE: anyone knowing the seed can unmask; for reproducible tests only.
-    #[arg(long)]
-    insecure_seed: Option<u64>,
-}
-
 /// The job file: a [`JobSpec`] without its creation time, with defaults for the windows.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -138,11 +105,6 @@ fn ten_minutes() -> u64 {
     600_000
 }
 
-fn client(ca: &Path) -> Result<reqwest::Client> {
-    let pem = std::fs::read(ca).map_err(|e| io_at(e, "--ca", ca))?;
-    tls::http_client(&pem, 8, Duration::from_secs(60))
-}
-
 async fn checked<T: serde::de::DeserializeOwned>(r: reqwest::Response, what: &str) -> Result<T> {
     let status = r.status();
     if !status.is_success() {
@@ -154,7 +116,7 @@ async fn checked<T: serde::de::DeserializeOwned>(r: reqwest::Response, what: &st
     Ok(r.json().await?)
 }
 
-pub async fn job(command: JobCommand) -> Result<()> {
+pub async fn run(command: JobCommand) -> Result<()> {
     match command {
         JobCommand::Create { conn, spec } => {
             let file: JobFile = toml::from_str(&read_text(&spec, "--spec")?)
@@ -177,7 +139,7 @@ pub async fn job(command: JobCommand) -> Result<()> {
                 clipped_share: file.clipped_share,
             };
             spec.validate()?;
-            let http = client(&conn.ca)?;
+            let http = https_client(&conn.ca, 8)?;
             let token = secret(&conn.analyst_token_file, "--analyst-token-file")?;
             let r = http
                 .put(format!("{}/jobs/{}", conn.aggregator, spec.id()))
@@ -233,7 +195,7 @@ pub async fn job(command: JobCommand) -> Result<()> {
             }
         }
         JobCommand::Cancel { conn, job } => {
-            let http = client(&conn.ca)?;
+            let http = https_client(&conn.ca, 8)?;
             let token = secret(&conn.analyst_token_file, "--analyst-token-file")?;
             let r = http
                 .post(format!("{}/jobs/{job}/cancel", conn.aggregator))
@@ -248,7 +210,7 @@ pub async fn job(command: JobCommand) -> Result<()> {
 }
 
 async fn get(conn: &JobConnection, job: &str) -> Result<JobView> {
-    let http = client(&conn.ca)?;
+    let http = https_client(&conn.ca, 8)?;
     let token = secret(&conn.analyst_token_file, "--analyst-token-file")?;
     let r = http
         .get(format!("{}/jobs/{job}", conn.aggregator))
@@ -260,50 +222,4 @@ async fn get(conn: &JobConnection, job: &str) -> Result<JobView> {
 
 fn pretty(value: &impl serde::Serialize) -> Result<String> {
     serde_json::to_string_pretty(value).map_err(|e| Error::Io(std::io::Error::other(e)))
-}
-
-pub async fn participant(a: ParticipantArgs) -> Result<()> {
-    let rows = dca_service::participant::Rows::csv(&a.data)?;
-    let policy = Policy::parse(&read_text(&a.policy, "--policy")?)
-        .map_err(|e| Error::InvalidSpec(format!("--policy {}: {e}", a.policy.display())))?;
-    if a.insecure_seed.is_some() {
-        tracing::warn!(
-            "NON-PRIVATE: --insecure-seed draws this participant's noise and masks from a \
-             fixed seed; anyone knowing it can unmask its shares"
-        );
-    }
-    let participant = Participant {
-        aggregator: a.aggregator,
-        http: client(&a.ca)?,
-        token: secret(&a.token_file, "--token-file")?,
-        rows,
-        policy,
-        state_dir: a.state_dir,
-        insecure_seed: a.insecure_seed,
-        poll: Duration::from_millis(a.poll_ms.max(10)),
-    };
-    println!(
-        "dpdist participant: {} rows, waiting for jobs",
-        participant.rows.len()
-    );
-    let outcome = participant.run(a.job.as_deref()).await?;
-    println!(
-        "job {}{}; this participant {}",
-        outcome.state,
-        outcome
-            .reason
-            .as_deref()
-            .map(|r| format!(": {r}"))
-            .unwrap_or_default(),
-        if outcome.took_part {
-            "took part"
-        } else {
-            "did not take part"
-        }
-    );
-    if outcome.state == "done" {
-        Ok(())
-    } else {
-        Err(Error::Job(format!("the job ended {}", outcome.state)))
-    }
 }

@@ -1,0 +1,162 @@
+//! `dpdist blr`: Alg. 2 over the network, the analyst's process running the N clients.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use dca_service::{Error, Result};
+use dp_noise::rng::RngSource;
+
+use super::analyst::{AnalystConnection, print_report};
+use crate::{checked_budget, read_text};
+
+#[derive(Args)]
+pub struct BlrArgs {
+    #[command(flatten)]
+    analyst: AnalystConnection,
+    /// Numeric CSV with a header row; every row is one client.
+    #[arg(long, default_value = "examples/data/diabetes.csv")]
+    data: PathBuf,
+    /// Target column.
+    #[arg(long, default_value = "target")]
+    target: String,
+    /// Public bounds schema (`column,lo,hi` per column, public knowledge, not computed from the
+    /// rows) that scales every column; default: `<data stem>.bounds.csv` beside `--data`.
+    #[arg(long)]
+    bounds: Option<PathBuf>,
+    /// ε of the whole fit (both rounds).
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    epsilon: f64,
+    /// δ of the whole fit.
+    #[arg(long, default_value_t = 1e-5, allow_hyphen_values = true)]
+    delta: f64,
+    /// T: clients that may drop out or collude.
+    #[arg(long, default_value_t = 2)]
+    max_dropped: usize,
+    /// full or seed.
+    #[arg(long, default_value = "seed")]
+    mode: String,
+    /// ALL randomness (noise, masks, search) from this seed — INSECURE, anyone knowing it can
+    /// unmask; for reproducibility only. Also runs the same fit in one process and checks that
+    /// the released statistics are bit-identical.
+    #[arg(long)]
+    insecure_seed: Option<u64>,
+}
+
+pub async fn run(a: BlrArgs) -> Result<()> {
+    use dca_service::network_fit::{dca_blr_config, fit_over_network, prepare_csv};
+    let mode = match a.mode.as_str() {
+        "seed" => fixedpoint_shares::ShareMode::Seed,
+        "full" => fixedpoint_shares::ShareMode::Full,
+        other => return Err(Error::InvalidSpec(format!("--mode {other}: seed or full"))),
+    };
+    let budget = checked_budget(a.epsilon, a.delta, "--epsilon/--delta")?;
+    let bounds_path = a
+        .bounds
+        .clone()
+        .unwrap_or_else(|| blr::public_bounds::schema_path(&a.data));
+    let prepared = prepare_csv(
+        &read_text(&a.data, "--data")?,
+        &a.target,
+        &read_text(&bounds_path, "--bounds")?,
+    )
+    .map_err(|e| {
+        Error::InvalidSpec(format!(
+            "--data {} with --bounds {}: {e}",
+            a.data.display(),
+            bounds_path.display()
+        ))
+    })?;
+    let (x, y, n, d, clipped) = (
+        prepared.x,
+        prepared.y,
+        prepared.n,
+        prepared.d,
+        prepared.clipped,
+    );
+    let (transport, m) = a.analyst.transport().await?;
+    let config = dca_blr_config(d, m, a.max_dropped, mode, budget);
+    let rng = match a.insecure_seed {
+        Some(seed) => RngSource::InsecureFixedSeed(seed),
+        None => RngSource::Os,
+    };
+    eprintln!(
+        "{}: columns scaled by the public bounds in {} (no privacy cost){}",
+        a.data.display(),
+        bounds_path.display(),
+        if clipped > 0 {
+            format!(", {clipped} value(s) clipped to their public range")
+        } else {
+            String::new()
+        }
+    );
+    eprintln!(
+        "{}: {n} clients, d = {d}; Alg. 2 over the network on M = {m} nodes, T = {}, {} mode, (ε, δ) = ({}, {}){}",
+        a.data.display(),
+        a.max_dropped,
+        a.mode,
+        a.epsilon,
+        a.delta,
+        if a.insecure_seed.is_some() {
+            ", INSECURE fixed seed"
+        } else {
+            ""
+        }
+    );
+    let start = std::time::Instant::now();
+    let (fit, transport) =
+        fit_over_network(transport, x.clone(), y.clone(), d, config.clone(), rng).await?;
+    let wall = start.elapsed().as_secs_f64();
+    let std = fit.std.as_ref();
+    let omega = fit.thresholds.as_ref();
+    let pred = blr::predict(&fit.posterior.mean, &x, n)?;
+    let np = blr::fit_non_private(&x, &y, n, d, blr::Prior::default())?;
+    let np_pred = blr::predict(&np.mean, &x, n)?;
+    let stats_noise = transport
+        .releases
+        .last()
+        .map_or(0.0, |r| r.noise_sigma_released);
+    let warning = blr::noise_dominance_warning(&fit.stats, stats_noise, n, a.epsilon);
+    if let Some(w) = &warning {
+        eprintln!("dpdist: WARNING: {w}");
+    }
+    let mut report = serde_json::json!({
+        "clients": n,
+        "dim": d,
+        "nodes": m,
+        "wall_seconds": wall,
+        "warning": warning,
+        "rounds": transport.releases.iter().map(|r| serde_json::json!({
+            "round": r.round, "id": r.id, "clients": r.clients.len(),
+            "noise_sigma_released": r.noise_sigma_released,
+            "aggregator_spent_epsilon": r.spent_epsilon,
+        })).collect::<Vec<_>>(),
+        "std_x": std.map(|s| s.x.clone()),
+        "std_y": std.map(|s| s.y),
+        "omega_x": omega.map(|o| o.omega_x),
+        "omega_y": omega.map(|o| o.omega_y),
+        "bounds_x": fit.bounds_x,
+        "bound_y": fit.bound_y,
+        "posterior_mean": fit.posterior.mean,
+        "fit_spent_epsilon": fit.spent.epsilon,
+        "fit_spent_delta": fit.spent.delta,
+        "in_sample_mae": blr::mae(&y, &pred)?,
+        "in_sample_mae_non_private": blr::mae(&y, &np_pred)?,
+    });
+    let mut identical = true;
+    if a.insecure_seed.is_some() {
+        let (xl, yl) = (x.clone(), y.clone());
+        let local = tokio::task::spawn_blocking(move || blr::fit(&xl, &yl, n, d, &config, rng))
+            .await
+            .map_err(|e| Error::Http(format!("in-process fit: {e}")))??;
+        let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        identical = bits(&local.stats.to_flat(false)) == bits(&fit.stats.to_flat(false))
+            && local.std.as_ref().map(|s| bits(&s.x)) == std.map(|s| bits(&s.x))
+            && bits(&local.posterior.mean) == bits(&fit.posterior.mean);
+        report["statistics_bit_identical_to_in_process"] = identical.into();
+    }
+    print_report(
+        &report,
+        identical,
+        "the network fit's statistics differ from the in-process fit's",
+    )
+}
