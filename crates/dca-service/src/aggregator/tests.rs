@@ -1,0 +1,151 @@
+//! Unit tests of the aggregator: charges, recorded rounds and closes, the live-round cache.
+
+use super::{legacy_close_json, recorded_round, recorded_spec, round_rho};
+use crate::Error;
+use crate::hex;
+use crate::spec::{RoundSpec, token_hash};
+use share_sealing::NodeKeyPair;
+use std::time::Duration;
+
+fn round(frac_bits: u32) -> crate::spec::Round {
+    RoundSpec {
+        round: 1,
+        n_clients: 16,
+        n_nodes: 2,
+        max_dropped: 2,
+        dim: 5,
+        bound: 1.0,
+        mode: "seed".into(),
+        noise_sigma_total: Some(2.5),
+        l2_sensitivity: Some(1.0),
+        frac_bits: Some(frac_bits),
+        deadline_unix_ms: 1_900_000_000_000,
+        node_keys: (0..2)
+            .map(|_| hex::encode(&NodeKeyPair::generate().public.to_bytes()))
+            .collect(),
+        client_token_sha256: (0..16)
+            .map(|i| hex::encode(&token_hash(&format!("t{i}"))))
+            .collect(),
+    }
+    .validate()
+    .unwrap()
+}
+
+/// On a coarse grid (f = 4) the rounding term is large: ρ = (Δ₂·2^f + √d)² /
+/// (2·(N − T − 1)·σ_c²·2^2f) with σ_c = σ/√(N − T − 1) is (1 + √5/16)² / (2·2.5²) = 0.1039…,
+/// not the continuous 0.08 (KLS's τ underflows at σ_c·2^f ≈ 11).
+#[test]
+fn the_charge_counts_the_grid_rounding_like_the_pipeline() {
+    let by_hand = (1.0 + 5f64.sqrt() / 16.0).powi(2) / (2.0 * 2.5 * 2.5);
+    let rho = round_rho(&round(4)).unwrap().unwrap();
+    assert!(
+        (rho - by_hand).abs() < 1e-12 * by_hand,
+        "{rho} vs {by_hand}"
+    );
+    assert!(rho > 0.1);
+}
+
+/// A round recorded as a round config reads back under its id; one recorded as JSON with
+/// its token list inline (older versions) under the id it had then, the SHA-256 of that JSON.
+#[test]
+fn recorded_rounds_read_back_under_the_id_they_were_created_with() {
+    use sha2::{Digest, Sha256};
+    let r = round(4);
+    let config = r.config_bytes().unwrap();
+    assert_eq!(recorded_round(&r.id(), &config).unwrap().hash, r.hash);
+    let e = recorded_round(&"ab".repeat(32), &config).unwrap_err();
+    assert!(matches!(e, Error::Integrity(_)), "{e}");
+    // The spec's JSON with the list as its last field, as those versions wrote it.
+    let spec = r.spec.canonical_json();
+    let list = format!(
+        ",\"client_token_sha256\":[\"{}\"]}}",
+        r.spec.client_token_sha256.join("\",\"")
+    );
+    let json = [&spec[..spec.len() - 1], list.as_bytes()].concat();
+    let old_id = hex::encode(&Sha256::digest(&json));
+    let old = recorded_round(&old_id, &json).unwrap();
+    assert_eq!(old.id(), old_id);
+    assert_eq!(old.token_hashes, r.token_hashes);
+    assert!(matches!(
+        recorded_round(&r.id(), &json),
+        Err(Error::Integrity(_))
+    ));
+    assert_eq!(recorded_spec(&config).unwrap().round, 1);
+    assert_eq!(recorded_spec(&json).unwrap().round, 1);
+}
+
+/// A live round is read from the store and checked once: later passes get the same
+/// `Arc` (its spec is not read again); it leaves the cache when it is no longer live.
+#[test]
+fn live_rounds_are_read_once_and_forgotten_once_they_end() {
+    let dir = crate::scratch_dir("live-rounds");
+    let agg = crate::aggregator::Aggregator::open(
+        &dir.join("aggregator.sqlite"),
+        {
+            let ca = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+            crate::tls::http_client(ca.cert.pem().as_bytes(), 1, Duration::from_secs(1)).unwrap()
+        },
+        vec!["https://127.0.0.1:9".into(); 2],
+        "admin".to_string(),
+        dp_noise::PrivacyLoss {
+            epsilon: 10.0,
+            delta: 1e-5,
+        },
+    )
+    .unwrap();
+    let a = round(4);
+    let mut b = a.spec.clone();
+    b.round = 2;
+    let b = b.validate().unwrap();
+    for r in [&a, &b] {
+        agg.store
+            .insert_round(&r.id(), &r.config_bytes().unwrap())
+            .unwrap();
+    }
+    let ids = |rounds: Vec<std::sync::Arc<crate::spec::Round>>| {
+        rounds.iter().map(|r| r.id()).collect::<Vec<_>>()
+    };
+    let first = agg.open_rounds().unwrap();
+    assert_eq!(ids(first.clone()), [a.id(), b.id()]);
+    let again = agg.open_rounds().unwrap();
+    assert!(std::sync::Arc::ptr_eq(&first[0], &again[0]));
+    assert!(std::sync::Arc::ptr_eq(&first[1], &again[1]));
+
+    assert!(agg.store.begin_abort(&b.id(), "test").unwrap());
+    assert_eq!(ids(agg.open_rounds().unwrap()), [a.id()]);
+    let aborting = agg.live_rounds_in(&["aborting"]).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&aborting[0], &first[1]));
+    agg.store.finish_abort(&b.id()).unwrap();
+    assert_eq!(ids(agg.open_rounds().unwrap()), [a.id()]);
+    assert!(agg.live_rounds_in(&["aborting"]).unwrap().is_empty());
+    let cached: Vec<String> = agg.live_rounds.lock().unwrap().keys().cloned().collect();
+    assert_eq!(cached, [a.id()]);
+}
+
+#[test]
+fn a_close_recorded_as_json_reads_back_as_its_pairs() {
+    let body = br#"{"agreed":[7,2],"shards":["00000000000000ff","0102030405060708"]}"#;
+    let pairs = legacy_close_json(body, 8).unwrap();
+    assert_eq!(
+        pairs.iter().collect::<Vec<_>>(),
+        [
+            (
+                fixedpoint_shares::ClientId(2),
+                fixedpoint_shares::ShardId(0x0102_0304_0506_0708)
+            ),
+            (
+                fixedpoint_shares::ClientId(7),
+                fixedpoint_shares::ShardId(0xff)
+            )
+        ]
+    );
+    for bad in [
+        &br#"{"agreed":[7],"shards":[]}"#[..],
+        br#"{"agreed":[8],"shards":["00000000000000ff"]}"#,
+        br#"{"agreed":[1,1],"shards":["00000000000000ff","00000000000000ff"]}"#,
+        br#"{"agreed":[1],"shards":["ff"]}"#,
+        b"DPDP",
+    ] {
+        assert!(legacy_close_json(bad, 8).is_err());
+    }
+}
