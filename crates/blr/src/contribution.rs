@@ -7,6 +7,7 @@ use projection::marginal_std::{SquaresRule, StdMode, std_sensitivity};
 use serde::{Deserialize, Serialize};
 
 use crate::clipping::{CLIPPED_COUNTS_L2_SENSITIVITY, ClippedCountsRule};
+use crate::design::Design;
 use crate::error::{Error, Result};
 use crate::sensitivity::stats_l2_sensitivity;
 use crate::ssp::StatisticsRule;
@@ -35,6 +36,12 @@ pub enum Contribution {
         bound_y: f64,
         /// Σy² released too.
         with_yy: bool,
+    },
+    /// The statistics round of a [`Design`] (the regression with an intercept in the data's
+    /// units): every record mapped onto the design's unit scale, its statistics vector with Σỹ².
+    DesignStatistics {
+        /// Public ranges and intercept.
+        design: Design,
     },
     /// The clipped-share round: per record, whether the bounds clip its y and whether they
     /// clip some x (`[1{|y| > B_y}, 1{∃j |x_j| > B_j}]`, [`crate::ClippedCountsRule`]).
@@ -85,6 +92,7 @@ impl Contribution {
             Contribution::Squares { assumed_x, .. } => assumed_x.len(),
             Contribution::Statistics { bounds_x, .. }
             | Contribution::ClippedCounts { bounds_x, .. } => bounds_x.len(),
+            Contribution::DesignStatistics { design } => design.columns(),
         }
     }
 
@@ -106,6 +114,10 @@ impl Contribution {
                 bound_y,
                 with_yy,
             } => stats_l2_sensitivity(bounds_x, *bound_y, *with_yy),
+            Contribution::DesignStatistics { design } => {
+                design.validate()?;
+                design.l2_sensitivity()
+            }
             Contribution::ClippedCounts { bounds_x, bound_y } => {
                 projection::error::check_bounds(bounds_x, "clipping bounds of x")?;
                 projection::error::check_bounds(&[*bound_y], "clipping bound of y")?;
@@ -171,6 +183,7 @@ impl Contribution {
                 bound_y: *bound_y,
                 with_yy: *with_yy,
             }),
+            Contribution::DesignStatistics { design } => f(&design.rule()),
             Contribution::ClippedCounts { bounds_x, bound_y } => f(&ClippedCountsRule {
                 bounds_x,
                 bound_y: *bound_y,

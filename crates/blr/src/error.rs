@@ -77,6 +77,16 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// A public range is empty, reversed or not finite.
+    #[error("public range of {what}: [{lower}, {upper}] must be finite with lower < upper")]
+    InvalidRange {
+        /// Which column.
+        what: String,
+        /// The lower end given.
+        lower: f64,
+        /// The upper end given.
+        upper: f64,
+    },
     /// Projection, the marginal-std round or the threshold search failed.
     #[error("{0}")]
     Projection(#[from] projection::Error),

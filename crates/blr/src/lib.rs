@@ -2,6 +2,8 @@
 //! with a trusted aggregator or distributed over DCA (DCA paper Sec. 4.2.1, Alg. 2; robust LR
 //! paper Methods 4.1–4.3).
 //!
+//! - [`regression`]: the model on real data — intercept, the data's units ([`design`]),
+//!   adaptive ridge, intervals, DP R² against the constant;
 //! - [`stats`]: packed sufficient statistics (faer XᵀX);
 //! - [`sensitivity`]: eq. 18 (Gaussian) and the robust LR Laplace scales, with proofs;
 //! - [`ssp`]: projected statistics released by TA, DCA or input perturbation;
@@ -33,6 +35,7 @@ pub mod cavi;
 pub mod clipping;
 pub mod contribution;
 pub mod data;
+pub mod design;
 pub mod error;
 mod fit_noise;
 pub mod latent;
@@ -42,6 +45,7 @@ mod noise_warning;
 pub mod pipeline;
 pub mod posterior;
 pub mod public_bounds;
+pub mod regression;
 pub mod sensitivity;
 pub mod silo;
 pub mod split;
@@ -56,6 +60,7 @@ pub use clipping::{
     release_clipped_share_held,
 };
 pub use contribution::Contribution;
+pub use design::{Design, DesignRule, PublicRange};
 pub use error::{CsvError, Error, Result};
 pub use latent::LatentPrior;
 pub use metrics::{mae, rmse, spearman};
@@ -69,6 +74,9 @@ pub use pipeline::{
     fit_via, stats_round_budget,
 };
 pub use posterior::{Posterior, Prior, noise_ridge, posterior, posterior_ridged, predict};
+pub use regression::{
+    Regression, RegressionConfig, fit_regression, fit_regression_held, regression_from_stats,
+};
 pub use sensitivity::{laplace_scales, rho_from_budget, stats_l2_sensitivity};
 pub use split::{SplitSearchConfig, search_laplace_split};
 pub use ssp::{

@@ -604,7 +604,7 @@ fn standard_normal_cdf(x: f64) -> f64 {
 }
 
 /// Φ⁻¹(p) by bisection on Φ (monotone; 200 halvings of [−40, 40] reach f64 resolution).
-fn standard_normal_quantile(p: f64) -> f64 {
+pub(crate) fn standard_normal_quantile(p: f64) -> f64 {
     bisect(|x| standard_normal_cdf(x) - p, -40.0, 40.0)
 }
 

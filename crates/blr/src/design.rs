@@ -1,0 +1,330 @@
+//! The design of a regression in the data's own units: every column's public range (from a
+//! codebook or a physical limit, never from the data) and an intercept.
+//!
+//! A record is mapped onto the unit cube before its statistics are formed: each x_j and y by the
+//! affine map that sends its public range [lower, upper] onto [−1, 1] (values outside are clipped
+//! to the range, which is where the sensitivity comes from), and a constant 1 is put first when
+//! the model has an intercept. Clipping to a public range is asymmetric around any centre the
+//! data have; the centre itself is estimated, not assumed: the intercept's column makes the
+//! released statistics carry n, Σx̃ and Σỹ, and solving the normal equations with an unpenalised
+//! intercept is the same as centring x̃ and ỹ by those DP means ([`crate::regression`]).
+//!
+//! The map is invertible inside the ranges, so coefficients, intervals and predictions are
+//! reported in the data's units ([`Design::to_data_units`]).
+
+use projection::holders::ClientRule;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::sensitivity::stats_l2_sensitivity;
+use crate::silo::RecordSum;
+use crate::stats::SuffStats;
+
+/// The public range of one column, in its own units.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublicRange {
+    /// Smallest value the column can take (codebook or physical limit).
+    pub lower: f64,
+    /// Largest value the column can take.
+    pub upper: f64,
+}
+
+impl PublicRange {
+    /// A range; `lower < upper`, both finite.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRange`] otherwise.
+    pub fn new(lower: f64, upper: f64) -> Result<Self> {
+        let range = PublicRange { lower, upper };
+        range.check("column")?;
+        Ok(range)
+    }
+
+    fn check(&self, what: &str) -> Result<()> {
+        if self.lower.is_finite() && self.upper.is_finite() && self.lower < self.upper {
+            Ok(())
+        } else {
+            Err(Error::InvalidRange {
+                what: what.to_string(),
+                lower: self.lower,
+                upper: self.upper,
+            })
+        }
+    }
+
+    /// The midpoint of the range.
+    pub fn centre(&self) -> f64 {
+        0.5 * (self.lower + self.upper)
+    }
+
+    /// Half the width of the range.
+    pub fn half_width(&self) -> f64 {
+        0.5 * (self.upper - self.lower)
+    }
+
+    /// `v` clipped to the range and mapped onto [−1, 1].
+    pub fn to_unit(&self, v: f64) -> f64 {
+        ((v - self.centre()) / self.half_width()).clamp(-1.0, 1.0)
+    }
+
+    /// A value on [−1, 1] in the column's units.
+    pub fn from_unit(&self, u: f64) -> f64 {
+        self.centre() + self.half_width() * u
+    }
+}
+
+/// The public ranges of the covariates and the target, and whether the model has an intercept.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Design {
+    /// One range per column of x, in the column order of the rows.
+    pub x: Vec<PublicRange>,
+    /// The target's range.
+    pub y: PublicRange,
+    /// A constant column first (the default; `lm`'s `y ~ x`). Without it the model is
+    /// `y ~ x - 1` through the centres of the ranges.
+    pub intercept: bool,
+}
+
+impl Design {
+    /// A design with an intercept.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRange`] for a range that is empty, reversed or not finite;
+    /// [`Error::Empty`] without columns.
+    pub fn new(x: Vec<PublicRange>, y: PublicRange) -> Result<Self> {
+        let design = Design {
+            x,
+            y,
+            intercept: true,
+        };
+        design.validate()?;
+        Ok(design)
+    }
+
+    /// Checks every range.
+    ///
+    /// # Errors
+    /// As [`Design::new`].
+    pub fn validate(&self) -> Result<()> {
+        if self.x.is_empty() {
+            return Err(Error::Empty {
+                what: "covariate ranges",
+            });
+        }
+        for (j, r) in self.x.iter().enumerate() {
+            r.check(&format!("x column {j}"))?;
+        }
+        self.y.check("y")
+    }
+
+    /// Columns of x.
+    pub fn columns(&self) -> usize {
+        self.x.len()
+    }
+
+    /// Columns of the mapped design: x's, plus one for the intercept.
+    pub fn width(&self) -> usize {
+        self.x.len() + usize::from(self.intercept)
+    }
+
+    /// One raw row of x mapped onto the design (the constant first when there is one).
+    pub fn row_into(&self, raw: &[f64], out: &mut [f64]) {
+        let offset = usize::from(self.intercept);
+        if self.intercept {
+            out[0] = 1.0;
+        }
+        for ((o, v), r) in out[offset..].iter_mut().zip(raw).zip(&self.x) {
+            *o = r.to_unit(*v);
+        }
+    }
+
+    /// Raw rows (row-major, [`Design::columns`] wide) mapped onto the design.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] when `x` is not a whole number of rows; non-finite values are
+    /// refused.
+    pub fn rows(&self, x: &[f64]) -> Result<Vec<f64>> {
+        let d = self.columns();
+        self.check_rows(x)?;
+        let w = self.width();
+        let mut out = vec![0.0; x.len() / d * w];
+        for (raw, row) in x.chunks_exact(d).zip(out.chunks_exact_mut(w)) {
+            self.row_into(raw, row);
+        }
+        Ok(out)
+    }
+
+    /// Checks that `x` is whole rows of [`Design::columns`] finite values.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] or a non-finite value's error.
+    pub fn check_rows(&self, x: &[f64]) -> Result<()> {
+        let d = self.columns();
+        if !x.len().is_multiple_of(d) {
+            return Err(Error::LengthMismatch {
+                what: "x (whole rows of the design's columns)",
+                expected: x.len().div_ceil(d) * d,
+                got: x.len(),
+            });
+        }
+        projection::error::check_finite(x, x.len(), "x")?;
+        Ok(())
+    }
+
+    /// Δ₂ of the sum of the design's statistics `[z_j z_k (j ≤ k), z_j ỹ, ỹ²]` under replace-one
+    /// record: eq. 18 with every bound 1 (the mapped values lie in [−1, 1]), plus ỹ⁴'s term —
+    /// less the (0, 0) entry's c⁴ = 1 with an intercept, since that entry is 1 for every record
+    /// and does not change when one record is replaced.
+    ///
+    /// # Errors
+    /// As [`stats_l2_sensitivity`].
+    pub fn l2_sensitivity(&self) -> Result<f64> {
+        let full = stats_l2_sensitivity(&vec![1.0; self.width()], 1.0, true)?;
+        let constant = if self.intercept { 1.0 } else { 0.0 };
+        Ok((full * full - constant).sqrt())
+    }
+
+    /// The rule every data holder follows in the statistics round.
+    pub fn rule(&self) -> DesignRule<'_> {
+        DesignRule { design: self }
+    }
+}
+
+/// The statistics round's rule of a [`Design`]: each record mapped onto the design, then its
+/// statistics vector with Σỹ² (the DP R² needs it).
+#[derive(Clone, Copy, Debug)]
+pub struct DesignRule<'a> {
+    design: &'a Design,
+}
+
+impl ClientRule for DesignRule<'_> {
+    fn dim(&self) -> usize {
+        SuffStats::flat_len(self.design.width(), true)
+    }
+
+    fn record_bound(&self) -> f64 {
+        1.0
+    }
+
+    fn record_into(&self, x_row: &[f64], y: f64, out: &mut [f64]) -> projection::Result<()> {
+        if x_row.len() != self.design.columns() {
+            return Err(projection::Error::LengthMismatch {
+                what: "record (design columns)",
+                expected: self.design.columns(),
+                got: x_row.len(),
+            });
+        }
+        let mut z = vec![0.0; self.design.width()];
+        self.design.row_into(x_row, &mut z);
+        SuffStats::record_into(&z, self.design.y.to_unit(y), true, out)
+            .map_err(|e| projection::Error::Contribution(e.to_string()))
+    }
+
+    /// Many rows of one holder in one streaming pass, as [`crate::ssp::StatisticsRule`] does:
+    /// rows are mapped a block at a time, so memory stays bounded.
+    fn add_rows(&self, x: &[f64], y: &[f64], d: usize, sum: &mut [f64]) -> projection::Result<()> {
+        const BLOCK: usize = 4096;
+        projection::error::check_matrix(x, y.len(), d, "x")?;
+        projection::error::check_finite(y, y.len(), "y")?;
+        let contribution = || -> Result<Vec<f64>> {
+            let w = self.design.width();
+            let mut rows = RecordSum::new(w, true, None)?;
+            for (xs, ys) in x.chunks(BLOCK * d.max(1)).zip(y.chunks(BLOCK)) {
+                let z = self.design.rows(xs)?;
+                let t: Vec<f64> = ys.iter().map(|v| self.design.y.to_unit(*v)).collect();
+                rows.push_rows(&z, &t)?;
+            }
+            Ok(rows.finish()?.0)
+        };
+        let flat = contribution().map_err(|e| projection::Error::Contribution(e.to_string()))?;
+        if flat.len() != sum.len() {
+            return Err(projection::Error::LengthMismatch {
+                what: "client statistics",
+                expected: sum.len(),
+                got: flat.len(),
+            });
+        }
+        sum.iter_mut().zip(&flat).for_each(|(s, v)| *s += v);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn design() -> Design {
+        Design::new(
+            vec![
+                PublicRange::new(0.0, 10.0).unwrap(),
+                PublicRange::new(-1.0, 3.0).unwrap(),
+            ],
+            PublicRange::new(100.0, 300.0).unwrap(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn rows_map_each_public_range_onto_the_unit_interval_with_the_constant_first() {
+        let z = design().rows(&[5.0, 3.0, 0.0, -1.0, 12.0, 1.0]).unwrap();
+        assert_eq!(z, vec![1.0, 0.0, 1.0, 1.0, -1.0, -1.0, 1.0, 1.0, 0.0]);
+        let r = PublicRange::new(100.0, 300.0).unwrap();
+        assert_eq!(r.to_unit(150.0), -0.5);
+        assert_eq!(r.from_unit(-0.5), 150.0);
+        assert_eq!(r.to_unit(1e9), 1.0);
+    }
+
+    #[test]
+    fn bad_ranges_and_rows_are_refused_with_their_cause() {
+        for (lo, hi) in [
+            (1.0, 1.0),
+            (2.0, 1.0),
+            (f64::NAN, 1.0),
+            (0.0, f64::INFINITY),
+        ] {
+            let e = PublicRange::new(lo, hi).unwrap_err().to_string();
+            assert!(e.contains("range"), "{e}");
+        }
+        assert!(Design::new(vec![], PublicRange::new(0.0, 1.0).unwrap()).is_err());
+        assert!(design().rows(&[1.0, 2.0, 3.0]).is_err());
+        assert!(design().rows(&[1.0, f64::NAN]).is_err());
+    }
+
+    #[test]
+    fn the_constant_entry_does_not_count_in_the_sensitivity() {
+        // Width 3 (1, x̃₁, x̃₂) and ỹ, every bound 1: eq. 18 gives 3·1 + 3·4 (pairs) + 3·4
+        // (z_j ỹ) + 1 (ỹ²) = 28; the (0, 0) entry's 1 is not a change: 27.
+        let s = design().l2_sensitivity().unwrap();
+        assert!((s * s - 27.0).abs() < 1e-12, "{s}");
+        let no_intercept = Design {
+            intercept: false,
+            ..design()
+        };
+        let s = no_intercept.l2_sensitivity().unwrap();
+        assert!((s * s - (2.0 + 4.0 + 8.0 + 1.0)).abs() < 1e-12, "{s}");
+    }
+
+    #[test]
+    fn a_holders_streamed_vector_equals_the_sum_of_its_records() {
+        let d = design();
+        let rule = d.rule();
+        let x = [1.0, 2.0, 9.0, -0.5, 4.0, 0.0];
+        let y = [120.0, 290.0, 400.0];
+        let streamed = rule.client_vector(&x, &y, 2).unwrap();
+        let mut by_record = vec![0.0; rule.dim()];
+        let mut one = vec![0.0; rule.dim()];
+        for (row, t) in x.chunks(2).zip(y) {
+            rule.record_into(row, t, &mut one).unwrap();
+            by_record.iter_mut().zip(&one).for_each(|(s, v)| *s += v);
+        }
+        for (a, b) in streamed.iter().zip(&by_record) {
+            assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+        }
+        // The (0, 0) entry counts the records; Σỹ² of ỹ = (−0.8, 0.9, 1 clipped).
+        assert_eq!(streamed[0], 3.0);
+        let yy = *streamed.last().unwrap();
+        assert!((yy - (0.64 + 0.81 + 1.0)).abs() < 1e-12, "{yy}");
+    }
+}

@@ -1,0 +1,586 @@
+//! The linear regression a statistician fits on real data: an intercept, the data's own units,
+//! a ridge that adapts to the release, intervals that carry the noise, and a DP R² against the
+//! constant predictor — from one Gaussian release of the statistics of the [`Design`].
+//!
+//! **Estimator.** Each record is mapped onto the design z = (1, x̃), ỹ ([`crate::design`]) and
+//! one round releases Σzzᵀ, Σzỹ and Σỹ² with Gaussian noise (TA, DCA or input perturbation).
+//! With an intercept, the released Σx̃ and Σỹ give the DP means m = Σx̃/n, m_y = Σỹ/n (n is
+//! public under replace-one), and the slopes solve the centred normal equations
+//! (C + r I + σ̂²λ₀ I) b = c with C = Σx̃x̃ᵀ − n m mᵀ and c = Σx̃ỹ − n m m_y; the intercept is
+//! m_y − bᵀm, never shrunk or clipped. This is the same as centring x̃ and ỹ by their DP means.
+//!
+//! **Adaptive ridge.** The noise E of the released Gram has spectral norm about 2σ_e√d (σ_e the
+//! noise sd of one entry), so directions of C with eigenvalue below that are the noise's. The
+//! ridge r = max(0, 2σ_e√d − λ_min(C̃)) lifts the released centred Gram's smallest eigenvalue to
+//! that level and no further: zero on well-conditioned data, where a fixed ridge only biases,
+//! and about the noise's edge on collinear data (the role of AdaSSP's DP λ_min estimate, Wang
+//! 2018, here read off the release itself, so it costs no budget).
+//!
+//! **Intervals.** The posterior of b given the released statistics is approximated by
+//! σ̂²M⁻¹ (sampling, M = C̃ + rI + σ̂²λ₀I) plus σ_e²(1 + ‖b‖²)M⁻² (the first-order effect of the
+//! release's noise on M⁻¹c̃); σ̂² = RSS/(n − p) from the release. They describe the records as
+//! clipped to the public ranges — the raw data wherever the ranges hold them, as a codebook's do.
+//!
+//! **DP R².** From the released statistics alone (post-processing): RSS = Σỹ² − n m_y² − 2bᵀc
+//! + bᵀCb against TSS = Σỹ² − n m_y² (the constant predictor m_y), as an adjusted R²,
+//! 1 − [RSS′/(n − p)] / [TSS/(n − 1)], where RSS′ adds back σ_e² tr(M⁻¹), the part of the
+//! explained sum of squares the release's noise contributes on average — without it the
+//! in-sample R² of noisy statistics is above the constant's even when x says nothing about y.
+//! A fit whose R² is not above 0 is no better than the constant, and says so in
+//! [`Regression::warnings`].
+
+use dp_noise::PrivacyLoss;
+use dp_noise::accountant::{Accountant, GaussianComposition};
+use dp_noise::rng::RngSource;
+use faer::{Mat, Side};
+use projection::holders::{Grouping, Holders};
+use projection::release::{
+    Aggregation, DcaTransport, InProcess, Noise, ReleaseContext, release_held,
+};
+
+use crate::contribution::Contribution;
+use crate::design::Design;
+use crate::error::{Error, Result, check_xy};
+use crate::noise_warning::noise_dominance_warning;
+use crate::sensitivity::rho_from_budget;
+use crate::stats::{SuffStats, packed_index};
+
+/// A regression's settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegressionConfig {
+    /// The public ranges and the intercept.
+    pub design: Design,
+    /// Trusted aggregator, DCA, or input perturbation.
+    pub aggregation: Aggregation,
+    /// Total (ε, δ) of the fit: one Gaussian round, charged in zCDP.
+    pub budget: PrivacyLoss,
+    /// Prior precision λ₀ of each slope on the design's unit scale (1: a slope of order one
+    /// across a column's public range is plausible).
+    pub prior_precision: f64,
+}
+
+impl RegressionConfig {
+    /// DCA over the default settings, prior precision 1.
+    pub fn new(design: Design, budget: PrivacyLoss) -> Self {
+        RegressionConfig {
+            design,
+            aggregation: Aggregation::Distributed(Default::default()),
+            budget,
+            prior_precision: 1.0,
+        }
+    }
+}
+
+/// A fitted regression, in the data's units unless a field says otherwise.
+#[derive(Clone, Debug)]
+pub struct Regression {
+    /// The public ranges the fit was made with (what [`Regression::predict`] applies).
+    pub design: Design,
+    /// The intercept (with [`Design::intercept`]; otherwise the value fixed by the ranges'
+    /// centres).
+    pub intercept: f64,
+    /// One slope per column of x.
+    pub coefficients: Vec<f64>,
+    /// Covariance of (intercept, slopes), `(d + 1) × (d + 1)`.
+    pub covariance: Mat<f64>,
+    /// The residual sd σ̂.
+    pub residual_sd: f64,
+    /// The DP adjusted R² from the released statistics (module docs); `None` when their total
+    /// sum of squares is not positive (noise swamped it) or there are no more records than
+    /// coefficients.
+    pub r_squared: Option<f64>,
+    /// The constant predictor the R² is measured against: the DP mean of y (with an intercept),
+    /// else the centre of y's range.
+    pub constant: f64,
+    /// The ridge r added to the released centred Gram, on the design's unit scale.
+    pub ridge: f64,
+    /// Noise sd of one released entry, on the design's unit scale.
+    pub noise_sd: f64,
+    /// The released statistics of the design (unit scale; `stats.n` records).
+    pub stats: SuffStats,
+    /// What the accountant charged.
+    pub spent: PrivacyLoss,
+    /// What a reader must know: noise that dominates, a fit no better than the constant.
+    pub warnings: Vec<String>,
+}
+
+/// Fits on rows held in this process, one record per DCA client (row-major `x`, `n × d`).
+///
+/// # Errors
+/// Shapes, the design's ranges, the budget, or the release refused.
+pub fn fit_regression(
+    x: &[f64],
+    y: &[f64],
+    config: &RegressionConfig,
+    rng: RngSource,
+) -> Result<Regression> {
+    let d = config.design.columns();
+    check_xy(x, y, y.len(), d)?;
+    let holders = Holders::Here {
+        x,
+        y,
+        d,
+        grouping: Grouping::OneRowEach,
+    };
+    fit_regression_held(&holders, config, rng, &mut InProcess)
+}
+
+/// Fits over any [`Holders`] (rows here, grouped into data holders, or kept by remote parties
+/// that follow [`Contribution::DesignStatistics`]); the DCA round is round 1 of `transport`.
+///
+/// # Errors
+/// As [`fit_regression`].
+pub fn fit_regression_held(
+    holders: &Holders<'_>,
+    config: &RegressionConfig,
+    rng: RngSource,
+    transport: &mut dyn DcaTransport,
+) -> Result<Regression> {
+    let design = &config.design;
+    design.validate()?;
+    if let Holders::Here { d, .. } = holders
+        && *d != design.columns()
+    {
+        return Err(Error::LengthMismatch {
+            what: "public ranges of x (one per column)",
+            expected: *d,
+            got: design.columns(),
+        });
+    }
+    crate::error::check_positive("prior precision λ₀", config.prior_precision)?;
+    config.budget.validate()?;
+    holders.validate()?;
+    let rho = rho_from_budget(config.budget)?;
+    let mut accountant = Accountant::with_composition(config.budget, GaussianComposition::Zcdp)?;
+    let noise = Noise::Gaussian {
+        l2_sensitivity: design.l2_sensitivity()?,
+        rho,
+    };
+    let published = Contribution::DesignStatistics {
+        design: design.clone(),
+    }
+    .to_json();
+    let ctx = ReleaseContext {
+        aggregation: config.aggregation,
+        round: 1,
+        rng: rng.derive(1),
+        accountant: &mut accountant,
+    };
+    let released = release_held(holders, &design.rule(), &published, &noise, ctx, transport)?;
+    let n = holders.records_in(released.included.as_ref());
+    let stats = SuffStats::from_flat(&released.sum, design.width(), n, true)?;
+    let noise_sd = released.noise_sd.iter().copied().fold(0.0, f64::max);
+    let mut fit = regression_from_stats(design, &stats, noise_sd, config.prior_precision)?;
+    fit.spent = accountant.spent();
+    if let Some(w) = noise_dominance_warning(&stats, noise_sd, n, config.budget.epsilon) {
+        fit.warnings.insert(0, w);
+    }
+    Ok(fit)
+}
+
+/// The model from released statistics of `design` (post-processing only): `noise_sd` is the
+/// noise sd of one released entry (0 for exact statistics, a NON-PRIVATE fit).
+///
+/// # Errors
+/// Statistics of another width, non-finite values, or a failed eigendecomposition.
+pub fn regression_from_stats(
+    design: &Design,
+    stats: &SuffStats,
+    noise_sd: f64,
+    prior_precision: f64,
+) -> Result<Regression> {
+    stats.validate()?;
+    if stats.d != design.width() {
+        return Err(Error::LengthMismatch {
+            what: "statistics (design width)",
+            expected: design.width(),
+            got: stats.d,
+        });
+    }
+    crate::error::check_non_negative("noise sd", noise_sd)?;
+    let centred = Centred::of(design, stats);
+    let d = centred.c.len();
+    let n = stats.n as f64;
+    let evd = centred
+        .gram
+        .self_adjoint_eigen(Side::Lower)
+        .map_err(|_| Error::Eigendecomposition)?;
+    let eigenvalues: Vec<f64> = evd.S().column_vector().iter().copied().collect();
+    let vectors = evd.U().to_owned();
+    let lambda_min = eigenvalues.iter().copied().fold(f64::INFINITY, f64::min);
+    let ridge = (2.0 * noise_sd * (d as f64).sqrt() - lambda_min).max(0.0);
+    let c_eig = transpose_times(&vectors, &centred.c);
+    let solve = |sigma2: f64| -> (Vec<f64>, Vec<f64>) {
+        let m: Vec<f64> = eigenvalues
+            .iter()
+            .map(|s| (s + ridge).max(0.0) + sigma2 * prior_precision)
+            .collect();
+        let w: Vec<f64> = c_eig.iter().zip(&m).map(|(c, m)| c / m).collect();
+        (times(&vectors, &w), m)
+    };
+    // σ² ≤ the total variance: a first solve with it, then with the residual variance it gives.
+    let p = design.width() as f64;
+    let tss = centred.yy;
+    let variance_floor = 1e-3 * tss.max(0.0) / n + 1e-12;
+    let (b1, _) = solve((tss / n).max(variance_floor));
+    let sigma2 = (centred.rss(&b1) / (n - p).max(1.0)).max(variance_floor);
+    let (b, m) = solve(sigma2);
+    let b_norm2: f64 = b.iter().map(|v| v * v).sum();
+    let noise_var = noise_sd * noise_sd * (1.0 + b_norm2);
+    let cov_eig: Vec<f64> = m.iter().map(|m| sigma2 / m + noise_var / (m * m)).collect();
+    let cov_b = Mat::from_fn(d, d, |i, j| {
+        (0..d)
+            .map(|k| vectors[(i, k)] * cov_eig[k] * vectors[(j, k)])
+            .sum::<f64>()
+    });
+    // (a, b) on the unit scale and their covariance: a = m_y − bᵀm (0 without an intercept).
+    let mut theta = vec![0.0; d + 1];
+    let mut cov = Mat::<f64>::zeros(d + 1, d + 1);
+    theta[1..].copy_from_slice(&b);
+    for i in 0..d {
+        for j in 0..d {
+            cov[(i + 1, j + 1)] = cov_b[(i, j)];
+        }
+    }
+    if design.intercept {
+        let mean = &centred.mean_x;
+        theta[0] = centred.mean_y - dot(&b, mean);
+        let cov_bm: Vec<f64> = (0..d)
+            .map(|i| (0..d).map(|j| cov_b[(i, j)] * mean[j]).sum())
+            .collect();
+        cov[(0, 0)] = sigma2 / n + dot(mean, &cov_bm) + noise_var / (n * n);
+        for i in 0..d {
+            cov[(0, i + 1)] = -cov_bm[i];
+            cov[(i + 1, 0)] = -cov_bm[i];
+        }
+    }
+    let (intercept, coefficients, covariance) = to_data_units(design, &theta, &cov);
+    // The release's noise in c̃ adds σ_e² tr(M⁻¹) to the explained sum of squares on average:
+    // counted as residual, so that noise fitted is not reported as signal.
+    let noise_explained: f64 = m.iter().map(|m| noise_sd * noise_sd / m).sum();
+    let r_squared = (tss > 0.0 && n > p + 1.0).then(|| {
+        let rss = centred.rss(&b) + noise_explained;
+        1.0 - (rss / (n - p)) / (tss / (n - 1.0))
+    });
+    let constant = design.y.from_unit(centred.mean_y);
+    let mut warnings = Vec::new();
+    match r_squared {
+        Some(r2) if r2 > 0.0 => {}
+        Some(r2) => warnings.push(format!(
+            "the model is no better than the constant predictor {constant:.4} (DP R² = {r2:.3} \
+             from the released statistics): its predictions should not be used; more rows, a \
+             larger ε or tighter public ranges are needed"
+        )),
+        None => warnings.push(
+            "the released total sum of squares of y is not positive: the noise swamped the \
+             statistics, so neither the fit nor its R² can be trusted"
+                .to_string(),
+        ),
+    }
+    Ok(Regression {
+        design: design.clone(),
+        intercept,
+        coefficients,
+        covariance,
+        residual_sd: sigma2.sqrt() * design.y.half_width(),
+        r_squared,
+        constant,
+        ridge,
+        noise_sd,
+        stats: stats.clone(),
+        spent: PrivacyLoss {
+            epsilon: 0.0,
+            delta: 0.0,
+        },
+        warnings,
+    })
+}
+
+impl Regression {
+    /// Predictions for raw rows (row-major, one value per column of x, in the data's units):
+    /// each value is clipped to its public range as in the fit, and each prediction to y's.
+    ///
+    /// # Errors
+    /// Rows of the wrong width or non-finite values.
+    pub fn predict(&self, x: &[f64]) -> Result<Vec<f64>> {
+        let d = self.design.columns();
+        self.design.check_rows(x)?;
+        let y = &self.design.y;
+        Ok(x.chunks_exact(d)
+            .map(|row| {
+                let clipped = row
+                    .iter()
+                    .zip(&self.design.x)
+                    .zip(&self.coefficients)
+                    .map(|((v, r), b)| b * v.clamp(r.lower, r.upper));
+                (self.intercept + clipped.sum::<f64>()).clamp(y.lower, y.upper)
+            })
+            .collect())
+    }
+
+    /// Standard errors of (intercept, slopes).
+    pub fn std_errors(&self) -> Vec<f64> {
+        (0..self.covariance.nrows())
+            .map(|i| self.covariance[(i, i)].max(0.0).sqrt())
+            .collect()
+    }
+
+    /// Normal intervals of (intercept, slopes) at `level` in (0, 1), e.g. 0.95.
+    ///
+    /// # Errors
+    /// `level` outside (0, 1).
+    pub fn confint(&self, level: f64) -> Result<Vec<(f64, f64)>> {
+        if !(level > 0.0 && level < 1.0) {
+            return Err(Error::OutOfRange {
+                name: "interval level",
+                value: level,
+                requirement: "in (0, 1)",
+            });
+        }
+        let z = crate::noise_aware::standard_normal_quantile(0.5 + level / 2.0);
+        let estimates = std::iter::once(self.intercept).chain(self.coefficients.iter().copied());
+        Ok(estimates
+            .zip(self.std_errors())
+            .map(|(e, s)| (e - z * s, e + z * s))
+            .collect())
+    }
+
+    /// A table as `lm`'s `summary` prints it, with the privacy spent.
+    pub fn summary(&self, names: &[&str]) -> String {
+        let se = self.std_errors();
+        let ci = self.confint(0.95).unwrap_or_default();
+        let mut out = format!(
+            "{:<16} {:>14} {:>12} {:>14} {:>14}\n",
+            "", "Estimate", "Std. Error", "2.5 %", "97.5 %"
+        );
+        let estimates = std::iter::once(self.intercept).chain(self.coefficients.iter().copied());
+        for (i, e) in estimates.enumerate() {
+            let name = match i {
+                0 => "(Intercept)".to_string(),
+                j => names
+                    .get(j - 1)
+                    .map_or_else(|| format!("x{j}"), |s| s.to_string()),
+            };
+            let (lo, hi) = ci.get(i).copied().unwrap_or((f64::NAN, f64::NAN));
+            out += &format!(
+                "{name:<16} {e:>14.6} {:>12.6} {lo:>14.6} {hi:>14.6}\n",
+                se[i]
+            );
+        }
+        let r2 = self
+            .r_squared
+            .map_or_else(|| "not available".to_string(), |r| format!("{r:.4}"));
+        out += &format!(
+            "Residual sd: {:.6} on {} records; DP R²: {r2} (against the constant {:.6})\n\
+             Privacy spent: ε = {}, δ = {:e}\n",
+            self.residual_sd, self.stats.n, self.constant, self.spent.epsilon, self.spent.delta
+        );
+        for w in &self.warnings {
+            out += &format!("Warning: {w}\n");
+        }
+        out
+    }
+}
+
+/// The released statistics centred by their DP means.
+struct Centred {
+    gram: Mat<f64>,
+    c: Vec<f64>,
+    yy: f64,
+    mean_x: Vec<f64>,
+    mean_y: f64,
+}
+
+impl Centred {
+    fn of(design: &Design, stats: &SuffStats) -> Self {
+        let p = stats.d;
+        let g = |j: usize, k: usize| stats.xx[packed_index(j.min(k), j.max(k), p)];
+        let n = stats.n as f64;
+        if !design.intercept {
+            return Centred {
+                gram: Mat::from_fn(p, p, g),
+                c: stats.xy.clone(),
+                yy: stats.yy,
+                mean_x: vec![0.0; p],
+                mean_y: 0.0,
+            };
+        }
+        let d = p - 1;
+        let mean_x: Vec<f64> = (1..p).map(|j| g(0, j) / n).collect();
+        let mean_y = stats.xy[0] / n;
+        Centred {
+            gram: Mat::from_fn(d, d, |j, k| g(j + 1, k + 1) - n * mean_x[j] * mean_x[k]),
+            c: (0..d)
+                .map(|j| stats.xy[j + 1] - n * mean_x[j] * mean_y)
+                .collect(),
+            yy: stats.yy - n * mean_y * mean_y,
+            mean_x,
+            mean_y,
+        }
+    }
+
+    /// Σ(ỹ − ŷ)² of slopes `b` from the statistics: yy − 2bᵀc + bᵀCb.
+    fn rss(&self, b: &[f64]) -> f64 {
+        let d = b.len();
+        let quad: f64 = (0..d)
+            .map(|i| (0..d).map(|j| b[i] * self.gram[(i, j)] * b[j]).sum::<f64>())
+            .sum();
+        self.yy - 2.0 * dot(b, &self.c) + quad
+    }
+}
+
+/// (a, b) and their covariance on the unit scale → intercept, slopes and covariance in the
+/// data's units: y = centre_y + h_y (a + Σ b_j (x_j − centre_j)/h_j).
+fn to_data_units(design: &Design, theta: &[f64], cov: &Mat<f64>) -> (f64, Vec<f64>, Mat<f64>) {
+    let d = design.columns();
+    let hy = design.y.half_width();
+    // θ_data = t₀ + T θ: row 0 of T = h_y (1, −c₁/h₁, …), row j = h_y/h_j e_j.
+    let t = Mat::from_fn(d + 1, d + 1, |i, j| match (i, j) {
+        (0, 0) => hy,
+        (0, j) => -hy * design.x[j - 1].centre() / design.x[j - 1].half_width(),
+        (i, j) if i == j => hy / design.x[i - 1].half_width(),
+        _ => 0.0,
+    });
+    let data: Vec<f64> = (0..=d)
+        .map(|i| (0..=d).map(|j| t[(i, j)] * theta[j]).sum())
+        .collect();
+    let cov_data = &t * cov * t.transpose();
+    (design.y.centre() + data[0], data[1..].to_vec(), cov_data)
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn transpose_times(u: &Mat<f64>, v: &[f64]) -> Vec<f64> {
+    (0..u.ncols())
+        .map(|c| (0..u.nrows()).map(|r| u[(r, c)] * v[r]).sum())
+        .collect()
+}
+
+fn times(u: &Mat<f64>, w: &[f64]) -> Vec<f64> {
+    (0..u.nrows())
+        .map(|r| (0..u.ncols()).map(|c| u[(r, c)] * w[c]).sum())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::design::PublicRange;
+
+    fn one_column(intercept: bool) -> Design {
+        Design {
+            x: vec![PublicRange::new(0.0, 10.0).unwrap()],
+            y: PublicRange::new(0.0, 40.0).unwrap(),
+            intercept,
+        }
+    }
+
+    fn exact(design: &Design, x: &[f64], y: &[f64]) -> SuffStats {
+        let z = design.rows(x).unwrap();
+        let t: Vec<f64> = y.iter().map(|v| design.y.to_unit(*v)).collect();
+        SuffStats::compute(&z, &t, y.len(), design.width()).unwrap()
+    }
+
+    fn close(a: f64, b: f64, tol: f64) {
+        assert!((a - b).abs() < tol, "{a} vs {b}");
+    }
+
+    #[test]
+    fn exact_statistics_give_lms_coefficients_errors_and_r2_in_the_datas_units() {
+        // x = 1..4, y = (5, 9, 10, 14): by hand, slope Sxy/Sxx = 14/5 = 2.8, intercept
+        // 9.5 − 2.8·2.5 = 2.5, RSS = 1.8, TSS = 41, σ̂² = 1.8/2, se(slope) = √(0.9/5),
+        // se(intercept) = √(0.9 (1/4 + 2.5²/5)), adjusted R² = 1 − (1.8/2)/(41/3).
+        let design = one_column(true);
+        let (x, y) = ([1.0, 2.0, 3.0, 4.0], [5.0, 9.0, 10.0, 14.0]);
+        let fit = regression_from_stats(&design, &exact(&design, &x, &y), 0.0, 1e-12).unwrap();
+        close(fit.coefficients[0], 2.8, 1e-9);
+        close(fit.intercept, 2.5, 1e-9);
+        close(fit.residual_sd, 0.9f64.sqrt(), 1e-9);
+        let se = fit.std_errors();
+        close(se[1], (0.9f64 / 5.0).sqrt(), 1e-9);
+        close(se[0], (0.9f64 * (0.25 + 6.25 / 5.0)).sqrt(), 1e-9);
+        close(fit.r_squared.unwrap(), 1.0 - 0.9 / (41.0 / 3.0), 1e-9);
+        close(fit.constant, 9.5, 1e-12);
+        assert_eq!(fit.ridge, 0.0);
+        assert!(fit.warnings.is_empty(), "{:?}", fit.warnings);
+        let p = fit.predict(&[2.0, 100.0]).unwrap();
+        close(p[0], 2.5 + 5.6, 1e-9);
+        // x = 100 is clipped to its range's top (10) as in the fit.
+        close(p[1], 2.5 + 28.0, 1e-9);
+        let ci = fit.confint(0.95).unwrap();
+        close(ci[1].0, 2.8 - 1.959963984540054 * se[1], 1e-6);
+        assert!(fit.confint(1.0).is_err() && fit.predict(&[f64::NAN]).is_err());
+    }
+
+    #[test]
+    fn without_an_intercept_the_line_goes_through_the_centres_of_the_ranges() {
+        // ỹ = b x̃ through (x, y) = (5, 20): on y = 20 + 3 (x − 5) the slope is 3.
+        let design = one_column(false);
+        let x = [1.0, 2.0, 8.0, 9.0];
+        let y: Vec<f64> = x.iter().map(|v| 20.0 + 3.0 * (v - 5.0)).collect();
+        let fit = regression_from_stats(&design, &exact(&design, &x, &y), 0.0, 1e-12).unwrap();
+        close(fit.coefficients[0], 3.0, 1e-9);
+        close(fit.intercept, 5.0, 1e-9);
+    }
+
+    /// Statistics of a two-column design with an intercept whose x̃ and ỹ have mean 0.
+    fn centred_stats(n: usize, gram: [f64; 3], xy: [f64; 2], yy: f64) -> (Design, SuffStats) {
+        let r = PublicRange::new(-1.0, 1.0).unwrap();
+        let design = Design::new(vec![r, r], r).unwrap();
+        let stats = SuffStats {
+            d: 3,
+            n,
+            xx: vec![n as f64, 0.0, 0.0, gram[0], gram[1], gram[2]],
+            xy: vec![0.0, xy[0], xy[1]],
+            yy,
+        };
+        (design, stats)
+    }
+
+    #[test]
+    fn a_fit_no_better_than_the_constant_says_so() {
+        // y unrelated to x: Σx̃x̃ᵀ = 100 I, Σx̃ỹ = (3, −2) (noise of sd 3), Σỹ² = 10, n = 1000.
+        // Explained ≈ 13/100, the noise's share 9 · 2/100 = 0.18, so the adjusted R² is about
+        // 1 − ((10 − 0.13 + 0.18)/997)/(10/999) < 0.
+        let (design, stats) = centred_stats(1000, [100.0, 0.0, 100.0], [3.0, -2.0], 10.0);
+        let fit = regression_from_stats(&design, &stats, 3.0, 1.0).unwrap();
+        let r2 = fit.r_squared.unwrap();
+        close(
+            r2,
+            1.0 - ((10.0 - 0.13 + 0.18) / 997.0) / (10.0 / 999.0),
+            2e-4,
+        );
+        assert!(r2 < 0.0);
+        assert!(
+            fit.warnings
+                .iter()
+                .any(|w| w.contains("no better than the constant"))
+        );
+        // The same statistics released without noise are a (weak) fit: no warning.
+        let fit = regression_from_stats(&design, &stats, 0.0, 1.0).unwrap();
+        assert!(fit.r_squared.unwrap() > 0.0 && fit.warnings.is_empty());
+        // Noise that swamps Σỹ² leaves no R² at all.
+        let (design, stats) = centred_stats(1000, [100.0, 0.0, 100.0], [3.0, -2.0], -1.0);
+        let fit = regression_from_stats(&design, &stats, 3.0, 1.0).unwrap();
+        assert!(fit.r_squared.is_none() && fit.warnings[0].contains("not positive"));
+    }
+
+    #[test]
+    fn the_ridge_is_zero_on_well_conditioned_data_and_lifts_a_collinear_gram_to_the_noise() {
+        // Noise sd 1 per entry, d = 2: the noise's spectral edge is 2·1·√2.
+        let edge = 2.0 * 2f64.sqrt();
+        let (design, stats) = centred_stats(1000, [1000.0, 0.0, 1000.0], [500.0, 250.0], 900.0);
+        let fit = regression_from_stats(&design, &stats, 1.0, 1.0).unwrap();
+        assert_eq!(fit.ridge, 0.0);
+        // Eigenvalues 1999.9 and 0.1: the ridge is edge − 0.1.
+        let (design, stats) = centred_stats(1000, [1000.0, 999.9, 1000.0], [500.0, 499.0], 900.0);
+        let fit = regression_from_stats(&design, &stats, 1.0, 1.0).unwrap();
+        close(fit.ridge, edge - 0.1, 1e-6);
+        // Along (1, −1) the released c̃ is (1/√2)·1 = 0.71 of noise: unridged that direction
+        // would get 0.71/0.1 ≈ 7; with the ridge it stays below 0.71/edge.
+        let diff = (fit.coefficients[0] - fit.coefficients[1]) / 2f64.sqrt();
+        assert!(diff.abs() < 1.0 / edge, "{diff}");
+    }
+}
