@@ -21,8 +21,8 @@
 //! release's noise on M⁻¹c̃); σ̂² = RSS/(n − p) from the release. They describe the records as
 //! clipped to the public ranges — the raw data wherever the ranges hold them, as a codebook's do.
 //!
-//! **DP R².** From the released statistics alone (post-processing): RSS = Σỹ² − n m_y² − 2bᵀc
-//! + bᵀCb against TSS = Σỹ² − n m_y² (the constant predictor m_y), as an adjusted R²,
+//! **DP R².** From the released statistics alone (post-processing):
+//! RSS = Σỹ² − n m_y² − 2bᵀc + bᵀCb against TSS = Σỹ² − n m_y² (the constant predictor m_y), as an adjusted R²,
 //! 1 − [RSS′/(n − p)] / [TSS/(n − 1)], where RSS′ adds back σ_e² tr(M⁻¹), the part of the
 //! explained sum of squares the release's noise contributes on average — without it the
 //! in-sample R² of noisy statistics is above the constant's even when x says nothing about y.
