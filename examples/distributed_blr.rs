@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use blr::StdSource;
+use blr::{Design, PublicRange, RegressionConfig, fit_regression};
 use blr::{
     ErrorMeasure, FitConfig, Mechanism, Prior, ProjectionConfig, RoundBudget, SearchTarget,
     SplitSearchConfig, fit, fit_non_private, mae, predict, search_laplace_split,
@@ -461,7 +462,21 @@ fn choose_split(
     Ok(choice.split)
 }
 
-const METHODS: [&str; 6] = ["NP", "TA", "TA-proj", "DDP", "DDP-proj", "input-pert"];
+const METHODS: [&str; 8] = [
+    "NP",
+    "constant",
+    "model",
+    "TA",
+    "TA-proj",
+    "DDP",
+    "DDP-proj",
+    "input-pert",
+];
+
+/// The NON-PRIVATE references: not fits that spend a budget.
+fn is_reference(method: &str) -> bool {
+    matches!(method, "NP" | "constant")
+}
 
 fn quantile(sorted: &[f64], q: f64) -> f64 {
     let pos = q * (sorted.len() - 1) as f64;
@@ -487,6 +502,8 @@ fn summary(values: &[f64]) -> (f64, f64, f64, f64) {
 struct Scores {
     mae: Vec<Vec<f64>>,
     rho: Vec<Vec<f64>>,
+    /// Test R² (1 − SSE/SST, the test mean in SST), one per fit.
+    r2: Vec<f64>,
     spent: Option<PrivacyLoss>,
     /// (ω_x, ω_y) the threshold search chose, one per fit (projected methods only).
     omegas: Vec<(f64, f64)>,
@@ -506,6 +523,10 @@ impl Scores {
     /// Mean ± sd over runs of each run's mean ρ.
     fn mean_rho_over_runs(&self) -> (f64, f64) {
         mean_sd(&self.rho.iter().map(|r| summary(r).3).collect::<Vec<_>>())
+    }
+    /// Median test R² over all fits.
+    fn median_r2(&self) -> f64 {
+        summary(&self.r2).1
     }
 }
 
@@ -706,20 +727,57 @@ fn run(o: &Options) -> Result<(), String> {
             };
             let (xt, yt) = take(&idx[a.test_rows..]);
             let (xs, ys) = take(&idx[..a.test_rows]);
-            let score = |beta: &[f64]| -> Result<(f64, f64), String> {
-                let pred = predict(beta, &xs, a.test_rows).map_err(|e| e.to_string())?;
+            let test_mean = ys.iter().sum::<f64>() / ys.len() as f64;
+            let sst: f64 = ys.iter().map(|t| (t - test_mean).powi(2)).sum();
+            let score_of = |pred: &[f64]| -> Result<(f64, f64, f64), String> {
+                let sse: f64 = pred.iter().zip(&ys).map(|(p, t)| (p - t).powi(2)).sum();
                 Ok((
-                    mae(&ys, &pred).map_err(|e| e.to_string())?,
-                    spearman(&ys, &pred).map_err(|e| e.to_string())?,
+                    mae(&ys, pred).map_err(|e| e.to_string())?,
+                    spearman(&ys, pred).map_err(|e| e.to_string())?,
+                    1.0 - sse / sst,
                 ))
+            };
+            let score = |beta: &[f64]| {
+                score_of(&predict(beta, &xs, a.test_rows).map_err(|e| e.to_string())?)
             };
             let np = fit_non_private(&xt, &yt, n_train, d, Prior::default())
                 .map_err(|e| e.to_string())?;
             let np_score = score(&np.mean)?;
+            let train_mean = yt.iter().sum::<f64>() / yt.len() as f64;
+            let constant_score = score_of(&vec![train_mean; ys.len()])?;
             for (e, &eps) in a.epsilons.iter().enumerate() {
-                scores[e][0].mae[r].push(np_score.0);
-                scores[e][0].rho[r].push(np_score.1);
-                for (m, method) in METHODS.iter().enumerate().skip(1) {
+                for (m, s) in [(0, np_score), (1, constant_score)] {
+                    scores[e][m].mae[r].push(s.0);
+                    scores[e][m].rho[r].push(s.1);
+                    scores[e][m].r2.push(s.2);
+                }
+                let budget = PrivacyLoss {
+                    epsilon: eps,
+                    delta: if gaussian { a.delta } else { 0.0 },
+                };
+                if gaussian {
+                    // dpdist's regression: an intercept, the scaled columns' public ranges
+                    // ±assumed, one DCA round, the adaptive ridge.
+                    let m = 2;
+                    let range = |b: f64| PublicRange::new(-b, b).map_err(|e| e.to_string());
+                    let design =
+                        Design::new(vec![range(data.assumed_x)?; d], range(data.assumed_y)?)
+                            .map_err(|e| e.to_string())?;
+                    let config = RegressionConfig {
+                        aggregation: dca,
+                        ..RegressionConfig::new(design, budget)
+                    };
+                    let stream = ((s * a.epsilons.len() + e) * METHODS.len() + m) as u64;
+                    let f = fit_regression(&xt, &yt, &config, root.derive(stream))
+                        .map_err(|e| format!("model at ε = {eps}: {e}"))?;
+                    let (mae, rho, r2) = score_of(&f.predict(&xs).map_err(|e| e.to_string())?)?;
+                    let cell = &mut scores[e][m];
+                    cell.mae[r].push(mae);
+                    cell.rho[r].push(rho);
+                    cell.r2.push(r2);
+                    cell.spent = Some(f.spent);
+                }
+                for (m, method) in METHODS.iter().enumerate().skip(3) {
                     let (aggregation, proj) = match *method {
                         "TA" => (Aggregation::Trusted, false),
                         "TA-proj" => (Aggregation::Trusted, true),
@@ -733,10 +791,7 @@ fn run(o: &Options) -> Result<(), String> {
                     let config = FitConfig {
                         aggregation,
                         mechanism: mechanisms[e],
-                        budget: PrivacyLoss {
-                            epsilon: eps,
-                            delta: if gaussian { a.delta } else { 0.0 },
-                        },
+                        budget,
                         assumed_x: vec![data.assumed_x; d],
                         assumed_y: data.assumed_y,
                         projection: proj.then(|| projection.clone()),
@@ -746,10 +801,11 @@ fn run(o: &Options) -> Result<(), String> {
                     let stream = ((s * a.epsilons.len() + e) * METHODS.len() + m) as u64;
                     let f = fit(&xt, &yt, n_train, d, &config, root.derive(stream))
                         .map_err(|e| format!("{method} at ε = {eps}: {e}"))?;
-                    let (mae, rho) = score(&f.posterior.mean)?;
+                    let (mae, rho, r2) = score(&f.posterior.mean)?;
                     let cell = &mut scores[e][m];
                     cell.mae[r].push(mae);
                     cell.rho[r].push(rho);
+                    cell.r2.push(r2);
                     cell.spent = Some(f.spent);
                     if let Some(t) = &f.thresholds {
                         cell.omegas.push((t.omega_x, t.omega_y));
@@ -776,8 +832,13 @@ fn run(o: &Options) -> Result<(), String> {
             }
         );
         println!(
-            "{:<11} {:>19} {:>21} {:>15} {:>17}   privacy spent (ε, δ) per fit",
-            "method", "MAE median ± sd", "MAE IQR (pooled)", "ρ mean ± sd", "ρ IQR (pooled)"
+            "{:<11} {:>19} {:>21} {:>15} {:>17} {:>8}   privacy spent (ε, δ) per fit",
+            "method",
+            "MAE median ± sd",
+            "MAE IQR (pooled)",
+            "ρ mean ± sd",
+            "ρ IQR (pooled)",
+            "R² med."
         );
         for (m, method) in METHODS.iter().enumerate() {
             let cell = &scores[e][m];
@@ -789,15 +850,16 @@ fn run(o: &Options) -> Result<(), String> {
             let (a1, _, a3, _) = summary(&cell.pooled_mae());
             let (r1, _, r3, _) = summary(&cell.pooled_rho());
             let spent = match cell.spent {
-                None => "— (non-private)".to_string(),
+                None => "— (NON-PRIVATE)".to_string(),
                 Some(p) => format!("({:.4}, {:.1e})", p.epsilon, p.delta),
             };
             println!(
-                "{method:<11} {:>19} {:>21} {:>15} {:>17}   {spent}",
+                "{method:<11} {:>19} {:>21} {:>15} {:>17} {:>8.3}   {spent}",
                 num(mae_mean, mae_sd),
                 format!("[{a1:.k$}, {a3:.k$}]", k = decimals(a1)),
                 format!("{rho_mean:.3} ± {rho_sd:.3}"),
-                format!("[{r1:.3}, {r3:.3}]")
+                format!("[{r1:.3}, {r3:.3}]"),
+                cell.median_r2()
             );
         }
     }
@@ -867,7 +929,10 @@ fn print_omegas(epsilons: &[f64], scores: &[Vec<Scores>], grid: &[f64]) {
 fn print_legend(assumed_y: f64) {
     println!(
         "\nlegend: NP = non-private posterior from the exact statistics (the NON-PRIVATE \
-         baseline); TA = a trusted aggregator adds the noise to the exact statistics; TA-proj = \
+         baseline); constant = the training mean as every prediction (NON-PRIVATE: a model \
+         no better than it is of no use); model = dpdist's regression for real data (an \
+         intercept, the columns' public ranges, one DCA round of the statistics with Σy², the \
+         adaptive ridge; docs/src/regression.md); TA = a trusted aggregator adds the noise to the exact statistics; TA-proj = \
          TA after projection (every value clipped at ω·σ, DCA paper Alg. 2); DDP = distributed DP \
          over DCA (every client adds its share of the noise, nodes see only shares); DDP-proj = \
          DDP after projection; input-pert = input perturbation (every client perturbs its own \
@@ -875,7 +940,8 @@ fn print_legend(assumed_y: f64) {
          MAE = mean absolute error of the test predictions in the units of the scaled target \
          (its public range mapped onto ±{assumed_y}); ρ = Spearman rank correlation of the test \
          predictions with the test targets (1 is perfect); privacy spent = the (ε, δ) the \
-         accountant charged one fit."
+         accountant charged one fit; R² med. = median test R² (1 − SSE/SST with the test \
+         mean; the constant's is just below 0)."
     );
 }
 
@@ -883,7 +949,8 @@ fn print_legend(assumed_y: f64) {
 /// ε the best private method first comes within 1.5× NP's MAE.
 fn conclusion(epsilons: &[f64], scores: &[Vec<Scores>]) -> String {
     let best = |e: usize| {
-        (1..METHODS.len())
+        (0..METHODS.len())
+            .filter(|&m| !is_reference(METHODS[m]))
             .filter(|&m| scores[e][m].mae.iter().any(|v| !v.is_empty()))
             .map(|m| (m, scores[e][m].median_mae_over_runs().0))
             .min_by(|a, b| a.1.total_cmp(&b.1))
