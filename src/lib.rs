@@ -58,6 +58,9 @@ mod book {
     #[doc = include_str!("../docs/src/limits.md")]
     pub struct Limits;
 
+    #[doc = include_str!("../docs/src/regression.md")]
+    pub struct Regression;
+
     #[doc = include_str!("../docs/src/privacy.md")]
     pub struct Privacy;
 
