@@ -10,7 +10,8 @@
 
 use blr::data::Table;
 use blr::{
-    Design, PublicRange, RegressionConfig, SuffStats, fit_regression, regression_from_stats,
+    BlockNoise, BlockShares, Design, PublicRange, RegressionConfig, SuffStats, fit_regression,
+    regression_from_stats,
 };
 use clap::Parser;
 use dp_noise::PrivacyLoss;
@@ -39,6 +40,10 @@ struct Args {
     /// `dca` (10 compute nodes, every record a client) or `ta` (trusted aggregator).
     #[arg(long, default_value = "dca")]
     aggregation: String,
+    /// Shares of the budget for the Gram, the cross products and Σy² (three numbers summing to
+    /// 1; default: the library's).
+    #[arg(long, value_delimiter = ',')]
+    shares: Option<Vec<f64>>,
     /// Reproducible run: all randomness from this seed (NOT for real releases).
     #[arg(long)]
     insecure_seed: Option<u64>,
@@ -105,7 +110,7 @@ fn run() -> Result<(), String> {
     let (x_test, y_test) = columns(&read(&a.test)?, &names)?;
     let range =
         |c: &Column| PublicRange::new(c.lower, c.upper).map_err(|e| format!("{}: {e}", c.name));
-    let design = Design::new(
+    let mut design = Design::new(
         bounds
             .features
             .iter()
@@ -114,6 +119,17 @@ fn run() -> Result<(), String> {
         range(&bounds.target)?,
     )
     .map_err(|e| e.to_string())?;
+    if let Some(s) = &a.shares {
+        if s.len() != 3 {
+            return Err(format!("--shares: 3 numbers, got {}", s.len()));
+        }
+        design.shares = BlockShares {
+            gram: s[0],
+            cross: s[1],
+            yy: s[2],
+        };
+        design.validate().map_err(|e| format!("--shares: {e}"))?;
+    }
     let aggregation = match a.aggregation.as_str() {
         "dca" => Aggregation::Distributed(DcaSettings::default()),
         "ta" => Aggregation::Trusted,
@@ -151,7 +167,7 @@ fn run() -> Result<(), String> {
     let z = design.rows(&x).map_err(|e| e.to_string())?;
     let t: Vec<f64> = y.iter().map(|v| design.y.to_unit(*v)).collect();
     let exact = SuffStats::compute(&z, &t, y.len(), design.width()).map_err(|e| e.to_string())?;
-    let np = regression_from_stats(&design, &exact, 0.0, config.prior_precision)
+    let np = regression_from_stats(&design, &exact, BlockNoise::NONE, config.prior_precision)
         .map_err(|e| e.to_string())?;
     let (mae, r2) = metrics(&np.predict(&x_test).map_err(|e| e.to_string())?, &y_test);
     println!(

@@ -399,6 +399,11 @@ typedef struct dpd_node_sum dpd_node_sum;
 typedef struct dpd_plr_model dpd_plr_model;
 
 /**
+ * A fitted regression in the data's units.
+ */
+typedef struct dpd_regression dpd_regression;
+
+/**
  * A source of randomness. Every call that consumes randomness draws a fresh, independent
  * child stream from it; with a fixed seed the sequence of calls is reproducible.
  */
@@ -988,6 +993,118 @@ enum dpd_status dpd_blr_noise_aware_from_stats(const double *stats,
                                                size_t draws,
                                                struct dpd_rng *rng,
                                                struct dpd_blr_noise_aware **out);
+
+/**
+ * Fits the regression with an intercept (`intercept` = 1; 0 for `y ~ x - 1`) on `x` (n × d,
+ * row-major, `x_len = n·d`) and `y[0..n]`: column j's public range is
+ * `[lower_x[j], upper_x[j]]`, y's `[lower_y, upper_y]` (from a codebook or a physical limit,
+ * never from the data; values outside are clipped to them). One Gaussian release at (ε, δ):
+ * `n_nodes` = 0 has a trusted aggregator add the noise, `n_nodes` >= 2 runs DCA with that many
+ * compute nodes (seed-compressed shares, no dropouts). Randomness from `rng`.
+ *
+ * # Safety
+ * Arrays NULL only with length 0, else readable (`lower_x`, `upper_x` of length d); `rng` NULL
+ * (→ error) or a live handle not used concurrently; `out` NULL (→ error) or writable.
+ */
+enum dpd_status dpd_regression_fit(const double *x,
+                                   size_t x_len,
+                                   const double *y,
+                                   size_t n,
+                                   const double *lower_x,
+                                   const double *upper_x,
+                                   size_t d,
+                                   double lower_y,
+                                   double upper_y,
+                                   uint32_t intercept,
+                                   double epsilon,
+                                   double delta,
+                                   uint32_t n_nodes,
+                                   struct dpd_rng *rng,
+                                   struct dpd_regression **out);
+
+/**
+ * Copies (intercept, slope_1, …, slope_d) in the data's units into `out` (query-size
+ * pattern; d + 1 values). Without an intercept the first value is the one the ranges' centres
+ * fix.
+ *
+ * # Safety
+ * `model` NULL (→ error) or a live handle; `(out, out_cap, out_len)` per the output-array
+ * rule.
+ */
+enum dpd_status dpd_regression_coefficients(const struct dpd_regression *model,
+                                            double *out,
+                                            size_t out_cap,
+                                            size_t *out_len);
+
+/**
+ * Copies the standard errors of (intercept, slopes) into `out` (query-size pattern; NaN for
+ * slopes of a fit that is the constant predictor).
+ *
+ * # Safety
+ * As `dpd_regression_coefficients`.
+ */
+enum dpd_status dpd_regression_std_errors(const struct dpd_regression *model,
+                                          double *out,
+                                          size_t out_cap,
+                                          size_t *out_len);
+
+/**
+ * Predictions for the rows of `x` (row-major, raw values in the data's units, `x_len` a
+ * multiple of d), one per row into `out` (query-size pattern).
+ *
+ * # Safety
+ * `model` NULL (→ error) or a live handle; `x` NULL only with `x_len == 0`, else readable;
+ * `(out, out_cap, out_len)` per the output-array rule.
+ */
+enum dpd_status dpd_regression_predict(const struct dpd_regression *model,
+                                       const double *x,
+                                       size_t x_len,
+                                       double *out,
+                                       size_t out_cap,
+                                       size_t *out_len);
+
+/**
+ * Writes the fit's DP adjusted R² (NaN when the release leaves none), the constant predictor
+ * it is measured against and the residual sd, in the data's units; each pointer may be NULL.
+ *
+ * # Safety
+ * `model` NULL (→ error) or a live handle; each out-pointer NULL or writable.
+ */
+enum dpd_status dpd_regression_fit_quality(const struct dpd_regression *model,
+                                           double *out_r_squared,
+                                           double *out_constant,
+                                           double *out_residual_sd);
+
+/**
+ * Writes the privacy the accountant charged, (ε, δ); either pointer may be NULL.
+ *
+ * # Safety
+ * `model` NULL (→ error) or a live handle; each out-pointer NULL or writable.
+ */
+enum dpd_status dpd_regression_spent(const struct dpd_regression *model,
+                                     double *out_epsilon,
+                                     double *out_delta);
+
+/**
+ * Copies the fit's warnings (UTF-8, one per line, no terminating NUL; empty when there are
+ * none) into `out` (query-size pattern, in bytes): a fit no better than the constant, noise
+ * that dominates the statistics.
+ *
+ * # Safety
+ * As `dpd_regression_coefficients`, for bytes.
+ */
+enum dpd_status dpd_regression_warnings(const struct dpd_regression *model,
+                                        uint8_t *out,
+                                        size_t out_cap,
+                                        size_t *out_len);
+
+/**
+ * Frees a fitted regression; NULL is a no-op.
+ *
+ * # Safety
+ * `model` must be NULL or a handle from `dpd_regression_fit` not freed before.
+ */
+void dpd_regression_free(struct dpd_regression *model);
 
 /**
  * Chooses the projection multipliers for a statistics release of n records with standard

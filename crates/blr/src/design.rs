@@ -15,8 +15,8 @@
 use projection::holders::ClientRule;
 use serde::{Deserialize, Serialize};
 
+use crate::block_shares::{BlockShares, apply, block_sensitivities};
 use crate::error::{Error, Result};
-use crate::sensitivity::stats_l2_sensitivity;
 use crate::silo::RecordSum;
 use crate::stats::SuffStats;
 
@@ -85,6 +85,9 @@ pub struct Design {
     /// A constant column first (the default; `lm`'s `y ~ x`). Without it the model is
     /// `y ~ x - 1` through the centres of the ranges.
     pub intercept: bool,
+    /// How the statistics round's budget is shared among its blocks ([`BlockShares`]).
+    #[serde(default)]
+    pub shares: BlockShares,
 }
 
 impl Design {
@@ -98,6 +101,7 @@ impl Design {
             x,
             y,
             intercept: true,
+            shares: BlockShares::default(),
         };
         design.validate()?;
         Ok(design)
@@ -116,6 +120,7 @@ impl Design {
         for (j, r) in self.x.iter().enumerate() {
             r.check(&format!("x column {j}"))?;
         }
+        self.shares.validate()?;
         self.y.check("y")
     }
 
@@ -173,17 +178,23 @@ impl Design {
         Ok(())
     }
 
-    /// Δ₂ of the sum of the design's statistics `[z_j z_k (j ≤ k), z_j ỹ, ỹ²]` under replace-one
-    /// record: eq. 18 with every bound 1 (the mapped values lie in [−1, 1]), plus ỹ⁴'s term —
-    /// less the (0, 0) entry's c⁴ = 1 with an intercept, since that entry is 1 for every record
-    /// and does not change when one record is replaced.
+    /// Δ₂ of the sum of the design's weighted statistics `[w₁ z_j z_k (j ≤ k), w₂ z_j ỹ, w₃ ỹ²]`
+    /// under replace-one record: the blocks' eq. 18 sensitivities ([`block_sensitivities`]: every
+    /// mapped value in [−1, 1], the constant's own entry fixed) weighted by the shares' weights,
+    /// √(Σ_B w_B² Δ_B²) = √(Σ_B s_B) = 1.
     ///
     /// # Errors
-    /// As [`stats_l2_sensitivity`].
+    /// Shares that are not valid.
     pub fn l2_sensitivity(&self) -> Result<f64> {
-        let full = stats_l2_sensitivity(&vec![1.0; self.width()], 1.0, true)?;
-        let constant = if self.intercept { 1.0 } else { 0.0 };
-        Ok((full * full - constant).sqrt())
+        self.shares.validate()?;
+        let w = self.weights();
+        let s = block_sensitivities(self.width(), self.intercept);
+        Ok((0..3).map(|b| (w[b] * s[b]).powi(2)).sum::<f64>().sqrt())
+    }
+
+    /// The blocks' weights ([`BlockShares::weights`]).
+    pub fn weights(&self) -> [f64; 3] {
+        self.shares.weights(self.width(), self.intercept)
     }
 
     /// The rule every data holder follows in the statistics round.
@@ -205,7 +216,7 @@ impl ClientRule for DesignRule<'_> {
     }
 
     fn record_bound(&self) -> f64 {
-        1.0
+        self.design.weights().into_iter().fold(0.0, f64::max)
     }
 
     fn record_into(&self, x_row: &[f64], y: f64, out: &mut [f64]) -> projection::Result<()> {
@@ -219,7 +230,9 @@ impl ClientRule for DesignRule<'_> {
         let mut z = vec![0.0; self.design.width()];
         self.design.row_into(x_row, &mut z);
         SuffStats::record_into(&z, self.design.y.to_unit(y), true, out)
-            .map_err(|e| projection::Error::Contribution(e.to_string()))
+            .map_err(|e| projection::Error::Contribution(e.to_string()))?;
+        apply(out, self.design.width(), self.design.weights(), false);
+        Ok(())
     }
 
     /// Many rows of one holder in one streaming pass, as [`crate::ssp::StatisticsRule`] does:
@@ -236,7 +249,9 @@ impl ClientRule for DesignRule<'_> {
                 let t: Vec<f64> = ys.iter().map(|v| self.design.y.to_unit(*v)).collect();
                 rows.push_rows(&z, &t)?;
             }
-            Ok(rows.finish()?.0)
+            let mut flat = rows.finish()?.0;
+            apply(&mut flat, w, self.design.weights(), false);
+            Ok(flat)
         };
         let flat = contribution().map_err(|e| projection::Error::Contribution(e.to_string()))?;
         if flat.len() != sum.len() {
@@ -293,17 +308,19 @@ mod tests {
     }
 
     #[test]
-    fn the_constant_entry_does_not_count_in_the_sensitivity() {
-        // Width 3 (1, x̃₁, x̃₂) and ỹ, every bound 1: eq. 18 gives 3·1 + 3·4 (pairs) + 3·4
-        // (z_j ỹ) + 1 (ỹ²) = 28; the (0, 0) entry's 1 is not a change: 27.
-        let s = design().l2_sensitivity().unwrap();
-        assert!((s * s - 27.0).abs() < 1e-12, "{s}");
-        let no_intercept = Design {
-            intercept: false,
-            ..design()
-        };
-        let s = no_intercept.l2_sensitivity().unwrap();
-        assert!((s * s - (2.0 + 4.0 + 8.0 + 1.0)).abs() < 1e-12, "{s}");
+    fn the_weighted_statistics_have_sensitivity_one() {
+        // Width 3 (1, x̃₁, x̃₂): Gram Δ² = 2 + 3·4 = 14, cross 3·4 = 12, yy 1 (block_shares).
+        for intercept in [true, false] {
+            let d = Design {
+                intercept,
+                ..design()
+            };
+            let s = d.l2_sensitivity().unwrap();
+            assert!((s - 1.0).abs() < 1e-12, "{s}");
+        }
+        let w = design().weights();
+        assert_eq!(w[0], 0.45f64.sqrt() / 14f64.sqrt());
+        assert_eq!(design().rule().record_bound(), w[2]);
     }
 
     #[test]
@@ -323,8 +340,10 @@ mod tests {
             assert!((a - b).abs() < 1e-12, "{a} vs {b}");
         }
         // The (0, 0) entry counts the records; Σỹ² of ỹ = (−0.8, 0.9, 1 clipped).
-        assert_eq!(streamed[0], 3.0);
+        // Each block carries its weight (block_shares).
+        let w = d.weights();
+        assert!((streamed[0] - 3.0 * w[0]).abs() < 1e-15);
         let yy = *streamed.last().unwrap();
-        assert!((yy - (0.64 + 0.81 + 1.0)).abs() < 1e-12, "{yy}");
+        assert!((yy - (0.64 + 0.81 + 1.0) * w[2]).abs() < 1e-12, "{yy}");
     }
 }

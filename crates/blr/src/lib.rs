@@ -31,6 +31,7 @@
 //! # Ok::<(), blr::Error>(())
 //! ```
 
+pub mod block_shares;
 pub mod cavi;
 pub mod clipping;
 pub mod contribution;
@@ -54,6 +55,7 @@ pub mod stats;
 pub mod threshold;
 mod wishart_prior;
 
+pub use block_shares::{BlockNoise, BlockShares};
 pub use cavi::{CaviOptions, CaviPosterior, GammaPrior, fit_gamma_prior};
 pub use clipping::{
     CLIPPED_COUNTS_L2_SENSITIVITY, ClippedCountsRule, ClippedShare, dp_clipped_share,

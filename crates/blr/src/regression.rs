@@ -38,6 +38,7 @@ use projection::release::{
     Aggregation, DcaTransport, InProcess, Noise, ReleaseContext, release_held,
 };
 
+use crate::block_shares::{BlockNoise, apply};
 use crate::contribution::Contribution;
 use crate::design::Design;
 use crate::error::{Error, Result, check_xy};
@@ -94,8 +95,8 @@ pub struct Regression {
     pub constant: f64,
     /// The ridge r added to the released centred Gram, on the design's unit scale.
     pub ridge: f64,
-    /// Noise sd of one released entry, on the design's unit scale.
-    pub noise_sd: f64,
+    /// Noise sd of one released entry of each block, on the design's unit scale.
+    pub noise: BlockNoise,
     /// The released statistics of the design (unit scale; `stats.n` records).
     pub stats: SuffStats,
     /// What the accountant charged.
@@ -168,25 +169,29 @@ pub fn fit_regression_held(
     };
     let released = release_held(holders, &design.rule(), &published, &noise, ctx, transport)?;
     let n = holders.records_in(released.included.as_ref());
-    let stats = SuffStats::from_flat(&released.sum, design.width(), n, true)?;
-    let noise_sd = released.noise_sd.iter().copied().fold(0.0, f64::max);
-    let mut fit = regression_from_stats(design, &stats, noise_sd, config.prior_precision)?;
+    let mut flat = released.sum;
+    apply(&mut flat, design.width(), design.weights(), true);
+    let stats = SuffStats::from_flat(&flat, design.width(), n, true)?;
+    let joint = released.noise_sd.iter().copied().fold(0.0, f64::max);
+    let noise = design.shares.noise(design.width(), design.intercept, joint);
+    let mut fit = regression_from_stats(design, &stats, noise, config.prior_precision)?;
     fit.spent = accountant.spent();
-    if let Some(w) = noise_dominance_warning(&stats, noise_sd, n, config.budget.epsilon) {
+    if let Some(w) = noise_dominance_warning(&stats, noise.gram, n, config.budget.epsilon) {
         fit.warnings.insert(0, w);
     }
     Ok(fit)
 }
 
-/// The model from released statistics of `design` (post-processing only): `noise_sd` is the
-/// noise sd of one released entry (0 for exact statistics, a NON-PRIVATE fit).
+/// The model from released statistics of `design` (post-processing only, the blocks' weights
+/// divided out): `noise` is the noise sd of one entry of each block ([`BlockNoise::NONE`] for
+/// exact statistics, a NON-PRIVATE fit).
 ///
 /// # Errors
 /// Statistics of another width, non-finite values, or a failed eigendecomposition.
 pub fn regression_from_stats(
     design: &Design,
     stats: &SuffStats,
-    noise_sd: f64,
+    noise: BlockNoise,
     prior_precision: f64,
 ) -> Result<Regression> {
     stats.validate()?;
@@ -197,7 +202,9 @@ pub fn regression_from_stats(
             got: stats.d,
         });
     }
-    crate::error::check_non_negative("noise sd", noise_sd)?;
+    crate::error::check_non_negative("Gram noise sd", noise.gram)?;
+    crate::error::check_non_negative("cross-product noise sd", noise.cross)?;
+    crate::error::check_non_negative("Σy² noise sd", noise.yy)?;
     let centred = Centred::of(design, stats);
     let d = centred.c.len();
     let n = stats.n as f64;
@@ -229,7 +236,7 @@ pub fn regression_from_stats(
         let noise_explained: f64 = m
             .iter()
             .zip(&eigenvalues)
-            .map(|(m, s)| noise_sd * noise_sd * (2.0 / m - s / (m * m)))
+            .map(|(m, s)| noise.cross * noise.cross * (2.0 / m - s / (m * m)))
             .sum();
         let r_squared = (tss > 0.0 && n > p + 1.0).then(|| {
             let rss = centred.rss(&b) + noise_explained;
@@ -244,7 +251,7 @@ pub fn regression_from_stats(
         }
     };
     let lambda_min = eigenvalues.iter().copied().fold(f64::INFINITY, f64::min);
-    let edge = 2.0 * noise_sd * (d as f64).sqrt();
+    let edge = 2.0 * noise.gram * (d as f64).sqrt();
     let base = (edge - lambda_min).max(0.0);
     let ridges = std::iter::once(base).chain(
         (0..6)
@@ -269,7 +276,7 @@ pub fn regression_from_stats(
         r_squared,
     } = best;
     let b_norm2: f64 = b.iter().map(|v| v * v).sum();
-    let noise_var = noise_sd * noise_sd * (1.0 + b_norm2);
+    let noise_var = noise.cross.powi(2) + noise.gram.powi(2) * b_norm2;
     let cov_eig: Vec<f64> = m.iter().map(|m| sigma2 / m + noise_var / (m * m)).collect();
     let mut cov_b = Mat::from_fn(d, d, |i, j| {
         (0..d)
@@ -344,7 +351,7 @@ pub fn regression_from_stats(
         r_squared,
         constant,
         ridge,
-        noise_sd,
+        noise,
         stats: stats.clone(),
         spent: PrivacyLoss {
             epsilon: 0.0,
@@ -545,6 +552,7 @@ mod tests {
             x: vec![PublicRange::new(0.0, 10.0).unwrap()],
             y: PublicRange::new(0.0, 40.0).unwrap(),
             intercept,
+            shares: Default::default(),
         }
     }
 
@@ -552,6 +560,14 @@ mod tests {
         let z = design.rows(x).unwrap();
         let t: Vec<f64> = y.iter().map(|v| design.y.to_unit(*v)).collect();
         SuffStats::compute(&z, &t, y.len(), design.width()).unwrap()
+    }
+
+    fn noise(sd: f64) -> BlockNoise {
+        BlockNoise {
+            gram: sd,
+            cross: sd,
+            yy: sd,
+        }
     }
 
     fn close(a: f64, b: f64, tol: f64) {
@@ -565,7 +581,8 @@ mod tests {
         // se(intercept) = √(0.9 (1/4 + 2.5²/5)), adjusted R² = 1 − (1.8/2)/(41/3).
         let design = one_column(true);
         let (x, y) = ([1.0, 2.0, 3.0, 4.0], [5.0, 9.0, 10.0, 14.0]);
-        let fit = regression_from_stats(&design, &exact(&design, &x, &y), 0.0, 1e-12).unwrap();
+        let fit = regression_from_stats(&design, &exact(&design, &x, &y), BlockNoise::NONE, 1e-12)
+            .unwrap();
         close(fit.coefficients[0], 2.8, 1e-9);
         close(fit.intercept, 2.5, 1e-9);
         close(fit.residual_sd, 0.9f64.sqrt(), 1e-9);
@@ -591,7 +608,8 @@ mod tests {
         let design = one_column(false);
         let x = [1.0, 2.0, 8.0, 9.0];
         let y: Vec<f64> = x.iter().map(|v| 20.0 + 3.0 * (v - 5.0)).collect();
-        let fit = regression_from_stats(&design, &exact(&design, &x, &y), 0.0, 1e-12).unwrap();
+        let fit = regression_from_stats(&design, &exact(&design, &x, &y), BlockNoise::NONE, 1e-12)
+            .unwrap();
         close(fit.coefficients[0], 3.0, 1e-9);
         close(fit.intercept, 5.0, 1e-9);
     }
@@ -616,7 +634,7 @@ mod tests {
         // Explained ≈ 13/100, the noise's share 9 · 2/100 = 0.18, so the adjusted R² is about
         // 1 − ((10 − 0.13 + 0.18)/997)/(10/999) < 0.
         let (design, stats) = centred_stats(1000, [100.0, 0.0, 100.0], [3.0, -2.0], 10.0);
-        let fit = regression_from_stats(&design, &stats, 3.0, 1.0).unwrap();
+        let fit = regression_from_stats(&design, &stats, noise(3.0), 1.0).unwrap();
         // The larger ridges of the search shrink the noise's share and so do a little better,
         // never above 0.
         let r2 = fit.r_squared.unwrap();
@@ -630,11 +648,11 @@ mod tests {
                 .any(|w| w.contains("no slope is better than the constant"))
         );
         // The same statistics released without noise are a (weak) fit: no warning.
-        let fit = regression_from_stats(&design, &stats, 0.0, 1.0).unwrap();
+        let fit = regression_from_stats(&design, &stats, BlockNoise::NONE, 1.0).unwrap();
         assert!(fit.r_squared.unwrap() > 0.0 && fit.warnings.is_empty());
         // Noise that swamps Σỹ² leaves no R² at all.
         let (design, stats) = centred_stats(1000, [100.0, 0.0, 100.0], [3.0, -2.0], -1.0);
-        let fit = regression_from_stats(&design, &stats, 3.0, 1.0).unwrap();
+        let fit = regression_from_stats(&design, &stats, noise(3.0), 1.0).unwrap();
         assert!(fit.r_squared.is_none() && fit.warnings[0].contains("not positive"));
     }
 
@@ -643,12 +661,12 @@ mod tests {
         // Noise sd 1 per entry, d = 2: the noise's spectral edge is 2·1·√2.
         let edge = 2.0 * 2f64.sqrt();
         let (design, stats) = centred_stats(1000, [1000.0, 0.0, 1000.0], [500.0, 250.0], 900.0);
-        let fit = regression_from_stats(&design, &stats, 1.0, 1.0).unwrap();
+        let fit = regression_from_stats(&design, &stats, noise(1.0), 1.0).unwrap();
         assert_eq!(fit.ridge, 0.0);
         // Eigenvalues 1999.9 and 0.1: the adaptive ridge is edge − 0.1, and the search only
         // adds 4ᵏ edges to it (here the DP R² prefers edge − 0.1 + 4 edge).
         let (design, stats) = centred_stats(1000, [1000.0, 999.9, 1000.0], [500.0, 499.0], 900.0);
-        let fit = regression_from_stats(&design, &stats, 1.0, 1.0).unwrap();
+        let fit = regression_from_stats(&design, &stats, noise(1.0), 1.0).unwrap();
         close(fit.ridge, edge - 0.1 + 4.0 * edge, 1e-6);
         // Along (1, −1) the released c̃ is (1/√2)·1 = 0.71 of noise: unridged that direction
         // would get 0.71/0.1 ≈ 7; with the ridge it stays below 0.71/edge.

@@ -130,7 +130,8 @@ const double *dpdr_row_major(SEXP x, const char *name, size_t *n_rows, size_t *n
 static const char *const kind_names[DPDR_KIND_COUNT] = {
     "dpdist_rng",       "dpdist_accountant", "dpdist_round_config", "dpdist_client",
     "dpdist_node",      "dpdist_node_sum",   "dpdist_shares",       "dpdist_aggregator",
-    "dpdist_plr_model", "dpdist_blr_model",  "dpdist_blr_noise_aware", "dpdist_iterative_trainer", "dpdist_round_ledger"};
+    "dpdist_plr_model", "dpdist_blr_model",  "dpdist_blr_noise_aware", "dpdist_iterative_trainer", "dpdist_round_ledger",
+    "dpdist_regression"};
 
 static void free_handle(dpdr_kind kind, void *p) {
   switch (kind) {
@@ -149,6 +150,7 @@ static void free_handle(dpdr_kind kind, void *p) {
       dpd_iterative_trainer_free((dpd_iterative_trainer *)p);
       break;
     case DPDR_ROUND_LEDGER: dpd_round_ledger_free((dpd_round_ledger *)p); break;
+    case DPDR_REGRESSION: dpd_regression_free((dpd_regression *)p); break;
     default: break;
   }
 }

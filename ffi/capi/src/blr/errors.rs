@@ -35,7 +35,11 @@ fn blr_status(error: &blr::Error) -> dpd_status {
     match error {
         E::LengthMismatch { .. } => dpd_status::DPD_ERR_LENGTH_MISMATCH,
         E::OutOfRange { value, .. } if !value.is_finite() => dpd_status::DPD_ERR_NON_FINITE,
-        E::Empty { .. }
+        E::InvalidRange { lower, upper, .. } if !(lower.is_finite() && upper.is_finite()) => {
+            dpd_status::DPD_ERR_NON_FINITE
+        }
+        E::InvalidRange { .. }
+        | E::Empty { .. }
         | E::OutOfRange { .. }
         | E::BadBudgetSplit { .. }
         | E::MechanismBudgetMismatch { .. }

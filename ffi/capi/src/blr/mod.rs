@@ -9,6 +9,7 @@ mod errors;
 pub(crate) mod fit;
 pub(crate) mod noise_aware;
 pub(crate) mod noise_aware_stats;
+pub(crate) mod regression;
 pub(crate) mod search;
 pub(crate) mod stats;
 pub(crate) mod std_source;

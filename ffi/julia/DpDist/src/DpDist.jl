@@ -30,6 +30,8 @@ export BlrSettings, BlrModel, CaviInfo, blr_fit, blr_mean, blr_spent, blr_bounds
        blr_stats,
        blr_predict, blr_fit_non_private, blr_stats_len, blr_record_stats, blr_posterior_mean,
        blr_fit_gamma_prior, blr_search_thresholds, mae, rmse, spearman
+export Regression, regression_fit, regression_coefficients, regression_std_errors,
+       regression_predict, regression_quality, regression_warnings
 export BlrNoiseAware, blr_noise_aware, blr_coefficients, blr_predict_interval,
        effective_sample_size, StatsNoise, blr_stats_noise, blr_noise_aware_from_stats,
        DPD_NOISE_GAUSSIAN, DPD_NOISE_LAPLACE, DPD_BLR_DOF_FROM_RELEASE
@@ -44,6 +46,7 @@ include("dca.jl")
 include("plr.jl")
 include("blr.jl")
 include("blr_uncertainty.jl")
+include("regression.jl")
 include("iterative.jl")
 include("kernels.jl")
 

@@ -83,6 +83,7 @@ struct dpd_feature_groups end
 struct dpd_plr_model end
 struct dpd_blr_config end
 struct dpd_blr_model end
+struct dpd_regression end
 struct dpd_blr_noise_aware end
 struct dpd_iterative_config end
 struct dpd_iterative_trainer end
