@@ -16,6 +16,7 @@ use crate::blr::cavi::*;
 use crate::blr::config::*;
 use crate::blr::fit::*;
 use crate::blr::noise_aware::*;
+use crate::blr::regression::*;
 use crate::blr::search::*;
 use crate::blr::stats::*;
 use crate::blr::std_source::*;
@@ -86,6 +87,7 @@ struct Fixture {
     aggregator: *mut dpd_aggregator,
     blr_config: *mut dpd_blr_config,
     blr_model: *mut dpd_blr_model,
+    regression: *mut dpd_regression,
     dataset: *mut dpd_dataset,
     plr_model: *mut dpd_plr_model,
     stacked: *mut dpd_plr_model,
@@ -127,6 +129,7 @@ impl Fixture {
             aggregator: null_mut(),
             blr_config: null_mut(),
             blr_model: null_mut(),
+            regression: null_mut(),
             dataset: null_mut(),
             plr_model: null_mut(),
             stacked: null_mut(),
@@ -253,6 +256,27 @@ impl Fixture {
                 ),
                 "blr fit",
             );
+            let (lower, upper) = ([-1.0; D], [1.0; D]);
+            ok(
+                dpd_regression_fit(
+                    x.as_ptr(),
+                    x.len(),
+                    y.as_ptr(),
+                    N_ROWS,
+                    lower.as_ptr(),
+                    upper.as_ptr(),
+                    D,
+                    -1.0,
+                    1.0,
+                    1,
+                    1.0,
+                    1e-5,
+                    0,
+                    f.rng,
+                    &mut f.regression,
+                ),
+                "regression fit",
+            );
             let mut record = vec![0.0; f.stats.len()];
             for i in 0..N_ROWS {
                 ok(
@@ -322,6 +346,7 @@ impl Drop for Fixture {
             dpd_aggregator_free(self.aggregator);
             dpd_blr_config_free(self.blr_config);
             dpd_blr_model_free(self.blr_model);
+            dpd_regression_free(self.regression);
             dpd_dataset_free(self.dataset);
             dpd_plr_model_free(self.plr_model);
             dpd_plr_model_free(self.stacked);
@@ -462,6 +487,56 @@ fn cases() -> Vec<Case> {
             );
             dpd_blr_model_free(out);
             status
+        }),
+        case!(dpd_regression_fit, [N_ROWS * D, N_ROWS, D], |f, s| {
+            let (lower, upper) = ([-1.0; BUF], [1.0; BUF]);
+            let mut out = null_mut();
+            let status = dpd_regression_fit(
+                input(&f.values, s[0]),
+                s[0],
+                input(&f.values, s[1]),
+                s[1],
+                input(&lower, s[2]),
+                input(&upper, s[2]),
+                s[2],
+                -1.0,
+                1.0,
+                1,
+                1.0,
+                1e-5,
+                0,
+                f.rng,
+                &mut out,
+            );
+            dpd_regression_free(out);
+            status
+        }),
+        case!(dpd_regression_coefficients, [BUF], |f, s| {
+            let mut out = [0.0; BUF];
+            let mut len = 0;
+            dpd_regression_coefficients(f.regression, output(&mut out, s[0]), s[0], &mut len)
+        }),
+        case!(dpd_regression_std_errors, [BUF], |f, s| {
+            let mut out = [0.0; BUF];
+            let mut len = 0;
+            dpd_regression_std_errors(f.regression, output(&mut out, s[0]), s[0], &mut len)
+        }),
+        case!(dpd_regression_predict, [D * 4, BUF], |f, s| {
+            let mut out = [0.0; BUF];
+            let mut len = 0;
+            dpd_regression_predict(
+                f.regression,
+                input(&f.values, s[0]),
+                s[0],
+                output(&mut out, s[1]),
+                s[1],
+                &mut len,
+            )
+        }),
+        case!(dpd_regression_warnings, [4096], |f, s| {
+            let mut out = [0u8; 4096];
+            let mut len = 0;
+            dpd_regression_warnings(f.regression, output(&mut out, s[0]), s[0], &mut len)
         }),
         case!(dpd_blr_model_mean, [BUF], |f, s| {
             let mut out = [0.0; BUF];
