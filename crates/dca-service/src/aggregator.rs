@@ -604,7 +604,7 @@ impl Aggregator {
     }
 
     /// The recorded release of round `id`, if it is released.
-    fn recorded_release(&self, id: &str) -> Result<Option<PublishedRelease>> {
+    pub fn recorded_release(&self, id: &str) -> Result<Option<PublishedRelease>> {
         match self.state(id)? {
             Some((s, Some(detail))) if s == "released" => Ok(Some(
                 serde_json::from_str(&detail).map_err(|e| Error::Http(e.to_string()))?,
