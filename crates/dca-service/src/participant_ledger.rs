@@ -23,7 +23,7 @@
 //!   that was never released stays charged, and the ledger says it was not released.
 
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -289,6 +289,8 @@ pub struct LedgerFile {
     pub head: String,
     /// Whether it was rebuilt from the aggregator's record.
     pub rebuilt: bool,
+    /// Bytes of its whole lines.
+    len: u64,
 }
 
 impl LedgerFile {
@@ -310,10 +312,8 @@ impl LedgerFile {
         let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
         // A last line without its newline was cut short by a crash while it was written: the
         // participant never acted on it.
-        let mut torn = false;
         if lines.last().is_some_and(|l| !l.ends_with('\n')) {
             lines.pop();
-            torn = true;
         }
         let mut ledger = Ledger::default();
         let mut prev = String::new();
@@ -355,17 +355,9 @@ impl LedgerFile {
         let Some(token_sha256) = token else {
             return Err(untrusted(&path, "is empty (it has no opening entry)"));
         };
-        if torn {
-            // Cut the torn line off, so that the next entry follows the last whole one.
-            let keep: usize = lines.iter().map(|l| l.len()).sum();
-            let f = std::fs::OpenOptions::new()
-                .write(true)
-                .open(&path)
-                .map_err(|e| io_at(e, &path))?;
-            f.set_len(keep as u64)
-                .and_then(|_| f.sync_all())
-                .map_err(|e| io_at(e, &path))?;
-        }
+        // A torn last line stays on disk until the next append cuts it off (a reader, such as
+        // `dpdist participant ledger`, never changes the file).
+        let len: usize = lines.iter().map(|l| l.len()).sum();
         Ok(Some(LedgerFile {
             path,
             token_sha256,
@@ -373,6 +365,7 @@ impl LedgerFile {
             entries: lines.len() as u64,
             head: prev,
             rebuilt,
+            len: len as u64,
         }))
     }
 
@@ -394,6 +387,7 @@ impl LedgerFile {
             entries: 0,
             head: String::new(),
             rebuilt: false,
+            len: 0,
         };
         ledger.write(&Entry::Open {
             token_sha256: token_sha256.to_string(),
@@ -442,12 +436,31 @@ impl LedgerFile {
             serde_json::to_vec(&line).map_err(|e| Error::Io(std::io::Error::other(e)))?;
         bytes.push(b'\n');
         let mut f = std::fs::OpenOptions::new()
-            .append(true)
+            .read(true)
+            .write(true)
             .open(&self.path)
             .map_err(|e| io_at(e, &self.path))?;
-        f.write_all(&bytes)
+        let on_disk = f.metadata().map_err(|e| io_at(e, &self.path))?.len();
+        if on_disk != self.len {
+            // Beyond the whole lines read, only the torn rest of a line a crash cut short may
+            // follow: it is cut off. Anything else means the file changed while in use.
+            let mut tail = Vec::new();
+            f.seek(std::io::SeekFrom::Start(self.len.min(on_disk)))
+                .and_then(|_| f.read_to_end(&mut tail))
+                .map_err(|e| io_at(e, &self.path))?;
+            if on_disk < self.len || tail.contains(&b'\n') {
+                return Err(untrusted(
+                    &self.path,
+                    "changed on disk while this participant was using it",
+                ));
+            }
+            f.set_len(self.len).map_err(|e| io_at(e, &self.path))?;
+        }
+        f.seek(std::io::SeekFrom::Start(self.len))
+            .and_then(|_| f.write_all(&bytes))
             .and_then(|_| f.sync_data())
             .map_err(|e| io_at(e, &self.path))?;
+        self.len += bytes.len() as u64;
         self.entries += 1;
         self.head = hash;
         Ok(())
@@ -856,9 +869,21 @@ mod tests {
         assert!(error_of(&dir).contains("line 1 is not a ledger entry"));
         // A last line cut short by a crash is dropped (and cut off the file), the rest kept.
         std::fs::write(&path, format!("{text}{{\"seq\":5,\"prev")).unwrap();
-        let read = LedgerFile::read(&dir).unwrap().unwrap();
+        let mut read = LedgerFile::read(&dir).unwrap().unwrap();
         assert_eq!(read.entries, 5);
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        // Reading changes nothing; the next append cuts the torn line off first.
+        assert!(std::fs::read_to_string(&path).unwrap().ends_with("\"prev"));
+        read.append(accepted("k")).unwrap();
+        let after = LedgerFile::read(&dir).unwrap().unwrap();
+        assert_eq!(after.entries, 6);
+        assert!(after.ledger.jobs.contains_key("k"));
+        assert!(std::fs::read_to_string(&path).unwrap().starts_with(&text));
+        // A line appended by someone else meanwhile is not cut off: the file changed in use.
+        let mut stale = LedgerFile::read(&dir).unwrap().unwrap();
+        let mut other = LedgerFile::read(&dir).unwrap().unwrap();
+        other.append(accepted("l")).unwrap();
+        let e = stale.append(accepted("m")).unwrap_err().to_string();
+        assert!(e.contains("changed on disk"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
