@@ -361,33 +361,30 @@ pub(crate) async fn participation(
         ));
     };
     let mut jobs = Vec::new();
-    for (spec, status) in s.aggregator.jobs()? {
-        let Some(you) = spec.roster.iter().position(|h| *h == hash) else {
-            continue;
-        };
-        let Some((_, answer)) = s
-            .aggregator
-            .answers(&status.id)?
-            .into_iter()
-            .find(|(i, _)| *i == you)
-        else {
+    for view in s.aggregator.participant_jobs(&hash)? {
+        let Some(answer) = s.aggregator.answer_of(&view.id, view.you)? else {
             continue;
         };
         let mut rounds = Vec::new();
-        for r in &status.rounds {
-            let Some(client) = r.clients.iter().position(|&i| i == you) else {
+        for r in &view.rounds {
+            // Client ids follow roster order: this participant's is the number of the round's
+            // clients before it on the roster.
+            let bits = crate::hex::decode(&r.clients).unwrap_or_default();
+            let bit = |i: usize| bits.get(i / 8).is_some_and(|b| b & (1 << (i % 8)) != 0);
+            if !bit(view.you) {
                 continue;
-            };
+            }
+            let client = (0..view.you).filter(|&i| bit(i)).count() as u64;
             let release = s.aggregator.recorded_release(&r.id)?;
             rounds.push(ParticipatedRound {
                 id: r.id.clone(),
                 released: release.is_some(),
-                in_release: release.is_some_and(|rel| rel.clients.contains(&(client as u64))),
+                in_release: release.is_some_and(|rel| rel.clients.contains(&client)),
             });
         }
         jobs.push(ParticipatedJob {
-            id: status.id.clone(),
-            state: status.state.clone(),
+            id: view.id,
+            state: view.state,
             answer,
             rounds,
         });

@@ -967,7 +967,7 @@ async fn checked_json<T: serde::de::DeserializeOwned>(
         status,
         StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::NOT_FOUND
     ) {
-        let what = only.map_or_else(|| format!("{url}"), |id| format!("job {id}"));
+        let what = only.map_or_else(|| url.to_string(), |id| format!("job {id}"));
         return Err(Error::Job(format!(
             "the aggregator refused to show this participant {what}: {status}: {}",
             r.text().await.unwrap_or_default()

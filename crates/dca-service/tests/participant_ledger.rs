@@ -265,7 +265,13 @@ async fn a_deleted_or_edited_ledger_grants_no_budget(store: common::Store) {
 
         let second = create(&s, &sum_job(&s, 3, 1.0, 1)).await;
         for (i, cause) in [(0, "is missing"), (1, "edited")] {
-            let e = participant(&s, i).run(Some(&second)).await.unwrap_err();
+            let e = tokio::time::timeout(
+                Duration::from_secs(20),
+                participant(&s, i).run(Some(&second)),
+            )
+            .await
+            .unwrap_or_else(|_| panic!("participant {i} took part in the second job"))
+            .unwrap_err();
             let m = e.to_string();
             assert!(matches!(e, Error::Ledger(_)), "{m}");
             assert!(m.contains(cause), "participant {i}: {m}");
