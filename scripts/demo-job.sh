@@ -101,7 +101,7 @@ for h in "${!sizes[@]}"; do
     sleep 0.1
   done
   grep -q "job $job: " "$dir/ledger" || { echo "hospital $h: no ledger entry for the job" >&2; cat "$dir/ledger" "$dir/err" >&2; exit 1; }
-  echo "hospital $h (${sizes[$h]} rows): $(grep "job $job: " "$dir/ledger" | sed "s/^job $job: //" | cut -c1-100)"
+  echo "hospital $h (${sizes[$h]} rows): $(grep "job $job: " "$dir/ledger" | sed "s/^job $job: //")"
 done
 for p in "${hospital_pids[@]}"; do kill "$p" 2>/dev/null || true; done
 "$bin" job status "${analyst[@]}" --job "$job" > "$work/status.json"
