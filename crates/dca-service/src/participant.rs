@@ -9,6 +9,10 @@
 //! - a round's charge is written before its shares are sealed;
 //! - the sealed shares are written (all of them, then renamed into place) before the first
 //!   upload, and every later attempt re-sends exactly those bytes.
+//!
+//! Its ledger is append-only and hash-chained, and is checked against the aggregator's record
+//! of the jobs its token answered at start and before every answer (`participant_ledger`): a
+//! ledger deleted or edited grants no budget. While no job names it, it waits (bounded).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
