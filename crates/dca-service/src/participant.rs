@@ -592,6 +592,7 @@ impl Participant {
                     .join(", ")
             ),
             Err(e @ (Error::Http(_) | Error::Timeout(_))) => return Err(e),
+            Err(Error::Ledger(cause)) => cause,
             Err(e) => e.to_string(),
         };
         if !self.rebuild_ledger {

@@ -202,6 +202,7 @@ async fn ledger(a: LedgerArgs) -> Result<()> {
             }
         }
         Ok(None) => Some("it is missing".to_string()),
+        Err(Error::Ledger(cause)) => Some(cause),
         Err(e) => Some(e.to_string()),
     };
     let Some(problem) = problem else {
