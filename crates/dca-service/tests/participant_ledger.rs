@@ -429,6 +429,25 @@ async fn participants_started_before_their_job_wait_for_it(store: common::Store)
         return;
     };
     tokio::time::timeout(LIMIT, async {
+        // The record a participant reconciles with: empty for a token that answered nothing
+        // (as for a stranger's: it learns nothing), refused to the analyst.
+        for (who, status, body) in [
+            (token(0), 200, Some("{\"jobs\":[]}")),
+            ("a-stranger".to_string(), 200, Some("{\"jobs\":[]}")),
+            (ANALYST.to_string(), 400, None),
+        ] {
+            let r = s
+                .http
+                .get(format!("{}/participation", s.url))
+                .bearer_auth(&who)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status().as_u16(), status, "{who}");
+            if let Some(body) = body {
+                assert_eq!(r.text().await.unwrap(), body);
+            }
+        }
         let spec = sum_job(&s, 3, 1.0, 0);
         let id = spec.id();
         let mut impatient = participant(&s, 2);
