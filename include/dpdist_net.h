@@ -136,8 +136,10 @@ typedef struct dpd_net_outcome {
      */
     uint32_t state;
     /**
-     * 1 when this participant's shares are in every round it was a client of, else 0 (it
-     * refused, left, or was a dropout).
+     * 1 when this participant's shares are in every released round it was a client of, and
+     * at least one was released; else 0 (it refused, left, was a dropout, or no round it
+     * sealed for was released — such a round stays charged in its ledger: charged at
+     * sealing).
      */
     uint32_t took_part;
 } dpd_net_outcome;

@@ -62,7 +62,8 @@ inline void check_abi() {
     }
 }
 
-/// How a job ended, and whether this participant's shares are in every round it was a client of.
+/// How a job ended, and whether this participant took part: its shares are in every released round
+/// it was a client of, and at least one was released.
 struct Outcome {
     dpd_net_job_state state;
     bool took_part;

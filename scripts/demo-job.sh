@@ -6,6 +6,11 @@
 # data file) and reads the result with `dpdist job result`. One hospital's policy does not allow
 # the `bmi` column: it refuses, and the job (T = 2) runs with the other eleven.
 #
+# The steps run in the order of docs/src/services/jobs.md: each hospital writes its policy and
+# starts its participant, which waits for jobs (`--wait-for-job`); then the analyst writes and
+# creates the job; the hospitals answer and take part; afterwards each hospital reads its ledger
+# (`dpdist participant ledger`).
+#
 # Every process started here is killed on exit.
 #
 #   scripts/demo-job.sh [--insecure-seed S] [--epsilon E]
@@ -43,8 +48,20 @@ for h in "${!sizes[@]}"; do
   printf 'columns = [%s]\nmax_epsilon_per_job = 5.0\ntotal_epsilon = 10.0\n' "$columns" > "$dir/policy.toml"
 done
 
-# The analyst's job file: public bounds of every column (examples/data/diabetes.bounds.csv), the
-# budget, T, and the roster. No rows.
+# Step 2: each hospital starts its participant, which waits (up to --wait-for-job seconds) for a
+# job whose roster lists its token. There is no job yet.
+hospital_pids=()
+for h in "${!sizes[@]}"; do
+  dir="$work/hospital$h"
+  "$bin" participant --aggregator "https://$agg_addr" --ca "$work/ca.pem" --token-file "$dir/token" \
+    --data "$dir/rows.csv" --policy "$dir/policy.toml" --state-dir "$dir/state" \
+    --wait-for-job 300 --poll-ms 100 ${seed:+--insecure-seed "$seed"} > "$dir/out" 2> "$dir/err" &
+  pids+=($!)
+  hospital_pids+=($!)
+done
+
+# Step 3: the analyst's job file: public bounds of every column (examples/data/diabetes.bounds.csv),
+# the budget, T, and the roster. No rows.
 {
   echo 'kind = "blr"'
   echo "epsilon = $epsilon"
@@ -65,26 +82,28 @@ done
 } > "$work/job.toml"
 
 analyst=(--aggregator "https://$agg_addr" --ca "$work/ca.pem" --analyst-token-file "$work/analyst.token")
+start=$(date +%s.%N)
 job="$("$bin" job create "${analyst[@]}" --spec "$work/job.toml")"
 echo "job $job created for ${#sizes[@]} hospitals" >&2
 
-start=$(date +%s.%N)
-hospital_pids=()
-for h in "${!sizes[@]}"; do
-  dir="$work/hospital$h"
-  "$bin" participant --aggregator "https://$agg_addr" --ca "$work/ca.pem" --token-file "$dir/token" \
-    --data "$dir/rows.csv" --policy "$dir/policy.toml" --state-dir "$dir/state" --job "$job" \
-    --poll-ms 100 ${seed:+--insecure-seed "$seed"} > "$dir/out" 2> "$dir/err" &
-  pids+=($!)
-  hospital_pids+=($!)
-done
-
+# Steps 4 and 5 run by themselves; the analyst waits for the result.
 "$bin" job result "${analyst[@]}" --job "$job" --wait-secs 300 > "$work/result.json"
 end=$(date +%s.%N)
+
+# Step 6: each hospital's participant sees the job end (and goes on waiting for the next job);
+# its ledger says what it answered and what it was charged.
 for h in "${!sizes[@]}"; do
-  wait "${hospital_pids[$h]}" || { echo "hospital $h failed:" >&2; cat "$work/hospital$h/err" >&2; exit 1; }
-  echo "hospital $h (${sizes[$h]} rows): $(cat "$work/hospital$h/out" | tail -n 1)"
+  dir="$work/hospital$h"
+  for _ in $(seq 1 300); do
+    "$bin" participant ledger --state-dir "$dir/state" --policy "$dir/policy.toml" > "$dir/ledger" 2>&1 || true
+    grep -qE "^job $job: (refused|.*; ended )" "$dir/ledger" && break
+    kill -0 "${hospital_pids[$h]}" 2>/dev/null || { echo "hospital $h exited:" >&2; cat "$dir/err" >&2; exit 1; }
+    sleep 0.1
+  done
+  grep -q "job $job: " "$dir/ledger" || { echo "hospital $h: no ledger entry for the job" >&2; cat "$dir/ledger" "$dir/err" >&2; exit 1; }
+  echo "hospital $h (${sizes[$h]} rows): $(grep "job $job: " "$dir/ledger" | sed "s/^job $job: //")"
 done
+for p in "${hospital_pids[@]}"; do kill "$p" 2>/dev/null || true; done
 "$bin" job status "${analyst[@]}" --job "$job" > "$work/status.json"
 python3 - "$work/result.json" "$work/status.json" <<'PY'
 import json, sys

@@ -147,6 +147,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             state_dir: state.join(format!("p{i}")),
             insecure_seed: None,
             poll,
+            wait_for_job: Duration::from_secs(60),
+            rebuild_ledger: false,
         };
         let id = id.clone();
         tasks.push(tokio::spawn(async move {

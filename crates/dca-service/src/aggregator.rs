@@ -237,6 +237,19 @@ impl Aggregator {
         Ok(shared.for_token(token_sha256))
     }
 
+    /// Every job whose roster lists the token hashing to `token_sha256` (hex), as that
+    /// participant sees it, oldest first: from the shared views (built once per status change),
+    /// so N participants asking cost O(N) views, not N reads of every job.
+    pub fn participant_jobs(&self, token_sha256: &str) -> Result<Vec<ParticipantView>> {
+        let mut out = Vec::new();
+        for id in self.store.job_ids()? {
+            if let Some(view) = self.participant_view(&id, token_sha256)? {
+                out.push(view);
+            }
+        }
+        Ok(out)
+    }
+
     /// Changes job `id`'s status with `change` (read, changed and written under one lock, so
     /// the driver and the analyst's cancel never overwrite each other within a process). A
     /// status that leaves "answering"/"running" for good settles the job: the part of its
@@ -316,6 +329,18 @@ impl Aggregator {
         serde_json::from_slice(&stored).map_err(|e| {
             Error::Integrity(format!("participant {index}'s answer to job {job}: {e}"))
         })
+    }
+
+    /// Participant `index`'s answer to job `job`, if it gave one.
+    pub fn answer_of(&self, job: &str, index: usize) -> Result<Option<crate::job::Answer>> {
+        self.store
+            .answer_of(job, index)?
+            .map(|a| {
+                serde_json::from_slice(&a).map_err(|e| {
+                    Error::Integrity(format!("participant {index}'s answer to job {job}: {e}"))
+                })
+            })
+            .transpose()
     }
 
     /// Every answer to job `job`, by roster index.
@@ -604,7 +629,7 @@ impl Aggregator {
     }
 
     /// The recorded release of round `id`, if it is released.
-    fn recorded_release(&self, id: &str) -> Result<Option<PublishedRelease>> {
+    pub fn recorded_release(&self, id: &str) -> Result<Option<PublishedRelease>> {
         match self.state(id)? {
             Some((s, Some(detail))) if s == "released" => Ok(Some(
                 serde_json::from_str(&detail).map_err(|e| Error::Http(e.to_string()))?,

@@ -318,6 +318,7 @@ pub fn router(aggregator: Aggregator, analyst_token: &str, poll: Duration) -> Ro
         .route("/rounds/{id}/release", get(get_release).post(release_now))
         .route("/metrics", get(aggregator_metrics))
         .route("/jobs", get(crate::job_http::list_jobs))
+        .route("/participation", get(crate::job_http::participation))
         .route(
             "/jobs/{id}",
             get(crate::job_http::get_job).put(crate::job_http::create_job),

@@ -67,6 +67,11 @@ pub enum Error {
         /// ρ reserved when the job was created.
         reserved: f64,
     },
+    /// A participant's ledger cannot be trusted (missing, damaged, edited, another token's) or
+    /// disagrees with the aggregator's record: the participant answers nothing until it is
+    /// restored or rebuilt (the message names the cause and both ways back).
+    #[error("participant ledger: {0}")]
+    Ledger(String),
     /// A job is not known, not in the state the request needs, or refused the caller.
     #[error("job: {0}")]
     Job(String),

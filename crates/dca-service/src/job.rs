@@ -359,8 +359,25 @@ pub struct JobStatus {
     pub sum_result: Option<crate::job_train::SumResult>,
     /// zCDP ρ reserved for the job, and spent by its released rounds so far.
     pub rho_reserved: f64,
-    /// See `rho_reserved`.
+    /// See `rho_reserved`. Released rounds only: a participant charges its own ledger when it
+    /// seals shares for a round, so a round it sealed for that is never released (the job
+    /// cancelled or aborted first) is charged in its ledger and not here.
     pub rho_spent: f64,
+    /// The answers counted as they come (in the analyst's view only: computed when asked, never
+    /// stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<AnswerCounts>,
+}
+
+/// How the participants on a job's roster answered so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct AnswerCounts {
+    /// Accepted.
+    pub accepted: usize,
+    /// Refused (by their policy).
+    pub refused: usize,
+    /// Not answered (yet, or before the answer window closed).
+    pub silent: usize,
 }
 
 impl JobStatus {

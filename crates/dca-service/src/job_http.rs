@@ -9,6 +9,9 @@
 //!   refuse with its reason, while the job is answering.
 //! - `POST /jobs/{id}/cancel` (analyst): nothing more is released; what the job did not
 //!   spend comes back to the budget.
+//! - `GET /participation` (a participant): the jobs its token answered, with the rounds that
+//!   named it and whether each was released with its shares: what its ledger is reconciled
+//!   with.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,7 +22,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
 use crate::aggregator_server::ServerState;
-use crate::job::{Answer, JobSpec};
+use crate::job::{Answer, AnswerCounts, JobSpec, JobStatus};
 use crate::problem::{ApiError, ApiResult, bearer, json};
 use crate::secret::token_matches;
 use crate::spec::token_hash;
@@ -27,6 +30,7 @@ use crate::{MEDIA_JSON, hex};
 
 pub use crate::job::JobView;
 use crate::job_view::ParticipantView;
+use crate::participant_ledger::{ParticipatedJob, ParticipatedRound, Participation};
 
 /// Who is asking.
 enum Caller {
@@ -67,6 +71,35 @@ impl ServerState {
         Ok(bytes.to_vec())
     }
 
+    /// `status` of job `spec` with its answers counted (the analyst's view): while the job is
+    /// answering, from the answers recorded so far; afterwards, from who took part.
+    fn counted(&self, spec: &JobSpec, mut status: JobStatus) -> ApiResult<JobStatus> {
+        let roster = spec.roster.len();
+        status.answers = Some(if status.state == "answering" {
+            let answers = self.aggregator.answers(&status.id)?;
+            let accepted = answers.iter().filter(|(_, a)| a.accept).count();
+            AnswerCounts {
+                accepted,
+                refused: answers.len() - accepted,
+                silent: roster.saturating_sub(answers.len()),
+            }
+        } else {
+            // The driver records a silence as a refusal with this reason.
+            let silent = status
+                .refused
+                .iter()
+                .filter(|(_, why)| why == "no answer before the deadline")
+                .count();
+            AnswerCounts {
+                accepted: status.accepted.len(),
+                refused: status.refused.len() - silent,
+                silent: roster.saturating_sub(status.accepted.len() + status.refused.len())
+                    + silent,
+            }
+        });
+        Ok(status)
+    }
+
     /// The job, if the caller may see it, with the caller's roster index.
     fn visible_job(&self, headers: &HeaderMap, id: &str) -> ApiResult<(JobView, bool)> {
         let caller = self.caller(headers)?;
@@ -77,8 +110,8 @@ impl ServerState {
         match caller {
             Caller::Analyst => Ok((
                 JobView {
+                    status: self.counted(&spec, status)?,
                     spec,
-                    status,
                     nodes: self.aggregator.node_urls().to_vec(),
                     you: None,
                 },
@@ -191,13 +224,15 @@ pub(crate) async fn list_jobs(
                 .aggregator
                 .jobs()?
                 .into_iter()
-                .map(|(spec, status)| JobView {
-                    spec,
-                    status,
-                    nodes: nodes.to_vec(),
-                    you: None,
+                .map(|(spec, status)| {
+                    Ok(JobView {
+                        status: s.counted(&spec, status)?,
+                        spec,
+                        nodes: nodes.to_vec(),
+                        you: None,
+                    })
                 })
-                .collect();
+                .collect::<ApiResult<_>>()?;
             Ok(json(StatusCode::OK, &out))
         }
         Caller::Other(hash) => {
@@ -270,17 +305,89 @@ pub(crate) async fn cancel_job(
 ) -> ApiResult<Response> {
     s.analyst(&headers)?;
     let id = id.to_ascii_lowercase();
-    if s.aggregator.job(&id)?.is_none() {
+    let Some((_, before)) = s.aggregator.job(&id)? else {
         return Err(ApiError::not_found("unknown job"));
+    };
+    // Rounds published but not released: their participants charged them when they sealed.
+    let mut unreleased = Vec::new();
+    for r in &before.rounds {
+        if s.aggregator.recorded_release(&r.id)?.is_none() {
+            unreleased.push(r.step.to_string());
+        }
     }
+    let reason = cancel_reason(&unreleased);
     let status = s.aggregator.update_job(&id, |st| {
         if st.is_live() {
             st.state = "cancelled".into();
-            st.reason = Some("cancelled by the analyst".into());
+            st.reason = Some(reason);
             Ok(())
         } else {
             Err(crate::Error::Job(format!("job is already {}", st.state)))
         }
     })?;
     Ok(json(StatusCode::OK, &status))
+}
+
+/// Why a job was cancelled, as its status says: nothing more is released; rounds `unreleased`
+/// (their steps), published but never released, are charged by the participants that sealed
+/// shares for them (charged at sealing, the conservative rule) and not in `rho_spent`.
+pub fn cancel_reason(unreleased: &[String]) -> String {
+    let mut reason = "cancelled by the analyst: nothing more is released".to_string();
+    if !unreleased.is_empty() {
+        reason.push_str(&format!(
+            "; round{} {} never released: rho_spent does not count {}, but each participant \
+             that sealed shares for {} keeps its charge in its own ledger (charged at sealing, \
+             the conservative rule)",
+            if unreleased.len() == 1 { "" } else { "s" },
+            unreleased.join(", "),
+            if unreleased.len() == 1 { "it" } else { "them" },
+            if unreleased.len() == 1 { "it" } else { "them" },
+        ));
+    }
+    reason
+}
+
+/// `GET /participation`: the jobs whose roster lists the caller's token and that it answered,
+/// each with its recorded answer and the rounds that named the token, released or not, with
+/// its shares or not. A token on no roster gets an empty list, as one that answered nothing: a
+/// stranger learns nothing.
+pub(crate) async fn participation(
+    State(s): State<Arc<ServerState>>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let Caller::Other(hash) = s.caller(&headers)? else {
+        return Err(ApiError::bad_request(
+            "the analyst answers no job: this is a participant's record",
+        ));
+    };
+    let mut jobs = Vec::new();
+    for view in s.aggregator.participant_jobs(&hash)? {
+        let Some(answer) = s.aggregator.answer_of(&view.id, view.you)? else {
+            continue;
+        };
+        let mut rounds = Vec::new();
+        for r in &view.rounds {
+            // Client ids follow roster order: this participant's is the number of the round's
+            // clients before it on the roster.
+            let bits = crate::hex::decode(&r.clients).unwrap_or_default();
+            let bit = |i: usize| bits.get(i / 8).is_some_and(|b| b & (1 << (i % 8)) != 0);
+            if !bit(view.you) {
+                continue;
+            }
+            let client = (0..view.you).filter(|&i| bit(i)).count() as u64;
+            let release = s.aggregator.recorded_release(&r.id)?;
+            rounds.push(ParticipatedRound {
+                id: r.id.clone(),
+                released: release.is_some(),
+                in_release: release.is_some_and(|rel| rel.clients.contains(&client)),
+            });
+        }
+        jobs.push(ParticipatedJob {
+            id: view.id,
+            state: view.state,
+            answer,
+            rounds,
+        });
+    }
+    Ok(json(StatusCode::OK, &Participation { jobs }))
 }

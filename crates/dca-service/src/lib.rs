@@ -89,6 +89,7 @@ pub mod node;
 #[cfg(feature = "server")]
 pub mod node_key;
 pub mod participant;
+pub mod participant_ledger;
 mod participant_rows;
 mod participant_train;
 #[cfg(feature = "server")]

@@ -9,6 +9,10 @@
 //! - a round's charge is written before its shares are sealed;
 //! - the sealed shares are written (all of them, then renamed into place) before the first
 //!   upload, and every later attempt re-sends exactly those bytes.
+//!
+//! Its ledger is append-only and hash-chained, and is checked against the aggregator's record
+//! of the jobs its token answered at start and before every answer (`participant_ledger`): a
+//! ledger deleted or edited grants no budget. While no job names it, it waits (bounded).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -19,14 +23,18 @@ use dp_noise::rng::RngSource;
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 
-use crate::job::{Answer, JobRound, JobSpec};
+use crate::job::{Answer, JobRound, JobSpec, JobStatus};
 // What a participant works from: its light view of a job joined with the job's spec.
 use crate::job_view::{HashedSpec, JoinedView as JobView, ParticipantRound, ParticipantView};
+use crate::participant_ledger::{
+    Entry, LedgerFile, Participation, RecordedJob, RecordedRound, people,
+};
+pub use crate::participant_ledger::{Ledger, LedgerJob, LedgerRound};
 pub use crate::participant_rows::Rows;
 use crate::participant_train::{Expected, JobRule};
 use crate::secret::SecretString;
 use crate::spec::{Round, token_hash};
-use crate::{Error, MEDIA_JSON, Result};
+use crate::{Error, MEDIA_JSON, Result, hex};
 
 /// What a participant agrees to (`--policy FILE`, TOML).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -75,16 +83,17 @@ impl Policy {
         if spec.epsilon > self.max_epsilon_per_job {
             return Some(format!(
                 "the job's ε = {} is over this participant's max_epsilon_per_job = {}",
-                spec.epsilon, self.max_epsilon_per_job
+                people(spec.epsilon),
+                people(self.max_epsilon_per_job)
             ));
         }
         if committed + spec.epsilon > self.total_epsilon * (1.0 + 1e-12) {
             return Some(format!(
                 "budget exhausted: the job's ε = {} would bring this participant's total to {}, \
                  over its total_epsilon = {}",
-                spec.epsilon,
-                committed + spec.epsilon,
-                self.total_epsilon
+                people(spec.epsilon),
+                people(committed + spec.epsilon),
+                people(self.total_epsilon)
             ));
         }
         if rows > spec.max_rows {
@@ -97,74 +106,43 @@ impl Policy {
     }
 }
 
-/// The participant's record of what it agreed to and paid, on disk (`ledger.json`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Ledger {
-    /// By job id.
-    pub jobs: BTreeMap<String, LedgerJob>,
-}
-
-/// One job in the ledger.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LedgerJob {
-    /// The answer given.
-    pub answer: Answer,
-    /// The job's ε (committed when accepted).
-    pub epsilon: f64,
-    /// zCDP ρ the job may spend of this participant's data (from its (ε, δ)).
-    pub rho_budget: f64,
-    /// Rounds joined, by round id.
-    pub rounds: BTreeMap<String, LedgerRound>,
-    /// Why this participant stopped taking part, if it did.
-    #[serde(default)]
-    pub stopped: Option<String>,
-    /// The job's δ (absent in ledgers written before it was recorded).
-    #[serde(default)]
-    pub delta: Option<f64>,
-    /// How the job ended ("done", "aborted", "cancelled"), once this participant saw it end.
-    #[serde(default)]
-    pub ended: Option<String>,
-}
-
-/// One round in the ledger.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LedgerRound {
-    /// Its charge (zCDP ρ).
-    pub rho: f64,
-    /// Every node has its share.
-    pub uploaded: bool,
-}
-
-impl Ledger {
-    /// ε committed to accepted jobs.
-    ///
-    /// A job still under way counts with its whole ε, whatever it has spent so far. A job that
-    /// ended (done, aborted, cancelled) counts with what its rounds were charged: ε of their
-    /// summed zCDP ρ at the job's δ (ρ + 2 sqrt(ρ ln(1/δ)), Bun–Steinke 2016 Prop. 1.3), never
-    /// more than its ε — so a job aborted before its first round gives its ε back. A ledger
-    /// written before jobs recorded their δ counts every job at its whole ε.
-    pub fn committed(&self) -> f64 {
-        self.jobs
-            .values()
-            .filter(|j| j.answer.accept)
-            .map(LedgerJob::committed)
-            .sum()
-    }
-}
-
-impl LedgerJob {
-    /// The ε this job holds of the participant's total (see [`Ledger::committed`]).
-    pub fn committed(&self) -> f64 {
-        let (Some(_), Some(delta)) = (&self.ended, self.delta) else {
-            return self.epsilon;
-        };
-        let rho: f64 = self.rounds.values().map(|r| r.rho).sum();
-        if rho <= 0.0 {
-            return 0.0;
-        }
-        dp_noise::accountant::zcdp_to_approx(rho, delta)
-            .map_or(self.epsilon, |loss| loss.epsilon.min(self.epsilon))
-    }
+/// What a participant answers to `spec`, holding `rows` under `policy`, having committed
+/// `committed` ε: its policy first (columns allowed, ε, total, max_rows), then its rows (every
+/// column the job reads is in them). A refusal names only what the job asked for — never a
+/// column of the participant's rows the job did not ask for.
+pub fn decide(policy: &Policy, rows: &Rows, spec: &JobSpec, committed: f64) -> Result<LedgerJob> {
+    let refusal = policy.refusal(spec, rows.len(), committed).or_else(|| {
+        spec.features
+            .iter()
+            .chain([&spec.target])
+            .find(|c| !rows.columns().contains(&c.name))
+            .map(|c| {
+                format!(
+                    "the job reads column {:?}, which this participant's rows do not have",
+                    c.name
+                )
+            })
+    });
+    Ok(LedgerJob {
+        answer: match refusal {
+            None => Answer {
+                accept: true,
+                rows: rows.len(),
+                reason: String::new(),
+            },
+            Some(reason) => Answer {
+                accept: false,
+                rows: 0,
+                reason,
+            },
+        },
+        epsilon: spec.epsilon,
+        rho_budget: spec.rho()?,
+        rounds: BTreeMap::new(),
+        stopped: None,
+        delta: Some(spec.delta),
+        ended: None,
+    })
 }
 
 /// Job specs by id, shared by every participant of this process. Content-addressed (a job's id
@@ -231,6 +209,13 @@ pub struct Participant {
     pub insecure_seed: Option<u64>,
     /// How often it looks for work.
     pub poll: Duration,
+    /// How long it waits, at most, for a job that names it (its token on no job's roster yet,
+    /// or the job it follows not created yet) before it gives up; zero: not at all.
+    pub wait_for_job: Duration,
+    /// When its ledger is missing or disagrees with the aggregator's record, rebuild it from
+    /// that record (charging every round of every job found there that named this
+    /// participant) instead of refusing to answer.
+    pub rebuild_ledger: bool,
 }
 
 /// What became of the job a participant was told to follow.
@@ -240,57 +225,194 @@ pub struct Outcome {
     pub state: String,
     /// Its reason, if not done.
     pub reason: Option<String>,
-    /// Whether this participant took part.
+    /// Whether this participant took part: it accepted, never left, and its shares are in
+    /// every released round that named it — and at least one such round was released.
     pub took_part: bool,
+    /// Rounds released with its shares.
+    pub released_rounds: usize,
+    /// Rounds it was charged for (at sealing) that were never released, and their ρ: they
+    /// stay charged (the conservative rule).
+    pub unreleased_rounds: usize,
+    /// See `unreleased_rounds`.
+    pub unreleased_rho: f64,
+    /// zCDP ρ its ledger charges the job in all.
+    pub rho_charged: f64,
+}
+
+impl Outcome {
+    /// One line for people: how the job ended and what this participant's part in it was,
+    /// releases and charges told apart.
+    pub fn describe(&self) -> String {
+        let mut out = format!(
+            "job {}{}; this participant {}",
+            self.state,
+            self.reason
+                .as_deref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default(),
+            if self.took_part {
+                format!(
+                    "took part (its shares are in {} released round{})",
+                    self.released_rounds,
+                    if self.released_rounds == 1 { "" } else { "s" }
+                )
+            } else if self.released_rounds == 0 && self.rho_charged > 0.0 {
+                "did not take part: no round with its shares was released".to_string()
+            } else {
+                "did not take part".to_string()
+            }
+        );
+        if self.unreleased_rounds > 0 {
+            out.push_str(&format!(
+                "; its ledger keeps ρ = {} charged for {} round{} it sealed shares for that \
+                 {} never released (charged at sealing: the conservative rule)",
+                people(self.unreleased_rho),
+                self.unreleased_rounds,
+                if self.unreleased_rounds == 1 { "" } else { "s" },
+                if self.unreleased_rounds == 1 {
+                    "was"
+                } else {
+                    "were"
+                }
+            ));
+        }
+        out
+    }
+}
+
+/// A job's outcome for the participant whose ledger holds `entry` (if any), from the
+/// aggregator's record of the job (`record`, if it holds the participant's answer).
+pub fn outcome_of(
+    status: &JobStatus,
+    entry: Option<&LedgerJob>,
+    record: Option<&RecordedJob>,
+) -> Outcome {
+    let rounds: &[RecordedRound] = record.map_or(&[], |r| &r.rounds);
+    let released_rounds = rounds.iter().filter(|r| r.in_release).count();
+    let (mut unreleased_rounds, mut unreleased_rho, mut rho_charged) = (0, 0.0, 0.0);
+    if let Some(j) = entry {
+        rho_charged = j.rho_charged();
+        for (id, charged) in &j.rounds {
+            if !rounds.iter().any(|r| r.id == *id && r.released) {
+                unreleased_rounds += 1;
+                unreleased_rho += charged.rho;
+            }
+        }
+    }
+    let took_part = entry.is_some_and(|j| j.answer.accept && j.stopped.is_none())
+        && released_rounds > 0
+        && rounds.iter().filter(|r| r.released).all(|r| r.in_release);
+    Outcome {
+        state: status.state.clone(),
+        reason: status.reason.clone(),
+        took_part,
+        released_rounds,
+        unreleased_rounds,
+        unreleased_rho,
+        rho_charged,
+    }
+}
+
+/// What the aggregator answered a participant's look for work.
+enum Looked {
+    Jobs(Vec<JobView>),
+    /// 403 (its token is on no job's roster) or 404 (the job it follows is not there): no job
+    /// names it yet. The aggregator's words.
+    NotNamed(String),
 }
 
 impl Participant {
     /// Follows job `only` (every job on whose roster it is, when `None`) until it ends; without
-    /// `only`, runs until the process is stopped.
+    /// `only`, runs until the process is stopped. Its ledger is checked against the
+    /// aggregator's record first (and again before each answer); while no job names it, it
+    /// waits, at most `wait_for_job`.
     pub async fn run(&self, only: Option<&str>) -> Result<Outcome> {
         std::fs::create_dir_all(&self.state_dir)
             .map_err(|e| io_at(e, "--state-dir", &self.state_dir))?;
         let mut wait = self.poll;
+        let mut checked = false;
+        let started = tokio::time::Instant::now();
+        let mut said_waiting: Option<tokio::time::Instant> = None;
         loop {
-            match self.views(only).await {
-                Ok(views) => {
+            let looked = if checked {
+                self.look(only).await
+            } else {
+                // The ledger is checked against the aggregator's record before anything else.
+                match self.checked_ledger().await {
+                    Ok(_) => {
+                        checked = true;
+                        self.look(only).await
+                    }
+                    Err(e) => Err(e),
+                }
+            };
+            match looked {
+                Ok(Looked::Jobs(views)) => {
                     wait = self.poll;
+                    said_waiting = None;
                     for view in &views {
-                        if let Err(e) = self.handle(view).await {
-                            tracing::warn!(job = %view.status.id, "{e}");
+                        match self.handle(view).await {
+                            Ok(()) => {}
+                            // A ledger that cannot be trusted stops the participant: it answers
+                            // nothing until the ledger is restored or rebuilt.
+                            Err(e @ Error::Ledger(_)) => return Err(e),
+                            Err(e) => tracing::warn!(job = %view.status.id, "{e}"),
                         }
                     }
                     if let Some(view) = views.first().filter(|_| only.is_some())
                         && !view.status.is_live()
                     {
-                        let ledger = self.ledger()?;
-                        let mine = view.you.unwrap_or(usize::MAX);
-                        // Took part: accepted, never left, and every round it was a client of
-                        // has its shares.
-                        let took_part = ledger.jobs.get(&view.status.id).is_some_and(|j| {
-                            let mut joined = view
-                                .status
-                                .rounds
-                                .iter()
-                                .filter(|r| r.clients.contains(&mine))
-                                .peekable();
-                            // A job that ran no round with it (aborted while answering) did not
-                            // have it take part.
-                            j.answer.accept
-                                && j.stopped.is_none()
-                                && joined.peek().is_some()
-                                && joined.all(|r| j.rounds.get(&r.id).is_some_and(|l| l.uploaded))
-                        });
-                        return Ok(Outcome {
-                            state: view.status.state.clone(),
-                            reason: view.status.reason.clone(),
-                            took_part,
-                        });
+                        let file = self.ledger_file()?;
+                        let record = self.record().await;
+                        let record = match record {
+                            Ok(r) => r,
+                            Err(e @ (Error::Http(_) | Error::Timeout(_) | Error::Io(_))) => {
+                                tracing::warn!("asking the aggregator for its record: {e}");
+                                tokio::time::sleep(wait).await;
+                                continue;
+                            }
+                            Err(e) => return Err(e),
+                        };
+                        let id = &view.status.id;
+                        return Ok(outcome_of(
+                            &view.status,
+                            file.ledger.jobs.get(id),
+                            record.iter().find(|r| r.id == *id),
+                        ));
                     }
                 }
-                // The aggregator does not know the job or this participant's token: asking
-                // again will not change that.
-                Err(e @ Error::Job(_)) => return Err(e),
+                Ok(Looked::NotNamed(why)) => {
+                    let waited = started.elapsed();
+                    let what = match only {
+                        Some(id) => {
+                            format!("job {id} to be created with this participant on its roster")
+                        }
+                        None => "a job whose roster lists this participant's token".to_string(),
+                    };
+                    if waited >= self.wait_for_job {
+                        return Err(Error::Job(format!(
+                            "no job named this participant within {} s of waiting \
+                             (--wait-for-job): the aggregator says {why}; waited for {what}",
+                            self.wait_for_job.as_secs()
+                        )));
+                    }
+                    if said_waiting.is_none_or(|t| t.elapsed() >= Duration::from_secs(60)) {
+                        tracing::info!(
+                            token_sha256 = %hex::encode(&token_hash(self.token.expose())),
+                            "waiting for {what} at {} ({}; giving up after {} s)",
+                            self.aggregator,
+                            why,
+                            self.wait_for_job.saturating_sub(waited).as_secs()
+                        );
+                        said_waiting = Some(tokio::time::Instant::now());
+                    }
+                    wait = self.poll;
+                }
+                // The aggregator does not know this participant's token, or its ledger cannot
+                // be trusted: asking again will not change that.
+                Err(e @ (Error::Job(_) | Error::Ledger(_) | Error::Integrity(_))) => {
+                    return Err(e);
+                }
                 Err(e) => {
                     tracing::warn!("asking the aggregator for jobs: {e}");
                     wait = (wait * 2).min(Duration::from_secs(5));
@@ -300,22 +422,47 @@ impl Participant {
         }
     }
 
-    async fn views(&self, only: Option<&str>) -> Result<Vec<JobView>> {
+    async fn look(&self, only: Option<&str>) -> Result<Looked> {
         let url = match only {
             Some(id) => format!("{}/jobs/{id}", self.aggregator),
             None => format!("{}/jobs", self.aggregator),
         };
+        let r = self
+            .http
+            .get(&url)
+            .bearer_auth(self.token.expose())
+            .send()
+            .await?;
+        let status = r.status();
+        if matches!(status, StatusCode::FORBIDDEN | StatusCode::NOT_FOUND) {
+            return Ok(Looked::NotNamed(format!(
+                "{status}: {}",
+                r.text().await.unwrap_or_default()
+            )));
+        }
         let polled: Vec<ParticipantView> = if only.is_some() {
-            vec![self.get_json(&url, only).await?]
+            vec![checked_json(r, &url, only).await?]
         } else {
-            self.get_json(&url, only).await?
+            checked_json(r, &url, only).await?
         };
         let mut views = Vec::with_capacity(polled.len());
         for view in polled {
             let spec = self.spec_of(&view.id).await?;
             views.push(view.with_spec(&spec)?);
         }
-        Ok(views)
+        Ok(Looked::Jobs(views))
+    }
+
+    /// Job `id`'s view joined with its spec.
+    async fn view_of(&self, id: &str) -> Result<JobView> {
+        match self.look(Some(id)).await? {
+            Looked::Jobs(mut v) if v.len() == 1 => Ok(v.remove(0)),
+            Looked::Jobs(_) => Err(Error::Job(format!("job {id}: not one view"))),
+            Looked::NotNamed(why) => Err(Error::Job(format!(
+                "the aggregator records this participant's answer to job {id} but does not \
+                 show it the job: {why}"
+            ))),
+        }
     }
 
     /// Job `id`'s spec: fetched once (`GET /jobs/{id}/spec`) and shared by every participant
@@ -347,41 +494,188 @@ impl Participant {
             .bearer_auth(self.token.expose())
             .send()
             .await?;
-        let status = r.status();
-        if matches!(
-            status,
-            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::NOT_FOUND
-        ) {
-            let what = only.map_or("its jobs".to_string(), |id| format!("job {id}"));
-            return Err(Error::Job(format!(
-                "the aggregator refused to show this participant {what}: {status}: {}",
-                r.text().await.unwrap_or_default()
+        checked_json(r, url, only).await
+    }
+
+    /// The aggregator's record of the jobs this participant's token answered
+    /// (`GET /participation`), checked: each job's ε and δ from its spec (whose hash is its
+    /// id), each round's ρ from its config (whose hash is its id).
+    pub async fn record(&self) -> Result<Vec<RecordedJob>> {
+        let url = format!("{}/participation", self.aggregator);
+        let recorded: Participation = self.get_json(&url, None).await?;
+        let mut out = Vec::with_capacity(recorded.jobs.len());
+        for job in recorded.jobs {
+            let spec = self.spec_of(&job.id).await?;
+            let mut rounds = Vec::with_capacity(job.rounds.len());
+            if !job.rounds.is_empty() {
+                let view = self.view_of(&job.id).await?;
+                for r in &job.rounds {
+                    let published = view
+                        .status
+                        .rounds
+                        .iter()
+                        .find(|p| p.id == r.id)
+                        .ok_or_else(|| {
+                            Error::Integrity(format!(
+                                "job {}: the aggregator's record names round {}, which the job \
+                                 does not list",
+                                job.id, r.id
+                            ))
+                        })?;
+                    let round = verified_round(published, &spec.spec)?;
+                    rounds.push(RecordedRound {
+                        id: r.id.clone(),
+                        rho: crate::spec::round_rho(&round)?.unwrap_or(0.0),
+                        released: r.released,
+                        in_release: r.in_release,
+                    });
+                }
+            }
+            out.push(RecordedJob {
+                id: job.id,
+                state: job.state,
+                answer: job.answer,
+                epsilon: spec.spec.epsilon,
+                delta: spec.spec.delta,
+                rho_budget: spec.spec.rho()?,
+                rounds,
+            });
+        }
+        Ok(out)
+    }
+
+    fn token_sha256(&self) -> String {
+        hex::encode(&token_hash(self.token.expose()))
+    }
+
+    /// The ledger, checked from end to end and against the aggregator's record (missing: made
+    /// new if the aggregator records no answer of this token). Disagreement is an
+    /// [`Error::Ledger`] naming the cause and the ways back, unless `rebuild_ledger` is set:
+    /// then the untrusted file is kept beside (`ledger.jsonl.untrusted-<unix ms>`) and the
+    /// ledger is rebuilt from the record.
+    pub async fn checked_ledger(&self) -> Result<LedgerFile> {
+        let record = self.record().await?;
+        let me = self.token_sha256();
+        let path = LedgerFile::path_in(&self.state_dir);
+        let found = match LedgerFile::read(&self.state_dir) {
+            Ok(Some(file)) => file.check_owner(&me).map(|_| Some(file)),
+            Ok(None) => crate::participant_ledger::import_legacy(&self.state_dir, &me),
+            Err(e) => Err(e),
+        };
+        let cause = match found {
+            Ok(Some(file)) => match crate::participant_ledger::reconcile(&file.ledger, &record) {
+                Ok(()) => return Ok(file),
+                Err(cause) => format!(
+                    "{} disagrees with the aggregator's record: {cause}",
+                    path.display()
+                ),
+            },
+            Ok(None) if record.is_empty() => return LedgerFile::create(&self.state_dir, &me),
+            Ok(None) => format!(
+                "{} is missing, but the aggregator records this participant's answers to {} \
+                 job{} ({})",
+                path.display(),
+                record.len(),
+                if record.len() == 1 { "" } else { "s" },
+                record
+                    .iter()
+                    .map(|r| format!(
+                        "{}: {}",
+                        r.id,
+                        if r.answer.accept {
+                            "accepted"
+                        } else {
+                            "refused"
+                        }
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Err(e @ (Error::Http(_) | Error::Timeout(_))) => return Err(e),
+            Err(Error::Ledger(cause)) => cause,
+            Err(e) => e.to_string(),
+        };
+        if !self.rebuild_ledger {
+            return Err(Error::Ledger(format!(
+                "{cause}. This participant answers no job until its ledger can be trusted: \
+                 restore {} from a backup, or start it once with \
+                 --rebuild-ledger-from-aggregator, which rebuilds the ledger from the \
+                 aggregator's record and charges every round of every job found there that \
+                 named this participant, released or not",
+                path.display()
             )));
         }
-        if !status.is_success() {
-            return Err(Error::Http(format!(
-                "{status}: {}",
-                r.text().await.unwrap_or_default()
-            )));
+        if path.exists() {
+            let aside = self.state_dir.join(format!(
+                "{}.untrusted-{}",
+                crate::participant_ledger::LEDGER_FILE,
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis())
+            ));
+            std::fs::rename(&path, &aside).map_err(|e| io_at(e, "ledger", &path))?;
+            tracing::warn!("the untrusted ledger is kept as {}", aside.display());
         }
-        Ok(r.json().await?)
+        let mut file = LedgerFile::create(&self.state_dir, &me)?;
+        for entry in crate::participant_ledger::rebuild_entries(&record, &cause) {
+            file.append(entry)?;
+        }
+        tracing::warn!(
+            jobs = record.len(),
+            committed_epsilon = %people(file.ledger.committed()),
+            "rebuilt the ledger from the aggregator's record ({cause})"
+        );
+        Ok(file)
+    }
+
+    /// The ledger on disk, checked from end to end (not against the aggregator): missing is
+    /// an error.
+    pub fn ledger_file(&self) -> Result<LedgerFile> {
+        let file = LedgerFile::read(&self.state_dir)?.ok_or_else(|| {
+            Error::Ledger(format!(
+                "{} is missing (it was there when this participant started). This participant \
+                 answers nothing more until it is restored, or rebuilt from the aggregator's \
+                 record with --rebuild-ledger-from-aggregator",
+                LedgerFile::path_in(&self.state_dir).display()
+            ))
+        })?;
+        file.check_owner(&self.token_sha256())?;
+        Ok(file)
+    }
+
+    /// The ledger on disk (see [`Participant::ledger_file`]).
+    pub fn ledger(&self) -> Result<Ledger> {
+        Ok(self.ledger_file()?.ledger)
     }
 
     async fn handle(&self, view: &JobView) -> Result<()> {
         // The spec's hash was checked against the job's id when it was fetched (`spec_of`).
         let id = &view.status.id;
-        let mut ledger = self.ledger()?;
-        let entry = match ledger.jobs.get(id) {
+        let mut file = self.ledger_file()?;
+        let entry = match file.ledger.jobs.get(id) {
             Some(e) => e.clone(),
             None if view.status.state == "answering" => {
-                let entry = self.decide(&view.spec, &ledger)?;
+                // Before a new answer, the ledger is checked against the aggregator's record
+                // again: a ledger deleted or edited since the start grants nothing.
+                file = self.checked_ledger().await?;
+                let entry = decide(
+                    &self.policy,
+                    &self.rows,
+                    &view.spec,
+                    file.ledger.committed(),
+                )?;
                 match &entry.answer {
                     a if a.accept => tracing::info!(job = %id, rows = a.rows, "accepting job"),
                     a => tracing::warn!(job = %id, "refusing job: {}", a.reason),
                 }
                 // Written before it is sent: the commitment is never forgotten.
-                ledger.jobs.insert(id.clone(), entry.clone());
-                self.save(&ledger)?;
+                file.append(Entry::Answer {
+                    job: id.clone(),
+                    answer: entry.answer.clone(),
+                    epsilon: entry.epsilon,
+                    delta: entry.delta,
+                    rho_budget: entry.rho_budget,
+                })?;
                 entry
             }
             None => return Ok(()),
@@ -391,10 +685,10 @@ impl Participant {
         }
         if !view.status.is_live() && entry.ended.is_none() {
             // What the job did not spend of this participant's ε comes back (Ledger::committed).
-            if let Some(j) = ledger.jobs.get_mut(id) {
-                j.ended = Some(view.status.state.clone());
-            }
-            self.save(&ledger)?;
+            file.append(Entry::Ended {
+                job: id.clone(),
+                state: view.status.state.clone(),
+            })?;
             return Ok(());
         }
         if !entry.answer.accept || entry.stopped.is_some() || view.status.state != "running" {
@@ -418,59 +712,20 @@ impl Participant {
                 Err(e @ (Error::Http(_) | Error::Timeout(_) | Error::Io(_))) => {
                     tracing::warn!(job = %id, round = %round.id, "will try again: {e}");
                 }
+                Err(e @ Error::Ledger(_)) => return Err(e),
                 // Anything else (a round that does not match the job, rows the round cannot
                 // hold) will not change: this participant leaves the job and says why.
                 Err(e) => {
                     tracing::warn!(job = %id, round = %round.id, "leaving the job: {e}");
-                    let mut ledger = self.ledger()?;
-                    if let Some(j) = ledger.jobs.get_mut(id) {
-                        j.stopped = Some(e.to_string());
-                    }
-                    self.save(&ledger)?;
+                    self.ledger_file()?.append(Entry::Stopped {
+                        job: id.clone(),
+                        reason: e.to_string(),
+                    })?;
                     return Err(e);
                 }
             }
         }
         Ok(())
-    }
-
-    fn decide(&self, spec: &JobSpec, ledger: &Ledger) -> Result<LedgerJob> {
-        let missing = spec
-            .features
-            .iter()
-            .chain([&spec.target])
-            .find(|c| !self.rows.columns().contains(&c.name));
-        let refusal = match missing {
-            Some(c) => Some(format!(
-                "the job reads column {:?}, which this participant's rows do not have (they \
-                 have {})",
-                c.name,
-                self.rows.columns().join(", ")
-            )),
-            None => self
-                .policy
-                .refusal(spec, self.rows.len(), ledger.committed()),
-        };
-        Ok(LedgerJob {
-            answer: match refusal {
-                None => Answer {
-                    accept: true,
-                    rows: self.rows.len(),
-                    reason: String::new(),
-                },
-                Some(reason) => Answer {
-                    accept: false,
-                    rows: 0,
-                    reason,
-                },
-            },
-            epsilon: spec.epsilon,
-            rho_budget: spec.rho()?,
-            rounds: BTreeMap::new(),
-            stopped: None,
-            delta: Some(spec.delta),
-            ended: None,
-        })
     }
 
     async fn send_answer(&self, id: &str, answer: &Answer) -> Result<()> {
@@ -514,32 +769,30 @@ impl Participant {
             Error::Job("round has no noise: NON-PRIVATE, this participant does not join".into())
         })?;
         let id = &view.status.id;
-        let mut ledger = self.ledger()?;
-        let job = ledger
+        let mut file = self.ledger_file()?;
+        let job = file
+            .ledger
             .jobs
-            .get_mut(id)
+            .get(id)
             .ok_or_else(|| Error::Job(format!("job {id} is not in the ledger")))?;
         if !job.rounds.contains_key(&job_round.id) {
-            let used: f64 = job.rounds.values().map(|r| r.rho).sum();
+            let used = job.rho_charged();
             if used + rho > job.rho_budget * (1.0 + 1e-9) {
                 return Err(Error::Job(format!(
                     "round {} would bring the job's spending of this participant's data to \
                      zCDP ρ = {}, over the ρ = {} of the ε = {} it accepted",
                     job_round.id,
-                    used + rho,
-                    job.rho_budget,
-                    job.epsilon
+                    people(used + rho),
+                    people(job.rho_budget),
+                    people(job.epsilon)
                 )));
             }
             // Paid before anything is sealed: a release it cannot stop is always on the books.
-            job.rounds.insert(
-                job_round.id.clone(),
-                LedgerRound {
-                    rho,
-                    uploaded: false,
-                },
-            );
-            self.save(&ledger)?;
+            file.append(Entry::Charge {
+                job: id.clone(),
+                round: job_round.id.clone(),
+                rho,
+            })?;
         }
         let sealed = match self.load_attempt(&job_round.id, round.node_keys.len())? {
             Some(sealed) => sealed,
@@ -560,15 +813,10 @@ impl Participant {
             &sealed,
         )
         .await?;
-        let mut ledger = self.ledger()?;
-        if let Some(r) = ledger
-            .jobs
-            .get_mut(id)
-            .and_then(|j| j.rounds.get_mut(&job_round.id))
-        {
-            r.uploaded = true;
-        }
-        self.save(&ledger)?;
+        self.ledger_file()?.append(Entry::Uploaded {
+            job: id.clone(),
+            round: job_round.id.clone(),
+        })?;
         tracing::info!(job = %id, round = %job_round.id, step = job_round.step, "uploaded");
         Ok(())
     }
@@ -599,27 +847,6 @@ impl Participant {
             sum.push_rows(x, y)
         })?;
         sum.finish()
-    }
-
-    fn ledger_path(&self) -> PathBuf {
-        self.state_dir.join("ledger.json")
-    }
-
-    /// The ledger on disk (empty if there is none yet).
-    pub fn ledger(&self) -> Result<Ledger> {
-        let path = self.ledger_path();
-        match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| Error::Integrity(format!("ledger {}: {e}", path.display()))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Ledger::default()),
-            Err(e) => Err(io_at(e, "ledger", &path)),
-        }
-    }
-
-    fn save(&self, ledger: &Ledger) -> Result<()> {
-        let bytes =
-            serde_json::to_vec_pretty(ledger).map_err(|e| Error::Io(std::io::Error::other(e)))?;
-        write_durably(&self.state_dir, "ledger.json", &bytes)
     }
 
     fn attempt_dir(&self, round: &str) -> PathBuf {
@@ -731,6 +958,33 @@ fn check_round(
         return refuse("this participant's token is not in its place".into());
     }
     Ok(())
+}
+
+/// The JSON body of a response to a participant's request of `url`; 401, 403 and 404 are the
+/// aggregator not showing this participant what it asked for.
+async fn checked_json<T: serde::de::DeserializeOwned>(
+    r: reqwest::Response,
+    url: &str,
+    only: Option<&str>,
+) -> Result<T> {
+    let status = r.status();
+    if matches!(
+        status,
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::NOT_FOUND
+    ) {
+        let what = only.map_or_else(|| url.to_string(), |id| format!("job {id}"));
+        return Err(Error::Job(format!(
+            "the aggregator refused to show this participant {what}: {status}: {}",
+            r.text().await.unwrap_or_default()
+        )));
+    }
+    if !status.is_success() {
+        return Err(Error::Http(format!(
+            "{status}: {}",
+            r.text().await.unwrap_or_default()
+        )));
+    }
+    Ok(r.json().await?)
 }
 
 fn io_at(e: std::io::Error, what: &str, path: &Path) -> Error {
@@ -854,6 +1108,92 @@ mod tests {
         refused.answer.accept = false;
         ledger.jobs.insert("refused".into(), refused);
         assert!((ledger.committed() - (2.0 + done)).abs() < 1e-12);
+    }
+
+    /// Issue 41, item 5: the policy is checked before the rows, and a refusal (which the
+    /// analyst reads) names only what the job asked for, never the other columns of the rows.
+    #[test]
+    fn a_refusal_names_only_the_columns_the_job_asked_for() {
+        let policy = Policy::parse(
+            "columns = [\"a\", \"y\"]\nmax_epsilon_per_job = 1.0\ntotal_epsilon = 2.5\n",
+        )
+        .unwrap();
+        let names = ["a", "diagnosis_code", "y"].map(String::from).to_vec();
+        let rows = Rows::memory(names, vec![0.1, 3.0, 1.0]).unwrap();
+        assert!(decide(&policy, &rows, &spec(), 0.0).unwrap().answer.accept);
+        let mut asks = spec();
+        asks.features[0].name = "b".into();
+        let reason = decide(&policy, &rows, &asks, 0.0).unwrap().answer.reason;
+        assert!(
+            reason.contains("policy does not allow") && reason.contains("\"b\""),
+            "{reason}"
+        );
+        assert!(!reason.contains("diagnosis_code"), "{reason}");
+        // Allowed by the policy, but not in the rows: still only the asked column is named.
+        let allowing = Policy {
+            columns: vec!["a".into(), "b".into(), "y".into()],
+            ..policy
+        };
+        let reason = decide(&allowing, &rows, &asks, 0.0).unwrap().answer.reason;
+        assert!(
+            reason.contains("rows do not have") && reason.contains("\"b\""),
+            "{reason}"
+        );
+        assert!(!reason.contains("diagnosis_code"), "{reason}");
+    }
+
+    /// Issue 41, item 8: the numbers of a refusal are rounded for people.
+    #[test]
+    fn a_refusal_rounds_its_numbers_for_people() {
+        let policy = Policy::parse(
+            "columns = [\"a\", \"y\"]\nmax_epsilon_per_job = 1.0\ntotal_epsilon = 2.5\n",
+        )
+        .unwrap();
+        let why = policy.refusal(&spec(), 1, 8.49999999624691).unwrap();
+        assert!(
+            why.contains("total to 9.5,") && !why.contains("9.4999"),
+            "{why}"
+        );
+    }
+
+    /// Issue 41, item 6: a job cancelled before the round this participant sealed for was
+    /// released: it did not take part, and the round stays charged; a job released with its
+    /// shares: it took part.
+    #[test]
+    fn took_part_means_a_released_round_holds_its_shares() {
+        let status = |state: &str| JobStatus {
+            state: state.into(),
+            ..JobStatus::default()
+        };
+        let entry = ledger_job(1.0, &[0.01], Some("cancelled"));
+        let record = |released: bool| RecordedJob {
+            id: "j".into(),
+            state: "cancelled".into(),
+            answer: entry.answer.clone(),
+            epsilon: 1.0,
+            delta: 1e-5,
+            rho_budget: 1.0,
+            rounds: vec![RecordedRound {
+                id: "r0".into(),
+                rho: 0.01,
+                released,
+                in_release: released,
+            }],
+        };
+        let cancelled = outcome_of(&status("cancelled"), Some(&entry), Some(&record(false)));
+        assert!(!cancelled.took_part);
+        assert_eq!(
+            (cancelled.released_rounds, cancelled.unreleased_rounds),
+            (0, 1)
+        );
+        let said = cancelled.describe();
+        assert!(
+            said.contains("did not take part") && said.contains("charged at sealing"),
+            "{said}"
+        );
+        let done = outcome_of(&status("done"), Some(&entry), Some(&record(true)));
+        assert!(done.took_part && done.unreleased_rounds == 0, "{done:?}");
+        assert!(done.describe().contains("this participant took part"));
     }
 
     #[test]

@@ -181,8 +181,8 @@ async fn a_blr_job_over_twelve_participant_processes_equals_the_in_process_fit(s
         // The job's rounds were paid from its reservation; what it did not use came back.
         assert!(view.status.rho_spent > 0.0 && view.status.rho_spent <= view.status.rho_reserved);
         // The refusing participant's ledger holds its refusal, nobody else's rows.
-        let ledger = std::fs::read_to_string(dirs[7].join("state/ledger.json")).unwrap();
-        assert!(ledger.contains("\"accept\": false"), "{ledger}");
+        let ledger = std::fs::read_to_string(dirs[7].join("state/ledger.jsonl")).unwrap();
+        assert!(ledger.contains("\"accept\":false"), "{ledger}");
     })
     .await
     .expect("test exceeded its time limit");
@@ -276,13 +276,10 @@ async fn up_to_t_silent_participants_are_dropouts_one_more_aborts_the_job(store:
                     assert_eq!(r.status(), StatusCode::OK);
                     continue;
                 }
-                let dir = participant_files(
-                    &cluster.dir.join(format!("silent{silent}")),
-                    i,
-                    &header,
-                    &rows[i..i + 1],
-                    POLICY,
-                );
+                // The same state directory for both jobs: a participant's ledger holds every
+                // job its token answered (a fresh one would be refused: the aggregator
+                // records the earlier job's answer).
+                let dir = participant_files(&cluster.dir, i, &header, &rows[i..i + 1], POLICY);
                 processes.push(ParticipantProcess::start(
                     &cluster,
                     &aggregator.url,
@@ -382,9 +379,10 @@ async fn a_participant_killed_between_sealing_and_uploading_sends_the_same_share
             let now = std::fs::read(round_dir.join(format!("node-{k}.sealed"))).unwrap();
             assert_eq!(&now, before);
         }
-        let ledger: dca_service::participant::Ledger =
-            serde_json::from_slice(&std::fs::read(dirs[0].join("state/ledger.json")).unwrap())
-                .unwrap();
+        let ledger = dca_service::participant_ledger::LedgerFile::read(&dirs[0].join("state"))
+            .unwrap()
+            .unwrap()
+            .ledger;
         let job = &ledger.jobs[&id];
         assert_eq!(job.rounds.len(), 2);
         let paid: f64 = job.rounds.values().map(|r| r.rho).sum();
@@ -711,8 +709,12 @@ async fn a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit(stor
         assert_same_fit(&view, &in_process(&spec, &dirs));
         // Each host kept its own ledger, charged for both rounds.
         for i in [10, 11] {
-            let ledger = std::fs::read_to_string(dirs[i].join("state/ledger.json")).unwrap();
-            assert_eq!(ledger.matches("\"uploaded\": true").count(), 2, "{ledger}");
+            let ledger = dca_service::participant_ledger::LedgerFile::read(&dirs[i].join("state"))
+                .unwrap()
+                .unwrap()
+                .ledger;
+            let uploaded = ledger.jobs[&id].rounds.values().filter(|r| r.uploaded);
+            assert_eq!(uploaded.count(), 2, "{ledger:?}");
         }
     })
     .await

@@ -276,6 +276,11 @@ impl AggregatorStore {
         on_backend!(self, s => s.job(id))
     }
 
+    /// Every job's id, oldest first.
+    pub fn job_ids(&self) -> Result<Vec<String>> {
+        on_backend!(self, s => s.job_ids())
+    }
+
     /// Every job's id, spec and status, oldest first, checked.
     pub fn jobs(&self) -> Result<Vec<RecordedJob>> {
         on_backend!(self, s => s.jobs())
@@ -354,6 +359,11 @@ impl AggregatorStore {
     /// there is one (an answer is given once).
     pub fn record_answer(&self, job: &str, index: usize, answer: &[u8]) -> Result<Vec<u8>> {
         on_backend!(self, s => s.record_answer(job, index, answer))
+    }
+
+    /// Participant `index`'s answer to job `job` (JSON), checked; `None` if it gave none.
+    pub fn answer_of(&self, job: &str, index: usize) -> Result<Option<Vec<u8>>> {
+        on_backend!(self, s => s.answer_of(job, index))
     }
 
     /// Every answer to job `job` (roster index, answer JSON), checked.

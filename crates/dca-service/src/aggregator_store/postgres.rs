@@ -486,6 +486,16 @@ impl PgAggregatorStore {
         })
     }
 
+    pub fn job_ids(&self) -> Result<Vec<String>> {
+        self.tx(|tx| {
+            Ok(tx
+                .query("SELECT id FROM agg_jobs ORDER BY seq", &[])?
+                .iter()
+                .map(|row| row.get(0))
+                .collect())
+        })
+    }
+
     pub fn jobs(&self) -> Result<Vec<RecordedJob>> {
         self.tx(|tx| {
             let mut out = Vec::new();
@@ -671,6 +681,24 @@ impl PgAggregatorStore {
                 &[&job, &participant],
             )?;
             Ok(row.get(0))
+        })
+    }
+
+    pub fn answer_of(&self, job: &str, index: usize) -> Result<Option<Vec<u8>>> {
+        let job = job.to_string();
+        self.tx(move |tx| {
+            let Some(row) = tx.query_opt(
+                "SELECT answer, sha256 FROM agg_answers WHERE job = $1 AND participant = $2",
+                &[&job, &(index as i64)],
+            )?
+            else {
+                return Ok(None);
+            };
+            let (answer, sha256): (Vec<u8>, Vec<u8>) = (row.get(0), row.get(1));
+            check(Some(&sha256), &answer_sha256(&job, index, &answer), || {
+                format!("participant {index}'s recorded answer to job {job}")
+            })?;
+            Ok(Some(answer))
         })
     }
 

@@ -407,6 +407,16 @@ impl SqliteAggregatorStore {
     }
 
     /// Every job's id, spec and status, oldest first, checked.
+    /// Every job's id, oldest first.
+    pub fn job_ids(&self) -> Result<Vec<String>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare("SELECT id FROM jobs ORDER BY rowid")?;
+        let ids = stmt
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(ids)
+    }
+
     pub fn jobs(&self) -> Result<Vec<RecordedJob>> {
         let conn = self.conn()?;
         let mut stmt = conn.prepare("SELECT id, spec, status, sha256 FROM jobs ORDER BY rowid")?;
@@ -602,6 +612,25 @@ impl SqliteAggregatorStore {
         )?;
         tx.commit()?;
         Ok(stored)
+    }
+
+    /// Participant `index`'s answer to job `job` (JSON), checked; `None` if it gave none.
+    pub fn answer_of(&self, job: &str, index: usize) -> Result<Option<Vec<u8>>> {
+        let conn = self.conn()?;
+        let row = conn
+            .query_row(
+                "SELECT answer, sha256 FROM answers WHERE job = ?1 AND participant = ?2",
+                params![job, index as i64],
+                |r| Ok((r.get::<_, Vec<u8>>(0)?, r.get::<_, Vec<u8>>(1)?)),
+            )
+            .optional()?;
+        row.map(|(answer, sha256)| {
+            check(Some(&sha256), &answer_sha256(job, index, &answer), || {
+                format!("participant {index}'s recorded answer to job {job}")
+            })?;
+            Ok(answer)
+        })
+        .transpose()
     }
 
     /// Every answer to job `job` (roster index, answer JSON), checked.

@@ -121,6 +121,7 @@ impl From<Error> for NetError {
             Error::Http(_) | Error::Timeout(_) => DPD_NET_ERR_NETWORK,
             Error::InvalidSpec(_) => DPD_NET_ERR_INVALID_ARGUMENT,
             Error::Job(_)
+            | Error::Ledger(_)
             | Error::JobBudget { .. }
             | Error::Integrity(_)
             | Error::Dca(_)

@@ -42,8 +42,10 @@ pub enum dpd_net_job_state {
 pub struct dpd_net_outcome {
     /// A `dpd_net_job_state`.
     pub state: u32,
-    /// 1 when this participant's shares are in every round it was a client of, else 0 (it
-    /// refused, left, or was a dropout).
+    /// 1 when this participant's shares are in every released round it was a client of, and
+    /// at least one was released; else 0 (it refused, left, was a dropout, or no round it
+    /// sealed for was released — such a round stays charged in its ledger: charged at
+    /// sealing).
     pub took_part: u32,
 }
 
@@ -351,6 +353,10 @@ pub unsafe extern "C" fn dpd_net_participant_follow_job(
             state_dir: state.state_dir.clone(),
             insecure_seed: state.insecure_seed,
             poll: state.poll,
+            // A host that follows a job by id was given the id after the job was created;
+            // one that follows every job is told at once when its token is on no roster.
+            wait_for_job: std::time::Duration::ZERO,
+            rebuild_ledger: false,
         };
         let mut stopped = p.stop.subscribe();
         let result = p.runtime.block_on(async {
