@@ -139,7 +139,7 @@ async fn run(
     agg.update_job_as_driver(id, |s| {
         if s.is_live() {
             s.state = "done".into();
-            s.result = Some(result);
+            s.result = Some(result.clone());
         }
         Ok(())
     })?;
@@ -244,11 +244,11 @@ async fn run_sum(
         records,
         noise_sigma: release.noise_sigma_released,
     };
-    finish(agg, &id, move |s| s.sum_result = Some(result))
+    finish(agg, &id, move |s| s.sum_result = Some(result.clone()))
 }
 
 /// Marks a live job done, with `result` recorded.
-fn finish(agg: &Aggregator, id: &str, result: impl FnOnce(&mut JobStatus)) -> Result<()> {
+fn finish(agg: &Aggregator, id: &str, mut result: impl FnMut(&mut JobStatus)) -> Result<()> {
     agg.update_job_as_driver(id, |s| {
         if s.is_live() {
             s.state = "done".into();
@@ -302,8 +302,8 @@ async fn close_answers(agg: &Aggregator, spec: &JobSpec, poll: Duration) -> Resu
         if !s.is_live() {
             return Ok(());
         }
-        s.accepted = accepted;
-        s.refused = refused;
+        s.accepted.clone_from(&accepted);
+        s.refused.clone_from(&refused);
         if too_many {
             s.state = "aborted".into();
             s.reason = Some(format!(
@@ -443,7 +443,7 @@ impl JobTransport {
             if !s.is_live() {
                 return Err(Error::Job(format!("job {}", s.state)));
             }
-            s.rounds.push(recorded);
+            s.rounds.push(recorded.clone());
             Ok(())
         })?;
         Ok(round)

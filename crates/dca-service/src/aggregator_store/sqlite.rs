@@ -5,13 +5,13 @@
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use sha2::{Digest, Sha256};
 
 use super::{
-    JobLeaseTaken, JobWriter, LeaseTaken, RecordedJob, RecordedState, answer_sha256, charge_sha256,
-    check, check_job_budget, check_round, job_round_sha256, job_sha256, may_write_job,
-    reservation_id, row_sha256,
+    JobLeaseTaken, JobWrite, JobWriter, LeaseTaken, RecordedJob, RecordedState, answer_sha256,
+    charge_sha256, check, check_job_budget, check_round, job_round_sha256, job_sha256,
+    may_write_job, reservation_id, row_sha256,
 };
 use crate::migrations::{Migration, add_column_if_missing, migrate};
 use crate::{Error, Result};
@@ -428,41 +428,69 @@ impl SqliteAggregatorStore {
         .collect()
     }
 
-    /// Replaces job `id`'s status, if `driver` may (see the store's interface).
-    pub fn set_job_status(&self, id: &str, status: &[u8], driver: JobWriter<'_>) -> Result<bool> {
+    /// Replaces job `id`'s status, if `driver` may and the row is still version `expected`
+    /// (see the store's interface). An immediate transaction: the version read is the one
+    /// replaced, whoever else holds the file.
+    pub fn set_job_status(
+        &self,
+        id: &str,
+        expected: Option<&[u8]>,
+        status: &[u8],
+        driver: JobWriter<'_>,
+    ) -> Result<JobWrite<()>> {
         let mut conn = self.conn()?;
-        let tx = conn.transaction()?;
-        let spec: Vec<u8> =
-            tx.query_row("SELECT spec FROM jobs WHERE id = ?1", params![id], |r| {
-                r.get(0)
-            })?;
-        if !may_write_job(driver, Self::read_job_lease(&tx, id)?) {
-            return Ok(false);
-        }
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let spec = match Self::job_row_for_change(&tx, id, expected, driver)? {
+            Ok(spec) => spec,
+            Err(refused) => return Ok(refused),
+        };
         tx.execute(
             "UPDATE jobs SET status = ?2, sha256 = ?3 WHERE id = ?1",
             params![id, status, &job_sha256(id, &spec, status)[..]],
         )?;
         tx.commit()?;
-        Ok(true)
+        Ok(JobWrite::Written(()))
+    }
+
+    /// Job `id`'s spec, if its row is still version `expected` and `driver` may write it;
+    /// else what the write comes to.
+    fn job_row_for_change<T>(
+        tx: &Connection,
+        id: &str,
+        expected: Option<&[u8]>,
+        driver: JobWriter<'_>,
+    ) -> Result<std::result::Result<Vec<u8>, JobWrite<T>>> {
+        let (spec, version): (Vec<u8>, Vec<u8>) = tx
+            .query_row(
+                "SELECT spec, sha256 FROM jobs WHERE id = ?1",
+                params![id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?
+            .ok_or_else(|| Error::Job(format!("no job {id}")))?;
+        if !may_write_job(driver, Self::read_job_lease(tx, id)?) {
+            return Ok(Err(JobWrite::Refused));
+        }
+        if expected.is_some_and(|e| e != version.as_slice()) {
+            return Ok(Err(JobWrite::Changed));
+        }
+        Ok(Ok(spec))
     }
 
     /// Ends job `id` (see the store's interface).
     pub fn settle_job(
         &self,
         id: &str,
+        expected: Option<&[u8]>,
         driver: JobWriter<'_>,
         status: impl FnOnce(f64) -> Result<Vec<u8>>,
-    ) -> Result<Option<f64>> {
+    ) -> Result<JobWrite<f64>> {
         let mut conn = self.conn()?;
-        let tx = conn.transaction()?;
-        let spec: Vec<u8> =
-            tx.query_row("SELECT spec FROM jobs WHERE id = ?1", params![id], |r| {
-                r.get(0)
-            })?;
-        if !may_write_job(driver, Self::read_job_lease(&tx, id)?) {
-            return Ok(None);
-        }
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let spec = match Self::job_row_for_change(&tx, id, expected, driver)? {
+            Ok(spec) => spec,
+            Err(refused) => return Ok(refused),
+        };
         let used = Self::job_rounds_rho(&tx, id)?;
         let status = &status(used)?[..];
         let charge = reservation_id(id);
@@ -479,7 +507,7 @@ impl SqliteAggregatorStore {
             params![id],
         )?;
         tx.commit()?;
-        Ok(Some(used))
+        Ok(JobWrite::Written(used))
     }
 
     pub fn job_version(&self, id: &str) -> Result<Option<Vec<u8>>> {
@@ -907,6 +935,14 @@ mod tests {
         crate::aggregator_store::job_lease_tests::racing_handles_get_one_lease_each(|| {
             as_store(SqliteAggregatorStore::open(&path).unwrap())
         });
+    }
+
+    #[test]
+    fn a_status_write_from_a_replaced_version_changes_nothing() {
+        let path = crate::scratch_dir("aggstore-job-cas").join("agg.sqlite");
+        crate::aggregator_store::job_lease_tests::a_status_write_from_a_replaced_version_changes_nothing(
+            || as_store(SqliteAggregatorStore::open(&path).unwrap()),
+        );
     }
 
     /// An earlier run's job lease does not hold the restarted aggregator back; an ended job's
