@@ -424,7 +424,9 @@ impl Aggregator {
     /// A numeric round id names one configuration for good: the rounds this aggregator ever
     /// created (persisted in its database) are the ledger of seen (round id, config) pairs.
     fn refuse_reused_round_number(&self, round: &Round) -> Result<()> {
-        let all = ["created", "closing", "aborting", "aborted", "released"];
+        let all = [
+            "created", "closing", "aborting", "aborted", "released", "failed",
+        ];
         for (id, spec) in self.store.specs_in(&all)? {
             let seen = recorded_spec(&spec)
                 .map_err(|e| Error::InvalidSpec(format!("stored spec: {e}")))?;
@@ -535,8 +537,9 @@ impl Aggregator {
     }
 
     /// The round's state as recorded: "created", "closing" (agreed set recorded, release not
-    /// out yet), "aborting" (nodes not all notified yet), "aborted" or "released", with the
-    /// abort reason or the release (JSON).
+    /// out yet), "aborting" (nodes not all notified yet), "aborted", "released" or "failed"
+    /// (its release became impossible after it was closing), with the abort reason, the
+    /// release (JSON) or the failure's cause.
     pub fn recorded_state(&self, round: &Round) -> Result<Option<RecordedState>> {
         self.state(&round.id())
     }
@@ -596,6 +599,9 @@ impl Aggregator {
                 Some((s, _)) if s == "closing" => Err(Error::InvalidSpec(
                     "the round is closing with a recorded agreed set; it cannot be aborted".into(),
                 )),
+                Some((s, detail)) if s == "failed" => {
+                    Err(Error::RoundFailed(detail.unwrap_or_default()))
+                }
                 Some(_) => Ok(()),
                 None => Err(Error::InvalidSpec(
                     "round not created by this aggregator".into(),
@@ -658,6 +664,9 @@ impl Aggregator {
             Some((s, _)) if s == "released" => return Err(Error::AlreadyReleased),
             Some((s, detail)) if s == "aborted" || s == "aborting" => {
                 return Err(Error::RoundAborted(detail.unwrap_or_default()));
+            }
+            Some((s, detail)) if s == "failed" => {
+                return Err(Error::RoundFailed(detail.unwrap_or_default()));
             }
             Some((s, _)) => s,
             None => {

@@ -1,5 +1,6 @@
 //! The aggregator's durable state: every round's fate (created → closing → released, or
-//! created → aborting → aborted), the agreed set it was closed with, every charge to the
+//! created → aborting → aborted, or closing → failed when a node reports that the release has
+//! become impossible), the agreed set it was closed with, every charge to the
 //! privacy budget, jobs and their participants' answers. Two implementations: SQLite
 //! (`sqlite`, the default: one file, one process) and PostgreSQL (`postgres`, `--store
 //! postgres://…`: one database that several aggregator processes may share).
@@ -28,6 +29,8 @@
 //! The interface is an enum over the two backends (as the node's store is): its operations
 //! take closures generically, which a `dyn` trait could only offer boxed.
 
+#[cfg(test)]
+mod failed_round_tests;
 #[cfg(test)]
 mod job_lease_tests;
 mod postgres;
@@ -247,6 +250,14 @@ impl AggregatorStore {
         release_json: &str,
     ) -> Result<bool> {
         on_backend!(self, s => s.mark_released(id, holder, now_ms, release_json))
+    }
+
+    /// closing → failed, with the cause (the node's answer that made the release impossible),
+    /// under the same lease rule as [`Self::mark_released`]; false (nothing changed) if the
+    /// round was not "closing" or another holder's lease is live. A failed round is never
+    /// released; its charge, recorded when it was closed, stays.
+    pub fn mark_failed(&self, id: &str, holder: &str, now_ms: u64, cause: &str) -> Result<bool> {
+        on_backend!(self, s => s.mark_failed(id, holder, now_ms, cause))
     }
 
     /// Takes the release lease of closing round `id` for `holder` until `until_ms`, if no

@@ -44,7 +44,9 @@ use crate::postgres_tx::{self, PgConnection, PgMigration, TxError};
 use crate::{Error, Result};
 
 /// The round states, as the `state` column holds them.
-const STATES: [&str; 5] = ["created", "closing", "aborting", "aborted", "released"];
+const STATES: [&str; 6] = [
+    "created", "closing", "aborting", "aborted", "released", "failed",
+];
 
 /// A PostgreSQL database given to the aggregator's `--store`: the client's configuration and
 /// the URL as it may be shown (without its password).
@@ -359,6 +361,26 @@ impl PgAggregatorStore {
                 }
             }
             transition(tx, &id, "closing", "released", Some(&json))
+        })
+    }
+
+    pub fn mark_failed(&self, id: &str, holder: &str, now_ms: u64, cause: &str) -> Result<bool> {
+        let (id, holder, cause) = (id.to_string(), holder.to_string(), cause.to_string());
+        self.tx(move |tx| {
+            // As `mark_released`: the round's row, then its lease, locked in that order.
+            tx.execute("SELECT 1 FROM agg_rounds WHERE id = $1 FOR UPDATE", &[&id])?;
+            let lease = tx.query_opt(
+                "SELECT holder, expires_ms FROM agg_release_leases WHERE round_id = $1
+                 FOR UPDATE",
+                &[&id],
+            )?;
+            if let Some(row) = lease {
+                let (other, expires): (String, i64) = (row.get(0), row.get(1));
+                if other != holder && expires > now_ms as i64 {
+                    return Ok(false);
+                }
+            }
+            transition(tx, &id, "closing", "failed", Some(&cause))
         })
     }
 
@@ -959,6 +981,13 @@ const AGGREGATOR_MIGRATIONS: &[PgMigration] = &[
               );
               INSERT INTO agg_job_leases (job_id, holder, expires_ms)
                   SELECT id, '', 0 FROM agg_jobs ORDER BY seq;",
+    },
+    PgMigration {
+        version: 4,
+        what: "a round whose release became impossible ends as 'failed', with the cause",
+        sql: "ALTER TABLE agg_rounds DROP CONSTRAINT IF EXISTS agg_rounds_state_check;
+              ALTER TABLE agg_rounds ADD CONSTRAINT agg_rounds_state_check CHECK (state IN
+                  ('created', 'closing', 'aborting', 'aborted', 'released', 'failed'));",
     },
 ];
 

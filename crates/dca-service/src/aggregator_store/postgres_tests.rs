@@ -96,7 +96,8 @@ fn a_round_is_closed_charged_and_released_once() {
             ("closing", 0),
             ("aborting", 0),
             ("aborted", 0),
-            ("released", 1)
+            ("released", 1),
+            ("failed", 0)
         ]
         .map(|(state, n)| (state.to_string(), n))
     );
@@ -536,4 +537,12 @@ fn a_status_write_from_a_replaced_version_changes_nothing() {
     crate::aggregator_store::job_lease_tests::a_status_write_from_a_replaced_version_changes_nothing(
         || open(&db),
     );
+}
+
+#[test]
+fn a_failed_round_is_terminal() {
+    let Some(db) = test_db("failed_round") else {
+        return;
+    };
+    crate::aggregator_store::failed_round_tests::a_failed_round_is_terminal(&open(&db));
 }

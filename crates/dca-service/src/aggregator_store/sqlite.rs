@@ -120,11 +120,12 @@ impl SqliteAggregatorStore {
     /// How many rounds are recorded in each state (every state listed, zeros included).
     pub fn count_by_state(&self) -> Result<Vec<(String, usize)>> {
         let conn = self.conn()?;
-        let mut out: Vec<(String, usize)> =
-            ["created", "closing", "aborting", "aborted", "released"]
-                .iter()
-                .map(|s| (s.to_string(), 0))
-                .collect();
+        let mut out: Vec<(String, usize)> = [
+            "created", "closing", "aborting", "aborted", "released", "failed",
+        ]
+        .iter()
+        .map(|s| (s.to_string(), 0))
+        .collect();
         let mut stmt = conn.prepare("SELECT state, COUNT(*) FROM rounds GROUP BY state")?;
         let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
         for row in rows {
@@ -285,6 +286,22 @@ impl SqliteAggregatorStore {
             return Ok(false);
         }
         let changed = Self::transition(&tx, id, "closing", "released", Some(release_json))?;
+        tx.commit()?;
+        Ok(changed)
+    }
+
+    /// closing → failed, with the cause, unless another holder's release lease is live at
+    /// `now_ms`; false if the round was not "closing" or that lease is live.
+    pub fn mark_failed(&self, id: &str, holder: &str, now_ms: u64, cause: &str) -> Result<bool> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if let Some((other, expires)) = Self::read_release_lease(&tx, id)?
+            && other != holder
+            && expires > now_ms
+        {
+            return Ok(false);
+        }
+        let changed = Self::transition(&tx, id, "closing", "failed", Some(cause))?;
         tx.commit()?;
         Ok(changed)
     }
@@ -820,6 +837,15 @@ const AGGREGATOR_MIGRATIONS: &[Migration] = &[
             )
         },
     },
+    Migration {
+        version: 6,
+        what: "a round whose release became impossible ends as 'failed', with the cause",
+        // The state column is free text here (PostgreSQL's has a CHECK, changed by its own
+        // migration 4): no table changes. The version number is what matters: a store that
+        // may hold failed rounds is refused by the versions that do not know the state, which
+        // would take such a round for a live one and retry it forever.
+        apply: |_| Ok(()),
+    },
 ];
 
 #[cfg(test)]
@@ -911,6 +937,13 @@ mod tests {
 
     fn as_store(s: SqliteAggregatorStore) -> crate::aggregator_store::AggregatorStore {
         crate::aggregator_store::AggregatorStore::Sqlite(s)
+    }
+
+    #[test]
+    fn a_failed_round_is_terminal() {
+        crate::aggregator_store::failed_round_tests::a_failed_round_is_terminal(&as_store(store(
+            "aggstore-failed",
+        )));
     }
 
     #[test]

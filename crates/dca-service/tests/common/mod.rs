@@ -26,10 +26,15 @@ pub struct Certs {
 
 /// Spawns a `dpdist` server and waits (at most 60 s) for its first stdout line, "… on ADDR";
 /// returns the process and ADDR. The process is killed if it does not print that in time.
-pub fn spawn_with_banner(mut command: Command, what: &str) -> (Child, String) {
+pub fn spawn_with_banner(command: Command, what: &str) -> (Child, String) {
+    spawn_with_banner_to(command, what, Stdio::inherit())
+}
+
+/// [`spawn_with_banner`] with the process's stderr (its log) sent to `stderr`.
+pub fn spawn_with_banner_to(mut command: Command, what: &str, stderr: Stdio) -> (Child, String) {
     let mut child = command
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(stderr)
         .spawn()
         .unwrap_or_else(|e| panic!("spawn {what}: {e}"));
     let stdout = child.stdout.take().unwrap();
@@ -565,6 +570,27 @@ impl AggregatorProcess {
         nodes: &[String],
         args: &[&str],
     ) -> AggregatorProcess {
+        Self::start_logged(
+            cluster,
+            db_name,
+            budget_epsilon,
+            listen,
+            nodes,
+            args,
+            Stdio::inherit(),
+        )
+    }
+
+    /// [`Self::start_with_args`] with the aggregator's log (stderr) sent to `log`.
+    pub fn start_logged(
+        cluster: &Cluster,
+        db_name: &str,
+        budget_epsilon: f64,
+        listen: &str,
+        nodes: &[String],
+        args: &[&str],
+        log: Stdio,
+    ) -> AggregatorProcess {
         std::fs::write(cluster.dir.join("analyst.token"), ANALYST_TOKEN).unwrap();
         let certs = &cluster.certs;
         let mut command = Command::new(env!("CARGO_BIN_EXE_dpdist"));
@@ -586,7 +612,7 @@ impl AggregatorProcess {
             .args(["--budget-epsilon", &budget_epsilon.to_string()])
             .args(["--budget-delta", "1e-4"])
             .args(args);
-        let (child, addr) = spawn_with_banner(command, "the aggregator");
+        let (child, addr) = spawn_with_banner_to(command, "the aggregator", log);
         AggregatorProcess {
             child,
             url: format!("https://{addr}"),
