@@ -426,3 +426,35 @@ pub fn router(aggregator: Aggregator, analyst_token: &str, poll: Duration) -> Ro
         .layer(DefaultBodyLimit::max(MAX_SPEC_BYTES))
         .with_state(state)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A round that keeps failing is tried after one poll, then two, four, … up to
+    /// `MAX_RETRY_PAUSE`: a node down for a minute costs a handful of attempts (and log lines),
+    /// not one per poll; a round that is forgotten is tried at once again.
+    #[test]
+    fn a_failing_round_is_tried_again_after_a_doubling_pause() {
+        let backoff = RetryBackoff::default();
+        let poll = Duration::from_millis(50);
+        let mut now = 0u64;
+        let mut attempts = 0;
+        while now < 60_000 {
+            if backoff.due("r", now) {
+                attempts += 1;
+                backoff.failed("r", now, poll);
+            }
+            now += poll.as_millis() as u64;
+        }
+        // 50 ms, 100, …, 25.6 s, then every 30 s: 11 attempts in the first minute, against
+        // 1,200 polls.
+        assert_eq!(attempts, 11);
+        let (failures, pause) = backoff.failed("r", now, poll);
+        assert_eq!((failures, pause), (12, MAX_RETRY_PAUSE));
+        assert!(!backoff.due("r", now + 1));
+        assert!(backoff.due("other", now));
+        backoff.forget("r");
+        assert!(backoff.due("r", now + 1));
+    }
+}
