@@ -1,5 +1,5 @@
-//! The connection caps on loopback: one host holding more idle connections than the server's
-//! whole cap does not keep another host out (127.0.0.2 stands for another host; Linux routes
+//! The connection caps on loopback, in front of a compute node's router: one host holding more
+//! idle connections than the server's whole cap does not keep another host's upload out (127.0.0.2 stands for another host; Linux routes
 //! all of 127/8 to `lo`).
 
 use super::*;
@@ -9,39 +9,102 @@ use std::time::Instant;
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpSocket;
 
-/// A server with `limits` serving `/healthz` on 127.0.0.1; its CA (PEM) and address. It
-/// serves until the test's runtime ends.
-async fn server(limits: ServeLimits) -> (String, SocketAddr) {
+/// A compute node's router (node 0 of 2, in `dir`) served with `limits` on 127.0.0.1; its CA
+/// (PEM), its address and a round of 4 clients created on it. It serves until the test's
+/// runtime ends.
+async fn node(
+    dir: &std::path::Path,
+    limits: ServeLimits,
+) -> (String, SocketAddr, crate::spec::Round) {
+    use crate::hex;
     let (ca, cert, key) = crate::tls::tests::pki("127.0.0.1");
     let tls = crate::tls::server_config(cert.as_bytes(), key.as_bytes()).unwrap();
+    let options = crate::node::NodeOptions::new(0, dir.to_path_buf(), "admin".into());
+    let router = crate::node::router(&options).unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let router = Router::new().route("/healthz", axum::routing::get(crate::problem::healthz));
     tokio::spawn(serve_tls(listener, tls, router, limits));
-    (ca, addr)
+    let mine = crate::node_key::load_or_create_key(dir).unwrap().public;
+    let other = share_sealing::NodeKeyPair::generate().public;
+    let round = crate::spec::RoundSpec {
+        round: 1,
+        n_clients: 4,
+        n_nodes: 2,
+        max_dropped: 1,
+        dim: 3,
+        bound: 8.0,
+        mode: "seed".into(),
+        noise_sigma_total: None,
+        l2_sensitivity: None,
+        frac_bits: None,
+        deadline_unix_ms: crate::node::now_ms() + 600_000,
+        node_keys: vec![
+            hex::encode(&mine.to_bytes()),
+            hex::encode(&other.to_bytes()),
+        ],
+        client_token_sha256: (0..4)
+            .map(|i| hex::encode(&crate::spec::token_hash(&format!("client-{i}"))))
+            .collect(),
+    }
+    .validate()
+    .unwrap();
+    let r = client_from(&ca, "127.0.0.2")
+        .put(format!("https://{addr}/rounds/{}", round.id()))
+        .bearer_auth("admin")
+        .header(reqwest::header::CONTENT_TYPE, crate::MEDIA_ROUND_CONFIG)
+        .body(round.config_bytes().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), reqwest::StatusCode::CREATED);
+    (ca, addr, round)
 }
 
-/// `GET /healthz` from source address `from` on a new connection: its status (or the
-/// error) and how long it took.
-async fn health_from(
-    ca: &str,
-    addr: SocketAddr,
-    from: &str,
-) -> (std::result::Result<u16, String>, Duration) {
-    let http = reqwest::Client::builder()
+/// A client trusting `ca` that connects from source address `from`, a new connection per
+/// request.
+fn client_from(ca: &str, from: &str) -> reqwest::Client {
+    reqwest::Client::builder()
         .use_preconfigured_tls(crate::tls::client_config(ca.as_bytes()).unwrap())
         .local_address(from.parse::<IpAddr>().unwrap())
         .pool_max_idle_per_host(0)
         .timeout(Duration::from_secs(20))
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+/// Client `client`'s sealed share for node 0, uploaded from source address `from`: the status
+/// (or the error) and how long the upload took.
+async fn upload_from(
+    ca: &str,
+    addr: SocketAddr,
+    round: &crate::spec::Round,
+    client: u64,
+    from: &str,
+) -> (std::result::Result<u16, String>, Duration) {
+    use fixedpoint_shares::Encode;
+    let messages = fixedpoint_shares::Client::new(
+        &round.config,
+        fixedpoint_shares::ClientId(client),
+        dp_noise::rng::RngSource::InsecureFixedSeed(41).derive(client),
+    )
+    .unwrap()
+    .shard(&[0.5, -1.25, 2.0])
+    .unwrap();
+    let sealed =
+        crate::client::seal_for(round, client, 0, &messages[0].get_encoded().unwrap()).unwrap();
+    let http = client_from(ca, from);
     let start = Instant::now();
-    let got = http
-        .get(format!("https://{addr}/healthz"))
-        .send()
-        .await
-        .map(|r| r.status().as_u16())
-        .map_err(|e| crate::tls::cause_chain(&e));
+    let got = crate::client::put_sealed(
+        &http,
+        &format!("https://{addr}"),
+        &round.id(),
+        client,
+        &format!("client-{client}"),
+        sealed,
+    )
+    .await
+    .map(|(status, _)| status.as_u16())
+    .map_err(|e| e.to_string());
     (got, start.elapsed())
 }
 
@@ -58,10 +121,10 @@ async fn idle_connection(addr: SocketAddr, from: &str) -> Option<tokio::net::Tcp
         .ok()
 }
 
-/// 127.0.0.1 opens 1,100 idle connections, more than the whole cap of 1,024 (the default
-/// limits); 127.0.0.2's request is then answered 200 as quickly as before (the delay is
-/// printed). Without the per-peer cap it was refused 503 (or dropped): every slot was the
-/// first host's until the handshake timeout.
+/// 127.0.0.1 opens 1,100 idle connections to a node, more than its whole cap of 1,024 (the
+/// default limits); an upload from 127.0.0.2 is then stored (201) as quickly as one before
+/// (both durations are printed). Without the per-peer cap it was refused (503, or the
+/// connection dropped): every slot was the first host's until the handshake timeout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_host_holding_idle_connections_does_not_keep_another_out() {
     let limits = ServeLimits::default();
@@ -70,12 +133,13 @@ async fn one_host_holding_idle_connections_does_not_keep_another_out() {
         limits.max_connections_per_peer,
         DEFAULT_MAX_CONNECTIONS_PER_PEER
     );
-    let (ca, addr) = server(limits.clone()).await;
+    let dir = crate::scratch_dir("serve-per-peer");
+    let (ca, addr, round) = node(&dir, limits.clone()).await;
 
-    let (before, baseline) = health_from(&ca, addr, "127.0.0.2").await;
+    let (before, baseline) = upload_from(&ca, addr, &round, 0, "127.0.0.2").await;
     assert_eq!(
         before,
-        Ok(200),
+        Ok(201),
         "127.0.0.2 before the other host's connections"
     );
 
@@ -95,10 +159,10 @@ async fn one_host_holding_idle_connections_does_not_keep_another_out() {
         "a connection over the peer's cap stays open: {read:?}"
     );
 
-    let (during, took) = health_from(&ca, addr, "127.0.0.2").await;
+    let (during, took) = upload_from(&ca, addr, &round, 1, "127.0.0.2").await;
     eprintln!(
-        "127.0.0.2's GET /healthz: {} ms with 127.0.0.1 holding {} idle connections, {} ms \
-         before (delay {} ms)",
+        "127.0.0.2's upload: {} ms with 127.0.0.1 holding {} idle connections, {} ms before \
+         (delay {} ms)",
         took.as_millis(),
         held.len() + 1,
         baseline.as_millis(),
@@ -106,23 +170,23 @@ async fn one_host_holding_idle_connections_does_not_keep_another_out() {
     );
     assert_eq!(
         during,
-        Ok(200),
+        Ok(201),
         "127.0.0.2 was kept out by 127.0.0.1's idle connections"
     );
     // A bound on the wait, not a timing claim: being kept out cost the handshake timeout.
     assert!(took < limits.handshake_timeout, "{took:?}");
 
     // The first host's slots come back as its connections close.
-    drop(held);
+    drop((held, last));
     let mut again = Err(String::new());
     for _ in 0..50 {
-        again = health_from(&ca, addr, "127.0.0.1").await.0;
-        if again == Ok(200) {
+        again = upload_from(&ca, addr, &round, 2, "127.0.0.1").await.0;
+        if again == Ok(201) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(again, Ok(200));
+    assert_eq!(again, Ok(201));
 }
 
 #[test]
