@@ -184,9 +184,7 @@ impl Aggregator {
             "{url} node sum not ready after {SUM_POLLS} polls"
         )))
     }
-}
 
-impl Aggregator {
     /// Records closing round `id` as failed with `cause` (the release has become impossible)
     /// and returns the error that says so; if this aggregator no longer holds the round's
     /// release lease, or the round left "closing" meanwhile, why it is not failed by it.

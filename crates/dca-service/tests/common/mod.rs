@@ -315,6 +315,19 @@ impl Drop for PgDatabases {
     }
 }
 
+/// `--max-connections-per-peer 1024` unless `args` set it: on loopback every client, node,
+/// aggregator and participant of a test is 127.0.0.1, standing for many hosts, and a test's
+/// bursts (200 concurrent uploads, an aggregator polling meanwhile) would meet the default cap
+/// of one address (64) meant for one real host. The per-address cap itself is tested in
+/// `serve::tests`.
+pub fn many_hosts(args: &[&str]) -> Vec<&'static str> {
+    if args.contains(&"--max-connections-per-peer") {
+        vec![]
+    } else {
+        vec!["--max-connections-per-peer", "1024"]
+    }
+}
+
 /// A node process; killed (SIGKILL) and reaped on drop, so no test leaves one behind.
 pub struct NodeProcess {
     pub child: Child,
@@ -352,7 +365,8 @@ impl NodeProcess {
             .arg(data_dir)
             .arg("--admin-token-file")
             .arg(certs.dir.join("admin.token"))
-            .args(args);
+            .args(args)
+            .args(many_hosts(args));
         let (child, addr) = spawn_with_banner(command, &format!("node {index}"));
         NodeProcess {
             child,
@@ -611,7 +625,8 @@ impl AggregatorProcess {
             .args(aggregator_store_args(cluster, db_name))
             .args(["--budget-epsilon", &budget_epsilon.to_string()])
             .args(["--budget-delta", "1e-4"])
-            .args(args);
+            .args(args)
+            .args(many_hosts(args));
         let (child, addr) = spawn_with_banner_to(command, "the aggregator", log);
         AggregatorProcess {
             child,
