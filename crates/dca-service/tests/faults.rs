@@ -322,6 +322,22 @@ fn sum_job(roster: usize) -> dca_service::job::JobSpec {
     }
 }
 
+/// The time of day (ms) of a log line stamped `2026-11-28T17:14:26.985778Z …`.
+fn ms_of_day(line: &str) -> Option<i64> {
+    let time = line.get(11..23)?;
+    let (h, m, s) = (time.get(0..2)?, time.get(3..5)?, time.get(6..12)?);
+    let s: f64 = s.parse().ok()?;
+    Some(h.parse::<i64>().ok()? * 3_600_000 + m.parse::<i64>().ok()? * 60_000 + (s * 1e3) as i64)
+}
+
+/// The time of day (ms, UTC) of `t`.
+fn ms_of_day_now(t: std::time::SystemTime) -> i64 {
+    let ms = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    (ms % 86_400_000) as i64
+}
+
 /// Whether log line `line` is about round number `round` (`round=N`) or hex id `id`.
 fn mentions_round(line: &str, round: u64, id: &str) -> bool {
     let field = format!("round={round}");
@@ -350,7 +366,8 @@ async fn a_round_whose_release_became_impossible_fails_and_ends_its_job(store: S
         // Node 0 behind a proxy that loses its close requests while `hold` is set; the moment
         // a close goes through to it again is kept.
         let hold = Arc::new(AtomicBool::new(true));
-        let passed: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
+        let passed: Arc<Mutex<Option<(Instant, std::time::SystemTime)>>> =
+            Arc::new(Mutex::new(None));
         let proxy_url = {
             let (hold, passed) = (hold.clone(), passed.clone());
             proxy(
@@ -363,7 +380,10 @@ async fn a_round_whose_release_became_impossible_fails_and_ends_its_job(store: S
                     if hold.load(SeqCst) {
                         return Some((StatusCode::BAD_GATEWAY, "close lost by the test proxy"));
                     }
-                    passed.lock().unwrap().get_or_insert_with(Instant::now);
+                    passed
+                        .lock()
+                        .unwrap()
+                        .get_or_insert_with(|| (Instant::now(), std::time::SystemTime::now()));
                     None
                 },
             )
@@ -488,10 +508,10 @@ async fn a_round_whose_release_became_impossible_fails_and_ends_its_job(store: S
             reason.contains(&id) && reason.contains("integrity check failed"),
             "{reason}"
         );
-        let passed = passed.lock().unwrap().expect("a close reached node 0");
+        let (passed, passed_at) = passed.lock().unwrap().expect("a close reached node 0");
         eprintln!(
-            "store {store:?}: node 0 sent the close at +0 ms; the analyst saw the round failed \
-             at +{} ms and the job failed at +{} ms (poll {} ms)",
+            "store {store:?}: the close went through to node 0 at +0 ms; the analyst saw the \
+             round failed at +{} ms and the job failed at +{} ms (poll {} ms)",
             round_failed_at.duration_since(passed).as_millis(),
             job_ended_at.duration_since(passed).as_millis(),
             poll.as_millis()
@@ -524,6 +544,21 @@ async fn a_round_whose_release_became_impossible_fails_and_ends_its_job(store: S
             about.join("\n")
         );
         assert!(about.len() <= 40, "{}", about.join("\n"));
+        // When the aggregator recorded the failure and the job's end, by its log's clock (the
+        // machine's, as the proxy's): from the close going through to node 0.
+        let logged = |what: &str| {
+            about
+                .iter()
+                .find(|l| l.contains(what))
+                .and_then(|l| ms_of_day(l))
+                .map(|at| (at - ms_of_day_now(passed_at)).rem_euclid(86_400_000))
+        };
+        eprintln!(
+            "store {store:?}: by the aggregator's log, the round failed {:?} ms and its job \
+             {:?} ms after the close went through to node 0",
+            logged("round failed"),
+            logged("job failed")
+        );
     })
     .await
     .expect("test exceeded its time limit");
