@@ -352,7 +352,8 @@ pub async fn tick(agg: &Aggregator, metrics: &Metrics, backoff: &RetryBackoff, p
                     );
                 }
             },
-            Ok(false) => {}
+            // Not due yet, and its nodes answered: the failures so far were not consecutive.
+            Ok(false) => backoff.forget(&id),
             Err(e) => {
                 let (failures, pause) = backoff.failed(&id, agg.clock().now_ms(), poll);
                 tracing::warn!(
