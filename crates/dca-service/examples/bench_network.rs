@@ -145,7 +145,10 @@ impl NodeProcess {
             .arg("--data-dir")
             .arg(&data)
             .arg("--admin-token-file")
-            .arg(dir.join("admin.token"));
+            .arg(dir.join("admin.token"))
+            // Every client of the bench is this one process on 127.0.0.1: the cap of one
+            // address (default 64) would meet its --conns plus the aggregator's connections.
+            .args(["--max-connections-per-peer", "1024"]);
         if let Some(url) = store {
             command.args(["--store", url]);
         }

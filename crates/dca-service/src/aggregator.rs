@@ -18,7 +18,7 @@ use reqwest::StatusCode;
 use serde::Serialize;
 
 pub use crate::aggregator_store::{AggregatorPgLocation, AggregatorStoreLocation};
-use crate::aggregator_store::{AggregatorStore, LeaseTaken, RecordedState};
+use crate::aggregator_store::{AggregatorStore, JobWrite, LeaseTaken, RecordedState};
 use crate::clock::{Clock, SystemClock};
 use crate::job_view::{ParticipantView, SharedParticipantView};
 use crate::node::{AbortRequest, RoundStatus};
@@ -28,6 +28,10 @@ use crate::{Error, MEDIA_JSON, MEDIA_PAIR_SET, MEDIA_ROUND_CONFIG, Result, sum_c
 
 /// Polls of a node sum that answers 202 before giving up.
 const SUM_POLLS: u32 = 600;
+
+/// Times a job's status change is tried when another writer changed the job between its read
+/// and its write ([`Aggregator::update_job`]).
+pub const JOB_CHANGE_ATTEMPTS: u32 = 16;
 
 /// How long a round's release lease lasts between renewals unless set otherwise
 /// ([`Aggregator::with_release_lease`], `dpdist aggregator --release-lease-ms`).
@@ -250,15 +254,18 @@ impl Aggregator {
         Ok(out)
     }
 
-    /// Changes job `id`'s status with `change` (read, changed and written under one lock, so
-    /// the driver and the analyst's cancel never overwrite each other within a process). A
-    /// status that leaves "answering"/"running" for good settles the job: the part of its
-    /// reservation its rounds did not spend comes back to the budget. A change that changes
-    /// nothing writes nothing.
+    /// Changes job `id`'s status with `change`: the status is read, changed and written back
+    /// as one compare-and-swap on the job's row (its SHA-256, which every status write
+    /// changes), so that no writer — this process's driver, an analyst's cancel, or another
+    /// aggregator sharing the store — ever overwrites a change made between the read and the
+    /// write. A write that finds the row changed reads it again and runs `change` again on
+    /// what it finds (at most [`JOB_CHANGE_ATTEMPTS`] times). A status that leaves
+    /// "answering"/"running" for good settles the job: the part of its reservation its rounds
+    /// did not spend comes back to the budget. A change that changes nothing writes nothing.
     pub fn update_job(
         &self,
         id: &str,
-        change: impl FnOnce(&mut crate::job::JobStatus) -> Result<()>,
+        change: impl FnMut(&mut crate::job::JobStatus) -> Result<()>,
     ) -> Result<crate::job::JobStatus> {
         self.change_job(id, false, change)
     }
@@ -270,7 +277,7 @@ impl Aggregator {
     pub fn update_job_as_driver(
         &self,
         id: &str,
-        change: impl FnOnce(&mut crate::job::JobStatus) -> Result<()>,
+        change: impl FnMut(&mut crate::job::JobStatus) -> Result<()>,
     ) -> Result<crate::job::JobStatus> {
         self.change_job(id, true, change)
     }
@@ -279,42 +286,60 @@ impl Aggregator {
         &self,
         id: &str,
         as_driver: bool,
-        change: impl FnOnce(&mut crate::job::JobStatus) -> Result<()>,
+        mut change: impl FnMut(&mut crate::job::JobStatus) -> Result<()>,
     ) -> Result<crate::job::JobStatus> {
+        // Writers in this process take turns (fewer retries); across processes the
+        // compare-and-swap below decides.
         let _one_at_a_time = self
             .job_lock
             .lock()
             .map_err(|_| Error::Io(std::io::Error::other("job lock poisoned")))?;
-        let (_, mut status) = self
-            .job(id)?
-            .ok_or_else(|| Error::Job(format!("no job {id}")))?;
         // Whatever happens below, the shared participant view is rebuilt from the store.
         let _stale = ForgetView(self, id);
-        let before = status.clone();
-        change(&mut status)?;
-        if status == before {
-            return Ok(status);
+        for attempt in 1..=JOB_CHANGE_ATTEMPTS {
+            let (spec_bytes, status_bytes) = self
+                .store
+                .job(id)?
+                .ok_or_else(|| Error::Job(format!("no job {id}")))?;
+            let version = crate::aggregator_store::job_sha256(id, &spec_bytes, &status_bytes);
+            let (_, mut status) = decode_job(id, &spec_bytes, &status_bytes)?;
+            let before = status.clone();
+            change(&mut status)?;
+            if status == before {
+                return Ok(status);
+            }
+            let driver = as_driver.then(|| (self.holder.as_str(), self.clock.now_ms()));
+            let written = if before.is_live() && !status.is_live() {
+                let ended = status.clone();
+                self.store
+                    .settle_job(id, Some(&version), driver, move |spent| {
+                        to_json(&crate::job::JobStatus {
+                            rho_spent: spent,
+                            ..ended.clone()
+                        })
+                    })?
+                    .map(|spent| status.rho_spent = spent)
+            } else {
+                self.store
+                    .set_job_status(id, Some(&version), &to_json(&status)?, driver)?
+            };
+            match written {
+                JobWrite::Written(()) => return Ok(status),
+                JobWrite::Refused => {
+                    return Err(Error::JobLeaseLost(format!(
+                        "job {id}: another aggregator took its driver lease over, or the job \
+                         ended; this one stops driving it"
+                    )));
+                }
+                JobWrite::Changed => {
+                    tracing::debug!(job = %id, attempt, "the job changed under a status change; reading it again");
+                }
+            }
         }
-        let driver = as_driver.then(|| (self.holder.as_str(), self.clock.now_ms()));
-        let written = if before.is_live() && !status.is_live() {
-            let ended = status.clone();
-            let spent = self.store.settle_job(id, driver, move |spent| {
-                to_json(&crate::job::JobStatus {
-                    rho_spent: spent,
-                    ..ended.clone()
-                })
-            })?;
-            spent.map(|spent| status.rho_spent = spent).is_some()
-        } else {
-            self.store.set_job_status(id, &to_json(&status)?, driver)?
-        };
-        if !written {
-            return Err(Error::JobLeaseLost(format!(
-                "job {id}: another aggregator took its driver lease over, or the job ended; \
-                 this one stops driving it"
-            )));
-        }
-        Ok(status)
+        Err(Error::Job(format!(
+            "job {id}: its status changed under this change {JOB_CHANGE_ATTEMPTS} times in a \
+             row; nothing written, try again"
+        )))
     }
 
     /// Records participant `index`'s answer to job `job` (the first answer stands); the
@@ -424,7 +449,9 @@ impl Aggregator {
     /// A numeric round id names one configuration for good: the rounds this aggregator ever
     /// created (persisted in its database) are the ledger of seen (round id, config) pairs.
     fn refuse_reused_round_number(&self, round: &Round) -> Result<()> {
-        let all = ["created", "closing", "aborting", "aborted", "released"];
+        let all = [
+            "created", "closing", "aborting", "aborted", "released", "failed",
+        ];
         for (id, spec) in self.store.specs_in(&all)? {
             let seen = recorded_spec(&spec)
                 .map_err(|e| Error::InvalidSpec(format!("stored spec: {e}")))?;
@@ -535,8 +562,9 @@ impl Aggregator {
     }
 
     /// The round's state as recorded: "created", "closing" (agreed set recorded, release not
-    /// out yet), "aborting" (nodes not all notified yet), "aborted" or "released", with the
-    /// abort reason or the release (JSON).
+    /// out yet), "aborting" (nodes not all notified yet), "aborted", "released" or "failed"
+    /// (its release became impossible after it was closing), with the abort reason, the
+    /// release (JSON) or the failure's cause.
     pub fn recorded_state(&self, round: &Round) -> Result<Option<RecordedState>> {
         self.state(&round.id())
     }
@@ -596,6 +624,9 @@ impl Aggregator {
                 Some((s, _)) if s == "closing" => Err(Error::InvalidSpec(
                     "the round is closing with a recorded agreed set; it cannot be aborted".into(),
                 )),
+                Some((s, detail)) if s == "failed" => {
+                    Err(Error::RoundFailed(detail.unwrap_or_default()))
+                }
                 Some(_) => Ok(()),
                 None => Err(Error::InvalidSpec(
                     "round not created by this aggregator".into(),
@@ -658,6 +689,9 @@ impl Aggregator {
             Some((s, _)) if s == "released" => return Err(Error::AlreadyReleased),
             Some((s, detail)) if s == "aborted" || s == "aborting" => {
                 return Err(Error::RoundAborted(detail.unwrap_or_default()));
+            }
+            Some((s, detail)) if s == "failed" => {
+                return Err(Error::RoundFailed(detail.unwrap_or_default()));
             }
             Some((s, _)) => s,
             None => {

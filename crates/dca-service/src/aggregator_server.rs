@@ -38,9 +38,11 @@ pub struct AggregatorRoundState {
     pub id: String,
     /// Numeric round id.
     pub round: u64,
-    /// "created" (collecting), "aborting" (nodes not all told yet), "aborted" or "released".
+    /// "created" (collecting), "closing" (agreed set recorded, release on the way),
+    /// "aborting" (nodes not all told yet), "aborted", "released", or "failed" (its release
+    /// became impossible after it was closing: a node reported its stored state damaged).
     pub state: String,
-    /// The abort reason, if aborted.
+    /// The abort reason, if aborted; the cause (the node's answer), if failed.
     pub reason: Option<String>,
 }
 
@@ -53,6 +55,8 @@ pub(crate) struct ServerState {
     pub(crate) spec_bytes: BodyBudget,
     /// Takes the jobs this aggregator drives.
     pub(crate) jobs: Arc<JobAcquirer>,
+    /// The server's own pass's pauses before it tries a failing round again.
+    backoff: RetryBackoff,
     metrics: Arc<Metrics>,
 }
 
@@ -62,6 +66,7 @@ impl From<Error> for ApiError {
             Error::InvalidSpec(_) => (StatusCode::BAD_REQUEST, "invalid-config"),
             Error::AlreadyReleased => (StatusCode::CONFLICT, "round-released"),
             Error::RoundAborted(_) => (StatusCode::CONFLICT, "round-aborted"),
+            Error::RoundFailed(_) => (StatusCode::CONFLICT, "round-failed"),
             Error::Aborted { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "too-many-dropped"),
             Error::Budget(_) | Error::JobBudget { .. } => {
                 (StatusCode::FORBIDDEN, "budget-exhausted")
@@ -143,7 +148,7 @@ async fn state_of(
         .round(&id.to_ascii_lowercase())?
         .ok_or_else(|| ApiError::not_found("unknown round"))?;
     let (state, detail) = agg.recorded_state(&round)?.unwrap_or_default();
-    let reason = matches!(state.as_str(), "aborted" | "aborting")
+    let reason = matches!(state.as_str(), "aborted" | "aborting" | "failed")
         .then_some(detail)
         .flatten();
     Ok(json(
@@ -175,6 +180,9 @@ async fn get_release(
             "round-aborted",
             format!("round was aborted: {}", detail.unwrap_or_default()),
         )),
+        (state, detail) if state == "failed" => {
+            Err(Error::RoundFailed(detail.unwrap_or_default()).into())
+        }
         (state, _) => Ok((
             StatusCode::ACCEPTED,
             [(header::RETRY_AFTER, "1")],
@@ -226,10 +234,63 @@ async fn release_now(
     }
 }
 
+/// Longest pause between two attempts of the server's own pass at a round whose release
+/// keeps failing (a node down): the pause doubles from one poll with each failure up to this.
+pub const MAX_RETRY_PAUSE: Duration = Duration::from_secs(30);
+
+/// The rounds whose release failed on this server's passes, each with its consecutive failures
+/// and when it is tried next (ms by the aggregator's clock): the pass backs off, so that a node
+/// down for an hour costs a few attempts and log lines a minute, not one per poll.
+#[derive(Default)]
+pub struct RetryBackoff {
+    rounds: std::sync::Mutex<std::collections::HashMap<String, (u32, u64)>>,
+}
+
+impl RetryBackoff {
+    /// Whether round `id` is due for an attempt at `now_ms`.
+    fn due(&self, id: &str, now_ms: u64) -> bool {
+        self.rounds
+            .lock()
+            .map_or(true, |r| r.get(id).is_none_or(|&(_, next)| now_ms >= next))
+    }
+
+    /// Records a failed attempt at round `id`; the consecutive failures so far and the pause
+    /// before the next attempt.
+    fn failed(&self, id: &str, now_ms: u64, poll: Duration) -> (u32, Duration) {
+        let Ok(mut rounds) = self.rounds.lock() else {
+            return (1, poll);
+        };
+        let entry = rounds.entry(id.to_string()).or_insert((0, 0));
+        entry.0 += 1;
+        let pause = poll
+            .saturating_mul(1 << (entry.0 - 1).min(20))
+            .min(MAX_RETRY_PAUSE);
+        entry.1 = now_ms.saturating_add(pause.as_millis() as u64);
+        (entry.0, pause)
+    }
+
+    /// Forgets round `id` (released, ended, or driven by another aggregator).
+    fn forget(&self, id: &str) {
+        if let Ok(mut rounds) = self.rounds.lock() {
+            rounds.remove(id);
+        }
+    }
+
+    /// Forgets every round not in `live`.
+    fn keep_only(&self, live: &[Arc<crate::spec::Round>]) {
+        if let Ok(mut rounds) = self.rounds.lock() {
+            rounds.retain(|id, _| live.iter().any(|r| r.id() == *id));
+        }
+    }
+}
+
 /// One pass of the server's own work: re-send pending abort notices, then close and release
 /// (or abort) every open round that is due. A round the accountant's budget does not allow is
-/// aborted; other errors (a node down) are reported on stderr and retried on the next pass.
-pub async fn tick(agg: &Aggregator, metrics: &Metrics) {
+/// aborted; a round whose release a node made impossible (its stored state damaged) has failed
+/// and is not tried again; other errors (a node down) are logged and retried on a later pass,
+/// after a pause that doubles with each failure of the round (from `poll` to
+/// [`MAX_RETRY_PAUSE`]).
+pub async fn tick(agg: &Aggregator, metrics: &Metrics, backoff: &RetryBackoff, poll: Duration) {
     if let Err(e) = agg.notify_pending_aborts().await {
         tracing::warn!("abort notice: {e}");
     }
@@ -240,10 +301,16 @@ pub async fn tick(agg: &Aggregator, metrics: &Metrics) {
             return;
         }
     };
+    backoff.keep_only(&open);
     for round in open {
+        let id = round.id();
+        if !backoff.due(&id, agg.clock().now_ms()) {
+            continue;
+        }
         match agg.due(&round).await {
             Ok(true) => match agg.release(&round).await {
                 Ok(r) => {
+                    backoff.forget(&id);
                     metrics.round_event("released");
                     tracing::info!(
                         round = r.round,
@@ -262,19 +329,40 @@ pub async fn tick(agg: &Aggregator, metrics: &Metrics) {
                         tracing::error!(round = round.spec.round, "abort: {e}");
                     }
                 }
+                // Recorded (and logged) as failed by the release: it is no longer open.
+                Err(Error::RoundFailed(_)) => {
+                    backoff.forget(&id);
+                    metrics.round_event("failed");
+                }
                 // Another aggregator on the store is driving it; it is not this pass's work.
                 Err(Error::ReleaseInProgress(why)) => {
+                    backoff.forget(&id);
                     tracing::debug!(round = round.spec.round, "{why}");
                 }
                 Err(e) => {
                     if matches!(e, Error::Aborted { .. }) {
                         metrics.round_event("aborted");
                     }
-                    tracing::warn!(round = round.spec.round, "release: {e}");
+                    let (failures, pause) = backoff.failed(&id, agg.clock().now_ms(), poll);
+                    tracing::warn!(
+                        round = round.spec.round,
+                        failures,
+                        "release: {e}; trying again in {} ms",
+                        pause.as_millis()
+                    );
                 }
             },
-            Ok(false) => {}
-            Err(e) => tracing::warn!(round = round.spec.round, "{e}"),
+            // Not due yet, and its nodes answered: the failures so far were not consecutive.
+            Ok(false) => backoff.forget(&id),
+            Err(e) => {
+                let (failures, pause) = backoff.failed(&id, agg.clock().now_ms(), poll);
+                tracing::warn!(
+                    round = round.spec.round,
+                    failures,
+                    "{e}; trying again in {} ms",
+                    pause.as_millis()
+                );
+            }
         }
     }
 }
@@ -290,6 +378,7 @@ pub fn router(aggregator: Aggregator, analyst_token: &str, poll: Duration) -> Ro
         analyst_token_hash: token_hash(analyst_token),
         spec_bytes: BodyBudget::new(2 * MAX_SPEC_BYTES),
         metrics: Metrics::new(),
+        backoff: RetryBackoff::default(),
     });
     // Jobs at once (a restarted aggregator resumes its jobs without waiting a poll), then
     // every poll.
@@ -308,7 +397,7 @@ pub fn router(aggregator: Aggregator, analyst_token: &str, poll: Duration) -> Ro
         loop {
             tokio::time::sleep(poll).await;
             let Some(state) = weak.upgrade() else { return };
-            tick(&state.aggregator, &state.metrics).await;
+            tick(&state.aggregator, &state.metrics, &state.backoff, poll).await;
         }
     });
     Router::new()
@@ -338,4 +427,36 @@ pub fn router(aggregator: Aggregator, analyst_token: &str, poll: Duration) -> Ro
         ))
         .layer(DefaultBodyLimit::max(MAX_SPEC_BYTES))
         .with_state(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A round that keeps failing is tried after one poll, then two, four, … up to
+    /// `MAX_RETRY_PAUSE`: a node down for a minute costs a handful of attempts (and log lines),
+    /// not one per poll; a round that is forgotten is tried at once again.
+    #[test]
+    fn a_failing_round_is_tried_again_after_a_doubling_pause() {
+        let backoff = RetryBackoff::default();
+        let poll = Duration::from_millis(50);
+        let mut now = 0u64;
+        let mut attempts = 0;
+        while now < 60_000 {
+            if backoff.due("r", now) {
+                attempts += 1;
+                backoff.failed("r", now, poll);
+            }
+            now += poll.as_millis() as u64;
+        }
+        // 50 ms, 100, …, 25.6 s, then every 30 s: 11 attempts in the first minute, against
+        // 1,200 polls.
+        assert_eq!(attempts, 11);
+        let (failures, pause) = backoff.failed("r", now, poll);
+        assert_eq!((failures, pause), (12, MAX_RETRY_PAUSE));
+        assert!(!backoff.due("r", now + 1));
+        assert!(backoff.due("other", now));
+        backoff.forget("r");
+        assert!(backoff.due("r", now + 1));
+    }
 }

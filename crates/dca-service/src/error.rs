@@ -51,6 +51,11 @@ pub enum Error {
     /// The round was aborted earlier (reason as recorded); it is never released.
     #[error("round was aborted: {0}")]
     RoundAborted(String),
+    /// The round's release became impossible after its agreed set was recorded (a node
+    /// reported its stored state damaged): the round ended as "failed" with the cause, as
+    /// recorded; it is never released, and its charge stays.
+    #[error("round failed: {0}; nothing was released and the round is never retried")]
+    RoundFailed(String),
     /// The privacy budget does not allow this round.
     #[error("privacy budget: {0}")]
     Budget(#[source] dp_noise::Error),

@@ -334,7 +334,8 @@ pub struct JobRound {
 pub struct JobStatus {
     /// Hex job id.
     pub id: String,
-    /// "answering", "running", "done", "aborted" or "cancelled".
+    /// "answering", "running", "done", "aborted", "failed" (a round's release became
+    /// impossible; `reason` names the round and the node's cause) or "cancelled".
     pub state: String,
     /// Why it ended, if it did not finish.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -381,7 +382,7 @@ pub struct AnswerCounts {
 }
 
 impl JobStatus {
-    /// Still answering or running (not done, aborted or cancelled).
+    /// Still answering or running (not done, aborted, failed or cancelled).
     pub fn is_live(&self) -> bool {
         matches!(self.state.as_str(), "answering" | "running")
     }

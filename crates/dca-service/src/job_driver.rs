@@ -40,7 +40,7 @@ pub fn initial_status(spec: &JobSpec, node_keys: Vec<String>) -> Result<JobStatu
     })
 }
 
-/// Runs job `id` to its end (done, aborted or cancelled); its outcome is in its status. The
+/// Runs job `id` to its end (done, aborted, failed or cancelled); its outcome is in its status. The
 /// caller holds the job's driver lease and sets `lost` if it finds the lease taken over: the
 /// job's rounds then stop being driven here, and nothing more is recorded.
 pub async fn drive(agg: Arc<Aggregator>, id: String, poll: Duration, lost: Arc<AtomicBool>) {
@@ -139,7 +139,7 @@ async fn run(
     agg.update_job_as_driver(id, |s| {
         if s.is_live() {
             s.state = "done".into();
-            s.result = Some(result);
+            s.result = Some(result.clone());
         }
         Ok(())
     })?;
@@ -244,11 +244,11 @@ async fn run_sum(
         records,
         noise_sigma: release.noise_sigma_released,
     };
-    finish(agg, &id, move |s| s.sum_result = Some(result))
+    finish(agg, &id, move |s| s.sum_result = Some(result.clone()))
 }
 
 /// Marks a live job done, with `result` recorded.
-fn finish(agg: &Aggregator, id: &str, result: impl FnOnce(&mut JobStatus)) -> Result<()> {
+fn finish(agg: &Aggregator, id: &str, mut result: impl FnMut(&mut JobStatus)) -> Result<()> {
     agg.update_job_as_driver(id, |s| {
         if s.is_live() {
             s.state = "done".into();
@@ -302,8 +302,8 @@ async fn close_answers(agg: &Aggregator, spec: &JobSpec, poll: Duration) -> Resu
         if !s.is_live() {
             return Ok(());
         }
-        s.accepted = accepted;
-        s.refused = refused;
+        s.accepted.clone_from(&accepted);
+        s.refused.clone_from(&refused);
         if too_many {
             s.state = "aborted".into();
             s.reason = Some(format!(
@@ -379,10 +379,29 @@ impl JobTransport {
             if let Some(p) = self.agg.published(&round)? {
                 break p;
             }
-            if let Some((state, detail)) = self.agg.recorded_state(&round)?
-                && (state == "aborted" || state == "aborting")
-            {
-                return Err(Error::RoundAborted(detail.unwrap_or_default()));
+            match self.agg.recorded_state(&round)? {
+                Some((state, detail)) if state == "aborted" || state == "aborting" => {
+                    return Err(Error::RoundAborted(detail.unwrap_or_default()));
+                }
+                // Its release became impossible: the job ends here, failed with the cause
+                // (its rounds' charges stand, as for every round whose close was recorded).
+                Some((state, detail)) if state == "failed" => {
+                    let cause = detail.unwrap_or_default();
+                    let reason = format!(
+                        "round {step} ({}) failed: {cause}; nothing of it was released",
+                        round.id()
+                    );
+                    self.agg.update_job_as_driver(&id, |s| {
+                        if s.is_live() {
+                            s.state = "failed".into();
+                            s.reason = Some(reason.clone());
+                        }
+                        Ok(())
+                    })?;
+                    tracing::error!(job = %id, "job failed: {reason}");
+                    return Err(Error::RoundFailed(cause));
+                }
+                _ => {}
             }
             let (_, status) = self
                 .agg
@@ -443,7 +462,7 @@ impl JobTransport {
             if !s.is_live() {
                 return Err(Error::Job(format!("job {}", s.state)));
             }
-            s.rounds.push(recorded);
+            s.rounds.push(recorded.clone());
             Ok(())
         })?;
         Ok(round)

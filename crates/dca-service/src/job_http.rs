@@ -319,7 +319,7 @@ pub(crate) async fn cancel_job(
     let status = s.aggregator.update_job(&id, |st| {
         if st.is_live() {
             st.state = "cancelled".into();
-            st.reason = Some(reason);
+            st.reason = Some(reason.clone());
             Ok(())
         } else {
             Err(crate::Error::Job(format!("job is already {}", st.state)))

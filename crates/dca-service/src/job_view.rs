@@ -20,7 +20,7 @@ use crate::{Error, Result, hex};
 pub struct ParticipantView {
     /// Hex job id.
     pub id: String,
-    /// "answering", "running", "done", "aborted" or "cancelled".
+    /// "answering", "running", "done", "aborted", "failed" or "cancelled".
     pub state: String,
     /// Why it ended, if it did not finish.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -91,6 +91,10 @@ struct ServeArgs {
     /// Connections served at once; more are answered 503 (capped below the open-file limit).
     #[arg(long, default_value_t = 1024)]
     max_connections: usize,
+    /// Connections open at once from one peer IP address; more from it are closed at once
+    /// (so that one host cannot hold every connection slot).
+    #[arg(long, default_value_t = dca_service::serve::DEFAULT_MAX_CONNECTIONS_PER_PEER)]
+    max_connections_per_peer: usize,
     /// Time a client has to send request headers; also how long an idle connection stays
     /// open (ms).
     #[arg(long, default_value_t = 30_000)]
@@ -101,6 +105,7 @@ impl ServeArgs {
     fn limits(&self) -> ServeLimits {
         ServeLimits {
             max_connections: self.max_connections,
+            max_connections_per_peer: self.max_connections_per_peer,
             header_timeout: Duration::from_millis(self.header_timeout_ms),
             ..ServeLimits::default()
         }

@@ -1,9 +1,13 @@
 //! Serving a router over TLS 1.3 with the limits a server facing the Internet needs: a cap on
-//! open connections (refused with a 503 the client can read), a time limit on the TLS
-//! handshake and on request headers — which is also how long an idle keep-alive connection
-//! stays open — and the process's file-descriptor limit raised to its hard limit at start.
+//! open connections (refused with a 503 the client can read), a cap on the connections of any
+//! one peer address (over it, a connection is closed at once: one host holding idle
+//! connections cannot take every slot from the others), a time limit on the TLS handshake and
+//! on request headers — which is also how long an idle keep-alive connection stays open — and
+//! the process's file-descriptor limit raised to its hard limit at start.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
@@ -18,6 +22,10 @@ use crate::Result;
 pub struct ServeLimits {
     /// Connections served at once; more are answered 503 and closed.
     pub max_connections: usize,
+    /// Connections open at once from one peer IP address (IPv4-mapped IPv6 addresses count
+    /// as their IPv4 address); more from it are closed at once, unanswered, and take no slot
+    /// of `max_connections`.
+    pub max_connections_per_peer: usize,
     /// Time a client has to finish the TLS handshake.
     pub handshake_timeout: Duration,
     /// Time a client has to send a request's headers, counted from the end of the previous
@@ -29,11 +37,16 @@ impl Default for ServeLimits {
     fn default() -> Self {
         ServeLimits {
             max_connections: 1024,
+            max_connections_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
             handshake_timeout: Duration::from_secs(10),
             header_timeout: Duration::from_secs(30),
         }
     }
 }
+
+/// Connections open at once from one peer address unless set otherwise: far more than a
+/// client, a node or an aggregator opens (their pools hold a few), far fewer than the cap.
+pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 64;
 
 /// Connections being refused at once at most, beyond which a connection is dropped without
 /// an answer (each refusal costs a TLS handshake).
@@ -80,9 +93,14 @@ pub async fn serve_tls(
     let cap = connection_cap(limits.max_connections);
     let open = Arc::new(Semaphore::new(cap));
     let refusing = Arc::new(Semaphore::new(MAX_REFUSING));
-    tracing::info!(max_connections = cap, "serving");
+    let peers = PeerSlots::new(limits.max_connections_per_peer);
+    tracing::info!(
+        max_connections = cap,
+        max_connections_per_peer = limits.max_connections_per_peer,
+        "serving"
+    );
     loop {
-        let (tcp, _) = match listener.accept().await {
+        let (tcp, peer) = match listener.accept().await {
             Ok(c) => c,
             Err(e) => {
                 // Out of file descriptors, most likely: wait for connections to end.
@@ -91,6 +109,12 @@ pub async fn serve_tls(
                 continue;
             }
         };
+        // The peer's own cap first: a peer over it takes no slot of the shared cap.
+        let Some(slot) = peers.take(peer.ip()) else {
+            tracing::debug!(peer = %peer.ip(), "connection closed: the peer is at its cap");
+            drop(tcp);
+            continue;
+        };
         let acceptor = acceptor.clone();
         let Ok(permit) = open.clone().try_acquire_owned() else {
             let Ok(refusal) = refusing.clone().try_acquire_owned() else {
@@ -98,7 +122,7 @@ pub async fn serve_tls(
             };
             let timeout = limits.handshake_timeout;
             tokio::spawn(async move {
-                let _refusal = refusal;
+                let _held = (refusal, slot);
                 if let Ok(Ok(mut tls)) = tokio::time::timeout(timeout, acceptor.accept(tcp)).await {
                     let _ = tokio::time::timeout(timeout, async {
                         tls.write_all(BUSY).await?;
@@ -112,7 +136,7 @@ pub async fn serve_tls(
         let router = router.clone();
         let limits = limits.clone();
         tokio::spawn(async move {
-            let _permit = permit;
+            let _held = (permit, slot);
             let Ok(Ok(tls)) =
                 tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp)).await
             else {
@@ -128,3 +152,56 @@ pub async fn serve_tls(
         });
     }
 }
+
+/// The connections open per peer address, each at most the cap.
+#[derive(Clone)]
+struct PeerSlots {
+    cap: usize,
+    open: Arc<Mutex<HashMap<IpAddr, usize>>>,
+}
+
+impl PeerSlots {
+    fn new(cap: usize) -> Self {
+        PeerSlots {
+            cap: cap.max(1),
+            open: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    /// A slot for one more connection of `ip`, or `None` if it has the cap open already.
+    fn take(&self, ip: IpAddr) -> Option<PeerSlot> {
+        let ip = ip.to_canonical();
+        let mut open = self.open.lock().ok()?;
+        let n = open.entry(ip).or_insert(0);
+        if *n >= self.cap {
+            return None;
+        }
+        *n += 1;
+        Some(PeerSlot {
+            slots: self.clone(),
+            ip,
+        })
+    }
+}
+
+/// One open connection of a peer, given back when dropped.
+struct PeerSlot {
+    slots: PeerSlots,
+    ip: IpAddr,
+}
+
+impl Drop for PeerSlot {
+    fn drop(&mut self) {
+        if let Ok(mut open) = self.slots.open.lock()
+            && let Some(n) = open.get_mut(&self.ip)
+        {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

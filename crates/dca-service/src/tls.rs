@@ -124,12 +124,12 @@ pub fn http_client(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair, SanType};
 
     /// (CA PEM, leaf certificate PEM, leaf key PEM) with the leaf valid for `ip`.
-    fn pki(ip: &str) -> (String, String, String) {
+    pub(crate) fn pki(ip: &str) -> (String, String, String) {
         pki_named(ip, "dpdist test CA")
     }
 

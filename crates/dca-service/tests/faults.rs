@@ -89,7 +89,8 @@ fn flip_stored(cluster: &Cluster, k: usize, round: &dca_service::spec::Round, cl
 
 /// One byte flipped in a stored share (node 0's full share of one round, node 1's seed share
 /// of another) or in a stored node sum: the node loads, names the round as damaged, refuses to
-/// finalize or serve it, and the aggregator releases nothing — never a wrong sum.
+/// finalize or serve it, and the aggregator releases nothing — never a wrong sum — and records
+/// the round as failed with the node's cause.
 async fn a_damaged_share_or_node_sum_is_refused_never_released(store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(mut cluster) = Cluster::start_on("damaged", 3, store) else {
@@ -149,10 +150,20 @@ async fn a_damaged_share_or_node_sum_is_refused_never_released(store: Store) {
                 "round {}",
                 round.spec.round
             );
+            // The node's answer makes the release impossible: the round is failed with it.
             let got = agg.release(round).await;
-            let Err(Error::Http(message)) = &got else {
+            let Err(Error::RoundFailed(message)) = &got else {
                 panic!("round {}: {got:?}", round.spec.round)
             };
+            assert!(message.contains("stored-state-damaged"), "{message}");
+            assert!(matches!(
+                agg.release(round).await,
+                Err(Error::RoundFailed(again)) if again == *message
+            ));
+            assert_eq!(
+                agg.recorded_state(round).unwrap(),
+                Some(("failed".to_string(), Some(message.clone())))
+            );
             assert!(message.contains("integrity check failed"), "{message}");
             if let Some(client) = client {
                 assert!(
@@ -278,9 +289,285 @@ async fn a_lost_close_and_a_late_client_do_not_leave_the_round_stuck(store: Stor
     .expect("test exceeded its time limit");
 }
 
+/// A `sum` job of three participants over two nodes, whose columns every participant shares.
+fn sum_job(roster: usize) -> dca_service::job::JobSpec {
+    use dca_service::job::ColumnBounds;
+    let column = |name: &str| ColumnBounds {
+        name: name.into(),
+        lo: -2.0,
+        hi: 2.0,
+    };
+    dca_service::job::JobSpec {
+        kind: "sum".into(),
+        target: column("y"),
+        features: vec![column("x")],
+        epsilon: 1.0,
+        delta: 1e-5,
+        max_dropped: 1,
+        mode: "seed".into(),
+        roster: (0..roster)
+            .map(|i| {
+                dca_service::hex::encode(&dca_service::spec::token_hash(
+                    &common::jobs::participant_token(i),
+                ))
+            })
+            .collect(),
+        max_rows: 2,
+        answer_window_ms: 60_000,
+        upload_window_ms: 120_000,
+        created_unix_ms: dca_service::node::now_ms(),
+        public_seed: Some(SEED),
+        clipped_share: None,
+        train: None,
+    }
+}
+
+/// The time of day (ms) of a log line stamped `2026-11-28T17:14:26.985778Z …`.
+fn ms_of_day(line: &str) -> Option<i64> {
+    let time = line.get(11..23)?;
+    let (h, m, s) = (time.get(0..2)?, time.get(3..5)?, time.get(6..12)?);
+    let s: f64 = s.parse().ok()?;
+    Some(h.parse::<i64>().ok()? * 3_600_000 + m.parse::<i64>().ok()? * 60_000 + (s * 1e3) as i64)
+}
+
+/// The time of day (ms, UTC) of `t`.
+fn ms_of_day_now(t: std::time::SystemTime) -> i64 {
+    let ms = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    (ms % 86_400_000) as i64
+}
+
+/// Whether log line `line` is about round number `round` (`round=N`) or hex id `id`.
+fn mentions_round(line: &str, round: u64, id: &str) -> bool {
+    let field = format!("round={round}");
+    line.contains(id)
+        || line
+            .match_indices(&field)
+            .any(|(at, _)| !line[at + field.len()..].starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// A job's round is recorded `closing` by the aggregator process while node 0 cannot be told
+/// (a proxy loses its close requests); node 0 is then killed, one stored share of the round
+/// damaged, and node 0 restarted. Node 0 answers the next close with `stored-state-damaged`:
+/// the round is recorded `failed` with that cause at once (seen by the analyst in
+/// `GET /rounds/{id}` and as a problem document from `GET …/release`, not 202 forever), the job
+/// ends `failed` with the cause within a poll or so, and the aggregator's log holds a bounded
+/// number of lines about the round: its retries while node 0 was away back off, and nothing is
+/// retried once it failed. (Before: the round stayed `closing` for good, retried and logged on
+/// every poll, and the job stayed `running`.)
+async fn a_round_whose_release_became_impossible_fails_and_ends_its_job(store: Store) {
+    use common::jobs::{ParticipantProcess, create_job, job_view, participant_files};
+    use std::sync::atomic::AtomicBool;
+    tokio::time::timeout(LIMIT, async {
+        let Some(mut cluster) = Cluster::start_on("failedround", 2, store) else {
+            return;
+        };
+        // Node 0 behind a proxy that loses its close requests while `hold` is set; the moment
+        // a close goes through to it again is kept.
+        let hold = Arc::new(AtomicBool::new(true));
+        let passed: Arc<Mutex<Option<(Instant, std::time::SystemTime)>>> =
+            Arc::new(Mutex::new(None));
+        let proxy_url = {
+            let (hold, passed) = (hold.clone(), passed.clone());
+            proxy(
+                cluster.http.clone(),
+                cluster.nodes[0].url.clone(),
+                move |path| {
+                    if !path.ends_with("/close") {
+                        return None;
+                    }
+                    if hold.load(SeqCst) {
+                        return Some((StatusCode::BAD_GATEWAY, "close lost by the test proxy"));
+                    }
+                    passed
+                        .lock()
+                        .unwrap()
+                        .get_or_insert_with(|| (Instant::now(), std::time::SystemTime::now()));
+                    None
+                },
+            )
+            .await
+        };
+        let log_path = cluster.dir.join("aggregator.log");
+        let log = std::fs::File::create(&log_path).unwrap();
+        let nodes = vec![proxy_url, cluster.nodes[1].url.clone()];
+        let poll = Duration::from_millis(50);
+        let aggregator = AggregatorProcess::start_logged(
+            &cluster,
+            "aggregator.sqlite",
+            10.0,
+            "127.0.0.1:0",
+            &nodes,
+            &[],
+            log.into(),
+        );
+        let spec = sum_job(3);
+        let job = create_job(&cluster, &aggregator.url, &spec).await;
+        let policy = "columns = [\"x\", \"y\"]\nmax_epsilon_per_job = 2.0\ntotal_epsilon = 10.0\n";
+        let participants: Vec<ParticipantProcess> = (0..3)
+            .map(|i| {
+                let rows = [format!("{},{}", 0.25 * i as f64, 1.0 - 0.5 * i as f64)];
+                let own = participant_files(&cluster.dir, i, "x,y", &rows, policy);
+                ParticipantProcess::start(&cluster, &aggregator.url, &own, &job)
+            })
+            .collect();
+
+        // The job's round, recorded closing (its close to node 0 lost so far).
+        let (http, url) = (cluster.http.clone(), aggregator.url.clone());
+        let round_state = |id: String| {
+            let (http, url) = (http.clone(), url.clone());
+            async move {
+                let r = http
+                    .get(format!("{url}/rounds/{id}"))
+                    .bearer_auth(ANALYST_TOKEN)
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(r.status(), StatusCode::OK);
+                r.json::<serde_json::Value>().await.unwrap()
+            }
+        };
+        let started = Instant::now();
+        let round = loop {
+            let view = job_view(&cluster, &aggregator.url, &job).await;
+            if let Some(r) = view.status.rounds.first()
+                && round_state(r.id.clone()).await["state"] == "closing"
+            {
+                break dca_service::job_view::ParticipantRound::spec_for(r, &spec)
+                    .unwrap()
+                    .validate()
+                    .unwrap();
+            }
+            assert!(view.status.is_live(), "{:?}", view.status);
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "the job's round was not recorded closing"
+            );
+            tokio::time::sleep(poll).await;
+        };
+        let id = round.id();
+
+        cluster.nodes[0].kill9();
+        flip_stored(&cluster, 0, &round, Some(1));
+        restart(&mut cluster, 0);
+        hold.store(false, SeqCst);
+        let let_through = Instant::now();
+
+        // Failed at node 0's answer, seen by the analyst as such.
+        let failed = loop {
+            let state = round_state(id.clone()).await;
+            if state["state"] != "closing" {
+                break state;
+            }
+            assert!(
+                let_through.elapsed() < Duration::from_secs(30),
+                "the round stayed closing after node 0 reported it damaged"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        let round_failed_at = Instant::now();
+        assert_eq!(failed["state"], "failed", "{failed}");
+        let cause = failed["reason"].as_str().unwrap_or_default().to_string();
+        assert!(
+            cause.contains("stored-state-damaged") && cause.contains("integrity check failed"),
+            "{cause}"
+        );
+        let r = cluster
+            .http
+            .get(format!("{}/rounds/{id}/release", aggregator.url))
+            .bearer_auth(ANALYST_TOKEN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::CONFLICT);
+        let problem: dca_service::problem::ProblemDocument = r.json().await.unwrap();
+        assert_eq!(problem.type_uri, "urn:dpdist:problem:round-failed");
+        assert!(
+            problem.detail.contains("integrity check failed"),
+            "{problem:?}"
+        );
+
+        // The job ends failed with the cause.
+        let view = loop {
+            let view = job_view(&cluster, &aggregator.url, &job).await;
+            if !view.status.is_live() {
+                break view;
+            }
+            assert!(
+                round_failed_at.elapsed() < Duration::from_secs(30),
+                "the job is still {} after its round failed",
+                view.status.state
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        let job_ended_at = Instant::now();
+        assert_eq!(view.status.state, "failed", "{:?}", view.status.reason);
+        let reason = view.status.reason.clone().unwrap_or_default();
+        assert!(
+            reason.contains(&id) && reason.contains("integrity check failed"),
+            "{reason}"
+        );
+        let (passed, passed_at) = passed.lock().unwrap().expect("a close reached node 0");
+        eprintln!(
+            "store {store:?}: the close went through to node 0 at +0 ms; the analyst saw the \
+             round failed at +{} ms and the job failed at +{} ms (poll {} ms)",
+            round_failed_at.duration_since(passed).as_millis(),
+            job_ended_at.duration_since(passed).as_millis(),
+            poll.as_millis()
+        );
+
+        // Twenty more polls: nothing more about the round in the log.
+        tokio::time::sleep(poll * 20).await;
+        drop(participants);
+        drop(aggregator);
+        let log = std::fs::read_to_string(&log_path).unwrap();
+        let about: Vec<&str> = log
+            .lines()
+            .filter(|l| mentions_round(l, round.spec.round, &id))
+            .collect();
+        let after_failure = about
+            .iter()
+            .skip_while(|l| !l.contains("round failed"))
+            .count();
+        eprintln!(
+            "store {store:?}: {} log lines about round {} ({} from its failure on):\n{}",
+            about.len(),
+            round.spec.round,
+            after_failure,
+            about.join("\n")
+        );
+        assert!(after_failure >= 1, "the failure is logged:\n{log}");
+        assert!(
+            after_failure <= 3,
+            "the round is still worked on after it failed:\n{}",
+            about.join("\n")
+        );
+        assert!(about.len() <= 40, "{}", about.join("\n"));
+        // When the aggregator recorded the failure and the job's end, by its log's clock (the
+        // machine's, as the proxy's): from the close going through to node 0.
+        let logged = |what: &str| {
+            about
+                .iter()
+                .find(|l| l.contains(what))
+                .and_then(|l| ms_of_day(l))
+                .map(|at| (at - ms_of_day_now(passed_at)).rem_euclid(86_400_000))
+        };
+        eprintln!(
+            "store {store:?}: by the aggregator's log, the round failed {:?} ms and its job \
+             {:?} ms after the close went through to node 0",
+            logged("round failed"),
+            logged("job failed")
+        );
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
 both_stores!(
     a_damaged_share_or_node_sum_is_refused_never_released,
     a_lost_close_and_a_late_client_do_not_leave_the_round_stuck,
+    a_round_whose_release_became_impossible_fails_and_ends_its_job,
 );
 
 /// The aggregator's database in the lost-connection test (named like the SQLite file it stands

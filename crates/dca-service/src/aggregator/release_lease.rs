@@ -31,6 +31,7 @@ impl Aggregator {
             Some((s, detail)) if s == "aborted" || s == "aborting" => {
                 Error::RoundAborted(detail.unwrap_or_default())
             }
+            Some((s, detail)) if s == "failed" => Error::RoundFailed(detail.unwrap_or_default()),
             Some((s, _)) if s == "closing" => Error::ReleaseInProgress(format!(
                 "another aggregator took the release lease of round {id} over"
             )),
@@ -100,10 +101,11 @@ impl Aggregator {
                 .await?;
             if !matches!(r.status(), StatusCode::OK | StatusCode::ACCEPTED) {
                 let s = r.status();
-                return Err(Error::Http(format!(
-                    "{url} refused to close: {s}: {}",
-                    r.text().await.unwrap_or_default()
-                )));
+                let body = r.text().await.unwrap_or_default();
+                if let Some(cause) = release_impossible(&body) {
+                    return Err(self.fail(&id, &format!("{url} refused to close: {cause}"))?);
+                }
+                return Err(Error::Http(format!("{url} refused to close: {s}: {body}")));
             }
         }
         let mut sums = SumAggregator::new(&round.config)?;
@@ -170,10 +172,11 @@ impl Aggregator {
                     tokio::time::sleep(Duration::from_millis(100 * wait)).await;
                 }
                 s => {
-                    return Err(Error::Http(format!(
-                        "{url} node sum: {s}: {}",
-                        r.text().await.unwrap_or_default()
-                    )));
+                    let body = r.text().await.unwrap_or_default();
+                    if let Some(cause) = release_impossible(&body) {
+                        return Err(self.fail(id, &format!("{url} node sum: {cause}"))?);
+                    }
+                    return Err(Error::Http(format!("{url} node sum: {s}: {body}")));
                 }
             }
         }
@@ -181,6 +184,33 @@ impl Aggregator {
             "{url} node sum not ready after {SUM_POLLS} polls"
         )))
     }
+
+    /// Records closing round `id` as failed with `cause` (the release has become impossible)
+    /// and returns the error that says so; if this aggregator no longer holds the round's
+    /// release lease, or the round left "closing" meanwhile, why it is not failed by it.
+    fn fail(&self, id: &str, cause: &str) -> Result<Error> {
+        if self
+            .store
+            .mark_failed(id, &self.holder, self.clock.now_ms(), cause)?
+        {
+            tracing::error!(
+                round_id = %id,
+                "round failed: its release has become impossible: {cause}"
+            );
+            return Ok(Error::RoundFailed(cause.to_string()));
+        }
+        self.not_released(id)
+    }
+}
+
+/// The cause, if a node's error answer `body` says that the round can never be released: a
+/// problem document of type `stored-state-damaged` (a stored share or node sum of the round
+/// failed its integrity check on that node, which therefore never finalizes it). Every other
+/// refusal (a node down, busy, or not ready) may pass and is retried.
+fn release_impossible(body: &str) -> Option<String> {
+    let problem: crate::problem::ProblemDocument = serde_json::from_str(body).ok()?;
+    let damaged = format!("{}stored-state-damaged", crate::problem::TYPE_PREFIX);
+    (problem.type_uri == damaged).then(|| format!("{} ({})", problem.detail, problem.type_uri))
 }
 
 /// What polling a node for its sum came to.

@@ -149,3 +149,102 @@ fn a_close_recorded_as_json_reads_back_as_its_pairs() {
         assert!(legacy_close_json(bad, 8).is_err());
     }
 }
+
+/// Two aggregators (replicas) on one store: the analyst's cancel on B is read before, and
+/// written after, a status write of A's driver. The cancel must not overwrite it: the job
+/// ends cancelled *with* the round A recorded (before the compare-and-swap, B wrote back the
+/// status it had read, and A's round was lost).
+fn a_cancel_on_one_replica_keeps_the_drivers_write_on_another(
+    at: &crate::aggregator::AggregatorStoreLocation,
+) {
+    use crate::aggregator::Aggregator;
+    // No node is ever called: a client that trusts a CA of its own.
+    let ca = crate::tls::tests::pki("127.0.0.1").0;
+    let open = || {
+        Aggregator::open_at(
+            at,
+            crate::tls::http_client(ca.as_bytes(), 1, Duration::from_secs(5)).unwrap(),
+            vec!["https://127.0.0.1:9".into(), "https://127.0.0.1:9".into()],
+            "admin",
+            dp_noise::PrivacyLoss {
+                epsilon: 10.0,
+                delta: 1e-4,
+            },
+        )
+        .unwrap()
+    };
+    let (a, b) = (open(), open());
+    let spec = crate::job::tests::spec();
+    let status = crate::job_driver::initial_status(&spec, vec![]).unwrap();
+    let (id, created) = a
+        .create_job(&spec, &serde_json::to_vec(&status).unwrap())
+        .unwrap();
+    assert!(created);
+    // A drives the job (it created it, so it holds the lease): it is running.
+    a.update_job_as_driver(&id, |s| {
+        s.state = "running".into();
+        Ok(())
+    })
+    .unwrap();
+    let recorded = crate::job::JobRound {
+        step: 0,
+        id: "ab".repeat(32),
+        // A job status keeps no token list.
+        spec: RoundSpec {
+            client_token_sha256: vec![],
+            ..round(8).spec
+        },
+        rule: "{}".into(),
+        clients: vec![0, 1, 2],
+    };
+    let mut calls = 0;
+    let cancelled = b
+        .update_job(&id, |s| {
+            calls += 1;
+            if calls == 1 {
+                // Between B's read and B's write, A's driver records a round.
+                a.update_job_as_driver(&id, |s| {
+                    s.rounds.push(recorded.clone());
+                    Ok(())
+                })
+                .unwrap();
+            }
+            s.state = "cancelled".into();
+            s.reason = Some("cancelled by the analyst".into());
+            Ok(())
+        })
+        .unwrap();
+    let (_, stored) = b.job(&id).unwrap().unwrap();
+    assert_eq!(stored.state, "cancelled");
+    assert_eq!(
+        stored.rounds,
+        vec![recorded.clone()],
+        "the driver's write, made between the cancel's read and its write, was lost"
+    );
+    assert_eq!(cancelled, stored);
+    assert_eq!(calls, 2, "the cancel was made again on the status A wrote");
+    // The job ended: A's driver writes nothing more.
+    assert!(matches!(
+        a.update_job_as_driver(&id, |s| {
+            s.state = "done".into();
+            Ok(())
+        }),
+        Err(Error::JobLeaseLost(_))
+    ));
+}
+
+#[test]
+fn a_cancel_on_one_replica_keeps_the_drivers_write_on_another_sqlite() {
+    let dir = crate::scratch_dir("agg-job-cas");
+    a_cancel_on_one_replica_keeps_the_drivers_write_on_another(
+        &crate::aggregator::AggregatorStoreLocation::Sqlite(dir.join("agg.sqlite")),
+    );
+}
+
+#[test]
+fn a_cancel_on_one_replica_keeps_the_drivers_write_on_another_postgres() {
+    let Some(db) = crate::aggregator_store::pg_test_db("agg_job_cas") else {
+        return;
+    };
+    a_cancel_on_one_replica_keeps_the_drivers_write_on_another(&db.location());
+}

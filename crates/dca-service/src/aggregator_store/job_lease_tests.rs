@@ -3,7 +3,7 @@
 
 use std::sync::Barrier;
 
-use super::{AggregatorStore, JobLeaseTaken};
+use super::{AggregatorStore, JobLeaseTaken, JobWrite, job_sha256};
 
 fn new_job(s: &AggregatorStore, id: &str) {
     assert!(
@@ -26,8 +26,16 @@ pub(super) fn one_holder_until_it_expires(s: &AggregatorStore) {
         JobLeaseTaken::HeldBy("A".into(), 2_000)
     );
     assert!(!s.renew_job_lease("j1", "B", 5_000).unwrap());
-    assert!(!s.set_job_status("j1", b"by B", Some(("B", 1_999))).unwrap());
-    assert!(s.set_job_status("j1", b"by A", Some(("A", 1_999))).unwrap());
+    assert_eq!(
+        s.set_job_status("j1", None, b"by B", Some(("B", 1_999)))
+            .unwrap(),
+        JobWrite::Refused
+    );
+    assert_eq!(
+        s.set_job_status("j1", None, b"by A", Some(("A", 1_999)))
+            .unwrap(),
+        JobWrite::Written(())
+    );
     assert!(
         s.acquire_job_leases("B", 1_999, 2_999, 10)
             .unwrap()
@@ -39,21 +47,24 @@ pub(super) fn one_holder_until_it_expires(s: &AggregatorStore) {
         JobLeaseTaken::Taken
     );
     assert!(!s.renew_job_lease("j1", "A", 4_000).unwrap());
-    assert!(
-        !s.set_job_status("j1", b"late A", Some(("A", 2_100)))
-            .unwrap()
+    assert_eq!(
+        s.set_job_status("j1", None, b"late A", Some(("A", 2_100)))
+            .unwrap(),
+        JobWrite::Refused
     );
     assert_eq!(
-        s.settle_job("j1", Some(("A", 2_100)), |_| Ok(b"ended by A".to_vec()))
-            .unwrap(),
-        None
+        s.settle_job("j1", None, Some(("A", 2_100)), |_| Ok(
+            b"ended by A".to_vec()
+        ))
+        .unwrap(),
+        JobWrite::Refused
     );
     assert_eq!(s.job("j1").unwrap().unwrap().1, b"by A");
     assert!(s.renew_job_lease("j1", "B", 4_000).unwrap());
     assert_eq!(
-        s.settle_job("j1", Some(("B", 2_200)), |_| Ok(b"done".to_vec()))
+        s.settle_job("j1", None, Some(("B", 2_200)), |_| Ok(b"done".to_vec()))
             .unwrap(),
-        Some(0.0)
+        JobWrite::Written(0.0)
     );
     assert_eq!(s.job("j1").unwrap().unwrap().1, b"done");
     assert_eq!(s.job_lease("j1").unwrap(), Some(("B".into(), 4_000, true)));
@@ -67,9 +78,10 @@ pub(super) fn one_holder_until_it_expires(s: &AggregatorStore) {
             .unwrap()
             .is_empty()
     );
-    assert!(
-        !s.set_job_status("j1", b"after the end", Some(("B", 2_300)))
-            .unwrap()
+    assert_eq!(
+        s.set_job_status("j1", None, b"after the end", Some(("B", 2_300)))
+            .unwrap(),
+        JobWrite::Refused
     );
     assert_eq!(
         s.take_job_lease("no-such-job", "C", 9_000, 10_000).unwrap(),
@@ -171,4 +183,38 @@ pub(super) fn racing_handles_get_one_lease_each(open: impl Fn() -> AggregatorSto
     let mut all: Vec<String> = taken.concat();
     all.sort();
     assert_eq!(all, free, "{taken:?}");
+}
+
+/// A status write is a compare-and-swap on the job's row: a write made from a version another
+/// handle (another process) has replaced since is refused, and nothing is lost.
+pub(super) fn a_status_write_from_a_replaced_version_changes_nothing(
+    open: impl Fn() -> AggregatorStore,
+) {
+    let (a, b) = (open(), open());
+    new_job(&a, "j1");
+    let read = a.job("j1").unwrap().unwrap();
+    let version = job_sha256("j1", &read.0, &read.1);
+    // B changes the job after A read it.
+    assert_eq!(
+        b.set_job_status("j1", Some(&version), b"by B", None)
+            .unwrap(),
+        JobWrite::Written(())
+    );
+    assert_eq!(
+        a.set_job_status("j1", Some(&version), b"by A", None)
+            .unwrap(),
+        JobWrite::Changed
+    );
+    assert_eq!(
+        a.settle_job("j1", Some(&version), None, |_| Ok(b"ended by A".to_vec()))
+            .unwrap(),
+        JobWrite::Changed
+    );
+    assert_eq!(a.job("j1").unwrap().unwrap().1, b"by B");
+    let now = job_sha256("j1", &read.0, b"by B");
+    assert_eq!(
+        a.set_job_status("j1", Some(&now), b"by A", None).unwrap(),
+        JobWrite::Written(())
+    );
+    assert_eq!(b.job("j1").unwrap().unwrap().1, b"by A");
 }

@@ -1,5 +1,6 @@
 //! The aggregator's durable state: every round's fate (created → closing → released, or
-//! created → aborting → aborted), the agreed set it was closed with, every charge to the
+//! created → aborting → aborted, or closing → failed when a node reports that the release has
+//! become impossible), the agreed set it was closed with, every charge to the
 //! privacy budget, jobs and their participants' answers. Two implementations: SQLite
 //! (`sqlite`, the default: one file, one process) and PostgreSQL (`postgres`, `--store
 //! postgres://…`: one database that several aggregator processes may share).
@@ -29,6 +30,8 @@
 //! take closures generically, which a `dyn` trait could only offer boxed.
 
 #[cfg(test)]
+mod failed_round_tests;
+#[cfg(test)]
 mod job_lease_tests;
 mod postgres;
 mod sqlite;
@@ -40,6 +43,8 @@ use sha2::{Digest, Sha256};
 use crate::{Error, Result};
 
 pub use postgres::AggregatorPgLocation;
+#[cfg(test)]
+pub(crate) use postgres::test_db as pg_test_db;
 
 /// A round's state as recorded, with its detail (the abort reason or the release's JSON).
 pub(crate) type RecordedState = (String, Option<String>);
@@ -69,6 +74,29 @@ pub(crate) enum JobLeaseTaken {
 /// The driver writing a job's status: its lease holder name and the time by the aggregator's
 /// clock. The write is refused if another holder's lease is live or the job's lease is ended.
 pub(crate) type JobWriter<'a> = Option<(&'a str, u64)>;
+
+/// What became of a change of a job's status.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum JobWrite<T> {
+    /// Written (a settled job: what its rounds spent).
+    Written(T),
+    /// The job's row is no longer the version the change was made from (another writer, maybe
+    /// another process, changed it since it was read): nothing written; read it again.
+    Changed,
+    /// The writer is a driver that may not write the job (see [`JobWriter`]): nothing written.
+    Refused,
+}
+
+impl<T> JobWrite<T> {
+    /// The same outcome with the written value mapped by `f`.
+    pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> JobWrite<U> {
+        match self {
+            JobWrite::Written(t) => JobWrite::Written(f(t)),
+            JobWrite::Changed => JobWrite::Changed,
+            JobWrite::Refused => JobWrite::Refused,
+        }
+    }
+}
 
 /// A job as recorded: id, spec JSON, status JSON.
 pub(crate) type RecordedJob = (String, Vec<u8>, Vec<u8>);
@@ -224,6 +252,14 @@ impl AggregatorStore {
         on_backend!(self, s => s.mark_released(id, holder, now_ms, release_json))
     }
 
+    /// closing → failed, with the cause (the node's answer that made the release impossible),
+    /// under the same lease rule as [`Self::mark_released`]; false (nothing changed) if the
+    /// round was not "closing" or another holder's lease is live. A failed round is never
+    /// released; its charge, recorded when it was closed, stays.
+    pub fn mark_failed(&self, id: &str, holder: &str, now_ms: u64, cause: &str) -> Result<bool> {
+        on_backend!(self, s => s.mark_failed(id, holder, now_ms, cause))
+    }
+
     /// Takes the release lease of closing round `id` for `holder` until `until_ms`, if no
     /// lease exists, the last one expired by `now_ms`, or `holder` has it already.
     pub fn take_release_lease(
@@ -286,24 +322,36 @@ impl AggregatorStore {
         on_backend!(self, s => s.jobs())
     }
 
-    /// Replaces job `id`'s status; false (nothing changed) if `driver` is given and is not
-    /// the job's driver (see [`JobWriter`]).
-    pub fn set_job_status(&self, id: &str, status: &[u8], driver: JobWriter<'_>) -> Result<bool> {
-        on_backend!(self, s => s.set_job_status(id, status, driver))
+    /// Replaces job `id`'s status, in one transaction that first checks that its row is still
+    /// version `expected` (the SHA-256 [`job_sha256`] of the row the change was made from; `None`
+    /// skips the check) and that `driver`, if given, is the job's driver (see [`JobWriter`]):
+    /// [`JobWrite::Changed`] or [`JobWrite::Refused`] (nothing written) if not. A
+    /// read-change-write is this compare-and-swap, so processes sharing the store never
+    /// overwrite each other's change.
+    pub fn set_job_status(
+        &self,
+        id: &str,
+        expected: Option<&[u8]>,
+        status: &[u8],
+        driver: JobWriter<'_>,
+    ) -> Result<JobWrite<()>> {
+        on_backend!(self, s => s.set_job_status(id, expected, status, driver))
     }
 
     /// Ends job `id`: its status becomes `status(spent)` and its reservation shrinks to what
     /// its released rounds spent (`spent`), in one transaction (the rest of the budget comes
     /// back) that also marks its driver lease ended. The status is written once, already
-    /// holding what was spent: a reader never sees the job ended with nothing spent. `None`
-    /// (nothing changed) if `driver` is given and is not the job's driver.
+    /// holding what was spent: a reader never sees the job ended with nothing spent. Checked
+    /// first as [`Self::set_job_status`] is (nothing changed unless
+    /// [`JobWrite::Written`]`(spent)`).
     pub fn settle_job(
         &self,
         id: &str,
+        expected: Option<&[u8]>,
         driver: JobWriter<'_>,
         status: impl Fn(f64) -> Result<Vec<u8>> + Send + 'static,
-    ) -> Result<Option<f64>> {
-        on_backend!(self, s => s.settle_job(id, driver, status))
+    ) -> Result<JobWrite<f64>> {
+        on_backend!(self, s => s.settle_job(id, expected, driver, status))
     }
 
     /// The SHA-256 of job `id`'s row as recorded (it changes with every status write): what a
@@ -437,7 +485,7 @@ pub(super) fn parts_sha256(parts: &[&[u8]]) -> [u8; 32] {
     h.finalize().into()
 }
 
-pub(super) fn job_sha256(id: &str, spec: &[u8], status: &[u8]) -> [u8; 32] {
+pub(crate) fn job_sha256(id: &str, spec: &[u8], status: &[u8]) -> [u8; 32] {
     parts_sha256(&[b"job", id.as_bytes(), spec, status])
 }
 

@@ -36,15 +36,17 @@ use postgres::{IsolationLevel, Transaction};
 use sha2::{Digest, Sha256};
 
 use super::{
-    JobLeaseTaken, JobWriter, LeaseTaken, RecordedJob, RecordedState, answer_sha256, charge_sha256,
-    check, check_job_budget, check_round, job_round_sha256, job_sha256, may_write_job,
-    reservation_id, row_sha256,
+    JobLeaseTaken, JobWrite, JobWriter, LeaseTaken, RecordedJob, RecordedState, answer_sha256,
+    charge_sha256, check, check_job_budget, check_round, job_round_sha256, job_sha256,
+    may_write_job, reservation_id, row_sha256,
 };
 use crate::postgres_tx::{self, PgConnection, PgMigration, TxError};
 use crate::{Error, Result};
 
 /// The round states, as the `state` column holds them.
-const STATES: [&str; 5] = ["created", "closing", "aborting", "aborted", "released"];
+const STATES: [&str; 6] = [
+    "created", "closing", "aborting", "aborted", "released", "failed",
+];
 
 /// A PostgreSQL database given to the aggregator's `--store`: the client's configuration and
 /// the URL as it may be shown (without its password).
@@ -362,6 +364,26 @@ impl PgAggregatorStore {
         })
     }
 
+    pub fn mark_failed(&self, id: &str, holder: &str, now_ms: u64, cause: &str) -> Result<bool> {
+        let (id, holder, cause) = (id.to_string(), holder.to_string(), cause.to_string());
+        self.tx(move |tx| {
+            // As `mark_released`: the round's row, then its lease, locked in that order.
+            tx.execute("SELECT 1 FROM agg_rounds WHERE id = $1 FOR UPDATE", &[&id])?;
+            let lease = tx.query_opt(
+                "SELECT holder, expires_ms FROM agg_release_leases WHERE round_id = $1
+                 FOR UPDATE",
+                &[&id],
+            )?;
+            if let Some(row) = lease {
+                let (other, expires): (String, i64) = (row.get(0), row.get(1));
+                if other != holder && expires > now_ms as i64 {
+                    return Ok(false);
+                }
+            }
+            transition(tx, &id, "closing", "failed", Some(&cause))
+        })
+    }
+
     pub fn take_release_lease(
         &self,
         id: &str,
@@ -514,40 +536,45 @@ impl PgAggregatorStore {
         })
     }
 
-    pub fn set_job_status(&self, id: &str, status: &[u8], driver: JobWriter<'_>) -> Result<bool> {
+    pub fn set_job_status(
+        &self,
+        id: &str,
+        expected: Option<&[u8]>,
+        status: &[u8],
+        driver: JobWriter<'_>,
+    ) -> Result<JobWrite<()>> {
         let (id, status) = (id.to_string(), status.to_vec());
+        let expected = expected.map(<[u8]>::to_vec);
         let driver = driver.map(|(h, now)| (h.to_string(), now));
         self.tx(move |tx| {
-            let spec = job_spec_for_update(tx, &id)?;
-            if !may_write_job(driver.as_ref().map(|(h, now)| (h.as_str(), *now)), {
-                locked_job_lease(tx, &id)?
-            }) {
-                return Ok(false);
-            }
+            let spec = match job_row_for_change(tx, &id, expected.as_deref(), &driver)? {
+                Ok(spec) => spec,
+                Err(refused) => return Ok(refused),
+            };
             tx.execute(
                 "UPDATE agg_jobs SET status = $2, sha256 = $3 WHERE id = $1",
                 &[&id, &status, &&job_sha256(&id, &spec, &status)[..]],
             )?;
-            Ok(true)
+            Ok(JobWrite::Written(()))
         })
     }
 
     pub fn settle_job(
         &self,
         id: &str,
+        expected: Option<&[u8]>,
         driver: JobWriter<'_>,
         status: impl Fn(f64) -> Result<Vec<u8>> + Send + 'static,
-    ) -> Result<Option<f64>> {
+    ) -> Result<JobWrite<f64>> {
         let id = id.to_string();
+        let expected = expected.map(<[u8]>::to_vec);
         let driver = driver.map(|(h, now)| (h.to_string(), now));
         self.tx(move |tx| {
             lock_budget(tx)?;
-            let spec = job_spec_for_update(tx, &id)?;
-            if !may_write_job(driver.as_ref().map(|(h, now)| (h.as_str(), *now)), {
-                locked_job_lease(tx, &id)?
-            }) {
-                return Ok(None);
-            }
+            let spec = match job_row_for_change(tx, &id, expected.as_deref(), &driver)? {
+                Ok(spec) => spec,
+                Err(refused) => return Ok(refused),
+            };
             let used = job_rounds_rho(tx, &id)?;
             let status = status(used)?;
             let charge = reservation_id(&id);
@@ -563,7 +590,7 @@ impl PgAggregatorStore {
                 "UPDATE agg_job_leases SET ended = TRUE WHERE job_id = $1",
                 &[&id],
             )?;
-            Ok(Some(used))
+            Ok(JobWrite::Written(used))
         })
     }
 
@@ -843,14 +870,31 @@ fn locked_job_lease(
         .map(|r| (r.get(0), r.get::<_, i64>(1) as u64, r.get(2))))
 }
 
-fn job_spec_for_update(
+/// Job `id`'s spec, its row locked for the rest of the transaction, if the row is still version
+/// `expected` (its SHA-256) and `driver` may write it (its lease row locked too); else what the
+/// write comes to.
+fn job_row_for_change<T>(
     tx: &mut Transaction<'_>,
     id: &str,
-) -> std::result::Result<Vec<u8>, TxError> {
-    match tx.query_opt("SELECT spec FROM agg_jobs WHERE id = $1 FOR UPDATE", &[&id])? {
-        Some(row) => Ok(row.get(0)),
-        None => Err(Error::Job(format!("no job {id}")).into()),
+    expected: Option<&[u8]>,
+    driver: &Option<(String, u64)>,
+) -> std::result::Result<std::result::Result<Vec<u8>, JobWrite<T>>, TxError> {
+    let Some(row) = tx.query_opt(
+        "SELECT spec, sha256 FROM agg_jobs WHERE id = $1 FOR UPDATE",
+        &[&id],
+    )?
+    else {
+        return Err(Error::Job(format!("no job {id}")).into());
+    };
+    let (spec, version): (Vec<u8>, Vec<u8>) = (row.get(0), row.get(1));
+    let lease = locked_job_lease(tx, id)?;
+    if !may_write_job(driver.as_ref().map(|(h, now)| (h.as_str(), *now)), lease) {
+        return Ok(Err(JobWrite::Refused));
     }
+    if expected.is_some_and(|e| e != version.as_slice()) {
+        return Ok(Err(JobWrite::Changed));
+    }
+    Ok(Ok(spec))
 }
 
 /// Job `job`'s reservation, checked.
@@ -966,6 +1010,13 @@ const AGGREGATOR_MIGRATIONS: &[PgMigration] = &[
               INSERT INTO agg_job_leases (job_id, holder, expires_ms)
                   SELECT id, '', 0 FROM agg_jobs ORDER BY seq;",
     },
+    PgMigration {
+        version: 4,
+        what: "a round whose release became impossible ends as 'failed', with the cause",
+        sql: "ALTER TABLE agg_rounds DROP CONSTRAINT IF EXISTS agg_rounds_state_check;
+              ALTER TABLE agg_rounds ADD CONSTRAINT agg_rounds_state_check CHECK (state IN
+                  ('created', 'closing', 'aborting', 'aborted', 'released', 'failed'));",
+    },
 ];
 
 /// Applies the aggregator's migrations the database lacks (row `aggregator` of
@@ -977,3 +1028,5 @@ fn migrate(conn: &mut PgConnection, shown: &str) -> Result<()> {
 #[cfg(test)]
 #[path = "postgres_tests.rs"]
 mod tests;
+#[cfg(test)]
+pub(crate) use tests::test_db;

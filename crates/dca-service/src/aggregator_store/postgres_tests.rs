@@ -8,7 +8,7 @@ use crate::aggregator_store::{AggregatorStore, AggregatorStoreLocation, LeaseTak
 use postgres::NoTls;
 
 /// A database made for one test, dropped (with its connections) when this is dropped.
-struct TestDb {
+pub(crate) struct TestDb {
     admin: String,
     name: String,
     at: AggregatorPgLocation,
@@ -25,8 +25,15 @@ impl Drop for TestDb {
     }
 }
 
+impl TestDb {
+    /// Where the aggregator finds the database.
+    pub(crate) fn location(&self) -> AggregatorStoreLocation {
+        AggregatorStoreLocation::Postgres(self.at.clone())
+    }
+}
+
 /// A fresh database for the test `name`, or `None` (after saying so) without a server.
-fn test_db(name: &str) -> Option<TestDb> {
+pub(crate) fn test_db(name: &str) -> Option<TestDb> {
     let Ok(admin) = std::env::var("DPDIST_TEST_POSTGRES") else {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -89,7 +96,8 @@ fn a_round_is_closed_charged_and_released_once() {
             ("closing", 0),
             ("aborting", 0),
             ("aborted", 0),
-            ("released", 1)
+            ("released", 1),
+            ("failed", 0)
         ]
         .map(|(state, n)| (state.to_string(), n))
     );
@@ -204,9 +212,9 @@ fn a_job_round_past_its_reservation_is_refused_and_changes_nothing() {
     assert_eq!(second.round("b").unwrap().unwrap().1.0, "created");
     assert_eq!(second.close_body("b").unwrap(), None);
     let spent = second
-        .settle_job("j", None, |spent| Ok(format!("{spent}").into_bytes()))
+        .settle_job("j", None, None, |spent| Ok(format!("{spent}").into_bytes()))
         .unwrap();
-    assert_eq!(spent, Some(0.2));
+    assert_eq!(spent, crate::aggregator_store::JobWrite::Written(0.2));
     assert_eq!(first.job("j").unwrap().unwrap().1, b"0.2");
     assert_eq!(first.charges().unwrap(), vec![0.2]);
 }
@@ -519,4 +527,22 @@ fn racing_handles_get_one_job_lease_each() {
         return;
     };
     crate::aggregator_store::job_lease_tests::racing_handles_get_one_lease_each(|| open(&db));
+}
+
+#[test]
+fn a_status_write_from_a_replaced_version_changes_nothing() {
+    let Some(db) = test_db("job_cas") else {
+        return;
+    };
+    crate::aggregator_store::job_lease_tests::a_status_write_from_a_replaced_version_changes_nothing(
+        || open(&db),
+    );
+}
+
+#[test]
+fn a_failed_round_is_terminal() {
+    let Some(db) = test_db("failed_round") else {
+        return;
+    };
+    crate::aggregator_store::failed_round_tests::a_failed_round_is_terminal(&open(&db));
 }

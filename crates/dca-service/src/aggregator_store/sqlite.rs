@@ -5,13 +5,13 @@
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use sha2::{Digest, Sha256};
 
 use super::{
-    JobLeaseTaken, JobWriter, LeaseTaken, RecordedJob, RecordedState, answer_sha256, charge_sha256,
-    check, check_job_budget, check_round, job_round_sha256, job_sha256, may_write_job,
-    reservation_id, row_sha256,
+    JobLeaseTaken, JobWrite, JobWriter, LeaseTaken, RecordedJob, RecordedState, answer_sha256,
+    charge_sha256, check, check_job_budget, check_round, job_round_sha256, job_sha256,
+    may_write_job, reservation_id, row_sha256,
 };
 use crate::migrations::{Migration, add_column_if_missing, migrate};
 use crate::{Error, Result};
@@ -120,11 +120,12 @@ impl SqliteAggregatorStore {
     /// How many rounds are recorded in each state (every state listed, zeros included).
     pub fn count_by_state(&self) -> Result<Vec<(String, usize)>> {
         let conn = self.conn()?;
-        let mut out: Vec<(String, usize)> =
-            ["created", "closing", "aborting", "aborted", "released"]
-                .iter()
-                .map(|s| (s.to_string(), 0))
-                .collect();
+        let mut out: Vec<(String, usize)> = [
+            "created", "closing", "aborting", "aborted", "released", "failed",
+        ]
+        .iter()
+        .map(|s| (s.to_string(), 0))
+        .collect();
         let mut stmt = conn.prepare("SELECT state, COUNT(*) FROM rounds GROUP BY state")?;
         let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
         for row in rows {
@@ -289,6 +290,22 @@ impl SqliteAggregatorStore {
         Ok(changed)
     }
 
+    /// closing → failed, with the cause, unless another holder's release lease is live at
+    /// `now_ms`; false if the round was not "closing" or that lease is live.
+    pub fn mark_failed(&self, id: &str, holder: &str, now_ms: u64, cause: &str) -> Result<bool> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if let Some((other, expires)) = Self::read_release_lease(&tx, id)?
+            && other != holder
+            && expires > now_ms
+        {
+            return Ok(false);
+        }
+        let changed = Self::transition(&tx, id, "closing", "failed", Some(cause))?;
+        tx.commit()?;
+        Ok(changed)
+    }
+
     /// Takes the release lease of closing round `id` (see the store's interface).
     pub fn take_release_lease(
         &self,
@@ -438,41 +455,69 @@ impl SqliteAggregatorStore {
         .collect()
     }
 
-    /// Replaces job `id`'s status, if `driver` may (see the store's interface).
-    pub fn set_job_status(&self, id: &str, status: &[u8], driver: JobWriter<'_>) -> Result<bool> {
+    /// Replaces job `id`'s status, if `driver` may and the row is still version `expected`
+    /// (see the store's interface). An immediate transaction: the version read is the one
+    /// replaced, whoever else holds the file.
+    pub fn set_job_status(
+        &self,
+        id: &str,
+        expected: Option<&[u8]>,
+        status: &[u8],
+        driver: JobWriter<'_>,
+    ) -> Result<JobWrite<()>> {
         let mut conn = self.conn()?;
-        let tx = conn.transaction()?;
-        let spec: Vec<u8> =
-            tx.query_row("SELECT spec FROM jobs WHERE id = ?1", params![id], |r| {
-                r.get(0)
-            })?;
-        if !may_write_job(driver, Self::read_job_lease(&tx, id)?) {
-            return Ok(false);
-        }
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let spec = match Self::job_row_for_change(&tx, id, expected, driver)? {
+            Ok(spec) => spec,
+            Err(refused) => return Ok(refused),
+        };
         tx.execute(
             "UPDATE jobs SET status = ?2, sha256 = ?3 WHERE id = ?1",
             params![id, status, &job_sha256(id, &spec, status)[..]],
         )?;
         tx.commit()?;
-        Ok(true)
+        Ok(JobWrite::Written(()))
+    }
+
+    /// Job `id`'s spec, if its row is still version `expected` and `driver` may write it;
+    /// else what the write comes to.
+    fn job_row_for_change<T>(
+        tx: &Connection,
+        id: &str,
+        expected: Option<&[u8]>,
+        driver: JobWriter<'_>,
+    ) -> Result<std::result::Result<Vec<u8>, JobWrite<T>>> {
+        let (spec, version): (Vec<u8>, Vec<u8>) = tx
+            .query_row(
+                "SELECT spec, sha256 FROM jobs WHERE id = ?1",
+                params![id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?
+            .ok_or_else(|| Error::Job(format!("no job {id}")))?;
+        if !may_write_job(driver, Self::read_job_lease(tx, id)?) {
+            return Ok(Err(JobWrite::Refused));
+        }
+        if expected.is_some_and(|e| e != version.as_slice()) {
+            return Ok(Err(JobWrite::Changed));
+        }
+        Ok(Ok(spec))
     }
 
     /// Ends job `id` (see the store's interface).
     pub fn settle_job(
         &self,
         id: &str,
+        expected: Option<&[u8]>,
         driver: JobWriter<'_>,
         status: impl FnOnce(f64) -> Result<Vec<u8>>,
-    ) -> Result<Option<f64>> {
+    ) -> Result<JobWrite<f64>> {
         let mut conn = self.conn()?;
-        let tx = conn.transaction()?;
-        let spec: Vec<u8> =
-            tx.query_row("SELECT spec FROM jobs WHERE id = ?1", params![id], |r| {
-                r.get(0)
-            })?;
-        if !may_write_job(driver, Self::read_job_lease(&tx, id)?) {
-            return Ok(None);
-        }
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let spec = match Self::job_row_for_change(&tx, id, expected, driver)? {
+            Ok(spec) => spec,
+            Err(refused) => return Ok(refused),
+        };
         let used = Self::job_rounds_rho(&tx, id)?;
         let status = &status(used)?[..];
         let charge = reservation_id(id);
@@ -489,7 +534,7 @@ impl SqliteAggregatorStore {
             params![id],
         )?;
         tx.commit()?;
-        Ok(Some(used))
+        Ok(JobWrite::Written(used))
     }
 
     pub fn job_version(&self, id: &str) -> Result<Option<Vec<u8>>> {
@@ -821,6 +866,15 @@ const AGGREGATOR_MIGRATIONS: &[Migration] = &[
             )
         },
     },
+    Migration {
+        version: 6,
+        what: "a round whose release became impossible ends as 'failed', with the cause",
+        // The state column is free text here (PostgreSQL's has a CHECK, changed by its own
+        // migration 4): no table changes. The version number is what matters: a store that
+        // may hold failed rounds is refused by the versions that do not know the state, which
+        // would take such a round for a live one and retry it forever.
+        apply: |_| Ok(()),
+    },
 ];
 
 #[cfg(test)]
@@ -915,6 +969,13 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_round_is_terminal() {
+        crate::aggregator_store::failed_round_tests::a_failed_round_is_terminal(&as_store(store(
+            "aggstore-failed",
+        )));
+    }
+
+    #[test]
     fn a_job_lease_has_one_holder_until_it_expires() {
         crate::aggregator_store::job_lease_tests::one_holder_until_it_expires(&as_store(store(
             "aggstore-joblease",
@@ -936,6 +997,14 @@ mod tests {
         crate::aggregator_store::job_lease_tests::racing_handles_get_one_lease_each(|| {
             as_store(SqliteAggregatorStore::open(&path).unwrap())
         });
+    }
+
+    #[test]
+    fn a_status_write_from_a_replaced_version_changes_nothing() {
+        let path = crate::scratch_dir("aggstore-job-cas").join("agg.sqlite");
+        crate::aggregator_store::job_lease_tests::a_status_write_from_a_replaced_version_changes_nothing(
+            || as_store(SqliteAggregatorStore::open(&path).unwrap()),
+        );
     }
 
     /// An earlier run's job lease does not hold the restarted aggregator back; an ended job's

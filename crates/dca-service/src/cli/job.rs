@@ -177,7 +177,7 @@ pub async fn run(command: JobCommand) -> Result<()> {
                         println!("{result}");
                         return Ok(());
                     }
-                    "aborted" | "cancelled" => {
+                    "aborted" | "cancelled" | "failed" => {
                         return Err(Error::Job(format!(
                             "job {}: {}",
                             view.status.state,

@@ -201,6 +201,13 @@ pub async fn run(command: RoundCommand) -> Result<()> {
         RoundCommand::Status(a) => {
             let agg = aggregator(&a)?;
             let round = read_spec(&a.spec)?.validate()?;
+            // The aggregator's record first: a failed or aborted round says why, even when a
+            // node cannot be reached.
+            if let Some((state, Some(why))) = agg.recorded_state(&round)?
+                && matches!(state.as_str(), "failed" | "aborted" | "aborting")
+            {
+                eprintln!("dpdist: round {}: {state}: {why}", round.spec.round);
+            }
             print_round_json(&round, &agg.statuses(&round).await?);
             Ok(())
         }

@@ -26,10 +26,15 @@ pub struct Certs {
 
 /// Spawns a `dpdist` server and waits (at most 60 s) for its first stdout line, "… on ADDR";
 /// returns the process and ADDR. The process is killed if it does not print that in time.
-pub fn spawn_with_banner(mut command: Command, what: &str) -> (Child, String) {
+pub fn spawn_with_banner(command: Command, what: &str) -> (Child, String) {
+    spawn_with_banner_to(command, what, Stdio::inherit())
+}
+
+/// [`spawn_with_banner`] with the process's stderr (its log) sent to `stderr`.
+pub fn spawn_with_banner_to(mut command: Command, what: &str, stderr: Stdio) -> (Child, String) {
     let mut child = command
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(stderr)
         .spawn()
         .unwrap_or_else(|e| panic!("spawn {what}: {e}"));
     let stdout = child.stdout.take().unwrap();
@@ -310,6 +315,19 @@ impl Drop for PgDatabases {
     }
 }
 
+/// `--max-connections-per-peer 1024` unless `args` set it: on loopback every client, node,
+/// aggregator and participant of a test is 127.0.0.1, standing for many hosts, and a test's
+/// bursts (200 concurrent uploads, an aggregator polling meanwhile) would meet the default cap
+/// of one address (64) meant for one real host. The per-address cap itself is tested in
+/// `serve::tests`.
+pub fn many_hosts(args: &[&str]) -> Vec<&'static str> {
+    if args.contains(&"--max-connections-per-peer") {
+        vec![]
+    } else {
+        vec!["--max-connections-per-peer", "1024"]
+    }
+}
+
 /// A node process; killed (SIGKILL) and reaped on drop, so no test leaves one behind.
 pub struct NodeProcess {
     pub child: Child,
@@ -347,7 +365,8 @@ impl NodeProcess {
             .arg(data_dir)
             .arg("--admin-token-file")
             .arg(certs.dir.join("admin.token"))
-            .args(args);
+            .args(args)
+            .args(many_hosts(args));
         let (child, addr) = spawn_with_banner(command, &format!("node {index}"));
         NodeProcess {
             child,
@@ -565,6 +584,27 @@ impl AggregatorProcess {
         nodes: &[String],
         args: &[&str],
     ) -> AggregatorProcess {
+        Self::start_logged(
+            cluster,
+            db_name,
+            budget_epsilon,
+            listen,
+            nodes,
+            args,
+            Stdio::inherit(),
+        )
+    }
+
+    /// [`Self::start_with_args`] with the aggregator's log (stderr) sent to `log`.
+    pub fn start_logged(
+        cluster: &Cluster,
+        db_name: &str,
+        budget_epsilon: f64,
+        listen: &str,
+        nodes: &[String],
+        args: &[&str],
+        log: Stdio,
+    ) -> AggregatorProcess {
         std::fs::write(cluster.dir.join("analyst.token"), ANALYST_TOKEN).unwrap();
         let certs = &cluster.certs;
         let mut command = Command::new(env!("CARGO_BIN_EXE_dpdist"));
@@ -585,8 +625,9 @@ impl AggregatorProcess {
             .args(aggregator_store_args(cluster, db_name))
             .args(["--budget-epsilon", &budget_epsilon.to_string()])
             .args(["--budget-delta", "1e-4"])
-            .args(args);
-        let (child, addr) = spawn_with_banner(command, "the aggregator");
+            .args(args)
+            .args(many_hosts(args));
+        let (child, addr) = spawn_with_banner_to(command, "the aggregator", log);
         AggregatorProcess {
             child,
             url: format!("https://{addr}"),
