@@ -108,6 +108,9 @@ mod book {
     #[doc = include_str!("../docs/src/results/silo-statistics.md")]
     pub struct ResultsSiloStatistics;
 
+    #[doc = include_str!("../docs/src/results/real-data.md")]
+    pub struct ResultsRealData;
+
     #[doc = include_str!("../docs/src/results/privacy-audit.md")]
     pub struct ResultsPrivacyAudit;
 
