@@ -8,6 +8,7 @@ seeds, and on the same splits and bounds:
   NON-PRIVATE constant     the training mean (its MAE beside the training median's MAE)
   diffprivlib              diffprivlib.models.LinearRegression(epsilon, bounds_X, bounds_y), eps-DP
   AdaSSP                   Wang (UAI 2018) Alg. 2, from the paper's formulas, (eps, delta)-DP
+  AdaSSP (replace-one)     the same, calibrated for a record replaced (dpdist's relation): sqrt(2) B^2 and 2 B B_y
   dpdist                   the rows printed by dpdist's `real_data` example (optional: --dpdist)
 
 Metrics on the test split, in the target's own units: MAE and R^2 = 1 - SSE/SST with the TEST
@@ -94,7 +95,8 @@ DATASETS = {
     },
 }
 
-PEERS = ["NON-PRIVATE OLS", "NON-PRIVATE constant (train mean)", "diffprivlib", "AdaSSP"]
+PEERS = ["NON-PRIVATE OLS", "NON-PRIVATE constant (train mean)", "diffprivlib", "AdaSSP",
+         "AdaSSP (replace-one)"]
 
 
 def indicator_name(column, level):
@@ -153,13 +155,17 @@ def ols(xtr, ytr, xte):
     return coef[0] + xte @ coef[1:]
 
 
-def adassp(xtr, ytr, xte, lo, hi, ylo, yhi, eps, delta, rng, rho=0.05):
+def adassp(xtr, ytr, xte, lo, hi, ylo, yhi, eps, delta, rng, rho=0.05, replace_one=False):
     """AdaSSP, Wang (UAI 2018), Algorithm 2, with its formulas; the budget in thirds (lambda_min,
     X'X, X'y), Gaussian noise of scale sqrt(log(6/delta))/(eps/3) times B_X^2 or B_X B_Y.
     The paper assumes ||x|| <= B_X and |y| <= B_Y: each feature is clipped to its public bounds
     and mapped onto [-1, 1], an intercept column 1 is put in front, and the row is divided by
     sqrt(d + 1), so ||x|| <= 1 = B_X; y is clipped and mapped onto [-1, 1] (B_Y = 1).
-    Predictions are mapped back to the target's units."""
+    Predictions are mapped back to the target's units.
+    The sensitivities B_X^2 (X'X) and B_X B_Y (X'y) are those of adding or removing a record.
+    With replace_one (dpdist's neighbouring relation: a record replaced, n public) they are
+    sqrt(2) B_X^2 (||xx' - x'x''||_F <= sqrt(2) when ||x||, ||x'|| <= 1) and 2 B_X B_Y; lambda_min
+    still moves by at most B_X^2 (Weyl)."""
     mid, half = (lo + hi) / 2, (hi - lo) / 2
     ymid, yhalf = (ylo + yhi) / 2, (yhi - ylo) / 2
 
@@ -181,8 +187,9 @@ def adassp(xtr, ytr, xte, lo, hi, ylo, yhi, eps, delta, rng, rho=0.05):
     lam = max(0.0, math.sqrt(d * log6 * math.log(2 * d * d / rho)) * bx * bx / e3 - lam_min_dp)
     z = rng.standard_normal((d, d))
     z = np.triu(z) + np.triu(z, 1).T
-    xtx_dp = xtx + math.sqrt(log6) / e3 * bx * bx * z
-    xty_dp = xty + math.sqrt(log6) / e3 * bx * by * rng.standard_normal(d)
+    gram_factor, cross_factor = (math.sqrt(2), 2.0) if replace_one else (1.0, 1.0)
+    xtx_dp = xtx + gram_factor * math.sqrt(log6) / e3 * bx * bx * z
+    xty_dp = xty + cross_factor * math.sqrt(log6) / e3 * bx * by * rng.standard_normal(d)
     theta = np.linalg.solve(xtx_dp + lam * np.eye(d), xty_dp)
     return ymid + yhalf * (design(xte) @ theta)
 
@@ -310,6 +317,9 @@ def main():
                     rng = np.random.default_rng([7, s, rep, int(eps * 1000)])
                     add("AdaSSP", eps, rep,
                         adassp(xtr, ytr, xte, lo, hi, ylo, yhi, eps, args.delta, rng))
+                    add("AdaSSP (replace-one)", eps, rep,
+                        adassp(xtr, ytr, xte, lo, hi, ylo, yhi, eps, args.delta, rng,
+                               replace_one=True))
                     if args.dpdist:
                         for r in run_dpdist(args.dpdist, sdir / "train.csv", sdir / "test.csv",
                                             BOUNDS / f"{name}.json", eps, args.delta, seed):
