@@ -1020,6 +1020,14 @@ fn print_markdown(o: &Options, scores: &[Vec<Scores>]) {
             println!("| {eps} | {} |", cells.join(" | "));
         }
     }
+    println!("\nmedian test R² over all fits:\n\n{header}");
+    for (e, eps) in a.epsilons.iter().enumerate() {
+        let cells: Vec<String> = shown
+            .iter()
+            .map(|&m| format!("{:.3}", scores[e][m].median_r2()))
+            .collect();
+        println!("| {eps} | {} |", cells.join(" | "));
+    }
 }
 
 /// Two panels: test MAE (log scale) and Spearman ρ against ε, median with the interquartile
