@@ -239,11 +239,24 @@ async fn release_now(
 pub const MAX_RETRY_PAUSE: Duration = Duration::from_secs(30);
 
 /// The rounds whose release failed on this server's passes, each with its consecutive failures
-/// and when it is tried next (ms by the aggregator's clock): the pass backs off, so that a node
-/// down for an hour costs a few attempts and log lines a minute, not one per poll.
+/// and when it is tried next (ms of this process's monotonic time, [`monotonic_ms`]): the pass
+/// backs off, so that a node down for an hour costs a few attempts and log lines a minute, not
+/// one per poll.
 #[derive(Default)]
 pub struct RetryBackoff {
     rounds: std::sync::Mutex<std::collections::HashMap<String, (u32, u64)>>,
+}
+
+/// Milliseconds since this process first asked. The pauses between retries are about load, so
+/// they run on real time, not on the aggregator's injected clock: a test's mock clock, which
+/// stands still unless the test moves it, stopped every retry of a round whose first attempt
+/// failed (a node that had not yet seen its round answered 404), and its job never ended.
+fn monotonic_ms() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_millis() as u64
 }
 
 impl RetryBackoff {
@@ -304,7 +317,7 @@ pub async fn tick(agg: &Aggregator, metrics: &Metrics, backoff: &RetryBackoff, p
     backoff.keep_only(&open);
     for round in open {
         let id = round.id();
-        if !backoff.due(&id, agg.clock().now_ms()) {
+        if !backoff.due(&id, monotonic_ms()) {
             continue;
         }
         match agg.due(&round).await {
@@ -343,7 +356,7 @@ pub async fn tick(agg: &Aggregator, metrics: &Metrics, backoff: &RetryBackoff, p
                     if matches!(e, Error::Aborted { .. }) {
                         metrics.round_event("aborted");
                     }
-                    let (failures, pause) = backoff.failed(&id, agg.clock().now_ms(), poll);
+                    let (failures, pause) = backoff.failed(&id, monotonic_ms(), poll);
                     tracing::warn!(
                         round = round.spec.round,
                         failures,
@@ -355,7 +368,7 @@ pub async fn tick(agg: &Aggregator, metrics: &Metrics, backoff: &RetryBackoff, p
             // Not due yet, and its nodes answered: the failures so far were not consecutive.
             Ok(false) => backoff.forget(&id),
             Err(e) => {
-                let (failures, pause) = backoff.failed(&id, agg.clock().now_ms(), poll);
+                let (failures, pause) = backoff.failed(&id, monotonic_ms(), poll);
                 tracing::warn!(
                     round = round.spec.round,
                     failures,
