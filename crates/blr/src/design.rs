@@ -10,7 +10,7 @@
 //! intercept is the same as centring x̃ and ỹ by those DP means ([`crate::regression`]).
 //!
 //! The map is invertible inside the ranges, so coefficients, intervals and predictions are
-//! reported in the data's units ([`Design::to_data_units`]).
+//! reported in the data's units ([`crate::regression`]).
 
 use projection::holders::ClientRule;
 use serde::{Deserialize, Serialize};

@@ -239,7 +239,7 @@ async fn release_now(
 pub const MAX_RETRY_PAUSE: Duration = Duration::from_secs(30);
 
 /// The rounds whose release failed on this server's passes, each with its consecutive failures
-/// and when it is tried next (ms of this process's monotonic time, [`monotonic_ms`]): the pass
+/// and when it is tried next (ms of this process's monotonic time): the pass
 /// backs off, so that a node down for an hour costs a few attempts and log lines a minute, not
 /// one per poll.
 #[derive(Default)]
