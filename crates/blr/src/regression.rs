@@ -673,7 +673,11 @@ mod tests {
         let (design, stats) = centred_stats(1000, [100.0, 0.0, 100.0], [6.0, 0.0], 10.0);
         let fit = regression_from_stats(&design, &stats, noise(3.0), 1.0).unwrap();
         let r2 = fit.r_squared.unwrap();
-        assert!(r2 > 0.0 && r2 < 2.0 * fit.r_squared_sd, "{r2} {}", fit.r_squared_sd);
+        assert!(
+            r2 > 0.0 && r2 < 2.0 * fit.r_squared_sd,
+            "{r2} {}",
+            fit.r_squared_sd
+        );
         close(fit.r_squared_sd, 0.040, 0.005);
         assert_eq!(fit.coefficients, vec![0.0, 0.0]);
         assert!(fit.warnings[0].contains("by more than the release's noise"));
