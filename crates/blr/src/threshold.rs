@@ -114,7 +114,7 @@ impl ThresholdObjective for Objective<'_> {
     ) -> Result<Vec<f64>> {
         let t = self.target;
         let (n, d) = (aux.n, aux.d);
-        // Checked once here rather than by `predict` for every ω_y (7% of the search, issue 40).
+        // Checked once here rather than by `predict` for every ω_y: the check reads all of x.
         projection::error::check_matrix(&aux.x, n, d, "x")?;
         // The auxiliary targets' ranks serve every ω_y.
         let mut spearman_truth = match t.measure {

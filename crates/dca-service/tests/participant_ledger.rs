@@ -232,7 +232,7 @@ fn ledger_command(s: &Setup, i: usize) -> (bool, String) {
     )
 }
 
-/// Item 2 of issue 41. A job of ε = 1 done by three participants whose total ε is 1.5; then
+/// A job of ε = 1 done by three participants whose total ε is 1.5; then
 /// participant 0's ledger is deleted and participant 1's edited to say ε = 0: each refuses the
 /// second job of ε = 1, naming the cause and the ways back, and answers nothing.
 /// `dpdist participant ledger` prints the true totals (from the aggregator's record for the
@@ -339,7 +339,7 @@ async fn a_deleted_or_edited_ledger_grants_no_budget(store: common::Store) {
     .expect("test exceeded its time limit");
 }
 
-/// Item 6 of issue 41. Participants 0 and 1 seal and upload to the job's round, participant 2
+/// Participants 0 and 1 seal and upload to the job's round, participant 2
 /// accepted and is gone, so the round waits; the analyst cancels. The aggregator's status
 /// spends nothing and says the round was never released but stays charged by whoever sealed
 /// for it; each participant's outcome says it did not take part, and that its ledger keeps
@@ -421,7 +421,7 @@ async fn a_cancelled_job_is_charged_at_sealing_and_says_so_on_both_sides(store: 
     .expect("test exceeded its time limit");
 }
 
-/// Item 4 of issue 41. Participants started before any job (one following every job, one the
+/// Participants started before any job (one following every job, one the
 /// job it was told the id of) wait for it; one told not to wait gives up at once, saying what
 /// it waited for. Once the analyst creates the job they answer and the job runs.
 async fn participants_started_before_their_job_wait_for_it(store: common::Store) {
