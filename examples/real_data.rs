@@ -10,8 +10,8 @@
 
 use blr::data::Table;
 use blr::{
-    BlockNoise, BlockShares, Design, PublicRange, RegressionConfig, SuffStats, fit_regression,
-    regression_from_stats,
+    BlockNoise, BlockShares, Design, Narrowing, PublicRange, RegressionConfig, SuffStats,
+    fit_regression, regression_from_stats,
 };
 use clap::Parser;
 use dp_noise::PrivacyLoss;
@@ -44,6 +44,10 @@ struct Args {
     /// 1; default: the library's).
     #[arg(long, value_delimiter = ',')]
     shares: Option<Vec<f64>>,
+    /// The ranges round's share of the budget and its k (`SHARE,K`; K `auto`: set by the
+    /// noise), or `off`: one round on the public ranges (default: the library's).
+    #[arg(long, value_delimiter = ',')]
+    narrowing: Option<Vec<String>>,
     /// Reproducible run: all randomness from this seed (NOT for real releases).
     #[arg(long)]
     insecure_seed: Option<u64>,
@@ -135,7 +139,7 @@ fn run() -> Result<(), String> {
         "ta" => Aggregation::Trusted,
         other => return Err(format!("--aggregation {other:?}: expected dca or ta")),
     };
-    let config = RegressionConfig {
+    let mut config = RegressionConfig {
         aggregation,
         ..RegressionConfig::new(
             design.clone(),
@@ -145,6 +149,21 @@ fn run() -> Result<(), String> {
             },
         )
     };
+    match a.narrowing.as_deref() {
+        None => {}
+        Some([off]) if off == "off" => config.narrowing = None,
+        Some([share, spreads]) => {
+            let number = |v: &str| {
+                v.parse::<f64>()
+                    .map_err(|e| format!("--narrowing {v:?}: {e}"))
+            };
+            config.narrowing = Some(Narrowing {
+                share: number(share)?,
+                spreads: (spreads != "auto").then(|| number(spreads)).transpose()?,
+            });
+        }
+        Some(other) => return Err(format!("--narrowing: `off` or SHARE,K, got {other:?}")),
+    }
     let rng = a
         .insecure_seed
         .map_or(RngSource::Os, RngSource::InsecureFixedSeed);

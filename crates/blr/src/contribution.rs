@@ -43,6 +43,12 @@ pub enum Contribution {
         /// Public ranges and intercept.
         design: Design,
     },
+    /// The ranges round of a [`Design`]: every column's unit value and its square
+    /// ([`crate::narrowing`]), to narrow the public ranges before the statistics round.
+    DesignMoments {
+        /// Public ranges and intercept.
+        design: Design,
+    },
     /// The clipped-share round: per record, whether the bounds clip its y and whether they
     /// clip some x (`[1{|y| > B_y}, 1{∃j |x_j| > B_j}]`, [`crate::ClippedCountsRule`]).
     ClippedCounts {
@@ -92,7 +98,9 @@ impl Contribution {
             Contribution::Squares { assumed_x, .. } => assumed_x.len(),
             Contribution::Statistics { bounds_x, .. }
             | Contribution::ClippedCounts { bounds_x, .. } => bounds_x.len(),
-            Contribution::DesignStatistics { design } => design.columns(),
+            Contribution::DesignStatistics { design } | Contribution::DesignMoments { design } => {
+                design.columns()
+            }
         }
     }
 
@@ -117,6 +125,10 @@ impl Contribution {
             Contribution::DesignStatistics { design } => {
                 design.validate()?;
                 design.l2_sensitivity()
+            }
+            Contribution::DesignMoments { design } => {
+                design.validate()?;
+                Ok(crate::narrowing::moments_l2_sensitivity(design))
             }
             Contribution::ClippedCounts { bounds_x, bound_y } => {
                 projection::error::check_bounds(bounds_x, "clipping bounds of x")?;
@@ -184,6 +196,7 @@ impl Contribution {
                 with_yy: *with_yy,
             }),
             Contribution::DesignStatistics { design } => f(&design.rule()),
+            Contribution::DesignMoments { design } => f(&crate::narrowing::MomentsRule { design }),
             Contribution::ClippedCounts { bounds_x, bound_y } => f(&ClippedCountsRule {
                 bounds_x,
                 bound_y: *bound_y,

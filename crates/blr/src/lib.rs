@@ -41,6 +41,7 @@ pub mod error;
 mod fit_noise;
 pub mod latent;
 pub mod metrics;
+pub mod narrowing;
 pub mod noise_aware;
 mod noise_warning;
 pub mod pipeline;
@@ -66,6 +67,7 @@ pub use design::{Design, DesignRule, PublicRange};
 pub use error::{CsvError, Error, Result};
 pub use latent::LatentPrior;
 pub use metrics::{mae, rmse, spearman};
+pub use narrowing::Narrowing;
 pub use noise_aware::{
     AdaptiveDraws, EntryNoise, NoiseAwareOptions, NoiseAwarePosterior, StatsNoise, Summary,
     naive_coefficients, noise_aware_posterior,

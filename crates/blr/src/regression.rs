@@ -44,6 +44,9 @@ use crate::block_shares::{BlockNoise, apply};
 use crate::contribution::Contribution;
 use crate::design::Design;
 use crate::error::{Error, Result, check_xy};
+use crate::narrowing::{
+    MomentsRule, Narrowing, adaptive_spreads, moments_l2_sensitivity, narrowed,
+};
 use crate::noise_warning::noise_dominance_warning;
 use crate::sensitivity::rho_from_budget;
 use crate::stats::{SuffStats, packed_index};
@@ -60,6 +63,9 @@ pub struct RegressionConfig {
     /// Prior precision λ₀ of each slope on the design's unit scale (1: a slope of order one
     /// across a column's public range is plausible).
     pub prior_precision: f64,
+    /// A ranges round before the statistics round ([`crate::narrowing`]; the default), or
+    /// `None`: one round on the public ranges as given.
+    pub narrowing: Option<Narrowing>,
 }
 
 impl RegressionConfig {
@@ -70,6 +76,7 @@ impl RegressionConfig {
             aggregation: Aggregation::Distributed(Default::default()),
             budget,
             prior_precision: 1.0,
+            narrowing: Some(Narrowing::default()),
         }
     }
 }
@@ -132,7 +139,9 @@ pub fn fit_regression(
 }
 
 /// Fits over any [`Holders`] (rows here, grouped into data holders, or kept by remote parties
-/// that follow [`Contribution::DesignStatistics`]); the DCA round is round 1 of `transport`.
+/// that follow [`Contribution::DesignMoments`] and [`Contribution::DesignStatistics`]). With
+/// [`RegressionConfig::narrowing`] the ranges round is round 1 of `transport` and the statistics
+/// round round 2; without it the statistics round is round 1.
 ///
 /// # Errors
 /// As [`fit_regression`].
@@ -142,22 +151,61 @@ pub fn fit_regression_held(
     rng: RngSource,
     transport: &mut dyn DcaTransport,
 ) -> Result<Regression> {
-    let design = &config.design;
-    design.validate()?;
+    let public = &config.design;
+    public.validate()?;
     if let Holders::Here { d, .. } = holders
-        && *d != design.columns()
+        && *d != public.columns()
     {
         return Err(Error::LengthMismatch {
             what: "public ranges of x (one per column)",
             expected: *d,
-            got: design.columns(),
+            got: public.columns(),
         });
     }
     crate::error::check_positive("prior precision λ₀", config.prior_precision)?;
+    if let Some(narrowing) = &config.narrowing {
+        narrowing.validate()?;
+    }
     config.budget.validate()?;
     holders.validate()?;
     let rho = rho_from_budget(config.budget)?;
     let mut accountant = Accountant::with_composition(config.budget, GaussianComposition::Zcdp)?;
+    let mut round = 1;
+    let (design, rho) = match &config.narrowing {
+        None => (public.clone(), rho),
+        Some(narrowing) => {
+            let noise = Noise::Gaussian {
+                l2_sensitivity: moments_l2_sensitivity(public),
+                rho: narrowing.share * rho,
+            };
+            let published = Contribution::DesignMoments {
+                design: public.clone(),
+            }
+            .to_json();
+            let ctx = ReleaseContext {
+                aggregation: config.aggregation,
+                round,
+                rng: rng.derive(round),
+                accountant: &mut accountant,
+            };
+            let rule = MomentsRule { design: public };
+            let released = release_held(holders, &rule, &published, &noise, ctx, transport)?;
+            let n = holders.records_in(released.included.as_ref());
+            round += 1;
+            let rho = (1.0 - narrowing.share) * rho;
+            let spreads = match narrowing.spreads {
+                Some(k) => k,
+                None => {
+                    // The statistics round's noise on one cross product, per record.
+                    let joint = projection::release::zcdp_sigma(public.l2_sensitivity()?, rho)?;
+                    let cross = public.shares.noise(public.width(), public.intercept, joint);
+                    adaptive_spreads(cross.cross / n.max(1) as f64)
+                }
+            };
+            let noise_sd = released.noise_sd.iter().copied().fold(0.0, f64::max);
+            (narrowed(public, &released.sum, n, spreads, noise_sd)?, rho)
+        }
+    };
     let noise = Noise::Gaussian {
         l2_sensitivity: design.l2_sensitivity()?,
         rho,
@@ -168,8 +216,8 @@ pub fn fit_regression_held(
     .to_json();
     let ctx = ReleaseContext {
         aggregation: config.aggregation,
-        round: 1,
-        rng: rng.derive(1),
+        round,
+        rng: rng.derive(round),
         accountant: &mut accountant,
     };
     let released = release_held(holders, &design.rule(), &published, &noise, ctx, transport)?;
@@ -179,7 +227,7 @@ pub fn fit_regression_held(
     let stats = SuffStats::from_flat(&flat, design.width(), n, true)?;
     let joint = released.noise_sd.iter().copied().fold(0.0, f64::max);
     let noise = design.shares.noise(design.width(), design.intercept, joint);
-    let mut fit = regression_from_stats(design, &stats, noise, config.prior_precision)?;
+    let mut fit = regression_from_stats(&design, &stats, noise, config.prior_precision)?;
     fit.spent = accountant.spent();
     if let Some(w) = noise_dominance_warning(&stats, noise.gram, n, config.budget.epsilon) {
         fit.warnings.insert(0, w);
@@ -617,6 +665,52 @@ mod tests {
         let ci = fit.confint(0.95).unwrap();
         close(ci[1].0, 2.8 - 1.959963984540054 * se[1], 1e-6);
         assert!(fit.confint(1.0).is_err() && fit.predict(&[f64::NAN]).is_err());
+    }
+
+    #[test]
+    fn the_ranges_round_narrows_to_the_data_and_both_rounds_spend_the_budget_once() {
+        // y = 50 + 2x on x ∈ [100, 200] (public x ∈ [0, 1000], y ∈ [0, 5000]): the data fill a
+        // tenth of x's public range and 4% of y's. The ranges round narrows both around the data (within the
+        // public ranges); both rounds together are charged the whole budget, and the slope is
+        // found, which one round on the public ranges cannot at this n and ε.
+        let n = 20_000;
+        let x: Vec<f64> = (0..n)
+            .map(|i| 100.0 + 100.0 * (i as f64 / n as f64))
+            .collect();
+        let y: Vec<f64> = x.iter().map(|v| 50.0 + 2.0 * v).collect();
+        let design = Design::new(
+            vec![PublicRange::new(0.0, 1000.0).unwrap()],
+            PublicRange::new(0.0, 5000.0).unwrap(),
+        )
+        .unwrap();
+        let budget = PrivacyLoss {
+            epsilon: 1.0,
+            delta: 1e-5,
+        };
+        let config = RegressionConfig {
+            aggregation: Aggregation::Trusted,
+            ..RegressionConfig::new(design.clone(), budget)
+        };
+        let fit = fit_regression(&x, &y, &config, RngSource::InsecureFixedSeed(3)).unwrap();
+        close(fit.spent.epsilon, 1.0, 1e-6);
+        close(fit.spent.delta, 1e-5, 1e-12);
+        let (kept_x, kept_y) = (fit.design.x[0], fit.design.y);
+        assert!(kept_x.lower <= 110.0 && kept_x.upper >= 190.0, "{kept_x:?}");
+        assert!(kept_x.upper - kept_x.lower < 500.0, "{kept_x:?}");
+        assert!(kept_y.lower <= 270.0 && kept_y.upper >= 430.0, "{kept_y:?}");
+        assert!(kept_y.upper - kept_y.lower < 2500.0, "{kept_y:?}");
+        assert!(fit.warnings.is_empty(), "{:?}", fit.warnings);
+        close(fit.coefficients[0], 2.0, 0.2);
+        let one_round = RegressionConfig {
+            narrowing: None,
+            ..config
+        };
+        let plain = fit_regression(&x, &y, &one_round, RngSource::InsecureFixedSeed(3)).unwrap();
+        assert_eq!(plain.design, design);
+        assert!(
+            !plain.warnings.is_empty(),
+            "the public ranges alone: a constant"
+        );
     }
 
     #[test]
