@@ -226,8 +226,9 @@ fn solve(mut a: [[f64; D]; D], mut b: [f64; D]) -> [f64; D] {
         b.swap(col, pivot);
         for row in col + 1..D {
             let f = a[row][col] / a[col][col];
-            for k in col..D {
-                a[row][k] -= f * a[col][k];
+            let pivot_row = a[col];
+            for (v, p) in a[row].iter_mut().zip(pivot_row).skip(col) {
+                *v -= f * p;
             }
             b[row] -= f * b[col];
         }

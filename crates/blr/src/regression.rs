@@ -16,11 +16,16 @@
 //! and about the noise's edge on collinear data (the role of AdaSSP's DP λ_min estimate, Wang
 //! 2018, here read off the release itself, so it costs no budget).
 //!
-//! **Intervals.** The posterior of b given the released statistics is approximated by
-//! σ̂²M⁻¹ (sampling, M = C̃ + rI + σ̂²λ₀I) plus (σ_c² + σ_G²‖b‖²)M⁻² (the first-order effect
-//! of the release's noise, sd σ_c in c̃ and σ_G in C̃, on M⁻¹c̃); σ̂² = RSS′/(n − p) from the
-//! release (below). They describe the records as
-//! clipped to the public ranges — the raw data wherever the ranges hold them, as a codebook's do.
+//! **Intervals.** The posterior of θ = (a, b) given the released statistics is approximated by
+//! σ̂²A (sampling: σ̂²M⁻¹ for b, M = C̃ + rI + σ̂²λ₀I) plus A R Aᵀ, the first-order effect of the
+//! release's noise (sd σ_c in the cross products, σ_G in the Gram) on the solution of the
+//! normal equations of (1, x̃) — including the noise of the DP means, which enters through the
+//! intercept's row (`release_noise_covariance`); σ̂² = RSS′/(n − p) from the release (below).
+//! They are for the population least-squares coefficients of the records as clipped to the
+//! public ranges — the raw data's wherever the ranges hold them, as a codebook's do — and cover
+//! them at 0.85–0.93 (90% intervals) wherever the fit keeps its slopes, in the calibration
+//! study of `examples/regression_calibration.rs` (docs/src/results/regression-calibration.md);
+//! a fit that is the constant gives no slope intervals and says why in its warnings.
 //!
 //! **DP R².** From the released statistics alone (post-processing): RSS′ = TSS − (bᵀc̃ −
 //! σ_c² tr(M⁻¹)) against TSS = Σỹ² − n m_y² (the constant predictor m_y), as an adjusted R²,
@@ -336,8 +341,8 @@ pub fn regression_from_stats(
         Some(r2) if design.intercept => warnings.push(format!(
             "no slope is better than the constant predictor {constant:.4} by more than the \
              release's noise (best DP R² = {r2:.3}, noise sd {r_squared_sd:.3}): the fit is that \
-             constant, with every slope 0 and without standard errors; more rows, a larger ε or \
-             tighter public ranges are needed"
+             constant, with every slope 0 and without standard errors or intervals (the \
+             slopes' are NaN); more rows, a larger ε or tighter public ranges are needed"
         )),
         Some(r2) => warnings.push(format!(
             "the model is no better than the constant predictor {constant:.4} (DP R² = {r2:.3} \
@@ -795,6 +800,95 @@ mod tests {
         let fit = regression_from_stats(&design, &stats, noise(1.0), 1e-12).unwrap();
         close(fit.covariance[(1, 1)], s2 / 20.0 + 1.25 / 400.0, 1e-12);
         close(fit.covariance[(0, 0)], s2 / 100.0 + 1.25 / 1e4, 1e-12);
+    }
+
+    #[test]
+    fn the_first_order_noise_covariance_matches_the_spread_of_fits_to_noisy_releases() {
+        use rand_chacha::ChaCha20Rng;
+        use rand_core::SeedableRng;
+        use rand_distr::{Distribution, Normal};
+        // Population statistics (no sampling error) of two columns on [−1, 1], n = 1000, means
+        // m = (0.4, −0.3), m_y = −0.6, centred Gram C = [[300, 100], [100, 200]], slopes
+        // β = (0.5, −0.4), so c = Cβ = (110, −30), a = m_y − βᵀm = −0.92 and TSS = βᵀCβ + 30.
+        let r = PublicRange::new(-1.0, 1.0).unwrap();
+        let design = Design::new(vec![r, r], r).unwrap();
+        let (n, m, my) = (1000.0, [0.4, -0.3], -0.6);
+        let c_mat = [[300.0, 100.0], [100.0, 200.0]];
+        let c = [110.0, -30.0];
+        let mut xx = vec![0.0; 6];
+        xx[packed_index(0, 0, 3)] = n;
+        for j in 0..2 {
+            xx[packed_index(0, j + 1, 3)] = n * m[j];
+            for k in j..2 {
+                xx[packed_index(j + 1, k + 1, 3)] = c_mat[j][k] + n * m[j] * m[k];
+            }
+        }
+        let xy = vec![n * my, c[0] + n * m[0] * my, c[1] + n * m[1] * my];
+        let yy = 67.0 + 30.0 + n * my * my;
+        let sd = 5.0;
+        let mut rng = ChaCha20Rng::seed_from_u64(40);
+        let normal = Normal::new(0.0, sd).unwrap();
+        let draws = 4000;
+        let mut thetas = Vec::with_capacity(draws);
+        for _ in 0..draws {
+            let mut noisy = SuffStats {
+                d: 3,
+                n: 1000,
+                xx: xx.clone(),
+                xy: xy.clone(),
+                yy,
+            };
+            // Every released entry but the constant's own (n, public).
+            noisy.xx[1..]
+                .iter_mut()
+                .for_each(|v| *v += normal.sample(&mut rng));
+            noisy
+                .xy
+                .iter_mut()
+                .for_each(|v| *v += normal.sample(&mut rng));
+            noisy.yy += normal.sample(&mut rng);
+            let fit = regression_from_stats(&design, &noisy, noise(sd), 1e-12).unwrap();
+            assert_eq!(fit.ridge, 0.0);
+            thetas.push([fit.intercept, fit.coefficients[0], fit.coefficients[1]]);
+        }
+        let mean: Vec<f64> = (0..3)
+            .map(|i| thetas.iter().map(|t| t[i]).sum::<f64>() / draws as f64)
+            .collect();
+        let cov = |i: usize, j: usize| {
+            thetas
+                .iter()
+                .map(|t| (t[i] - mean[i]) * (t[j] - mean[j]))
+                .sum::<f64>()
+                / (draws as f64 - 1.0)
+        };
+        // The formula at the population values (M = C: no ridge, λ₀ ≈ 0).
+        let det = c_mat[0][0] * c_mat[1][1] - c_mat[0][1] * c_mat[1][0];
+        let m_inv = Mat::from_fn(2, 2, |i, j| match (i, j) {
+            (0, 0) => c_mat[1][1] / det,
+            (1, 1) => c_mat[0][0] / det,
+            _ => -c_mat[0][1] / det,
+        });
+        let map = solution_map(&m_inv, &m, n, true);
+        let expected = release_noise_covariance(&map, &[-0.92, 0.5, -0.4], noise(sd), true);
+        // 4000 draws: a variance's relative sd is √(2/4000) ≈ 2.2%, so 10% is 4.5 sds.
+        for i in 0..3 {
+            let ratio = cov(i, i) / expected[(i, i)];
+            assert!((ratio - 1.0).abs() < 0.1, "{i}: {ratio}");
+        }
+        for (i, j) in [(0, 1), (0, 2), (1, 2)] {
+            let corr = |v: f64, a: f64, b: f64| v / (a * b).sqrt();
+            let got = corr(cov(i, j), cov(i, i), cov(j, j));
+            let want = corr(expected[(i, j)], expected[(i, i)], expected[(j, j)]);
+            assert!((got - want).abs() < 0.06, "({i}, {j}): {got} vs {want}");
+        }
+        // The mean-known form (σ_c² + σ_G²‖b‖²)M⁻² alone (the earlier intervals) is far too
+        // narrow here: a = −0.92 makes σ_G² a² the largest term.
+        let m_inv2 = &m_inv * &m_inv;
+        for i in 0..2 {
+            let known = sd * sd * (1.0 + 0.41) * m_inv2[(i, i)];
+            let ratio = cov(i + 1, i + 1) / known;
+            assert!(ratio > 1.5, "{i}: {ratio}");
+        }
     }
 
     #[test]
