@@ -23,7 +23,7 @@
 //! intercept's row (`release_noise_covariance`); σ̂² = RSS′/(n − p) from the release (below).
 //! They are for the population least-squares coefficients of the records as clipped to the
 //! public ranges — the raw data's wherever the ranges hold them, as a codebook's do — and cover
-//! them at 0.85–0.93 (90% intervals) wherever the fit keeps its slopes, in the calibration
+//! them at 0.84–0.97 (90% intervals) wherever the fit keeps its slopes, in the calibration
 //! study of `examples/regression_calibration.rs` (docs/src/results/regression-calibration.md);
 //! a fit that is the constant gives no slope intervals and says why in its warnings.
 //!
