@@ -111,6 +111,9 @@ mod book {
     #[doc = include_str!("../docs/src/results/real-data.md")]
     pub struct ResultsRealData;
 
+    #[doc = include_str!("../docs/src/results/regression-calibration.md")]
+    pub struct ResultsRegressionCalibration;
+
     #[doc = include_str!("../docs/src/results/privacy-audit.md")]
     pub struct ResultsPrivacyAudit;
 

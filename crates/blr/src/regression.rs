@@ -16,11 +16,16 @@
 //! and about the noise's edge on collinear data (the role of AdaSSP's DP λ_min estimate, Wang
 //! 2018, here read off the release itself, so it costs no budget).
 //!
-//! **Intervals.** The posterior of b given the released statistics is approximated by
-//! σ̂²M⁻¹ (sampling, M = C̃ + rI + σ̂²λ₀I) plus (σ_c² + σ_G²‖b‖²)M⁻² (the first-order effect
-//! of the release's noise, sd σ_c in c̃ and σ_G in C̃, on M⁻¹c̃); σ̂² = RSS′/(n − p) from the
-//! release (below). They describe the records as
-//! clipped to the public ranges — the raw data wherever the ranges hold them, as a codebook's do.
+//! **Intervals.** The posterior of θ = (a, b) given the released statistics is approximated by
+//! σ̂²A (sampling: σ̂²M⁻¹ for b, M = C̃ + rI + σ̂²λ₀I) plus A R Aᵀ, the first-order effect of the
+//! release's noise (sd σ_c in the cross products, σ_G in the Gram) on the solution of the
+//! normal equations of (1, x̃) — including the noise of the DP means, which enters through the
+//! intercept's row (`release_noise_covariance`); σ̂² = RSS′/(n − p) from the release (below).
+//! They are for the population least-squares coefficients of the records as clipped to the
+//! public ranges — the raw data's wherever the ranges hold them, as a codebook's do — and cover
+//! them at 0.84–0.97 (90% intervals) wherever the fit keeps its slopes, in the calibration
+//! study of `examples/regression_calibration.rs` (docs/src/results/regression-calibration.md);
+//! a fit that is the constant gives no slope intervals and says why in its warnings.
 //!
 //! **DP R².** From the released statistics alone (post-processing): RSS′ = TSS − (bᵀc̃ −
 //! σ_c² tr(M⁻¹)) against TSS = Σỹ² − n m_y² (the constant predictor m_y), as an adjusted R²,
@@ -340,44 +345,34 @@ pub fn regression_from_stats(
         r_squared,
         r_squared_sd,
     } = best;
-    let b_norm2: f64 = b.iter().map(|v| v * v).sum();
-    let noise_var = noise.cross.powi(2) + noise.gram.powi(2) * b_norm2;
-    let cov_eig: Vec<f64> = m.iter().map(|m| sigma2 / m + noise_var / (m * m)).collect();
-    let mut cov_b = Mat::from_fn(d, d, |i, j| {
+    // M⁻¹ on the unit scale, from M's eigenvalues.
+    let m_inv = Mat::from_fn(d, d, |i, j| {
         (0..d)
-            .map(|k| vectors[(i, k)] * cov_eig[k] * vectors[(j, k)])
+            .map(|k| vectors[(i, k)] * vectors[(j, k)] / m[k])
             .sum::<f64>()
     });
-    if no_better {
-        // The constant m_y: no slope is estimated (their errors are NaN, set below).
-        b.iter_mut().for_each(|v| *v = 0.0);
-        cov_b = Mat::zeros(d, d);
-    }
     // (a, b) on the unit scale and their covariance: a = m_y − bᵀm (0 without an intercept).
     let mut theta = vec![0.0; d + 1];
-    let mut cov = Mat::<f64>::zeros(d + 1, d + 1);
-    theta[1..].copy_from_slice(&b);
-    for i in 0..d {
-        for j in 0..d {
-            cov[(i + 1, j + 1)] = cov_b[(i, j)];
+    let mean = &centred.mean_x;
+    let cov = if no_better {
+        // The constant m_y = Σỹ/n: no slope is estimated (their errors are NaN, set below);
+        // its sampling variance and the noise ζ/n of the released Σỹ.
+        b.iter_mut().for_each(|v| *v = 0.0);
+        theta[0] = centred.mean_y;
+        let mut cov = Mat::<f64>::zeros(d + 1, d + 1);
+        cov[(0, 0)] = tss.max(0.0) / (n * (n - 1.0).max(1.0)) + noise.cross.powi(2) / (n * n);
+        cov
+    } else {
+        theta[1..].copy_from_slice(&b);
+        if design.intercept {
+            theta[0] = centred.mean_y - dot(&b, mean);
         }
-    }
-    if design.intercept {
-        let mean = &centred.mean_x;
-        theta[0] = centred.mean_y - dot(&b, mean);
-        if no_better {
-            cov[(0, 0)] = tss.max(0.0) / (n * (n - 1.0).max(1.0)) + noise_var / (n * n);
-        } else {
-            let cov_bm: Vec<f64> = (0..d)
-                .map(|i| (0..d).map(|j| cov_b[(i, j)] * mean[j]).sum())
-                .collect();
-            cov[(0, 0)] = sigma2 / n + dot(mean, &cov_bm) + noise_var / (n * n);
-            for i in 0..d {
-                cov[(0, i + 1)] = -cov_bm[i];
-                cov[(i + 1, 0)] = -cov_bm[i];
-            }
-        }
-    }
+        let map = solution_map(&m_inv, mean, n, design.intercept);
+        let noise_cov = release_noise_covariance(&map, &theta, noise, design.intercept);
+        Mat::from_fn(d + 1, d + 1, |i, j| {
+            sigma2 * map[(i, j)] + noise_cov[(i, j)]
+        })
+    };
     let (intercept, coefficients, mut covariance) = to_data_units(design, &theta, &cov);
     if no_better {
         for i in 0..=d {
@@ -394,8 +389,8 @@ pub fn regression_from_stats(
         Some(r2) if design.intercept => warnings.push(format!(
             "no slope is better than the constant predictor {constant:.4} by more than the \
              release's noise (best DP R² = {r2:.3}, noise sd {r_squared_sd:.3}): the fit is that \
-             constant, with every slope 0 and without standard errors; more rows, a larger ε or \
-             tighter public ranges are needed"
+             constant, with every slope 0 and without standard errors or intervals (the \
+             slopes' are NaN); more rows, a larger ε or tighter public ranges are needed"
         )),
         Some(r2) => warnings.push(format!(
             "the model is no better than the constant predictor {constant:.4} (DP R² = {r2:.3} \
@@ -591,6 +586,81 @@ fn to_data_units(design: &Design, theta: &[f64], cov: &Mat<f64>) -> (f64, Vec<f6
     (design.y.centre() + data[0], data[1..].to_vec(), cov_data)
 }
 
+/// The linear map A from the residuals r of the normal equations of θ = (a, b) (row 0 the
+/// constant's, rows 1..=d the columns') to the change of θ, on the unit scale: with the
+/// intercept unpenalised and w = M⁻¹m, q = mᵀw,
+///
+/// ```text
+/// A = [ 1/n + q   −wᵀ  ]        (the inverse of [ n  n mᵀ ; n m  M + n m mᵀ ],
+///     [   −w      M⁻¹  ]         the normal equations of (1, x̃) with the ridge on b)
+/// ```
+///
+/// so σ̂²A is the sampling covariance of θ (σ̂²M⁻¹ for b, σ̂²(1/n + mᵀM⁻¹m) for a). Without an
+/// intercept only the M⁻¹ block is non-zero.
+fn solution_map(m_inv: &Mat<f64>, mean: &[f64], n: f64, intercept: bool) -> Mat<f64> {
+    let d = m_inv.nrows();
+    let mut a = Mat::<f64>::zeros(d + 1, d + 1);
+    for i in 0..d {
+        for j in 0..d {
+            a[(i + 1, j + 1)] = m_inv[(i, j)];
+        }
+    }
+    if intercept {
+        let w: Vec<f64> = (0..d)
+            .map(|i| (0..d).map(|j| m_inv[(i, j)] * mean[j]).sum())
+            .collect();
+        a[(0, 0)] = 1.0 / n + dot(mean, &w);
+        for i in 0..d {
+            a[(0, i + 1)] = -w[i];
+            a[(i + 1, 0)] = -w[i];
+        }
+    }
+    a
+}
+
+/// The covariance of θ = (a, b) that the release's noise causes, to first order, on the unit
+/// scale: A R Aᵀ with A from [`solution_map`] and R the covariance of the residual
+/// r = δc − δG θ of the normal equations of z = (1, x̃) under the released noise.
+///
+/// Why each term: the released Gram G of z has noise of sd σ_G on every entry but the
+/// constant's own (n, public), the released cross products Σzỹ noise of sd σ_c, all
+/// independent (the Gram's symmetric entries are one release each). Writing ξ_j for the noise
+/// of Σx̃_j (the Gram's row 0), E for that of Σx̃x̃ᵀ, ζ of Σỹ and η of Σx̃ỹ,
+///
+/// ```text
+/// r_0 = ζ − ξᵀb                       Var = σ_c² + σ_G²‖b‖²
+/// r_j = η_j − a ξ_j − (E b)_j         Var = σ_c² + σ_G²(a² + ‖b‖²),
+///                                     Cov(r_j, r_l) = σ_G² b_j b_l (j ≠ l, the shared E_jl),
+///                                     Cov(r_0, r_j) = σ_G² a b_j (the shared ξ_j)
+/// ```
+///
+/// Solving the centred equations with the DP means is the same as solving these, so the noise
+/// of the means (ξ, ζ) enters through r_0 and through a ξ_j: on data whose mapped intercept a
+/// is far from 0 (a target far from its range's centre) the term σ_G² a² is the largest, and
+/// intervals with only σ_c² + σ_G²‖b‖² (the centred, mean-known case) were measured to be
+/// 1.2–1.5 times too narrow (`examples/regression_calibration.rs`, the skewed design). M, the
+/// ridge and σ̂² are held fixed (first order in the noise).
+fn release_noise_covariance(
+    map: &Mat<f64>,
+    theta: &[f64],
+    noise: BlockNoise,
+    intercept: bool,
+) -> Mat<f64> {
+    let p = theta.len();
+    let (sg2, sc2) = (noise.gram.powi(2), noise.cross.powi(2));
+    let a = if intercept { theta[0] } else { 0.0 };
+    let b = &theta[1..];
+    let b_norm2 = dot(b, b);
+    let r = Mat::from_fn(p, p, |i, j| match (i, j) {
+        (0, 0) => sc2 + sg2 * b_norm2,
+        (0, j) => sg2 * a * b[j - 1],
+        (i, 0) => sg2 * a * b[i - 1],
+        (i, j) if i == j => sc2 + sg2 * (a * a + b_norm2),
+        (i, j) => sg2 * b[i - 1] * b[j - 1],
+    });
+    map * &r * map.transpose()
+}
+
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
@@ -779,6 +849,140 @@ mod tests {
         let (design, stats) = centred_stats(1000, [100.0, 0.0, 100.0], [3.0, -2.0], -1.0);
         let fit = regression_from_stats(&design, &stats, noise(3.0), 1.0).unwrap();
         assert!(fit.r_squared.is_none() && fit.warnings[0].contains("not positive"));
+    }
+
+    #[test]
+    fn intervals_carry_the_noise_of_the_released_means_and_of_the_intercepts_row() {
+        // One column on [−1, 1] (data units = unit scale), n = 100, x̃ mean m = 0.5, ỹ mean
+        // −0.5, centred Gram C = Σx̃² − n m² = 20, centred cross product c = 10, TSS = 10;
+        // noise sd 1 in every block, λ₀ ≈ 0 so M = C = 20 (ridge 0: the edge 2 is below 20).
+        // By hand: b = c/M = 0.5, a = m_y − b m = −0.75.
+        let r = PublicRange::new(-1.0, 1.0).unwrap();
+        let design = Design::new(vec![r], r).unwrap();
+        let stats = SuffStats {
+            d: 2,
+            n: 100,
+            xx: vec![100.0, 50.0, 45.0],
+            xy: vec![-50.0, -15.0],
+            yy: 35.0,
+        };
+        let fit = regression_from_stats(&design, &stats, noise(1.0), 1e-12).unwrap();
+        assert_eq!(fit.ridge, 0.0);
+        close(fit.coefficients[0], 0.5, 1e-9);
+        close(fit.intercept, -0.75, 1e-9);
+        // σ̂² = RSS′/(n − p), RSS′ = TSS − (b c − σ_c²/M) = 10 − (5 − 0.05) = 5.05.
+        let s2 = 5.05 / 98.0;
+        // Residuals of the normal equations under the noise (σ_G = σ_c = 1):
+        // Var r₀ = 1 + b² = 1.25, Var r₁ = 1 + a² + b² = 1.8125, Cov(r₀, r₁) = a b = −0.375.
+        // δb = (r₁ − m r₀)/M: Var = (1.8125 + 2·0.5·0.375 + 0.25·1.25)/400 = 2.5/400.
+        // δa = (1/n + m²/M) r₀ − (m/M) r₁ = 0.0225 r₀ − 0.025 r₁:
+        // Var = 0.0225²·1.25 + 0.025²·1.8125 + 2·0.0225·0.025·0.375 = 0.0021875;
+        // Cov(δa, δb) = [0.0225 (−0.375 − 0.625) − 0.025 (1.8125 + 0.1875)]/20 = −0.003625.
+        // Sampling: σ̂² (1/n + m²/M) = 0.0225 σ̂² for a, σ̂²/M for b, −σ̂² m/M between them.
+        close(fit.covariance[(1, 1)], s2 / 20.0 + 2.5 / 400.0, 1e-12);
+        close(fit.covariance[(0, 0)], 0.0225 * s2 + 0.0021875, 1e-12);
+        close(fit.covariance[(0, 1)], -0.025 * s2 - 0.003625, 1e-12);
+        close(fit.covariance[(1, 0)], fit.covariance[(0, 1)], 1e-15);
+        // Centred data with a = 0 and m = 0 keep the mean-known form (σ_c² + σ_G² b²)/M².
+        let stats = SuffStats {
+            d: 2,
+            n: 100,
+            xx: vec![100.0, 0.0, 20.0],
+            xy: vec![0.0, 10.0],
+            yy: 10.0,
+        };
+        let fit = regression_from_stats(&design, &stats, noise(1.0), 1e-12).unwrap();
+        close(fit.covariance[(1, 1)], s2 / 20.0 + 1.25 / 400.0, 1e-12);
+        close(fit.covariance[(0, 0)], s2 / 100.0 + 1.25 / 1e4, 1e-12);
+    }
+
+    #[test]
+    fn the_first_order_noise_covariance_matches_the_spread_of_fits_to_noisy_releases() {
+        use rand_chacha::ChaCha20Rng;
+        use rand_core::SeedableRng;
+        use rand_distr::{Distribution, Normal};
+        // Population statistics (no sampling error) of two columns on [−1, 1], n = 1000, means
+        // m = (0.4, −0.3), m_y = −0.6, centred Gram C = [[300, 100], [100, 200]], slopes
+        // β = (0.5, −0.4), so c = Cβ = (110, −30), a = m_y − βᵀm = −0.92 and TSS = βᵀCβ + 30.
+        let r = PublicRange::new(-1.0, 1.0).unwrap();
+        let design = Design::new(vec![r, r], r).unwrap();
+        let (n, m, my) = (1000.0, [0.4, -0.3], -0.6);
+        let c_mat = [[300.0, 100.0], [100.0, 200.0]];
+        let c = [110.0, -30.0];
+        let mut xx = vec![0.0; 6];
+        xx[packed_index(0, 0, 3)] = n;
+        for j in 0..2 {
+            xx[packed_index(0, j + 1, 3)] = n * m[j];
+            for k in j..2 {
+                xx[packed_index(j + 1, k + 1, 3)] = c_mat[j][k] + n * m[j] * m[k];
+            }
+        }
+        let xy = vec![n * my, c[0] + n * m[0] * my, c[1] + n * m[1] * my];
+        let yy = 67.0 + 30.0 + n * my * my;
+        let sd = 5.0;
+        let mut rng = ChaCha20Rng::seed_from_u64(40);
+        let normal = Normal::new(0.0, sd).unwrap();
+        let draws = 4000;
+        let mut thetas = Vec::with_capacity(draws);
+        for _ in 0..draws {
+            let mut noisy = SuffStats {
+                d: 3,
+                n: 1000,
+                xx: xx.clone(),
+                xy: xy.clone(),
+                yy,
+            };
+            // Every released entry but the constant's own (n, public).
+            noisy.xx[1..]
+                .iter_mut()
+                .for_each(|v| *v += normal.sample(&mut rng));
+            noisy
+                .xy
+                .iter_mut()
+                .for_each(|v| *v += normal.sample(&mut rng));
+            noisy.yy += normal.sample(&mut rng);
+            let fit = regression_from_stats(&design, &noisy, noise(sd), 1e-12).unwrap();
+            assert_eq!(fit.ridge, 0.0);
+            thetas.push([fit.intercept, fit.coefficients[0], fit.coefficients[1]]);
+        }
+        let mean: Vec<f64> = (0..3)
+            .map(|i| thetas.iter().map(|t| t[i]).sum::<f64>() / draws as f64)
+            .collect();
+        let cov = |i: usize, j: usize| {
+            thetas
+                .iter()
+                .map(|t| (t[i] - mean[i]) * (t[j] - mean[j]))
+                .sum::<f64>()
+                / (draws as f64 - 1.0)
+        };
+        // The formula at the population values (M = C: no ridge, λ₀ ≈ 0).
+        let det = c_mat[0][0] * c_mat[1][1] - c_mat[0][1] * c_mat[1][0];
+        let m_inv = Mat::from_fn(2, 2, |i, j| match (i, j) {
+            (0, 0) => c_mat[1][1] / det,
+            (1, 1) => c_mat[0][0] / det,
+            _ => -c_mat[0][1] / det,
+        });
+        let map = solution_map(&m_inv, &m, n, true);
+        let expected = release_noise_covariance(&map, &[-0.92, 0.5, -0.4], noise(sd), true);
+        // 4000 draws: a variance's relative sd is √(2/4000) ≈ 2.2%, so 10% is 4.5 sds.
+        for i in 0..3 {
+            let ratio = cov(i, i) / expected[(i, i)];
+            assert!((ratio - 1.0).abs() < 0.1, "{i}: {ratio}");
+        }
+        for (i, j) in [(0, 1), (0, 2), (1, 2)] {
+            let corr = |v: f64, a: f64, b: f64| v / (a * b).sqrt();
+            let got = corr(cov(i, j), cov(i, i), cov(j, j));
+            let want = corr(expected[(i, j)], expected[(i, i)], expected[(j, j)]);
+            assert!((got - want).abs() < 0.06, "({i}, {j}): {got} vs {want}");
+        }
+        // The mean-known form (σ_c² + σ_G²‖b‖²)M⁻² alone (the earlier intervals) is far too
+        // narrow here: a = −0.92 makes σ_G² a² the largest term.
+        let m_inv2 = &m_inv * &m_inv;
+        for i in 0..2 {
+            let known = sd * sd * (1.0 + 0.41) * m_inv2[(i, i)];
+            let ratio = cov(i + 1, i + 1) / known;
+            assert!(ratio > 1.5, "{i}: {ratio}");
+        }
     }
 
     #[test]
