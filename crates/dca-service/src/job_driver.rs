@@ -97,6 +97,7 @@ async fn run(
     match spec.kind.as_str() {
         "train" => return run_train(agg, spec, rows, n_nodes, transport).await,
         "sum" => return run_sum(agg, spec, rows, n_nodes, transport).await,
+        "regression" => return run_regression(agg, spec, rows, n_nodes, transport).await,
         _ => {}
     }
     let config = spec.fit_config(n_nodes);
@@ -245,6 +246,35 @@ async fn run_sum(
         noise_sigma: release.noise_sigma_released,
     };
     finish(agg, &id, move |s| s.sum_result = Some(result.clone()))
+}
+
+/// A `regression` job: the library's regression over the participants (one round of the
+/// design's statistics), its rounds run by the participants through `transport`.
+async fn run_regression(
+    agg: &Arc<Aggregator>,
+    spec: JobSpec,
+    rows: Vec<usize>,
+    n_nodes: u16,
+    mut transport: JobTransport,
+) -> Result<()> {
+    let id = spec.id();
+    let config = crate::job_regression::regression_config(&spec, n_nodes)?;
+    // Public, unused for the participants' noise and masks: they draw their own.
+    let rng = dp_noise::rng::RngSource::InsecureFixedSeed(spec.seed());
+    let max_rows = spec.max_rows;
+    let fit = tokio::task::spawn_blocking(move || {
+        let holders = Holders::Remote {
+            rows: &rows,
+            max_rows,
+        };
+        blr::fit_regression_held(&holders, &config, rng, &mut transport)
+    })
+    .await
+    .map_err(|e| Error::Job(format!("the job's regression task: {e}")))??;
+    let result = crate::job_regression::RegressionResult::of(&spec, &fit);
+    finish(agg, &id, move |s| {
+        s.regression_result = Some(result.clone())
+    })
 }
 
 /// Marks a live job done, with `result` recorded.
