@@ -888,7 +888,8 @@ async fn the_other_aggregator_takes_over_a_job_whose_lease_holder_was_killed() {
 /// whose policy may not contribute `bmi` (refused, T = 1). Its result (coefficients in the
 /// data's units, errors, DP R², warnings, spent budget, design) is the in-process
 /// `blr::fit_regression_held` over the same rows grouped the same way, with the same seeds;
-/// `dpdist job predict` on it prints exactly `Regression::predict` for the 42 rows no one held.
+/// `dpdist job predict` on it prints exactly `Regression::predict` for the 42 rows none of the
+/// four held.
 async fn a_regression_job_equals_the_in_process_fit_and_predicts_as_it(store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("job-regression", 3, store) else {
@@ -904,14 +905,13 @@ async fn a_regression_job_equals_the_in_process_fit_and_predicts_as_it(store: St
         let refusing = POLICY.replace("\"bmi\", ", "");
         let dirs: Vec<PathBuf> = (0..5)
             .map(|i| {
-                let policy = if i == 4 { refusing.as_str() } else { POLICY };
-                participant_files(
-                    &cluster.dir,
-                    i,
-                    &header,
-                    &rows[i * 100..i * 100 + 100],
-                    policy,
-                )
+                // The refusing participant holds rows the others hold too: it sends none.
+                let (policy, start) = if i == 4 {
+                    (refusing.as_str(), 0)
+                } else {
+                    (POLICY, i * 100)
+                };
+                participant_files(&cluster.dir, i, &header, &rows[start..start + 100], policy)
             })
             .collect();
         let processes: Vec<ParticipantProcess> = dirs
