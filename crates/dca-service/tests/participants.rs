@@ -136,6 +136,37 @@ fn assert_same_fit(view: &JobView, local: &blr::Fit) {
     );
 }
 
+/// A `dpdist participant` process in each of `dirs` on job `id`; waits for the job's end and
+/// checks that every participant but `refusing` took part, and that `refusing` was refused for
+/// `bmi` (its policy leaves that column out).
+async fn run_with_one_refusing(
+    cluster: &Cluster,
+    aggregator: &str,
+    dirs: &[PathBuf],
+    id: &str,
+    refusing: usize,
+) -> JobView {
+    let processes: Vec<ParticipantProcess> = dirs
+        .iter()
+        .map(|d| ParticipantProcess::start(cluster, aggregator, d, id))
+        .collect();
+    let view = wait_for_end(cluster, aggregator, id).await;
+    for (i, p) in processes.into_iter().enumerate() {
+        let (ok, out) = p.finish(Duration::from_secs(60));
+        assert!(ok, "participant {i}: {out}");
+        let took_part = !out.contains("did not take part");
+        assert_eq!(took_part, i != refusing, "participant {i}: {out}");
+    }
+    assert_eq!(view.status.refused.len(), 1);
+    assert_eq!(view.status.refused[0].0, refusing);
+    assert!(
+        view.status.refused[0].1.contains("bmi"),
+        "{:?}",
+        view.status.refused
+    );
+    view
+}
+
 /// Twelve participant processes, one row each; one of them refuses by its policy (it may not
 /// contribute `bmi`) and stays out, T = 2: the job runs with the other eleven and releases
 /// exactly what the in-process pipeline releases over their rows.
@@ -155,24 +186,7 @@ async fn a_blr_job_over_twelve_participant_processes_equals_the_in_process_fit(s
                 participant_files(&cluster.dir, i, &header, &rows[i..i + 1], policy)
             })
             .collect();
-        let processes: Vec<ParticipantProcess> = dirs
-            .iter()
-            .map(|d| ParticipantProcess::start(&cluster, &aggregator.url, d, &id))
-            .collect();
-        let view = wait_for_end(&cluster, &aggregator.url, &id).await;
-        for (i, p) in processes.into_iter().enumerate() {
-            let (ok, out) = p.finish(Duration::from_secs(60));
-            assert!(ok, "participant {i}: {out}");
-            let took_part = !out.contains("did not take part");
-            assert_eq!(took_part, i != 7, "participant {i}: {out}");
-        }
-        assert_eq!(view.status.refused.len(), 1);
-        assert_eq!(view.status.refused[0].0, 7);
-        assert!(
-            view.status.refused[0].1.contains("bmi"),
-            "{:?}",
-            view.status.refused
-        );
+        let view = run_with_one_refusing(&cluster, &aggregator.url, &dirs, &id, 7).await;
         let taking_part: Vec<PathBuf> = (0..12)
             .filter(|&i| i != 7)
             .map(|i| dirs[i].clone())
@@ -914,18 +928,7 @@ async fn a_regression_job_equals_the_in_process_fit_and_predicts_as_it(store: St
                 participant_files(&cluster.dir, i, &header, &rows[start..start + 100], policy)
             })
             .collect();
-        let processes: Vec<ParticipantProcess> = dirs
-            .iter()
-            .map(|d| ParticipantProcess::start(&cluster, &aggregator.url, d, &id))
-            .collect();
-        let view = wait_for_end(&cluster, &aggregator.url, &id).await;
-        for (i, p) in processes.into_iter().enumerate() {
-            let (ok, out) = p.finish(Duration::from_secs(60));
-            assert!(ok, "participant {i}: {out}");
-            assert_eq!(!out.contains("did not take part"), i != 4, "{i}: {out}");
-        }
-        assert_eq!(view.status.state, "done", "{:?}", view.status.reason);
-        assert_eq!(view.status.refused.len(), 1);
+        let view = run_with_one_refusing(&cluster, &aggregator.url, &dirs, &id, 4).await;
         assert_eq!(view.status.rounds.len(), 1);
         let result = view.status.regression_result.clone().unwrap();
         assert!(view.status.result.is_none() && view.status.sum_result.is_none());

@@ -8,7 +8,7 @@ use clap::Args;
 use dca_service::{Error, Result};
 use dp_noise::rng::RngSource;
 
-use super::analyst::{AnalystConnection, print_report};
+use super::analyst::{AnalystConnection, print_report, rounds_report, seed_note};
 use crate::{checked_budget, read_text};
 
 #[derive(Args)]
@@ -48,6 +48,22 @@ pub struct BlrArgs {
     /// --result` reads.
     #[arg(long)]
     regression: bool,
+}
+
+impl BlrArgs {
+    /// The run's first line: the data, the model, the parties, the budget.
+    fn announce(&self, n: usize, d: usize, m: u16, model: &str) {
+        eprintln!(
+            "{}: {n} clients, d = {d}; {model} over the network on M = {m} nodes, T = {}, {} \
+             mode, (ε, δ) = ({}, {}){}",
+            self.data.display(),
+            self.max_dropped,
+            self.mode,
+            self.epsilon,
+            self.delta,
+            seed_note(self.insecure_seed)
+        );
+    }
 }
 
 pub async fn run(a: BlrArgs) -> Result<()> {
@@ -100,19 +116,7 @@ pub async fn run(a: BlrArgs) -> Result<()> {
             String::new()
         }
     );
-    eprintln!(
-        "{}: {n} clients, d = {d}; Alg. 2 over the network on M = {m} nodes, T = {}, {} mode, (ε, δ) = ({}, {}){}",
-        a.data.display(),
-        a.max_dropped,
-        a.mode,
-        a.epsilon,
-        a.delta,
-        if a.insecure_seed.is_some() {
-            ", INSECURE fixed seed"
-        } else {
-            ""
-        }
-    );
+    a.announce(n, d, m, "Alg. 2");
     let start = std::time::Instant::now();
     let (fit, transport) =
         fit_over_network(transport, x.clone(), y.clone(), d, config.clone(), rng).await?;
@@ -136,11 +140,7 @@ pub async fn run(a: BlrArgs) -> Result<()> {
         "nodes": m,
         "wall_seconds": wall,
         "warning": warning,
-        "rounds": transport.releases.iter().map(|r| serde_json::json!({
-            "round": r.round, "id": r.id, "clients": r.clients.len(),
-            "noise_sigma_released": r.noise_sigma_released,
-            "aggregator_spent_epsilon": r.spent_epsilon,
-        })).collect::<Vec<_>>(),
+        "rounds": rounds_report(&transport.releases),
         "std_x": std.map(|s| s.x.clone()),
         "std_y": std.map(|s| s.y),
         "omega_x": omega.map(|o| o.omega_x),
@@ -217,20 +217,7 @@ async fn run_regression(
         None => RngSource::Os,
     };
     let n = y.len();
-    eprintln!(
-        "{}: {n} clients, d = {d}; regression with an intercept over the network on M = {m} \
-         nodes, T = {}, {} mode, (ε, δ) = ({}, {}){}",
-        a.data.display(),
-        a.max_dropped,
-        a.mode,
-        a.epsilon,
-        a.delta,
-        if a.insecure_seed.is_some() {
-            ", INSECURE fixed seed"
-        } else {
-            ""
-        }
-    );
+    a.announce(n, d, m, "regression with an intercept");
     let start = std::time::Instant::now();
     let (xs, ys, c) = (x.clone(), y.clone(), config.clone());
     let (fit, transport) = tokio::task::spawn_blocking(move || -> Result<_> {
@@ -257,11 +244,7 @@ async fn run_regression(
         "dim": d,
         "nodes": m,
         "wall_seconds": wall,
-        "rounds": transport.releases.iter().map(|r| serde_json::json!({
-            "round": r.round, "id": r.id, "clients": r.clients.len(),
-            "noise_sigma_released": r.noise_sigma_released,
-            "aggregator_spent_epsilon": r.spent_epsilon,
-        })).collect::<Vec<_>>(),
+        "rounds": rounds_report(&transport.releases),
         "regression": result,
     });
     let mut identical = true;
