@@ -168,6 +168,10 @@ impl Contribution {
                 *with_yy,
                 Some((bounds_x, *bound_y)),
             )?),
+            Contribution::DesignStatistics { design } => RowSum::Design {
+                design,
+                sum: crate::silo::RecordSum::new(design.width(), true, None)?,
+            },
             rule => RowSum::Rows {
                 rule,
                 sum: vec![0.0; rule.dim()],
@@ -209,6 +213,15 @@ impl Contribution {
 pub enum RowSum<'a> {
     /// The statistics rule's blocked Gram ([`crate::silo::RecordSum`]).
     Statistics(crate::silo::RecordSum),
+    /// A design's statistics: its records mapped onto the design, in one blocked Gram (as
+    /// [`crate::design::DesignRule`] sums a holder's rows), the blocks' weights applied at the
+    /// end.
+    Design {
+        /// The design.
+        design: &'a Design,
+        /// The unweighted sum so far.
+        sum: crate::silo::RecordSum,
+    },
     /// Any other rule: its records added in row order.
     Rows {
         /// The rule.
@@ -223,6 +236,12 @@ impl RowSum<'_> {
     pub fn push_rows(&mut self, x: &[f64], y: &[f64]) -> Result<()> {
         match self {
             RowSum::Statistics(sum) => sum.push_rows(x, y),
+            RowSum::Design { design, sum } => {
+                projection::error::check_finite(y, y.len(), "y")?;
+                let z = design.rows(x)?;
+                let t: Vec<f64> = y.iter().map(|v| design.y.to_unit(*v)).collect();
+                sum.push_rows(&z, &t)
+            }
             RowSum::Rows { rule, sum } => {
                 let d = rule.columns();
                 Ok(rule.with_rule(|r| r.add_rows(x, y, d, sum))?)
@@ -234,6 +253,11 @@ impl RowSum<'_> {
     pub fn finish(self) -> Result<Vec<f64>> {
         match self {
             RowSum::Statistics(sum) => Ok(sum.finish()?.0),
+            RowSum::Design { design, sum } => {
+                let mut flat = sum.finish()?.0;
+                crate::block_shares::apply(&mut flat, design.width(), design.weights(), false);
+                Ok(flat)
+            }
             RowSum::Rows { sum, .. } => Ok(sum),
         }
     }
@@ -327,6 +351,13 @@ mod tests {
                 assumed_x: vec![3.0, 4.0, 5.0],
                 assumed_y: 6.0,
                 pooled_x: false,
+            },
+            Contribution::DesignStatistics {
+                design: Design::new(
+                    vec![crate::design::PublicRange::new(-5.0, 6.0).unwrap(); 3],
+                    crate::design::PublicRange::new(-7.0, 8.0).unwrap(),
+                )
+                .unwrap(),
             },
         ] {
             let whole = rule.client_vector(&x, &y).unwrap();

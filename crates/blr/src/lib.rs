@@ -79,7 +79,8 @@ pub use pipeline::{
 };
 pub use posterior::{Posterior, Prior, noise_ridge, posterior, posterior_ridged, predict};
 pub use regression::{
-    Regression, RegressionConfig, fit_regression, fit_regression_held, regression_from_stats,
+    Regression, RegressionConfig, fit_regression, fit_regression_held, predict_rows,
+    regression_from_stats,
 };
 pub use sensitivity::{laplace_scales, rho_from_budget, stats_l2_sensitivity};
 pub use split::{SplitSearchConfig, search_laplace_split};

@@ -430,19 +430,7 @@ impl Regression {
     /// # Errors
     /// Rows of the wrong width or non-finite values.
     pub fn predict(&self, x: &[f64]) -> Result<Vec<f64>> {
-        let d = self.design.columns();
-        self.design.check_rows(x)?;
-        let y = &self.design.y;
-        Ok(x.chunks_exact(d)
-            .map(|row| {
-                let clipped = row
-                    .iter()
-                    .zip(&self.design.x)
-                    .zip(&self.coefficients)
-                    .map(|((v, r), b)| b * v.clamp(r.lower, r.upper));
-                (self.intercept + clipped.sum::<f64>()).clamp(y.lower, y.upper)
-            })
-            .collect())
+        predict_rows(&self.design, self.intercept, &self.coefficients, x)
     }
 
     /// Standard errors of (intercept, slopes); NaN for slopes not estimated (a fit that is the
@@ -511,6 +499,41 @@ impl Regression {
         }
         out
     }
+}
+
+/// Predictions of the model `intercept + Σ coefficients_j x_j` fitted with `design`, for raw
+/// rows (row-major, one value per column of x, in the data's units): each value is clipped to
+/// its public range as in the fit, and each prediction to y's. What [`Regression::predict`]
+/// computes, for a model read back from its published form (a job's result).
+///
+/// # Errors
+/// Rows of the wrong width, non-finite values, or one coefficient per column not given.
+pub fn predict_rows(
+    design: &Design,
+    intercept: f64,
+    coefficients: &[f64],
+    x: &[f64],
+) -> Result<Vec<f64>> {
+    let d = design.columns();
+    if coefficients.len() != d {
+        return Err(Error::LengthMismatch {
+            what: "coefficients (one per column of the design)",
+            expected: d,
+            got: coefficients.len(),
+        });
+    }
+    design.check_rows(x)?;
+    let y = &design.y;
+    Ok(x.chunks_exact(d)
+        .map(|row| {
+            let clipped = row
+                .iter()
+                .zip(&design.x)
+                .zip(coefficients)
+                .map(|((v, r), b)| b * v.clamp(r.lower, r.upper));
+            (intercept + clipped.sum::<f64>()).clamp(y.lower, y.upper)
+        })
+        .collect())
 }
 
 /// A fit keeps its slopes only when its DP R² is above this many of its noise sds: an R² the

@@ -34,7 +34,9 @@ pub struct JobSpec {
     /// "blr": DCA paper Alg. 2 (DP std round, threshold search on public auxiliary data,
     /// statistics round, posterior). "train": DP-SGD logistic regression, one DCA round per
     /// iteration (settings in `train`). "sum": one DCA round of the sums of every column
-    /// the job reads (the features, then the target).
+    /// the job reads (the features, then the target). "regression": the regression with an
+    /// intercept in the data's units (`blr::regression`), one DCA round of the statistics of
+    /// the design the columns' public ranges make ([`JobSpec::design`]).
     pub kind: String,
     /// The target column.
     pub target: ColumnBounds,
@@ -99,16 +101,17 @@ impl JobSpec {
                      clip_norm, sampling_rate, learning_rate)"
                     .into());
             }
-            ("blr" | "sum", Some(_)) => {
+            ("blr" | "sum" | "regression", Some(_)) => {
                 return bad(format!(
                     "[train] settings are for \"train\" jobs, not for a {:?} job",
                     self.kind
                 ));
             }
-            ("blr" | "sum", None) => {}
+            ("blr" | "sum" | "regression", None) => {}
             (other, _) => {
                 return bad(format!(
-                    "kind {other:?} is not supported (\"blr\", \"train\" or \"sum\")"
+                    "kind {other:?} is not supported (\"blr\", \"regression\", \"train\" or \
+                     \"sum\")"
                 ));
             }
         }
@@ -197,33 +200,34 @@ impl JobSpec {
         }
     }
 
+    /// The design of a `regression` job: each feature's and the target's public range, an
+    /// intercept, the library's default shares of the budget among the statistics' blocks.
+    pub fn design(&self) -> Result<blr::Design> {
+        let range = |c: &ColumnBounds| {
+            blr::PublicRange::new(c.lo, c.hi)
+                .map_err(|e| Error::InvalidSpec(format!("job: column {:?}: {e}", c.name)))
+        };
+        Ok(blr::Design::new(
+            self.features.iter().map(range).collect::<Result<_>>()?,
+            range(&self.target)?,
+        )?)
+    }
+
+    /// A participant's rows for this job from its table, as they are in the file: the feature
+    /// columns in the job's order (x row-major, rows × d) and the target.
+    pub fn raw_rows_of(&self, table: &blr::data::Table) -> Result<(Vec<f64>, Vec<f64>)> {
+        let names: Vec<&str> = self.features.iter().map(|c| c.name.as_str()).collect();
+        let x = columns_of(table, &names, "the job reads")?;
+        let y = columns_of(table, &[&self.target.name], "the job reads")?;
+        Ok((x, y))
+    }
+
     /// A participant's rows for this job from its table: the feature columns in the job's
     /// order and the target, each mapped from its public range onto ±5 (values outside
     /// clipped). Returns (x row-major rows × d, y, values clipped). The in-process reference
     /// of a networked job prepares rows with this same function.
     pub fn rows_of(&self, table: &blr::data::Table) -> Result<(Vec<f64>, Vec<f64>, usize)> {
-        let column = |name: &str| {
-            table.names.iter().position(|n| n == name).ok_or_else(|| {
-                Error::InvalidSpec(format!(
-                    "the job reads column {name:?}, which the data file does not have (it has {})",
-                    table.names.join(", ")
-                ))
-            })
-        };
-        let features = self
-            .features
-            .iter()
-            .map(|c| column(&c.name))
-            .collect::<Result<Vec<_>>>()?;
-        let target = column(&self.target.name)?;
-        let width = table.names.len();
-        let d = features.len();
-        let mut x = Vec::with_capacity(table.rows * d);
-        let mut y = Vec::with_capacity(table.rows);
-        for row in table.values.chunks_exact(width) {
-            x.extend(features.iter().map(|&j| row[j]));
-            y.push(row[target]);
-        }
+        let (mut x, mut y) = self.raw_rows_of(table)?;
         let bounds = self.public_bounds();
         let names: Vec<String> = self.features.iter().map(|c| c.name.clone()).collect();
         let clipped = bounds
@@ -297,6 +301,28 @@ impl JobSpec {
     }
 }
 
+/// The columns `names` of `table`, row-major (rows × names); a column the table does not have
+/// is an error that says who reads it (`who`, e.g. "the job reads") and which columns there are.
+pub fn columns_of(table: &blr::data::Table, names: &[&str], who: &str) -> Result<Vec<f64>> {
+    let at = names
+        .iter()
+        .map(|name| {
+            table.names.iter().position(|n| n == name).ok_or_else(|| {
+                Error::InvalidSpec(format!(
+                    "{who} column {name:?}, which the data file does not have (it has {})",
+                    table.names.join(", ")
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let width = table.names.len();
+    let mut out = Vec::with_capacity(table.rows * at.len());
+    for row in table.values.chunks_exact(width) {
+        out.extend(at.iter().map(|&j| row[j]));
+    }
+    Ok(out)
+}
+
 /// A participant's answer to a job (`POST /jobs/{id}/answer`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -358,6 +384,9 @@ pub struct JobStatus {
     /// A `sum` job's result, once done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sum_result: Option<crate::job_train::SumResult>,
+    /// A `regression` job's result, once done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regression_result: Option<crate::job_regression::RegressionResult>,
     /// zCDP ρ reserved for the job, and spent by its released rounds so far.
     pub rho_reserved: f64,
     /// See `rho_reserved`. Released rounds only: a participant charges its own ledger when it
@@ -510,6 +539,20 @@ pub(crate) mod tests {
                 Box::new(|s| {
                     s.kind = "sum".into();
                     s.clipped_share = Some(0.05);
+                }),
+            ),
+            (
+                "not for a \"regression\" job",
+                Box::new(|s| {
+                    s.kind = "regression".into();
+                    s.clipped_share = Some(0.05);
+                }),
+            ),
+            (
+                "column \"a\" needs a name and finite bounds",
+                Box::new(|s| {
+                    s.kind = "regression".into();
+                    s.features[0].lo = f64::INFINITY;
                 }),
             ),
         ];

@@ -86,7 +86,7 @@ async fn run(
     let rows: Vec<usize> = status.accepted.iter().map(|(_, rows)| *rows).collect();
     let n_nodes = u16::try_from(agg.node_urls().len())
         .map_err(|_| Error::InvalidSpec("too many nodes".into()))?;
-    let mut transport = JobTransport {
+    let transport = JobTransport {
         agg: agg.clone(),
         runtime: tokio::runtime::Handle::current(),
         spec: spec.clone(),
@@ -97,20 +97,14 @@ async fn run(
     match spec.kind.as_str() {
         "train" => return run_train(agg, spec, rows, n_nodes, transport).await,
         "sum" => return run_sum(agg, spec, rows, n_nodes, transport).await,
+        "regression" => return run_regression(agg, spec, rows, n_nodes, transport).await,
         _ => {}
     }
     let config = spec.fit_config(n_nodes);
-    let rng = dp_noise::rng::RngSource::InsecureFixedSeed(spec.seed());
-    let max_rows = spec.max_rows;
-    let fit = tokio::task::spawn_blocking(move || {
-        let holders = Holders::Remote {
-            rows: &rows,
-            max_rows,
-        };
-        blr::fit_held(&holders, &config, rng, &mut transport)
+    let fit = over_participants(&spec, rows, transport, "pipeline", move |h, rng, t| {
+        blr::fit_held(h, &config, rng, t)
     })
-    .await
-    .map_err(|e| Error::Job(format!("the job's pipeline task: {e}")))??;
+    .await?;
     let result = JobResult {
         mean: fit.posterior.mean.clone(),
         precision: {
@@ -245,6 +239,53 @@ async fn run_sum(
         noise_sigma: release.noise_sigma_released,
     };
     finish(agg, &id, move |s| s.sum_result = Some(result.clone()))
+}
+
+/// A `regression` job: the library's regression over the participants (one round of the
+/// design's statistics), its rounds run by the participants through `transport`.
+async fn run_regression(
+    agg: &Arc<Aggregator>,
+    spec: JobSpec,
+    rows: Vec<usize>,
+    n_nodes: u16,
+    transport: JobTransport,
+) -> Result<()> {
+    let id = spec.id();
+    let config = crate::job_regression::regression_config(&spec, n_nodes)?;
+    let fit = over_participants(&spec, rows, transport, "regression", move |h, rng, t| {
+        blr::fit_regression_held(h, &config, rng, t)
+    })
+    .await?;
+    let result = crate::job_regression::RegressionResult::of(&spec, &fit);
+    finish(agg, &id, move |s| {
+        s.regression_result = Some(result.clone())
+    })
+}
+
+/// Runs a `blr` learner (`fit`) on a blocking thread over the participants who accepted (party
+/// i holds `rows[i]`), its DCA rounds run by them through `transport`, with the job's public
+/// randomness (which draws none of the participants' noise or masks: they draw their own).
+async fn over_participants<T: Send + 'static>(
+    spec: &JobSpec,
+    rows: Vec<usize>,
+    mut transport: JobTransport,
+    what: &str,
+    fit: impl FnOnce(&Holders<'_>, dp_noise::rng::RngSource, &mut JobTransport) -> blr::Result<T>
+    + Send
+    + 'static,
+) -> Result<T> {
+    let rng = dp_noise::rng::RngSource::InsecureFixedSeed(spec.seed());
+    let max_rows = spec.max_rows;
+    let fitted = tokio::task::spawn_blocking(move || {
+        let holders = Holders::Remote {
+            rows: &rows,
+            max_rows,
+        };
+        fit(&holders, rng, &mut transport)
+    })
+    .await
+    .map_err(|e| Error::Job(format!("the job's {what} task: {e}")))??;
+    Ok(fitted)
 }
 
 /// Marks a live job done, with `result` recorded.

@@ -75,6 +75,7 @@ mod job_acquirer;
 pub mod job_driver;
 #[cfg(feature = "server")]
 pub mod job_http;
+pub mod job_regression;
 pub mod job_train;
 pub mod job_view;
 pub mod messages;

@@ -822,9 +822,10 @@ impl Participant {
     }
 
     /// This participant's vector under `rule`: its rows in chunks (bounded memory for a file),
-    /// each mapped from the job's public ranges onto ±5, then summed as `rule` says — for
-    /// `blr`, the same numbers as `rule.client_vector` over all its rows at once; for `train`
-    /// and `sum`, see `participant_train`.
+    /// each mapped from the job's public ranges onto ±5 (a `regression` job's design maps the
+    /// rows as they are itself), then summed as `rule` says — for `blr` and `regression`, the
+    /// same numbers as `rule.client_vector` over all its rows at once; for `train` and `sum`,
+    /// see `participant_train`.
     fn contribution(
         &self,
         spec: &JobSpec,
@@ -839,11 +840,14 @@ impl Participant {
         let bounds = spec.public_bounds();
         let target = std::slice::from_ref(&spec.target.name);
         let mut sum = rule.accumulator(spec, sampling)?;
+        let raw = rule.reads_raw_rows();
         self.rows.for_each_chunk(&schema, chunk_rows, |x, y| {
-            bounds
-                .scale(x, &schema.x, 5.0)
-                .and_then(|_| bounds.scale(y, target, 5.0))
-                .map_err(|e| Error::InvalidSpec(format!("job's public bounds: {e}")))?;
+            if !raw {
+                bounds
+                    .scale(x, &schema.x, 5.0)
+                    .and_then(|_| bounds.scale(y, target, 5.0))
+                    .map_err(|e| Error::InvalidSpec(format!("job's public bounds: {e}")))?;
+            }
             sum.push_rows(x, y)
         })?;
         sum.finish()

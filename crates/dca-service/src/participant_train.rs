@@ -8,6 +8,8 @@
 //!   here, from this participant's own randomness, so nobody else learns the batch. The class
 //!   of a record is the sign of its mapped target (above the middle of the public range: +1).
 //! - `sum`: Σ over its records of every column the job reads.
+//! - `regression`: the learner's [`blr::Contribution::DesignStatistics`] of the design the
+//!   job's public ranges make, from its rows as they are in its file (the design maps them).
 
 use blr::Contribution;
 use dca_learning::{ClientGradient, Model, iteration_rngs};
@@ -21,6 +23,8 @@ use crate::{Error, Result};
 /// A round's rule, parsed for the job's kind.
 pub(crate) enum JobRule {
     Blr(Contribution),
+    /// A `regression` job's round: the design's statistics ([`JobSpec::design`]).
+    Regression(Contribution),
     Train(job_train::TrainRule),
     Sum(job_train::SumRule),
 }
@@ -47,6 +51,22 @@ impl JobRule {
         let refuse = |m: String| Err(Error::Job(format!("round {}: {m}", job_round.id)));
         let rule = match spec.kind.as_str() {
             "blr" => return Ok(JobRule::Blr(Contribution::from_json(&job_round.rule)?)),
+            "regression" => {
+                let rule = Contribution::from_json(&job_round.rule)?;
+                let design = spec.design()?;
+                return match &rule {
+                    Contribution::DesignStatistics { design: d }
+                        if *d == design && job_round.step == 1 =>
+                    {
+                        Ok(JobRule::Regression(rule))
+                    }
+                    _ => refuse(format!(
+                        "its rule (step {}) is not step 1's statistics of the job's design (its \
+                         columns' public ranges and an intercept)",
+                        job_round.step
+                    )),
+                };
+            }
             _ => Rule::from_json(&job_round.rule)?,
         };
         match (spec.kind.as_str(), rule, &spec.train) {
@@ -92,7 +112,7 @@ impl JobRule {
     /// What the round must look like.
     pub(crate) fn expected(&self, spec: &JobSpec) -> Result<Expected> {
         Ok(match self {
-            JobRule::Blr(rule) => {
+            JobRule::Blr(rule) | JobRule::Regression(rule) => {
                 if rule.columns() != spec.features.len() {
                     return Err(Error::Job(format!(
                         "a round's rule reads {} columns, the job has {}",
@@ -124,7 +144,7 @@ impl JobRule {
     /// ledger's running total alone, as its two rounds split the budget unevenly).
     pub(crate) fn check_budget(&self, spec: &JobSpec, round: &Round) -> Result<()> {
         let (rounds, l2) = match self {
-            JobRule::Blr(_) => return Ok(()),
+            JobRule::Blr(_) | JobRule::Regression(_) => return Ok(()),
             JobRule::Train(r) => (spec.train.as_ref().map_or(0, |t| t.iterations), r.clip_norm),
             JobRule::Sum(_) => (1, job_train::sum_sensitivity(spec)),
         };
@@ -158,11 +178,17 @@ impl JobRule {
                 let (round, sampling) = iteration_rngs(&seed, step);
                 (round.derive(client), sampling.derive(client))
             }
-            JobRule::Blr(_) | JobRule::Sum(_) => {
+            JobRule::Blr(_) | JobRule::Regression(_) | JobRule::Sum(_) => {
                 let round = seed.derive(step).derive(client);
                 (round, round)
             }
         }
+    }
+
+    /// Whether the rule reads rows as they are in the file (a design maps them itself) rather
+    /// than mapped onto ±5 by the job's public bounds.
+    pub(crate) fn reads_raw_rows(&self) -> bool {
+        matches!(self, JobRule::Regression(_))
     }
 
     /// An empty sum for this rule; `sampling` draws a `train` round's coins.
@@ -172,7 +198,7 @@ impl JobRule {
         sampling: RngSource,
     ) -> Result<Accumulator<'_>> {
         Ok(match self {
-            JobRule::Blr(rule) => Accumulator::Blr(rule.accumulator()?),
+            JobRule::Blr(rule) | JobRule::Regression(rule) => Accumulator::Blr(rule.accumulator()?),
             JobRule::Train(r) => {
                 let l2 = spec.train.as_ref().map_or(0.0, |t| t.l2);
                 Accumulator::Train(Box::new(ClientGradient::poisson(
@@ -317,6 +343,50 @@ mod tests {
         assert!(JobRule::parse(&job("sum"), &job_round(0, &wide)).is_err());
         assert!(JobRule::parse(&job("sum"), &job_round(0, &ok)).is_err());
         assert!(JobRule::parse(&job("blr"), &job_round(0, &sum)).is_err());
+    }
+
+    #[test]
+    fn a_regression_round_must_carry_the_jobs_design_in_step_1() {
+        let spec = job("regression");
+        spec.validate().unwrap();
+        let design = spec.design().unwrap();
+        let round = |step: u64, design: blr::Design| JobRound {
+            rule: Contribution::DesignStatistics { design }.to_json(),
+            ..job_round(step, &Rule::Sum(SumRule { columns: 3 }))
+        };
+        let ok = JobRule::parse(&spec, &round(1, design.clone())).unwrap();
+        assert!(ok.reads_raw_rows());
+        assert_eq!(ok.expected(&spec).unwrap().l2_sensitivity, 1.0);
+        let mut wider = design.clone();
+        wider.y.upper = 2.0;
+        let no_intercept = blr::Design {
+            intercept: false,
+            ..design.clone()
+        };
+        for (step, d) in [(2, design.clone()), (1, wider), (1, no_intercept)] {
+            let e = JobRule::parse(&spec, &round(step, d))
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(e.contains("job's design"), "{e}");
+        }
+        // A blr job's rule, or a sum rule, is not a regression round's.
+        let statistics = JobRound {
+            rule: Contribution::Statistics {
+                bounds_x: vec![1.0, 1.0],
+                bound_y: 1.0,
+                with_yy: true,
+            }
+            .to_json(),
+            ..round(1, design.clone())
+        };
+        assert!(JobRule::parse(&spec, &statistics).is_err());
+        assert!(JobRule::parse(&spec, &job_round(1, &Rule::Sum(SumRule { columns: 3 }))).is_err());
+        assert!(
+            !JobRule::parse(&job("blr"), &round(1, design))
+                .unwrap()
+                .reads_raw_rows()
+        );
     }
 
     /// The job's noise lets its five rounds fit its ρ; a round with half that noise (four

@@ -318,7 +318,8 @@ fn a_participant_names_its_missing_files() {
 
 /// Issue 25 items 6 and 10 through the real CLI against an aggregator and its nodes: `dpdist
 /// blr` on 19 rows warns that noise dominates the statistics; a second job reusing the round
-/// numbers is refused with how to fix it, and `--round-offset` fixes it.
+/// numbers is refused with how to fix it, and `--round-offset` fixes it. `dpdist blr
+/// --regression` on the 19 rows is the constant predictor and says why.
 async fn blr_on_few_rows_warns_and_a_reused_round_number_says_how_to_fix_it(store: Store) {
     let Some(cluster) = Cluster::start_on("cli-errors-blr", 2, store) else {
         return;
@@ -362,6 +363,54 @@ async fn blr_on_few_rows_warns_and_a_reused_round_number_says_how_to_fix_it(stor
     // What the hint says works.
     let (ok, out) = run(&rows20, &["--round-offset", "10"]);
     assert!(ok, "{out}");
+
+    // The regression with an intercept on the 19 rows is the in-process fit, and the constant
+    // (the noise swamps 19 rows at ε = 1): it says why, on stderr and in its warnings (never
+    // null then); `job predict` reads its report.
+    let (ok, out) = run(
+        &rows19,
+        &[
+            "--regression",
+            "--round-offset",
+            "20",
+            "--insecure-seed",
+            "7",
+        ],
+    );
+    assert!(ok, "{out}");
+    let report: serde_json::Value = serde_json::from_str(&out[out.rfind("\n{\n").unwrap()..])
+        .unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(report["bit_identical_to_in_process"], true, "{out}");
+    // Every slope 0: the fit is the constant, and each warning is printed.
+    let coefficients = report["regression"]["coefficients"].as_array().unwrap();
+    assert!(coefficients[1..].iter().all(|b| b == 0.0), "{out}");
+    let warnings = report["regression"]["warnings"]
+        .as_array()
+        .expect("warnings");
+    assert!(!warnings.is_empty(), "{out}");
+    for w in warnings {
+        let printed = format!("dpdist: WARNING: {}", w.as_str().unwrap());
+        assert!(out.contains(&printed), "{out}");
+    }
+    let report_file = cluster.dir.join("regression.json");
+    std::fs::write(&report_file, &out[out.rfind("\n{\n").unwrap()..]).unwrap();
+    let (ok, predicted) = dpdist(
+        &[
+            "job",
+            "predict",
+            "--result",
+            s(&report_file),
+            "--data",
+            s(&rows19),
+        ],
+        QUICK,
+    );
+    assert!(ok, "{predicted}");
+    let constant = report["regression"]["constant"].as_f64().unwrap();
+    let lines: Vec<&str> = predicted.lines().collect();
+    assert_eq!((lines[0], lines.len()), ("target", 20), "{predicted}");
+    let close = |l: &&str| (l.parse::<f64>().unwrap() - constant.clamp(0.0, 400.0)).abs() < 1e-9;
+    assert!(lines[1..].iter().all(close), "{predicted}");
     drop(aggregator);
 }
 

@@ -192,6 +192,14 @@ fn train_and_sum_job_files_are_checked_before_the_aggregator_is_asked() {
         (job("train", &train("2")), "sampling_rate"),
         (job("train", &(train("0.5") + "momentum = 1\n")), "momentum"),
         (job("sum", &train("0.5")), "not for a \"sum\" job"),
+        (
+            job("regression", &train("0.5")),
+            "not for a \"regression\" job",
+        ),
+        (
+            job("regression", "").replace("lo = 0\nhi = 1\n[[", "lo = 1\nhi = 1\n[["),
+            "finite bounds lo < hi",
+        ),
         (job("mean", ""), "not supported"),
         (
             job("train", &train("0.5")).replace("[target]", "mode = \"full\"\n[target]"),
@@ -202,11 +210,72 @@ fn train_and_sum_job_files_are_checked_before_the_aggregator_is_asked() {
         let (ok, out) = create(text);
         assert!(!ok && out.contains(word), "{word}: {out}");
     }
-    for text in [job("train", &train("0.5")), job("sum", "")] {
+    for text in [
+        job("train", &train("0.5")),
+        job("sum", ""),
+        job("regression", ""),
+    ] {
         let (ok, out) = create(text);
         assert!(
             !ok && out.contains("--ca") && out.contains("ca.pem"),
             "{out}"
         );
     }
+}
+
+/// `job predict` names the file and the cause of bad input: a result of another kind or not a
+/// result at all, a data file without a column the model reads, a cell that is not a number.
+#[test]
+fn job_predict_names_the_file_and_cause_of_bad_input() {
+    let dir = scratch("predict");
+    let p = |f: &str| dir.join(f).display().to_string();
+    let regression = r#"{
+  "kind": "regression",
+  "names": ["(Intercept)", "a"],
+  "coefficients": [5.0, 2.0],
+  "std_errors": [0.1, null],
+  "target": "y",
+  "r_squared": 0.5,
+  "r_squared_sd": 0.01,
+  "residual_sd": 1.0,
+  "constant": 5.0,
+  "records": 100,
+  "warnings": null,
+  "spent_epsilon": 1.0,
+  "spent_delta": 1e-5,
+  "design": {"x": [{"lower": -1.0, "upper": 1.0}], "y": {"lower": 0.0, "upper": 10.0},
+             "intercept": true, "shares": {"gram": 0.45, "cross": 0.45, "yy": 0.1}}
+}"#;
+    std::fs::write(dir.join("regression.json"), regression).unwrap();
+    std::fs::write(
+        dir.join("blr.json"),
+        r#"{"mean":[1.0],"precision":[1.0],"stats":[],"records":1,"std":null,
+            "thresholds":null,"spent_epsilon":1.0,"spent_delta":1e-5}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("garbage.json"), "{\"kind\": \"regression\"").unwrap();
+    std::fs::write(dir.join("good.csv"), "b,a\n1,0.5\n2,3\n").unwrap();
+    std::fs::write(dir.join("no-a.csv"), "b,c\n1,0.5\n").unwrap();
+    std::fs::write(dir.join("text.csv"), "b,a\n1,0.5\n2,high\n").unwrap();
+    let predict = |result: &str, data: &str| {
+        dpdist(&["job", "predict", "--result", &p(result), "--data", &p(data)])
+    };
+    let cases = [
+        ("blr.json", "good.csv", "\"blr\" job's result", "blr.json"),
+        ("garbage.json", "good.csv", "not JSON", "garbage.json"),
+        ("missing.json", "good.csv", "--result", "missing.json"),
+        ("regression.json", "no-a.csv", "column \"a\"", "no-a.csv"),
+        ("regression.json", "text.csv", "line 3", "text.csv"),
+    ];
+    for (result, data, word, file) in cases {
+        let (ok, out) = predict(result, data);
+        assert!(
+            !ok && out.contains(word) && out.contains(file),
+            "{word}: {out}"
+        );
+    }
+    // 5 + 2·0.5, and a = 3 clipped to its range's top 1: 5 + 2.
+    let (ok, out) = predict("regression.json", "good.csv");
+    assert!(ok, "{out}");
+    assert_eq!(out, "y\n6\n7\n");
 }

@@ -136,6 +136,37 @@ fn assert_same_fit(view: &JobView, local: &blr::Fit) {
     );
 }
 
+/// A `dpdist participant` process in each of `dirs` on job `id`; waits for the job's end and
+/// checks that every participant but `refusing` took part, and that `refusing` was refused for
+/// `bmi` (its policy leaves that column out).
+async fn run_with_one_refusing(
+    cluster: &Cluster,
+    aggregator: &str,
+    dirs: &[PathBuf],
+    id: &str,
+    refusing: usize,
+) -> JobView {
+    let processes: Vec<ParticipantProcess> = dirs
+        .iter()
+        .map(|d| ParticipantProcess::start(cluster, aggregator, d, id))
+        .collect();
+    let view = wait_for_end(cluster, aggregator, id).await;
+    for (i, p) in processes.into_iter().enumerate() {
+        let (ok, out) = p.finish(Duration::from_secs(60));
+        assert!(ok, "participant {i}: {out}");
+        let took_part = !out.contains("did not take part");
+        assert_eq!(took_part, i != refusing, "participant {i}: {out}");
+    }
+    assert_eq!(view.status.refused.len(), 1);
+    assert_eq!(view.status.refused[0].0, refusing);
+    assert!(
+        view.status.refused[0].1.contains("bmi"),
+        "{:?}",
+        view.status.refused
+    );
+    view
+}
+
 /// Twelve participant processes, one row each; one of them refuses by its policy (it may not
 /// contribute `bmi`) and stays out, T = 2: the job runs with the other eleven and releases
 /// exactly what the in-process pipeline releases over their rows.
@@ -155,24 +186,7 @@ async fn a_blr_job_over_twelve_participant_processes_equals_the_in_process_fit(s
                 participant_files(&cluster.dir, i, &header, &rows[i..i + 1], policy)
             })
             .collect();
-        let processes: Vec<ParticipantProcess> = dirs
-            .iter()
-            .map(|d| ParticipantProcess::start(&cluster, &aggregator.url, d, &id))
-            .collect();
-        let view = wait_for_end(&cluster, &aggregator.url, &id).await;
-        for (i, p) in processes.into_iter().enumerate() {
-            let (ok, out) = p.finish(Duration::from_secs(60));
-            assert!(ok, "participant {i}: {out}");
-            let took_part = !out.contains("did not take part");
-            assert_eq!(took_part, i != 7, "participant {i}: {out}");
-        }
-        assert_eq!(view.status.refused.len(), 1);
-        assert_eq!(view.status.refused[0].0, 7);
-        assert!(
-            view.status.refused[0].1.contains("bmi"),
-            "{:?}",
-            view.status.refused
-        );
+        let view = run_with_one_refusing(&cluster, &aggregator.url, &dirs, &id, 7).await;
         let taking_part: Vec<PathBuf> = (0..12)
             .filter(|&i| i != 7)
             .map(|i| dirs[i].clone())
@@ -884,6 +898,101 @@ async fn the_other_aggregator_takes_over_a_job_whose_lease_holder_was_killed() {
     .expect("test exceeded its time limit");
 }
 
+/// A `regression` job: four participant processes with 100 diabetes rows each, and a fifth
+/// whose policy may not contribute `bmi` (refused, T = 1). Its result (coefficients in the
+/// data's units, errors, DP R², warnings, spent budget, design) is the in-process
+/// `blr::fit_regression_held` over the same rows grouped the same way, with the same seeds;
+/// `dpdist job predict` on it prints exactly `Regression::predict` for the 42 rows none of the
+/// four held.
+async fn a_regression_job_equals_the_in_process_fit_and_predicts_as_it(store: Store) {
+    tokio::time::timeout(LIMIT, async {
+        let Some(cluster) = Cluster::start_on("job-regression", 3, store) else {
+            return;
+        };
+        let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let (header, rows) = diabetes();
+        let spec = JobSpec {
+            kind: "regression".into(),
+            ..job_spec(5, 1, 100, 120_000)
+        };
+        let id = create_job(&cluster, &aggregator.url, &spec).await;
+        let refusing = POLICY.replace("\"bmi\", ", "");
+        let dirs: Vec<PathBuf> = (0..5)
+            .map(|i| {
+                // The refusing participant holds rows the others hold too: it sends none.
+                let (policy, start) = if i == 4 {
+                    (refusing.as_str(), 0)
+                } else {
+                    (POLICY, i * 100)
+                };
+                participant_files(&cluster.dir, i, &header, &rows[start..start + 100], policy)
+            })
+            .collect();
+        let view = run_with_one_refusing(&cluster, &aggregator.url, &dirs, &id, 4).await;
+        assert_eq!(view.status.rounds.len(), 1);
+        let result = view.status.regression_result.clone().unwrap();
+        assert!(view.status.result.is_none() && view.status.sum_result.is_none());
+
+        let (mut x, mut y, mut starts) = (Vec::new(), Vec::new(), vec![0]);
+        for dir in &dirs[..4] {
+            let text = std::fs::read_to_string(dir.join("rows.csv")).unwrap();
+            let table = blr::data::Table::parse_csv(&text).unwrap();
+            let (px, py) = spec.raw_rows_of(&table).unwrap();
+            x.extend(px);
+            y.extend(py);
+            starts.push(y.len());
+        }
+        let holders = projection::holders::Holders::Here {
+            x: &x,
+            y: &y,
+            d: spec.features.len(),
+            grouping: projection::holders::Grouping::Starts(&starts),
+        };
+        let local = blr::fit_regression_held(
+            &holders,
+            &dca_service::job_regression::regression_config(&spec, 3).unwrap(),
+            RngSource::InsecureFixedSeed(SEED),
+            &mut projection::InProcess,
+        )
+        .unwrap();
+        let expected = dca_service::job_regression::RegressionResult::of(&spec, &local);
+        assert_eq!(bits(&result.coefficients), bits(&expected.coefficients));
+        assert_eq!(result, expected);
+        assert_eq!(result.records, 400);
+        assert_eq!(result.warnings.is_none(), local.warnings.is_empty());
+
+        // Predictions for the rows nobody held, from the result as `dpdist job result` prints
+        // it.
+        let result_file = cluster.dir.join("result.json");
+        std::fs::write(&result_file, serde_json::to_string_pretty(&result).unwrap()).unwrap();
+        let test_rows = &rows[400..];
+        let data_file = cluster.dir.join("new.csv");
+        std::fs::write(&data_file, format!("{header}\n{}\n", test_rows.join("\n"))).unwrap();
+        let (ok, out) = dpdist(
+            &[
+                "job",
+                "predict",
+                "--result",
+                result_file.to_str().unwrap(),
+                "--data",
+                data_file.to_str().unwrap(),
+            ],
+            Duration::from_secs(30),
+        );
+        assert!(ok, "{out}");
+        let mut lines = out.lines();
+        assert_eq!(lines.next(), Some("target"));
+        let printed: Vec<f64> = lines.map(|l| l.parse().unwrap()).collect();
+        let table =
+            blr::data::Table::parse_csv(&std::fs::read_to_string(&data_file).unwrap()).unwrap();
+        let (new_x, _) = spec.raw_rows_of(&table).unwrap();
+        assert_eq!(bits(&printed), bits(&local.predict(&new_x).unwrap()));
+        assert_eq!(printed.len(), 42);
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
 both_stores!(
     ignore = "needs the C++ and R participants: run by scripts/test-net-hosts.sh":
     a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit
@@ -891,6 +1000,7 @@ both_stores!(
 
 both_stores!(
     a_blr_job_over_twelve_participant_processes_equals_the_in_process_fit,
+    a_regression_job_equals_the_in_process_fit_and_predicts_as_it,
     a_cross_silo_job_equals_the_in_process_fit_with_the_same_grouping,
     up_to_t_silent_participants_are_dropouts_one_more_aborts_the_job,
     a_participant_killed_between_sealing_and_uploading_sends_the_same_shares,

@@ -65,3 +65,26 @@ pub fn print_report(report: &serde_json::Value, identical: bool, mismatch: &str)
         Err(Error::InvalidSpec(mismatch.into()))
     }
 }
+
+/// What a run's first line says about its randomness.
+pub fn seed_note(insecure_seed: Option<u64>) -> &'static str {
+    if insecure_seed.is_some() {
+        ", INSECURE fixed seed"
+    } else {
+        ""
+    }
+}
+
+/// The report's `rounds`: each round the aggregator released.
+pub fn rounds_report(releases: &[dca_service::messages::PublishedRelease]) -> serde_json::Value {
+    releases
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "round": r.round, "id": r.id, "clients": r.clients.len(),
+                "noise_sigma_released": r.noise_sigma_released,
+                "aggregator_spent_epsilon": r.spent_epsilon,
+            })
+        })
+        .collect()
+}

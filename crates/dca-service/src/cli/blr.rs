@@ -1,4 +1,6 @@
-//! `dpdist blr`: Alg. 2 over the network, the analyst's process running the N clients.
+//! `dpdist blr`: Alg. 2 over the network, the analyst's process running the N clients; with
+//! `--regression`, the regression with an intercept in the data's units (`blr::regression`)
+//! instead.
 
 use std::path::PathBuf;
 
@@ -6,7 +8,7 @@ use clap::Args;
 use dca_service::{Error, Result};
 use dp_noise::rng::RngSource;
 
-use super::analyst::{AnalystConnection, print_report};
+use super::analyst::{AnalystConnection, print_report, rounds_report, seed_note};
 use crate::{checked_budget, read_text};
 
 #[derive(Args)]
@@ -40,6 +42,28 @@ pub struct BlrArgs {
     /// the released statistics are bit-identical.
     #[arg(long)]
     insecure_seed: Option<u64>,
+    /// Fit the regression a statistician expects instead of Alg. 2: an intercept, every column
+    /// mapped by its public range in `--bounds` (clipped to it, never centred on 0), one round
+    /// of the design's statistics; the report's `regression` is what `dpdist job predict
+    /// --result` reads.
+    #[arg(long)]
+    regression: bool,
+}
+
+impl BlrArgs {
+    /// The run's first line: the data, the model, the parties, the budget.
+    fn announce(&self, n: usize, d: usize, m: u16, model: &str) {
+        eprintln!(
+            "{}: {n} clients, d = {d}; {model} over the network on M = {m} nodes, T = {}, {} \
+             mode, (ε, δ) = ({}, {}){}",
+            self.data.display(),
+            self.max_dropped,
+            self.mode,
+            self.epsilon,
+            self.delta,
+            seed_note(self.insecure_seed)
+        );
+    }
 }
 
 pub async fn run(a: BlrArgs) -> Result<()> {
@@ -54,6 +78,9 @@ pub async fn run(a: BlrArgs) -> Result<()> {
         .bounds
         .clone()
         .unwrap_or_else(|| blr::public_bounds::schema_path(&a.data));
+    if a.regression {
+        return run_regression(a, mode, budget, bounds_path).await;
+    }
     let prepared = prepare_csv(
         &read_text(&a.data, "--data")?,
         &a.target,
@@ -89,19 +116,7 @@ pub async fn run(a: BlrArgs) -> Result<()> {
             String::new()
         }
     );
-    eprintln!(
-        "{}: {n} clients, d = {d}; Alg. 2 over the network on M = {m} nodes, T = {}, {} mode, (ε, δ) = ({}, {}){}",
-        a.data.display(),
-        a.max_dropped,
-        a.mode,
-        a.epsilon,
-        a.delta,
-        if a.insecure_seed.is_some() {
-            ", INSECURE fixed seed"
-        } else {
-            ""
-        }
-    );
+    a.announce(n, d, m, "Alg. 2");
     let start = std::time::Instant::now();
     let (fit, transport) =
         fit_over_network(transport, x.clone(), y.clone(), d, config.clone(), rng).await?;
@@ -125,11 +140,7 @@ pub async fn run(a: BlrArgs) -> Result<()> {
         "nodes": m,
         "wall_seconds": wall,
         "warning": warning,
-        "rounds": transport.releases.iter().map(|r| serde_json::json!({
-            "round": r.round, "id": r.id, "clients": r.clients.len(),
-            "noise_sigma_released": r.noise_sigma_released,
-            "aggregator_spent_epsilon": r.spent_epsilon,
-        })).collect::<Vec<_>>(),
+        "rounds": rounds_report(&transport.releases),
         "std_x": std.map(|s| s.x.clone()),
         "std_y": std.map(|s| s.y),
         "omega_x": omega.map(|o| o.omega_x),
@@ -158,5 +169,97 @@ pub async fn run(a: BlrArgs) -> Result<()> {
         &report,
         identical,
         "the network fit's statistics differ from the in-process fit's",
+    )
+}
+
+/// `dpdist blr --regression`: `blr::fit_regression_held` with the rows of `--data` as the
+/// clients (one row each, raw: the design maps them by their public ranges).
+async fn run_regression(
+    a: BlrArgs,
+    mode: fixedpoint_shares::ShareMode,
+    budget: dp_noise::PrivacyLoss,
+    bounds_path: PathBuf,
+) -> Result<()> {
+    use projection::holders::{Grouping, Holders};
+    let at = |e: String| {
+        Error::InvalidSpec(format!(
+            "--data {} with --bounds {}: {e}",
+            a.data.display(),
+            bounds_path.display()
+        ))
+    };
+    let table = blr::data::Table::parse_csv(&read_text(&a.data, "--data")?)
+        .map_err(|e| at(e.to_string()))?;
+    let (x, y, d, names) = table
+        .split_target(&a.target)
+        .map_err(|e| at(e.to_string()))?;
+    let schema = blr::public_bounds::PublicBounds::parse(&read_text(&bounds_path, "--bounds")?)
+        .map_err(at)?;
+    let range = |name: &str| -> Result<blr::PublicRange> {
+        let (lo, hi) = schema.of(name).map_err(at)?;
+        blr::PublicRange::new(lo, hi).map_err(|e| at(format!("column {name:?}: {e}")))
+    };
+    let design = blr::Design::new(
+        names.iter().map(|n| range(n)).collect::<Result<_>>()?,
+        range(&a.target)?,
+    )?;
+    let (mut transport, m) = a.analyst.transport().await?;
+    let config = blr::RegressionConfig {
+        aggregation: projection::Aggregation::Distributed(projection::DcaSettings {
+            n_nodes: m,
+            max_dropped: a.max_dropped,
+            mode,
+        }),
+        ..blr::RegressionConfig::new(design, budget)
+    };
+    let rng = match a.insecure_seed {
+        Some(seed) => RngSource::InsecureFixedSeed(seed),
+        None => RngSource::Os,
+    };
+    let n = y.len();
+    a.announce(n, d, m, "regression with an intercept");
+    let start = std::time::Instant::now();
+    let (xs, ys, c) = (x.clone(), y.clone(), config.clone());
+    let (fit, transport) = tokio::task::spawn_blocking(move || -> Result<_> {
+        let holders = Holders::Here {
+            x: &xs,
+            y: &ys,
+            d,
+            grouping: Grouping::OneRowEach,
+        };
+        let fit = blr::fit_regression_held(&holders, &c, rng, &mut transport)?;
+        Ok((fit, transport))
+    })
+    .await
+    .map_err(|e| Error::Http(format!("fit task: {e}")))??;
+    let wall = start.elapsed().as_secs_f64();
+    for w in &fit.warnings {
+        eprintln!("dpdist: WARNING: {w}");
+    }
+    let features: Vec<&str> = names.iter().map(String::as_str).collect();
+    let result =
+        dca_service::job_regression::RegressionResult::of_columns(&features, &a.target, &fit);
+    let mut report = serde_json::json!({
+        "clients": n,
+        "dim": d,
+        "nodes": m,
+        "wall_seconds": wall,
+        "rounds": rounds_report(&transport.releases),
+        "regression": result,
+    });
+    let mut identical = true;
+    if a.insecure_seed.is_some() {
+        let local = tokio::task::spawn_blocking(move || blr::fit_regression(&x, &y, &config, rng))
+            .await
+            .map_err(|e| Error::Http(format!("in-process fit: {e}")))??;
+        identical =
+            dca_service::job_regression::RegressionResult::of_columns(&features, &a.target, &local)
+                == result;
+        report["bit_identical_to_in_process"] = identical.into();
+    }
+    print_report(
+        &report,
+        identical,
+        "the network regression differs from the in-process fit",
     )
 }

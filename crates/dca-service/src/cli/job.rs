@@ -1,4 +1,5 @@
-//! `dpdist job create|status|result|cancel`: the analyst's side of a job (no data file).
+//! `dpdist job create|status|result|cancel|predict`: the analyst's side of a job (no data file;
+//! `predict` reads the rows to predict for, and no server).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -60,6 +61,18 @@ pub enum JobCommand {
         /// Hex job id.
         #[arg(long)]
         job: String,
+    },
+    /// Predict from a `regression` job's result for the rows of a CSV file (one prediction a
+    /// line, in the target's units, after a header naming the target; each value clipped to
+    /// its public range as in the fit, each prediction to the target's). No server is asked.
+    Predict {
+        /// The result as `dpdist job result` printed it (JSON).
+        #[arg(long)]
+        result: PathBuf,
+        /// Numeric CSV with a header row holding every feature column the model reads (other
+        /// columns are ignored).
+        #[arg(long)]
+        data: PathBuf,
     },
 }
 
@@ -168,11 +181,15 @@ pub async fn run(command: JobCommand) -> Result<()> {
                 match view.status.state.as_str() {
                     "done" => {
                         let s = &view.status;
-                        let result = match (&s.result, &s.train_result, &s.sum_result) {
-                            (Some(blr), _, _) => pretty(blr)?,
-                            (_, Some(train), _) => pretty(train)?,
-                            (_, _, Some(sum)) => pretty(sum)?,
-                            _ => pretty(&serde_json::Value::Null)?,
+                        let result = if let Some(r) = &s.regression_result {
+                            pretty(r)?
+                        } else {
+                            match (&s.result, &s.train_result, &s.sum_result) {
+                                (Some(blr), _, _) => pretty(blr)?,
+                                (_, Some(train), _) => pretty(train)?,
+                                (_, _, Some(sum)) => pretty(sum)?,
+                                _ => pretty(&serde_json::Value::Null)?,
+                            }
                         };
                         println!("{result}");
                         return Ok(());
@@ -194,6 +211,7 @@ pub async fn run(command: JobCommand) -> Result<()> {
                 }
             }
         }
+        JobCommand::Predict { result, data } => predict(&result, &data),
         JobCommand::Cancel { conn, job } => {
             let http = https_client(&conn.ca, 8)?;
             let token = secret(&conn.analyst_token_file, "--analyst-token-file")?;
@@ -207,6 +225,30 @@ pub async fn run(command: JobCommand) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// `dpdist job predict`: every error names the file and its cause.
+fn predict(result: &std::path::Path, data: &std::path::Path) -> Result<()> {
+    use std::io::Write;
+    let what = format!("--result {}", result.display());
+    let model = dca_service::job_regression::RegressionResult::from_json(
+        &read_text(result, "--result")?,
+        &what,
+    )?;
+    let at = |e: String| Error::InvalidSpec(format!("--data {}: {e}", data.display()));
+    let table =
+        blr::data::Table::parse_csv(&read_text(data, "--data")?).map_err(|e| at(e.to_string()))?;
+    let predictions = model.predict(&table).map_err(|e| at(e.to_string()))?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    // `{}` of an f64 prints the shortest text that reads back to the same bits.
+    let mut write = || -> std::io::Result<()> {
+        writeln!(out, "{}", model.target)?;
+        for p in &predictions {
+            writeln!(out, "{p}")?;
+        }
+        out.flush()
+    };
+    write().map_err(Error::Io)
 }
 
 async fn get(conn: &JobConnection, job: &str) -> Result<JobView> {

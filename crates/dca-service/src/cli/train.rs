@@ -7,7 +7,7 @@ use clap::Args;
 use dca_service::{Error, Result};
 use dp_noise::rng::RngSource;
 
-use super::analyst::{AnalystConnection, print_report};
+use super::analyst::{AnalystConnection, print_report, seed_note};
 use crate::{checked_budget, read_text};
 
 #[derive(Args)]
@@ -114,11 +114,7 @@ pub async fn run(a: TrainArgs) -> Result<()> {
         a.clip,
         a.epsilon,
         a.delta,
-        if a.insecure_seed.is_some() {
-            ", INSECURE fixed seed"
-        } else {
-            ""
-        }
+        seed_note(a.insecure_seed)
     );
     let start = std::time::Instant::now();
     let run = train_over_network(transport, trainer.clone(), records.clone(), a.iterations).await?;
