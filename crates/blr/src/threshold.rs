@@ -201,7 +201,7 @@ impl ThresholdObjective for Objective<'_> {
                         Mechanism::Gaussian => 1.0,
                         Mechanism::Laplace { .. } => std::f64::consts::SQRT_2,
                     };
-                // `posterior_ridged(..).mean`, bit for bit, in buffers kept across ω_y.
+                // `posterior_ridged(..).mean` (to rounding: `MeanWorkspace`), in buffers kept across ω_y.
                 workspace.mean_ridged(&stats, t.prior, noise_ridge(xx_sd, d), &mut mean)?;
                 // `predict` without its check of x (done above), the same sums.
                 projection::error::check_finite(&mean, d, "coefficients")?;
