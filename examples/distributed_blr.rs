@@ -814,6 +814,17 @@ fn run(o: &Options) -> Result<(), String> {
             }
             progress.inc(1);
         }
+        // One line per run on stderr, also where the bar is hidden (stderr not a terminal: logs,
+        // CI), so that a long run shows it is moving.
+        progress.suspend(|| {
+            eprintln!(
+                "run {}/{} done: {splits} splits × {} ε, {:.1} s elapsed",
+                r + 1,
+                a.runs,
+                a.epsilons.len(),
+                start.elapsed().as_secs_f64()
+            )
+        });
     }
     progress.finish_and_clear();
     let pooled = a.runs * splits;

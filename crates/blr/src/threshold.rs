@@ -18,7 +18,7 @@ use rand_distr::{Distribution, Exp1, StandardNormal};
 
 use crate::error::{Error, Result};
 use crate::metrics::{SpearmanTruth, mae, rmse, spearman};
-use crate::posterior::{Prior, noise_ridge, posterior_ridged};
+use crate::posterior::{MeanWorkspace, Prior, noise_ridge};
 use crate::ssp::{Mechanism, RoundBudget, stats_noise};
 use crate::stats::{SuffStats, packed_gram, packed_len};
 
@@ -142,7 +142,27 @@ impl ThresholdObjective for Objective<'_> {
                 }
             })
             .collect();
+        // x column by column, for predictions computed a column at a time over all rows (the
+        // same sum per row, term by term in the same order, as `predict`'s).
+        let mut x_columns = projection::error::try_zeroed(aux.x.len(), "auxiliary columns")?;
+        for (i, row) in aux.x.chunks_exact(d).enumerate() {
+            for (j, v) in row.iter().enumerate() {
+                x_columns[j * n + i] = *v;
+            }
+        }
+        // `Iterator::sum`'s starting value for f64, so that the sums below are its sums.
+        let sum_start: f64 = std::iter::empty::<f64>().sum();
         let mut yc = projection::error::try_zeroed(n, "clipped auxiliary targets")?;
+        let mut workspace = MeanWorkspace::new(d);
+        let mut stats = SuffStats {
+            d,
+            n,
+            xx: gram.clone(),
+            xy: vec![0.0; d],
+            yy: 0.0,
+        };
+        let mut mean = vec![0.0; d];
+        let mut scales: Vec<f64> = Vec::with_capacity(p + d);
         omega_ys
             .iter()
             .map(|oy| {
@@ -150,53 +170,48 @@ impl ThresholdObjective for Objective<'_> {
                 yc.iter_mut()
                     .zip(&aux.y)
                     .for_each(|(c, v)| *c = clip(*v, by));
-                let scales: Vec<f64> =
-                    match stats_noise(&bounds_x, by, false, t.mechanism, t.budget)? {
-                        Noise::Gaussian {
-                            l2_sensitivity,
-                            rho,
-                        } => {
-                            vec![
-                                projection::zcdp_sigma(l2_sensitivity, rho)? * self.sd_factor;
-                                p + d
-                            ]
-                        }
-                        Noise::Laplace { scales, .. } => {
-                            scales.iter().map(|s| s * self.sd_factor).collect()
-                        }
-                    };
-                let mut xx = gram.clone();
-                let mut xy = vec![0.0; d];
-                for (row, c) in xc.chunks_exact(d).zip(&yc) {
-                    xy.iter_mut().zip(row).for_each(|(a, v)| *a += v * c);
+                scales.clear();
+                match stats_noise(&bounds_x, by, false, t.mechanism, t.budget)? {
+                    Noise::Gaussian {
+                        l2_sensitivity,
+                        rho,
+                    } => scales.resize(
+                        p + d,
+                        projection::zcdp_sigma(l2_sensitivity, rho)? * self.sd_factor,
+                    ),
+                    Noise::Laplace {
+                        scales: laplace, ..
+                    } => scales.extend(laplace.iter().map(|s| s * self.sd_factor)),
                 }
-                xx.iter_mut()
-                    .chain(xy.iter_mut())
+                stats.xx.copy_from_slice(&gram);
+                stats.xy.fill(0.0);
+                for (row, c) in xc.chunks_exact(d).zip(&yc) {
+                    stats.xy.iter_mut().zip(row).for_each(|(a, v)| *a += v * c);
+                }
+                stats
+                    .xx
+                    .iter_mut()
+                    .chain(stats.xy.iter_mut())
                     .zip(&z)
                     .zip(&scales)
                     .for_each(|((v, z), s)| *v += z * s);
-                let stats = SuffStats {
-                    d,
-                    n,
-                    xx,
-                    xy,
-                    yy: 0.0,
-                };
                 // The real fit's ridge for the same noise (Laplace scale b: sd b√2).
                 let xx_sd = scales[..p].iter().fold(0.0, |m: f64, s| m.max(*s))
                     * match t.mechanism {
                         Mechanism::Gaussian => 1.0,
                         Mechanism::Laplace { .. } => std::f64::consts::SQRT_2,
                     };
-                let post = posterior_ridged(&stats, t.prior, noise_ridge(xx_sd, d))?;
+                // `posterior_ridged(..).mean` (to rounding: `MeanWorkspace`), in buffers kept across ω_y.
+                workspace.mean_ridged(&stats, t.prior, noise_ridge(xx_sd, d), &mut mean)?;
                 // `predict` without its check of x (done above), the same sums.
-                projection::error::check_finite(&post.mean, d, "coefficients")?;
-                predicted
-                    .iter_mut()
-                    .zip(aux.x.chunks_exact(d))
-                    .for_each(|(p, row)| {
-                        *p = row.iter().zip(&post.mean).map(|(a, b)| a * b).sum();
-                    });
+                projection::error::check_finite(&mean, d, "coefficients")?;
+                predicted.fill(sum_start);
+                for (column, b) in x_columns.chunks_exact(n).zip(&mean) {
+                    predicted
+                        .iter_mut()
+                        .zip(column)
+                        .for_each(|(p, a)| *p += a * b);
+                }
                 match spearman_truth.as_mut() {
                     Some(truth) => Ok(-truth.rho(&predicted)?),
                     None => t.measure.error(&aux.y, &predicted),
