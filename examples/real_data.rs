@@ -182,11 +182,13 @@ fn run() -> Result<(), String> {
             "warning": (!fit.warnings.is_empty()).then(|| fit.warnings.join("; ")),
         })
     );
-    // The same model on the exact statistics of the same design: what the noise costs.
+    // The same model on the exact statistics of the design the fit used (the ranges round's
+    // narrowed ranges): what the statistics round's noise costs.
+    let design = &fit.design;
     let z = design.rows(&x).map_err(|e| e.to_string())?;
     let t: Vec<f64> = y.iter().map(|v| design.y.to_unit(*v)).collect();
     let exact = SuffStats::compute(&z, &t, y.len(), design.width()).map_err(|e| e.to_string())?;
-    let np = regression_from_stats(&design, &exact, BlockNoise::NONE, config.prior_precision)
+    let np = regression_from_stats(design, &exact, BlockNoise::NONE, config.prior_precision)
         .map_err(|e| e.to_string())?;
     let (mae, r2) = metrics(&np.predict(&x_test).map_err(|e| e.to_string())?, &y_test);
     println!(
