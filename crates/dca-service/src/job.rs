@@ -35,8 +35,8 @@ pub struct JobSpec {
     /// statistics round, posterior). "train": DP-SGD logistic regression, one DCA round per
     /// iteration (settings in `train`). "sum": one DCA round of the sums of every column
     /// the job reads (the features, then the target). "regression": the regression with an
-    /// intercept in the data's units (`blr::regression`), one DCA round of the statistics of
-    /// the design the columns' public ranges make ([`JobSpec::design`]).
+    /// intercept in the data's units (`blr::regression`): the ranges round, then the
+    /// statistics of the narrowed design the columns' public ranges make ([`JobSpec::design`]).
     pub kind: String,
     /// The target column.
     pub target: ColumnBounds,

@@ -166,12 +166,10 @@ impl RegressionResult {
     }
 }
 
-/// The library's settings of `spec`'s regression over DCA on `n_nodes` nodes: one round on the
-/// job's public ranges (the participants' rule checks exactly that design; the library's
-/// ranges round is not yet a job step).
+/// The library's settings of `spec`'s regression over DCA on `n_nodes` nodes: its defaults, the
+/// ranges round (step 1) then the statistics of the narrowed ranges (step 2).
 pub fn regression_config(spec: &JobSpec, n_nodes: u16) -> Result<blr::RegressionConfig> {
     Ok(blr::RegressionConfig {
-        narrowing: None,
         aggregation: projection::Aggregation::Distributed(projection::DcaSettings {
             n_nodes,
             max_dropped: spec.max_dropped,

@@ -8,8 +8,9 @@
 //!   here, from this participant's own randomness, so nobody else learns the batch. The class
 //!   of a record is the sign of its mapped target (above the middle of the public range: +1).
 //! - `sum`: Σ over its records of every column the job reads.
-//! - `regression`: the learner's [`blr::Contribution::DesignStatistics`] of the design the
-//!   job's public ranges make, from its rows as they are in its file (the design maps them).
+//! - `regression`: step 1 the learner's [`blr::Contribution::DesignMoments`] of the design the
+//!   job's public ranges make, step 2 its [`blr::Contribution::DesignStatistics`] of ranges
+//!   narrowed inside them, from its rows as they are in its file (the design maps them).
 
 use blr::Contribution;
 use dca_learning::{ClientGradient, Model, iteration_rngs};
@@ -44,6 +45,32 @@ pub(crate) enum Accumulator<'a> {
     Sum(Vec<f64>),
 }
 
+/// Whether `rule` is what step `step` of a `regression` job on `design` may ask: step 1 the
+/// ranges round of the public design (or, without it, the statistics of the public design);
+/// step 2 the statistics of a design narrowed inside it — same columns, intercept and block
+/// shares, every range within the public one. The noise is calibrated on the unit scale, so any
+/// such ranges keep the round's sensitivity; the check keeps a driver from widening them.
+fn regression_step_is_the_jobs(design: &blr::Design, rule: &Contribution, step: u64) -> bool {
+    let inside = |r: &blr::PublicRange, public: &blr::PublicRange| {
+        r.lower >= public.lower && r.upper <= public.upper
+    };
+    match (step, rule) {
+        (
+            1,
+            Contribution::DesignMoments { design: d }
+            | Contribution::DesignStatistics { design: d },
+        ) => d == design,
+        (2, Contribution::DesignStatistics { design: d }) => {
+            d.intercept == design.intercept
+                && d.shares == design.shares
+                && d.x.len() == design.x.len()
+                && d.x.iter().zip(&design.x).all(|(r, p)| inside(r, p))
+                && inside(&d.y, &design.y)
+        }
+        _ => false,
+    }
+}
+
 impl JobRule {
     /// Parses `job_round`'s rule for `spec`'s kind and checks it against the job this
     /// participant accepted.
@@ -54,17 +81,15 @@ impl JobRule {
             "regression" => {
                 let rule = Contribution::from_json(&job_round.rule)?;
                 let design = spec.design()?;
-                return match &rule {
-                    Contribution::DesignStatistics { design: d }
-                        if *d == design && job_round.step == 1 =>
-                    {
-                        Ok(JobRule::Regression(rule))
-                    }
-                    _ => refuse(format!(
-                        "its rule (step {}) is not step 1's statistics of the job's design (its \
-                         columns' public ranges and an intercept)",
+                return if regression_step_is_the_jobs(&design, &rule, job_round.step) {
+                    Ok(JobRule::Regression(rule))
+                } else {
+                    refuse(format!(
+                        "its rule (step {}) is not the job's design's: step 1 the ranges round of \
+                         its columns' public ranges (or their statistics), step 2 the statistics \
+                         of ranges inside them, with an intercept",
                         job_round.step
-                    )),
+                    ))
                 };
             }
             _ => Rule::from_json(&job_round.rule)?,
@@ -346,7 +371,7 @@ mod tests {
     }
 
     #[test]
-    fn a_regression_round_must_carry_the_jobs_design_in_step_1() {
+    fn a_regression_round_must_carry_the_jobs_design_or_ranges_inside_it() {
         let spec = job("regression");
         spec.validate().unwrap();
         let design = spec.design().unwrap();
@@ -363,11 +388,42 @@ mod tests {
             intercept: false,
             ..design.clone()
         };
-        for (step, d) in [(2, design.clone()), (1, wider), (1, no_intercept)] {
-            let e = JobRule::parse(&spec, &round(step, d))
-                .err()
-                .unwrap()
-                .to_string();
+        // Step 2: the statistics of ranges inside the public ones (the ranges round's).
+        let mut narrowed = design.clone();
+        narrowed.x[0].lower += 0.25 * (narrowed.x[0].upper - narrowed.x[0].lower);
+        narrowed.y.upper -= 0.25 * (narrowed.y.upper - narrowed.y.lower);
+        assert!(JobRule::parse(&spec, &round(2, narrowed.clone())).is_ok());
+        let moments = JobRound {
+            rule: Contribution::DesignMoments {
+                design: design.clone(),
+            }
+            .to_json(),
+            ..round(1, design.clone())
+        };
+        let ranges = JobRule::parse(&spec, &moments).unwrap();
+        assert!(ranges.reads_raw_rows());
+        assert_eq!(
+            ranges.expected(&spec).unwrap().dim,
+            2 * (spec.features.len() + 1)
+        );
+        let late_moments = JobRound {
+            step: 2,
+            ..moments.clone()
+        };
+        let no_intercept_2 = blr::Design {
+            intercept: false,
+            ..narrowed.clone()
+        };
+        for bad in [
+            round(1, narrowed),
+            round(1, wider.clone()),
+            round(1, no_intercept),
+            round(2, wider),
+            round(2, no_intercept_2),
+            round(3, design.clone()),
+            late_moments,
+        ] {
+            let e = JobRule::parse(&spec, &bad).err().unwrap().to_string();
             assert!(e.contains("job's design"), "{e}");
         }
         // A blr job's rule, or a sum rule, is not a regression round's.

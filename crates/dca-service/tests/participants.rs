@@ -899,7 +899,8 @@ async fn the_other_aggregator_takes_over_a_job_whose_lease_holder_was_killed() {
 }
 
 /// A `regression` job: four participant processes with 100 diabetes rows each, and a fifth
-/// whose policy may not contribute `bmi` (refused, T = 1). Its result (coefficients in the
+/// whose policy may not contribute `bmi` (refused, T = 1); two rounds, the ranges round and the
+/// statistics of the narrowed ranges. Its result (coefficients in the
 /// data's units, errors, DP R², warnings, spent budget, design) is the in-process
 /// `blr::fit_regression_held` over the same rows grouped the same way, with the same seeds;
 /// `dpdist job predict` on it prints exactly `Regression::predict` for the 42 rows none of the
@@ -929,7 +930,7 @@ async fn a_regression_job_equals_the_in_process_fit_and_predicts_as_it(store: St
             })
             .collect();
         let view = run_with_one_refusing(&cluster, &aggregator.url, &dirs, &id, 4).await;
-        assert_eq!(view.status.rounds.len(), 1);
+        assert_eq!(view.status.rounds.len(), 2);
         let result = view.status.regression_result.clone().unwrap();
         assert!(view.status.result.is_none() && view.status.sum_result.is_none());
 
