@@ -179,7 +179,7 @@ impl Contribution {
         })
     }
 
-    fn with_rule<T>(&self, f: impl FnOnce(&dyn ClientRule) -> T) -> T {
+    pub(crate) fn with_rule<T>(&self, f: impl FnOnce(&dyn ClientRule) -> T) -> T {
         match self {
             Contribution::Squares {
                 assumed_x,
