@@ -52,7 +52,10 @@ pub use metrics::auc;
 pub use model::LogisticModel;
 pub use partition::{FeatureGroups, importance_from_scores};
 pub use plr::{PlrConfig, PlrFit, fit_plr};
-pub use selection::{Recommendation, Selection, SelectionConfig, select_plr_or_stacking};
+pub use selection::{
+    DEFAULT_FALSE_RECOMMENDATION_RATE, Recommendation, Selection, SelectionConfig,
+    select_plr_or_stacking, stacking_threshold,
+};
 pub use solver::GRADIENT_TOLERANCE;
 pub use stacking::{LowLevelModel, StackedFit, StackedModel, StackingConfig, fit_pst_f, fit_pst_s};
 pub use transfer::{
