@@ -53,6 +53,10 @@ struct Args {
     /// unit-length rows, with the library's DP recommendation (`select_plr_or_stacking`).
     #[arg(long)]
     vs_plr: bool,
+    /// With --vs-plr: α of the recommendation, the largest probability of recommending a stacked
+    /// model that is no better than PLR (`SelectionConfig::false_recommendation_rate`).
+    #[arg(long, default_value_t = plr_stacking::DEFAULT_FALSE_RECOMMENDATION_RATE)]
+    alpha: f64,
 }
 
 /// AUCs of one data set: `auc[method][ε]` over splits, and the printed table.
@@ -68,7 +72,7 @@ fn main() -> Res<()> {
     let (seed, splits) = (args.seed, args.splits as usize);
     let start = Instant::now();
     if args.vs_plr {
-        vs_plr(seed, splits)?;
+        vs_plr(seed, splits, args.alpha)?;
         println!("total time {:.1} s", start.elapsed().as_secs_f64());
         return Ok(());
     }
@@ -419,7 +423,7 @@ fn unit_rows(table: &mut Table) {
 /// order the examples use): test AUC of PLR, PST-S, PST-F(W) with the paper's settings, PST-F(W)
 /// with a smaller high level and a larger λ there, and what `select_plr_or_stacking` recommends
 /// (and the AUC of the model it recommends, trained on its own part only).
-fn vs_plr(seed: u64, splits: usize) -> Res<()> {
+fn vs_plr(seed: u64, splits: usize, alpha: f64) -> Res<()> {
     const EPS: [f64; 3] = [0.5, 1.0, 2.0];
     // Digits: the public pixel range 0..16 mapped onto ±1, then unit rows.
     let path = concat!(
@@ -457,7 +461,7 @@ fn vs_plr(seed: u64, splits: usize) -> Res<()> {
         "stacking vs PLR: test AUC, mean ± sd over {splits} stratified 60/40 splits; K = {K}; \
          PST-* with the paper's settings (D^h = half the rows, λ_high = λ) and PST-F(W) with \
          D^h = 20% of the rows and λ_high = 0.1; 'selected' = select_plr_or_stacking(PLR vs \
-         PST-F(W) h0.2 λh0.1, 20% validation rows, ε_v = ε, α = 0.05), its recommended model's AUC \
+         PST-F(W) h0.2 λh0.1, 20% validation rows, ε_v = ε, α = {alpha}), its recommended model's AUC \
          (each candidate trained on its own 40% of the training rows); every fit ε-DP (δ = 0)"
     );
     for (name, table, scores, lambda) in [
@@ -506,7 +510,10 @@ fn vs_plr(seed: u64, splits: usize) -> Res<()> {
                 let plr_config = PlrConfig { epsilon, lambda };
                 let selection = select_plr_or_stacking(
                     &train,
-                    &SelectionConfig::new(plr_config, 0.2, epsilon),
+                    &SelectionConfig {
+                        false_recommendation_rate: alpha,
+                        ..SelectionConfig::new(plr_config, 0.2, epsilon)
+                    },
                     |part, r| fit_pst_f(part, &weighted, &tuned, r),
                     &rng.derive(4),
                 )?;
