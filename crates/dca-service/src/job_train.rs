@@ -327,6 +327,7 @@ mod tests {
             name: name.into(),
             lo,
             hi,
+            group: None,
         }
     }
 
