@@ -163,13 +163,27 @@ def ols(xtr, ytr, xte):
     return coef[0] + xte @ coef[1:]
 
 
-def adassp(xtr, ytr, xte, lo, hi, ylo, yhi, eps, delta, rng, rho=0.05, replace_one=False):
+def one_hot_groups(bounds):
+    """dpdist's coding of indicator groups (blr::design): the columns of each group of five or
+    more indicators, which it keeps 0/1 (a record sets at most one, so the group adds at most 1
+    to ||x||^2); smaller groups are mapped onto [-1, 1] like any column."""
+    groups = {}
+    for j, f in enumerate(bounds["features"]):
+        if f.get("group"):
+            groups.setdefault(f["group"], []).append(j)
+    return [cols for cols in groups.values() if len(cols) >= 5]
+
+
+def adassp(xtr, ytr, xte, lo, hi, ylo, yhi, eps, delta, rng, rho=0.05, replace_one=False,
+           groups=()):
     """AdaSSP, Wang (UAI 2018), Algorithm 2, with its formulas; the budget in thirds (lambda_min,
     X'X, X'y), Gaussian noise of scale sqrt(log(6/delta))/(eps/3) times B_X^2 or B_X B_Y.
     The paper assumes ||x|| <= B_X and |y| <= B_Y: each feature is clipped to its public bounds
     and mapped onto [-1, 1], an intercept column 1 is put in front, and the row is divided by
     sqrt(d + 1), so ||x|| <= 1 = B_X; y is clipped and mapped onto [-1, 1] (B_Y = 1).
-    Predictions are mapped back to the target's units.
+    Predictions are mapped back to the target's units. With `groups` (one_hot_groups) those
+    indicators are kept 0/1 as dpdist keeps them, and the row is divided by sqrt(B) instead,
+    B = 1 + the other columns + the number of groups: the same codebook fact given to AdaSSP.
     The sensitivities B_X^2 (X'X) and B_X B_Y (X'y) are those of adding or removing a record.
     With replace_one (dpdist's neighbouring relation: a record replaced, n public) they are
     sqrt(2) B_X^2 (||xx' - x'x''||_F <= sqrt(2) when ||x||, ||x'|| <= 1) and 2 B_X B_Y; lambda_min
@@ -177,9 +191,13 @@ def adassp(xtr, ytr, xte, lo, hi, ylo, yhi, eps, delta, rng, rho=0.05, replace_o
     mid, half = (lo + hi) / 2, (hi - lo) / 2
     ymid, yhalf = (ylo + yhi) / 2, (yhi - ylo) / 2
 
+    one_hot = [j for cols in groups for j in cols]
+    norm_sq = 1 + len(lo) - len(one_hot) + len(groups)
+
     def design(x):
         u = (np.clip(x, lo, hi) - mid) / half
-        return np.column_stack([np.ones(len(u)), u]) / math.sqrt(u.shape[1] + 1)
+        u[:, one_hot] = np.clip(x[:, one_hot], 0, 1)
+        return np.column_stack([np.ones(len(u)), u]) / math.sqrt(norm_sq)
 
     x = design(xtr)
     y = (np.clip(ytr, ylo, yhi) - ymid) / yhalf
@@ -328,6 +346,10 @@ def main():
                     add("AdaSSP (replace-one)", eps, rep,
                         adassp(xtr, ytr, xte, lo, hi, ylo, yhi, eps, args.delta, rng,
                                replace_one=True))
+                    if one_hot_groups(bounds):
+                        add("AdaSSP (groups)", eps, rep,
+                            adassp(xtr, ytr, xte, lo, hi, ylo, yhi, eps, args.delta, rng,
+                                   groups=one_hot_groups(bounds)))
                     if args.dpdist:
                         for r in run_dpdist(args.dpdist, sdir / "train.csv", sdir / "test.csv",
                                             BOUNDS / f"{name}.json", eps, args.delta, seed):
