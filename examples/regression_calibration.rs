@@ -411,7 +411,7 @@ fn main() -> Res<()> {
                         let covers = |target: &[f64]| -> Vec<Option<bool>> {
                             ci.iter()
                                 .zip(target)
-                                .map(|(c, t)| finite(c).then(|| c.0 <= *t && *t <= c.1))
+                                .map(|(c, t)| finite(c).then_some(c.0 <= *t && *t <= c.1))
                                 .collect()
                         };
                         Ok(Outcome {
