@@ -30,7 +30,15 @@
 //! Gaussian sum) but without the ranges round (`narrowing: None`), whose narrowed ranges would
 //! make the estimand differ from fit to fit — on 200 fresh data sets and records for the intercept and each slope whether
 //! the 90% interval covers the estimand, the interval's width, and whether the fit fell back to
-//! the constant (slope intervals NaN: counted apart, never as covered). Diagnostics per cell:
+//! the constant (slope intervals NaN: counted apart, never as covered).
+//!
+//! `--ranges-round` runs the library's defaults as they are, ranges round included: each fit
+//! clips to ranges narrowed from its own data, so each fit's estimand is the population least
+//! squares of records clipped to *that fit's* ranges (`Regression::design`), computed by this
+//! example from the same 10⁶-record sample per fit. Its rows also give the returned slope
+//! intervals' coverage of the public ranges' estimand above and of the unclipped β (the
+//! sample's least squares without clipping: what a reader may take a slope to mean), and the
+//! shares the fits' ranges clip. Diagnostics per cell:
 //! the estimates' mean error against the estimand in units of their mean standard error, and
 //! their sd across replications against the mean standard error (1 when the errors are right).
 //! Fixed seeds: an experiment, not a deployment.
@@ -84,6 +92,12 @@ struct Args {
     /// Print one line per coefficient and cell (coverage, width, bias and spread diagnostics).
     #[arg(long)]
     detail: bool,
+    /// The library's default configuration, ranges round included: each fit's estimand is the
+    /// clipped regression on that fit's narrowed ranges (`Regression::design`), recomputed per
+    /// fit from the estimand's sample; coverage of the public ranges' estimand and of the
+    /// unclipped β is reported beside it.
+    #[arg(long)]
+    ranges_round: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -183,11 +197,23 @@ impl Kind {
 /// Least squares with intercept of y on x (both clipped to the design's ranges) in the data's
 /// units: (intercept, slopes), and the shares of clipped y values and rows with a clipped x.
 fn clipped_least_squares(design: &Design, x: &[f64], y: &[f64]) -> (Vec<f64>, f64, f64) {
+    let x_bounds: [(f64, f64); D] = std::array::from_fn(|j| (design.x[j].lower, design.x[j].upper));
+    least_squares(&x_bounds, (design.y.lower, design.y.upper), x, y)
+}
+
+/// Least squares with intercept of y on x, each value clamped to its (lower, upper) (infinite
+/// bounds: unclipped), as [`clipped_least_squares`].
+fn least_squares(
+    x_bounds: &[(f64, f64); D],
+    y_bounds: (f64, f64),
+    x: &[f64],
+    y: &[f64],
+) -> (Vec<f64>, f64, f64) {
     let n = y.len() as f64;
     let clip_x = |row: &[f64]| -> [f64; D] {
-        std::array::from_fn(|j| row[j].clamp(design.x[j].lower, design.x[j].upper))
+        std::array::from_fn(|j| row[j].clamp(x_bounds[j].0, x_bounds[j].1))
     };
-    let clip_y = |v: f64| v.clamp(design.y.lower, design.y.upper);
+    let clip_y = |v: f64| v.clamp(y_bounds.0, y_bounds.1);
     let mut mean = [0.0; D];
     let mut mean_y = 0.0;
     let (mut clipped_y, mut clipped_x) = (0usize, 0usize);
@@ -247,6 +273,14 @@ fn solve(mut a: [[f64; D]; D], mut b: [f64; D]) -> [f64; D] {
 #[derive(Clone, Debug)]
 struct Outcome {
     fallback: bool,
+    /// The estimand this fit's intervals are for (the public ranges' one without the ranges
+    /// round).
+    estimand: Vec<f64>,
+    /// Whether each finite interval covers the public ranges' estimand, and the unclipped β.
+    vs_public: Vec<Option<bool>>,
+    vs_beta: Vec<Option<bool>>,
+    /// Shares of y values and of rows with an x clipped by this fit's ranges (estimand sample).
+    clipped: (f64, f64),
     /// Some((covered, width, estimate, std error)) when the interval is finite.
     coef: Vec<Option<(bool, f64, f64, f64)>>,
     /// The fit's ridge was above 0 (the released centred Gram's λ_min below the noise's edge).
@@ -264,6 +298,9 @@ struct Coef {
     error: f64,
     error_sq: f64,
     se: f64,
+    /// Sums of the per-fit estimand (it moves with the ranges round's ranges).
+    estimand: f64,
+    estimand_sq: f64,
 }
 
 fn main() -> Res<()> {
@@ -284,28 +321,38 @@ fn main() -> Res<()> {
     let start = Instant::now();
     println!(
         "regression_calibration: {} replications per cell, 90% intervals, δ = {DELTA:e}, {} \
-         aggregation; estimand from {estimand_rows} fresh clipped records per design \
+         aggregation, {}; estimand from {estimand_rows} fresh clipped records per design \
          (NON-PRIVATE: the study's ground truth)",
         args.replications,
-        if args.trusted { "trusted" } else { "DCA" }
+        if args.trusted { "trusted" } else { "DCA" },
+        if args.ranges_round {
+            "the default ranges round (estimand per fit, on its narrowed ranges)"
+        } else {
+            "one round on the public ranges (narrowing: None)"
+        }
     );
     let mut summary = Vec::new();
     let mut by_ratio = [(0usize, 0usize); R2_BINS.len() + 1];
     for (k, kind) in kinds.iter().enumerate() {
         let design = kind.design();
         let mut rng = ChaCha20Rng::seed_from_u64(SEED ^ (0xe57 << 32) ^ k as u64);
-        let (x, y) = kind.draw(estimand_rows, &mut rng);
-        let (truth, clipped_y, clipped_x) = clipped_least_squares(&design, &x, &y);
+        let (big_x, big_y) = kind.draw(estimand_rows, &mut rng);
+        let (truth, clipped_y, clipped_x) = clipped_least_squares(&design, &big_x, &big_y);
+        let unbounded = (f64::NEG_INFINITY, f64::INFINITY);
+        let (beta, _, _) = least_squares(&[unbounded; D], unbounded, &big_x, &big_y);
+        let rounded = |v: &[f64]| {
+            v.iter()
+                .map(|v| (v * 1e4).round() / 1e4)
+                .collect::<Vec<_>>()
+        };
         println!(
             "\n{}: estimand (intercept, slopes) = {:?}; clipped y {:.1}%, rows with a clipped x \
-             {:.1}%",
+             {:.1}%; unclipped β = {:?}",
             kind.name(),
-            truth
-                .iter()
-                .map(|v| (v * 1e4).round() / 1e4)
-                .collect::<Vec<_>>(),
+            rounded(&truth),
             100.0 * clipped_y,
-            100.0 * clipped_x
+            100.0 * clipped_x,
+            rounded(&beta),
         );
         for &n in &args.sizes {
             for &epsilon in &args.epsilons {
@@ -313,12 +360,13 @@ fn main() -> Res<()> {
                     epsilon,
                     delta: DELTA,
                 };
-                // One round on the public ranges: the estimand above is the regression clipped to
-                // them; the default ranges round clips to ranges drawn from the data instead.
-                let mut config = RegressionConfig {
-                    narrowing: None,
-                    ..RegressionConfig::new(design.clone(), budget)
-                };
+                // Without the ranges round the estimand is the regression clipped to the public
+                // ranges, the same in every fit; with it (the default) each fit clips to ranges
+                // drawn from its data, and its estimand is recomputed below.
+                let mut config = RegressionConfig::new(design.clone(), budget);
+                if !args.ranges_round {
+                    config.narrowing = None;
+                }
                 if args.trusted {
                     config.aggregation = Aggregation::Trusted;
                 }
@@ -344,17 +392,34 @@ fn main() -> Res<()> {
                             .chain(fit.coefficients.iter().copied())
                             .collect::<Vec<_>>();
                         let se = fit.std_errors();
+                        let (estimand, clip_y, clip_x) = if args.ranges_round {
+                            clipped_least_squares(&fit.design, &big_x, &big_y)
+                        } else {
+                            (truth.clone(), clipped_y, clipped_x)
+                        };
+                        let finite =
+                            |(lo, hi): &(f64, f64)| lo.is_finite() && hi.is_finite() && !fallback;
                         let coef = ci
                             .iter()
-                            .zip(&truth)
+                            .zip(&estimand)
                             .zip(est.iter().zip(&se))
                             .map(|(((lo, hi), t), (e, s))| {
-                                (lo.is_finite() && hi.is_finite() && !fallback)
+                                finite(&(*lo, *hi))
                                     .then(|| (*lo <= *t && *t <= *hi, hi - lo, *e, *s))
                             })
                             .collect();
+                        let covers = |target: &[f64]| -> Vec<Option<bool>> {
+                            ci.iter()
+                                .zip(target)
+                                .map(|(c, t)| finite(c).then_some(c.0 <= *t && *t <= c.1))
+                                .collect()
+                        };
                         Ok(Outcome {
                             fallback,
+                            vs_public: covers(&truth),
+                            vs_beta: covers(&beta),
+                            estimand,
+                            clipped: (clip_y, clip_x),
                             coef,
                             ridged: fit.ridge > 0.0,
                             r2_ratio: fit.r_squared.unwrap_or(f64::NAN) / fit.r_squared_sd,
@@ -372,7 +437,9 @@ fn main() -> Res<()> {
                 let fallbacks = outcomes.iter().filter(|o| o.fallback).count();
                 let mut coefs = vec![Coef::default(); D + 1];
                 for o in &outcomes {
-                    for ((c, t), out) in coefs.iter_mut().zip(&truth).zip(&o.coef) {
+                    for ((c, t), out) in coefs.iter_mut().zip(&o.estimand).zip(&o.coef) {
+                        c.estimand += t;
+                        c.estimand_sq += t * t;
                         if let Some((cov, w, e, s)) = out {
                             c.finite += 1;
                             c.covered += usize::from(*cov);
@@ -436,22 +503,46 @@ fn main() -> Res<()> {
                         .sum::<f64>()
                         / D as f64,
                     intercept_width: coefs[0].width / coefs[0].finite.max(1) as f64,
+                    ranges: args.ranges_round.then(|| {
+                        // Slopes of the fits that gave them, against the other two targets.
+                        let pooled = |pick: fn(&Outcome) -> &Vec<Option<bool>>| {
+                            let slopes = outcomes.iter().flat_map(|o| pick(o)[1..].iter());
+                            let (hits, total) = slopes
+                                .flatten()
+                                .fold((0usize, 0usize), |(h, t), c| (h + usize::from(*c), t + 1));
+                            hits as f64 / total.max(1) as f64
+                        };
+                        let mean = |f: fn(&Outcome) -> f64| {
+                            outcomes.iter().map(f).sum::<f64>() / reps as f64
+                        };
+                        RangesColumns {
+                            vs_public: pooled(|o| &o.vs_public),
+                            vs_beta: pooled(|o| &o.vs_beta),
+                            clipped_y: mean(|o| o.clipped.0),
+                            clipped_x: mean(|o| o.clipped.1),
+                        }
+                    }),
                 };
                 println!("{}", row.line());
                 if args.detail {
-                    for (j, (c, t)) in coefs.iter().zip(&truth).enumerate() {
+                    for (j, c) in coefs.iter().enumerate() {
                         let f = c.finite.max(1) as f64;
                         let mean_se = c.se / f;
                         let bias = c.error / f;
                         let sd = (c.error_sq / f - bias * bias).max(0.0).sqrt();
+                        // The estimand's mean over the fits, and its sd across them (0 without
+                        // the ranges round) over the mean standard error.
+                        let t = c.estimand / reps as f64;
+                        let t_sd = (c.estimand_sq / reps as f64 - t * t).max(0.0).sqrt();
                         println!(
-                            "    {:<10} estimand {t:>10.4}  covered {:.3} ± {:.3} of {} finite  \
-                             width {:>9.4}  mean error/se {:>6.2}  sd/se {:>5.2}",
+                            "    {:<10} estimand {t:>10.4} (sd/se {:>5.2})  covered {:.3} ± {:.3} \
+                             of {} finite  width {:>9.4}  mean error/se {:>6.2}  sd/se {:>5.2}",
                             if j == 0 {
                                 "intercept".to_string()
                             } else {
                                 format!("x{j}")
                             },
+                            t_sd / mean_se,
                             rate(c),
                             binom(rate(c)),
                             c.finite,
@@ -472,11 +563,21 @@ fn main() -> Res<()> {
          relative to |its estimand|, averaged over the slopes:\n",
         args.replications
     );
+    let (extra_head, extra_rule) = if args.ranges_round {
+        (
+            " of those, public ranges' estimand | of those, unclipped β | y clipped | rows with \
+             an x clipped |",
+            " --- | --- | --- | --- |",
+        )
+    } else {
+        ("", "")
+    };
     println!(
         "| design | n | ε | intercept | slopes | slopes (min–max) | fell back | slopes, of \
-         the fits that gave them | ridged | intercept width | slope width ÷ abs(estimand) |"
+         the fits that gave them | ridged | intercept width | slope width ÷ abs(estimand) \
+         |{extra_head}"
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |{extra_rule}");
     for r in &summary {
         println!("{}", r.markdown());
     }
@@ -520,6 +621,16 @@ struct CellRow {
     ridged_rate: f64,
     rel_width: f64,
     intercept_width: f64,
+    ranges: Option<RangesColumns>,
+}
+
+/// With the ranges round: returned slope intervals' coverage of the public ranges' estimand and
+/// of the unclipped β, and the mean shares the fits' ranges clip.
+struct RangesColumns {
+    vs_public: f64,
+    vs_beta: f64,
+    clipped_y: f64,
+    clipped_x: f64,
 }
 
 impl CellRow {
@@ -542,12 +653,30 @@ impl CellRow {
             self.ridged_rate,
             self.intercept_width,
             self.rel_width
-        )
+        ) + &self.ranges.as_ref().map_or_else(String::new, |r| {
+            format!(
+                ", returned slopes cover the public ranges' estimand {:.3}, unclipped β {:.3}; \
+                 clipped y {:.1}%, rows with a clipped x {:.1}%",
+                r.vs_public,
+                r.vs_beta,
+                100.0 * r.clipped_y,
+                100.0 * r.clipped_x
+            )
+        })
     }
 
     fn markdown(&self) -> String {
+        let extra = self.ranges.as_ref().map_or_else(String::new, |r| {
+            format!(
+                " {:.3} | {:.3} | {:.1}% | {:.1}% |",
+                r.vs_public,
+                r.vs_beta,
+                100.0 * r.clipped_y,
+                100.0 * r.clipped_x
+            )
+        });
         format!(
-            "| {} | {} | {} | {:.3} ± {:.3} | {:.3} ± {:.3} | {:.3}–{:.3} | {} | {:.3} | {} | {:.3} | {:.2} |",
+            "| {} | {} | {} | {:.3} ± {:.3} | {:.3} ± {:.3} | {:.3}–{:.3} | {} | {:.3} | {} | {:.3} | {:.2} |{extra}",
             self.design,
             self.n,
             self.epsilon,

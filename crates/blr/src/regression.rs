@@ -22,10 +22,16 @@
 //! normal equations of (1, x̃) — including the noise of the DP means, which enters through the
 //! intercept's row (`release_noise_covariance`); σ̂² = RSS′/(n − p) from the release (below).
 //! They are for the population least-squares coefficients of the records as clipped to the
-//! public ranges — the raw data's wherever the ranges hold them, as a codebook's do — and cover
-//! them at 0.84–0.97 (90% intervals) wherever the fit keeps its slopes, in the calibration
-//! study of `examples/regression_calibration.rs` (docs/src/results/regression-calibration.md);
-//! a fit that is the constant gives no slope intervals and says why in its warnings.
+//! fit's ranges, [`Regression::design`]: with the ranges round (the default) those narrowed from
+//! the data, else the public ranges — the raw data's only where the ranges hold nearly all of
+//! them. In the calibration study of `examples/regression_calibration.rs`
+//! (docs/src/results/regression-calibration.md) the 90% intervals cover that estimand at
+//! 0.87–0.94 with the ranges round and 0.84–0.92 without it (intercepts and pooled slopes,
+//! where nearly every fit keeps its slopes; conservative where most fits do not); a fit that is
+//! the constant gives no slope intervals and says why in its warnings. Where clipping moves
+//! the regression (heavy tails clipped by the public ranges, a long tail of y beyond the
+//! narrowed range) they do not cover the unclipped data's coefficients, and the release alone
+//! cannot tell how far clipping moved them.
 //!
 //! **DP R².** From the released statistics alone (post-processing): RSS′ = TSS − (bᵀc̃ −
 //! σ_c² tr(M⁻¹)) against TSS = Σỹ² − n m_y² (the constant predictor m_y), as an adjusted R²,
@@ -87,7 +93,8 @@ impl RegressionConfig {
 /// A fitted regression, in the data's units unless a field says otherwise.
 #[derive(Clone, Debug)]
 pub struct Regression {
-    /// The public ranges the fit was made with (what [`Regression::predict`] applies).
+    /// The ranges the fit was made with — the public ranges narrowed by the ranges round when it
+    /// ran — which [`Regression::predict`] applies and the intervals' estimand is clipped to.
     pub design: Design,
     /// The intercept (with [`Design::intercept`]; otherwise the value fixed by the ranges'
     /// centres).
@@ -436,7 +443,8 @@ impl Regression {
             .collect()
     }
 
-    /// Normal intervals of (intercept, slopes) at `level` in (0, 1), e.g. 0.95.
+    /// Normal intervals of (intercept, slopes) at `level` in (0, 1), e.g. 0.95, for the least
+    /// squares of the records clipped to [`Regression::design`]'s ranges (module docs).
     ///
     /// # Errors
     /// `level` outside (0, 1).
