@@ -1,5 +1,8 @@
 //! A public bounds schema: one `column,lo,hi` line per column (header row `column,lo,hi`),
 //! shipped beside a data file as `<stem>.bounds.csv` (e.g. `examples/data/diabetes.bounds.csv`).
+//! With the header `column,lo,hi,group` a line may name in a fourth cell the categorical
+//! variable whose level the column indicates (an indicator group of the regression's design,
+//! [`crate::Design::indicator_groups`]); an empty cell is an ordinary column.
 //!
 //! The bounds are public knowledge — units and plausible ranges written down before anyone
 //! looks at the rows — so mapping every value by them is a per-record transformation that
@@ -10,10 +13,12 @@
 use std::path::{Path, PathBuf};
 
 /// (lo, hi) per column name.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PublicBounds {
     /// (name, lo, hi) in the schema's order.
     pub bounds: Vec<(String, f64, f64)>,
+    /// (name, group) of the columns whose `group` cell is not empty, in the schema's order.
+    pub groups: Vec<(String, String)>,
 }
 
 /// Where the schema of `data` lives: `<dir>/<stem>.bounds.csv`.
@@ -30,23 +35,45 @@ impl PublicBounds {
     /// what is wrong; CRLF line ends are accepted.
     pub fn parse(text: &str) -> Result<Self, String> {
         let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim()));
-        match lines.next() {
-            Some((_, header)) if header.split(',').map(str::trim).eq(["column", "lo", "hi"]) => {}
+        let with_groups = match lines.next() {
+            Some((_, header)) if header.split(',').map(str::trim).eq(["column", "lo", "hi"]) => {
+                false
+            }
+            Some((_, header))
+                if header
+                    .split(',')
+                    .map(str::trim)
+                    .eq(["column", "lo", "hi", "group"]) =>
+            {
+                true
+            }
             Some((_, header)) => {
                 return Err(format!(
-                    "line 1: header must be `column,lo,hi`, got `{header}`"
+                    "line 1: header must be `column,lo,hi` or `column,lo,hi,group`, got `{header}`"
                 ));
             }
             None => return Err("empty schema: expected a header row `column,lo,hi`".into()),
-        }
+        };
         let mut bounds: Vec<(String, f64, f64)> = Vec::new();
+        let mut groups: Vec<(String, String)> = Vec::new();
         for (line, text) in lines.filter(|(_, l)| !l.is_empty()) {
             let cells: Vec<&str> = text.split(',').map(str::trim).collect();
-            let [name, lo, hi] = cells[..] else {
-                return Err(format!(
-                    "line {line}: expected 3 cells `column,lo,hi`, got {}",
-                    cells.len()
-                ));
+            let (name, lo, hi) = match (with_groups, &cells[..]) {
+                (false, [name, lo, hi]) | (true, [name, lo, hi]) => (*name, *lo, *hi),
+                (true, [name, lo, hi, group]) => {
+                    if !group.is_empty() {
+                        groups.push((name.to_string(), group.to_string()));
+                    }
+                    (*name, *lo, *hi)
+                }
+                _ => {
+                    return Err(format!(
+                        "line {line}: expected {} cells `column,lo,hi{}`, got {}",
+                        if with_groups { "3 or 4" } else { "3" },
+                        if with_groups { "[,group]" } else { "" },
+                        cells.len()
+                    ));
+                }
             };
             let number = |cell: &str| {
                 cell.parse::<f64>()
@@ -63,7 +90,35 @@ impl PublicBounds {
             }
             bounds.push((name.to_string(), lo, hi));
         }
-        Ok(Self { bounds })
+        Ok(Self { bounds, groups })
+    }
+
+    /// The indicator group `column` belongs to, if its line names one.
+    pub fn group_of(&self, column: &str) -> Option<&str> {
+        self.groups
+            .iter()
+            .find(|(n, _)| n == column)
+            .map(|(_, g)| g.as_str())
+    }
+
+    /// The positions in `names` of each group's columns, groups in order of first appearance
+    /// ([`crate::Design::indicator_groups`]).
+    pub fn indicator_groups(&self, names: &[String]) -> Vec<Vec<usize>> {
+        let mut seen: Vec<&str> = Vec::new();
+        let mut out: Vec<Vec<usize>> = Vec::new();
+        for (j, name) in names.iter().enumerate() {
+            let Some(g) = self.group_of(name) else {
+                continue;
+            };
+            match seen.iter().position(|s| *s == g) {
+                Some(k) => out[k].push(j),
+                None => {
+                    seen.push(g);
+                    out.push(vec![j]);
+                }
+            }
+        }
+        out
     }
 
     /// (lo, hi) of `column`.
@@ -126,6 +181,25 @@ mod tests {
             let e = PublicBounds::parse(text).unwrap_err();
             assert!(e.contains(needle), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn a_fourth_cell_names_an_indicators_group() {
+        let text =
+            "column,lo,hi,group\nage,0,100\nred,0,1,colour\nm,0,1,size\nblue,0,1,colour\nw,0,1,\n";
+        let b = PublicBounds::parse(text).unwrap();
+        assert_eq!(b.bounds.len(), 5);
+        assert_eq!(b.group_of("blue"), Some("colour"));
+        assert_eq!(b.group_of("w"), None);
+        let names: Vec<String> = ["blue", "age", "m", "red"].map(String::from).to_vec();
+        assert_eq!(b.indicator_groups(&names), vec![vec![0, 3], vec![2]]);
+        let e = PublicBounds::parse("column,lo,hi\nred,0,1,colour\n").unwrap_err();
+        assert!(
+            e.contains("line 2: expected 3 cells `column,lo,hi`, got 4"),
+            "{e}"
+        );
+        let e = PublicBounds::parse("column,lo,hi,group\nred,0,1,colour,x\n").unwrap_err();
+        assert!(e.contains("expected 3 or 4 cells"), "{e}");
     }
 
     #[test]

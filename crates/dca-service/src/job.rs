@@ -224,6 +224,11 @@ impl JobSpec {
                 .chain([&self.target])
                 .map(|c| (c.name.clone(), c.lo, c.hi))
                 .collect(),
+            groups: self
+                .features
+                .iter()
+                .filter_map(|c| Some((c.name.clone(), c.group.clone()?)))
+                .collect(),
         }
     }
 

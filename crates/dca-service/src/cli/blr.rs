@@ -43,9 +43,10 @@ pub struct BlrArgs {
     #[arg(long)]
     insecure_seed: Option<u64>,
     /// Fit the regression a statistician expects instead of Alg. 2: an intercept, every column
-    /// mapped by its public range in `--bounds` (clipped to it, never centred on 0), one round
-    /// of the design's statistics; the report's `regression` is what `dpdist job predict
-    /// --result` reads.
+    /// mapped by its public range in `--bounds` (clipped to it, never centred on 0), the ranges
+    /// round, then the design's statistics; a `--bounds` schema with the header
+    /// `column,lo,hi,group` names each indicator's categorical in its fourth cell (indicator
+    /// groups). The report's `regression` is what `dpdist job predict --result` reads.
     #[arg(long)]
     regression: bool,
 }
@@ -199,10 +200,20 @@ async fn run_regression(
         let (lo, hi) = schema.of(name).map_err(at)?;
         blr::PublicRange::new(lo, hi).map_err(|e| at(format!("column {name:?}: {e}")))
     };
-    let design = blr::Design::new(
+    let mut design = blr::Design::new(
         names.iter().map(|n| range(n)).collect::<Result<_>>()?,
         range(&a.target)?,
     )?;
+    if let Some(g) = schema.group_of(&a.target) {
+        return Err(at(format!(
+            "the target {:?} names indicator group {g:?}: groups are for features",
+            a.target
+        )));
+    }
+    design.indicator_groups = schema.indicator_groups(&names);
+    design
+        .validate()
+        .map_err(|e| at(format!("indicator groups {:?}: {e}", schema.groups)))?;
     let (mut transport, m) = a.analyst.transport().await?;
     let config = blr::RegressionConfig {
         aggregation: projection::Aggregation::Distributed(projection::DcaSettings {
