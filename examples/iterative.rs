@@ -238,8 +238,8 @@ fn lr_sweep(table: &Table, s: &LrSetting, seed: u64) -> Res<Sweep> {
         let np = fit_plr(
             &dataset,
             &PlrConfig {
-                epsilon: f64::INFINITY,
-                lambda: s.l2,
+                intercept: false,
+                ..PlrConfig::new(f64::INFINITY, s.l2)
             },
             &RngSource::InsecureFixedSeed(split_seed),
         )?;
@@ -249,8 +249,8 @@ fn lr_sweep(table: &Table, s: &LrSetting, seed: u64) -> Res<Sweep> {
             let plr = fit_plr(
                 &dataset,
                 &PlrConfig {
-                    epsilon,
-                    lambda: s.l2,
+                    intercept: false,
+                    ..PlrConfig::new(epsilon, s.l2)
                 },
                 &rng.derive(0),
             )?;

@@ -188,7 +188,14 @@ fn sweep(
         for (e, &epsilon) in EPSILONS.iter().enumerate() {
             let rng = RngSource::InsecureFixedSeed(split_seed ^ ((e as u64 + 1) << 40));
             let config = StackingConfig::new(epsilon, lambda);
-            let plr = fit_plr(&train, &PlrConfig { epsilon, lambda }, &rng.derive(0))?;
+            let plr = fit_plr(
+                &train,
+                &PlrConfig {
+                    intercept: false,
+                    ..PlrConfig::new(epsilon, lambda)
+                },
+                &rng.derive(0),
+            )?;
             let s = fit_pst_s(&train, K, &config, &rng.derive(1))?;
             let fu = fit_pst_f(&train, &uniform, &config, &rng.derive(2))?;
             let fw = fit_pst_f(&train, &weighted, &config, &rng.derive(3))?;
@@ -332,8 +339,8 @@ fn transfer_demo(seed: u64, splits: usize) -> Res<String> {
             let plr = fit_plr(
                 &target,
                 &PlrConfig {
-                    epsilon,
-                    lambda: lambda_target,
+                    intercept: false,
+                    ..PlrConfig::new(epsilon, lambda_target)
                 },
                 &rng.derive(0),
             )?;
@@ -493,11 +500,14 @@ fn vs_plr(seed: u64, splits: usize) -> Res<()> {
                     lambda_high: 0.1,
                     ..paper
                 };
-                let plr_config = PlrConfig { epsilon, lambda };
+                let plr_config = PlrConfig {
+                    intercept: false,
+                    ..PlrConfig::new(epsilon, lambda)
+                };
                 let selection = select_plr_or_stacking(
                     &train,
                     &SelectionConfig {
-                        plr: plr_config,
+                        plr: plr_config.clone(),
                         validation_fraction: 0.2,
                         validation_epsilon: epsilon,
                     },

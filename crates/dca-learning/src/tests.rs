@@ -355,8 +355,8 @@ fn non_private_logistic_regression_reaches_the_optimum() {
     let plr = plr_stacking::fit_plr(
         &data,
         &plr_stacking::PlrConfig {
-            epsilon: f64::INFINITY,
-            lambda: l2,
+            intercept: false,
+            ..plr_stacking::PlrConfig::new(f64::INFINITY, l2)
         },
         &plr_stacking::RngSource::InsecureFixedSeed(0),
     )

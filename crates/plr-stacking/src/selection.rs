@@ -39,7 +39,7 @@ pub const STREAM_STACKED: u64 = (1 << 33) + 3;
 pub const STREAM_VALIDATION: u64 = (1 << 33) + 4;
 
 /// Settings of the comparison.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SelectionConfig {
     /// PLR's settings (its ε is its guarantee for T_p).
     pub plr: PlrConfig,
@@ -246,10 +246,7 @@ mod tests {
     fn privacy_is_the_largest_part_budget_and_the_noise_scale_is_two_over_epsilon_v() {
         let data = separable(400);
         let config = SelectionConfig {
-            plr: PlrConfig {
-                epsilon: 0.7,
-                lambda: 0.1,
-            },
+            plr: PlrConfig::new(0.7, 0.1),
             validation_fraction: 0.25,
             validation_epsilon: 0.4,
         };
@@ -289,10 +286,7 @@ mod tests {
     fn a_worse_stacked_model_is_not_recommended() {
         let data = separable(800);
         let config = SelectionConfig {
-            plr: PlrConfig {
-                epsilon: 5.0,
-                lambda: 0.01,
-            },
+            plr: PlrConfig::new(5.0, 0.01),
             validation_fraction: 0.25,
             validation_epsilon: 1.0,
         };

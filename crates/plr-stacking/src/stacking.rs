@@ -24,7 +24,7 @@ use crate::data::{Dataset, check_finite};
 use crate::error::{Error, Result};
 use crate::model::LogisticModel;
 use crate::partition::{FeatureGroups, contiguous_blocks, permutation};
-use crate::plr::{fit_perturbed, privacy_loss};
+use crate::plr::{InputSpec, fit_perturbed, privacy_loss};
 
 /// Random stream of low-level model k is `rng.derive(k)`; these are the other streams.
 pub const STREAM_HIGH_LEVEL: u64 = 1 << 32;
@@ -222,6 +222,7 @@ pub fn fit_pst_s(
             calibration.groups[0],
             config.lambda,
             &anchor,
+            InputSpec::default(),
             &rng.derive(k as u64),
         )?;
         low.push(LowLevelModel {
@@ -316,6 +317,7 @@ pub(crate) fn fit_groups(
             noise,
             lambda,
             anchor,
+            InputSpec::default(),
             &rng.derive(k as u64),
         )?;
         low.push(LowLevelModel {
@@ -359,6 +361,7 @@ fn finish(
         high_calibration.groups[0],
         config.lambda_high,
         &vec![0.0; k],
+        InputSpec::default(),
         &rng.derive(STREAM_HIGH_LEVEL),
     )?;
     Ok(StackedFit {
@@ -435,8 +438,8 @@ mod tests {
             // ε = 0.05 takes the Δ branch (n = 60, λ = 0.01: ε′ = 0.05 − 0.6 < 0).
             let config = StackingConfig::new(epsilon, 0.01);
             let plr = PlrConfig {
-                epsilon,
-                lambda: 0.01,
+                intercept: false,
+                ..PlrConfig::new(epsilon, 0.01)
             };
             let all: Vec<usize> = (0..d).collect();
             let single = FeatureGroups::new(vec![all.clone()], vec![1.0], d).unwrap();

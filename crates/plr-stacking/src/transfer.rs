@@ -100,7 +100,7 @@ pub fn fit_target_with_source(
             got: source_models.len(),
         });
     }
-    let anchors: Vec<Vec<f64>> = source_models.iter().map(|m| m.weights().to_vec()).collect();
+    let anchors: Vec<Vec<f64>> = source_models.iter().map(|m| m.solver_weights()).collect();
     fit_feature_stack(
         target,
         groups,

@@ -53,9 +53,11 @@ pub unsafe extern "C" fn dpd_plr_fit(
         let (data, rng) = unsafe { (handle_ref(dataset, "dataset")?, handle_mut(rng, "rng")?) };
         let fit = fit_plr(
             &data.inner,
+            // No intercept: the C ABI's model export (weights, input radius) has no place
+            // for one yet.
             &PlrConfig {
-                epsilon: privacy::epsilon_or_non_private("epsilon", epsilon)?,
-                lambda,
+                intercept: false,
+                ..PlrConfig::new(privacy::epsilon_or_non_private("epsilon", epsilon)?, lambda)
             },
             &rng.next_source(),
         )?;
