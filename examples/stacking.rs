@@ -13,6 +13,7 @@
 use std::error::Error;
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use clap::Parser;
@@ -53,6 +54,16 @@ struct Args {
     /// unit-length rows, with the library's DP recommendation (`select_plr_or_stacking`).
     #[arg(long)]
     vs_plr: bool,
+    /// Fit every model without intercept (the papers' models; the library's default has one).
+    #[arg(long)]
+    no_intercept: bool,
+}
+
+/// Whether every fit has an intercept: set once from `--no-intercept` before any fit.
+static INTERCEPT: AtomicBool = AtomicBool::new(true);
+
+fn intercept() -> bool {
+    INTERCEPT.load(Ordering::Relaxed)
 }
 
 /// AUCs of one data set: `auc[method][ε]` over splits, and the printed table.
@@ -67,6 +78,11 @@ fn main() -> Res<()> {
     let args = Args::parse();
     let (seed, splits) = (args.seed, args.splits as usize);
     let start = Instant::now();
+    INTERCEPT.store(!args.no_intercept, Ordering::Relaxed);
+    println!(
+        "models {} intercept",
+        if intercept() { "with" } else { "without" }
+    );
     if args.vs_plr {
         vs_plr(seed, splits)?;
         println!("total time {:.1} s", start.elapsed().as_secs_f64());
@@ -187,11 +203,14 @@ fn sweep(
         let uniform = FeatureGroups::random_uniform(table.d, K, &mut split_rng)?;
         for (e, &epsilon) in EPSILONS.iter().enumerate() {
             let rng = RngSource::InsecureFixedSeed(split_seed ^ ((e as u64 + 1) << 40));
-            let config = StackingConfig::new(epsilon, lambda);
+            let config = StackingConfig {
+                intercept: intercept(),
+                ..StackingConfig::new(epsilon, lambda)
+            };
             let plr = fit_plr(
                 &train,
                 &PlrConfig {
-                    intercept: false,
+                    intercept: intercept(),
                     ..PlrConfig::new(epsilon, lambda)
                 },
                 &rng.derive(0),
@@ -339,7 +358,7 @@ fn transfer_demo(seed: u64, splits: usize) -> Res<String> {
             let plr = fit_plr(
                 &target,
                 &PlrConfig {
-                    intercept: false,
+                    intercept: intercept(),
                     ..PlrConfig::new(epsilon, lambda_target)
                 },
                 &rng.derive(0),
@@ -353,6 +372,7 @@ fn transfer_demo(seed: u64, splits: usize) -> Res<String> {
                     lambda_target,
                     lambda_high: 1e-2,
                     high_fraction: 0.5,
+                    intercept: intercept(),
                 };
                 let fit = fit_pst_h(
                     &source_data,
@@ -494,14 +514,17 @@ fn vs_plr(seed: u64, splits: usize) -> Res<()> {
             let train = Dataset::from_rows(&train_x, table.d, &train_y)?;
             for (e, &epsilon) in EPS.iter().enumerate() {
                 let rng = RngSource::InsecureFixedSeed(split_seed ^ ((e as u64 + 1) << 40));
-                let paper = StackingConfig::new(epsilon, lambda);
+                let paper = StackingConfig {
+                    intercept: intercept(),
+                    ..StackingConfig::new(epsilon, lambda)
+                };
                 let tuned = StackingConfig {
                     high_fraction: 0.2,
                     lambda_high: 0.1,
                     ..paper
                 };
                 let plr_config = PlrConfig {
-                    intercept: false,
+                    intercept: intercept(),
                     ..PlrConfig::new(epsilon, lambda)
                 };
                 let selection = select_plr_or_stacking(

@@ -97,6 +97,8 @@ pub unsafe extern "C" fn dpd_pst_s_fit(
             lambda,
             lambda_high,
             high_fraction,
+            // No intercept: the C ABI's model export has no place for one yet.
+            intercept: false,
         };
         let fit = fit_pst_s(&data.inner, n_parts, &config, &rng.next_source())?;
         // SAFETY: `out` is non-NULL (checked).
@@ -136,6 +138,8 @@ pub unsafe extern "C" fn dpd_pst_f_fit(
             lambda,
             lambda_high,
             high_fraction,
+            // No intercept: the C ABI's model export has no place for one yet.
+            intercept: false,
         };
         let fit = fit_pst_f(&data.inner, &groups.inner, &config, &rng.next_source())?;
         // SAFETY: `out` is non-NULL (checked).
@@ -183,6 +187,8 @@ pub unsafe extern "C" fn dpd_pst_h_fit(
             lambda_target,
             lambda_high,
             high_fraction,
+            // No intercept: the C ABI's model export has no place for one yet.
+            intercept: false,
         };
         let fit = fit_pst_h(
             &source.inner,
