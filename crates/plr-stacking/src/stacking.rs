@@ -13,9 +13,10 @@
 //!
 //! The high level's inputs m_k = (2σ(x_(k)ᵀw_k) − 1)/√K lie in (−1/√K, 1/√K), so ‖m‖ < 1 as
 //! PLR requires; the map uses only the released low-level models (post-processing) and public
-//! constants. (The affine map 2σ − 1 centres the inputs and uses the whole interval; with an
-//! intercept the shift alone would be subsumed, the factor 2 would not — kept, see
-//! docs/src/results/stacking.md.)
+//! constants. (The affine map 2σ − 1 centres the inputs and uses the whole interval. With an
+//! intercept the shift alone would be subsumed, but σ/√K would use half the interval: the
+//! same fit needs weights twice as large, against the same noise b and regulariser. Kept;
+//! not measured against σ/√K.)
 //!
 //! With [`StackingConfig::intercept`] (on in [`StackingConfig::new`]) every level's PLR gets
 //! an intercept: each solver row is (φ(x_(k)), q_k/√2) with ‖φ(x_(k))‖ ≤ q_k/√2, so the norm
