@@ -48,6 +48,9 @@ struct Args {
     /// noise), or `off`: one round on the public ranges (default: the library's).
     #[arg(long, value_delimiter = ',')]
     narrowing: Option<Vec<String>>,
+    /// `off`: declare no indicator groups (each indicator a column on ±1, as before groups).
+    #[arg(long)]
+    groups: Option<String>,
     /// Reproducible run: all randomness from this seed (NOT for real releases).
     #[arg(long)]
     insecure_seed: Option<u64>,
@@ -58,6 +61,9 @@ struct Column {
     name: String,
     lower: f64,
     upper: f64,
+    /// The categorical column an indicator codes a level of (an indicator group).
+    #[serde(default)]
+    group: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -86,6 +92,24 @@ fn columns(table: &Table, names: &[&str]) -> Result<(Vec<f64>, Vec<f64>), String
         x.extend(xs.iter().map(|&j| row[j]));
     }
     Ok((x, y))
+}
+
+/// The features' positions grouped by their `group`, in order of first appearance.
+fn indicator_groups(features: &[Column]) -> Vec<Vec<usize>> {
+    let mut names: Vec<&str> = Vec::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (j, g) in features.iter().enumerate() {
+        if let Some(g) = &g.group {
+            match names.iter().position(|n| n == g) {
+                Some(k) => groups[k].push(j),
+                None => {
+                    names.push(g);
+                    groups.push(vec![j]);
+                }
+            }
+        }
+    }
+    groups
 }
 
 fn metrics(pred: &[f64], y: &[f64]) -> (f64, f64) {
@@ -123,6 +147,14 @@ fn run() -> Result<(), String> {
         range(&bounds.target)?,
     )
     .map_err(|e| e.to_string())?;
+    match a.groups.as_deref() {
+        None => design.indicator_groups = indicator_groups(&bounds.features),
+        Some("off") => {}
+        Some(other) => return Err(format!("--groups {other:?}: expected off")),
+    }
+    design
+        .validate()
+        .map_err(|e| format!("{}: {e}", a.bounds.display()))?;
     if let Some(s) = &a.shares {
         if s.len() != 3 {
             return Err(format!("--shares: 3 numbers, got {}", s.len()));

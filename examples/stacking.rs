@@ -54,6 +54,10 @@ struct Args {
     /// unit-length rows, with the library's DP recommendation (`select_plr_or_stacking`).
     #[arg(long)]
     vs_plr: bool,
+    /// With --vs-plr: α of the recommendation, the largest probability of recommending a stacked
+    /// model that is no better than PLR (`SelectionConfig::false_recommendation_rate`).
+    #[arg(long, default_value_t = plr_stacking::DEFAULT_FALSE_RECOMMENDATION_RATE)]
+    alpha: f64,
     /// Fit every model without intercept (the papers' models; the library's default has one).
     #[arg(long)]
     no_intercept: bool,
@@ -84,7 +88,7 @@ fn main() -> Res<()> {
         if intercept() { "with" } else { "without" }
     );
     if args.vs_plr {
-        vs_plr(seed, splits)?;
+        vs_plr(seed, splits, args.alpha)?;
         println!("total time {:.1} s", start.elapsed().as_secs_f64());
         return Ok(());
     }
@@ -446,7 +450,7 @@ fn unit_rows(table: &mut Table) {
 /// order the examples use): test AUC of PLR, PST-S, PST-F(W) with the paper's settings, PST-F(W)
 /// with a smaller high level and a larger λ there, and what `select_plr_or_stacking` recommends
 /// (and the AUC of the model it recommends, trained on its own part only).
-fn vs_plr(seed: u64, splits: usize) -> Res<()> {
+fn vs_plr(seed: u64, splits: usize, alpha: f64) -> Res<()> {
     const EPS: [f64; 3] = [0.5, 1.0, 2.0];
     // Digits: the public pixel range 0..16 mapped onto ±1, then unit rows.
     let path = concat!(
@@ -484,8 +488,8 @@ fn vs_plr(seed: u64, splits: usize) -> Res<()> {
         "stacking vs PLR: test AUC, mean ± sd over {splits} stratified 60/40 splits; K = {K}; \
          PST-* with the paper's settings (D^h = half the rows, λ_high = λ) and PST-F(W) with \
          D^h = 20% of the rows and λ_high = 0.1; 'selected' = select_plr_or_stacking(PLR vs \
-         PST-F(W) h0.2 λh0.1, 20% validation rows, ε_v = ε), its recommended model's AUC (each \
-         candidate trained on its own 40% of the training rows); every fit ε-DP (δ = 0)"
+         PST-F(W) h0.2 λh0.1, 20% validation rows, ε_v = ε, α = {alpha}), its recommended model's AUC \
+         (each candidate trained on its own 40% of the training rows); every fit ε-DP (δ = 0)"
     );
     for (name, table, scores, lambda) in [
         (
@@ -503,7 +507,17 @@ fn vs_plr(seed: u64, splits: usize) -> Res<()> {
     ] {
         let weighted = FeatureGroups::sorted_blocks(scores, K)?;
         let mut results = vec![vec![Vec::with_capacity(splits); EPS.len()]; methods.len()];
-        let mut stacked_recommended = vec![0usize; EPS.len()];
+        // Per rule and ε, against the full-data winner (PLR or the tuned PST-F(W), each fitted
+        // on all training rows, whichever has the higher test AUC; PLR on a tie): splits where
+        // stacking is recommended, where it is recommended although the full-data stacked
+        // model lost, and where the recommendation names the full-data winner. Rule 0 compares
+        // the noisy margin with 0, rule 1 with the library's threshold — the same released
+        // margin, so the two rules see the same noise.
+        let mut stacked_recommended = [vec![0usize; EPS.len()], vec![0usize; EPS.len()]];
+        let mut recommended_where_lost = [vec![0usize; EPS.len()], vec![0usize; EPS.len()]];
+        let mut agrees = [vec![0usize; EPS.len()], vec![0usize; EPS.len()]];
+        let mut stacking_lost = vec![0usize; EPS.len()];
+        let mut thresholds = vec![0.0; EPS.len()];
         for split in 0..splits {
             let split_seed = seed.wrapping_mul(1_000_003).wrapping_add(split as u64);
             let mut split_rng = ChaCha20Rng::seed_from_u64(split_seed);
@@ -530,19 +544,21 @@ fn vs_plr(seed: u64, splits: usize) -> Res<()> {
                 let selection = select_plr_or_stacking(
                     &train,
                     &SelectionConfig {
-                        plr: plr_config.clone(),
-                        validation_fraction: 0.2,
-                        validation_epsilon: epsilon,
+                        false_recommendation_rate: alpha,
+                        ..SelectionConfig::new(plr_config.clone(), 0.2, epsilon)
                     },
                     |part, r| fit_pst_f(part, &weighted, &tuned, r),
                     &rng.derive(4),
                 )?;
-                let selected = match selection.recommendation {
-                    Recommendation::Plr => selection.plr.model.predict_proba(&test_x)?,
-                    Recommendation::Stacked => {
-                        stacked_recommended[e] += 1;
-                        selection.stacked.model.predict_proba(&test_x)?
-                    }
+                thresholds[e] = selection.threshold;
+                let chosen = [
+                    selection.noisy_margin > 0.0,
+                    selection.recommendation == Recommendation::Stacked,
+                ];
+                let selected = if chosen[1] {
+                    selection.stacked.model.predict_proba(&test_x)?
+                } else {
+                    selection.plr.model.predict_proba(&test_x)?
                 };
                 let predictions = [
                     fit_plr(&train, &plr_config, &rng.derive(0))?
@@ -562,6 +578,13 @@ fn vs_plr(seed: u64, splits: usize) -> Res<()> {
                 for (m, p) in predictions.iter().enumerate() {
                     results[m][e].push(auc(p, &test_y)?);
                 }
+                let lost = results[3][e][split] <= results[0][e][split];
+                stacking_lost[e] += usize::from(lost);
+                for (rule, &stacked) in chosen.iter().enumerate() {
+                    stacked_recommended[rule][e] += usize::from(stacked);
+                    recommended_where_lost[rule][e] += usize::from(lost && stacked);
+                    agrees[rule][e] += usize::from(lost != stacked);
+                }
             }
         }
         println!(
@@ -580,11 +603,38 @@ fn vs_plr(seed: u64, splits: usize) -> Res<()> {
                 .collect();
             println!("| {method} | {} |", cells.join(" | "));
         }
-        let shares: Vec<String> = stacked_recommended
+        let cells = |counts: &[usize], of: &[usize]| -> String {
+            let cells: Vec<String> = counts
+                .iter()
+                .zip(of)
+                .map(|(c, o)| format!("{c}/{o}"))
+                .collect();
+            cells.join(" | ")
+        };
+        let all = vec![splits; EPS.len()];
+        let t: Vec<String> = thresholds.iter().map(|t| format!("{t:.1}")).collect();
+        println!("| threshold t on the noisy margin | {} |", t.join(" | "));
+        println!(
+            "| full-data PST-F(W) h0.2 λh0.1 lost to PLR | {} |",
+            cells(&stacking_lost, &all)
+        );
+        for (rule, name) in ["margin > 0", "margin > t (recommended)"]
             .iter()
-            .map(|c| format!("{c}/{splits}"))
-            .collect();
-        println!("| stacking recommended | {} |", shares.join(" | "));
+            .enumerate()
+        {
+            println!(
+                "| {name}: stacking recommended | {} |",
+                cells(&stacked_recommended[rule], &all)
+            );
+            println!(
+                "| {name}: stacking recommended where it lost | {} |",
+                cells(&recommended_where_lost[rule], &stacking_lost)
+            );
+            println!(
+                "| {name}: agrees with the full-data winner | {} |",
+                cells(&agrees[rule], &all)
+            );
+        }
     }
     Ok(())
 }

@@ -132,6 +132,14 @@ def load(name, spec):
     for entry in bounds["features"] + [bounds["target"]]:
         if not entry.get("source") or not entry["lower"] < entry["upper"]:
             raise SystemExit(f"{name}: bound {entry['name']} needs lower < upper and a source")
+    # An indicator names its categorical column as its "group" (dpdist codes a group's levels
+    # 0/1, at most one set per record); nothing else has one.
+    for entry in bounds["features"]:
+        factor = next((col for col, levels in spec["factors"].items()
+                       if entry["name"] in [indicator_name(col, lv) for lv in levels[1:]]), None)
+        if entry.get("group") != factor:
+            raise SystemExit(f"{name}: bound {entry['name']} has group {entry.get('group')!r}, "
+                             f"the encoding makes it {factor!r}")
     return out[features + [spec["target"]]].reset_index(drop=True), bounds, n_raw, dropped
 
 

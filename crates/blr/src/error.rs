@@ -87,6 +87,14 @@ pub enum Error {
         /// The upper end given.
         upper: f64,
     },
+    /// An indicator group is malformed, or a record sets more than one of its levels.
+    #[error("indicator group {group}: {reason}")]
+    IndicatorGroup {
+        /// The group's position in [`crate::Design::indicator_groups`].
+        group: usize,
+        /// Why.
+        reason: String,
+    },
     /// Projection, the marginal-std round or the threshold search failed.
     #[error("{0}")]
     Projection(#[from] projection::Error),

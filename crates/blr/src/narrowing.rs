@@ -8,7 +8,8 @@
 //! spreads the data over the unit scale; values beyond k sd are clipped, as the public range
 //! clips today. A two-valued column (an indicator) stays two-valued whatever its narrowed
 //! range, so narrowing it changes nothing but the units of its slope, which the fit reports back
-//! in the data's own units. The new ranges are post-processing of a DP release: public.
+//! in the data's own units; the columns of a declared indicator group ([`crate::design`]) keep
+//! their [0, 1], so that their slopes read as the levels' effects. The new ranges are post-processing of a DP release: public.
 //!
 //! Sensitivity (replace-one): every column contributes (u, u²) with u ∈ [−1, 1], so one record
 //! moves u by at most 2 and u² by at most 1: Δ₂² = 5 per column, Δ₂ = √(5(d + 1)) with y's.
@@ -159,11 +160,13 @@ pub fn narrowed(
         PublicRange::new(r.from_unit(lo), r.from_unit(hi)).unwrap_or(*r)
     };
     let mut pairs = sum.chunks_exact(2);
+    // An indicator group's columns keep [0, 1], so that their slopes stay the levels' effects.
     let x = design
         .x
         .iter()
+        .zip(design.indicators())
         .zip(pairs.by_ref())
-        .map(|(r, p)| narrow(r, p))
+        .map(|((r, indicator), p)| if indicator { *r } else { narrow(r, p) })
         .collect();
     let y = narrow(&design.y, pairs.next().expect("length checked above"));
     Ok(Design {

@@ -202,7 +202,7 @@ pub fn fit_regression_held(
                 None => {
                     // The statistics round's noise on one cross product, per record.
                     let joint = projection::release::zcdp_sigma(public.l2_sensitivity()?, rho)?;
-                    let cross = public.shares.noise(public.width(), public.intercept, joint);
+                    let cross = public.block_noise(joint);
                     adaptive_spreads(cross.cross / n.max(1) as f64)
                 }
             };
@@ -223,7 +223,7 @@ pub fn fit_regression_held(
     apply(&mut flat, design.width(), design.weights(), true);
     let stats = SuffStats::from_flat(&flat, design.width(), n, true)?;
     let joint = released.noise_sd.iter().copied().fold(0.0, f64::max);
-    let noise = design.shares.noise(design.width(), design.intercept, joint);
+    let noise = design.block_noise(joint);
     let mut fit = regression_from_stats(&design, &stats, noise, config.prior_precision)?;
     fit.spent = accountant.spent();
     if let Some(w) = noise_dominance_warning(&stats, noise.gram, n, config.budget.epsilon) {
@@ -583,15 +583,17 @@ impl Centred {
 }
 
 /// (a, b) and their covariance on the unit scale → intercept, slopes and covariance in the
-/// data's units: y = centre_y + h_y (a + Σ b_j (x_j − centre_j)/h_j).
+/// data's units: y = centre_y + h_y (a + Σ b_j (x_j − c_j)/h_j), (c_j, h_j) column j's map
+/// ([`Design::column_map`]).
 fn to_data_units(design: &Design, theta: &[f64], cov: &Mat<f64>) -> (f64, Vec<f64>, Mat<f64>) {
     let d = design.columns();
     let hy = design.y.half_width();
+    let maps: Vec<(f64, f64)> = (0..d).map(|j| design.column_map(j)).collect();
     // θ_data = t₀ + T θ: row 0 of T = h_y (1, −c₁/h₁, …), row j = h_y/h_j e_j.
     let t = Mat::from_fn(d + 1, d + 1, |i, j| match (i, j) {
         (0, 0) => hy,
-        (0, j) => -hy * design.x[j - 1].centre() / design.x[j - 1].half_width(),
-        (i, j) if i == j => hy / design.x[i - 1].half_width(),
+        (0, j) => -hy * maps[j - 1].0 / maps[j - 1].1,
+        (i, j) if i == j => hy / maps[i - 1].1,
         _ => 0.0,
     });
     let data: Vec<f64> = (0..=d)

@@ -9,6 +9,7 @@ fn one_column(intercept: bool) -> Design {
         y: PublicRange::new(0.0, 40.0).unwrap(),
         intercept,
         shares: Default::default(),
+        indicator_groups: Vec::new(),
     }
 }
 
@@ -56,6 +57,52 @@ fn exact_statistics_give_lms_coefficients_errors_and_r2_in_the_datas_units() {
     let ci = fit.confint(0.95).unwrap();
     close(ci[1].0, 2.8 - 1.959963984540054 * se[1], 1e-6);
     assert!(fit.confint(1.0).is_err() && fit.predict(&[f64::NAN]).is_err());
+}
+
+#[test]
+fn an_indicator_groups_slopes_are_the_level_effects_in_the_datas_units() {
+    // y = 2 + effect[level] + x over a reference level and five others (kept 0/1 on the design)
+    // and x ∈ {0, 1} on the public range [0, 4] (mapped onto [−1, 1]): exact statistics give
+    // lm's coefficients — intercept 2, each level's effect, 1 per x.
+    let effects = [3.0, 5.0, -1.0, 4.0, 2.0];
+    let mut x_ranges = vec![PublicRange::new(0.0, 1.0).unwrap(); 5];
+    x_ranges.push(PublicRange::new(0.0, 4.0).unwrap());
+    let design = Design {
+        x: x_ranges,
+        y: PublicRange::new(-10.0, 20.0).unwrap(),
+        intercept: true,
+        shares: Default::default(),
+        indicator_groups: vec![(0..5).collect()],
+    };
+    design.validate().unwrap();
+    assert_eq!(design.column_map(0), (0.0, 1.0));
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for level in 0..=5 {
+        for v in [0.0, 1.0] {
+            let row: Vec<f64> = (1..=5).map(|l| f64::from(u8::from(l == level))).collect();
+            y.push(2.0 + (1..=5).map(|l| row[l - 1] * effects[l - 1]).sum::<f64>() + v);
+            x.extend(row);
+            x.push(v);
+        }
+    }
+    let fit =
+        regression_from_stats(&design, &exact(&design, &x, &y), BlockNoise::NONE, 1e-12).unwrap();
+    close(fit.intercept, 2.0, 1e-9);
+    for (b, e) in fit.coefficients.iter().zip(effects) {
+        close(*b, e, 1e-9);
+    }
+    close(fit.coefficients[5], 1.0, 1e-9);
+    close(
+        fit.predict(&[0.0, 1.0, 0.0, 0.0, 0.0, 1.0]).unwrap()[0],
+        8.0,
+        1e-9,
+    );
+    // A record with two levels set is refused, by the fit's rows and by predict alike.
+    let e = fit
+        .predict(&[1.0, 1.0, 0.0, 0.0, 0.0, 0.0])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("columns 0 and 1 are both 1"), "{e}");
 }
 
 #[test]

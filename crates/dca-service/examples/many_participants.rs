@@ -70,6 +70,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 name: f[0].into(),
                 lo: f[1].parse().unwrap_or(0.0),
                 hi: f[2].parse().unwrap_or(1.0),
+                group: None,
             }
         })
         .collect();

@@ -24,6 +24,12 @@ pub struct ColumnBounds {
     pub lo: f64,
     /// Public upper end.
     pub hi: f64,
+    /// A `regression` job's indicator: the categorical column whose level it codes. The
+    /// columns of one group are the levels' indicators (bounds 0 and 1, at most one set per
+    /// record; `blr::Design::indicator_groups`). Absent: an ordinary column (and the ids of
+    /// jobs without groups are what they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// Everything that defines a job (`PUT /jobs/{id}`; the id is the SHA-256 of this struct's
@@ -161,6 +167,27 @@ impl JobSpec {
         if self.max_rows == 0 {
             return bad("max_rows must be at least 1".into());
         }
+        for c in self
+            .features
+            .iter()
+            .chain([&self.target])
+            .filter(|c| c.group.is_some())
+        {
+            if self.kind != "regression" || c.name == self.target.name {
+                return bad(format!(
+                    "column {:?} names an indicator group: groups are for the features of \
+                     \"regression\" jobs",
+                    c.name
+                ));
+            }
+            if c.lo != 0.0 || c.hi != 1.0 {
+                return bad(format!(
+                    "column {:?} is an indicator of group {:?}: its bounds must be lo = 0, hi = 1",
+                    c.name,
+                    c.group.as_deref().unwrap_or_default()
+                ));
+            }
+        }
         if let Some(share) = self.clipped_share {
             let limit = 1.0 - blr::ProjectionConfig::default().std_share;
             if self.kind != "blr" {
@@ -201,16 +228,36 @@ impl JobSpec {
     }
 
     /// The design of a `regression` job: each feature's and the target's public range, an
-    /// intercept, the library's default shares of the budget among the statistics' blocks.
+    /// intercept, the library's default shares of the budget among the statistics' blocks, and
+    /// the features' indicator groups (in order of first appearance).
     pub fn design(&self) -> Result<blr::Design> {
         let range = |c: &ColumnBounds| {
             blr::PublicRange::new(c.lo, c.hi)
                 .map_err(|e| Error::InvalidSpec(format!("job: column {:?}: {e}", c.name)))
         };
-        Ok(blr::Design::new(
+        let mut design = blr::Design::new(
             self.features.iter().map(range).collect::<Result<_>>()?,
             range(&self.target)?,
-        )?)
+        )?;
+        let mut names: Vec<&str> = Vec::new();
+        for (j, c) in self.features.iter().enumerate() {
+            let Some(g) = c.group.as_deref() else {
+                continue;
+            };
+            match names.iter().position(|n| *n == g) {
+                Some(k) => design.indicator_groups[k].push(j),
+                None => {
+                    names.push(g);
+                    design.indicator_groups.push(vec![j]);
+                }
+            }
+        }
+        design.validate().map_err(|e| {
+            Error::InvalidSpec(format!(
+                "job: indicator groups {names:?} (in this order): {e}"
+            ))
+        })?;
+        Ok(design)
     }
 
     /// A participant's rows for this job from its table, as they are in the file: the feature
@@ -480,11 +527,13 @@ pub(crate) mod tests {
                 name: "y".into(),
                 lo: 0.0,
                 hi: 10.0,
+                group: None,
             },
             features: vec![ColumnBounds {
                 name: "a".into(),
                 lo: -1.0,
                 hi: 1.0,
+                group: None,
             }],
             epsilon: 1.0,
             delta: 1e-5,
@@ -561,6 +610,64 @@ pub(crate) mod tests {
             change(&mut s);
             let e = s.validate().unwrap_err().to_string();
             assert!(e.contains(word), "{word}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_regression_jobs_indicator_groups_make_the_designs_and_bad_ones_are_named() {
+        let level = |name: &str, group: &str| ColumnBounds {
+            name: name.into(),
+            lo: 0.0,
+            hi: 1.0,
+            group: Some(group.into()),
+        };
+        let mut s = JobSpec {
+            kind: "regression".into(),
+            ..spec()
+        };
+        let id_without = s.id();
+        s.features.extend([
+            level("red", "colour"),
+            level("m", "size"),
+            level("blue", "colour"),
+        ]);
+        s.validate().unwrap();
+        assert_eq!(
+            s.design().unwrap().indicator_groups,
+            vec![vec![1, 3], vec![2]]
+        );
+        assert_ne!(s.id(), id_without);
+        let without = JobSpec {
+            features: s.features[..1].to_vec(),
+            ..s.clone()
+        };
+        // No group: the JSON (and so the id) of a job is what it was before groups existed.
+        assert_eq!(without.id(), id_without);
+        assert!(
+            !String::from_utf8(without.canonical_json())
+                .unwrap()
+                .contains("group")
+        );
+        type Change = Box<dyn Fn(&mut JobSpec)>;
+        let cases: Vec<(&str, Change)> = vec![
+            (
+                "groups are for the features of \"regression\" jobs",
+                Box::new(|s| s.kind = "blr".into()),
+            ),
+            (
+                "\"y\" names an indicator group",
+                Box::new(|s| s.target.group = Some("g".into())),
+            ),
+            (
+                "its bounds must be lo = 0, hi = 1",
+                Box::new(|s| s.features[2].hi = 2.0),
+            ),
+        ];
+        for (needle, change) in cases {
+            let mut bad = s.clone();
+            change(&mut bad);
+            let e = bad.validate().unwrap_err().to_string();
+            assert!(e.contains(needle), "{needle}: {e}");
         }
     }
 

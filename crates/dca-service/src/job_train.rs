@@ -330,6 +330,7 @@ mod tests {
             name: name.into(),
             lo,
             hi,
+            group: None,
         }
     }
 

@@ -1031,11 +1031,13 @@ mod tests {
                 name: "y".into(),
                 lo: 0.0,
                 hi: 10.0,
+                group: None,
             },
             features: vec![ColumnBounds {
                 name: "a".into(),
                 lo: -1.0,
                 hi: 1.0,
+                group: None,
             }],
             epsilon: 1.0,
             delta: 1e-5,

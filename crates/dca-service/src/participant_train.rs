@@ -63,6 +63,7 @@ fn regression_step_is_the_jobs(design: &blr::Design, rule: &Contribution, step: 
         (2, Contribution::DesignStatistics { design: d }) => {
             d.intercept == design.intercept
                 && d.shares == design.shares
+                && d.indicator_groups == design.indicator_groups
                 && d.x.len() == design.x.len()
                 && d.x.iter().zip(&design.x).all(|(r, p)| inside(r, p))
                 && inside(&d.y, &design.y)
@@ -292,6 +293,7 @@ mod tests {
             name: name.into(),
             lo: 0.0,
             hi: 1.0,
+            group: None,
         };
         JobSpec {
             kind: kind.into(),
@@ -423,6 +425,13 @@ mod tests {
             round(1, no_intercept),
             round(2, wider),
             round(2, no_intercept_2),
+            round(
+                2,
+                blr::Design {
+                    indicator_groups: vec![vec![0, 1]],
+                    ..design.clone()
+                },
+            ),
             round(3, design.clone()),
             late_moments,
         ] {

@@ -417,11 +417,13 @@ fn job(roster: usize) -> JobSpec {
             name: "y".into(),
             lo: 0.0,
             hi: 1.0,
+            group: None,
         },
         features: vec![ColumnBounds {
             name: "x".into(),
             lo: 0.0,
             hi: 1.0,
+            group: None,
         }],
         epsilon: 1.0,
         delta: 1e-5,

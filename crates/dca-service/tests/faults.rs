@@ -296,6 +296,7 @@ fn sum_job(roster: usize) -> dca_service::job::JobSpec {
         name: name.into(),
         lo: -2.0,
         hi: 2.0,
+        group: None,
     };
     dca_service::job::JobSpec {
         kind: "sum".into(),

@@ -110,6 +110,7 @@ fn sum_job(s: &Setup, roster: usize, epsilon: f64, n: u64) -> JobSpec {
         name: name.into(),
         lo: 0.0,
         hi: 1.0,
+        group: None,
     };
     JobSpec {
         kind: "sum".into(),

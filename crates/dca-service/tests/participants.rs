@@ -46,6 +46,7 @@ fn bounds() -> Vec<ColumnBounds> {
                 name: f[0].into(),
                 lo: f[1].parse().unwrap(),
                 hi: f[2].parse().unwrap(),
+                group: None,
             }
         })
         .collect()

@@ -43,6 +43,7 @@ fn column(name: &str, lo: f64, hi: f64) -> ColumnBounds {
         name: name.into(),
         lo,
         hi,
+        group: None,
     }
 }
 

@@ -10,7 +10,8 @@
 //! * [`fit_pst_f`] — PST-F (Alg. 3): stacking over feature groups with importance q_k.
 //! * [`fit_pst_h`] — PST-H (Alg. 4): PST-F on a target domain, transferred from source models.
 //! * [`select_plr_or_stacking`] — PLR or a stacked model, chosen by a DP comparison on
-//!   held-out rows (the library's recommendation when stacking does worse).
+//!   held-out rows: stacking only when its noisy margin clears a data-independent threshold that
+//!   holds the chance of recommending a no-better stacked model to α, PLR otherwise.
 //! * [`auc`] — Mann–Whitney AUC.
 //!
 //! Every fit states the guarantee it delivers as a [`PrivacyLoss`] per data set (ε-DP, δ = 0,
@@ -55,7 +56,10 @@ pub use metrics::auc;
 pub use model::LogisticModel;
 pub use partition::{FeatureGroups, importance_from_scores};
 pub use plr::{PlrConfig, PlrFit, fit_plr};
-pub use selection::{Recommendation, Selection, SelectionConfig, select_plr_or_stacking};
+pub use selection::{
+    DEFAULT_FALSE_RECOMMENDATION_RATE, Recommendation, Selection, SelectionConfig,
+    select_plr_or_stacking, stacking_threshold,
+};
 pub use solver::GRADIENT_TOLERANCE;
 pub use stacking::{LowLevelModel, StackedFit, StackedModel, StackingConfig, fit_pst_f, fit_pst_s};
 pub use transfer::{
