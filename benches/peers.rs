@@ -85,8 +85,8 @@ fn plr(args: &[String]) -> Res<()> {
     let (test_x, test_y) = rest.split_at(n * d);
     let train = Dataset::from_rows(train_x, d, train_y)?;
     let config = PlrConfig {
-        epsilon,
-        lambda: 1.0 / n as f64,
+        intercept: false,
+        ..PlrConfig::new(epsilon, 1.0 / n as f64)
     };
     let (mut times, mut aucs) = (Vec::new(), Vec::new());
     for seed in 0..5 {

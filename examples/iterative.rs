@@ -238,8 +238,8 @@ fn lr_sweep(table: &Table, s: &LrSetting, seed: u64) -> Res<Sweep> {
         let np = fit_plr(
             &dataset,
             &PlrConfig {
-                epsilon: f64::INFINITY,
-                lambda: s.l2,
+                intercept: false,
+                ..PlrConfig::new(f64::INFINITY, s.l2)
             },
             &RngSource::InsecureFixedSeed(split_seed),
         )?;
@@ -249,8 +249,8 @@ fn lr_sweep(table: &Table, s: &LrSetting, seed: u64) -> Res<Sweep> {
             let plr = fit_plr(
                 &dataset,
                 &PlrConfig {
-                    epsilon,
-                    lambda: s.l2,
+                    intercept: false,
+                    ..PlrConfig::new(epsilon, s.l2)
                 },
                 &rng.derive(0),
             )?;
@@ -258,7 +258,10 @@ fn lr_sweep(table: &Table, s: &LrSetting, seed: u64) -> Res<Sweep> {
             results[2][e].push(np_auc);
 
             let mut config = TrainerConfig {
-                model: Model::Logistic { l2: s.l2 },
+                model: Model::Logistic {
+                    l2: s.l2,
+                    intercept: false,
+                },
                 sampling: ClientSampling::Poisson { rate: s.rate },
                 clip_norm: s.clip,
                 privacy: Privacy::NonPrivate,
@@ -466,7 +469,10 @@ fn timing(seed: u64) -> Res<String> {
     let table = paper_synthetic(n, d, seed)?;
     let records = Records::new(table.x.clone(), d, table.y.clone())?;
     let mut config = TrainerConfig {
-        model: Model::Logistic { l2: 1e-3 },
+        model: Model::Logistic {
+            l2: 1e-3,
+            intercept: false,
+        },
         sampling: ClientSampling::Poisson { rate: 0.01 },
         clip_norm: 1.0,
         privacy: Privacy::NonPrivate,

@@ -480,8 +480,8 @@ fn main() -> Res<()> {
 
     // PLR: ε-DP objective perturbation on PLR_N records, one feature.
     let plr_config = PlrConfig {
-        epsilon: EPSILON,
-        lambda: PLR_LAMBDA,
+        intercept: false,
+        ..PlrConfig::new(EPSILON, PLR_LAMBDA)
     };
     let (data0, data1) = (plr_dataset(1.0)?, plr_dataset(-1.0)?);
     println!(

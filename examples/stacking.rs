@@ -13,6 +13,7 @@
 use std::error::Error;
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use clap::Parser;
@@ -57,6 +58,16 @@ struct Args {
     /// model that is no better than PLR (`SelectionConfig::false_recommendation_rate`).
     #[arg(long, default_value_t = plr_stacking::DEFAULT_FALSE_RECOMMENDATION_RATE)]
     alpha: f64,
+    /// Fit every model without intercept (the papers' models; the library's default has one).
+    #[arg(long)]
+    no_intercept: bool,
+}
+
+/// Whether every fit has an intercept: set once from `--no-intercept` before any fit.
+static INTERCEPT: AtomicBool = AtomicBool::new(true);
+
+fn intercept() -> bool {
+    INTERCEPT.load(Ordering::Relaxed)
 }
 
 /// AUCs of one data set: `auc[method][ε]` over splits, and the printed table.
@@ -71,6 +82,11 @@ fn main() -> Res<()> {
     let args = Args::parse();
     let (seed, splits) = (args.seed, args.splits as usize);
     let start = Instant::now();
+    INTERCEPT.store(!args.no_intercept, Ordering::Relaxed);
+    println!(
+        "models {} intercept",
+        if intercept() { "with" } else { "without" }
+    );
     if args.vs_plr {
         vs_plr(seed, splits, args.alpha)?;
         println!("total time {:.1} s", start.elapsed().as_secs_f64());
@@ -191,8 +207,18 @@ fn sweep(
         let uniform = FeatureGroups::random_uniform(table.d, K, &mut split_rng)?;
         for (e, &epsilon) in EPSILONS.iter().enumerate() {
             let rng = RngSource::InsecureFixedSeed(split_seed ^ ((e as u64 + 1) << 40));
-            let config = StackingConfig::new(epsilon, lambda);
-            let plr = fit_plr(&train, &PlrConfig { epsilon, lambda }, &rng.derive(0))?;
+            let config = StackingConfig {
+                intercept: intercept(),
+                ..StackingConfig::new(epsilon, lambda)
+            };
+            let plr = fit_plr(
+                &train,
+                &PlrConfig {
+                    intercept: intercept(),
+                    ..PlrConfig::new(epsilon, lambda)
+                },
+                &rng.derive(0),
+            )?;
             let s = fit_pst_s(&train, K, &config, &rng.derive(1))?;
             let fu = fit_pst_f(&train, &uniform, &config, &rng.derive(2))?;
             let fw = fit_pst_f(&train, &weighted, &config, &rng.derive(3))?;
@@ -336,8 +362,8 @@ fn transfer_demo(seed: u64, splits: usize) -> Res<String> {
             let plr = fit_plr(
                 &target,
                 &PlrConfig {
-                    epsilon,
-                    lambda: lambda_target,
+                    intercept: intercept(),
+                    ..PlrConfig::new(epsilon, lambda_target)
                 },
                 &rng.derive(0),
             )?;
@@ -350,6 +376,7 @@ fn transfer_demo(seed: u64, splits: usize) -> Res<String> {
                     lambda_target,
                     lambda_high: 1e-2,
                     high_fraction: 0.5,
+                    intercept: intercept(),
                 };
                 let fit = fit_pst_h(
                     &source_data,
@@ -501,18 +528,24 @@ fn vs_plr(seed: u64, splits: usize, alpha: f64) -> Res<()> {
             let train = Dataset::from_rows(&train_x, table.d, &train_y)?;
             for (e, &epsilon) in EPS.iter().enumerate() {
                 let rng = RngSource::InsecureFixedSeed(split_seed ^ ((e as u64 + 1) << 40));
-                let paper = StackingConfig::new(epsilon, lambda);
+                let paper = StackingConfig {
+                    intercept: intercept(),
+                    ..StackingConfig::new(epsilon, lambda)
+                };
                 let tuned = StackingConfig {
                     high_fraction: 0.2,
                     lambda_high: 0.1,
                     ..paper
                 };
-                let plr_config = PlrConfig { epsilon, lambda };
+                let plr_config = PlrConfig {
+                    intercept: intercept(),
+                    ..PlrConfig::new(epsilon, lambda)
+                };
                 let selection = select_plr_or_stacking(
                     &train,
                     &SelectionConfig {
                         false_recommendation_rate: alpha,
-                        ..SelectionConfig::new(plr_config, 0.2, epsilon)
+                        ..SelectionConfig::new(plr_config.clone(), 0.2, epsilon)
                     },
                     |part, r| fit_pst_f(part, &weighted, &tuned, r),
                     &rng.derive(4),

@@ -213,7 +213,10 @@ mod tests {
     fn the_sum_is_over_sampled_clipped_records_however_the_rows_are_chunked() {
         let (x, y) = rows();
         let w = [0.3, -0.2];
-        let model = Model::Logistic { l2: 0.0 };
+        let model = Model::Logistic {
+            l2: 0.0,
+            intercept: false,
+        };
         let rng = RngSource::InsecureFixedSeed(11).derive(4);
         let mut whole = ClientGradient::poisson(model, &w, 2, Some(0.5), 0.4, rng).unwrap();
         whole.push_rows(&x, &y).unwrap();
@@ -243,7 +246,10 @@ mod tests {
 
     #[test]
     fn bad_rows_rates_and_parameters_are_errors() {
-        let model = Model::Logistic { l2: 0.0 };
+        let model = Model::Logistic {
+            l2: 0.0,
+            intercept: false,
+        };
         let rng = RngSource::InsecureFixedSeed(1);
         assert!(ClientGradient::poisson(model, &[0.0; 2], 2, Some(1.0), 0.0, rng).is_err());
         assert!(ClientGradient::poisson(model, &[0.0; 3], 2, Some(1.0), 0.5, rng).is_err());
@@ -261,7 +267,10 @@ mod tests {
         let (x, y) = rows();
         let (x, y) = (x[..12].to_vec(), y[..6].to_vec());
         let config = TrainerConfig {
-            model: Model::Logistic { l2: 0.0 },
+            model: Model::Logistic {
+                l2: 0.0,
+                intercept: false,
+            },
             sampling: ClientSampling::Poisson { rate: 1.0 },
             clip_norm: 1.0,
             privacy: Privacy::NonPrivate,

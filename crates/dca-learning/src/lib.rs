@@ -14,7 +14,7 @@
 //! 3. divides the released sum by the public batch normaliser, adds the gradient of the public
 //!    regulariser/prior, and updates θ with SGD or Adam ([`Optimizer`]).
 //!
-//! Models ([`Model`]): logistic regression, and Bayesian linear regression by DP variational
+//! Models ([`Model`]): logistic regression (with an intercept inside the clipped gradient), and Bayesian linear regression by DP variational
 //! inference (mean-field Gaussian posterior, clipped gradients of the expected log-likelihood).
 //!
 //! The privacy guarantee is per record, for the release of every iterate. A client holds one
@@ -26,17 +26,18 @@
 //! ```
 //! use dca_learning::{
 //!     ClientSampling, Model, Optimizer, Privacy, PrivacyLoss, Records, RngSource, Trainer,
-//!     TrainerConfig, logistic_predict_proba,
+//!     TrainerConfig, logistic_intercept_predict_proba,
 //! };
 //!
-//! // 200 clients with one record each: y = +1 exactly when x₀ > 0 (x₁ is a constant feature).
+//! // 200 clients with one record each: y = +1 exactly when x > 0.3 — an offset that only the
+//! // intercept (on in `Model::logistic`) can express, since every x is positive.
 //! let n = 200;
-//! let x: Vec<f64> = (0..n).flat_map(|i| [(i as f64 - 99.5) / 100.0, 1.0]).collect();
-//! let y: Vec<f64> = (0..n).map(|i| if i >= 100 { 1.0 } else { -1.0 }).collect();
-//! let records = Records::new(x, 2, y)?;
+//! let x: Vec<f64> = (0..n).map(|i| (i as f64 + 0.5) / n as f64 * 0.6).collect();
+//! let y: Vec<f64> = x.iter().map(|&v| if v > 0.3 { 1.0 } else { -1.0 }).collect();
+//! let records = Records::new(x, 1, y)?;
 //!
 //! let config = TrainerConfig {
-//!     model: Model::Logistic { l2: 1e-3 },
+//!     model: Model::logistic(1e-3),
 //!     sampling: ClientSampling::Poisson { rate: 0.5 },
 //!     clip_norm: 1.0,
 //!     privacy: Privacy::Private {
@@ -48,12 +49,13 @@
 //!     max_dropped: 2,
 //! };
 //! // A fixed seed only for a reproducible doc example; production uses RngSource::Os.
-//! let mut trainer = Trainer::new(config, n, 2, RngSource::InsecureFixedSeed(7))?;
+//! let mut trainer = Trainer::new(config, n, 1, RngSource::InsecureFixedSeed(7))?;
 //! trainer.fit(&records, 20)?;
 //! let spent = trainer.spent().expect("a private trainer has an accountant");
 //! assert!(spent.epsilon > 0.0 && spent.epsilon <= 4.0);
-//! // The learned direction separates the two halves.
-//! let p = logistic_predict_proba(trainer.params(), &[0.9, 1.0, -0.9, 1.0])?;
+//! // θ = (w, b): the learned model ranks a high x above a low one.
+//! assert_eq!(trainer.params().len(), 2);
+//! let p = logistic_intercept_predict_proba(trainer.params(), &[0.55, 0.05])?;
 //! assert!(p[0] > p[1]);
 //! # Ok::<(), dca_learning::Error>(())
 //! ```
@@ -76,7 +78,7 @@ pub use data::Records;
 pub use dp_noise::PrivacyLoss;
 pub use dp_noise::rng::RngSource;
 pub use error::Error;
-pub use model::{Model, logistic_predict_proba, vi_predict_mean};
+pub use model::{Model, logistic_intercept_predict_proba, logistic_predict_proba, vi_predict_mean};
 pub use optimizer::Optimizer;
 pub use sampling::{ClientSampling, fixed_size_batch, poisson_coin};
 pub use trainer::{Privacy, StepReport, Trainer, TrainerConfig, calibrate_noise_multiplier};

@@ -9,12 +9,21 @@ use crate::{Error, Result};
 /// A model trainable by clipped noisy gradients.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Model {
-    /// Logistic regression without intercept (add a constant feature for one):
-    /// ℓ = ln(1 + exp(−y·wᵀx)) with y ∈ {−1, +1} (0/1 labels are read as −1/+1),
-    /// R = (λ/2)‖w‖². The same objective as PLR (stacking paper Alg. 1) without its noise.
+    /// Logistic regression: ℓ = ln(1 + exp(−y·(wᵀx + b))) with y ∈ {−1, +1} (0/1 labels are
+    /// read as −1/+1), R = (λ/2)‖w‖². With `intercept` θ = (w, b) has length d + 1, b last, and
+    /// R leaves b alone (R is public; the guarantee needs no strong convexity); without it b = 0
+    /// and θ = w — then the same objective as PLR (stacking paper Alg. 1) without its noise.
+    ///
+    /// The intercept is inside the clipped norm: a record's gradient −y·σ(−y·margin)·(x, 1) is
+    /// clipped as one vector to ‖·‖ ≤ C, so one record still moves the sum by at most C and the
+    /// noise and accounting are those of the model without intercept. Clipping scales the
+    /// whole vector, so b's entry is never zeroed (it keeps the share 1/√(‖x‖² + 1)); with
+    /// rows of norm ≤ 1 and C ≥ √2 nothing is clipped, since |σ| ≤ 1.
     Logistic {
         /// λ ≥ 0.
         l2: f64,
+        /// Estimate an intercept b (on in [`Model::logistic`]).
+        intercept: bool,
     },
     /// Bayesian linear regression by DP variational inference (Jälkö, Dikmen & Honkela 2017;
     /// the DCA paper's refs 18/20): y ~ N(xᵀβ, 1/λ), β ~ N(0, I/λ₀), mean-field posterior
@@ -30,10 +39,18 @@ pub enum Model {
 }
 
 impl Model {
+    /// Logistic regression with an intercept and ridge λ = `l2` on the weights.
+    pub fn logistic(l2: f64) -> Self {
+        Model::Logistic {
+            l2,
+            intercept: true,
+        }
+    }
+
     /// Checks the model's own parameters.
     pub fn validate(&self) -> Result<()> {
         match *self {
-            Model::Logistic { l2 } => {
+            Model::Logistic { l2, .. } => {
                 if !(l2.is_finite() && l2 >= 0.0) {
                     return Err(Error::InvalidParameter {
                         name: "l2",
@@ -72,7 +89,7 @@ impl Model {
     /// Length of θ for d features.
     pub fn n_params(&self, dim: usize) -> usize {
         match self {
-            Model::Logistic { .. } => dim,
+            Model::Logistic { intercept, .. } => dim + usize::from(*intercept),
             Model::LinearRegressionVi { .. } => 2 * dim,
         }
     }
@@ -97,13 +114,17 @@ impl Model {
     pub fn record_gradient(&self, params: &[f64], x: &[f64], y: f64, out: &mut [f64]) {
         let d = x.len();
         match *self {
-            Model::Logistic { .. } => {
+            Model::Logistic { intercept, .. } => {
                 let y = if y > 0.0 { 1.0 } else { -1.0 };
-                let margin = y * dot(params, x);
-                // d/dw ln(1 + e^{−y wᵀx}) = −y·σ(−y wᵀx)·x
+                // dot stops at x's length: wᵀx, then b when θ has it
+                let margin = y * (dot(params, x) + if intercept { params[d] } else { 0.0 });
+                // d/dθ ln(1 + e^{−y(wᵀx + b)}) = −y·σ(−y(wᵀx + b))·(x, 1)
                 let coef = -y * sigmoid(-margin);
                 for (o, &xj) in out.iter_mut().zip(x) {
                     *o = coef * xj;
+                }
+                if intercept {
+                    out[d] = coef;
                 }
             }
             Model::LinearRegressionVi {
@@ -124,8 +145,10 @@ impl Model {
     /// ∇θ R(θ) for N records, added to `out`.
     pub fn add_public_gradient(&self, params: &[f64], n_records: usize, out: &mut [f64]) {
         match *self {
-            Model::Logistic { l2 } => {
-                for (o, &w) in out.iter_mut().zip(params) {
+            Model::Logistic { l2, intercept } => {
+                // b (last with an intercept) is not penalised
+                let n_w = params.len() - usize::from(intercept);
+                for (o, &w) in out.iter_mut().zip(&params[..n_w]) {
                     *o += l2 * w;
                 }
             }
@@ -148,14 +171,16 @@ impl Model {
         let n = records.len() as f64;
         let d = records.dim();
         match *self {
-            Model::Logistic { l2 } => {
+            Model::Logistic { l2, intercept } => {
+                let b = if intercept { params[d] } else { 0.0 };
                 let data: f64 = (0..records.len())
                     .map(|i| {
                         let y = if records.y(i) > 0.0 { 1.0 } else { -1.0 };
-                        softplus(-y * dot(params, records.x(i)))
+                        softplus(-y * (dot(params, records.x(i)) + b))
                     })
                     .sum();
-                data / n + 0.5 * l2 * dot(params, params)
+                let w = &params[..d];
+                data / n + 0.5 * l2 * dot(w, w)
             }
             Model::LinearRegressionVi {
                 noise_precision,
@@ -185,7 +210,24 @@ impl Model {
     }
 }
 
-/// P(y = 1 | x) = σ(wᵀx) for each row of `x` (row-major, d = w.len()).
+/// P(y = 1 | x) = σ(wᵀx + b) for each row of `x` (row-major), θ = (w, b) as trained by
+/// [`Model::Logistic`] with an intercept: d = θ.len() − 1.
+pub fn logistic_intercept_predict_proba(params: &[f64], x: &[f64]) -> Result<Vec<f64>> {
+    let Some((&b, w)) = params.split_last() else {
+        return Err(Error::InvalidParameter {
+            name: "params length",
+            value: 0.0,
+            requirement: "d + 1 for d >= 1",
+        });
+    };
+    rows(w.len(), x)?;
+    Ok(x.chunks(w.len())
+        .map(|row| sigmoid(dot(w, row) + b))
+        .collect())
+}
+
+/// P(y = 1 | x) = σ(wᵀx) for each row of `x` (row-major, d = w.len()): a model without
+/// intercept (for one with, [`logistic_intercept_predict_proba`]).
 pub fn logistic_predict_proba(weights: &[f64], x: &[f64]) -> Result<Vec<f64>> {
     rows(weights.len(), x)?;
     Ok(x.chunks(weights.len())
@@ -253,7 +295,15 @@ mod tests {
     fn gradients_match_finite_differences() {
         let x = vec![0.3, -0.2, 0.5, 0.1, 0.4, -0.6, -0.3, 0.2, 0.05];
         let models = [
-            (Model::Logistic { l2: 0.1 }, vec![1.0, 0.0, 1.0], 3),
+            (
+                Model::Logistic {
+                    l2: 0.1,
+                    intercept: false,
+                },
+                vec![1.0, 0.0, 1.0],
+                3,
+            ),
+            (Model::logistic(0.1), vec![1.0, 0.0, 1.0], 4),
             (
                 Model::LinearRegressionVi {
                     noise_precision: 2.0,
@@ -292,17 +342,40 @@ mod tests {
 
     #[test]
     fn bad_labels_and_rows_are_refused() {
-        assert!(
-            Model::Logistic { l2: 0.0 }
-                .check_labels(&[0.0, 1.0, -1.0])
-                .is_ok()
-        );
-        assert!(Model::Logistic { l2: 0.0 }.check_labels(&[0.5]).is_err());
-        assert!(Model::Logistic { l2: f64::NAN }.validate().is_err());
+        assert!(Model::logistic(0.0).check_labels(&[0.0, 1.0, -1.0]).is_ok());
+        assert!(Model::logistic(0.0).check_labels(&[0.5]).is_err());
+        assert!(Model::logistic(f64::NAN).validate().is_err());
         assert!(logistic_predict_proba(&[1.0, 2.0], &[1.0, 2.0, 3.0]).is_err());
         assert!(logistic_predict_proba(&[1.0], &[f64::NAN]).is_err());
         assert!(vi_predict_mean(&[1.0, 2.0, 3.0], &[1.0]).is_err());
         let p = logistic_predict_proba(&[1.0, -1.0], &[0.0, 0.0, 800.0, 0.0]).unwrap();
         assert_eq!(p, vec![0.5, 1.0]);
+        // θ = (w, b) = (1, −1, 2): σ(0 + 2), σ(800 + 2)
+        let p =
+            logistic_intercept_predict_proba(&[1.0, -1.0, 2.0], &[0.0, 0.0, 800.0, 0.0]).unwrap();
+        assert_eq!(p, vec![1.0 / (1.0 + (-2.0f64).exp()), 1.0]);
+        assert!(logistic_intercept_predict_proba(&[], &[1.0]).is_err());
+        assert!(logistic_intercept_predict_proba(&[1.0, 2.0], &[1.0, 2.0]).is_ok());
+    }
+
+    /// The intercept's entry is inside the clipped norm and never zeroed. θ = 0, x = (3, 4),
+    /// y = +1: coef = −σ(0) = −½, gradient (−1.5, −2, −0.5) of norm ½√26 ≈ 2.55; clipped to
+    /// C = 1 it is (−3, −4, −1)/√26: b's entry −1/√26 ≈ −0.196.
+    #[test]
+    fn intercept_gradient_is_clipped_with_the_weights() {
+        let model = Model::logistic(0.0);
+        assert_eq!(model.n_params(2), 3);
+        let mut g = vec![0.0; 3];
+        model.record_gradient(&[0.0; 3], &[3.0, 4.0], 1.0, &mut g);
+        assert_eq!(g, vec![-1.5, -2.0, -0.5]);
+        crate::clip_to_norm(&mut g, 1.0);
+        let r = 26f64.sqrt();
+        for (a, b) in g.iter().zip([-3.0 / r, -4.0 / r, -1.0 / r]) {
+            assert!((a - b).abs() < 1e-15, "{g:?}");
+        }
+        // The public ridge leaves b alone: ∇R = λ(w, 0).
+        let mut out = vec![0.0; 3];
+        Model::logistic(0.5).add_public_gradient(&[2.0, -4.0, 7.0], 10, &mut out);
+        assert_eq!(out, vec![1.0, -2.0, 0.0]);
     }
 }

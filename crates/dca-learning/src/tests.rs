@@ -67,7 +67,10 @@ fn logistic_records(n: usize, d: usize, seed: u64) -> Records {
 
 fn private_config(z: f64, budget_eps: f64, sampling: ClientSampling, t: usize) -> TrainerConfig {
     TrainerConfig {
-        model: Model::Logistic { l2: 0.01 },
+        model: Model::Logistic {
+            l2: 0.01,
+            intercept: false,
+        },
         sampling,
         clip_norm: 0.5,
         privacy: Privacy::Private {
@@ -339,7 +342,10 @@ fn non_private_logistic_regression_reaches_the_optimum() {
     let (n, d, l2) = (200usize, 5usize, 0.01);
     let records = logistic_records(n, d, 13);
     let config = TrainerConfig {
-        model: Model::Logistic { l2 },
+        model: Model::Logistic {
+            l2,
+            intercept: false,
+        },
         sampling: ClientSampling::Poisson { rate: 1.0 },
         clip_norm: 1.0,
         privacy: Privacy::NonPrivate,
@@ -355,8 +361,8 @@ fn non_private_logistic_regression_reaches_the_optimum() {
     let plr = plr_stacking::fit_plr(
         &data,
         &plr_stacking::PlrConfig {
-            epsilon: f64::INFINITY,
-            lambda: l2,
+            intercept: false,
+            ..plr_stacking::PlrConfig::new(f64::INFINITY, l2)
         },
         &plr_stacking::RngSource::InsecureFixedSeed(0),
     )
@@ -516,4 +522,45 @@ fn any_dropout_tolerance_is_an_error_not_an_overflow() {
         ),
         "{e}"
     );
+}
+
+/// Labels that depend on x only through an offset: x = k/40 for k = 1..24 (all > 0), y = +1
+/// iff k > 12. Without intercept wᵀx has one sign for every row, so the model predicts one
+/// class: accuracy 12/24 = 0.5 exactly. With it (θ = (w, b)), non-private DP-SGD puts the
+/// boundary near 0.3.
+#[test]
+fn intercept_learns_an_offset_that_the_plain_model_cannot() {
+    let x: Vec<f64> = (1..=24).map(|k| k as f64 / 40.0).collect();
+    let y: Vec<f64> = (1..=24).map(|k| if k > 12 { 1.0 } else { -1.0 }).collect();
+    let records = Records::new(x.clone(), 1, y.clone()).unwrap();
+    let accuracy = |intercept: bool| {
+        let config = TrainerConfig {
+            model: Model::Logistic {
+                l2: 1e-4,
+                intercept,
+            },
+            sampling: ClientSampling::Poisson { rate: 1.0 },
+            clip_norm: 2.0,
+            privacy: Privacy::NonPrivate,
+            optimizer: Optimizer::adam(0.1),
+            n_nodes: 2,
+            max_dropped: 0,
+        };
+        let mut trainer = Trainer::new(config, 24, 1, RngSource::InsecureFixedSeed(4)).unwrap();
+        trainer.fit(&records, 1500).unwrap();
+        let p = if intercept {
+            logistic_intercept_predict_proba(trainer.params(), &x).unwrap()
+        } else {
+            logistic_predict_proba(trainer.params(), &x).unwrap()
+        };
+        let right = p
+            .iter()
+            .zip(&y)
+            .filter(|(p, y)| (**p > 0.5) == (**y > 0.0))
+            .count();
+        right as f64 / 24.0
+    };
+    assert_eq!(accuracy(false), 0.5);
+    let a = accuracy(true);
+    assert!(a >= 0.95, "accuracy with intercept {a}");
 }

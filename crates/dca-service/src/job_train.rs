@@ -240,7 +240,10 @@ pub fn trainer_config(spec: &JobSpec, n_clients: usize, n_nodes: u16) -> Result<
     };
     let z = smallest_noise(&make, c, spec.rho()?, t.iterations, c)?;
     Ok(TrainerConfig {
-        model: Model::Logistic { l2: t.l2 },
+        model: Model::Logistic {
+            l2: t.l2,
+            intercept: false,
+        },
         sampling: ClientSampling::Poisson {
             rate: t.sampling_rate,
         },

@@ -228,7 +228,10 @@ impl JobRule {
             JobRule::Train(r) => {
                 let l2 = spec.train.as_ref().map_or(0.0, |t| t.l2);
                 Accumulator::Train(Box::new(ClientGradient::poisson(
-                    Model::Logistic { l2 },
+                    Model::Logistic {
+                        l2,
+                        intercept: false,
+                    },
                     &r.weights,
                     spec.features.len(),
                     Some(r.clip_norm),

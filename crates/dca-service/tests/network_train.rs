@@ -46,7 +46,10 @@ async fn training_over_the_services_equals_the_in_process_trainer_bit_for_bit(st
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let records = sample_records();
         let config = TrainerConfig {
-            model: Model::Logistic { l2: 1e-3 },
+            model: Model::Logistic {
+                l2: 1e-3,
+                intercept: false,
+            },
             sampling: ClientSampling::Poisson { rate: 0.5 },
             clip_norm: 1.0,
             privacy: Privacy::Private {

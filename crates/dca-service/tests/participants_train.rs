@@ -323,7 +323,10 @@ fn assert_same_training(
         assert_eq!(r.spec.l2_sensitivity, Some(settings.clip_norm));
     }
     let config = TrainerConfig {
-        model: Model::Logistic { l2: settings.l2 },
+        model: Model::Logistic {
+            l2: settings.l2,
+            intercept: false,
+        },
         sampling: ClientSampling::Poisson {
             rate: settings.sampling_rate,
         },

@@ -116,6 +116,70 @@ pub(crate) fn signed_labels(labels: &[f64]) -> Result<Vec<f64>> {
     Ok(y)
 }
 
+/// A public range [lo, hi] of one feature (from a codebook or a physical limit, never from
+/// the private data). A fit given ranges clamps each value into its range and maps the range
+/// onto [−1, 1]: u = (clamp(x, lo, hi) − (lo + hi)/2) / ((hi − lo)/2). The map is centred at
+/// the range's midpoint, so a range that is not symmetric around 0 (an age in [18, 90]) is
+/// clipped asymmetrically around 0 in the data's units and symmetrically in the model's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FeatureRange {
+    /// Lower end, finite.
+    pub lo: f64,
+    /// Upper end, finite and > `lo`.
+    pub hi: f64,
+}
+
+impl FeatureRange {
+    /// A checked range: both ends finite, `lo < hi`.
+    pub fn new(lo: f64, hi: f64) -> Result<Self> {
+        if !(lo.is_finite() && hi.is_finite()) {
+            return Err(Error::InvalidParameter {
+                name: "feature range",
+                value: if lo.is_finite() { hi } else { lo },
+                requirement: "both ends finite",
+            });
+        }
+        if lo >= hi {
+            return Err(Error::InvalidParameter {
+                name: "feature range lo",
+                value: lo,
+                requirement: "strictly below hi",
+            });
+        }
+        Ok(FeatureRange { lo, hi })
+    }
+
+    /// The midpoint (lo + hi)/2, the centre the map subtracts.
+    pub fn centre(&self) -> f64 {
+        0.5 * (self.lo + self.hi)
+    }
+
+    /// The half-width (hi − lo)/2, the unit the map divides by.
+    pub fn half_width(&self) -> f64 {
+        0.5 * (self.hi - self.lo)
+    }
+
+    /// clamp(x, lo, hi) mapped onto [−1, 1].
+    pub fn map(&self, x: f64) -> f64 {
+        (x.clamp(self.lo, self.hi) - self.centre()) / self.half_width()
+    }
+}
+
+/// Checks a list of public ranges (one per feature, each valid).
+pub(crate) fn check_ranges(ranges: &[FeatureRange], n_features: usize) -> Result<()> {
+    if ranges.len() != n_features {
+        return Err(Error::DimensionMismatch {
+            what: "public feature ranges (one per feature)".into(),
+            expected: n_features,
+            got: ranges.len(),
+        });
+    }
+    for r in ranges {
+        FeatureRange::new(r.lo, r.hi)?;
+    }
+    Ok(())
+}
+
 /// Projects `row` onto the ball of radius `radius` (norm clipping): x ↦ x · min(1, radius/‖x‖).
 ///
 /// Rows already inside the ball are left as they are; longer rows are shrunk onto its surface.

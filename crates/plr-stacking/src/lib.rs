@@ -2,7 +2,10 @@
 //! stacking (Yao et al., "Privacy-preserving Stacking with Application to Cross-organizational
 //! Diabetes Prediction"):
 //!
-//! * [`fit_plr`] — PLR (Alg. 1): ε-DP logistic regression by objective perturbation.
+//! * [`fit_plr`] — PLR (Alg. 1): ε-DP logistic regression by objective perturbation, with an
+//!   intercept by default ([`PlrConfig::new`]) and optional public [`FeatureRange`]s that
+//!   centre and scale each feature; the fitted [`LogisticModel`] predicts from rows in the
+//!   data's units.
 //! * [`fit_pst_s`] — PST-S (Alg. 2): stacking over random disjoint row parts.
 //! * [`fit_pst_f`] — PST-F (Alg. 3): stacking over feature groups with importance q_k.
 //! * [`fit_pst_h`] — PST-H (Alg. 4): PST-F on a target domain, transferred from source models.
@@ -23,7 +26,7 @@
 //! // Four rows, one feature, labels ±1; ε = 1 with a fixed seed (tests and examples only:
 //! // production passes `RngSource::Os`).
 //! let data = Dataset::from_rows(&[0.9, 0.7, -0.8, -0.6], 1, &[1.0, 1.0, -1.0, -1.0])?;
-//! let fit = fit_plr(&data, &PlrConfig { epsilon: 1.0, lambda: 0.1 }, &RngSource::InsecureFixedSeed(1))?;
+//! let fit = fit_plr(&data, &PlrConfig::new(1.0, 0.1), &RngSource::InsecureFixedSeed(1))?;
 //! assert_eq!(fit.privacy.epsilon, 1.0);
 //! let p = fit.model.predict_proba(&[0.8])?;
 //! assert!((0.0..=1.0).contains(&p[0]));
@@ -45,7 +48,7 @@ mod test_support;
 pub mod transfer;
 
 pub use calibration::{Calibration, GroupNoise};
-pub use data::Dataset;
+pub use data::{Dataset, FeatureRange};
 pub use dp_noise::PrivacyLoss;
 pub use dp_noise::rng::RngSource;
 pub use error::{Error, Result};

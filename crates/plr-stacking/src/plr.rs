@@ -14,24 +14,46 @@ use std::borrow::Cow;
 use faer::Mat;
 
 use crate::calibration::{Calibration, GroupNoise, check_lambda};
-use crate::data::{Dataset, clip_factor};
+use crate::data::{Dataset, FeatureRange, check_ranges, clip_factor};
 use crate::error::{Error, Result};
-use crate::model::LogisticModel;
+use crate::model::{LogisticModel, feature_radius, intercept_constant, map_row};
 use crate::solver::Objective;
 
 /// Parameters of a PLR fit.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PlrConfig {
     /// Privacy budget ε > 0; `f64::INFINITY` fits the non-private model (no noise, Δ = 0).
     pub epsilon: f64,
-    /// Regularisation λ > 0 (strong convexity is what the guarantee rests on).
+    /// Regularisation λ > 0 (strong convexity is what the guarantee rests on). With an
+    /// intercept it also shrinks the intercept's solver weight w_c (see [`LogisticModel`]).
     pub lambda: f64,
+    /// Estimate an intercept: the solver sees (φ(x), c) with c = 1/√2 and φ(x) clipped to
+    /// ‖φ(x)‖ ≤ 1/√2, so the row still has norm ≤ 1 and the calibration is unchanged (module
+    /// docs). On in [`PlrConfig::new`].
+    pub intercept: bool,
+    /// Public ranges, one per feature (codebooks, physical limits — never the private data):
+    /// each value is clamped into its range and mapped onto [−1, 1] around the range's
+    /// midpoint before the norm clipping. `None`: the features are used as given.
+    pub ranges: Option<Vec<FeatureRange>>,
+}
+
+impl PlrConfig {
+    /// ε and λ with an intercept and no public ranges.
+    pub fn new(epsilon: f64, lambda: f64) -> Self {
+        PlrConfig {
+            epsilon,
+            lambda,
+            intercept: true,
+            ranges: None,
+        }
+    }
 }
 
 /// A fitted PLR model and what it cost.
 #[derive(Debug, Clone)]
 pub struct PlrFit {
-    /// The model (inputs projected to ‖x‖ ≤ 1).
+    /// The model; it maps raw rows as the fit did ([`LogisticModel::predict_proba`] takes rows
+    /// in the data's units).
     pub model: LogisticModel,
     /// The guarantee for the training data set: (ε, 0); ε = ∞ for a non-private fit.
     pub privacy: PrivacyLoss,
@@ -39,18 +61,34 @@ pub struct PlrFit {
     pub calibration: Calibration,
 }
 
-/// Fits PLR (Alg. 1) on `data`: rows projected to ‖x‖ ≤ 1, noise from `rng` (use
-/// `RngSource::Os` in production).
+/// Fits PLR (Alg. 1) on `data`: rows mapped as `config` says and projected to ‖x‖ ≤ 1 (with
+/// the intercept's constant inside that ball), noise from `rng` (use `RngSource::Os` in
+/// production).
 pub fn fit_plr(data: &Dataset, config: &PlrConfig, rng: &RngSource) -> Result<PlrFit> {
     let calibration = Calibration::plr(config.epsilon, data.n_rows(), config.lambda)?;
     let group = calibration.groups[0];
-    let anchor = vec![0.0; data.n_features()];
-    let model = fit_perturbed(data, None, group, config.lambda, &anchor, rng)?;
+    if let Some(r) = &config.ranges {
+        check_ranges(r, data.n_features())?;
+    }
+    let input = InputSpec {
+        intercept: config.intercept,
+        ranges: config.ranges.as_deref(),
+    };
+    let anchor = vec![0.0; data.n_features() + usize::from(config.intercept)];
+    let model = fit_perturbed(data, None, group, config.lambda, &anchor, input, rng)?;
     Ok(PlrFit {
         model,
         privacy: privacy_loss(config.epsilon),
         calibration,
     })
+}
+
+/// How a fit maps its rows before the solver sees them: an appended constant (intercept) and
+/// public ranges of the chosen columns (in the order of the columns).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct InputSpec<'a> {
+    pub intercept: bool,
+    pub ranges: Option<&'a [FeatureRange]>,
 }
 
 /// The guarantee (ε, 0); ε = ∞ is reported as such for non-private fits.
@@ -61,19 +99,28 @@ pub(crate) fn privacy_loss(epsilon: f64) -> PrivacyLoss {
     }
 }
 
-/// One objective-perturbation fit: features `columns` of `data` (all when `None`), rows
-/// projected to ‖x‖ ≤ q (the group's importance), noise and Δ from `group`, regulariser
-/// (λ/2)‖w − anchor‖², noise drawn from `rng`.
+/// One objective-perturbation fit: features `columns` of `data` (all when `None`), rows mapped
+/// by `input` and projected so that the solver's row — with the intercept's constant when
+/// asked — has norm ≤ q (the group's importance), noise and Δ from `group`, regulariser
+/// (λ/2)‖w − anchor‖² over every solver weight (the intercept's too: the calibration needs
+/// the objective λ-strongly convex in all of them), noise drawn from `rng`.
+///
+/// Why the intercept keeps the guarantee: the calibration (stacking paper Alg. 1, Chaudhuri et
+/// al. 2011 Thm 9; PST-F's `calibration`) uses the data only through ‖row‖ ≤ q, |ℓ′| ≤ 1 and
+/// 0 ≤ ℓ″ ≤ 1/4; it does not depend on the dimension. The row (φ(x), c) with ‖φ(x)‖ ≤ q/√2 and
+/// c = q/√2 has ‖·‖² ≤ q²/2 + q²/2 = q², and φ is a fixed per-record map of public constants
+/// (the ranges, q): the same ε′ and Δ hold, and the noise b is drawn in d + 1 dimensions.
 pub(crate) fn fit_perturbed(
     data: &Dataset,
     columns: Option<&[usize]>,
     group: GroupNoise,
     lambda: f64,
     anchor: &[f64],
+    input: InputSpec<'_>,
     rng: &RngSource,
 ) -> Result<LogisticModel> {
     check_lambda(lambda)?;
-    let rows = projected_rows(data, columns, group.importance);
+    let rows = projected_rows(data, columns, group.importance, input);
     let d = rows.x.ncols();
     if anchor.len() != d {
         return Err(Error::DimensionMismatch {
@@ -83,7 +130,7 @@ pub(crate) fn fit_perturbed(
         });
     }
     let b = draw_noise(rng, d, group.noise_epsilon)?;
-    let weights = Objective {
+    let mut weights = Objective {
         x: rows.x.as_ref().as_ref(),
         row_scale: &rows.scale,
         y: &data.y,
@@ -93,15 +140,36 @@ pub(crate) fn fit_perturbed(
         anchor,
     }
     .minimise()?;
-    LogisticModel::new(weights, group.importance)
+    let intercept = if input.intercept {
+        let w_c = weights.pop().expect("the solver returns d + 1 weights");
+        Some(w_c * intercept_constant(group.importance))
+    } else {
+        None
+    };
+    LogisticModel::with_input_map(
+        weights,
+        intercept,
+        group.importance,
+        input.ranges.map(<[FeatureRange]>::to_vec),
+    )
 }
 
-/// Rows of the chosen columns, each clipped into the ball of radius `radius`: the columns (the
-/// data set's own matrix when all are chosen, else a column-major copy of those chosen) and one
-/// factor per row, which the solver applies as it reads a row. Same arithmetic as
-/// [`project_row`](crate::data::project_row) — squares summed in column order, one factor per
-/// row.
-fn projected_rows<'a>(data: &'a Dataset, columns: Option<&[usize]>, radius: f64) -> Projected<'a> {
+/// Rows of the chosen columns as the solver reads them: the columns (the data set's own
+/// matrix when all are chosen and nothing is mapped, else a column-major copy) and one factor
+/// per row, which the solver applies as it reads a row. Without ranges or intercept: each row
+/// clipped into the ball of radius `radius` by its factor — same arithmetic as
+/// [`project_row`](crate::data::project_row), squares summed in column order. With either:
+/// each row mapped by [`map_row`] into the ball of radius r_x (r/√2 with an intercept), the
+/// constant c = r/√2 appended, factors 1.
+fn projected_rows<'a>(
+    data: &'a Dataset,
+    columns: Option<&[usize]>,
+    radius: f64,
+    input: InputSpec<'_>,
+) -> Projected<'a> {
+    if input.intercept || input.ranges.is_some() {
+        return mapped_rows(data, columns, radius, input);
+    }
     let x = match columns {
         None => Cow::Borrowed(&data.x),
         Some(columns) => {
@@ -130,6 +198,46 @@ fn projected_rows<'a>(data: &'a Dataset, columns: Option<&[usize]>, radius: f64)
     }
     let scale = norm_sq.iter().map(|&s| clip_factor(s, radius)).collect();
     Projected { x, scale }
+}
+
+/// [`projected_rows`] with ranges or an intercept: an owned n × (d + intercept) copy, each row
+/// mapped by [`map_row`], the constant column c = r/√2, factors 1.
+fn mapped_rows<'a>(
+    data: &'a Dataset,
+    columns: Option<&[usize]>,
+    radius: f64,
+    input: InputSpec<'_>,
+) -> Projected<'a> {
+    let all: Vec<usize>;
+    let columns = match columns {
+        Some(c) => c,
+        None => {
+            all = (0..data.n_features()).collect();
+            &all
+        }
+    };
+    let d = columns.len();
+    let width = d + usize::from(input.intercept);
+    let r_x = feature_radius(radius, input.intercept);
+    let c = intercept_constant(radius);
+    let mut x = Mat::zeros(data.n_rows(), width);
+    let mut row = vec![0.0; d];
+    for i in 0..data.n_rows() {
+        for (v, &j) in row.iter_mut().zip(columns) {
+            *v = data.x[(i, j)];
+        }
+        map_row(&mut row, input.ranges, r_x);
+        for (jj, &v) in row.iter().enumerate() {
+            x[(i, jj)] = v;
+        }
+        if input.intercept {
+            x[(i, d)] = c;
+        }
+    }
+    Projected {
+        x: Cow::Owned(x),
+        scale: vec![1.0; data.n_rows()],
+    }
 }
 
 /// The rows s_i·x_i of [`projected_rows`].
@@ -207,8 +315,8 @@ mod tests {
         let (x, y) = synthetic(80, 4, 1.5, 11);
         let data = Dataset::from_rows(&x, 4, &y).unwrap();
         let config = PlrConfig {
-            epsilon: f64::INFINITY,
-            lambda: 0.05,
+            intercept: false,
+            ..PlrConfig::new(f64::INFINITY, 0.05)
         };
         let fit = fit_plr(&data, &config, &RngSource::InsecureFixedSeed(1)).unwrap();
         let reference = reference_fit(&projected(&x, 4), &y, 0.05);
@@ -243,11 +351,45 @@ mod tests {
     /// Gamma(d, 2/ε_noise) (and not against the uncorrected 2/ε), direction uniform (for d = 3
     /// a coordinate of a uniform unit vector is Uniform(−1, 1)). KS at α = 1e-6.
     fn check_noise(epsilon: f64, expect_noise_epsilon: f64, expect_extra_ridge: f64) {
+        check_noise_with(epsilon, expect_noise_epsilon, expect_extra_ridge, false);
+        check_noise_with(epsilon, expect_noise_epsilon, expect_extra_ridge, true);
+    }
+
+    /// Rows (x·min(1, (1/√2)/‖x‖), 1/√2): the intercept's solver rows, built by the test.
+    fn with_constant(x: &[f64], d: usize) -> Vec<Vec<f64>> {
+        let h = 0.5f64.sqrt();
+        x.chunks(d)
+            .map(|r| {
+                let norm = r.iter().map(|v| v * v).sum::<f64>().sqrt();
+                let mut row: Vec<f64> = r.iter().map(|v| v * (h / norm).min(1.0)).collect();
+                row.push(h);
+                row
+            })
+            .collect()
+    }
+
+    /// As [`check_noise`], for a fit with or without intercept; the noise lives in the solver's
+    /// d = 3 dimensions either way (3 features, or 2 features and the constant), so the same
+    /// Gamma(3, 2/ε′) and uniform-direction checks apply — and ε′, Δ are the same as without.
+    fn check_noise_with(
+        epsilon: f64,
+        expect_noise_epsilon: f64,
+        expect_extra_ridge: f64,
+        intercept: bool,
+    ) {
         let (n, d, lambda, m) = (30, 3, 0.01, 400);
-        let (x, y) = synthetic(n, d, 1.0, 5);
-        let rows = projected(&x, d);
-        let data = Dataset::from_rows(&x, d, &y).unwrap();
-        let config = PlrConfig { epsilon, lambda };
+        let features = d - usize::from(intercept);
+        let (x, y) = synthetic(n, features, 1.0, 5);
+        let rows = if intercept {
+            with_constant(&x, features)
+        } else {
+            projected(&x, features)
+        };
+        let data = Dataset::from_rows(&x, features, &y).unwrap();
+        let config = PlrConfig {
+            intercept,
+            ..PlrConfig::new(epsilon, lambda)
+        };
         let mut norms = Vec::with_capacity(m);
         let mut first_direction = Vec::with_capacity(m);
         for seed in 0..m as u64 {
@@ -255,7 +397,9 @@ mod tests {
             let g = fit.calibration.groups[0];
             assert!((g.noise_epsilon - expect_noise_epsilon).abs() < 1e-12);
             assert!((g.extra_ridge - expect_extra_ridge).abs() < 1e-12);
-            let b = recovered_noise(&rows, &y, fit.model.weights(), lambda + g.extra_ridge);
+            let w = fit.model.solver_weights();
+            assert_eq!(w.len(), d);
+            let b = recovered_noise(&rows, &y, &w, lambda + g.extra_ridge);
             let norm = b.iter().map(|v| v * v).sum::<f64>().sqrt();
             norms.push(norm);
             first_direction.push(b[0] / norm);
@@ -289,12 +433,192 @@ mod tests {
         check_noise(1.0, 0.5, extra);
     }
 
+    /// Labels that depend on x only through an offset: x = 0.025, 0.05, …, 0.6 (all > 0),
+    /// y = 1 iff x > 0.3. Without intercept the margin w·x has one sign for every row, so the
+    /// model predicts one class: accuracy 12/24 = 0.5 exactly. With it, the boundary can sit at
+    /// 0.3.
+    #[test]
+    fn intercept_classifies_an_offset_that_the_plain_model_cannot() {
+        let x: Vec<f64> = (1..=24).map(|k| 0.025 * k as f64).collect();
+        // Labels from the index (k > 12), not from 0.025·k > 0.3, which rounds k = 12 up.
+        let y: Vec<f64> = (1..=24).map(|k| f64::from(u8::from(k > 12))).collect();
+        let data = Dataset::from_rows(&x, 1, &y).unwrap();
+        let accuracy = |config: &PlrConfig| {
+            let fit = fit_plr(&data, config, &RngSource::InsecureFixedSeed(1)).unwrap();
+            let p = fit.model.predict_proba(&x).unwrap();
+            let right = p
+                .iter()
+                .zip(&y)
+                .filter(|(p, y)| (**p > 0.5) == (**y == 1.0))
+                .count();
+            right as f64 / 24.0
+        };
+        let plain = PlrConfig {
+            intercept: false,
+            ..PlrConfig::new(f64::INFINITY, 1e-4)
+        };
+        let with = PlrConfig::new(f64::INFINITY, 1e-4);
+        assert_eq!(accuracy(&plain), 0.5);
+        let a = accuracy(&with);
+        assert!(a >= 0.95, "accuracy with intercept {a}");
+        // The same data in other units, x·10 in a public range [0, 10]: centred at 5, so the
+        // plain model's boundary sits at x = 5 and it gets x in (3, 5] wrong (8 rows of 24:
+        // 16/24); the intercept moves the boundary to 3.
+        let x10: Vec<f64> = x.iter().map(|v| v * 10.0).collect();
+        let data10 = Dataset::from_rows(&x10, 1, &y).unwrap();
+        let ranges = Some(vec![FeatureRange::new(0.0, 10.0).unwrap()]);
+        let accuracy10 = |config: &PlrConfig| {
+            let fit = fit_plr(&data10, config, &RngSource::InsecureFixedSeed(1)).unwrap();
+            let p = fit.model.predict_proba(&x10).unwrap();
+            let right = p
+                .iter()
+                .zip(&y)
+                .filter(|(p, y)| (**p > 0.5) == (**y == 1.0))
+                .count();
+            right as f64 / 24.0
+        };
+        let plain10 = PlrConfig {
+            ranges: ranges.clone(),
+            ..plain.clone()
+        };
+        let with10 = PlrConfig { ranges, ..with };
+        assert_eq!(accuracy10(&plain10), 16.0 / 24.0);
+        let a10 = accuracy10(&with10);
+        assert!(a10 >= 0.95, "accuracy with intercept and ranges {a10}");
+        // Private at ε = 5 (n = 24 is tiny; the noise is large): still better than the plain
+        // model's 0.5 on most seeds — not asserted per seed, only on the mean of 50.
+        let mean: f64 = (0..50)
+            .map(|seed| {
+                let config = PlrConfig::new(5.0, 0.1);
+                let fit = fit_plr(&data, &config, &RngSource::InsecureFixedSeed(seed)).unwrap();
+                let p = fit.model.predict_proba(&x).unwrap();
+                p.iter()
+                    .zip(&y)
+                    .filter(|(p, y)| (**p > 0.5) == (**y == 1.0))
+                    .count() as f64
+                    / 24.0
+            })
+            .sum::<f64>()
+            / 50.0;
+        assert!(mean > 0.6, "mean private accuracy with intercept {mean}");
+    }
+
+    #[test]
+    fn intercept_fit_at_infinite_epsilon_is_the_reference_on_rows_with_a_constant() {
+        let (x, y) = synthetic(80, 3, 1.5, 11);
+        let data = Dataset::from_rows(&x, 3, &y).unwrap();
+        let fit = fit_plr(
+            &data,
+            &PlrConfig::new(f64::INFINITY, 0.05),
+            &RngSource::InsecureFixedSeed(1),
+        )
+        .unwrap();
+        let reference = reference_fit(&with_constant(&x, 3), &y, 0.05);
+        // The solver stops at ‖∇f‖ ≤ 1e-8 and f is λ = 0.05 strongly convex, so its weights are
+        // within 1e-8/0.05 = 2e-7 of the minimiser.
+        let w = fit.model.weights();
+        for j in 0..3 {
+            assert!((w[j] - reference[j]).abs() < 2e-7, "{w:?} vs {reference:?}");
+        }
+        // a = w_c · c with c = 1/√2
+        let a = fit.model.intercept().unwrap();
+        assert!((a - reference[3] * 0.5f64.sqrt()).abs() < 2e-7);
+        assert!(
+            reference[3].abs() > 0.1,
+            "the data need an intercept: {reference:?}"
+        );
+        assert_eq!(fit.model.input_radius(), 1.0);
+    }
+
+    /// The solver's rows with ranges and an intercept, against values computed by hand.
+    /// Ranges [0, 4] (centre 2, half-width 2) and [−1, 1]; radius 1, so r_x = c = 1/√2.
+    /// Row (6, −1): clamp → (4, −1), map → (1, −1), ‖·‖ = √2 > 1/√2 → ×(1/√2)/√2 = ½ →
+    /// (0.5, −0.5), then c: (0.5, −0.5, 0.70710678). Row (3, 0.25): (0.5, 0.25), ‖·‖² = 0.3125
+    /// < 0.5, kept: (0.5, 0.25, 0.70710678).
+    #[test]
+    fn mapped_rows_match_hand_values() {
+        let data = Dataset::from_rows(&[6.0, -1.0, 3.0, 0.25], 2, &[1.0, 0.0]).unwrap();
+        let ranges = [
+            FeatureRange::new(0.0, 4.0).unwrap(),
+            FeatureRange::new(-1.0, 1.0).unwrap(),
+        ];
+        let input = InputSpec {
+            intercept: true,
+            ranges: Some(&ranges),
+        };
+        let rows = projected_rows(&data, None, 1.0, input);
+        let c = 0.5f64.sqrt(); // 0.70710678…
+        let expect = [[0.5, -0.5, c], [0.5, 0.25, c]];
+        for (i, e) in expect.iter().enumerate() {
+            for (j, &v) in e.iter().enumerate() {
+                assert!(
+                    (rows.x[(i, j)] * rows.scale[i] - v).abs() < 1e-15,
+                    "({i}, {j})"
+                );
+            }
+        }
+        // The model applies the same map to raw rows: w = (1, 2), a = 0.25.
+        // (6, −1) → 0.5 − 1 + 0.25 = −0.25; (0, 0) → (−1, 0) → (−0.70710678, 0) → −0.45710678.
+        let model =
+            LogisticModel::with_input_map(vec![1.0, 2.0], Some(0.25), 1.0, Some(ranges.to_vec()))
+                .unwrap();
+        let m = model.decision_function(&[6.0, -1.0, 0.0, 0.0]).unwrap();
+        assert!((m[0] + 0.25).abs() < 1e-15, "{m:?}");
+        assert!((m[1] + 0.457_106_781_186_547_5).abs() < 1e-15, "{m:?}");
+    }
+
+    /// The bound the calibration needs, ‖solver row‖ ≤ r, for rows far outside their ranges
+    /// and for rows without ranges, at radii r of PLR (1) and of PST-F groups (< 1).
+    #[test]
+    fn rows_with_a_constant_stay_in_the_ball() {
+        let x = [1e9, -1e9, 0.0, 0.0, 5.0, 1e-12, -3.0, 2.0];
+        let data = Dataset::from_rows(&x, 2, &[1.0, 0.0, 1.0, 0.0]).unwrap();
+        let ranges = [
+            FeatureRange::new(-1.0, 3.0).unwrap(),
+            FeatureRange::new(10.0, 20.0).unwrap(),
+        ];
+        for radius in [1.0, 0.6, 0.05] {
+            for r in [None, Some(&ranges[..])] {
+                let input = InputSpec {
+                    intercept: true,
+                    ranges: r,
+                };
+                let rows = projected_rows(&data, None, radius, input);
+                for i in 0..4 {
+                    let norm: f64 = (0..3)
+                        .map(|j| (rows.x[(i, j)] * rows.scale[i]).powi(2))
+                        .sum::<f64>()
+                        .sqrt();
+                    assert!(norm <= radius * (1.0 + 1e-15), "r {radius} row {i}: {norm}");
+                    assert_eq!(rows.x[(i, 2)], radius * 0.5f64.sqrt());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_ranges_are_refused() {
+        let data = synthetic_dataset(20, 2, 1.0, 3);
+        let rng = RngSource::InsecureFixedSeed(0);
+        assert!(FeatureRange::new(1.0, 1.0).is_err());
+        assert!(FeatureRange::new(f64::NAN, 1.0).is_err());
+        let one = vec![FeatureRange::new(0.0, 1.0).unwrap()];
+        let config = PlrConfig {
+            ranges: Some(one),
+            ..PlrConfig::new(1.0, 0.1)
+        };
+        assert!(matches!(
+            fit_plr(&data, &config, &rng),
+            Err(Error::DimensionMismatch { .. })
+        ));
+    }
+
     #[test]
     fn private_fit_is_reproducible_only_under_the_same_seed() {
         let data = synthetic_dataset(50, 3, 1.0, 3);
         let config = PlrConfig {
-            epsilon: 1.0,
-            lambda: 0.1,
+            intercept: false,
+            ..PlrConfig::new(1.0, 0.1)
         };
         let a = fit_plr(&data, &config, &RngSource::InsecureFixedSeed(9)).unwrap();
         let b = fit_plr(&data, &config, &RngSource::InsecureFixedSeed(9)).unwrap();
@@ -317,15 +641,22 @@ mod tests {
             (-1.0, 0.1),
         ] {
             assert!(matches!(
-                fit_plr(&data, &PlrConfig { epsilon, lambda }, &rng),
+                fit_plr(
+                    &data,
+                    &PlrConfig {
+                        intercept: false,
+                        ..PlrConfig::new(epsilon, lambda)
+                    },
+                    &rng
+                ),
                 Err(Error::InvalidParameter { .. })
             ));
         }
         let model = fit_plr(
             &data,
             &PlrConfig {
-                epsilon: 1.0,
-                lambda: 0.1,
+                intercept: false,
+                ..PlrConfig::new(1.0, 0.1)
             },
             &rng,
         )
@@ -374,7 +705,7 @@ mod clip_tests {
             let data = Dataset::from_rows(&x, d, &y).unwrap();
             let group: Vec<usize> = (0..d).filter(|j| (j + trial) % 3 != 0).collect();
             let radius = uniform(&mut rng, 0.5) + 0.5;
-            let xt = projected_rows(&data, Some(&group), radius);
+            let xt = projected_rows(&data, Some(&group), radius, InputSpec::default());
             for i in 0..n {
                 let clipped = record(&xt, i);
                 let raw: Vec<f64> = group.iter().map(|&j| x[i * d + j]).collect();
@@ -425,7 +756,7 @@ mod clip_tests {
             let x: Vec<f64> = candidates.concat();
             let y = [1.0, 0.0, 1.0, 0.0];
             let data = Dataset::from_rows(&x, d, &y).unwrap();
-            let xt = projected_rows(&data, Some(&group), radius);
+            let xt = projected_rows(&data, Some(&group), radius, InputSpec::default());
             let signed = [1.0, -1.0, 1.0, -1.0];
             let gradient = |i: usize| -> Vec<f64> {
                 let r = record(&xt, i);

@@ -56,7 +56,7 @@ pub const STREAM_STACKED: u64 = (1 << 33) + 3;
 pub const STREAM_VALIDATION: u64 = (1 << 33) + 4;
 
 /// Settings of the comparison.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SelectionConfig {
     /// PLR's settings (its ε is its guarantee for T_p).
     pub plr: PlrConfig,
@@ -460,14 +460,7 @@ mod tests {
     #[test]
     fn equally_good_models_give_plr() {
         let data = separable(400);
-        let config = SelectionConfig::new(
-            PlrConfig {
-                epsilon: 5.0,
-                lambda: 0.01,
-            },
-            0.25,
-            1.0,
-        );
+        let config = SelectionConfig::new(PlrConfig::new(5.0, 0.01), 0.25, 1.0);
         let groups = FeatureGroups::uniform(vec![vec![0]], 1).unwrap();
         for seed in 0..10 {
             let s = select_plr_or_stacking(
@@ -503,14 +496,7 @@ mod tests {
             y.push(f64::from(u8::from(positive)));
         }
         let data = Dataset::from_rows(&x, d, &y).unwrap();
-        let config = SelectionConfig::new(
-            PlrConfig {
-                epsilon: 0.05,
-                lambda: 0.01,
-            },
-            0.25,
-            1.0,
-        );
+        let config = SelectionConfig::new(PlrConfig::new(0.05, 0.01), 0.25, 1.0);
         let groups = FeatureGroups::uniform(vec![vec![0], (1..d).collect::<Vec<_>>()], d).unwrap();
         let s = select_plr_or_stacking(
             &data,
@@ -542,14 +528,7 @@ mod tests {
     #[test]
     fn privacy_is_the_largest_part_budget_and_the_noise_scale_is_two_over_epsilon_v() {
         let data = separable(400);
-        let config = SelectionConfig::new(
-            PlrConfig {
-                epsilon: 0.7,
-                lambda: 0.1,
-            },
-            0.25,
-            0.4,
-        );
+        let config = SelectionConfig::new(PlrConfig::new(0.7, 0.1), 0.25, 0.4);
         let groups = FeatureGroups::uniform(vec![vec![0]], 1).unwrap();
         let s = select_plr_or_stacking(
             &data,
@@ -566,7 +545,7 @@ mod tests {
         assert_eq!(s.threshold, stacking_threshold(100, 0.4, 0.05).unwrap());
         let bad_level = SelectionConfig {
             false_recommendation_rate: 0.0,
-            ..config
+            ..config.clone()
         };
         assert!(
             select_plr_or_stacking(
@@ -599,14 +578,7 @@ mod tests {
     #[test]
     fn a_worse_stacked_model_is_not_recommended() {
         let data = separable(800);
-        let config = SelectionConfig::new(
-            PlrConfig {
-                epsilon: 5.0,
-                lambda: 0.01,
-            },
-            0.25,
-            1.0,
-        );
+        let config = SelectionConfig::new(PlrConfig::new(5.0, 0.01), 0.25, 1.0);
         let groups = FeatureGroups::uniform(vec![vec![0]], 1).unwrap();
         let s = select_plr_or_stacking(
             &data,

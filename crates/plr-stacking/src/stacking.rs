@@ -13,7 +13,15 @@
 //!
 //! The high level's inputs m_k = (2σ(x_(k)ᵀw_k) − 1)/√K lie in (−1/√K, 1/√K), so ‖m‖ < 1 as
 //! PLR requires; the map uses only the released low-level models (post-processing) and public
-//! constants. (The affine shift by ½ centres the inputs, since the model has no intercept.)
+//! constants. (The affine map 2σ − 1 centres the inputs and uses the whole interval. With an
+//! intercept the shift alone would be subsumed, but σ/√K would use half the interval: the
+//! same fit needs weights twice as large, against the same noise b and regulariser. Kept;
+//! not measured against σ/√K.)
+//!
+//! With [`StackingConfig::intercept`] (on in [`StackingConfig::new`]) every level's PLR gets
+//! an intercept: each solver row is (φ(x_(k)), q_k/√2) with ‖φ(x_(k))‖ ≤ q_k/√2, so the norm
+//! bound ‖row‖ ≤ q_k that PLR's and PST-F's calibrations rest on still holds (see
+//! `plr::fit_perturbed`).
 
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
@@ -24,7 +32,7 @@ use crate::data::{Dataset, check_finite};
 use crate::error::{Error, Result};
 use crate::model::LogisticModel;
 use crate::partition::{FeatureGroups, contiguous_blocks, permutation};
-use crate::plr::{fit_perturbed, privacy_loss};
+use crate::plr::{InputSpec, fit_perturbed, privacy_loss};
 
 /// Random stream of low-level model k is `rng.derive(k)`; these are the other streams.
 pub const STREAM_HIGH_LEVEL: u64 = 1 << 32;
@@ -48,16 +56,27 @@ pub struct StackingConfig {
     pub lambda_high: f64,
     /// Share of rows in D^h, strictly between 0 and 1 (the paper uses 0.5).
     pub high_fraction: f64,
+    /// An intercept in every low-level model and in the high-level model (the paper's models
+    /// have none).
+    pub intercept: bool,
 }
 
 impl StackingConfig {
-    /// The paper's setting: one λ for both levels, D^l and D^h halves.
+    /// The paper's setting — one λ for both levels, D^l and D^h halves — with intercepts.
     pub fn new(epsilon: f64, lambda: f64) -> Self {
         StackingConfig {
             epsilon,
             lambda,
             lambda_high: lambda,
             high_fraction: 0.5,
+            intercept: true,
+        }
+    }
+
+    fn input(&self) -> InputSpec<'static> {
+        InputSpec {
+            intercept: self.intercept,
+            ranges: None,
         }
     }
 
@@ -210,7 +229,7 @@ pub fn fit_pst_s(
     }
     let (low_rows, high_rows) = split_rows(data.n_rows(), config.high_fraction, n_parts, rng)?;
     let all_features: Vec<usize> = (0..data.n_features()).collect();
-    let anchor = vec![0.0; data.n_features()];
+    let anchor = vec![0.0; data.n_features() + usize::from(config.intercept)];
     let mut low = Vec::with_capacity(n_parts);
     let mut low_calibration = Vec::with_capacity(n_parts);
     for (k, part) in contiguous_blocks(&low_rows, n_parts).iter().enumerate() {
@@ -222,6 +241,7 @@ pub fn fit_pst_s(
             calibration.groups[0],
             config.lambda,
             &anchor,
+            config.input(),
             &rng.derive(k as u64),
         )?;
         low.push(LowLevelModel {
@@ -267,6 +287,7 @@ pub(crate) fn fit_feature_stack(
         &low_calibration,
         config.lambda,
         anchors,
+        config.intercept,
         rng,
     )?;
     finish(data, &high_rows, low, vec![low_calibration], config, rng)
@@ -282,13 +303,16 @@ pub(crate) fn low_level_calibration(
     Calibration::feature_groups(epsilon, n, groups.importance(), &vec![lambda; groups.len()])
 }
 
-/// The K low-level fits of Alg. 3 steps 4–13; group k's noise from `rng.derive(k)`.
+/// The K low-level fits of Alg. 3 steps 4–13 (anchors in solver coordinates: the weights, then
+/// the intercept's w_c when `intercept`); group k's noise from `rng.derive(k)`.
+#[allow(clippy::too_many_arguments)] // crate-internal; the fit's parts, not a public API
 pub(crate) fn fit_groups(
     data: &Dataset,
     groups: &FeatureGroups,
     calibration: &Calibration,
     lambda: f64,
     anchors: Option<&[Vec<f64>]>,
+    intercept: bool,
     rng: &RngSource,
 ) -> Result<Vec<LowLevelModel>> {
     if let Some(a) = anchors
@@ -306,7 +330,7 @@ pub(crate) fn fit_groups(
         let anchor = match anchors {
             Some(a) => &a[k],
             None => {
-                zero = vec![0.0; features.len()];
+                zero = vec![0.0; features.len() + usize::from(intercept)];
                 &zero
             }
         };
@@ -316,6 +340,10 @@ pub(crate) fn fit_groups(
             noise,
             lambda,
             anchor,
+            InputSpec {
+                intercept,
+                ranges: None,
+            },
             &rng.derive(k as u64),
         )?;
         low.push(LowLevelModel {
@@ -358,7 +386,8 @@ fn finish(
         None,
         high_calibration.groups[0],
         config.lambda_high,
-        &vec![0.0; k],
+        &vec![0.0; k + usize::from(config.intercept)],
+        config.input(),
         &rng.derive(STREAM_HIGH_LEVEL),
     )?;
     Ok(StackedFit {
@@ -431,22 +460,23 @@ mod tests {
         let (x, y) = synthetic(120, d, 1.0, 21);
         let data = Dataset::from_rows(&x, d, &y).unwrap();
         let rng = RngSource::InsecureFixedSeed(77);
-        for epsilon in [0.05, 1.0] {
+        // With and without intercept: the same holds for the rows (φ(x), 1/√2).
+        for (epsilon, intercept) in [(0.05, false), (1.0, false), (0.05, true), (1.0, true)] {
             // ε = 0.05 takes the Δ branch (n = 60, λ = 0.01: ε′ = 0.05 − 0.6 < 0).
-            let config = StackingConfig::new(epsilon, 0.01);
+            let config = StackingConfig {
+                intercept,
+                ..StackingConfig::new(epsilon, 0.01)
+            };
             let plr = PlrConfig {
-                epsilon,
-                lambda: 0.01,
+                intercept,
+                ..PlrConfig::new(epsilon, 0.01)
             };
             let all: Vec<usize> = (0..d).collect();
             let single = FeatureGroups::new(vec![all.clone()], vec![1.0], d).unwrap();
             let stacked = fit_pst_f(&data, &single, &config, &rng).unwrap();
             let reference =
                 fit_plr(&low_half(&x, &y, d, &all, &rng), &plr, &rng.derive(0)).unwrap();
-            assert_eq!(
-                stacked.model.low_level()[0].model.weights(),
-                reference.model.weights()
-            );
+            assert_eq!(stacked.model.low_level()[0].model, reference.model);
             assert_eq!(
                 stacked.low_calibration[0].groups,
                 reference.calibration.groups
@@ -459,10 +489,7 @@ mod tests {
             let stacked = fit_pst_f(&data, &pair, &config, &rng).unwrap();
             let reference =
                 fit_plr(&low_half(&x, &y, d, &first, &rng), &plr, &rng.derive(0)).unwrap();
-            assert_eq!(
-                stacked.model.low_level()[0].model.weights(),
-                reference.model.weights()
-            );
+            assert_eq!(stacked.model.low_level()[0].model, reference.model);
         }
     }
 

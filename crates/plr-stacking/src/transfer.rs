@@ -45,6 +45,8 @@ pub struct TransferConfig {
     pub lambda_high: f64,
     /// Share of target rows used for the high level, strictly between 0 and 1.
     pub high_fraction: f64,
+    /// An intercept in the source models and in both target levels.
+    pub intercept: bool,
 }
 
 /// Source models, the target's stacked model, and a guarantee per data set.
@@ -60,12 +62,14 @@ pub struct TransferFit {
     pub target_privacy: PrivacyLoss,
 }
 
-/// Source half of PST-H: the jointly calibrated low-level models on the source data.
+/// Source half of PST-H: the jointly calibrated low-level models on the source data, with an
+/// intercept each when `intercept`.
 pub fn fit_source_models(
     source: &Dataset,
     groups: &FeatureGroups,
     epsilon_source: f64,
     lambda_source: f64,
+    intercept: bool,
     rng: &RngSource,
 ) -> Result<Vec<LogisticModel>> {
     check_epsilon(epsilon_source)?;
@@ -79,6 +83,7 @@ pub fn fit_source_models(
         &calibration,
         lambda_source,
         None,
+        intercept,
         &rng.derive(STREAM_SOURCE),
     )?;
     Ok(low.into_iter().map(|m| m.model).collect())
@@ -100,7 +105,18 @@ pub fn fit_target_with_source(
             got: source_models.len(),
         });
     }
-    let anchors: Vec<Vec<f64>> = source_models.iter().map(|m| m.weights().to_vec()).collect();
+    // Solver coordinates; a source model without intercept anchors the target's w_c at 0. A
+    // source model with one and a target without is refused by the anchor's length.
+    let anchors: Vec<Vec<f64>> = source_models
+        .iter()
+        .map(|m| {
+            let mut w = m.solver_weights();
+            if config.intercept && m.intercept().is_none() {
+                w.push(0.0);
+            }
+            w
+        })
+        .collect();
     fit_feature_stack(
         target,
         groups,
@@ -130,12 +146,14 @@ pub fn fit_pst_h(
         lambda: config.lambda_target,
         lambda_high: config.lambda_high,
         high_fraction: config.high_fraction,
+        intercept: config.intercept,
     };
     let source_models = fit_source_models(
         source,
         groups,
         config.epsilon_source,
         config.lambda_source,
+        config.intercept,
         rng,
     )?;
     let target_fit = fit_target_with_source(target, groups, &source_models, &target_config, rng)?;
@@ -167,6 +185,7 @@ mod tests {
             lambda_target: 1e6,
             lambda_high: 0.01,
             high_fraction: 0.5,
+            intercept: true,
         };
         let fit = fit_pst_h(
             &source,
@@ -181,6 +200,11 @@ mod tests {
                 assert!((a - b).abs() < 1e-4 * (1.0 + b.abs()), "{a} vs {b}");
             }
             assert_eq!(low.model.input_radius(), src.input_radius());
+            let (a, b) = (low.model.intercept().unwrap(), src.intercept().unwrap());
+            assert!(
+                (a - b).abs() < 1e-4 * (1.0 + b.abs()),
+                "intercept {a} vs {b}"
+            );
         }
         assert_eq!(fit.source_privacy.epsilon, 1.0);
         assert_eq!(fit.target_privacy.epsilon, f64::INFINITY);
@@ -192,7 +216,7 @@ mod tests {
         // fit_groups with the joint calibration and the documented stream.
         let source = synthetic_dataset(200, 5, 1.0, 1);
         let rng = RngSource::InsecureFixedSeed(4);
-        let models = fit_source_models(&source, &groups(), 0.5, 0.01, &rng).unwrap();
+        let models = fit_source_models(&source, &groups(), 0.5, 0.01, true, &rng).unwrap();
         let calibration = low_level_calibration(0.5, 200, &groups(), 0.01).unwrap();
         // joint ε′ = ε − Σ_k log(1 + q_k²/(2nλ) + q_k⁴/(16n²λ²)), not ε per group
         assert!(calibration.epsilon_prime < 0.5);
@@ -202,6 +226,7 @@ mod tests {
             &calibration,
             0.01,
             None,
+            true,
             &rng.derive(STREAM_SOURCE),
         )
         .unwrap();
@@ -221,6 +246,7 @@ mod tests {
             lambda_target: 0.1,
             lambda_high: 0.01,
             high_fraction: 0.5,
+            intercept: true,
         };
         let rng = RngSource::InsecureFixedSeed(0);
         assert!(matches!(

@@ -86,7 +86,10 @@ pub async fn run(a: TrainArgs) -> Result<()> {
 
     let (transport, m) = a.analyst.transport().await?;
     let mut config = TrainerConfig {
-        model: Model::Logistic { l2: a.l2 },
+        model: Model::Logistic {
+            l2: a.l2,
+            intercept: false,
+        },
         sampling: ClientSampling::Poisson { rate: a.rate },
         clip_norm: a.clip,
         privacy: Privacy::NonPrivate,

@@ -117,7 +117,10 @@ pub unsafe extern "C" fn dpd_iterative_config_new_logistic(
         // SAFETY: forwarded caller contract.
         unsafe {
             give(out, || {
-                dpd_iterative_config::with_model(Model::Logistic { l2 })
+                dpd_iterative_config::with_model(Model::Logistic {
+                    l2,
+                    intercept: false,
+                })
             })
         }
     })

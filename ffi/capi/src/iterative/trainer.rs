@@ -1,7 +1,10 @@
 //! The trainer handle: public parameters, optimizer state and the Rényi-DP accountant of one
 //! iterative run; steps over the clients' records, prediction and the privacy spent.
 
-use dca_learning::{Model, Records, StepReport, Trainer, logistic_predict_proba, vi_predict_mean};
+use dca_learning::{
+    Model, Records, StepReport, Trainer, logistic_intercept_predict_proba, logistic_predict_proba,
+    vi_predict_mean,
+};
 
 use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
@@ -50,7 +53,8 @@ impl From<&StepReport> for dpd_iterative_step_info {
 /// d, the number of features per record (θ has d or 2d values).
 fn features(trainer: &Trainer) -> usize {
     match trainer.config().model {
-        Model::Logistic { .. } => trainer.params().len(),
+        // The C ABI builds logistic models without intercept; one with has d + 1 values.
+        Model::Logistic { intercept, .. } => trainer.params().len() - usize::from(intercept),
         Model::LinearRegressionVi { .. } => trainer.params().len() / 2,
     }
 }
@@ -59,7 +63,7 @@ fn features(trainer: &Trainer) -> usize {
 /// absurd `dim` is an error instead of an aborted process.
 pub(crate) fn check_dim(model: Model, dim: usize) -> FfiResult<()> {
     let n_params = match model {
-        Model::Logistic { .. } => Some(dim),
+        Model::Logistic { intercept, .. } => dim.checked_add(usize::from(intercept)),
         Model::LinearRegressionVi { .. } => dim.checked_mul(2),
     };
     let too_large = || {
@@ -362,6 +366,9 @@ pub unsafe extern "C" fn dpd_iterative_trainer_predict(
         // SAFETY: `out_len` checked non-NULL and writable by the header contract.
         unsafe { reserve_array(x.len() / d, out_cap, out_len, "out") }?;
         let predictions = match trainer.config().model {
+            Model::Logistic {
+                intercept: true, ..
+            } => logistic_intercept_predict_proba(params, x)?,
             Model::Logistic { .. } => logistic_predict_proba(params, x)?,
             Model::LinearRegressionVi { .. } => vi_predict_mean(params, x)?,
         };

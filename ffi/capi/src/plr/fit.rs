@@ -53,9 +53,11 @@ pub unsafe extern "C" fn dpd_plr_fit(
         let (data, rng) = unsafe { (handle_ref(dataset, "dataset")?, handle_mut(rng, "rng")?) };
         let fit = fit_plr(
             &data.inner,
+            // No intercept: the C ABI's model export (weights, input radius) has no place
+            // for one yet.
             &PlrConfig {
-                epsilon: privacy::epsilon_or_non_private("epsilon", epsilon)?,
-                lambda,
+                intercept: false,
+                ..PlrConfig::new(privacy::epsilon_or_non_private("epsilon", epsilon)?, lambda)
             },
             &rng.next_source(),
         )?;
@@ -95,6 +97,8 @@ pub unsafe extern "C" fn dpd_pst_s_fit(
             lambda,
             lambda_high,
             high_fraction,
+            // No intercept: the C ABI's model export has no place for one yet.
+            intercept: false,
         };
         let fit = fit_pst_s(&data.inner, n_parts, &config, &rng.next_source())?;
         // SAFETY: `out` is non-NULL (checked).
@@ -134,6 +138,8 @@ pub unsafe extern "C" fn dpd_pst_f_fit(
             lambda,
             lambda_high,
             high_fraction,
+            // No intercept: the C ABI's model export has no place for one yet.
+            intercept: false,
         };
         let fit = fit_pst_f(&data.inner, &groups.inner, &config, &rng.next_source())?;
         // SAFETY: `out` is non-NULL (checked).
@@ -181,6 +187,8 @@ pub unsafe extern "C" fn dpd_pst_h_fit(
             lambda_target,
             lambda_high,
             high_fraction,
+            // No intercept: the C ABI's model export has no place for one yet.
+            intercept: false,
         };
         let fit = fit_pst_h(
             &source.inner,
