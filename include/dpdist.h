@@ -1000,7 +1000,8 @@ enum dpd_status dpd_blr_noise_aware_from_stats(const double *stats,
  * `[lower_x[j], upper_x[j]]`, y's `[lower_y, upper_y]` (from a codebook or a physical limit,
  * never from the data; values outside are clipped to them). One Gaussian release at (ε, δ):
  * `n_nodes` = 0 has a trusted aggregator add the noise, `n_nodes` >= 2 runs DCA with that many
- * compute nodes (seed-compressed shares, no dropouts). Randomness from `rng`.
+ * compute nodes (seed-compressed shares, no dropouts). Randomness from `rng`. No column is an
+ * indicator group (`dpd_regression_fit_grouped` declares them).
  *
  * # Safety
  * Arrays NULL only with length 0, else readable (`lower_x`, `upper_x` of length d); `rng` NULL
@@ -1021,6 +1022,38 @@ enum dpd_status dpd_regression_fit(const double *x,
                                    uint32_t n_nodes,
                                    struct dpd_rng *rng,
                                    struct dpd_regression **out);
+
+/**
+ * As `dpd_regression_fit`, with indicator groups: `group_of[j]` (length d) is 0 for a column
+ * that is not an indicator and k >= 1 for a member of group k, the indicators of one
+ * categorical variable's levels (R's treatment contrasts: one column per level but the
+ * reference). Group numbers are labels in any order. Each grouped column's public range must be
+ * [0, 1] and its values 0 or 1, and a row sets at most one column of a group — a fact of the
+ * codebook: a row that breaks it is refused (DPD_ERR_INVALID_ARGUMENT, the message names the
+ * group's label, the row and the columns), nothing is released and nothing made. A group of 5 or
+ * more indicators is kept 0/1 on the design and counts once in the sensitivity (smaller than
+ * the same columns ungrouped, so less noise); a smaller group is mapped like any column.
+ * `group_of` NULL means no groups, as `dpd_regression_fit`.
+ *
+ * # Safety
+ * As `dpd_regression_fit`; `group_of` NULL or readable for d values.
+ */
+enum dpd_status dpd_regression_fit_grouped(const double *x,
+                                           size_t x_len,
+                                           const double *y,
+                                           size_t n,
+                                           const double *lower_x,
+                                           const double *upper_x,
+                                           const uint32_t *group_of,
+                                           size_t d,
+                                           double lower_y,
+                                           double upper_y,
+                                           uint32_t intercept,
+                                           double epsilon,
+                                           double delta,
+                                           uint32_t n_nodes,
+                                           struct dpd_rng *rng,
+                                           struct dpd_regression **out);
 
 /**
  * Copies (intercept, slope_1, …, slope_d) in the data's units into `out` (query-size

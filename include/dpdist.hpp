@@ -967,6 +967,110 @@ inline double spearman(Span<const double> truth, Span<const double> predicted) {
     return out;
 }
 
+// ---- the regression on real data (intercept, public ranges, the data's units) -------------
+
+/// The fit quality of a Regression, in the data's units.
+struct RegressionQuality {
+    double r_squared;   ///< DP adjusted R² from the released statistics (NaN when none)
+    double constant;    ///< the constant predictor it is measured against
+    double residual_sd; ///< residual sd
+};
+
+/// A private linear regression y ~ x with an intercept (docs/src/regression.md): one Gaussian
+/// release at (ε, δ), coefficients, errors and predictions in the data's units.
+class Regression {
+public:
+    /// Fits on x (n x d row-major) and y (n values). Column j's public range is
+    /// [lower_x[j], upper_x[j]] and y's [lower_y, upper_y]: from a codebook or a physical limit,
+    /// never from the data (values outside are clipped). `group_of` (empty: no groups, else d
+    /// values) declares indicator groups: 0 for an ordinary column, k >= 1 for the indicator
+    /// columns of one categorical variable's levels (ranges [0, 1], at most one set per row;
+    /// a row that sets two throws DPD_ERR_INVALID_ARGUMENT and nothing is released). A group of
+    /// 5 or more indicators counts once in the sensitivity. `intercept` false is y ~ x - 1;
+    /// `n_nodes` 0 has a trusted aggregator add the noise, >= 2 runs DCA with that many nodes.
+    Regression(Span<const double> x, Span<const double> y, Span<const double> lower_x,
+               Span<const double> upper_x, double lower_y, double upper_y, double epsilon,
+               double delta, Rng &rng, Span<const uint32_t> group_of = {},
+               bool intercept = true, uint32_t n_nodes = 0)
+        : d_(lower_x.size()) {
+        if (upper_x.size() != d_) {
+            throw Error(DPD_ERR_LENGTH_MISMATCH,
+                        "dpd::Regression: lower_x and upper_x differ in length");
+        }
+        if (group_of.size() != 0 && group_of.size() != d_) {
+            throw Error(DPD_ERR_LENGTH_MISMATCH,
+                        "dpd::Regression: group_of needs one entry per column (" +
+                            std::to_string(d_) + "), or none");
+        }
+        h_ = detail::make<dpd_regression, dpd_regression_free>([&](dpd_regression **out) {
+            if (group_of.size() == 0) {
+                return dpd_regression_fit(x.data(), x.size(), y.data(), y.size(), lower_x.data(),
+                                          upper_x.data(), d_, lower_y, upper_y,
+                                          intercept ? 1u : 0u, epsilon, delta, n_nodes,
+                                          rng.get(), out);
+            }
+            return dpd_regression_fit_grouped(x.data(), x.size(), y.data(), y.size(),
+                                              lower_x.data(), upper_x.data(), group_of.data(),
+                                              d_, lower_y, upper_y, intercept ? 1u : 0u,
+                                              epsilon, delta, n_nodes, rng.get(), out);
+        });
+    }
+    /// (intercept, slope_1, ..., slope_d) in the data's units (without an intercept, the first
+    /// value is the one the ranges' centres fix).
+    std::vector<double> coefficients() const {
+        return detail::fetch<double>([&](double *out, size_t cap, size_t *len) {
+            return dpd_regression_coefficients(h_.get(), out, cap, len);
+        });
+    }
+    /// Standard errors of (intercept, slopes); NaN for the slopes of a constant fit.
+    std::vector<double> std_errors() const {
+        return detail::fetch<double>([&](double *out, size_t cap, size_t *len) {
+            return dpd_regression_std_errors(h_.get(), out, cap, len);
+        });
+    }
+    /// Predictions for the raw rows of x (row-major, d columns), in y's units.
+    std::vector<double> predict(Span<const double> x) const {
+        return detail::compute<double>(x.size() / d_, [&](double *out, size_t cap, size_t *len) {
+            return dpd_regression_predict(h_.get(), x.data(), x.size(), out, cap, len);
+        });
+    }
+    /// DP R², the constant predictor and the residual sd.
+    RegressionQuality quality() const {
+        RegressionQuality q{0.0, 0.0, 0.0};
+        check(dpd_regression_fit_quality(h_.get(), &q.r_squared, &q.constant, &q.residual_sd));
+        return q;
+    }
+    /// The (ε, δ) the accountant charged.
+    std::pair<double, double> spent() const {
+        std::pair<double, double> s{0.0, 0.0};
+        check(dpd_regression_spent(h_.get(), &s.first, &s.second));
+        return s;
+    }
+    /// The fit's warnings (a fit no better than the constant, noise that dominates), one each.
+    std::vector<std::string> warnings() const {
+        std::vector<uint8_t> bytes = detail::fetch<uint8_t>(
+            [&](uint8_t *out, size_t cap, size_t *len) {
+                return dpd_regression_warnings(h_.get(), out, cap, len);
+            });
+        std::vector<std::string> out;
+        std::string text(bytes.begin(), bytes.end());
+        size_t start = 0;
+        while (start < text.size()) {
+            size_t end = text.find('\n', start);
+            if (end == std::string::npos) end = text.size();
+            out.push_back(text.substr(start, end - start));
+            start = end + 1;
+        }
+        return out;
+    }
+    /// Columns of x.
+    size_t d() const noexcept { return d_; }
+
+private:
+    size_t d_;
+    detail::Handle<dpd_regression, dpd_regression_free> h_;
+};
+
 // ---- iterative private learning over DCA rounds (Rényi-DP accounting) ---------------------
 
 /// How the records of one step are chosen (Poisson: add/remove-one; without replacement:

@@ -511,6 +511,35 @@ fn cases() -> Vec<Case> {
             dpd_regression_free(out);
             status
         }),
+        case!(
+            dpd_regression_fit_grouped,
+            [N_ROWS * D, N_ROWS, D],
+            |f, s| {
+                let (lower, upper) = ([-1.0; BUF], [1.0; BUF]);
+                let group_of = [0u32; BUF];
+                let mut out = null_mut();
+                let status = dpd_regression_fit_grouped(
+                    input(&f.values, s[0]),
+                    s[0],
+                    input(&f.values, s[1]),
+                    s[1],
+                    input(&lower, s[2]),
+                    input(&upper, s[2]),
+                    input(&group_of, s[2]),
+                    s[2],
+                    -1.0,
+                    1.0,
+                    1,
+                    1.0,
+                    1e-5,
+                    0,
+                    f.rng,
+                    &mut out,
+                );
+                dpd_regression_free(out);
+                status
+            }
+        ),
         case!(dpd_regression_coefficients, [BUF], |f, s| {
             let mut out = [0.0; BUF];
             let mut len = 0;

@@ -1,5 +1,6 @@
 // The C++ RAII wrapper (include/dpdist.hpp): a DCA round with a dropout, error cases as
-// exceptions carrying the status and message, and the accountant.
+// exceptions carrying the status and message, and the accountant; the regression with an
+// indicator group.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -405,6 +406,54 @@ static void mixed_retry() {
     expect_error(DPD_ERR_WRONG_ROUND, "already used", [&] { restored.admit(tampered); });
 }
 
+// y = 10 + 0.5 hours + 4 level (+ skewed noise), level 0..5 coded as 5 indicators declared as
+// one group: level effects, a prediction, fit quality; a row with two levels set is refused.
+static void regression() {
+    const size_t n = 20000, d = 6;
+    std::vector<double> x(n * d, 0.0), y(n);
+    uint64_t s = 7;
+    auto uniform = [&s] {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        return double(s >> 11) / 9007199254740992.0;
+    };
+    for (size_t i = 0; i < n; ++i) {
+        x[i * d] = 60.0 * uniform();
+        size_t level = size_t(6.0 * uniform());
+        if (level > 0) x[i * d + level] = 1.0;
+        y[i] = 10.0 + 0.5 * x[i * d] + 4.0 * double(level) - 10.0 * std::log(1.0 - uniform());
+    }
+    const std::vector<double> lower{0, 0, 0, 0, 0, 0}, upper{60, 1, 1, 1, 1, 1};
+    const std::vector<uint32_t> group_of{0, 3, 3, 3, 3, 3};
+    auto rng = dpd::Rng::insecure_fixed_seed(21);
+    dpd::Regression fit(x, y, lower, upper, 0.0, 200.0, 1.0, 1e-5, rng, group_of);
+    std::vector<double> b = fit.coefficients();
+    CHECK(b.size() == d + 1 && fit.d() == d);
+    CHECK(std::fabs(b[1] - 0.5) < 0.1);
+    for (size_t l = 1; l < 6; ++l) CHECK(std::fabs(b[1 + l] - 4.0 * double(l)) < 2.5);
+    std::vector<double> se = fit.std_errors();
+    CHECK(se.size() == d + 1 && se[1] > 0.0);
+    const std::vector<double> rows{30, 0, 1, 0, 0, 0, 30, 0, 0, 0, 0, 1};
+    std::vector<double> p = fit.predict(rows);
+    CHECK(p.size() == 2);
+    CHECK(std::fabs(p[0] - 43.0) < 4.0 && std::fabs(p[1] - 55.0) < 4.0); // + E[noise] = 10
+    dpd::RegressionQuality q = fit.quality();
+    CHECK(q.r_squared > 0.3 && q.r_squared < 1.0 && q.residual_sd > 0.0);
+    CHECK(fit.spent().first <= 1.0 && fit.spent().second <= 1e-5);
+    CHECK(fit.warnings().empty());
+    // Without groups the same call fits the columns as numbers.
+    dpd::Regression plain(x, y, lower, upper, 0.0, 200.0, 1.0, 1e-5, rng);
+    CHECK(plain.coefficients().size() == d + 1);
+
+    x[4 * d + 2] = 1.0, x[4 * d + 5] = 1.0; // row 4 sets two levels
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "both 1", [&] {
+        dpd::Regression refused(x, y, lower, upper, 0.0, 200.0, 1.0, 1e-5, rng, group_of);
+    });
+    expect_error(DPD_ERR_LENGTH_MISMATCH, "group_of", [&] {
+        dpd::Regression refused(x, y, lower, upper, 0.0, 200.0, 1.0, 1e-5, rng,
+                                std::vector<uint32_t>{0, 1});
+    });
+}
+
 int main() {
     dpd::check_abi();
     std::printf("dpdist %s\n", dpd::version().c_str());
@@ -418,6 +467,7 @@ int main() {
     iterative();
     blr_uncertainty();
     kernels();
+    regression();
     if (failures != 0) {
         std::fprintf(stderr, "test_dpdist (C++): %d of %d checks FAILED\n", failures, checks);
         return 1;

@@ -90,7 +90,7 @@ SEXP dpdr_plr_model_weights(SEXP);
 SEXP dpdr_plr_model_low_level(SEXP, SEXP);
 SEXP dpdr_plr_model_from_weights(SEXP, SEXP);
 SEXP dpdr_auc(SEXP, SEXP);
-SEXP dpdr_regression_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_regression_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_regression_coefficients(SEXP);
 SEXP dpdr_regression_std_errors(SEXP);
 SEXP dpdr_regression_warnings(SEXP);
@@ -183,7 +183,7 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_plr_model_low_level",           (DL_FUNC)&dpdr_plr_model_low_level,           2},
     {"dpdr_plr_model_from_weights",        (DL_FUNC)&dpdr_plr_model_from_weights,        2},
     {"dpdr_auc",                           (DL_FUNC)&dpdr_auc,                           2},
-    {"dpdr_regression_fit",                (DL_FUNC)&dpdr_regression_fit,                9},
+    {"dpdr_regression_fit",                (DL_FUNC)&dpdr_regression_fit,                10},
     {"dpdr_regression_coefficients",       (DL_FUNC)&dpdr_regression_coefficients,       1},
     {"dpdr_regression_std_errors",         (DL_FUNC)&dpdr_regression_std_errors,         1},
     {"dpdr_regression_warnings",           (DL_FUNC)&dpdr_regression_warnings,           1},

@@ -6,8 +6,10 @@ static dpd_regression *regression_of(SEXP x) {
   return (dpd_regression *)dpdr_handle(x, DPDR_REGRESSION, "model");
 }
 
-SEXP dpdr_regression_fit(SEXP x, SEXP y, SEXP lower_x, SEXP upper_x, SEXP range_y,
-                         SEXP intercept, SEXP budget, SEXP n_nodes, SEXP rng) {
+/* group_of: an integer vector, one entry per column of x: 0 for an ordinary column, k >= 1 for
+ * the indicator columns of one factor (dpd_regression_fit_grouped). */
+SEXP dpdr_regression_fit(SEXP x, SEXP y, SEXP lower_x, SEXP upper_x, SEXP group_of,
+                         SEXP range_y, SEXP intercept, SEXP budget, SEXP n_nodes, SEXP rng) {
   dpd_rng *r = (dpd_rng *)dpdr_handle(rng, DPDR_RNG, "rng");
   size_t n = 0, d = 0;
   const double *rows = dpdr_row_major(x, "x", &n, &d);
@@ -23,12 +25,23 @@ SEXP dpdr_regression_fit(SEXP x, SEXP y, SEXP lower_x, SEXP upper_x, SEXP range_
     dpdr_fail("DPD_ERR_LENGTH_MISMATCH", "the response's range must be c(lower, upper)");
   if (TYPEOF(budget) != REALSXP || XLENGTH(budget) != 2)
     dpdr_fail("DPD_ERR_LENGTH_MISMATCH", "the budget must be c(epsilon, delta)");
+  if (TYPEOF(group_of) != INTSXP)
+    dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`group_of` must be an integer vector");
+  if ((size_t)XLENGTH(group_of) != d)
+    dpdr_fail("DPD_ERR_LENGTH_MISMATCH", "one `group_of` entry per column of `x` (%zu)", d);
+  uint32_t *groups = (uint32_t *)R_alloc(d > 0 ? d : 1, sizeof(uint32_t));
+  for (size_t j = 0; j < d; j++) {
+    int k = INTEGER(group_of)[j];
+    if (k == NA_INTEGER || k < 0)
+      dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`group_of`[%zu]: 0 or a group number >= 1", j + 1);
+    groups[j] = (uint32_t)k;
+  }
   uint32_t with_intercept = dpdr_u32(intercept, "intercept");
   uint32_t nodes = dpdr_u32(n_nodes, "n_nodes");
   dpd_regression *model = NULL;
-  dpdr_check(dpd_regression_fit(rows, n * d, ys, n, lo, hi, d, REAL(range_y)[0],
-                                REAL(range_y)[1], with_intercept, REAL(budget)[0],
-                                REAL(budget)[1], nodes, r, &model));
+  dpdr_check(dpd_regression_fit_grouped(rows, n * d, ys, n, lo, hi, groups, d, REAL(range_y)[0],
+                                        REAL(range_y)[1], with_intercept, REAL(budget)[0],
+                                        REAL(budget)[1], nodes, r, &model));
   return dpdr_wrap(model, DPDR_REGRESSION);
 }
 

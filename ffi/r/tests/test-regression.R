@@ -1,5 +1,6 @@
 # The regression on real data through the C library: coefficients in the data's units against
-# base R's lm on skewed, offset data, factors as indicators, predict/confint/summary, the
+# base R's lm on skewed, offset data, factors as indicators (a factor of 7 levels as one indicator
+# group, declared by blr_lm itself), predict/confint/summary, the
 # warning of a fit no better than the constant, and refusals that name their cause.
 source("helpers.R")
 
@@ -31,6 +32,33 @@ run_tests(list(
     stopifnot(s$r_squared > 0.3, length(s$warnings) == 0, s$spent[["epsilon"]] <= 1)
     out <- capture.output(print(s))
     stopifnot(any(grepl("DP R-squared", out)), any(grepl("Privacy spent", out)))
+  },
+
+  a_factor_of_many_levels_is_one_indicator_group_with_a_coefficient_per_level = function() {
+    set.seed(7)
+    n <- 50000
+    df <- data.frame(age = runif(n, 18, 80),
+                     region = factor(sample(paste0("r", 1:7), n, TRUE)),
+                     sector = factor(sample(c("a", "b"), n, TRUE)))
+    effect <- c(r1 = 0, r2 = 5, r3 = 10, r4 = 15, r5 = 20, r6 = 25, r7 = 30)
+    df$wage <- pmin(20 + 0.8 * df$age + effect[as.character(df$region)] +
+                      5 * (df$sector == "b") + rexp(n, 1 / 15), 350)
+    fit <- blr_lm(wage ~ age + region + sector, df, ranges, epsilon = 1,
+                  rng = dpdist_rng(insecure_seed = 8))
+    # The 6 indicators of region form one group, sector's one indicator another; age none.
+    stopifnot(identical(fit$groups, c(0L, rep(2L, 6), 3L)))
+    ols <- coef(lm(wage ~ age + region + sector, df))
+    b <- coef(fit)
+    levels <- paste0("region", paste0("r", 2:7))
+    stopifnot(identical(names(b), names(ols)), all(levels %in% names(b)))
+    # Each level's effect is measured against the reference level, whose DP mean shifts them
+    # all alike (as the intercept, which the first test allows 5); their differences do not.
+    expect_near(b[levels], ols[levels], 5)
+    expect_near(b[levels] - b[[levels[1]]], ols[levels] - ols[[levels[1]]], 2.5)
+    expect_near(b[["age"]], ols[["age"]], 0.1)
+    new <- data.frame(age = c(30, 60), region = c("r1", "r7"), sector = c("a", "b"))
+    p <- predict(fit, new)
+    expect_near(p, unname(predict(lm(wage ~ age + region + sector, df), new)), 5)
   },
 
   a_fit_that_is_no_better_than_the_constant_warns = function() {

@@ -45,6 +45,7 @@ fn blr_status(error: &blr::Error) -> dpd_status {
         | E::MechanismBudgetMismatch { .. }
         | E::TooFewHonestClients { .. }
         | E::InvalidRule { .. }
+        | E::IndicatorGroup { .. }
         | E::MissingStdBudget => dpd_status::DPD_ERR_INVALID_ARGUMENT,
         E::Csv(_) => dpd_status::DPD_ERR_MALFORMED,
         E::Eigendecomposition | E::NonFinitePrecisions | E::NonFiniteImportanceWeights => {

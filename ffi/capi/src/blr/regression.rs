@@ -23,7 +23,8 @@ pub struct dpd_regression {
 /// `[lower_x[j], upper_x[j]]`, y's `[lower_y, upper_y]` (from a codebook or a physical limit,
 /// never from the data; values outside are clipped to them). One Gaussian release at (ε, δ):
 /// `n_nodes` = 0 has a trusted aggregator add the noise, `n_nodes` >= 2 runs DCA with that many
-/// compute nodes (seed-compressed shares, no dropouts). Randomness from `rng`.
+/// compute nodes (seed-compressed shares, no dropouts). Randomness from `rng`. No column is an
+/// indicator group (`dpd_regression_fit_grouped` declares them).
 ///
 /// # Safety
 /// Arrays NULL only with length 0, else readable (`lower_x`, `upper_x` of length d); `rng` NULL
@@ -48,51 +49,174 @@ pub unsafe extern "C" fn dpd_regression_fit(
     out: *mut *mut dpd_regression,
 ) -> dpd_status {
     ffi_entry("dpd_regression_fit", || {
-        check_out(out, "out")?;
-        // SAFETY: header contract for the arrays and the handle.
-        let (x, y, lower_x, upper_x, rng) = unsafe {
-            (
-                slice_in(x, x_len, "x")?,
-                slice_in(y, n, "y")?,
-                slice_in(lower_x, d, "lower_x")?,
-                slice_in(upper_x, d, "upper_x")?,
-                handle_mut(rng, "rng")?,
+        // SAFETY: the header contract is this function's.
+        unsafe {
+            fit(
+                x, x_len, y, n, lower_x, upper_x, d, lower_y, upper_y, intercept, epsilon, delta,
+                n_nodes, None, rng, out,
             )
-        };
-        check_rows(x, n, d)?;
-        let intercept = match intercept {
-            0 => false,
-            1 => true,
-            other => return Err(FfiError::invalid(format!("`intercept` = {other}: 0 or 1"))),
-        };
-        let aggregation = match n_nodes {
-            0 => Aggregation::Trusted,
-            1 => {
-                return Err(FfiError::invalid(
-                    "`n_nodes` = 1: 0 (trusted aggregator) or >= 2 (DCA)",
-                ));
-            }
-            m => Aggregation::Distributed(DcaSettings {
-                n_nodes: u16::try_from(m)
-                    .map_err(|_| FfiError::invalid(format!("`n_nodes` = {m}: need 2..=65535")))?,
-                ..DcaSettings::default()
-            }),
-        };
-        let ranges = lower_x
-            .iter()
-            .zip(upper_x)
-            .map(|(lo, hi)| PublicRange::new(*lo, *hi))
-            .collect::<blr::Result<Vec<_>>>()?;
-        let mut design = Design::new(ranges, PublicRange::new(lower_y, upper_y)?)?;
-        design.intercept = intercept;
-        let config = RegressionConfig {
-            aggregation,
-            ..RegressionConfig::new(design, PrivacyLoss { epsilon, delta })
-        };
-        let inner = fit_regression(x, y, &config, rng.next_source())?;
-        // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
-        unsafe { write_out(out, into_handle(dpd_regression { inner }), "out") }
+        }
     })
+}
+
+/// As `dpd_regression_fit`, with indicator groups: `group_of[j]` (length d) is 0 for a column
+/// that is not an indicator and k >= 1 for a member of group k, the indicators of one
+/// categorical variable's levels (R's treatment contrasts: one column per level but the
+/// reference). Group numbers are labels in any order. Each grouped column's public range must be
+/// [0, 1] and its values 0 or 1, and a row sets at most one column of a group — a fact of the
+/// codebook: a row that breaks it is refused (DPD_ERR_INVALID_ARGUMENT, the message names the
+/// group's label, the row and the columns), nothing is released and nothing made. A group of 5 or
+/// more indicators is kept 0/1 on the design and counts once in the sensitivity (smaller than
+/// the same columns ungrouped, so less noise); a smaller group is mapped like any column.
+/// `group_of` NULL means no groups, as `dpd_regression_fit`.
+///
+/// # Safety
+/// As `dpd_regression_fit`; `group_of` NULL or readable for d values.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)] // Data, ranges, groups, budget, aggregation, randomness.
+pub unsafe extern "C" fn dpd_regression_fit_grouped(
+    x: *const f64,
+    x_len: usize,
+    y: *const f64,
+    n: usize,
+    lower_x: *const f64,
+    upper_x: *const f64,
+    group_of: *const u32,
+    d: usize,
+    lower_y: f64,
+    upper_y: f64,
+    intercept: u32,
+    epsilon: f64,
+    delta: f64,
+    n_nodes: u32,
+    rng: *mut dpd_rng,
+    out: *mut *mut dpd_regression,
+) -> dpd_status {
+    ffi_entry("dpd_regression_fit_grouped", || {
+        let group_of = if group_of.is_null() {
+            None
+        } else {
+            // SAFETY: header contract: non-NULL `group_of` is readable for d values.
+            Some(unsafe { slice_in(group_of, d, "group_of")? })
+        };
+        // SAFETY: the rest of the header contract is `dpd_regression_fit`'s.
+        unsafe {
+            fit(
+                x, x_len, y, n, lower_x, upper_x, d, lower_y, upper_y, intercept, epsilon, delta,
+                n_nodes, group_of, rng, out,
+            )
+        }
+    })
+}
+
+/// `group_of` (0 = none, k >= 1 = group label k) as `Design::indicator_groups`, groups in order
+/// of first appearance, and each group's label.
+fn indicator_groups(group_of: &[u32]) -> (Vec<Vec<usize>>, Vec<u32>) {
+    let mut labels: Vec<u32> = Vec::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (j, &k) in group_of.iter().enumerate() {
+        if k == 0 {
+            continue;
+        }
+        match labels.iter().position(|&l| l == k) {
+            Some(g) => groups[g].push(j),
+            None => {
+                labels.push(k);
+                groups.push(vec![j]);
+            }
+        }
+    }
+    (groups, labels)
+}
+
+/// A blr error, with an indicator group named by its label in `group_of`.
+fn name_group(error: blr::Error, labels: &[u32]) -> FfiError {
+    match error {
+        blr::Error::IndicatorGroup { group, reason } => FfiError::invalid(format!(
+            "indicator group {} of `group_of`: {reason}",
+            labels.get(group).copied().unwrap_or(0)
+        )),
+        other => other.into(),
+    }
+}
+
+/// The fit behind both entry points.
+///
+/// # Safety
+/// `dpd_regression_fit`'s header contract.
+#[allow(clippy::too_many_arguments)]
+unsafe fn fit(
+    x: *const f64,
+    x_len: usize,
+    y: *const f64,
+    n: usize,
+    lower_x: *const f64,
+    upper_x: *const f64,
+    d: usize,
+    lower_y: f64,
+    upper_y: f64,
+    intercept: u32,
+    epsilon: f64,
+    delta: f64,
+    n_nodes: u32,
+    group_of: Option<&[u32]>,
+    rng: *mut dpd_rng,
+    out: *mut *mut dpd_regression,
+) -> FfiResult<()> {
+    check_out(out, "out")?;
+    // SAFETY: header contract for the arrays and the handle.
+    let (x, y, lower_x, upper_x, rng) = unsafe {
+        (
+            slice_in(x, x_len, "x")?,
+            slice_in(y, n, "y")?,
+            slice_in(lower_x, d, "lower_x")?,
+            slice_in(upper_x, d, "upper_x")?,
+            handle_mut(rng, "rng")?,
+        )
+    };
+    check_rows(x, n, d)?;
+    let intercept = match intercept {
+        0 => false,
+        1 => true,
+        other => return Err(FfiError::invalid(format!("`intercept` = {other}: 0 or 1"))),
+    };
+    let aggregation = match n_nodes {
+        0 => Aggregation::Trusted,
+        1 => {
+            return Err(FfiError::invalid(
+                "`n_nodes` = 1: 0 (trusted aggregator) or >= 2 (DCA)",
+            ));
+        }
+        m => Aggregation::Distributed(DcaSettings {
+            n_nodes: u16::try_from(m)
+                .map_err(|_| FfiError::invalid(format!("`n_nodes` = {m}: need 2..=65535")))?,
+            ..DcaSettings::default()
+        }),
+    };
+    let ranges = lower_x
+        .iter()
+        .zip(upper_x)
+        .map(|(lo, hi)| PublicRange::new(*lo, *hi))
+        .collect::<blr::Result<Vec<_>>>()?;
+    let mut design = Design::new(ranges, PublicRange::new(lower_y, upper_y)?)?;
+    design.intercept = intercept;
+    if let Some(group_of) = group_of {
+        let (groups, labels) = indicator_groups(group_of);
+        design.indicator_groups = groups;
+        // Refused here, before any randomness is drawn: a malformed group, or a row that sets
+        // two levels of one group or a value other than 0 and 1 (the blr error's text).
+        design
+            .validate()
+            .and_then(|()| design.check_rows(x))
+            .map_err(|e| name_group(e, &labels))?;
+    }
+    let config = RegressionConfig {
+        aggregation,
+        ..RegressionConfig::new(design, PrivacyLoss { epsilon, delta })
+    };
+    let inner = fit_regression(x, y, &config, rng.next_source())?;
+    // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
+    unsafe { write_out(out, into_handle(dpd_regression { inner }), "out") }
 }
 
 /// Copies (intercept, slope_1, …, slope_d) in the data's units into `out` (query-size
@@ -266,6 +390,26 @@ pub unsafe extern "C" fn dpd_regression_free(model: *mut dpd_regression) {
 mod tests {
     use super::*;
     use crate::rng::{dpd_rng_free, dpd_rng_new_insecure_fixed_seed};
+
+    #[test]
+    fn group_labels_become_groups_in_order_of_first_appearance() {
+        let (groups, labels) = indicator_groups(&[0, 9, 2, 9, 0, 2, 2]);
+        assert_eq!(groups, vec![vec![1, 3], vec![2, 5, 6]]);
+        assert_eq!(labels, vec![9, 2]);
+        let error = name_group(
+            blr::Error::IndicatorGroup {
+                group: 1,
+                reason: "row 3: columns 2 and 5 are both 1".into(),
+            },
+            &labels,
+        );
+        assert_eq!(error.status, dpd_status::DPD_ERR_INVALID_ARGUMENT);
+        assert!(
+            error
+                .message
+                .contains("indicator group 2 of `group_of`: row 3")
+        );
+    }
 
     #[test]
     fn a_fit_through_the_abi_gives_the_libraries_coefficients_and_refuses_bad_input() {

@@ -1,6 +1,8 @@
 /* The regression on real data from C: y = 20 + 0.8 age + 0.5 hours (+ skewed noise) in the data's
  * units, compared with least squares solved here; a prediction; the fit quality and the budget
- * spent; bad ranges refused with nothing made. */
+ * spent; bad ranges refused with nothing made. Then a categorical variable of 6 levels as an
+ * indicator group (dpd_regression_fit_grouped): its level effects, and a row with two levels set
+ * or a grouped column whose range is not [0, 1] refused with the cause named and nothing made. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,6 +14,64 @@ enum { N = 20000, D = 2 };
 static double uniform(uint64_t *s) {
     *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
     return (double)(*s >> 11) / 9007199254740992.0;
+}
+
+/* y = 10 + 0.5 hours + 4·level (+ skewed noise); level 0 is the reference, levels 1..5 are
+ * indicator columns 1..5, declared as one group labelled 7 (any label will do). */
+enum { NG = 20000, DG = 6, LEVELS = 6 };
+
+static void grouped(dpd_rng *rng) {
+    static double x[NG * DG], y[NG];
+    uint64_t s = 7;
+    for (size_t i = 0; i < NG; i++) {
+        double *row = &x[i * DG];
+        row[0] = 60.0 * uniform(&s);
+        int level = (int)(LEVELS * uniform(&s));
+        for (int l = 1; l < LEVELS; l++) row[l] = level == l ? 1.0 : 0.0;
+        y[i] = 10.0 + 0.5 * row[0] + 4.0 * level - 10.0 * log(1.0 - uniform(&s));
+    }
+    const double lower[DG] = {0, 0, 0, 0, 0, 0}, upper[DG] = {60, 1, 1, 1, 1, 1};
+    const uint32_t group_of[DG] = {0, 7, 7, 7, 7, 7};
+    dpd_regression *fit = NULL;
+    CHECK_OK(dpd_regression_fit_grouped(x, NG * DG, y, NG, lower, upper, group_of, DG, 0.0, 200.0,
+                                        1, 1.0, 1e-5, 0, rng, &fit));
+    double coef[DG + 1];
+    size_t len = 0;
+    CHECK_OK(dpd_regression_coefficients(fit, coef, DG + 1, &len));
+    CHECK(len == DG + 1);
+    CHECK(fabs(coef[1] - 0.5) < 0.1);
+    for (int l = 1; l < LEVELS; l++) CHECK(fabs(coef[1 + l] - 4.0 * l) < 2.5);
+    const double row[DG] = {30, 0, 0, 1, 0, 0};
+    double pred = 0.0;
+    CHECK_OK(dpd_regression_predict(fit, row, DG, &pred, 1, &len));
+    CHECK(fabs(pred - (10.0 + 15.0 + 12.0 + 10.0)) < 4.0); /* level 3; + E[noise] = 10 */
+    dpd_regression_free(fit);
+
+    /* Row 5 sets levels 2 and 3: refused, the group's label and the row named, nothing made. */
+    x[5 * DG + 2] = 1.0, x[5 * DG + 3] = 1.0;
+    fit = NULL;
+    CHECK_FAILS(dpd_regression_fit_grouped(x, NG * DG, y, NG, lower, upper, group_of, DG, 0.0,
+                                           200.0, 1, 1.0, 1e-5, 0, rng, &fit),
+                DPD_ERR_INVALID_ARGUMENT, "indicator group 7");
+    CHECK(fit == NULL);
+    CHECK(strstr(last_error(), "row 5") != NULL && strstr(last_error(), "both 1") != NULL);
+    /* Ungrouped, the same rows are just numbers: dpd_regression_fit keeps its behaviour. */
+    CHECK_OK(dpd_regression_fit(x, NG * DG, y, NG, lower, upper, DG, 0.0, 200.0, 1, 1.0, 1e-5, 0,
+                                rng, &fit));
+    dpd_regression_free(fit);
+    x[5 * DG + 2] = 0.0, x[5 * DG + 3] = 0.0;
+
+    /* A grouped column (hours) whose range is not [0, 1]. */
+    const uint32_t bad_group[DG] = {7, 7, 7, 7, 7, 7};
+    fit = NULL;
+    CHECK_FAILS(dpd_regression_fit_grouped(x, NG * DG, y, NG, lower, upper, bad_group, DG, 0.0,
+                                           200.0, 1, 1.0, 1e-5, 0, rng, &fit),
+                DPD_ERR_INVALID_ARGUMENT, "an indicator's is [0, 1]");
+    CHECK(fit == NULL);
+    /* NULL group_of: no groups, as dpd_regression_fit. */
+    CHECK_OK(dpd_regression_fit_grouped(x, NG * DG, y, NG, lower, upper, NULL, DG, 0.0, 200.0, 1,
+                                        1.0, 1e-5, 0, rng, &fit));
+    dpd_regression_free(fit);
 }
 
 int main(void) {
@@ -80,6 +140,7 @@ int main(void) {
     CHECK(fit == NULL);
     CHECK(strstr(last_error(), "range") != NULL);
     dpd_regression_free(NULL);
+    grouped(rng);
     dpd_rng_free(rng);
     return check_exit("test_regression");
 }

@@ -19,16 +19,22 @@ Base.unsafe_convert(::Type{Ptr{dpd_regression}}, x::Regression) = checked_ptr(x,
 
 """
     regression_fit(x, y; lower_x, upper_x, range_y, epsilon, delta=1e-5, intercept=true,
-                   n_nodes=0, rng=Rng())
+                   n_nodes=0, group_of=nothing, rng=Rng())
 
 Fits `y ~ x` with an intercept from one (ε, δ) Gaussian release. Column j's public range is
 `[lower_x[j], upper_x[j]]`, y's `range_y = (lower, upper)`: from a codebook or a physical limit,
 never from the data. `n_nodes = 0`: a trusted aggregator adds the noise; ≥ 2: DCA.
+`group_of` (one integer per column, or `nothing` for none) declares indicator groups: 0 for an
+ordinary column, k ≥ 1 for the indicator columns of one categorical variable's levels (ranges
+[0, 1], at most one set per row; a row that sets two is refused). A group of 5 or more
+indicators counts once in the sensitivity (`dpd_regression_fit_grouped`).
 """
 function regression_fit(x::AbstractMatrix{<:Real}, y::AbstractVector{<:Real};
                         lower_x::AbstractVector{<:Real}, upper_x::AbstractVector{<:Real},
                         range_y::Tuple{<:Real,<:Real}, epsilon::Real, delta::Real=1e-5,
-                        intercept::Bool=true, n_nodes::Integer=0, rng::Rng=Rng())
+                        intercept::Bool=true, n_nodes::Integer=0,
+                        group_of::Union{Nothing,AbstractVector{<:Integer}}=nothing,
+                        rng::Rng=Rng())
     rows = row_major(x)
     ys = convert(Vector{Cdouble}, y)
     n, d = size(x)
@@ -39,14 +45,32 @@ function regression_fit(x::AbstractMatrix{<:Real}, y::AbstractVector{<:Real};
     (length(lo) == d && length(hi) == d) ||
         throw(DpDistError(:DPD_ERR_LENGTH_MISMATCH, 3, "one public range per column of x ($d)"))
     out = Ref{Ptr{dpd_regression}}(C_NULL)
-    check(@ccall libdpdist.dpd_regression_fit(rows::Ptr{Cdouble}, length(rows)::Csize_t,
-                                              ys::Ptr{Cdouble}, n::Csize_t, lo::Ptr{Cdouble},
-                                              hi::Ptr{Cdouble}, d::Csize_t,
-                                              range_y[1]::Cdouble, range_y[2]::Cdouble,
-                                              UInt32(intercept)::UInt32, epsilon::Cdouble,
-                                              delta::Cdouble, UInt32(n_nodes)::UInt32,
-                                              rng::Ptr{dpd_rng},
-                                              out::Ref{Ptr{dpd_regression}})::Cint)
+    if group_of === nothing
+        check(@ccall libdpdist.dpd_regression_fit(rows::Ptr{Cdouble}, length(rows)::Csize_t,
+                                                  ys::Ptr{Cdouble}, n::Csize_t, lo::Ptr{Cdouble},
+                                                  hi::Ptr{Cdouble}, d::Csize_t,
+                                                  range_y[1]::Cdouble, range_y[2]::Cdouble,
+                                                  UInt32(intercept)::UInt32, epsilon::Cdouble,
+                                                  delta::Cdouble, UInt32(n_nodes)::UInt32,
+                                                  rng::Ptr{dpd_rng},
+                                                  out::Ref{Ptr{dpd_regression}})::Cint)
+    else
+        length(group_of) == d ||
+            throw(DpDistError(:DPD_ERR_LENGTH_MISMATCH, 3, "one group_of entry per column of x ($d)"))
+        all(>=(0), group_of) ||
+            argument_error("group_of: 0 or a group number >= 1")
+        groups = convert(Vector{UInt32}, group_of)
+        check(@ccall libdpdist.dpd_regression_fit_grouped(rows::Ptr{Cdouble}, length(rows)::Csize_t,
+                                                          ys::Ptr{Cdouble}, n::Csize_t,
+                                                          lo::Ptr{Cdouble}, hi::Ptr{Cdouble},
+                                                          groups::Ptr{UInt32}, d::Csize_t,
+                                                          range_y[1]::Cdouble, range_y[2]::Cdouble,
+                                                          UInt32(intercept)::UInt32,
+                                                          epsilon::Cdouble, delta::Cdouble,
+                                                          UInt32(n_nodes)::UInt32,
+                                                          rng::Ptr{dpd_rng},
+                                                          out::Ref{Ptr{dpd_regression}})::Cint)
+    end
     return Regression(out[])
 end
 
