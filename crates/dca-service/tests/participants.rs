@@ -995,9 +995,140 @@ async fn a_regression_job_equals_the_in_process_fit_and_predicts_as_it(store: St
     .expect("test exceeded its time limit");
 }
 
+/// A `regression` job on a split of the real-data suite (docs/src/results/real-data.md), whose
+/// data are installed by its script, not vendored: `DPDIST_SUITE_SPLIT` is a split's directory
+/// (`train.csv`, `test.csv`) and `DPDIST_SUITE_BOUNDS` the set's bounds file, indicator groups
+/// included. Four participants hold the training rows in four parts; the job's result is the
+/// in-process `blr::fit_regression_held` over the same parts bit for bit, and `dpdist job
+/// predict` prints its predictions of the test rows.
+async fn a_regression_job_on_a_suite_split_equals_the_in_process_fit(store: Store) {
+    let (Ok(split), Ok(bounds_file)) = (
+        std::env::var("DPDIST_SUITE_SPLIT"),
+        std::env::var("DPDIST_SUITE_BOUNDS"),
+    ) else {
+        panic!("set DPDIST_SUITE_SPLIT (a split's directory) and DPDIST_SUITE_BOUNDS");
+    };
+    tokio::time::timeout(4 * LIMIT, async {
+        let Some(cluster) = Cluster::start_on("job-suite", 3, store) else {
+            return;
+        };
+        let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let bounds: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&bounds_file).unwrap()).unwrap();
+        let column = |c: &serde_json::Value| ColumnBounds {
+            name: c["name"].as_str().unwrap().into(),
+            lo: c["lower"].as_f64().unwrap(),
+            hi: c["upper"].as_f64().unwrap(),
+            group: c["group"].as_str().map(String::from),
+        };
+        let train = std::fs::read_to_string(Path::new(&split).join("train.csv")).unwrap();
+        let mut lines = train.lines();
+        let header = lines.next().unwrap().to_string();
+        let rows: Vec<String> = lines.map(String::from).collect();
+        let part = rows.len().div_ceil(4);
+        let spec = JobSpec {
+            kind: "regression".into(),
+            target: column(&bounds["target"]),
+            features: bounds["features"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(column)
+                .collect(),
+            ..job_spec(4, 1, part, 120_000)
+        };
+        spec.validate().unwrap();
+        let id = create_job(&cluster, &aggregator.url, &spec).await;
+        let names: Vec<String> = header.split(',').map(|n| format!("{n:?}")).collect();
+        let policy = format!(
+            "columns = [{}]\nmax_epsilon_per_job = 2.0\ntotal_epsilon = 10.0\n",
+            names.join(", ")
+        );
+        let dirs: Vec<PathBuf> = rows
+            .chunks(part)
+            .enumerate()
+            .map(|(i, held)| participant_files(&cluster.dir, i, &header, held, &policy))
+            .collect();
+        let processes: Vec<ParticipantProcess> = dirs
+            .iter()
+            .map(|d| ParticipantProcess::start(&cluster, &aggregator.url, d, &id))
+            .collect();
+        let view = wait_for_end(&cluster, &aggregator.url, &id).await;
+        for (i, p) in processes.into_iter().enumerate() {
+            let (ok, out) = p.finish(Duration::from_secs(120));
+            assert!(
+                ok && !out.contains("did not take part"),
+                "participant {i}: {out}"
+            );
+        }
+        let result = view
+            .status
+            .regression_result
+            .clone()
+            .expect("a regression result");
+
+        let (mut x, mut y, mut starts) = (Vec::new(), Vec::new(), vec![0]);
+        for dir in &dirs {
+            let text = std::fs::read_to_string(dir.join("rows.csv")).unwrap();
+            let (px, py) = spec
+                .raw_rows_of(&blr::data::Table::parse_csv(&text).unwrap())
+                .unwrap();
+            x.extend(px);
+            y.extend(py);
+            starts.push(y.len());
+        }
+        let holders = projection::holders::Holders::Here {
+            x: &x,
+            y: &y,
+            d: spec.features.len(),
+            grouping: projection::holders::Grouping::Starts(&starts),
+        };
+        let local = blr::fit_regression_held(
+            &holders,
+            &dca_service::job_regression::regression_config(&spec, 3).unwrap(),
+            RngSource::InsecureFixedSeed(SEED),
+            &mut projection::InProcess,
+        )
+        .unwrap();
+        assert!(!local.design.indicator_groups.is_empty() || bounds_file.contains("budgetfood"));
+        let expected = dca_service::job_regression::RegressionResult::of(&spec, &local);
+        assert_eq!(bits(&result.coefficients), bits(&expected.coefficients));
+        assert_eq!(result, expected);
+        assert_eq!(result.records, rows.len());
+
+        let result_file = cluster.dir.join("result.json");
+        std::fs::write(&result_file, serde_json::to_string_pretty(&result).unwrap()).unwrap();
+        let test_file = Path::new(&split).join("test.csv");
+        let (ok, out) = dpdist(
+            &[
+                "job",
+                "predict",
+                "--result",
+                result_file.to_str().unwrap(),
+                "--data",
+                test_file.to_str().unwrap(),
+            ],
+            Duration::from_secs(60),
+        );
+        assert!(ok, "{out}");
+        let printed: Vec<f64> = out.lines().skip(1).map(|l| l.parse().unwrap()).collect();
+        let table = blr::data::Table::parse_csv(&std::fs::read_to_string(&test_file).unwrap());
+        let (test_x, _) = spec.raw_rows_of(&table.unwrap()).unwrap();
+        assert_eq!(bits(&printed), bits(&local.predict(&test_x).unwrap()));
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
 both_stores!(
     ignore = "needs the C++ and R participants: run by scripts/test-net-hosts.sh":
     a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit
+);
+
+both_stores!(
+    ignore = "needs a split of the real-data suite: DPDIST_SUITE_SPLIT, DPDIST_SUITE_BOUNDS \
+              (docs/src/results/real-data.md)":
+    a_regression_job_on_a_suite_split_equals_the_in_process_fit
 );
 
 both_stores!(
