@@ -11,8 +11,12 @@
 //! in the data's own units; the columns of a declared indicator group ([`crate::design`]) keep
 //! their [0, 1], so that their slopes read as the levels' effects. The new ranges are post-processing of a DP release: public.
 //!
-//! Sensitivity (replace-one): every column contributes (u, u²) with u ∈ [−1, 1], so one record
-//! moves u by at most 2 and u² by at most 1: Δ₂² = 5 per column, Δ₂ = √(5(d + 1)) with y's.
+//! Only the columns it narrows take part — not those of a declared indicator group, which keep
+//! [0, 1] — so a design of many indicators spends the round on the few continuous columns and y.
+//!
+//! Sensitivity (replace-one): every narrowed column contributes (u, u²) with u ∈ [−1, 1], so one
+//! record moves u by at most 2 and u² by at most 1: Δ₂² = 5 per column, Δ₂ = √(5(m + 1)) for
+//! m narrowed columns and y.
 
 use projection::holders::ClientRule;
 use serde::{Deserialize, Serialize};
@@ -84,11 +88,17 @@ impl Narrowing {
 
 /// Δ₂ of the ranges round's sum (module docs).
 pub fn moments_l2_sensitivity(design: &Design) -> f64 {
-    (5.0 * (design.columns() + 1) as f64).sqrt()
+    (5.0 * (narrowed_columns(design).len() + 1) as f64).sqrt()
 }
 
-/// The ranges round's rule: `[u₁, u₁², …, u_d, u_d², ũ, ũ²]` of a record, each value on its
-/// public range's unit scale.
+/// The columns the ranges round narrows: those in no indicator group.
+pub fn narrowed_columns(design: &Design) -> Vec<usize> {
+    let indicators = design.indicators();
+    (0..design.columns()).filter(|&j| !indicators[j]).collect()
+}
+
+/// The ranges round's rule: `[u_j, u_j², …, ũ, ũ²]` of a record over the narrowed columns j
+/// ([`narrowed_columns`]) and y, each value on its public range's unit scale.
 #[derive(Clone, Copy, Debug)]
 pub struct MomentsRule<'a> {
     /// The public design.
@@ -97,7 +107,7 @@ pub struct MomentsRule<'a> {
 
 impl ClientRule for MomentsRule<'_> {
     fn dim(&self) -> usize {
-        2 * (self.design.columns() + 1)
+        2 * (narrowed_columns(self.design).len() + 1)
     }
 
     fn record_bound(&self) -> f64 {
@@ -112,8 +122,12 @@ impl ClientRule for MomentsRule<'_> {
                 got: x_row.len(),
             });
         }
-        let values = x_row.iter().chain([&y]);
-        let ranges = self.design.x.iter().chain([&self.design.y]);
+        let columns = narrowed_columns(self.design);
+        let values = columns.iter().map(|&j| &x_row[j]).chain([&y]);
+        let ranges = columns
+            .iter()
+            .map(|&j| &self.design.x[j])
+            .chain([&self.design.y]);
         for ((v, r), pair) in values.zip(ranges).zip(out.chunks_exact_mut(2)) {
             let u = r.to_unit(*v);
             pair[0] = u;
@@ -139,10 +153,10 @@ pub fn narrowed(
     spreads: f64,
     noise_sd: f64,
 ) -> Result<Design> {
-    let expected = 2 * (design.columns() + 1);
+    let expected = 2 * (narrowed_columns(design).len() + 1);
     if sum.len() != expected {
         return Err(Error::LengthMismatch {
-            what: "released moments (two per column and y)",
+            what: "released moments (two per narrowed column and y)",
             expected,
             got: sum.len(),
         });
@@ -160,13 +174,19 @@ pub fn narrowed(
         PublicRange::new(r.from_unit(lo), r.from_unit(hi)).unwrap_or(*r)
     };
     let mut pairs = sum.chunks_exact(2);
-    // An indicator group's columns keep [0, 1], so that their slopes stay the levels' effects.
+    // An indicator group's columns keep [0, 1], so that their slopes stay the levels' effects;
+    // the round released moments of the others only.
     let x = design
         .x
         .iter()
         .zip(design.indicators())
-        .zip(pairs.by_ref())
-        .map(|((r, indicator), p)| if indicator { *r } else { narrow(r, p) })
+        .map(|(r, indicator)| {
+            if indicator {
+                *r
+            } else {
+                narrow(r, pairs.next().expect("length checked above"))
+            }
+        })
         .collect();
     let y = narrow(&design.y, pairs.next().expect("length checked above"));
     Ok(Design {
@@ -202,6 +222,25 @@ mod tests {
         assert!(rule.record_into(&[1.0], 0.0, &mut out).is_err());
         // Δ₂² = 5 per column (u moves by 2, u² by 1), three columns.
         assert_eq!(moments_l2_sensitivity(&d), 15f64.sqrt());
+        // Column 1 as an indicator group: the round leaves it out (two columns, Δ₂² = 10),
+        // and narrowing keeps its [0, 1] while it narrows column 0 from the shorter sum.
+        let grouped = Design {
+            indicator_groups: vec![vec![1]],
+            ..d.clone()
+        };
+        let rule = MomentsRule { design: &grouped };
+        let mut out = vec![0.0; rule.dim()];
+        rule.record_into(&[75.0, 1.0], -20.0, &mut out).unwrap();
+        assert_eq!(out, vec![0.5, 0.25, -1.0, 1.0]);
+        assert_eq!(moments_l2_sensitivity(&grouped), 10f64.sqrt());
+        // 100 records: column 0 with mean 0.5 and variance 0.01 → [0.2, 0.8] at k = 3, i.e.
+        // [60, 90]; y with mean 0 and variance 0.04 → [−0.6, 0.6], i.e. [−6, 6].
+        let sum = [50.0, 100.0 * (0.01 + 0.25), 0.0, 100.0 * 0.04];
+        let n = narrowed(&grouped, &sum, 100, 3.0, 0.0).unwrap();
+        assert_eq!(n.x[1], grouped.x[1]);
+        assert!((n.x[0].lower - 60.0).abs() < 1e-9 && (n.x[0].upper - 90.0).abs() < 1e-9);
+        assert!((n.y.lower + 6.0).abs() < 1e-9 && (n.y.upper - 6.0).abs() < 1e-9);
+        assert!(narrowed(&grouped, &[0.0; 6], 100, 3.0, 0.0).is_err());
     }
 
     #[test]
