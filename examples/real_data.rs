@@ -94,24 +94,6 @@ fn columns(table: &Table, names: &[&str]) -> Result<(Vec<f64>, Vec<f64>), String
     Ok((x, y))
 }
 
-/// The features' positions grouped by their `group`, in order of first appearance.
-fn indicator_groups(features: &[Column]) -> Vec<Vec<usize>> {
-    let mut names: Vec<&str> = Vec::new();
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    for (j, g) in features.iter().enumerate() {
-        if let Some(g) = &g.group {
-            match names.iter().position(|n| n == g) {
-                Some(k) => groups[k].push(j),
-                None => {
-                    names.push(g);
-                    groups.push(vec![j]);
-                }
-            }
-        }
-    }
-    groups
-}
-
 fn metrics(pred: &[f64], y: &[f64]) -> (f64, f64) {
     let n = y.len() as f64;
     let mean = y.iter().sum::<f64>() / n;
@@ -148,7 +130,10 @@ fn run() -> Result<(), String> {
     )
     .map_err(|e| e.to_string())?;
     match a.groups.as_deref() {
-        None => design.indicator_groups = indicator_groups(&bounds.features),
+        None => {
+            design.indicator_groups =
+                blr::groups_by_label(bounds.features.iter().map(|c| c.group.as_deref())).0
+        }
         Some("off") => {}
         Some(other) => return Err(format!("--groups {other:?}: expected off")),
     }

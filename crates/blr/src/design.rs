@@ -332,6 +332,26 @@ impl Design {
     }
 }
 
+/// Columns grouped by their labels (`None`: in no group), groups in order of first appearance,
+/// with each group's label: [`Design::indicator_groups`] from a codebook's or a host's labels.
+pub fn groups_by_label<T: PartialEq>(
+    labels: impl IntoIterator<Item = Option<T>>,
+) -> (Vec<Vec<usize>>, Vec<T>) {
+    let mut seen: Vec<T> = Vec::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (j, label) in labels.into_iter().enumerate() {
+        let Some(label) = label else { continue };
+        match seen.iter().position(|l| *l == label) {
+            Some(g) => groups[g].push(j),
+            None => {
+                seen.push(label);
+                groups.push(vec![j]);
+            }
+        }
+    }
+    (groups, seen)
+}
+
 fn flags<'a>(columns: usize, groups: impl Iterator<Item = &'a Vec<usize>>) -> Vec<bool> {
     let mut flags = vec![false; columns];
     for &j in groups.flatten() {

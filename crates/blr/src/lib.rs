@@ -63,7 +63,7 @@ pub use clipping::{
     release_clipped_share_held,
 };
 pub use contribution::Contribution;
-pub use design::{Design, DesignRule, PublicRange};
+pub use design::{Design, DesignRule, PublicRange, groups_by_label};
 pub use error::{CsvError, Error, Result};
 pub use latent::LatentPrior;
 pub use metrics::{mae, rmse, spearman};

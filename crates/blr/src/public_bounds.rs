@@ -104,21 +104,7 @@ impl PublicBounds {
     /// The positions in `names` of each group's columns, groups in order of first appearance
     /// ([`crate::Design::indicator_groups`]).
     pub fn indicator_groups(&self, names: &[String]) -> Vec<Vec<usize>> {
-        let mut seen: Vec<&str> = Vec::new();
-        let mut out: Vec<Vec<usize>> = Vec::new();
-        for (j, name) in names.iter().enumerate() {
-            let Some(g) = self.group_of(name) else {
-                continue;
-            };
-            match seen.iter().position(|s| *s == g) {
-                Some(k) => out[k].push(j),
-                None => {
-                    seen.push(g);
-                    out.push(vec![j]);
-                }
-            }
-        }
-        out
+        crate::design::groups_by_label(names.iter().map(|n| self.group_of(n))).0
     }
 
     /// (lo, hi) of `column`.

@@ -244,19 +244,9 @@ impl JobSpec {
             self.features.iter().map(range).collect::<Result<_>>()?,
             range(&self.target)?,
         )?;
-        let mut names: Vec<&str> = Vec::new();
-        for (j, c) in self.features.iter().enumerate() {
-            let Some(g) = c.group.as_deref() else {
-                continue;
-            };
-            match names.iter().position(|n| *n == g) {
-                Some(k) => design.indicator_groups[k].push(j),
-                None => {
-                    names.push(g);
-                    design.indicator_groups.push(vec![j]);
-                }
-            }
-        }
+        let (groups, names) =
+            blr::groups_by_label(self.features.iter().map(|c| c.group.as_deref()));
+        design.indicator_groups = groups;
         design.validate().map_err(|e| {
             Error::InvalidSpec(format!(
                 "job: indicator groups {names:?} (in this order): {e}"

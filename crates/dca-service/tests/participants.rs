@@ -81,6 +81,33 @@ const POLICY: &str = "columns = [\"age\", \"sex\", \"bmi\", \"bp\", \"s1\", \"s2
                       \"s4\", \"s5\", \"s6\", \"target\"]\nmax_epsilon_per_job = 2.0\n\
                       total_epsilon = 10.0\n";
 
+/// The in-process regression over the participants' own files (rows as they are in each file,
+/// one holder per participant), with the job's settings and seed.
+fn in_process_regression(spec: &JobSpec, dirs: &[PathBuf]) -> blr::Regression {
+    let (mut x, mut y, mut starts) = (Vec::new(), Vec::new(), vec![0]);
+    for dir in dirs {
+        let text = std::fs::read_to_string(dir.join("rows.csv")).unwrap();
+        let table = blr::data::Table::parse_csv(&text).unwrap();
+        let (px, py) = spec.raw_rows_of(&table).unwrap();
+        x.extend(px);
+        y.extend(py);
+        starts.push(y.len());
+    }
+    let holders = projection::holders::Holders::Here {
+        x: &x,
+        y: &y,
+        d: spec.features.len(),
+        grouping: projection::holders::Grouping::Starts(&starts),
+    };
+    blr::fit_regression_held(
+        &holders,
+        &dca_service::job_regression::regression_config(spec, 3).unwrap(),
+        RngSource::InsecureFixedSeed(SEED),
+        &mut projection::InProcess,
+    )
+    .unwrap()
+}
+
 /// The in-process pipeline over the participants' own files, client i = participant
 /// `taking_part[i]`'s rows, with the job's settings and seed.
 fn in_process(spec: &JobSpec, dirs: &[PathBuf]) -> blr::Fit {
@@ -935,28 +962,7 @@ async fn a_regression_job_equals_the_in_process_fit_and_predicts_as_it(store: St
         let result = view.status.regression_result.clone().unwrap();
         assert!(view.status.result.is_none() && view.status.sum_result.is_none());
 
-        let (mut x, mut y, mut starts) = (Vec::new(), Vec::new(), vec![0]);
-        for dir in &dirs[..4] {
-            let text = std::fs::read_to_string(dir.join("rows.csv")).unwrap();
-            let table = blr::data::Table::parse_csv(&text).unwrap();
-            let (px, py) = spec.raw_rows_of(&table).unwrap();
-            x.extend(px);
-            y.extend(py);
-            starts.push(y.len());
-        }
-        let holders = projection::holders::Holders::Here {
-            x: &x,
-            y: &y,
-            d: spec.features.len(),
-            grouping: projection::holders::Grouping::Starts(&starts),
-        };
-        let local = blr::fit_regression_held(
-            &holders,
-            &dca_service::job_regression::regression_config(&spec, 3).unwrap(),
-            RngSource::InsecureFixedSeed(SEED),
-            &mut projection::InProcess,
-        )
-        .unwrap();
+        let local = in_process_regression(&spec, &dirs[..4]);
         let expected = dca_service::job_regression::RegressionResult::of(&spec, &local);
         assert_eq!(bits(&result.coefficients), bits(&expected.coefficients));
         assert_eq!(result, expected);
@@ -1067,29 +1073,7 @@ async fn a_regression_job_on_a_suite_split_equals_the_in_process_fit(store: Stor
             .clone()
             .expect("a regression result");
 
-        let (mut x, mut y, mut starts) = (Vec::new(), Vec::new(), vec![0]);
-        for dir in &dirs {
-            let text = std::fs::read_to_string(dir.join("rows.csv")).unwrap();
-            let (px, py) = spec
-                .raw_rows_of(&blr::data::Table::parse_csv(&text).unwrap())
-                .unwrap();
-            x.extend(px);
-            y.extend(py);
-            starts.push(y.len());
-        }
-        let holders = projection::holders::Holders::Here {
-            x: &x,
-            y: &y,
-            d: spec.features.len(),
-            grouping: projection::holders::Grouping::Starts(&starts),
-        };
-        let local = blr::fit_regression_held(
-            &holders,
-            &dca_service::job_regression::regression_config(&spec, 3).unwrap(),
-            RngSource::InsecureFixedSeed(SEED),
-            &mut projection::InProcess,
-        )
-        .unwrap();
+        let local = in_process_regression(&spec, &dirs);
         assert!(!local.design.indicator_groups.is_empty() || bounds_file.contains("budgetfood"));
         let expected = dca_service::job_regression::RegressionResult::of(&spec, &local);
         assert_eq!(bits(&result.coefficients), bits(&expected.coefficients));

@@ -112,21 +112,7 @@ pub unsafe extern "C" fn dpd_regression_fit_grouped(
 /// `group_of` (0 = none, k >= 1 = group label k) as `Design::indicator_groups`, groups in order
 /// of first appearance, and each group's label.
 fn indicator_groups(group_of: &[u32]) -> (Vec<Vec<usize>>, Vec<u32>) {
-    let mut labels: Vec<u32> = Vec::new();
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    for (j, &k) in group_of.iter().enumerate() {
-        if k == 0 {
-            continue;
-        }
-        match labels.iter().position(|&l| l == k) {
-            Some(g) => groups[g].push(j),
-            None => {
-                labels.push(k);
-                groups.push(vec![j]);
-            }
-        }
-    }
-    (groups, labels)
+    blr::groups_by_label(group_of.iter().map(|&k| (k != 0).then_some(k)))
 }
 
 /// A blr error, with an indicator group named by its label in `group_of`.
