@@ -57,7 +57,8 @@ print("DP std:", " ".join(f"{s:.3f}" for s in r["std_x"]), f"| y {r['std_y']:.3f
 print(f"thresholds: omega_x = {r['omega_x']:.2f}, omega_y = {r['omega_y']:.2f}")
 print("posterior mean:", " ".join(f"{b:.3f}" for b in r["posterior_mean"]))
 print(f"fit spent (eps, delta) = ({r['fit_spent_epsilon']:.4f}, {r['fit_spent_delta']:g}); in-sample MAE "
-      f"{r['in_sample_mae']:.4f} (non-private {r['in_sample_mae_non_private']:.4f})")
+      f"{r['in_sample_mae']:.4f} (non-private {r['in_sample_mae_non_private']:.4f}; the constant "
+      f"training mean, NON-PRIVATE, {r['in_sample_mae_constant_non_private']:.4f})")
 if "statistics_bit_identical_to_in_process" in r:
     print("network statistics == in-process pipeline statistics, bit for bit:",
           r["statistics_bit_identical_to_in_process"])

@@ -127,6 +127,9 @@ pub async fn run(a: BlrArgs) -> Result<()> {
     let pred = blr::predict(&fit.posterior.mean, &x, n)?;
     let np = blr::fit_non_private(&x, &y, n, d, blr::Prior::default())?;
     let np_pred = blr::predict(&np.mean, &x, n)?;
+    // The baseline every fit must beat: the training mean of y as every prediction.
+    let training_mean = y.iter().sum::<f64>() / n as f64;
+    let constant_mae = blr::mae(&y, &vec![training_mean; n])?;
     let stats_noise = transport
         .releases
         .last()
@@ -153,6 +156,7 @@ pub async fn run(a: BlrArgs) -> Result<()> {
         "fit_spent_delta": fit.spent.delta,
         "in_sample_mae": blr::mae(&y, &pred)?,
         "in_sample_mae_non_private": blr::mae(&y, &np_pred)?,
+        "in_sample_mae_constant_non_private": constant_mae,
     });
     let mut identical = true;
     if a.insecure_seed.is_some() {
