@@ -18,7 +18,8 @@ use reqwest::StatusCode;
 use serde::Serialize;
 
 pub use crate::aggregator_store::{AggregatorPgLocation, AggregatorStoreLocation};
-use crate::aggregator_store::{AggregatorStore, JobWrite, LeaseTaken, RecordedState};
+use crate::aggregator_store::{AggregatorStore, JobWrite, LeaseTaken};
+pub use crate::aggregator_store::{RoundPhase, RoundState};
 use crate::clock::{Clock, SystemClock};
 use crate::job_view::{ParticipantView, SharedParticipantView};
 use crate::node::{AbortRequest, RoundStatus};
@@ -449,10 +450,7 @@ impl Aggregator {
     /// A numeric round id names one configuration for good: the rounds this aggregator ever
     /// created (persisted in its database) are the ledger of seen (round id, config) pairs.
     fn refuse_reused_round_number(&self, round: &Round) -> Result<()> {
-        let all = [
-            "created", "closing", "aborting", "aborted", "released", "failed",
-        ];
-        for (id, spec) in self.store.specs_in(&all)? {
+        for (id, spec) in self.store.specs_in(&RoundPhase::ALL)? {
             let seen = recorded_spec(&spec)
                 .map_err(|e| Error::InvalidSpec(format!("stored spec: {e}")))?;
             if seen.round == round.spec.round && id != round.id() {
@@ -517,18 +515,18 @@ impl Aggregator {
     /// Rounds created by this aggregator and neither released nor aborted yet (collecting,
     /// or closing: the agreed set recorded, not every node told or not every sum fetched).
     pub fn open_rounds(&self) -> Result<Vec<Arc<Round>>> {
-        self.live_rounds_in(&["created", "closing"])
+        self.live_rounds_in(&[RoundPhase::Created, RoundPhase::Closing])
     }
 
     /// The live rounds in one of `states`, oldest first: each read from the store and checked
     /// the first time it is seen, then kept until it is no longer live.
-    fn live_rounds_in(&self, states: &[&str]) -> Result<Vec<Arc<Round>>> {
-        let live = self.store.ids_in(&["created", "closing", "aborting"])?;
+    fn live_rounds_in(&self, states: &[RoundPhase]) -> Result<Vec<Arc<Round>>> {
+        let live = self.store.ids_in(&RoundPhase::LIVE)?;
         let mut cached = self.live_rounds.lock().expect("live rounds lock");
         cached.retain(|id, _| live.iter().any(|(live_id, _)| live_id == id));
         let mut out = Vec::new();
         for (id, state) in live {
-            if !states.contains(&state.as_str()) {
+            if !states.contains(&state) {
                 continue;
             }
             let round = match cached.get(&id) {
@@ -549,7 +547,7 @@ impl Aggregator {
     }
 
     /// How many recorded rounds are in each state.
-    pub fn rounds_by_state(&self) -> Result<Vec<(String, usize)>> {
+    pub fn rounds_by_state(&self) -> Result<Vec<(RoundPhase, usize)>> {
         self.store.count_by_state()
     }
 
@@ -561,11 +559,9 @@ impl Aggregator {
             .transpose()
     }
 
-    /// The round's state as recorded: "created", "closing" (agreed set recorded, release not
-    /// out yet), "aborting" (nodes not all notified yet), "aborted", "released" or "failed"
-    /// (its release became impossible after it was closing), with the abort reason, the
-    /// release (JSON) or the failure's cause.
-    pub fn recorded_state(&self, round: &Round) -> Result<Option<RecordedState>> {
+    /// The round's state as recorded, with the abort reason, the release (JSON) or the
+    /// failure's cause.
+    pub fn recorded_state(&self, round: &Round) -> Result<Option<RoundState>> {
         self.state(&round.id())
     }
 
@@ -573,7 +569,7 @@ impl Aggregator {
     /// to close it.
     pub async fn due(&self, round: &Round) -> Result<bool> {
         if self.clock.now_ms() >= round.spec.deadline_unix_ms
-            || matches!(self.state(&round.id())?, Some((s, _)) if s == "closing")
+            || matches!(self.state(&round.id())?, Some(RoundState::Closing))
         {
             return Ok(true);
         }
@@ -620,13 +616,11 @@ impl Aggregator {
     pub async fn abort(&self, round: &Round, reason: &str) -> Result<()> {
         if !self.store.begin_abort(&round.id(), reason)? {
             return match self.state(&round.id())? {
-                Some((s, _)) if s == "released" => Err(Error::AlreadyReleased),
-                Some((s, _)) if s == "closing" => Err(Error::InvalidSpec(
+                Some(RoundState::Released(_)) => Err(Error::AlreadyReleased),
+                Some(RoundState::Closing) => Err(Error::InvalidSpec(
                     "the round is closing with a recorded agreed set; it cannot be aborted".into(),
                 )),
-                Some((s, detail)) if s == "failed" => {
-                    Err(Error::RoundFailed(detail.unwrap_or_default()))
-                }
+                Some(RoundState::Failed(cause)) => Err(Error::RoundFailed(cause)),
                 Some(_) => Ok(()),
                 None => Err(Error::InvalidSpec(
                     "round not created by this aggregator".into(),
@@ -640,17 +634,17 @@ impl Aggregator {
 
     /// Re-sends the abort of every round recorded as aborted whose nodes were not all told.
     pub async fn notify_pending_aborts(&self) -> Result<()> {
-        for round in self.live_rounds_in(&["aborting"])? {
-            let reason = self
-                .state(&round.id())?
-                .and_then(|(_, detail)| detail)
-                .unwrap_or_default();
+        for round in self.live_rounds_in(&[RoundPhase::Aborting])? {
+            let reason = match self.state(&round.id())? {
+                Some(RoundState::Aborting(reason)) => reason,
+                _ => String::new(),
+            };
             self.notify_abort(&round, &reason).await?;
         }
         Ok(())
     }
 
-    fn state(&self, id: &str) -> Result<Option<RecordedState>> {
+    fn state(&self, id: &str) -> Result<Option<RoundState>> {
         Ok(self.store.round(id)?.map(|(_, state)| state))
     }
 
@@ -662,8 +656,8 @@ impl Aggregator {
     /// The recorded release of round `id`, if it is released.
     pub fn recorded_release(&self, id: &str) -> Result<Option<PublishedRelease>> {
         match self.state(id)? {
-            Some((s, Some(detail))) if s == "released" => Ok(Some(
-                serde_json::from_str(&detail).map_err(|e| Error::Http(e.to_string()))?,
+            Some(RoundState::Released(release)) => Ok(Some(
+                serde_json::from_str(&release).map_err(|e| Error::Http(e.to_string()))?,
             )),
             _ => Ok(None),
         }
@@ -686,14 +680,12 @@ impl Aggregator {
     pub async fn release(&self, round: &Round) -> Result<PublishedRelease> {
         let id = round.id();
         let state = match self.state(&id)? {
-            Some((s, _)) if s == "released" => return Err(Error::AlreadyReleased),
-            Some((s, detail)) if s == "aborted" || s == "aborting" => {
-                return Err(Error::RoundAborted(detail.unwrap_or_default()));
+            Some(RoundState::Released(_)) => return Err(Error::AlreadyReleased),
+            Some(RoundState::Aborted(reason) | RoundState::Aborting(reason)) => {
+                return Err(Error::RoundAborted(reason));
             }
-            Some((s, detail)) if s == "failed" => {
-                return Err(Error::RoundFailed(detail.unwrap_or_default()));
-            }
-            Some((s, _)) => s,
+            Some(RoundState::Failed(cause)) => return Err(Error::RoundFailed(cause)),
+            Some(state) => state,
             None => {
                 return Err(Error::InvalidSpec(
                     "round not created by this aggregator".into(),
@@ -702,7 +694,7 @@ impl Aggregator {
         };
         // A closing round's lease first: a process refused it (every pass of every process but
         // the holder's) does not read the recorded close, 8 bytes per client.
-        let recorded = if state == "closing" {
+        let recorded = if state == RoundState::Closing {
             self.take_release_lease(&id)?;
             self.store.close_body(&id)?
         } else {
@@ -773,7 +765,11 @@ impl Aggregator {
             return match self.store.close_body(&id)? {
                 Some(body) => Ok(body),
                 None => Err(Error::RoundAborted(
-                    self.state(&id)?.and_then(|(_, d)| d).unwrap_or_default(),
+                    self.state(&id)?
+                        .as_ref()
+                        .and_then(RoundState::ended_unreleased)
+                        .unwrap_or_default()
+                        .to_string(),
                 )),
             };
         }

@@ -19,6 +19,7 @@ use axum::routing::get;
 use serde::{Deserialize, Serialize};
 
 use crate::aggregator::Aggregator;
+use crate::aggregator_store::{RoundPhase, RoundState};
 use crate::body::BodyBudget;
 use crate::job_acquirer::JobAcquirer;
 use crate::metrics::Metrics;
@@ -147,17 +148,20 @@ async fn state_of(
     let round = agg
         .round(&id.to_ascii_lowercase())?
         .ok_or_else(|| ApiError::not_found("unknown round"))?;
-    let (state, detail) = agg.recorded_state(&round)?.unwrap_or_default();
-    let reason = matches!(state.as_str(), "aborted" | "aborting" | "failed")
-        .then_some(detail)
-        .flatten();
+    let state = agg.recorded_state(&round)?;
     Ok(json(
         StatusCode::OK,
         &AggregatorRoundState {
             id: round.id(),
             round: round.spec.round,
-            state,
-            reason,
+            state: state
+                .as_ref()
+                .map_or("", |s| s.phase().as_str())
+                .to_string(),
+            reason: state
+                .as_ref()
+                .and_then(RoundState::ended_unreleased)
+                .map(str::to_string),
         },
     ))
 }
@@ -175,18 +179,15 @@ async fn get_release(
     if let Some(release) = agg.published(&round)? {
         return Ok(json(StatusCode::OK, &release));
     }
-    match agg.recorded_state(&round)?.unwrap_or_default() {
-        (state, detail) if state == "aborted" || state == "aborting" => Err(ApiError::conflict(
-            "round-aborted",
-            format!("round was aborted: {}", detail.unwrap_or_default()),
-        )),
-        (state, detail) if state == "failed" => {
-            Err(Error::RoundFailed(detail.unwrap_or_default()).into())
-        }
-        (state, _) => Ok((
+    match agg.recorded_state(&round)? {
+        Some(RoundState::Aborted(reason) | RoundState::Aborting(reason)) => Err(
+            ApiError::conflict("round-aborted", format!("round was aborted: {reason}")),
+        ),
+        Some(RoundState::Failed(cause)) => Err(Error::RoundFailed(cause).into()),
+        state => Ok((
             StatusCode::ACCEPTED,
             [(header::RETRY_AFTER, "1")],
-            if state == "closing" {
+            if state == Some(RoundState::Closing) {
                 "round closing: its release is on the way\n"
             } else {
                 "round still collecting shares\n"
@@ -203,7 +204,7 @@ async fn aggregator_metrics(State(s): State<Arc<ServerState>>) -> Response {
     match agg.rounds_by_state() {
         Ok(counts) => {
             for (state, count) in counts {
-                s.metrics.set_rounds(&state, count as i64);
+                s.metrics.set_rounds(state.as_str(), count as i64);
             }
         }
         Err(e) => tracing::error!("reading rounds for /metrics: {e}"),
@@ -324,7 +325,7 @@ pub async fn tick(agg: &Aggregator, metrics: &Metrics, backoff: &RetryBackoff, p
             Ok(true) => match agg.release(&round).await {
                 Ok(r) => {
                     backoff.forget(&id);
-                    metrics.round_event("released");
+                    metrics.round_event(RoundPhase::Released.as_str());
                     tracing::info!(
                         round = r.round,
                         clients = r.clients.len(),
@@ -337,7 +338,7 @@ pub async fn tick(agg: &Aggregator, metrics: &Metrics, backoff: &RetryBackoff, p
                 Err(e @ (Error::Budget(_) | Error::JobBudget { .. })) => {
                     let reason = format!("the aggregator's privacy budget does not allow it: {e}");
                     tracing::warn!(round = round.spec.round, "aborted: {reason}");
-                    metrics.round_event("aborted");
+                    metrics.round_event(RoundPhase::Aborted.as_str());
                     if let Err(e) = agg.abort(&round, &reason).await {
                         tracing::error!(round = round.spec.round, "abort: {e}");
                     }
@@ -345,7 +346,7 @@ pub async fn tick(agg: &Aggregator, metrics: &Metrics, backoff: &RetryBackoff, p
                 // Recorded (and logged) as failed by the release: it is no longer open.
                 Err(Error::RoundFailed(_)) => {
                     backoff.forget(&id);
-                    metrics.round_event("failed");
+                    metrics.round_event(RoundPhase::Failed.as_str());
                 }
                 // Another aggregator on the store is driving it; it is not this pass's work.
                 Err(Error::ReleaseInProgress(why)) => {
@@ -354,7 +355,7 @@ pub async fn tick(agg: &Aggregator, metrics: &Metrics, backoff: &RetryBackoff, p
                 }
                 Err(e) => {
                     if matches!(e, Error::Aborted { .. }) {
-                        metrics.round_event("aborted");
+                        metrics.round_event(RoundPhase::Aborted.as_str());
                     }
                     let (failures, pause) = backoff.failed(&id, monotonic_ms(), poll);
                     tracing::warn!(

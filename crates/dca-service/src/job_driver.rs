@@ -22,6 +22,7 @@ use fixedpoint_shares::{ClientVectors, DcaRound, DcaTransport, Release};
 use projection::holders::Holders;
 
 use crate::aggregator::Aggregator;
+use crate::aggregator_store::RoundState;
 use crate::job::{JobClippedShare, JobResult, JobRound, JobSpec, JobStatus};
 use crate::job_train::{self, Rule, SumResult, SumRule, TrainResult, TrainRule};
 use crate::network_fit::release_of;
@@ -421,13 +422,12 @@ impl JobTransport {
                 break p;
             }
             match self.agg.recorded_state(&round)? {
-                Some((state, detail)) if state == "aborted" || state == "aborting" => {
-                    return Err(Error::RoundAborted(detail.unwrap_or_default()));
+                Some(RoundState::Aborted(reason) | RoundState::Aborting(reason)) => {
+                    return Err(Error::RoundAborted(reason));
                 }
                 // Its release became impossible: the job ends here, failed with the cause
                 // (its rounds' charges stand, as for every round whose close was recorded).
-                Some((state, detail)) if state == "failed" => {
-                    let cause = detail.unwrap_or_default();
+                Some(RoundState::Failed(cause)) => {
                     let reason = format!(
                         "round {step} ({}) failed: {cause}; nothing of it was released",
                         round.id()

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use axum::http::StatusCode;
 use common::*;
 use dca_service::Error;
-use dca_service::aggregator::Aggregator;
+use dca_service::aggregator::{Aggregator, RoundState};
 use dca_service::client::{put_sealed, seal_for};
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
@@ -162,7 +162,7 @@ async fn a_damaged_share_or_node_sum_is_refused_never_released(store: Store) {
             ));
             assert_eq!(
                 agg.recorded_state(round).unwrap(),
-                Some(("failed".to_string(), Some(message.clone())))
+                Some(RoundState::Failed(message.clone()))
             );
             assert!(message.contains("integrity check failed"), "{message}");
             if let Some(client) = client {

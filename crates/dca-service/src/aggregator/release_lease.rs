@@ -27,12 +27,12 @@ impl Aggregator {
     /// already, aborted, or being released by another aggregator.
     fn not_released(&self, id: &str) -> Result<Error> {
         Ok(match self.state(id)? {
-            Some((s, _)) if s == "released" => Error::AlreadyReleased,
-            Some((s, detail)) if s == "aborted" || s == "aborting" => {
-                Error::RoundAborted(detail.unwrap_or_default())
+            Some(RoundState::Released(_)) => Error::AlreadyReleased,
+            Some(RoundState::Aborted(reason) | RoundState::Aborting(reason)) => {
+                Error::RoundAborted(reason)
             }
-            Some((s, detail)) if s == "failed" => Error::RoundFailed(detail.unwrap_or_default()),
-            Some((s, _)) if s == "closing" => Error::ReleaseInProgress(format!(
+            Some(RoundState::Failed(cause)) => Error::RoundFailed(cause),
+            Some(RoundState::Closing) => Error::ReleaseInProgress(format!(
                 "another aggregator took the release lease of round {id} over"
             )),
             state => Error::Integrity(format!(

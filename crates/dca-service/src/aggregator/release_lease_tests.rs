@@ -21,7 +21,9 @@ use tokio::task::JoinHandle;
 use tower::ServiceExt;
 
 use crate::aggregator::{Aggregator, PublishedRelease, SUM_POLLS};
-use crate::aggregator_store::{AggregatorStore, AggregatorStoreLocation, LeaseTaken};
+use crate::aggregator_store::{
+    AggregatorStore, AggregatorStoreLocation, LeaseTaken, RoundPhase, RoundState,
+};
 use crate::clock::{Clock, MockClock};
 use crate::node::NodeOptions;
 use crate::secret::SecretString;
@@ -253,8 +255,7 @@ async fn the_analysts_release_waits_202_while_another_aggregator_holds_the_lease
         why.contains("another aggregator holds the release lease"),
         "{why}"
     );
-    let (_, (state, _)) = other.round(&id).unwrap().unwrap();
-    assert_eq!(state, "closing");
+    assert_eq!(other.round(&id).unwrap().unwrap().1, RoundState::Closing);
 
     clock.advance(30_001);
     let (status, _, body) = post_release(&app, &id).await;
@@ -262,8 +263,10 @@ async fn the_analysts_release_waits_202_while_another_aggregator_holds_the_lease
     let release: PublishedRelease = serde_json::from_slice(&body).unwrap();
     assert_eq!(release.clients, vec![0, 1, 2]);
     assert_eq!(release.sum, vec![0.5 + 1.5 + 2.5, -3.0]);
-    let (_, (state, _)) = other.round(&id).unwrap().unwrap();
-    assert_eq!(state, "released");
+    assert_eq!(
+        other.round(&id).unwrap().unwrap().1.phase(),
+        RoundPhase::Released
+    );
     for task in tasks {
         task.abort();
     }

@@ -2,6 +2,7 @@
 
 use super::{legacy_close_json, recorded_round, recorded_spec, round_rho};
 use crate::Error;
+use crate::aggregator_store::RoundPhase;
 use crate::hex;
 use crate::spec::{RoundSpec, token_hash};
 use share_sealing::NodeKeyPair;
@@ -113,11 +114,15 @@ fn live_rounds_are_read_once_and_forgotten_once_they_end() {
 
     assert!(agg.store.begin_abort(&b.id(), "test").unwrap());
     assert_eq!(ids(agg.open_rounds().unwrap()), [a.id()]);
-    let aborting = agg.live_rounds_in(&["aborting"]).unwrap();
+    let aborting = agg.live_rounds_in(&[RoundPhase::Aborting]).unwrap();
     assert!(std::sync::Arc::ptr_eq(&aborting[0], &first[1]));
     agg.store.finish_abort(&b.id()).unwrap();
     assert_eq!(ids(agg.open_rounds().unwrap()), [a.id()]);
-    assert!(agg.live_rounds_in(&["aborting"]).unwrap().is_empty());
+    assert!(
+        agg.live_rounds_in(&[RoundPhase::Aborting])
+            .unwrap()
+            .is_empty()
+    );
     let cached: Vec<String> = agg.live_rounds.lock().unwrap().keys().cloned().collect();
     assert_eq!(cached, [a.id()]);
 }

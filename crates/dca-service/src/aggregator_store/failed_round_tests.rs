@@ -1,7 +1,7 @@
 //! A round whose release became impossible, on both backends (each backend's tests call this
 //! with its own store).
 
-use super::{AggregatorStore, LeaseTaken};
+use super::{AggregatorStore, LeaseTaken, RoundPhase, RoundState};
 
 /// closing → failed with the cause, by the holder of the release lease (or under no live
 /// lease) only; a failed round is terminal: never released, aborted or leased again, and its
@@ -21,7 +21,7 @@ pub(super) fn a_failed_round_is_terminal(s: &AggregatorStore) {
     assert!(s.mark_failed("r1", "A", 1_500, "node 0: damaged").unwrap());
     assert_eq!(
         s.round("r1").unwrap().unwrap().1,
-        ("failed".to_string(), Some("node 0: damaged".to_string()))
+        RoundState::Failed("node 0: damaged".into())
     );
     assert!(!s.mark_failed("r1", "A", 1_600, "again").unwrap());
     assert!(!s.mark_released("r1", "A", 1_600, "{\"sum\":[1]}").unwrap());
@@ -30,12 +30,8 @@ pub(super) fn a_failed_round_is_terminal(s: &AggregatorStore) {
         s.take_release_lease("r1", "B", 9_000, 10_000).unwrap(),
         LeaseTaken::NotClosing
     );
-    assert!(
-        s.ids_in(&["created", "closing", "aborting"])
-            .unwrap()
-            .is_empty()
-    );
+    assert!(s.ids_in(&RoundPhase::LIVE).unwrap().is_empty());
     assert_eq!(s.charges().unwrap(), vec![0.25]);
     let counts = s.count_by_state().unwrap();
-    assert!(counts.contains(&("failed".to_string(), 1)), "{counts:?}");
+    assert!(counts.contains(&(RoundPhase::Failed, 1)), "{counts:?}");
 }

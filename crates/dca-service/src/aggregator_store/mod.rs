@@ -34,6 +34,7 @@ mod failed_round_tests;
 #[cfg(test)]
 mod job_lease_tests;
 mod postgres;
+mod round_state;
 mod sqlite;
 
 use std::path::{Path, PathBuf};
@@ -45,9 +46,7 @@ use crate::{Error, Result};
 pub use postgres::AggregatorPgLocation;
 #[cfg(test)]
 pub(crate) use postgres::test_db as pg_test_db;
-
-/// A round's state as recorded, with its detail (the abort reason or the release's JSON).
-pub(crate) type RecordedState = (String, Option<String>);
+pub use round_state::{RoundPhase, RoundState};
 
 /// What became of an attempt to take a round's release lease.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,24 +172,24 @@ impl AggregatorStore {
     }
 
     /// The (id, spec JSON) of every recorded round in one of `states`, oldest first, checked.
-    pub fn specs_in(&self, states: &[&str]) -> Result<Vec<(String, Vec<u8>)>> {
+    pub fn specs_in(&self, states: &[RoundPhase]) -> Result<Vec<(String, Vec<u8>)>> {
         on_backend!(self, s => s.specs_in(states))
     }
 
     /// The (id, state) of every recorded round in one of `states`, oldest first: the rows'
     /// specs are not read (nor checked), so a polling pass costs a few bytes per round rather
     /// than 32 per client.
-    pub fn ids_in(&self, states: &[&str]) -> Result<Vec<(String, String)>> {
+    pub fn ids_in(&self, states: &[RoundPhase]) -> Result<Vec<(String, RoundPhase)>> {
         on_backend!(self, s => s.ids_in(states))
     }
 
     /// How many rounds are recorded in each state (every state listed, zeros included).
-    pub fn count_by_state(&self) -> Result<Vec<(String, usize)>> {
+    pub fn count_by_state(&self) -> Result<Vec<(RoundPhase, usize)>> {
         on_backend!(self, s => s.count_by_state())
     }
 
     /// The recorded spec (JSON) of round `id` and its state, checked.
-    pub fn round(&self, id: &str) -> Result<Option<(Vec<u8>, RecordedState)>> {
+    pub fn round(&self, id: &str) -> Result<Option<(Vec<u8>, RoundState)>> {
         on_backend!(self, s => s.round(id))
     }
 
@@ -522,6 +521,20 @@ pub(super) fn check_round(
         &row_sha256(id, spec, state, detail),
         || format!("the recorded state of round {id}"),
     )
+}
+
+/// Counts of rounds by state, every state listed (zeros included), from (name, count) rows.
+pub(super) fn counts_by_phase(
+    rows: impl IntoIterator<Item = (String, usize)>,
+) -> Result<Vec<(RoundPhase, usize)>> {
+    let mut out: Vec<(RoundPhase, usize)> = RoundPhase::ALL.iter().map(|&p| (p, 0)).collect();
+    for (name, n) in rows {
+        let phase = RoundPhase::parse(&name)?;
+        if let Some(slot) = out.iter_mut().find(|(p, _)| *p == phase) {
+            slot.1 = n;
+        }
+    }
+    Ok(out)
 }
 
 pub(super) fn check(

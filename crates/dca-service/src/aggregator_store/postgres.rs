@@ -36,17 +36,12 @@ use postgres::{IsolationLevel, Transaction};
 use sha2::{Digest, Sha256};
 
 use super::{
-    JobLeaseTaken, JobWrite, JobWriter, LeaseTaken, RecordedJob, RecordedState, answer_sha256,
-    charge_sha256, check, check_job_budget, check_round, job_round_sha256, job_sha256,
-    may_write_job, reservation_id, row_sha256,
+    JobLeaseTaken, JobWrite, JobWriter, LeaseTaken, RecordedJob, RoundPhase, RoundState,
+    answer_sha256, charge_sha256, check, check_job_budget, check_round, counts_by_phase,
+    job_round_sha256, job_sha256, may_write_job, reservation_id, row_sha256,
 };
 use crate::postgres_tx::{self, PgConnection, PgMigration, TxError};
 use crate::{Error, Result};
-
-/// The round states, as the `state` column holds them.
-const STATES: [&str; 6] = [
-    "created", "closing", "aborting", "aborted", "released", "failed",
-];
 
 /// A PostgreSQL database given to the aggregator's `--store`: the client's configuration and
 /// the URL as it may be shown (without its password).
@@ -187,8 +182,8 @@ impl PgAggregatorStore {
         })
     }
 
-    pub fn specs_in(&self, states: &[&str]) -> Result<Vec<(String, Vec<u8>)>> {
-        let states: Vec<String> = states.iter().map(|s| s.to_string()).collect();
+    pub fn specs_in(&self, states: &[RoundPhase]) -> Result<Vec<(String, Vec<u8>)>> {
+        let states: Vec<&'static str> = states.iter().map(|s| s.as_str()).collect();
         self.tx(move |tx| {
             let mut out = Vec::new();
             for row in tx.query(
@@ -205,35 +200,30 @@ impl PgAggregatorStore {
         })
     }
 
-    pub fn ids_in(&self, states: &[&str]) -> Result<Vec<(String, String)>> {
-        let states: Vec<String> = states.iter().map(|s| s.to_string()).collect();
+    pub fn ids_in(&self, states: &[RoundPhase]) -> Result<Vec<(String, RoundPhase)>> {
+        let states: Vec<&'static str> = states.iter().map(|s| s.as_str()).collect();
         self.tx(move |tx| {
-            Ok(tx
-                .query(
-                    "SELECT id, state FROM agg_rounds WHERE state = ANY($1) ORDER BY seq",
-                    &[&states],
-                )?
-                .iter()
-                .map(|row| (row.get(0), row.get(1)))
-                .collect())
+            tx.query(
+                "SELECT id, state FROM agg_rounds WHERE state = ANY($1) ORDER BY seq",
+                &[&states],
+            )?
+            .iter()
+            .map(|row| Ok((row.get(0), RoundPhase::parse(row.get(1))?)))
+            .collect()
         })
     }
 
-    pub fn count_by_state(&self) -> Result<Vec<(String, usize)>> {
+    pub fn count_by_state(&self) -> Result<Vec<(RoundPhase, usize)>> {
         self.tx(|tx| {
-            let mut out: Vec<(String, usize)> = STATES.iter().map(|s| (s.to_string(), 0)).collect();
-            for row in tx.query("SELECT state, COUNT(*) FROM agg_rounds GROUP BY state", &[])? {
-                let (state, n): (String, i64) = (row.get(0), row.get(1));
-                match out.iter_mut().find(|(s, _)| *s == state) {
-                    Some(slot) => slot.1 = n as usize,
-                    None => out.push((state, n as usize)),
-                }
-            }
-            Ok(out)
+            let rows = tx.query("SELECT state, COUNT(*) FROM agg_rounds GROUP BY state", &[])?;
+            Ok(counts_by_phase(
+                rows.iter()
+                    .map(|row| (row.get(0), row.get::<_, i64>(1) as usize)),
+            )?)
         })
     }
 
-    pub fn round(&self, id: &str) -> Result<Option<(Vec<u8>, RecordedState)>> {
+    pub fn round(&self, id: &str) -> Result<Option<(Vec<u8>, RoundState)>> {
         let id = id.to_string();
         self.tx(move |tx| {
             let Some(row) = tx.query_opt(
@@ -246,13 +236,21 @@ impl PgAggregatorStore {
             let (spec, state, detail): (Vec<u8>, String, Option<String>) =
                 (row.get(0), row.get(1), row.get(2));
             check_round(&id, &spec, &state, detail.as_deref(), row.get(3))?;
-            Ok(Some((spec, (state, detail))))
+            Ok(Some((spec, RoundState::from_row(&id, &state, detail)?)))
         })
     }
 
     pub fn begin_abort(&self, id: &str, reason: &str) -> Result<bool> {
         let (id, reason) = (id.to_string(), reason.to_string());
-        self.tx(move |tx| transition(tx, &id, "created", "aborting", Some(&reason)))
+        self.tx(move |tx| {
+            transition(
+                tx,
+                &id,
+                RoundPhase::Created,
+                RoundPhase::Aborting,
+                Some(&reason),
+            )
+        })
     }
 
     pub fn finish_abort(&self, id: &str) -> Result<()> {
@@ -265,7 +263,13 @@ impl PgAggregatorStore {
                     &[&id],
                 )?
                 .and_then(|r| r.get(0));
-            transition(tx, &id, "aborting", "aborted", reason.as_deref())?;
+            transition(
+                tx,
+                &id,
+                RoundPhase::Aborting,
+                RoundPhase::Aborted,
+                reason.as_deref(),
+            )?;
             Ok(())
         })
     }
@@ -360,7 +364,13 @@ impl PgAggregatorStore {
                     return Ok(false);
                 }
             }
-            transition(tx, &id, "closing", "released", Some(&json))
+            transition(
+                tx,
+                &id,
+                RoundPhase::Closing,
+                RoundPhase::Released,
+                Some(&json),
+            )
         })
     }
 
@@ -380,7 +390,13 @@ impl PgAggregatorStore {
                     return Ok(false);
                 }
             }
-            transition(tx, &id, "closing", "failed", Some(&cause))
+            transition(
+                tx,
+                &id,
+                RoundPhase::Closing,
+                RoundPhase::Failed,
+                Some(&cause),
+            )
         })
     }
 
@@ -399,7 +415,7 @@ impl PgAggregatorStore {
                     &[&id],
                 )?
                 .map(|r| r.get(0));
-            if state.as_deref() != Some("closing") {
+            if state.as_deref() != Some(RoundPhase::Closing.as_str()) {
                 return Ok(LeaseTaken::NotClosing);
             }
             let taken = tx.execute(
@@ -814,10 +830,11 @@ fn read_charges(tx: &mut Transaction<'_>) -> std::result::Result<Vec<f64>, TxErr
 fn transition(
     tx: &mut Transaction<'_>,
     id: &str,
-    from: &str,
-    to: &str,
+    from: RoundPhase,
+    to: RoundPhase,
     detail: Option<&str>,
 ) -> std::result::Result<bool, TxError> {
+    let (from, to) = (from.as_str(), to.as_str());
     let Some(row) = tx.query_opt(
         "SELECT spec FROM agg_rounds WHERE id = $1 AND state = $2 FOR UPDATE",
         &[&id, &from],
@@ -846,7 +863,7 @@ fn record_close(
     id: &str,
     body: &[u8],
 ) -> std::result::Result<bool, TxError> {
-    if !transition(tx, id, "created", "closing", None)? {
+    if !transition(tx, id, RoundPhase::Created, RoundPhase::Closing, None)? {
         return Ok(false);
     }
     tx.execute(

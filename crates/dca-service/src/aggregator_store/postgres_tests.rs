@@ -4,7 +4,9 @@
 //! tests say so loudly and pass, except under CI (`CI` set), where they fail.
 
 use super::*;
-use crate::aggregator_store::{AggregatorStore, AggregatorStoreLocation, LeaseTaken};
+use crate::aggregator_store::{
+    AggregatorStore, AggregatorStoreLocation, LeaseTaken, RoundPhase, RoundState,
+};
 use postgres::NoTls;
 
 /// A database made for one test, dropped (with its connections) when this is dropped.
@@ -84,22 +86,20 @@ fn a_round_is_closed_charged_and_released_once() {
     assert_eq!(s.charges().unwrap(), vec![0.25]);
     assert!(s.mark_released("r1", "h", 0, "{\"sum\":[1]}").unwrap());
     assert!(!s.mark_released("r1", "h", 0, "{\"sum\":[2]}").unwrap());
-    let (_, (state, detail)) = s.round("r1").unwrap().unwrap();
     assert_eq!(
-        (state.as_str(), detail.as_deref()),
-        ("released", Some("{\"sum\":[1]}"))
+        s.round("r1").unwrap().unwrap().1,
+        RoundState::Released("{\"sum\":[1]}".into())
     );
     assert_eq!(
         s.count_by_state().unwrap(),
         [
-            ("created", 0),
-            ("closing", 0),
-            ("aborting", 0),
-            ("aborted", 0),
-            ("released", 1),
-            ("failed", 0)
+            (RoundPhase::Created, 0),
+            (RoundPhase::Closing, 0),
+            (RoundPhase::Aborting, 0),
+            (RoundPhase::Aborted, 0),
+            (RoundPhase::Released, 1),
+            (RoundPhase::Failed, 0)
         ]
-        .map(|(state, n)| (state.to_string(), n))
     );
 }
 
@@ -110,10 +110,10 @@ fn a_second_handle_cannot_charge_or_release_a_round_again() {
     let Some(db) = test_db("second") else { return };
     let (first, second) = (open(&db), open(&db));
     first.insert_round("r1", b"{\"spec\":1}").unwrap();
-    let (spec, (state, _)) = second.round("r1").unwrap().unwrap();
+    let (spec, state) = second.round("r1").unwrap().unwrap();
     assert_eq!(
-        (&spec[..], state.as_str()),
-        (&b"{\"spec\":1}"[..], "created")
+        (&spec[..], state),
+        (&b"{\"spec\":1}"[..], RoundState::Created)
     );
     assert!(
         first
@@ -175,8 +175,8 @@ fn racing_handles_never_overspend_the_budget() {
     assert_eq!(outcomes.iter().filter(|&&charged| charged).count(), 4);
     assert_eq!(setup.charges().unwrap(), vec![0.25; 4]);
     let counts = setup.count_by_state().unwrap();
-    assert!(counts.contains(&("closing".to_string(), 4)), "{counts:?}");
-    assert!(counts.contains(&("created".to_string(), 4)), "{counts:?}");
+    assert!(counts.contains(&(RoundPhase::Closing, 4)), "{counts:?}");
+    assert!(counts.contains(&(RoundPhase::Created, 4)), "{counts:?}");
 }
 
 /// A job's reservation is checked in the closing transaction against its rounds as recorded:
@@ -209,7 +209,7 @@ fn a_job_round_past_its_reservation_is_refused_and_changes_nothing() {
         second.begin_close_job_round("b", b"agreed", "j", 0.2),
         Err(Error::JobBudget { .. })
     ));
-    assert_eq!(second.round("b").unwrap().unwrap().1.0, "created");
+    assert_eq!(second.round("b").unwrap().unwrap().1, RoundState::Created);
     assert_eq!(second.close_body("b").unwrap(), None);
     let spent = second
         .settle_job("j", None, None, |spent| Ok(format!("{spent}").into_bytes()))
@@ -260,7 +260,7 @@ fn damaged_rows_are_refused_when_read() {
         .unwrap();
     assert!(matches!(s.round("r1"), Err(Error::Integrity(_))));
     assert!(matches!(
-        s.specs_in(&["released"]),
+        s.specs_in(&[RoundPhase::Released]),
         Err(Error::Integrity(_))
     ));
     pg.execute("UPDATE agg_charges SET rho = 0.125 WHERE id = 'r1'")
@@ -272,7 +272,7 @@ fn damaged_rows_are_refused_when_read() {
         s.begin_close("r2", b"close", Some(0.25), any_budget),
         Err(Error::Integrity(_))
     ));
-    assert_eq!(s.round("r2").unwrap().unwrap().1.0, "created");
+    assert_eq!(s.round("r2").unwrap().unwrap().1, RoundState::Created);
     pg.execute("UPDATE agg_closes SET body = 'closf' WHERE id = 'r1'")
         .unwrap();
     assert!(matches!(s.close_body("r1"), Err(Error::Integrity(_))));
@@ -408,16 +408,12 @@ fn a_holder_whose_release_lease_was_taken_cannot_mark_released() {
         LeaseTaken::Taken
     );
     assert!(!a.mark_released("r1", "A", 2_100, "{\"sum\":[1]}").unwrap());
-    assert_eq!(
-        a.round("r1").unwrap().unwrap().1,
-        ("closing".to_string(), None)
-    );
+    assert_eq!(a.round("r1").unwrap().unwrap().1, RoundState::Closing);
     assert!(b.mark_released("r1", "B", 2_200, "{\"sum\":[2]}").unwrap());
     assert!(!b.mark_released("r1", "B", 2_300, "{\"sum\":[3]}").unwrap());
-    let (_, (state, detail)) = a.round("r1").unwrap().unwrap();
     assert_eq!(
-        (state.as_str(), detail.as_deref()),
-        ("released", Some("{\"sum\":[2]}"))
+        a.round("r1").unwrap().unwrap().1,
+        RoundState::Released("{\"sum\":[2]}".into())
     );
     // Nothing left to drive: a released round's lease is nobody's to take.
     assert_eq!(
@@ -477,7 +473,7 @@ fn the_store_connects_again_after_its_connection_is_cut() {
     let s = open(&db);
     s.insert_round("r1", b"{}").unwrap();
     assert_eq!(cut_connections(&db), 1);
-    assert_eq!(s.round("r1").unwrap().unwrap().1.0, "created");
+    assert_eq!(s.round("r1").unwrap().unwrap().1, RoundState::Created);
     assert_eq!(cut_connections(&db), 1);
     assert!(
         s.begin_close("r1", b"close", Some(0.5), any_budget)
@@ -498,10 +494,9 @@ fn the_store_connects_again_after_its_connection_is_cut() {
     assert_eq!(cut_connections(&db), 1);
     assert!(!s.mark_released("r1", "h", 2_000, "{\"sum\":[2]}").unwrap());
     assert_eq!(s.charges().unwrap(), vec![0.5]);
-    let (_, (state, detail)) = s.round("r1").unwrap().unwrap();
     assert_eq!(
-        (state.as_str(), detail.as_deref()),
-        ("released", Some("{\"sum\":[1]}"))
+        s.round("r1").unwrap().unwrap().1,
+        RoundState::Released("{\"sum\":[1]}".into())
     );
 }
 

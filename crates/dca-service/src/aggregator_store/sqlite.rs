@@ -9,9 +9,9 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use sha2::{Digest, Sha256};
 
 use super::{
-    JobLeaseTaken, JobWrite, JobWriter, LeaseTaken, RecordedJob, RecordedState, answer_sha256,
-    charge_sha256, check, check_job_budget, check_round, job_round_sha256, job_sha256,
-    may_write_job, reservation_id, row_sha256,
+    JobLeaseTaken, JobWrite, JobWriter, LeaseTaken, RecordedJob, RoundPhase, RoundState,
+    answer_sha256, charge_sha256, check, check_job_budget, check_round, counts_by_phase,
+    job_round_sha256, job_sha256, may_write_job, reservation_id, row_sha256,
 };
 use crate::migrations::{Migration, add_column_if_missing, migrate};
 use crate::{Error, Result};
@@ -84,7 +84,7 @@ impl SqliteAggregatorStore {
     }
 
     /// The (id, spec JSON) of every recorded round in one of `states`, oldest first, checked.
-    pub fn specs_in(&self, states: &[&str]) -> Result<Vec<(String, Vec<u8>)>> {
+    pub fn specs_in(&self, states: &[RoundPhase]) -> Result<Vec<(String, Vec<u8>)>> {
         let conn = self.conn()?;
         let mut stmt =
             conn.prepare("SELECT id, spec, state, detail, sha256 FROM rounds ORDER BY rowid")?;
@@ -92,7 +92,7 @@ impl SqliteAggregatorStore {
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             let state: String = row.get(2)?;
-            if !states.contains(&state.as_str()) {
+            if !states.contains(&RoundPhase::parse(&state)?) {
                 continue;
             }
             let (id, spec) = (row.get::<_, String>(0)?, row.get::<_, Vec<u8>>(1)?);
@@ -103,43 +103,35 @@ impl SqliteAggregatorStore {
         Ok(out)
     }
 
-    pub fn ids_in(&self, states: &[&str]) -> Result<Vec<(String, String)>> {
+    pub fn ids_in(&self, states: &[RoundPhase]) -> Result<Vec<(String, RoundPhase)>> {
         let conn = self.conn()?;
         let mut stmt = conn.prepare("SELECT id, state FROM rounds ORDER BY rowid")?;
         let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
         let mut out = Vec::new();
         for row in rows {
             let (id, state) = row?;
-            if states.contains(&state.as_str()) {
-                out.push((id, state));
+            let phase = RoundPhase::parse(&state)?;
+            if states.contains(&phase) {
+                out.push((id, phase));
             }
         }
         Ok(out)
     }
 
     /// How many rounds are recorded in each state (every state listed, zeros included).
-    pub fn count_by_state(&self) -> Result<Vec<(String, usize)>> {
+    pub fn count_by_state(&self) -> Result<Vec<(RoundPhase, usize)>> {
         let conn = self.conn()?;
-        let mut out: Vec<(String, usize)> = [
-            "created", "closing", "aborting", "aborted", "released", "failed",
-        ]
-        .iter()
-        .map(|s| (s.to_string(), 0))
-        .collect();
         let mut stmt = conn.prepare("SELECT state, COUNT(*) FROM rounds GROUP BY state")?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
-        for row in rows {
-            let (state, n) = row?;
-            match out.iter_mut().find(|(s, _)| *s == state) {
-                Some(slot) => slot.1 = n as usize,
-                None => out.push((state, n as usize)),
-            }
-        }
-        Ok(out)
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as usize))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        counts_by_phase(rows)
     }
 
     /// The recorded spec (JSON) of round `id` and its state, checked.
-    pub fn round(&self, id: &str) -> Result<Option<(Vec<u8>, RecordedState)>> {
+    pub fn round(&self, id: &str) -> Result<Option<(Vec<u8>, RoundState)>> {
         let conn = self.conn()?;
         let row = conn
             .query_row(
@@ -157,7 +149,7 @@ impl SqliteAggregatorStore {
             .optional()?;
         row.map(|(spec, state, detail, sha256)| {
             check_round(id, &spec, &state, detail.as_deref(), sha256)?;
-            Ok((spec, (state, detail)))
+            Ok((spec, RoundState::from_row(id, &state, detail)?))
         })
         .transpose()
     }
@@ -166,10 +158,11 @@ impl SqliteAggregatorStore {
     fn transition(
         conn: &Connection,
         id: &str,
-        from: &str,
-        to: &str,
+        from: RoundPhase,
+        to: RoundPhase,
         detail: Option<&str>,
     ) -> Result<bool> {
+        let (from, to) = (from.as_str(), to.as_str());
         let spec: Option<Vec<u8>> = conn
             .query_row(
                 "SELECT spec FROM rounds WHERE id = ?1 AND state = ?2",
@@ -191,7 +184,13 @@ impl SqliteAggregatorStore {
     pub fn begin_abort(&self, id: &str, reason: &str) -> Result<bool> {
         let mut conn = self.conn()?;
         let tx = conn.transaction()?;
-        let changed = Self::transition(&tx, id, "created", "aborting", Some(reason))?;
+        let changed = Self::transition(
+            &tx,
+            id,
+            RoundPhase::Created,
+            RoundPhase::Aborting,
+            Some(reason),
+        )?;
         tx.commit()?;
         Ok(changed)
     }
@@ -208,7 +207,13 @@ impl SqliteAggregatorStore {
             )
             .optional()?
             .flatten();
-        Self::transition(&tx, id, "aborting", "aborted", reason.as_deref())?;
+        Self::transition(
+            &tx,
+            id,
+            RoundPhase::Aborting,
+            RoundPhase::Aborted,
+            reason.as_deref(),
+        )?;
         tx.commit()?;
         Ok(())
     }
@@ -239,7 +244,7 @@ impl SqliteAggregatorStore {
     /// created → closing with the close request every node will be sent; false if the round
     /// was not "created".
     fn record_close(tx: &Connection, id: &str, close_body: &[u8]) -> Result<bool> {
-        if !Self::transition(tx, id, "created", "closing", None)? {
+        if !Self::transition(tx, id, RoundPhase::Created, RoundPhase::Closing, None)? {
             return Ok(false);
         }
         tx.execute(
@@ -285,7 +290,13 @@ impl SqliteAggregatorStore {
         {
             return Ok(false);
         }
-        let changed = Self::transition(&tx, id, "closing", "released", Some(release_json))?;
+        let changed = Self::transition(
+            &tx,
+            id,
+            RoundPhase::Closing,
+            RoundPhase::Released,
+            Some(release_json),
+        )?;
         tx.commit()?;
         Ok(changed)
     }
@@ -301,7 +312,13 @@ impl SqliteAggregatorStore {
         {
             return Ok(false);
         }
-        let changed = Self::transition(&tx, id, "closing", "failed", Some(cause))?;
+        let changed = Self::transition(
+            &tx,
+            id,
+            RoundPhase::Closing,
+            RoundPhase::Failed,
+            Some(cause),
+        )?;
         tx.commit()?;
         Ok(changed)
     }
@@ -321,7 +338,7 @@ impl SqliteAggregatorStore {
                 r.get(0)
             })
             .optional()?;
-        if state.as_deref() != Some("closing") {
+        if state.as_deref() != Some(RoundPhase::Closing.as_str()) {
             return Ok(LeaseTaken::NotClosing);
         }
         let taken = tx.execute(
@@ -903,10 +920,9 @@ mod tests {
         assert_eq!(s.charges().unwrap(), vec![0.25]);
         assert!(s.mark_released("r1", "h", 0, "{\"sum\":[1]}").unwrap());
         assert!(!s.mark_released("r1", "h", 0, "{\"sum\":[2]}").unwrap());
-        let (_, (state, detail)) = s.round("r1").unwrap().unwrap();
         assert_eq!(
-            (state.as_str(), detail.as_deref()),
-            ("released", Some("{\"sum\":[1]}"))
+            s.round("r1").unwrap().unwrap().1,
+            RoundState::Released("{\"sum\":[1]}".into())
         );
     }
 
@@ -941,7 +957,7 @@ mod tests {
         assert!(s.mark_released("r1", "B", 2_200, "{\"sum\":[2]}").unwrap());
         assert_eq!(
             s.round("r1").unwrap().unwrap().1,
-            ("released".to_string(), Some("{\"sum\":[2]}".to_string()))
+            RoundState::Released("{\"sum\":[2]}".into())
         );
     }
 
@@ -1044,7 +1060,7 @@ mod tests {
             .unwrap();
         assert!(matches!(s.round("r1"), Err(Error::Integrity(_))));
         assert!(matches!(
-            s.specs_in(&["released"]),
+            s.specs_in(&[RoundPhase::Released]),
             Err(Error::Integrity(_))
         ));
         s.damage("UPDATE charges SET rho = 0.125 WHERE id = 'r1'")

@@ -203,10 +203,14 @@ pub async fn run(command: RoundCommand) -> Result<()> {
             let round = read_spec(&a.spec)?.validate()?;
             // The aggregator's record first: a failed or aborted round says why, even when a
             // node cannot be reached.
-            if let Some((state, Some(why))) = agg.recorded_state(&round)?
-                && matches!(state.as_str(), "failed" | "aborted" | "aborting")
+            if let Some(state) = agg.recorded_state(&round)?
+                && let Some(why) = state.ended_unreleased()
             {
-                eprintln!("dpdist: round {}: {state}: {why}", round.spec.round);
+                eprintln!(
+                    "dpdist: round {}: {}: {why}",
+                    round.spec.round,
+                    state.phase()
+                );
             }
             print_round_json(&round, &agg.statuses(&round).await?);
             Ok(())
