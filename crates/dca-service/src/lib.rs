@@ -93,6 +93,8 @@ pub mod participant;
 pub mod participant_ledger;
 mod participant_rows;
 mod participant_train;
+#[cfg(all(test, feature = "server"))]
+mod postgres_test_db;
 #[cfg(feature = "server")]
 mod postgres_tx;
 #[cfg(feature = "server")]

@@ -7,25 +7,9 @@ use super::*;
 use crate::aggregator_store::{
     AggregatorStore, AggregatorStoreLocation, LeaseTaken, RoundPhase, RoundState,
 };
-use postgres::NoTls;
 
-/// A database made for one test, dropped (with its connections) when this is dropped.
-pub(crate) struct TestDb {
-    admin: String,
-    name: String,
-    at: AggregatorPgLocation,
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        if let Ok(mut c) = postgres::Client::connect(&self.admin, NoTls) {
-            let _ = c.batch_execute(&format!(
-                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                self.name
-            ));
-        }
-    }
-}
+/// A database made for one test (see [`crate::postgres_test_db`]).
+pub(crate) type TestDb = crate::postgres_test_db::TestDb<AggregatorPgLocation>;
 
 impl TestDb {
     /// Where the aggregator finds the database.
@@ -36,27 +20,10 @@ impl TestDb {
 
 /// A fresh database for the test `name`, or `None` (after saying so) without a server.
 pub(crate) fn test_db(name: &str) -> Option<TestDb> {
-    let Ok(admin) = std::env::var("DPDIST_TEST_POSTGRES") else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "DPDIST_TEST_POSTGRES is unset under CI: the PostgreSQL tests cannot run"
-        );
-        eprintln!("SKIPPED (DPDIST_TEST_POSTGRES unset): PostgreSQL aggregator store test {name}");
-        return None;
-    };
-    let name = format!("dpdist_aggunit_{}_{name}", std::process::id());
-    let mut c = postgres::Client::connect(&admin, NoTls).expect("DPDIST_TEST_POSTGRES reachable");
-    c.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-        .expect("no database left by an earlier run");
-    c.batch_execute(&format!("CREATE DATABASE {name}"))
-        .expect("a test database");
-    let mut config: postgres::Config = admin.parse().expect("DPDIST_TEST_POSTGRES is a URL");
-    config.dbname(&name);
-    let at = AggregatorPgLocation {
+    crate::postgres_test_db::test_db("aggunit", name, |config, shown| AggregatorPgLocation {
         config: Box::new(config),
-        shown: format!("test database {name}"),
-    };
-    Some(TestDb { admin, name, at })
+        shown,
+    })
 }
 
 fn open(db: &TestDb) -> AggregatorStore {
@@ -446,22 +413,6 @@ fn only_a_closing_round_has_a_release_lease() {
     assert_eq!(s.release_lease("r1").unwrap(), None);
 }
 
-/// Terminates every other session on the test's database (as a server restart, a failover or
-/// a firewall would), each waited for (at most 5 s) until it is gone; how many there were.
-fn cut_connections(db: &TestDb) -> usize {
-    let mut admin = postgres::Client::connect(&db.admin, NoTls).expect("the test server");
-    admin
-        .query(
-            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity
-             WHERE datname = $1 AND pid <> pg_backend_pid()",
-            &[&db.name],
-        )
-        .expect("sessions terminated")
-        .iter()
-        .filter(|r| r.get::<_, bool>(0))
-        .count()
-}
-
 /// The store's one connection, cut by the server between any two calls, is opened again by
 /// the next: every call is a transaction, cut before its commit and run again, so none fails;
 /// the round is still closed, charged and released once.
@@ -472,26 +423,26 @@ fn the_store_connects_again_after_its_connection_is_cut() {
     };
     let s = open(&db);
     s.insert_round("r1", b"{}").unwrap();
-    assert_eq!(cut_connections(&db), 1);
+    assert_eq!(db.cut_connections(), 1);
     assert_eq!(s.round("r1").unwrap().unwrap().1, RoundState::Created);
-    assert_eq!(cut_connections(&db), 1);
+    assert_eq!(db.cut_connections(), 1);
     assert!(
         s.begin_close("r1", b"close", Some(0.5), any_budget)
             .unwrap()
     );
-    assert_eq!(cut_connections(&db), 1);
+    assert_eq!(db.cut_connections(), 1);
     assert!(
         !s.begin_close("r1", b"close", Some(0.5), any_budget)
             .unwrap()
     );
-    assert_eq!(cut_connections(&db), 1);
+    assert_eq!(db.cut_connections(), 1);
     assert_eq!(
         s.take_release_lease("r1", "h", 1_000, 5_000).unwrap(),
         LeaseTaken::Taken
     );
-    assert_eq!(cut_connections(&db), 1);
+    assert_eq!(db.cut_connections(), 1);
     assert!(s.mark_released("r1", "h", 2_000, "{\"sum\":[1]}").unwrap());
-    assert_eq!(cut_connections(&db), 1);
+    assert_eq!(db.cut_connections(), 1);
     assert!(!s.mark_released("r1", "h", 2_000, "{\"sum\":[2]}").unwrap());
     assert_eq!(s.charges().unwrap(), vec![0.5]);
     assert_eq!(

@@ -9,47 +9,15 @@ use crate::postgres_tx::MAX_ATTEMPTS;
 use fixedpoint_shares::ClientId;
 use postgres::NoTls;
 
-/// A database made for one test, dropped (with its connections) when this is dropped.
-struct TestDb {
-    admin: String,
-    name: String,
-    at: PgLocation,
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        if let Ok(mut c) = postgres::Client::connect(&self.admin, NoTls) {
-            let _ = c.batch_execute(&format!(
-                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                self.name
-            ));
-        }
-    }
-}
+/// A database made for one test (see [`crate::postgres_test_db`]).
+type TestDb = crate::postgres_test_db::TestDb<PgLocation>;
 
 /// A fresh database for the test `name`, or `None` (after saying so) without a server.
 fn test_db(name: &str) -> Option<TestDb> {
-    let Ok(admin) = std::env::var("DPDIST_TEST_POSTGRES") else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "DPDIST_TEST_POSTGRES is unset under CI: the PostgreSQL tests cannot run"
-        );
-        eprintln!("SKIPPED (DPDIST_TEST_POSTGRES unset): PostgreSQL store test {name}");
-        return None;
-    };
-    let name = format!("dpdist_unit_{}_{name}", std::process::id());
-    let mut c = postgres::Client::connect(&admin, NoTls).expect("DPDIST_TEST_POSTGRES reachable");
-    c.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-        .expect("no database left by an earlier run");
-    c.batch_execute(&format!("CREATE DATABASE {name}"))
-        .expect("a test database");
-    let mut config: postgres::Config = admin.parse().expect("DPDIST_TEST_POSTGRES is a URL");
-    config.dbname(&name);
-    let at = PgLocation {
+    crate::postgres_test_db::test_db("unit", name, |config, shown| PgLocation {
         config: Box::new(config),
-        shown: format!("test database {name}"),
-    };
-    Some(TestDb { admin, name, at })
+        shown,
+    })
 }
 
 fn sha(m: &[u8]) -> [u8; 32] {
@@ -555,23 +523,6 @@ fn two_replicas_race_for_a_sum_lease_one_wins_and_a_stale_lease_is_taken_over() 
     assert_eq!(sum, b"sum");
 }
 
-/// Terminates every other session on the test's database, as a server restart, a failover or
-/// a firewall would, each waited for (at most 5 s) until it is gone; how many there were. The
-/// shared test server itself keeps running: other tests use it.
-fn cut_connections(db: &TestDb) -> usize {
-    let mut admin = postgres::Client::connect(&db.admin, NoTls).expect("the test server");
-    admin
-        .query(
-            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity
-             WHERE datname = $1 AND pid <> pg_backend_pid()",
-            &[&db.name],
-        )
-        .expect("sessions terminated")
-        .iter()
-        .filter(|r| r.get::<_, bool>(0))
-        .count()
-}
-
 /// A read cut by a lost connection: it worked (the connection was found closed before the
 /// read and opened again) or it failed with an error naming the lost connection.
 fn worked_or_named_the_cut<T: std::fmt::Debug + PartialEq>(got: Result<T>, want: T) {
@@ -612,7 +563,7 @@ fn the_store_and_its_readers_connect_again_after_their_connections_are_cut() {
     assert_eq!(lookup.token_hash(&id, 3).unwrap(), Some(hash_of(3)));
     assert_eq!(reader.with_attempts(&id, |it| it.count()).unwrap(), 1);
 
-    assert!(cut_connections(&db) >= 3, "the three connections were open");
+    assert!(db.cut_connections() >= 3, "the three connections were open");
     assert_eq!(
         store
             .commit_uploads(&[share(&id, 1, &d, b"share")])
@@ -623,7 +574,7 @@ fn the_store_and_its_readers_connect_again_after_their_connections_are_cut() {
     worked_or_named_the_cut(reader.with_attempts(&id, |it| it.count()), 2);
     assert_eq!(reader.with_attempts(&id, |it| it.count()).unwrap(), 2);
 
-    assert!(cut_connections(&db) >= 3);
+    assert!(db.cut_connections() >= 3);
     // A read of a few rows is made again on a new connection.
     assert_eq!(store.shared().unwrap().count_shares(&id).unwrap(), 2);
     let mut received = Vec::new();
@@ -633,7 +584,7 @@ fn the_store_and_its_readers_connect_again_after_their_connections_are_cut() {
     assert!(!received.is_empty());
 
     // A close (compare-and-swap) whose connection was cut while the store was idle.
-    assert!(cut_connections(&db) >= 1);
+    assert!(db.cut_connections() >= 1);
     let agreed = ClientSet::from_ids(n, &[ClientId(0), ClientId(1)]).unwrap();
     assert!(store.set_agreed_set(&id, &agreed).unwrap());
     assert_eq!(
@@ -656,10 +607,8 @@ fn a_transaction_cut_before_its_commit_runs_again_and_one_cut_at_its_commit_does
         .unwrap()
         .batch_execute("CREATE TABLE cut (k INTEGER PRIMARY KEY)")
         .unwrap();
-    let admin = db.admin.clone();
-    let terminate = move |pid: i32| -> bool {
-        postgres::Client::connect(&admin, NoTls)
-            .unwrap()
+    let terminate = |pid: i32| -> bool {
+        db.admin()
             .query_one("SELECT pg_terminate_backend($1, 5000)", &[&pid])
             .unwrap()
             .get(0)
