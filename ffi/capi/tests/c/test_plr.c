@@ -307,6 +307,45 @@ static void test_intercept(const dpd_dataset *data, const dpd_dataset *source,
     dpd_dataset_free(offset);
 }
 
+/* The original entry points give what they gave before the intercept reached the C ABI: these
+   values were printed (%a) by the same calls linked against the library built at 0980f78, on
+   rows made with integer arithmetic (so every build sees the same doubles). */
+static void test_old_entry_points_unchanged(void) {
+    enum { NG = 200, DG = 3 };
+    static double x[NG * DG], y[NG];
+    for (int i = 0; i < NG; i++) {
+        for (int j = 0; j < DG; j++)
+            x[i * DG + j] = (double)((i * 7 + j * 13 + i * i) % 17 - 8) / 10.0;
+        y[i] = x[i * DG] - x[i * DG + 1] + 0.5 * x[i * DG + 2] > 0.1 ? 1.0 : 0.0;
+    }
+    dpd_dataset *data = NULL;
+    dpd_rng *rng = NULL;
+    dpd_plr_model *m = NULL;
+    CHECK_OK(dpd_dataset_new(x, NG * DG, DG, y, NG, &data));
+    double w[DG], r = 0.0;
+    size_t n = 0;
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(21, &rng));
+    CHECK_OK(dpd_plr_fit(data, 1.0, 0.01, rng, &m));
+    CHECK_OK(dpd_plr_model_weights(m, w, DG, &n, &r));
+    const double plr_before[DG] = {0x1.da9c4a04031dap+1, -0x1.eae277485aa48p+0,
+                                   0x1.86b0d87a4fe9bp+0};
+    CHECK(n == DG && memcmp(w, plr_before, sizeof w) == 0 && r == 1.0);
+    dpd_plr_model_free(m);
+    dpd_rng_free(rng);
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(5, &rng));
+    CHECK_OK(dpd_pst_s_fit(data, 2, 2.0, 0.01, 0.01, 0.5, rng, &m));
+    CHECK_OK(dpd_plr_model_weights(m, w, DG, &n, &r));
+    const double pst_s_before[2] = {0x1.592585e8c1fa4p+0, 0x1.a84f93b521c58p+1};
+    CHECK(n == 2 && memcmp(w, pst_s_before, sizeof pst_s_before) == 0 && r == 1.0);
+    double p[3];
+    CHECK_OK(dpd_plr_model_predict_proba(m, x, 3 * DG, p, 3, &n));
+    const double p_before[3] = {0x1.4254ae62d87c7p-5, 0x1.1baba7456a67ep-1, 0x1.42a5712daac79p-5};
+    CHECK(n == 3 && memcmp(p, p_before, sizeof p) == 0);
+    dpd_plr_model_free(m);
+    dpd_rng_free(rng);
+    dpd_dataset_free(data);
+}
+
 int main(void) {
     static double x[N * D], y[N], xs[N * D], ys[N];
     synthetic(1, x, y);
@@ -427,6 +466,7 @@ int main(void) {
     CHECK(a == -1.0);
 
     test_intercept(data, source, groups, x);
+    test_old_entry_points_unchanged();
 
     dpd_feature_groups_free(groups);
     dpd_dataset_free(source);
