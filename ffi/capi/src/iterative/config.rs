@@ -189,9 +189,7 @@ pub unsafe extern "C" fn dpd_iterative_config_set_intercept(
                 0 => false,
                 1 => true,
                 other => {
-                    return Err(FfiError::invalid(format!(
-                        "`intercept` = {other}: 0 or 1"
-                    )));
+                    return Err(FfiError::invalid(format!("`intercept` = {other}: 0 or 1")));
                 }
             };
             match &mut c.model {

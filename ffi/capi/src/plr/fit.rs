@@ -427,14 +427,8 @@ unsafe fn pst_h(
         )
     };
     let config = TransferConfig {
-        epsilon_source: privacy::epsilon_or_non_private(
-            "epsilon_source",
-            transfer.epsilon_source,
-        )?,
-        epsilon_target: privacy::epsilon_or_non_private(
-            "epsilon_target",
-            transfer.epsilon_target,
-        )?,
+        epsilon_source: privacy::epsilon_or_non_private("epsilon_source", transfer.epsilon_source)?,
+        epsilon_target: privacy::epsilon_or_non_private("epsilon_target", transfer.epsilon_target)?,
         lambda_source: transfer.lambda_source,
         lambda_target: transfer.lambda_target,
         lambda_high: transfer.lambda_high,
