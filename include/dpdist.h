@@ -1966,14 +1966,15 @@ enum dpd_status dpd_iterative_calibrate_noise_multiplier(const struct dpd_iterat
                                                          double *out);
 
 /**
- * Settings for logistic regression without intercept (add a constant feature for one):
- * per-client loss ln(1 + exp(−y·wᵀx)), labels in {0, 1} or {−1, +1}, public penalty
+ * Settings for logistic regression without intercept (`dpd_iterative_config_set_intercept`
+ * adds one): per-client loss ln(1 + exp(−y·wᵀx)), labels in {0, 1} or {−1, +1}, public penalty
  * (`l2`/2)‖w‖² with `l2` >= 0 — the objective of PLR without its noise.
  *
  * # Safety
  * `out` NULL (→ `DPD_ERR_NULL_POINTER`) or a writable `dpd_iterative_config*`.
  */
-enum dpd_status dpd_iterative_config_new_logistic(double l2, struct dpd_iterative_config **out);
+enum dpd_status dpd_iterative_config_new_logistic(double l2,
+                                                  struct dpd_iterative_config **out);
 
 /**
  * Settings for Bayesian linear regression by DP variational inference: y ~ N(xᵀβ, 1/λ),
@@ -1986,6 +1987,21 @@ enum dpd_status dpd_iterative_config_new_logistic(double l2, struct dpd_iterativ
 enum dpd_status dpd_iterative_config_new_blr_vi(double noise_precision,
                                                 double prior_precision,
                                                 struct dpd_iterative_config **out);
+
+/**
+ * Logistic regression only: `intercept` = 1 estimates an intercept b beside the weights, so
+ * P(y = 1 | x) = σ(wᵀx + b); 0 leaves it out (the default of
+ * `dpd_iterative_config_new_logistic`). With it θ has d + 1 values, b last
+ * (`dpd_iterative_trainer_params`), b is inside each record's clipped gradient (the clip norm
+ * bounds ‖(gradient of w, gradient of b)‖, so the noise and the accounting are unchanged) and
+ * is not penalised by `l2`. Errors: `DPD_ERR_INVALID_ARGUMENT` (`intercept` not 0 or 1),
+ * `DPD_ERR_INVALID_STATE` (the settings are not logistic regression's); unchanged on error.
+ *
+ * # Safety
+ * `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle not used concurrently.
+ */
+enum dpd_status dpd_iterative_config_set_intercept(struct dpd_iterative_config *config,
+                                                   uint32_t intercept);
 
 /**
  * Poisson sampling: every client joins each iteration's batch independently with probability
@@ -2139,7 +2155,8 @@ enum dpd_status dpd_iterative_trainer_fit(struct dpd_iterative_trainer *trainer,
 
 /**
  * Copies the public parameters θ into `out` (query-size pattern): the d weights of logistic
- * regression; for DP-VI BLR the 2d values (m_1..m_d, ln s_1..ln s_d) of the posterior
+ * regression, then its intercept b when `dpd_iterative_config_set_intercept` asked for one
+ * (d + 1 values); for DP-VI BLR the 2d values (m_1..m_d, ln s_1..ln s_d) of the posterior
  * N(m, diag(s²)).
  *
  * # Safety
@@ -2193,8 +2210,8 @@ enum dpd_status dpd_iterative_trainer_spent(const struct dpd_iterative_trainer *
 
 /**
  * Predictions for the rows of `x` (row-major, `x_len` a positive multiple of d), one per row
- * into `out` (query-size pattern): P(y = 1 | x) = σ(wᵀx) for logistic regression, the
- * posterior mean xᵀm for DP-VI BLR. Uses only θ, which is public: costs no privacy.
+ * into `out` (query-size pattern): P(y = 1 | x) = σ(wᵀx), or σ(wᵀx + b) with an intercept, for
+ * logistic regression, the posterior mean xᵀm for DP-VI BLR. Uses only θ, which is public: costs no privacy.
  *
  * # Safety
  * `trainer` NULL (→ error) or a live handle; `x` NULL only with `x_len == 0`, else readable;
@@ -2470,6 +2487,23 @@ enum dpd_status dpd_plr_fit(const struct dpd_dataset *dataset,
                             struct dpd_plr_model **out);
 
 /**
+ * As `dpd_plr_fit`, with `intercept` = 1 to estimate an intercept b, P(y = 1 | x) =
+ * σ(wᵀx̃ + b) (`dpd_plr_model_intercept` reads it), or 0 for none (then exactly
+ * `dpd_plr_fit`). With an intercept each row is projected to ‖x̃‖ <= 1/√2 and the solver sees
+ * (x̃, 1/√2), so the norm bound of the privacy calibration still holds. Any other `intercept`
+ * → `DPD_ERR_INVALID_ARGUMENT`, nothing drawn and nothing made.
+ *
+ * # Safety
+ * As `dpd_plr_fit`.
+ */
+enum dpd_status dpd_plr_fit_with_intercept(const struct dpd_dataset *dataset,
+                                           double epsilon,
+                                           double lambda,
+                                           uint32_t intercept,
+                                           struct dpd_rng *rng,
+                                           struct dpd_plr_model **out);
+
+/**
  * Fits PST-S: the low-level share (1 − `high_fraction`) of the rows cut into `n_parts` >= 1
  * disjoint parts, a PLR (λ = `lambda`) on each, and a PLR (λ = `lambda_high`) on the rest over
  * the low-level outputs. `high_fraction` in (0, 1); the paper uses 0.5.
@@ -2487,6 +2521,26 @@ enum dpd_status dpd_pst_s_fit(const struct dpd_dataset *dataset,
                               struct dpd_plr_model **out);
 
 /**
+ * As `dpd_pst_s_fit`, with `intercept` = 1 for an intercept in every low-level model and in
+ * the high-level model (`dpd_plr_model_intercept` reads the high-level one, which is the
+ * stack's: P(y = 1 | x) = σ(vᵀz + b) over the low-level outputs z;
+ * `dpd_plr_model_low_level_intercept` reads the others), or 0 for none (then exactly
+ * `dpd_pst_s_fit`). Any other `intercept` → `DPD_ERR_INVALID_ARGUMENT`, nothing drawn.
+ *
+ * # Safety
+ * As `dpd_plr_fit`.
+ */
+enum dpd_status dpd_pst_s_fit_with_intercept(const struct dpd_dataset *dataset,
+                                             size_t n_parts,
+                                             double epsilon,
+                                             double lambda,
+                                             double lambda_high,
+                                             double high_fraction,
+                                             uint32_t intercept,
+                                             struct dpd_rng *rng,
+                                             struct dpd_plr_model **out);
+
+/**
  * Fits PST-F: one low-level PLR per feature group (rows of group k scaled to ‖x_(k)‖ <= q_k,
  * jointly calibrated) and a high-level PLR over their outputs. Parameters as `dpd_pst_s_fit`.
  *
@@ -2501,6 +2555,24 @@ enum dpd_status dpd_pst_f_fit(const struct dpd_dataset *dataset,
                               double high_fraction,
                               struct dpd_rng *rng,
                               struct dpd_plr_model **out);
+
+/**
+ * As `dpd_pst_f_fit`, with `intercept` = 1 for an intercept in every low-level model and in
+ * the high-level model (read as for `dpd_pst_s_fit_with_intercept`), or 0 for none (then
+ * exactly `dpd_pst_f_fit`). Any other `intercept` → `DPD_ERR_INVALID_ARGUMENT`, nothing drawn.
+ *
+ * # Safety
+ * As `dpd_pst_f_fit`.
+ */
+enum dpd_status dpd_pst_f_fit_with_intercept(const struct dpd_dataset *dataset,
+                                             const struct dpd_feature_groups *groups,
+                                             double epsilon,
+                                             double lambda,
+                                             double lambda_high,
+                                             double high_fraction,
+                                             uint32_t intercept,
+                                             struct dpd_rng *rng,
+                                             struct dpd_plr_model **out);
 
 /**
  * Fits PST-H (transfer): per-group source models on `source` at ε_source, then PST-F on
@@ -2522,6 +2594,29 @@ enum dpd_status dpd_pst_h_fit(const struct dpd_dataset *source,
                               double high_fraction,
                               struct dpd_rng *rng,
                               struct dpd_plr_model **out);
+
+/**
+ * As `dpd_pst_h_fit`, with `intercept` = 1 for an intercept in every source model, every
+ * low-level model and the high-level model (each target low-level model's intercept is pulled
+ * towards its source model's like its weights), or 0 for none (then exactly `dpd_pst_h_fit`).
+ * The returned target stack's intercepts are read as for `dpd_pst_s_fit_with_intercept`. Any
+ * other `intercept` → `DPD_ERR_INVALID_ARGUMENT`, nothing drawn.
+ *
+ * # Safety
+ * As `dpd_pst_h_fit`.
+ */
+enum dpd_status dpd_pst_h_fit_with_intercept(const struct dpd_dataset *source,
+                                             const struct dpd_dataset *target,
+                                             const struct dpd_feature_groups *groups,
+                                             double epsilon_source,
+                                             double epsilon_target,
+                                             double lambda_source,
+                                             double lambda_target,
+                                             double lambda_high,
+                                             double high_fraction,
+                                             uint32_t intercept,
+                                             struct dpd_rng *rng,
+                                             struct dpd_plr_model **out);
 
 /**
  * AUC of `scores[0..n]` against `labels[0..n_labels]` (n_labels must equal n; labels in
@@ -2571,7 +2666,8 @@ enum dpd_status dpd_plr_model_info(const struct dpd_plr_model *model,
 /**
  * Exports the weights of a single model, or of the high-level model of a stack (one per
  * low-level model), into `out` (query-size pattern), and its input radius r (rows are
- * projected to ‖x‖ <= r before wᵀx) into `*out_input_radius` (may be NULL).
+ * projected to ‖x‖ <= r before wᵀx; to ‖x‖ <= r/√2 when the model has an intercept, which
+ * `dpd_plr_model_intercept` reads) into `*out_input_radius` (may be NULL).
  *
  * # Safety
  * `model` NULL (→ error) or a live handle; `(out, out_cap, out_len)` per the output-array
@@ -2616,6 +2712,47 @@ enum dpd_status dpd_plr_model_from_weights(const double *weights,
                                            size_t d,
                                            double input_radius,
                                            struct dpd_plr_model **out);
+
+/**
+ * The intercept b of a single model, or of the high-level model of a stack (the stack's
+ * intercept: P(y = 1 | x) = σ(vᵀz + b) over the low-level outputs z), into `*out`. In margin
+ * units: P(y = 1 | x) = σ(wᵀx̃ + b), x̃ the row projected to ‖x̃‖ <= r/√2 (r the input radius
+ * of `dpd_plr_model_weights`). A model fitted or imported without intercept →
+ * `DPD_ERR_INVALID_STATE` (its margin is wᵀx̃ alone), `*out` untouched.
+ *
+ * # Safety
+ * `model` NULL (→ error) or a live handle; `out` NULL (→ error) or writable.
+ */
+enum dpd_status dpd_plr_model_intercept(const struct dpd_plr_model *model,
+                                        double *out);
+
+/**
+ * The intercept of low-level model `k` (0..K) of a stack into `*out` (margin units, as
+ * `dpd_plr_model_intercept`). A single model → `DPD_ERR_INVALID_ARGUMENT`; a stack fitted
+ * without intercepts → `DPD_ERR_INVALID_STATE`; `*out` untouched on any error.
+ *
+ * # Safety
+ * `model` NULL (→ error) or a live handle; `out` NULL (→ error) or writable.
+ */
+enum dpd_status dpd_plr_model_low_level_intercept(const struct dpd_plr_model *model,
+                                                  size_t k,
+                                                  double *out);
+
+/**
+ * Imports a single logistic model with an intercept from exported weights `weights[0..d]`, its
+ * intercept b (`dpd_plr_model_intercept`) and input radius r > 0: P(y = 1 | x) = σ(wᵀx̃ + b),
+ * x̃ the row projected to ‖x̃‖ <= r/√2 — the model `dpd_plr_fit_with_intercept` fitted. Privacy
+ * unknown (ε = NaN), as `dpd_plr_model_from_weights`. Errors: `DPD_ERR_NON_FINITE` (a weight,
+ * b or r), `DPD_ERR_INVALID_ARGUMENT` (d = 0, r < 0); nothing made.
+ *
+ * # Safety
+ * As `dpd_plr_model_from_weights`.
+ */
+enum dpd_status dpd_plr_model_from_weights_and_intercept(const double *weights,
+                                                         size_t d,
+                                                         double intercept,
+                                                         double input_radius,
+                                                         struct dpd_plr_model **out);
 
 /**
  * Frees a model; NULL is a no-op.

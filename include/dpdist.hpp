@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -570,36 +571,45 @@ private:
     detail::Handle<dpd_feature_groups, dpd_feature_groups_free> h_;
 };
 
-/// A fitted PLR / PST model (epsilon = INFINITY fits the non-private model).
+/// A fitted PLR / PST model (epsilon = INFINITY fits the non-private model). `intercept` true
+/// estimates an intercept b (in a stack: in every low-level model and in the high-level model,
+/// whose b is the stack's); false, the default, is the model without intercept, as before.
 class PlrModel {
 public:
-    static PlrModel fit_plr(const Dataset &data, double epsilon, double lambda, Rng &rng) {
+    static PlrModel fit_plr(const Dataset &data, double epsilon, double lambda, Rng &rng,
+                            bool intercept = false) {
         return make([&](dpd_plr_model **out) {
-            return dpd_plr_fit(data.get(), epsilon, lambda, rng.get(), out);
+            return dpd_plr_fit_with_intercept(data.get(), epsilon, lambda, flag(intercept),
+                                              rng.get(), out);
         });
     }
     static PlrModel fit_pst_s(const Dataset &data, size_t n_parts, double epsilon, double lambda,
-                              double lambda_high, double high_fraction, Rng &rng) {
+                              double lambda_high, double high_fraction, Rng &rng,
+                              bool intercept = false) {
         return make([&](dpd_plr_model **out) {
-            return dpd_pst_s_fit(data.get(), n_parts, epsilon, lambda, lambda_high,
-                                 high_fraction, rng.get(), out);
+            return dpd_pst_s_fit_with_intercept(data.get(), n_parts, epsilon, lambda, lambda_high,
+                                                high_fraction, flag(intercept), rng.get(), out);
         });
     }
     static PlrModel fit_pst_f(const Dataset &data, const FeatureGroups &groups, double epsilon,
-                              double lambda, double lambda_high, double high_fraction, Rng &rng) {
+                              double lambda, double lambda_high, double high_fraction, Rng &rng,
+                              bool intercept = false) {
         return make([&](dpd_plr_model **out) {
-            return dpd_pst_f_fit(data.get(), groups.get(), epsilon, lambda, lambda_high,
-                                 high_fraction, rng.get(), out);
+            return dpd_pst_f_fit_with_intercept(data.get(), groups.get(), epsilon, lambda,
+                                                lambda_high, high_fraction, flag(intercept),
+                                                rng.get(), out);
         });
     }
     static PlrModel fit_pst_h(const Dataset &source, const Dataset &target,
                               const FeatureGroups &groups, double epsilon_source,
                               double epsilon_target, double lambda_source, double lambda_target,
-                              double lambda_high, double high_fraction, Rng &rng) {
+                              double lambda_high, double high_fraction, Rng &rng,
+                              bool intercept = false) {
         return make([&](dpd_plr_model **out) {
-            return dpd_pst_h_fit(source.get(), target.get(), groups.get(), epsilon_source,
-                                 epsilon_target, lambda_source, lambda_target, lambda_high,
-                                 high_fraction, rng.get(), out);
+            return dpd_pst_h_fit_with_intercept(source.get(), target.get(), groups.get(),
+                                                epsilon_source, epsilon_target, lambda_source,
+                                                lambda_target, lambda_high, high_fraction,
+                                                flag(intercept), rng.get(), out);
         });
     }
     /// Imports a single logistic model from exported weights.
@@ -607,6 +617,25 @@ public:
         return make([&](dpd_plr_model **out) {
             return dpd_plr_model_from_weights(weights.data(), weights.size(), input_radius, out);
         });
+    }
+    /// Imports a single logistic model with an intercept: p = σ(wᵀx̃ + b), x̃ the row clipped to
+    /// ‖x̃‖ <= input_radius/√2 (what fit_plr(..., true) fitted).
+    static PlrModel from_weights_and_intercept(Span<const double> weights, double intercept,
+                                               double input_radius) {
+        return make([&](dpd_plr_model **out) {
+            return dpd_plr_model_from_weights_and_intercept(weights.data(), weights.size(),
+                                                            intercept, input_radius, out);
+        });
+    }
+    /// The intercept b of a single model or of a stack's high level; empty for a model without.
+    std::optional<double> intercept() const {
+        return optional_intercept(
+            [&](double *out) { return dpd_plr_model_intercept(h_.get(), out); });
+    }
+    /// The intercept of low-level model k of a stack; empty for a stack without intercepts.
+    std::optional<double> low_level_intercept(size_t k) const {
+        return optional_intercept(
+            [&](double *out) { return dpd_plr_model_low_level_intercept(h_.get(), k, out); });
     }
     std::vector<double> predict_proba(Span<const double> x) const {
         size_t n_features = 0;
@@ -649,6 +678,16 @@ public:
 private:
     template <class Make> static PlrModel make(Make &&m) {
         return PlrModel(detail::make<dpd_plr_model, dpd_plr_model_free>(m));
+    }
+    static uint32_t flag(bool on) { return on ? 1u : 0u; }
+    // DPD_ERR_INVALID_STATE is the library's "this model has no intercept": an answer, not a
+    // failure; every other error throws.
+    template <class Call> static std::optional<double> optional_intercept(Call &&call) {
+        double b = 0.0;
+        dpd_status s = call(&b);
+        if (s == DPD_ERR_INVALID_STATE) return std::nullopt;
+        check(s);
+        return b;
     }
     explicit PlrModel(detail::Handle<dpd_plr_model, dpd_plr_model_free> h) : h_(std::move(h)) {}
     detail::Handle<dpd_plr_model, dpd_plr_model_free> h_;
@@ -1105,6 +1144,11 @@ public:
         return IterativeConfig([&](dpd_iterative_config **out) {
             return dpd_iterative_config_new_logistic(l2, out);
         });
+    }
+    /// Logistic regression only: estimate an intercept b (θ = (w, b), b last, unpenalised),
+    /// or not (the default of logistic()).
+    IterativeConfig &intercept(bool on) {
+        return apply(dpd_iterative_config_set_intercept(h_.get(), on ? 1u : 0u));
     }
     /// BLR by DP variational inference (noise precision λ, prior precision λ₀).
     static IterativeConfig blr_vi(double noise_precision, double prior_precision) {

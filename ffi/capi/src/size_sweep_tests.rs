@@ -990,6 +990,14 @@ fn cases() -> Vec<Case> {
             dpd_plr_model_free(out);
             status
         }),
+        case!(dpd_pst_s_fit_with_intercept, [2], |f, s| {
+            let mut out = null_mut();
+            let status = dpd_pst_s_fit_with_intercept(
+                f.dataset, s[0], 1.0, 0.1, 1.0, 0.2, 1, f.rng, &mut out,
+            );
+            dpd_plr_model_free(out);
+            status
+        }),
         case!(dpd_auc, [10, 10], |f, s| {
             let mut out = 0.0;
             dpd_auc(
@@ -1031,6 +1039,30 @@ fn cases() -> Vec<Case> {
                 &mut n,
                 &mut r,
             )
+        }),
+        case!(dpd_plr_model_low_level_intercept, [0], |f, s| {
+            // The fixture's stack has no intercepts: fit one that has.
+            let mut stack = null_mut();
+            let fitted = dpd_pst_s_fit_with_intercept(
+                f.dataset, 2, 1.0, 0.1, 1.0, 0.2, 1, f.rng, &mut stack,
+            );
+            assert_eq!(fitted, DPD_OK);
+            let mut b = 0.0;
+            let status = dpd_plr_model_low_level_intercept(stack, s[0], &mut b);
+            dpd_plr_model_free(stack);
+            status
+        }),
+        case!(dpd_plr_model_from_weights_and_intercept, [D], |f, s| {
+            let mut out = null_mut();
+            let status = dpd_plr_model_from_weights_and_intercept(
+                input(&f.values, s[0]),
+                s[0],
+                0.5,
+                1.0,
+                &mut out,
+            );
+            dpd_plr_model_free(out);
+            status
         }),
         case!(dpd_plr_model_from_weights, [D], |f, s| {
             let mut out = null_mut();

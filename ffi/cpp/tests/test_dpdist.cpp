@@ -160,6 +160,20 @@ static void accountant() {
     CHECK(s.rounds == 1 && std::fabs(s.epsilon - 0.6) < 1e-12);
 }
 
+// PLR without intercept straight through the C ABI's original entry point, predictions on the
+// data set's own rows: what fit_plr(..., false) must reproduce.
+static std::vector<double> make_plain_plr(const dpd::Dataset &data, const std::vector<double> &x,
+                                          size_t n, dpd::Rng &rng) {
+    dpd_plr_model *model = nullptr;
+    dpd::check(dpd_plr_fit(data.get(), 1.0, 0.01, rng.get(), &model));
+    std::vector<double> p(n);
+    size_t len = 0;
+    dpd_status s = dpd_plr_model_predict_proba(model, x.data(), x.size(), p.data(), p.size(), &len);
+    dpd_plr_model_free(model);
+    dpd::check(s);
+    return p;
+}
+
 // A PLR fit and a private BLR fit through the wrapper, on data made here.
 static void learners() {
     const size_t n = 300, d = 2;
@@ -179,6 +193,46 @@ static void learners() {
     dpd::PlrModel copy = dpd::PlrModel::from_weights(plr.weights(), plr.input_radius());
     CHECK(copy.predict_proba(x) == plr.predict_proba(x));
     CHECK(std::isnan(copy.epsilon()));
+    CHECK(!plr.intercept().has_value());
+
+    // The intercept: a known model against σ(wᵀx + b) computed by hand (w = (0.5, -1), b = 0.3,
+    // row (1, 0.5) inside the ball of radius 2/√2: σ(0.3) = 0.574442516811659), then a fit on
+    // labels off the origin, whose intercept survives an export and import.
+    auto known = dpd::PlrModel::from_weights_and_intercept(std::vector<double>{0.5, -1.0}, 0.3,
+                                                           2.0);
+    CHECK(known.intercept() == std::optional<double>(0.3));
+    CHECK(std::fabs(known.predict_proba(std::vector<double>{1.0, 0.5})[0] - 0.574442516811659) <
+          1e-15);
+    std::vector<double> offset_labels(n);
+    for (size_t i = 0; i < n; ++i) offset_labels[i] = x[i * d] > 0.4 ? 1.0 : 0.0;
+    dpd::Dataset offset(x, d, offset_labels);
+    auto rng_a = dpd::Rng::insecure_fixed_seed(3);
+    dpd::PlrModel with_b = dpd::PlrModel::fit_plr(offset, INFINITY, 0.001, rng_a, true);
+    std::optional<double> b = with_b.intercept();
+    CHECK(b.has_value() && *b < 0.0);
+    auto p_b = with_b.predict_proba(x);
+    std::printf("PLR with intercept (non-private) b %.3f, AUC %.4f\n", b.value_or(NAN),
+                dpd::auc(p_b, offset_labels));
+    CHECK(dpd::auc(p_b, offset_labels) > 0.95);
+    auto reimported = dpd::PlrModel::from_weights_and_intercept(with_b.weights(), b.value_or(0.0),
+                                                                with_b.input_radius());
+    CHECK(reimported.predict_proba(x) == p_b);
+    // intercept = false is the old model, bit for bit (same seed, private fit).
+    auto rng_b = dpd::Rng::insecure_fixed_seed(4);
+    auto rng_c = dpd::Rng::insecure_fixed_seed(4);
+    auto plain = dpd::PlrModel::fit_plr(offset, 1.0, 0.01, rng_b);
+    auto c_plain = make_plain_plr(offset, x, n, rng_c);
+    CHECK(plain.predict_proba(x) == c_plain);
+    // A stack with intercepts: every level has one.
+    auto stack = dpd::PlrModel::fit_pst_s(offset, 2, 2.0, 0.01, 0.01, 0.5, rng_a, true);
+    CHECK(stack.intercept().has_value() && stack.low_level_intercept(0).has_value() &&
+          stack.low_level_intercept(1).has_value());
+    auto stack_plain = dpd::PlrModel::fit_pst_s(offset, 2, 2.0, 0.01, 0.01, 0.5, rng_a);
+    CHECK(!stack_plain.intercept().has_value() && !stack_plain.low_level_intercept(0));
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "does not exist",
+                 [&] { (void)stack.low_level_intercept(2); });
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "single logistic model",
+                 [&] { (void)known.low_level_intercept(0); });
 
     std::vector<double> assumed{1.0, 1.0};
     dpd::BlrConfig config(2.0, 1e-5, assumed, 1.5);
@@ -261,6 +315,19 @@ static void iterative() {
     auto vi = dpd::IterativeConfig::blr_vi(1.0, 1.0);
     vi.poisson(1.0).sgd(0.5).non_private();
     dpd::IterativeTrainer blr(vi, n, d, rng);
+    expect_error(DPD_ERR_INVALID_STATE, "logistic regression only", [&] { vi.intercept(true); });
+    // Logistic regression with an intercept: θ = (w, b), predictions σ(wᵀx + b).
+    auto with_b = dpd::IterativeConfig::logistic(0.01);
+    with_b.intercept(true).poisson(1.0).sgd(0.5).non_private();
+    dpd::IterativeTrainer lr_b(with_b, n, d, rng);
+    lr_b.fit(x, labels, 50);
+    auto theta_b = lr_b.params();
+    CHECK(theta_b.size() == d + 1);
+    auto p_b = lr_b.predict(x);
+    for (size_t i = 0; i < n; ++i) {
+        double m = theta_b[0] * x[i * d] + theta_b[1] * x[i * d + 1] + theta_b[2];
+        CHECK(std::fabs(p_b[i] - 1.0 / (1.0 + std::exp(-m))) < 1e-12);
+    }
     std::vector<double> y(n);
     for (size_t i = 0; i < n; ++i) y[i] = 0.8 * x[i * d] - 0.3 * x[i * d + 1];
     CHECK(blr.fit(x, y, 50) == 50);

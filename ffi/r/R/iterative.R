@@ -23,15 +23,24 @@ rdp_noise_multiplier <- function(epsilon, delta, steps, q,
 
 # Settings of an iterative run. A private run needs the budget (epsilon, delta); its noise
 # multiplier is calibrated for the planned iterations unless given. private = FALSE is for
-# baselines only (no noise, no clipping).
+# baselines only (no noise, no clipping). `intercept` (logistic only; NULL means TRUE for
+# logistic, as glm) estimates an intercept b: theta = (w, b), b last, unpenalised, inside each
+# record's clipped gradient; FALSE is the model without intercept, exactly as before.
 iterative_settings <- function(model = c("logistic", "blr_vi"), l2 = 0, noise_precision = 1,
                                prior_precision = 1, sampling = c("poisson", "fixed_size"),
                                rate = 0.05, batch = 0, optimizer = c("adam", "sgd"),
                                learning_rate = 0.02, beta1 = 0.9, beta2 = 0.999,
                                adam_epsilon = 1e-8, clip_norm = 1, n_nodes = 3,
                                max_dropped = 0, private = TRUE, epsilon = NA, delta = NA,
-                               noise_multiplier = NA) {
+                               noise_multiplier = NA, intercept = NULL) {
   model <- match.arg(model)
+  if (is.null(intercept)) intercept <- model == "logistic"
+  if (!is.logical(intercept) || length(intercept) != 1 || is.na(intercept)) {
+    dpdist_stop("DPD_ERR_INVALID_ARGUMENT", "`intercept` must be TRUE or FALSE")
+  }
+  if (intercept && model != "logistic") {
+    dpdist_stop("DPD_ERR_INVALID_ARGUMENT", "`intercept` is an option of logistic regression only")
+  }
   sampling <- match.arg(sampling)
   optimizer <- match.arg(optimizer)
   if (!is.logical(private) || length(private) != 1 || is.na(private)) {
@@ -45,7 +54,7 @@ iterative_settings <- function(model = c("logistic", "blr_vi"), l2 = 0, noise_pr
          adam_epsilon = adam_epsilon, clip_norm = clip_norm, n_nodes = n_nodes,
          max_dropped = max_dropped, private = as.double(private),
          epsilon = as.double(epsilon), delta = as.double(delta),
-         noise_multiplier = as.double(noise_multiplier)),
+         noise_multiplier = as.double(noise_multiplier), intercept = as.double(intercept)),
     class = "dpdist_iterative_settings"
   )
 }
@@ -75,7 +84,10 @@ iterative_trainer <- function(settings, n_clients, dim, iterations, rng = NULL) 
       "a private run needs its budget: iterative_settings(epsilon =, delta =),",
       "or private = FALSE for a non-private baseline"))
   }
-  .Call(dpdr_iterative_trainer, settings, n_clients, dim, iterations, as_rng(rng))
+  trainer <- .Call(dpdr_iterative_trainer, settings, n_clients, dim, iterations, as_rng(rng))
+  # For coef(): which model theta belongs to.
+  attr(trainer, "logistic_intercept") <- if (settings$model == 0) settings$intercept == 1 else NA
+  trainer
 }
 
 # Up to `iterations` more iterations on the same records; stops, without error, at the budget.
@@ -91,7 +103,8 @@ iterative_step <- function(trainer, x, y, dropped = numeric(0)) {
         as.double(dropped))
 }
 
-# theta: the d weights (logistic) or (m, log s) of length 2d (DP-VI BLR).
+# theta: the d weights (logistic), then the intercept b with one (d + 1 values); (m, log s) of
+# length 2d (DP-VI BLR).
 iterative_params <- function(trainer) .Call(dpdr_iterative_params, trainer)
 
 # The last iteration's released noisy sum (numeric(0) before the first iteration): public, the
@@ -105,6 +118,20 @@ iterative_spent <- function(trainer) .Call(dpdr_iterative_spent, trainer)
 # P(y = 1 | x) (logistic) or the posterior mean x^T m (DP-VI BLR) for each row of `newdata`.
 predict.dpdist_iterative_trainer <- function(object, newdata, ...) {
   .Call(dpdr_iterative_predict, object, as_double_matrix(newdata, "newdata"))
+}
+
+# Logistic regression's coefficients as glm shows them: "(Intercept)" first when the run
+# estimates one, then x1..xd. DP-VI BLR: the posterior means m.
+coef.dpdist_iterative_trainer <- function(object, ...) {
+  theta <- iterative_params(object)
+  with_b <- attr(object, "logistic_intercept")
+  if (is.null(with_b) || is.na(with_b)) {
+    m <- theta[seq_len(length(theta) / 2)]
+    return(stats::setNames(m, paste0("x", seq_along(m))))
+  }
+  if (!with_b) return(stats::setNames(theta, paste0("x", seq_along(theta))))
+  d <- length(theta) - 1
+  c("(Intercept)" = theta[[d + 1]], stats::setNames(theta[seq_len(d)], paste0("x", seq_len(d))))
 }
 
 print.dpdist_iterative_trainer <- function(x, ...) {

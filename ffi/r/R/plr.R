@@ -2,6 +2,11 @@
 # stacking paper. Every fit is epsilon-DP for the rows it is given (delta = 0); epsilon = Inf
 # gives the non-private fit. Rows of `x` are records, labels `y` are all 0/1 or all -1/+1.
 # Feature indices and group numbers are R's, 1-based. Fits return a "dpdist_plr_model".
+# `intercept = TRUE` (the default, as glm) estimates an intercept b: P(y = 1 | x) =
+# plogis(b + w'x~), x~ the row projected into the ball of radius r/sqrt(2) (r = input_radius);
+# in a stack every low-level model and the high level get one, and the high level's b is the
+# stack's. `intercept = FALSE` is the model without intercept, exactly what these functions fitted
+# before they had the option.
 
 as_double_matrix <- function(x, name) {
   if (is.data.frame(x)) {
@@ -46,35 +51,44 @@ as_double_vector <- function(y, name) {
 }
 
 # PLR (stacking paper Alg. 1) with ridge strength `lambda`.
-plr_fit <- function(x, y, epsilon, lambda, rng = NULL) {
-  .Call(dpdr_plr_fit, as_double_matrix(x, "x"), as.double(y), epsilon, lambda, as_rng(rng))
+plr_fit <- function(x, y, epsilon, lambda, rng = NULL, intercept = TRUE) {
+  x <- as_double_matrix(x, "x")
+  with_names(.Call(dpdr_plr_fit, x, as.double(y), epsilon, lambda, intercept, as_rng(rng)), x)
 }
 
 # PST-S: rows split into `n_parts` low-level PLRs plus a high-level PLR on `high_fraction`.
 pst_s_fit <- function(x, y, n_parts, epsilon, lambda, lambda_high = lambda, high_fraction = 0.5,
-                      rng = NULL) {
+                      rng = NULL, intercept = TRUE) {
   .Call(dpdr_pst_s_fit, as_double_matrix(x, "x"), as.double(y), n_parts, epsilon, lambda,
-        lambda_high, high_fraction, as_rng(rng))
+        lambda_high, high_fraction, intercept, as_rng(rng))
 }
 
 # PST-F: one low-level PLR per feature group. `groups[j]` is the group (1..K) of column j, or
 # NA to leave the column out; `importance` (length K, sums to 1) must come from side
 # information, never from the private data.
 pst_f_fit <- function(x, y, groups, importance, epsilon, lambda, lambda_high = lambda,
-                      high_fraction = 0.5, rng = NULL) {
+                      high_fraction = 0.5, rng = NULL, intercept = TRUE) {
   .Call(dpdr_pst_f_fit, as_double_matrix(x, "x"), as.double(y), as_groups(groups),
-        as.double(importance), epsilon, lambda, lambda_high, high_fraction, as_rng(rng))
+        as.double(importance), epsilon, lambda, lambda_high, high_fraction, intercept,
+        as_rng(rng))
 }
 
 # PST-H (transfer): source models per group at epsilon_source, then PST-F on the target pulled
 # towards them. Returns the target's stacked model.
 pst_h_fit <- function(source_x, source_y, target_x, target_y, groups, importance,
                       epsilon_source, epsilon_target, lambda_source, lambda_target,
-                      lambda_high = lambda_target, high_fraction = 0.5, rng = NULL) {
+                      lambda_high = lambda_target, high_fraction = 0.5, rng = NULL,
+                      intercept = TRUE) {
   .Call(dpdr_pst_h_fit, as_double_matrix(source_x, "source_x"), as.double(source_y),
         as_double_matrix(target_x, "target_x"), as.double(target_y), as_groups(groups),
         as.double(importance), epsilon_source, epsilon_target, lambda_source, lambda_target,
-        lambda_high, high_fraction, as_rng(rng))
+        lambda_high, high_fraction, intercept, as_rng(rng))
+}
+
+# Keeps the column names of the training matrix on a single model, for coef().
+with_names <- function(model, x) {
+  attr(model, "feature_names") <- colnames(x)
+  model
 }
 
 as_groups <- function(groups) {
@@ -99,9 +113,38 @@ plr_weights <- function(model) .Call(dpdr_plr_model_weights, model)
 # list(features (1-based), weights, input_radius) of low-level model k (1..K) of a stack.
 plr_low_level <- function(model, k) .Call(dpdr_plr_model_low_level, model, k)
 
-# Imports a single logistic model from exported weights.
-plr_model_from_weights <- function(weights, input_radius) {
-  .Call(dpdr_plr_model_from_weights, as.double(weights), input_radius)
+# The intercept b of a single model or of a stack's high level (k = NULL), or of low-level
+# model k (1..K) of a stack; NA for a model fitted or imported without one.
+plr_intercept <- function(model, k = NULL) {
+  .Call(dpdr_plr_model_intercept, model, if (is.null(k)) 0 else k)
+}
+
+# Imports a single logistic model from exported weights, with its intercept when given (NULL:
+# a model without intercept, whose rows are projected to radius input_radius, not r/sqrt(2)).
+plr_model_from_weights <- function(weights, input_radius, intercept = NULL) {
+  if (is.null(intercept)) {
+    .Call(dpdr_plr_model_from_weights, as.double(weights), input_radius)
+  } else {
+    .Call(dpdr_plr_model_from_weights_and_intercept, as.double(weights), intercept, input_radius)
+  }
+}
+
+# Coefficients as glm shows them: "(Intercept)" first when the model has one, then one per
+# feature (a single model; named by the training columns when they had names) or one per
+# low-level model (a stack's high level, "level1".."levelK"). They act on the projected rows
+# (see the header of this file), not on x in its own units.
+coef.dpdist_plr_model <- function(object, ...) {
+  w <- plr_weights(object)$weights
+  info <- plr_model_info(object)
+  names(w) <- if (info$kind == "stacked") {
+    paste0("level", seq_along(w))
+  } else if (!is.null(attr(object, "feature_names"))) {
+    attr(object, "feature_names")
+  } else {
+    paste0("x", seq_along(w))
+  }
+  b <- plr_intercept(object)
+  if (is.na(b)) w else c("(Intercept)" = b, w)
 }
 
 # Area under the ROC curve (Mann-Whitney, ties count 1/2).

@@ -9,11 +9,11 @@
 enum {
   S_MODEL, S_L2, S_NOISE_PRECISION, S_PRIOR_PRECISION, S_SAMPLING, S_RATE, S_BATCH, S_OPTIMIZER,
   S_LEARNING_RATE, S_BETA1, S_BETA2, S_ADAM_EPSILON, S_CLIP_NORM, S_N_NODES, S_MAX_DROPPED,
-  S_PRIVATE, S_EPSILON, S_DELTA, S_NOISE_MULTIPLIER, S_COUNT
+  S_PRIVATE, S_EPSILON, S_DELTA, S_NOISE_MULTIPLIER, S_INTERCEPT, S_COUNT
 };
 
 typedef struct {
-  uint32_t model, sampling, optimizer, n_nodes, is_private;
+  uint32_t model, sampling, optimizer, n_nodes, is_private, intercept;
   double l2, noise_precision, prior_precision, rate, learning_rate, beta1, beta2, adam_epsilon,
       clip_norm, epsilon, delta, noise_multiplier; /* noise_multiplier NaN: calibrate */
   size_t batch, max_dropped;
@@ -44,6 +44,7 @@ static settings_t read_settings(SEXP s) {
   c.epsilon = dpdr_double(VECTOR_ELT(s, S_EPSILON), "epsilon");
   c.delta = dpdr_double(VECTOR_ELT(s, S_DELTA), "delta");
   c.noise_multiplier = dpdr_double(VECTOR_ELT(s, S_NOISE_MULTIPLIER), "noise_multiplier");
+  c.intercept = dpdr_u32(VECTOR_ELT(s, S_INTERCEPT), "intercept");
   return c;
 }
 
@@ -56,8 +57,11 @@ static dpd_status new_config(const settings_t *c, dpd_iterative_config **out) {
                       : dpd_iterative_config_new_blr_vi(c->noise_precision, c->prior_precision,
                                                         &cfg);
   if (st != DPD_OK) return st;
-  st = c->sampling == 0 ? dpd_iterative_config_set_poisson(cfg, c->rate)
-                        : dpd_iterative_config_set_fixed_size(cfg, c->batch);
+  /* Only asked of logistic settings; BLR's refuse an intercept (R never builds that). */
+  if (c->model == 0) st = dpd_iterative_config_set_intercept(cfg, c->intercept);
+  if (st == DPD_OK)
+    st = c->sampling == 0 ? dpd_iterative_config_set_poisson(cfg, c->rate)
+                          : dpd_iterative_config_set_fixed_size(cfg, c->batch);
   if (st == DPD_OK)
     st = c->optimizer == 0 ? dpd_iterative_config_set_adam(cfg, c->learning_rate, c->beta1,
                                                            c->beta2, c->adam_epsilon)

@@ -38,37 +38,49 @@ static dpd_feature_groups *new_groups(SEXP groups, SEXP importance) {
   return out;
 }
 
+/* R's TRUE/FALSE as the C ABI's 0/1 intercept flag. */
+static uint32_t intercept_flag(SEXP intercept) {
+  if (TYPEOF(intercept) != LGLSXP || XLENGTH(intercept) != 1 ||
+      LOGICAL(intercept)[0] == NA_LOGICAL)
+    dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`intercept` must be TRUE or FALSE");
+  return LOGICAL(intercept)[0] ? 1u : 0u;
+}
+
 static SEXP finish_fit(dpd_status st, dpd_plr_model *model) {
   dpdr_check(st);
   return dpdr_wrap(model, DPDR_PLR_MODEL);
 }
 
-SEXP dpdr_plr_fit(SEXP x, SEXP y, SEXP epsilon, SEXP lambda, SEXP rng) {
+SEXP dpdr_plr_fit(SEXP x, SEXP y, SEXP epsilon, SEXP lambda, SEXP intercept, SEXP rng) {
   double eps = dpdr_double(epsilon, "epsilon"), lam = dpdr_double(lambda, "lambda");
+  uint32_t with_b = intercept_flag(intercept);
   dpd_rng *r = (dpd_rng *)dpdr_handle(rng, DPDR_RNG, "rng");
   dpd_dataset *ds = new_dataset(x, y, "x", "y");
   dpd_plr_model *model = NULL;
-  dpd_status st = dpd_plr_fit(ds, eps, lam, r, &model);
+  dpd_status st = dpd_plr_fit_with_intercept(ds, eps, lam, with_b, r, &model);
   dpd_dataset_free(ds);
   return finish_fit(st, model);
 }
 
 SEXP dpdr_pst_s_fit(SEXP x, SEXP y, SEXP n_parts, SEXP epsilon, SEXP lambda, SEXP lambda_high,
-                    SEXP high_fraction, SEXP rng) {
+                    SEXP high_fraction, SEXP intercept, SEXP rng) {
   size_t parts = dpdr_size(n_parts, "n_parts");
+  uint32_t with_b = intercept_flag(intercept);
   double eps = dpdr_double(epsilon, "epsilon"), lam = dpdr_double(lambda, "lambda");
   double lam_hi = dpdr_double(lambda_high, "lambda_high");
   double frac = dpdr_double(high_fraction, "high_fraction");
   dpd_rng *r = (dpd_rng *)dpdr_handle(rng, DPDR_RNG, "rng");
   dpd_dataset *ds = new_dataset(x, y, "x", "y");
   dpd_plr_model *model = NULL;
-  dpd_status st = dpd_pst_s_fit(ds, parts, eps, lam, lam_hi, frac, r, &model);
+  dpd_status st =
+      dpd_pst_s_fit_with_intercept(ds, parts, eps, lam, lam_hi, frac, with_b, r, &model);
   dpd_dataset_free(ds);
   return finish_fit(st, model);
 }
 
 SEXP dpdr_pst_f_fit(SEXP x, SEXP y, SEXP groups, SEXP importance, SEXP epsilon, SEXP lambda,
-                    SEXP lambda_high, SEXP high_fraction, SEXP rng) {
+                    SEXP lambda_high, SEXP high_fraction, SEXP intercept, SEXP rng) {
+  uint32_t with_b = intercept_flag(intercept);
   double eps = dpdr_double(epsilon, "epsilon"), lam = dpdr_double(lambda, "lambda");
   double lam_hi = dpdr_double(lambda_high, "lambda_high");
   double frac = dpdr_double(high_fraction, "high_fraction");
@@ -80,7 +92,8 @@ SEXP dpdr_pst_f_fit(SEXP x, SEXP y, SEXP groups, SEXP importance, SEXP epsilon, 
   dpd_dataset *ds = NULL;
   dpd_plr_model *model = NULL;
   dpd_status st = dpd_dataset_new(rows, n * d, d, labels, (size_t)XLENGTH(y), &ds);
-  if (st == DPD_OK) st = dpd_pst_f_fit(ds, fg, eps, lam, lam_hi, frac, r, &model);
+  if (st == DPD_OK)
+    st = dpd_pst_f_fit_with_intercept(ds, fg, eps, lam, lam_hi, frac, with_b, r, &model);
   dpd_dataset_free(ds);
   dpd_feature_groups_free(fg);
   return finish_fit(st, model);
@@ -88,7 +101,8 @@ SEXP dpdr_pst_f_fit(SEXP x, SEXP y, SEXP groups, SEXP importance, SEXP epsilon, 
 
 SEXP dpdr_pst_h_fit(SEXP xs, SEXP ys, SEXP xt, SEXP yt, SEXP groups, SEXP importance,
                     SEXP eps_source, SEXP eps_target, SEXP lam_source, SEXP lam_target,
-                    SEXP lambda_high, SEXP high_fraction, SEXP rng) {
+                    SEXP lambda_high, SEXP high_fraction, SEXP intercept, SEXP rng) {
+  uint32_t with_b = intercept_flag(intercept);
   double es = dpdr_double(eps_source, "epsilon_source");
   double et = dpdr_double(eps_target, "epsilon_target");
   double ls = dpdr_double(lam_source, "lambda_source");
@@ -107,7 +121,8 @@ SEXP dpdr_pst_h_fit(SEXP xs, SEXP ys, SEXP xt, SEXP yt, SEXP groups, SEXP import
   dpd_status st = dpd_dataset_new(rs, ns * ds_, ds_, ls_, (size_t)XLENGTH(ys), &src);
   if (st == DPD_OK) st = dpd_dataset_new(rt, nt * dt, dt, lt_, (size_t)XLENGTH(yt), &tgt);
   if (st == DPD_OK)
-    st = dpd_pst_h_fit(src, tgt, fg, es, et, ls, lt, lam_hi, frac, r, &model);
+    st = dpd_pst_h_fit_with_intercept(src, tgt, fg, es, et, ls, lt, lam_hi, frac, with_b, r,
+                                      &model);
   dpd_dataset_free(src);
   dpd_dataset_free(tgt);
   dpd_feature_groups_free(fg);
@@ -222,6 +237,28 @@ SEXP dpdr_plr_model_from_weights(SEXP weights, SEXP input_radius) {
   double r = dpdr_double(input_radius, "input_radius");
   dpd_plr_model *m = NULL;
   dpdr_check(dpd_plr_model_from_weights(w, (size_t)XLENGTH(weights), r, &m));
+  return dpdr_wrap(m, DPDR_PLR_MODEL);
+}
+
+/* The intercept of a single model or a stack's high level (k = 0), or of low-level model k
+ * (1-based) of a stack; NA when the model has none (the C ABI's DPD_ERR_INVALID_STATE). */
+SEXP dpdr_plr_model_intercept(SEXP model, SEXP k) {
+  dpd_plr_model *m = model_of(model);
+  size_t level = dpdr_size(k, "k");
+  double b = 0.0;
+  dpd_status st = level == 0 ? dpd_plr_model_intercept(m, &b)
+                             : dpd_plr_model_low_level_intercept(m, level - 1, &b);
+  if (st == DPD_ERR_INVALID_STATE) return Rf_ScalarReal(NA_REAL);
+  dpdr_check(st);
+  return Rf_ScalarReal(b);
+}
+
+SEXP dpdr_plr_model_from_weights_and_intercept(SEXP weights, SEXP intercept, SEXP input_radius) {
+  const double *w = dpdr_doubles(weights, "weights");
+  double b = dpdr_double(intercept, "intercept");
+  double r = dpdr_double(input_radius, "input_radius");
+  dpd_plr_model *m = NULL;
+  dpdr_check(dpd_plr_model_from_weights_and_intercept(w, (size_t)XLENGTH(weights), b, r, &m));
   return dpdr_wrap(m, DPDR_PLR_MODEL);
 }
 

@@ -1,5 +1,5 @@
-# Iterative private learning through the C library: published RDP figures, a non-private run
-# against a Newton solve in base R, a calibrated private run that lasts exactly its iterations
+# Iterative private learning through the C library: published RDP figures, non-private runs
+# (with and without intercept) against Newton solves in base R, a calibrated private run that lasts exactly its iterations
 # and spends its budget, the budget refusal, DP-VI BLR, and bad input.
 source("helpers.R")
 
@@ -35,9 +35,11 @@ run_tests(list(
       h <- crossprod(x, x * (p * (1 - p))) / n + lambda * diag(2)
       w <- w - drop(solve(h, g))
     }
+    # intercept = FALSE: the model these settings built before they had the option.
     st <- iterative_settings(l2 = lambda, rate = 1, optimizer = "sgd", learning_rate = 1,
-                             private = FALSE)
+                             private = FALSE, intercept = FALSE)
     t <- iterative_fit(x, labels, st, iterations = 300, rng = dpdist_rng(insecure_seed = 11))
+    stopifnot(identical(names(coef(t)), c("x1", "x2")))
     expect_near(iterative_params(t), w, 1e-6)
     sp <- iterative_spent(t)
     stopifnot(is.infinite(sp[["epsilon"]]), sp[["iterations"]] == 300)
@@ -49,6 +51,37 @@ run_tests(list(
     stopifnot(length(iterative_last_release(t1)) == 0)
     iterative_step(t1, x, labels)
     expect_near(iterative_last_release(t1), -drop(crossprod(x, s)) / 2, 1e-9)
+  },
+
+  # The default, as glm: an intercept b, theta = (w, b), b unpenalised. Labels off the origin;
+  # Newton's method on (w, b) in base R; a clip norm of 10 never clips |(x, 1)| <= sqrt(3).
+  non_private_logistic_with_intercept_reaches_the_newton_optimum = function() {
+    n <- 50
+    x <- grid(n)
+    labels <- as.double(x[, 1] - 0.5 * x[, 2] + 0.3 * sin(0:(n - 1)) > 0.4)
+    lambda <- 0.1
+    s <- 2 * labels - 1
+    z <- cbind(x, 1)
+    theta <- c(0, 0, 0)
+    penalty <- c(lambda, lambda, 0)
+    for (k in 1:50) {
+      p <- 1 / (1 + exp(s * drop(z %*% theta)))
+      g <- -crossprod(z, s * p) / n + penalty * theta
+      h <- crossprod(z, z * (p * (1 - p))) / n + diag(penalty)
+      theta <- theta - drop(solve(h, g))
+    }
+    stopifnot(theta[3] < -0.1)
+    st <- iterative_settings(l2 = lambda, rate = 1, optimizer = "sgd", learning_rate = 1,
+                             clip_norm = 10, private = FALSE)
+    t <- iterative_fit(x, labels, st, iterations = 3000, rng = dpdist_rng(insecure_seed = 11))
+    expect_near(iterative_params(t), theta, 1e-6)
+    cf <- coef(t)
+    stopifnot(identical(names(cf), c("(Intercept)", "x1", "x2")))
+    expect_near(unname(cf), theta[c(3, 1, 2)], 1e-6)
+    expect_near(predict(t, x), 1 / (1 + exp(-drop(z %*% iterative_params(t)))), 1e-12)
+    expect_dpdist_error(iterative_settings(model = "blr_vi", intercept = TRUE),
+                        "DPD_ERR_INVALID_ARGUMENT")
+    expect_dpdist_error(iterative_settings(intercept = NA), "DPD_ERR_INVALID_ARGUMENT")
   },
 
   calibrated_private_run_spends_exactly_its_budget = function() {

@@ -1,5 +1,6 @@
 # PLR and the stacking ensembles through the C library, checked against an independent base-R
-# fit of the same objective and a base-R AUC.
+# fit of the same objective and a base-R AUC; the intercept (on by default, as glm) against
+# values computed here, and intercept = FALSE against the model without intercept.
 source("helpers.R")
 
 # Logistic data with a known direction; R's own generator makes the DATA (not any DP noise).
@@ -26,7 +27,7 @@ run_tests(list(
   non_private_plr_matches_a_base_r_fit = function() {
     d <- make_data(1500, 1)
     lambda <- 0.01
-    m <- plr_fit(d$x, d$y, epsilon = Inf, lambda = lambda)
+    m <- plr_fit(d$x, d$y, epsilon = Inf, lambda = lambda, intercept = FALSE)
     # The same objective minimised by optim: (1/n) sum log(1 + exp(-y w'x)) + lambda ||w||^2 / 2
     # with y in {-1, +1} and projected rows.
     xp <- project_rows(d$x)
@@ -44,16 +45,79 @@ run_tests(list(
     stopifnot(info$kind == "logistic", info$n_features == 4, info$epsilon == Inf)
     p <- predict(m, d$x)
     expect_near(p, plogis(drop(xp %*% w$weights) * w$input_radius), 1e-12, "predict")
+    stopifnot(is.na(plr_intercept(m)), identical(names(coef(m)), paste0("x", 1:4)))
   },
 
-  auc_matches_mann_whitney = function() {
-    set.seed(3)
-    s <- round(rnorm(300), 1) # ties on purpose
-    y <- as.double(runif(300) < plogis(s))
-    expect_near(auc(s, y), auc_by_ranks(s, y), 1e-12, "auc")
-    expect_near(auc(s, 2 * y - 1), auc_by_ranks(s, y), 1e-12, "auc with -1/+1 labels")
-    expect_dpdist_error(auc(s, y[-1]), "DPD_ERR_LENGTH_MISMATCH")
-    expect_dpdist_error(auc(s, rep(1, 300)), "DPD_ERR_INVALID_ARGUMENT") # one class only
+  # The same with an intercept (the default): the solver's rows are (x~, c) with x~ the row
+  # projected to radius 1/sqrt(2) and c = 1/sqrt(2); its weight on c times c is b.
+  non_private_plr_with_intercept_matches_a_base_r_fit = function() {
+    d <- make_data(1500, 1)
+    d$y <- as.double(d$x[, 1] + 0.3 * d$x[, 2] > 0.25) # off the origin: b matters
+    colnames(d$x) <- c("age", "dose", "bmi", "noise")
+    lambda <- 0.01
+    m <- plr_fit(d$x, d$y, epsilon = Inf, lambda = lambda)
+    c0 <- 1 / sqrt(2)
+    xp <- cbind(d$x / pmax(1, sqrt(rowSums(d$x^2)) / c0), c0)
+    ypm <- 2 * d$y - 1
+    f <- function(w) mean(log1p(exp(-ypm * drop(xp %*% w)))) + lambda * sum(w^2) / 2
+    g <- function(w) {
+      p <- plogis(-ypm * drop(xp %*% w))
+      -drop(crossprod(xp, ypm * p)) / nrow(xp) + lambda * w
+    }
+    ref <- optim(rep(0, 5), f, g, method = "BFGS",
+                 control = list(reltol = 1e-14, maxit = 1000))$par
+    w <- plr_weights(m)
+    expect_near(w$weights, ref[1:4], 1e-4, "PLR weights with intercept vs optim")
+    expect_near(plr_intercept(m), ref[5] * c0, 1e-4, "PLR intercept vs optim")
+    stopifnot(plr_intercept(m) < 0)
+    # coef as glm: "(Intercept)" first, then the columns by name.
+    cf <- coef(m)
+    stopifnot(identical(names(cf), c("(Intercept)", "age", "dose", "bmi", "noise")))
+    stopifnot(cf[["(Intercept)"]] == plr_intercept(m), identical(unname(cf[-1]), w$weights))
+    # predict uses b: plogis(b + w'x~).
+    p <- predict(m, d$x)
+    expect_near(p, plogis(plr_intercept(m) + drop(xp[, 1:4] %*% w$weights)), 1e-12,
+                "predict with intercept")
+    stopifnot(auc(p, d$y) > 0.95)
+    # Export and import: the same predictions, bit for bit.
+    back <- plr_model_from_weights(w$weights, w$input_radius, intercept = plr_intercept(m))
+    stopifnot(identical(predict(back, d$x), p))
+  },
+
+  imported_intercept_model_predicts_by_hand = function() {
+    # w = (0.5, -1), b = 0.3, r = 2: rows projected to radius sqrt(2). Row (1, 0.5) is inside:
+    # plogis(0.3) = 0.574442516811659; row (3, 4) becomes (3, 4) sqrt(2)/5: plogis(0.3 -
+    # 0.5 sqrt(2)) = 0.39960606322120307 (both worked out by hand, 1/(1 + exp(-t))).
+    m <- plr_model_from_weights(c(0.5, -1), input_radius = 2, intercept = 0.3)
+    x <- matrix(c(1, 0.5, 3, 4), ncol = 2, byrow = TRUE)
+    expect_near(predict(m, x), c(0.574442516811659, 0.39960606322120307), 1e-15, "by hand")
+    stopifnot(plr_intercept(m) == 0.3, identical(names(coef(m)), c("(Intercept)", "x1", "x2")))
+    expect_dpdist_error(plr_model_from_weights(c(0.5, -1), 2, intercept = NaN),
+                        "DPD_ERR_NON_FINITE")
+    expect_dpdist_error(plr_intercept(m, 1), "DPD_ERR_INVALID_ARGUMENT") # not a stack
+  },
+
+  # intercept = FALSE is what plr_fit and pst_s_fit returned before they had the option. The
+  # expected values were printed (%a) by a C program linked against the library built at
+  # commit 0980f78, before the intercept reached the C ABI, calling its dpd_plr_fit and
+  # dpd_pst_s_fit on the same rows (integer arithmetic, so C and R build the same doubles).
+  intercept_false_reproduces_the_previous_fits_bit_for_bit = function() {
+    i <- 0:199
+    x <- sapply(0:2, function(j) ((i * 7 + j * 13 + i * i) %% 17 - 8) / 10)
+    y <- as.double(x[, 1] - x[, 2] + 0.5 * x[, 3] > 0.1)
+    m <- plr_fit(x, y, epsilon = 1, lambda = 0.01, rng = dpdist_rng(insecure_seed = 21),
+                 intercept = FALSE)
+    stopifnot(identical(plr_weights(m)$weights,
+                        c(0x1.da9c4a04031dap+1, -0x1.eae277485aa48p+0, 0x1.86b0d87a4fe9bp+0)))
+    stopifnot(is.na(plr_intercept(m)), !("(Intercept)" %in% names(coef(m))))
+    s <- pst_s_fit(x, y, n_parts = 2, epsilon = 2, lambda = 0.01,
+                   rng = dpdist_rng(insecure_seed = 5), intercept = FALSE)
+    stopifnot(identical(plr_weights(s)$weights, c(0x1.592585e8c1fa4p+0, 0x1.a84f93b521c58p+1)))
+    stopifnot(identical(predict(s, x[1:3, ]),
+                        c(0x1.4254ae62d87c7p-5, 0x1.1baba7456a67ep-1, 0x1.42a5712daac79p-5)))
+    # The default (intercept = TRUE) is a different model on the same seed.
+    with_b <- plr_fit(x, y, epsilon = 1, lambda = 0.01, rng = dpdist_rng(insecure_seed = 21))
+    stopifnot(!is.na(plr_intercept(with_b)))
   },
 
   private_plr_is_noisy_reproducible_and_still_useful = function() {
@@ -66,6 +130,7 @@ run_tests(list(
     stopifnot(plr_model_info(m1)$epsilon == 1)
     p <- predict(m1, d$x)
     stopifnot(length(p) == 4000, all(p > 0 & p < 1))
+    stopifnot(!is.na(plr_intercept(m1)), names(coef(m1))[1] == "(Intercept)")
     # The non-private fit ranks well; a printed AUC documents the private one.
     stopifnot(auc(predict(m0, d$x), d$y) > 0.75)
     cat(sprintf("      AUC on training data: non-private %.3f, epsilon = 1 %.3f\n",
@@ -78,6 +143,13 @@ run_tests(list(
                    rng = dpdist_rng(insecure_seed = 5))
     stopifnot(plr_model_info(s)$kind == "stacked", plr_model_info(s)$n_low_level == 3)
     stopifnot(length(predict(s, d$x)) == 3000)
+    # Intercepts by default: every level has one; coef is the high level's, b first.
+    stopifnot(!is.na(plr_intercept(s)), all(!is.na(sapply(1:3, function(k) plr_intercept(s, k)))))
+    stopifnot(identical(names(coef(s)), c("(Intercept)", "level1", "level2", "level3")))
+    s0 <- pst_s_fit(d$x, d$y, n_parts = 3, epsilon = 2, lambda = 0.01,
+                    rng = dpdist_rng(insecure_seed = 5), intercept = FALSE)
+    stopifnot(is.na(plr_intercept(s0)), is.na(plr_intercept(s0, 1)),
+              identical(names(coef(s0)), c("level1", "level2", "level3")))
 
     f <- pst_f_fit(d$x, d$y, groups = c(1, 1, 2, NA), importance = c(0.6, 0.4), epsilon = 2,
                    lambda = 0.01, rng = dpdist_rng(insecure_seed = 6))
@@ -85,6 +157,10 @@ run_tests(list(
     stopifnot(identical(plr_low_level(f, 1)$features, c(1, 2)),
               identical(plr_low_level(f, 2)$features, 3))
     stopifnot(length(plr_weights(f)$weights) == 2) # the high level reads K = 2 outputs
+    stopifnot(!is.na(plr_intercept(f)), !is.na(plr_intercept(f, 2)))
+    f0 <- pst_f_fit(d$x, d$y, groups = c(1, 1, 2, NA), importance = c(0.6, 0.4), epsilon = 2,
+                    lambda = 0.01, rng = dpdist_rng(insecure_seed = 6), intercept = FALSE)
+    stopifnot(is.na(plr_intercept(f0)), is.na(plr_intercept(f0, 2)))
 
     src <- make_data(3000, 7)
     h <- pst_h_fit(src$x, src$y, d$x, d$y, groups = c(1, 1, 2, 2), importance = c(0.5, 0.5),
@@ -93,6 +169,26 @@ run_tests(list(
     stopifnot(plr_model_info(h)$kind == "stacked", plr_model_info(h)$epsilon == 1)
     p <- predict(h, d$x)
     stopifnot(all(p > 0 & p < 1))
+    stopifnot(!is.na(plr_intercept(h)), !is.na(plr_intercept(h, 1)))
+    h0 <- pst_h_fit(src$x, src$y, d$x, d$y, groups = c(1, 1, 2, 2), importance = c(0.5, 0.5),
+                    epsilon_source = 1, epsilon_target = 1, lambda_source = 0.01,
+                    lambda_target = 0.01, rng = dpdist_rng(insecure_seed = 8), intercept = FALSE)
+    stopifnot(is.na(plr_intercept(h0)), is.na(plr_intercept(h0, 1)))
+    # A stack's prediction recomputed from its parts with intercepts: low level k gives
+    # m_k = (2 plogis(b_k + w_k'x~_k) - 1)/sqrt(K), the high level plogis(b + v'm~).
+    by_hand <- function(model, x) {
+      K <- plr_model_info(model)$n_low_level
+      meta <- sapply(seq_len(K), function(k) {
+        l <- plr_low_level(model, k)
+        xk <- x[, l$features, drop = FALSE]
+        xk <- xk / pmax(1, sqrt(rowSums(xk^2)) / (l$input_radius / sqrt(2)))
+        (2 * plogis(plr_intercept(model, k) + drop(xk %*% l$weights)) - 1) / sqrt(K)
+      })
+      top <- plr_weights(model)
+      meta <- meta / pmax(1, sqrt(rowSums(meta^2)) / (top$input_radius / sqrt(2)))
+      plogis(plr_intercept(model) + drop(meta %*% top$weights))
+    }
+    expect_near(p, by_hand(h, d$x), 1e-12, "PST-H with intercepts by hand")
   },
 
   imported_weights_predict_by_the_formula = function() {
@@ -126,5 +222,8 @@ run_tests(list(
     expect_dpdist_error(predict(m, d$x[, 1:3]), "DPD_ERR_LENGTH_MISMATCH")
     stopifnot(length(predict(m, d$x[1:3, , drop = FALSE])) == 3)
     expect_dpdist_error(plr_low_level(m, 1), "DPD_ERR_INVALID_ARGUMENT") # not a stack
+    expect_dpdist_error(plr_fit(d$x, d$y, 1, 0.01, intercept = NA), "DPD_ERR_INVALID_ARGUMENT")
+    expect_dpdist_error(pst_s_fit(d$x, d$y, 2, 1, 0.01, intercept = "yes"),
+                        "DPD_ERR_INVALID_ARGUMENT")
   }
 ))

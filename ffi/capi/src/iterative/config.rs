@@ -102,8 +102,8 @@ unsafe fn give(
     unsafe { write_out(out, into_handle(config), "out") }
 }
 
-/// Settings for logistic regression without intercept (add a constant feature for one):
-/// per-client loss ln(1 + exp(−y·wᵀx)), labels in {0, 1} or {−1, +1}, public penalty
+/// Settings for logistic regression without intercept (`dpd_iterative_config_set_intercept`
+/// adds one): per-client loss ln(1 + exp(−y·wᵀx)), labels in {0, 1} or {−1, +1}, public penalty
 /// (`l2`/2)‖w‖² with `l2` >= 0 — the objective of PLR without its noise.
 ///
 /// # Safety
@@ -165,6 +165,46 @@ unsafe fn update(
         let config = unsafe { handle_mut(config, "config") }?;
         change(config)
     })
+}
+
+/// Logistic regression only: `intercept` = 1 estimates an intercept b beside the weights, so
+/// P(y = 1 | x) = σ(wᵀx + b); 0 leaves it out (the default of
+/// `dpd_iterative_config_new_logistic`). With it θ has d + 1 values, b last
+/// (`dpd_iterative_trainer_params`), b is inside each record's clipped gradient (the clip norm
+/// bounds ‖(gradient of w, gradient of b)‖, so the noise and the accounting are unchanged) and
+/// is not penalised by `l2`. Errors: `DPD_ERR_INVALID_ARGUMENT` (`intercept` not 0 or 1),
+/// `DPD_ERR_INVALID_STATE` (the settings are not logistic regression's); unchanged on error.
+///
+/// # Safety
+/// `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle not used concurrently.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_iterative_config_set_intercept(
+    config: *mut dpd_iterative_config,
+    intercept: u32,
+) -> dpd_status {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        update("dpd_iterative_config_set_intercept", config, |c| {
+            let wanted = match intercept {
+                0 => false,
+                1 => true,
+                other => {
+                    return Err(FfiError::invalid(format!("`intercept` = {other}: 0 or 1")));
+                }
+            };
+            match &mut c.model {
+                Model::Logistic { intercept, .. } => {
+                    *intercept = wanted;
+                    Ok(())
+                }
+                Model::LinearRegressionVi { .. } => Err(FfiError::new(
+                    dpd_status::DPD_ERR_INVALID_STATE,
+                    "an intercept is an option of logistic regression only; these settings \
+                     are for DP-VI Bayesian linear regression",
+                )),
+            }
+        })
+    }
 }
 
 /// Poisson sampling: every client joins each iteration's batch independently with probability

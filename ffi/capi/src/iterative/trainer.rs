@@ -53,7 +53,7 @@ impl From<&StepReport> for dpd_iterative_step_info {
 /// d, the number of features per record (θ has d or 2d values).
 fn features(trainer: &Trainer) -> usize {
     match trainer.config().model {
-        // The C ABI builds logistic models without intercept; one with has d + 1 values.
+        // With an intercept θ = (w, b) has d + 1 values.
         Model::Logistic { intercept, .. } => trainer.params().len() - usize::from(intercept),
         Model::LinearRegressionVi { .. } => trainer.params().len() / 2,
     }
@@ -205,7 +205,8 @@ pub unsafe extern "C" fn dpd_iterative_trainer_fit(
 }
 
 /// Copies the public parameters θ into `out` (query-size pattern): the d weights of logistic
-/// regression; for DP-VI BLR the 2d values (m_1..m_d, ln s_1..ln s_d) of the posterior
+/// regression, then its intercept b when `dpd_iterative_config_set_intercept` asked for one
+/// (d + 1 values); for DP-VI BLR the 2d values (m_1..m_d, ln s_1..ln s_d) of the posterior
 /// N(m, diag(s²)).
 ///
 /// # Safety
@@ -328,8 +329,8 @@ pub unsafe extern "C" fn dpd_iterative_trainer_spent(
 }
 
 /// Predictions for the rows of `x` (row-major, `x_len` a positive multiple of d), one per row
-/// into `out` (query-size pattern): P(y = 1 | x) = σ(wᵀx) for logistic regression, the
-/// posterior mean xᵀm for DP-VI BLR. Uses only θ, which is public: costs no privacy.
+/// into `out` (query-size pattern): P(y = 1 | x) = σ(wᵀx), or σ(wᵀx + b) with an intercept, for
+/// logistic regression, the posterior mean xᵀm for DP-VI BLR. Uses only θ, which is public: costs no privacy.
 ///
 /// # Safety
 /// `trainer` NULL (→ error) or a live handle; `x` NULL only with `x_len == 0`, else readable;

@@ -6,7 +6,7 @@ use plr_stacking::{
     PlrConfig, StackedFit, StackingConfig, TransferConfig, fit_plr, fit_pst_f, fit_pst_h, fit_pst_s,
 };
 
-use crate::error::FfiResult;
+use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
 use crate::handle::{handle_mut, handle_ref, into_handle};
 use crate::plr::data::{dpd_dataset, dpd_feature_groups};
@@ -47,27 +47,77 @@ pub unsafe extern "C" fn dpd_plr_fit(
     rng: *mut dpd_rng,
     out: *mut *mut dpd_plr_model,
 ) -> dpd_status {
+    // Kept without intercept: its output stays what it was before the intercept reached the
+    // C ABI (`dpd_plr_fit_with_intercept` chooses).
     ffi_entry("dpd_plr_fit", || {
-        check_out(out, "out")?;
-        // SAFETY: header contract for the handles.
-        let (data, rng) = unsafe { (handle_ref(dataset, "dataset")?, handle_mut(rng, "rng")?) };
-        let fit = fit_plr(
-            &data.inner,
-            // No intercept: the C ABI's model export (weights, input radius) has no place
-            // for one yet.
-            &PlrConfig {
-                intercept: false,
-                ..PlrConfig::new(privacy::epsilon_or_non_private("epsilon", epsilon)?, lambda)
-            },
-            &rng.next_source(),
-        )?;
-        let model = dpd_plr_model {
-            model: Model::Logistic(fit.model),
-            privacy: Some(fit.privacy),
-        };
-        // SAFETY: `out` is non-NULL (checked).
-        unsafe { give(out, model) }
+        // SAFETY: forwarded caller contract.
+        unsafe { plr(dataset, epsilon, lambda, false, rng, out) }
     })
+}
+
+/// As `dpd_plr_fit`, with `intercept` = 1 to estimate an intercept b, P(y = 1 | x) =
+/// σ(wᵀx̃ + b) (`dpd_plr_model_intercept` reads it), or 0 for none (then exactly
+/// `dpd_plr_fit`). With an intercept each row is projected to ‖x̃‖ <= 1/√2 and the solver sees
+/// (x̃, 1/√2), so the norm bound of the privacy calibration still holds. Any other `intercept`
+/// → `DPD_ERR_INVALID_ARGUMENT`, nothing drawn and nothing made.
+///
+/// # Safety
+/// As `dpd_plr_fit`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_plr_fit_with_intercept(
+    dataset: *const dpd_dataset,
+    epsilon: f64,
+    lambda: f64,
+    intercept: u32,
+    rng: *mut dpd_rng,
+    out: *mut *mut dpd_plr_model,
+) -> dpd_status {
+    ffi_entry("dpd_plr_fit_with_intercept", || {
+        let intercept = intercept_flag(intercept)?;
+        // SAFETY: forwarded caller contract.
+        unsafe { plr(dataset, epsilon, lambda, intercept, rng, out) }
+    })
+}
+
+/// The C flag for an intercept: 0 (none) or 1 (estimate one); anything else is refused, so
+/// that a host's garbage never silently picks one.
+fn intercept_flag(flag: u32) -> FfiResult<bool> {
+    match flag {
+        0 => Ok(false),
+        1 => Ok(true),
+        other => Err(FfiError::invalid(format!("`intercept` = {other}: 0 or 1"))),
+    }
+}
+
+/// PLR with or without intercept.
+///
+/// # Safety
+/// As `dpd_plr_fit`.
+unsafe fn plr(
+    dataset: *const dpd_dataset,
+    epsilon: f64,
+    lambda: f64,
+    intercept: bool,
+    rng: *mut dpd_rng,
+    out: *mut *mut dpd_plr_model,
+) -> FfiResult<()> {
+    check_out(out, "out")?;
+    // SAFETY: header contract for the handles.
+    let (data, rng) = unsafe { (handle_ref(dataset, "dataset")?, handle_mut(rng, "rng")?) };
+    let fit = fit_plr(
+        &data.inner,
+        &PlrConfig {
+            intercept,
+            ..PlrConfig::new(privacy::epsilon_or_non_private("epsilon", epsilon)?, lambda)
+        },
+        &rng.next_source(),
+    )?;
+    let model = dpd_plr_model {
+        model: Model::Logistic(fit.model),
+        privacy: Some(fit.privacy),
+    };
+    // SAFETY: `out` is non-NULL (checked).
+    unsafe { give(out, model) }
 }
 
 /// Fits PST-S: the low-level share (1 − `high_fraction`) of the rows cut into `n_parts` >= 1
@@ -88,22 +138,93 @@ pub unsafe extern "C" fn dpd_pst_s_fit(
     rng: *mut dpd_rng,
     out: *mut *mut dpd_plr_model,
 ) -> dpd_status {
+    // Kept without intercept (its output is unchanged); `dpd_pst_s_fit_with_intercept` chooses.
     ffi_entry("dpd_pst_s_fit", || {
-        check_out(out, "out")?;
-        // SAFETY: header contract for the handles.
-        let (data, rng) = unsafe { (handle_ref(dataset, "dataset")?, handle_mut(rng, "rng")?) };
-        let config = StackingConfig {
-            epsilon: privacy::epsilon_or_non_private("epsilon", epsilon)?,
+        let levels = StackLevels {
+            epsilon,
             lambda,
             lambda_high,
             high_fraction,
-            // No intercept: the C ABI's model export has no place for one yet.
             intercept: false,
         };
-        let fit = fit_pst_s(&data.inner, n_parts, &config, &rng.next_source())?;
-        // SAFETY: `out` is non-NULL (checked).
-        unsafe { give(out, stacked(fit)) }
+        // SAFETY: forwarded caller contract.
+        unsafe { pst_s(dataset, n_parts, levels, rng, out) }
     })
+}
+
+/// As `dpd_pst_s_fit`, with `intercept` = 1 for an intercept in every low-level model and in
+/// the high-level model (`dpd_plr_model_intercept` reads the high-level one, which is the
+/// stack's: P(y = 1 | x) = σ(vᵀz + b) over the low-level outputs z;
+/// `dpd_plr_model_low_level_intercept` reads the others), or 0 for none (then exactly
+/// `dpd_pst_s_fit`). Any other `intercept` → `DPD_ERR_INVALID_ARGUMENT`, nothing drawn.
+///
+/// # Safety
+/// As `dpd_plr_fit`.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)] // The learner's parameters, flat for R/Julia.
+pub unsafe extern "C" fn dpd_pst_s_fit_with_intercept(
+    dataset: *const dpd_dataset,
+    n_parts: usize,
+    epsilon: f64,
+    lambda: f64,
+    lambda_high: f64,
+    high_fraction: f64,
+    intercept: u32,
+    rng: *mut dpd_rng,
+    out: *mut *mut dpd_plr_model,
+) -> dpd_status {
+    ffi_entry("dpd_pst_s_fit_with_intercept", || {
+        let levels = StackLevels {
+            epsilon,
+            lambda,
+            lambda_high,
+            high_fraction,
+            intercept: intercept_flag(intercept)?,
+        };
+        // SAFETY: forwarded caller contract.
+        unsafe { pst_s(dataset, n_parts, levels, rng, out) }
+    })
+}
+
+/// The parameters PST-S and PST-F share, as C passed them.
+struct StackLevels {
+    epsilon: f64,
+    lambda: f64,
+    lambda_high: f64,
+    high_fraction: f64,
+    intercept: bool,
+}
+
+impl StackLevels {
+    fn config(&self) -> FfiResult<StackingConfig> {
+        Ok(StackingConfig {
+            epsilon: privacy::epsilon_or_non_private("epsilon", self.epsilon)?,
+            lambda: self.lambda,
+            lambda_high: self.lambda_high,
+            high_fraction: self.high_fraction,
+            intercept: self.intercept,
+        })
+    }
+}
+
+/// PST-S with or without intercepts.
+///
+/// # Safety
+/// As `dpd_plr_fit`.
+unsafe fn pst_s(
+    dataset: *const dpd_dataset,
+    n_parts: usize,
+    levels: StackLevels,
+    rng: *mut dpd_rng,
+    out: *mut *mut dpd_plr_model,
+) -> FfiResult<()> {
+    check_out(out, "out")?;
+    // SAFETY: header contract for the handles.
+    let (data, rng) = unsafe { (handle_ref(dataset, "dataset")?, handle_mut(rng, "rng")?) };
+    let config = levels.config()?;
+    let fit = fit_pst_s(&data.inner, n_parts, &config, &rng.next_source())?;
+    // SAFETY: `out` is non-NULL (checked).
+    unsafe { give(out, stacked(fit)) }
 }
 
 /// Fits PST-F: one low-level PLR per feature group (rows of group k scaled to ‖x_(k)‖ <= q_k,
@@ -123,28 +244,76 @@ pub unsafe extern "C" fn dpd_pst_f_fit(
     rng: *mut dpd_rng,
     out: *mut *mut dpd_plr_model,
 ) -> dpd_status {
+    // Kept without intercept (its output is unchanged); `dpd_pst_f_fit_with_intercept` chooses.
     ffi_entry("dpd_pst_f_fit", || {
-        check_out(out, "out")?;
-        // SAFETY: header contract for the handles.
-        let (data, groups, rng) = unsafe {
-            (
-                handle_ref(dataset, "dataset")?,
-                handle_ref(groups, "groups")?,
-                handle_mut(rng, "rng")?,
-            )
-        };
-        let config = StackingConfig {
-            epsilon: privacy::epsilon_or_non_private("epsilon", epsilon)?,
+        let levels = StackLevels {
+            epsilon,
             lambda,
             lambda_high,
             high_fraction,
-            // No intercept: the C ABI's model export has no place for one yet.
             intercept: false,
         };
-        let fit = fit_pst_f(&data.inner, &groups.inner, &config, &rng.next_source())?;
-        // SAFETY: `out` is non-NULL (checked).
-        unsafe { give(out, stacked(fit)) }
+        // SAFETY: forwarded caller contract.
+        unsafe { pst_f(dataset, groups, levels, rng, out) }
     })
+}
+
+/// As `dpd_pst_f_fit`, with `intercept` = 1 for an intercept in every low-level model and in
+/// the high-level model (read as for `dpd_pst_s_fit_with_intercept`), or 0 for none (then
+/// exactly `dpd_pst_f_fit`). Any other `intercept` → `DPD_ERR_INVALID_ARGUMENT`, nothing drawn.
+///
+/// # Safety
+/// As `dpd_pst_f_fit`.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)] // The learner's parameters, flat for R/Julia.
+pub unsafe extern "C" fn dpd_pst_f_fit_with_intercept(
+    dataset: *const dpd_dataset,
+    groups: *const dpd_feature_groups,
+    epsilon: f64,
+    lambda: f64,
+    lambda_high: f64,
+    high_fraction: f64,
+    intercept: u32,
+    rng: *mut dpd_rng,
+    out: *mut *mut dpd_plr_model,
+) -> dpd_status {
+    ffi_entry("dpd_pst_f_fit_with_intercept", || {
+        let levels = StackLevels {
+            epsilon,
+            lambda,
+            lambda_high,
+            high_fraction,
+            intercept: intercept_flag(intercept)?,
+        };
+        // SAFETY: forwarded caller contract.
+        unsafe { pst_f(dataset, groups, levels, rng, out) }
+    })
+}
+
+/// PST-F with or without intercepts.
+///
+/// # Safety
+/// As `dpd_pst_f_fit`.
+unsafe fn pst_f(
+    dataset: *const dpd_dataset,
+    groups: *const dpd_feature_groups,
+    levels: StackLevels,
+    rng: *mut dpd_rng,
+    out: *mut *mut dpd_plr_model,
+) -> FfiResult<()> {
+    check_out(out, "out")?;
+    // SAFETY: header contract for the handles.
+    let (data, groups, rng) = unsafe {
+        (
+            handle_ref(dataset, "dataset")?,
+            handle_ref(groups, "groups")?,
+            handle_mut(rng, "rng")?,
+        )
+    };
+    let config = levels.config()?;
+    let fit = fit_pst_f(&data.inner, &groups.inner, &config, &rng.next_source())?;
+    // SAFETY: `out` is non-NULL (checked).
+    unsafe { give(out, stacked(fit)) }
 }
 
 /// Fits PST-H (transfer): per-group source models on `source` at ε_source, then PST-F on
@@ -169,35 +338,110 @@ pub unsafe extern "C" fn dpd_pst_h_fit(
     rng: *mut dpd_rng,
     out: *mut *mut dpd_plr_model,
 ) -> dpd_status {
+    // Kept without intercept (its output is unchanged); `dpd_pst_h_fit_with_intercept` chooses.
     ffi_entry("dpd_pst_h_fit", || {
-        check_out(out, "out")?;
-        // SAFETY: header contract for the handles.
-        let (source, target, groups, rng) = unsafe {
-            (
-                handle_ref(source, "source")?,
-                handle_ref(target, "target")?,
-                handle_ref(groups, "groups")?,
-                handle_mut(rng, "rng")?,
-            )
-        };
-        let config = TransferConfig {
-            epsilon_source: privacy::epsilon_or_non_private("epsilon_source", epsilon_source)?,
-            epsilon_target: privacy::epsilon_or_non_private("epsilon_target", epsilon_target)?,
+        let transfer = Transfer {
+            epsilon_source,
+            epsilon_target,
             lambda_source,
             lambda_target,
             lambda_high,
             high_fraction,
-            // No intercept: the C ABI's model export has no place for one yet.
             intercept: false,
         };
-        let fit = fit_pst_h(
-            &source.inner,
-            &target.inner,
-            &groups.inner,
-            &config,
-            &rng.next_source(),
-        )?;
-        // SAFETY: `out` is non-NULL (checked).
-        unsafe { give(out, stacked(fit.target)) }
+        // SAFETY: forwarded caller contract.
+        unsafe { pst_h(source, target, groups, transfer, rng, out) }
     })
+}
+
+/// As `dpd_pst_h_fit`, with `intercept` = 1 for an intercept in every source model, every
+/// low-level model and the high-level model (each target low-level model's intercept is pulled
+/// towards its source model's like its weights), or 0 for none (then exactly `dpd_pst_h_fit`).
+/// The returned target stack's intercepts are read as for `dpd_pst_s_fit_with_intercept`. Any
+/// other `intercept` → `DPD_ERR_INVALID_ARGUMENT`, nothing drawn.
+///
+/// # Safety
+/// As `dpd_pst_h_fit`.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)] // The learner's parameters, flat for R/Julia.
+pub unsafe extern "C" fn dpd_pst_h_fit_with_intercept(
+    source: *const dpd_dataset,
+    target: *const dpd_dataset,
+    groups: *const dpd_feature_groups,
+    epsilon_source: f64,
+    epsilon_target: f64,
+    lambda_source: f64,
+    lambda_target: f64,
+    lambda_high: f64,
+    high_fraction: f64,
+    intercept: u32,
+    rng: *mut dpd_rng,
+    out: *mut *mut dpd_plr_model,
+) -> dpd_status {
+    ffi_entry("dpd_pst_h_fit_with_intercept", || {
+        let transfer = Transfer {
+            epsilon_source,
+            epsilon_target,
+            lambda_source,
+            lambda_target,
+            lambda_high,
+            high_fraction,
+            intercept: intercept_flag(intercept)?,
+        };
+        // SAFETY: forwarded caller contract.
+        unsafe { pst_h(source, target, groups, transfer, rng, out) }
+    })
+}
+
+/// The parameters of PST-H, as C passed them.
+struct Transfer {
+    epsilon_source: f64,
+    epsilon_target: f64,
+    lambda_source: f64,
+    lambda_target: f64,
+    lambda_high: f64,
+    high_fraction: f64,
+    intercept: bool,
+}
+
+/// PST-H with or without intercepts.
+///
+/// # Safety
+/// As `dpd_pst_h_fit`.
+unsafe fn pst_h(
+    source: *const dpd_dataset,
+    target: *const dpd_dataset,
+    groups: *const dpd_feature_groups,
+    transfer: Transfer,
+    rng: *mut dpd_rng,
+    out: *mut *mut dpd_plr_model,
+) -> FfiResult<()> {
+    check_out(out, "out")?;
+    // SAFETY: header contract for the handles.
+    let (source, target, groups, rng) = unsafe {
+        (
+            handle_ref(source, "source")?,
+            handle_ref(target, "target")?,
+            handle_ref(groups, "groups")?,
+            handle_mut(rng, "rng")?,
+        )
+    };
+    let config = TransferConfig {
+        epsilon_source: privacy::epsilon_or_non_private("epsilon_source", transfer.epsilon_source)?,
+        epsilon_target: privacy::epsilon_or_non_private("epsilon_target", transfer.epsilon_target)?,
+        lambda_source: transfer.lambda_source,
+        lambda_target: transfer.lambda_target,
+        lambda_high: transfer.lambda_high,
+        high_fraction: transfer.high_fraction,
+        intercept: transfer.intercept,
+    };
+    let fit = fit_pst_h(
+        &source.inner,
+        &target.inner,
+        &groups.inner,
+        &config,
+        &rng.next_source(),
+    )?;
+    // SAFETY: `out` is non-NULL (checked).
+    unsafe { give(out, stacked(fit.target)) }
 }

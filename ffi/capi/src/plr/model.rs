@@ -151,7 +151,8 @@ pub unsafe extern "C" fn dpd_plr_model_info(
 
 /// Exports the weights of a single model, or of the high-level model of a stack (one per
 /// low-level model), into `out` (query-size pattern), and its input radius r (rows are
-/// projected to ‖x‖ <= r before wᵀx) into `*out_input_radius` (may be NULL).
+/// projected to ‖x‖ <= r before wᵀx; to ‖x‖ <= r/√2 when the model has an intercept, which
+/// `dpd_plr_model_intercept` reads) into `*out_input_radius` (may be NULL).
 ///
 /// # Safety
 /// `model` NULL (→ error) or a live handle; `(out, out_cap, out_len)` per the output-array
@@ -249,6 +250,96 @@ pub unsafe extern "C" fn dpd_plr_model_from_weights(
         // SAFETY: header contract for `(weights, d)`.
         let weights = unsafe { slice_in(weights, d, "weights") }?;
         let model = LogisticModel::new(copied(weights, "weights")?, input_radius)?;
+        let handle = into_handle(dpd_plr_model {
+            model: Model::Logistic(model),
+            privacy: None,
+        });
+        // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
+        unsafe { write_out(out, handle, "out") }
+    })
+}
+
+/// The intercept b of a single model, or of the high-level model of a stack (the stack's
+/// intercept: P(y = 1 | x) = σ(vᵀz + b) over the low-level outputs z), into `*out`. In margin
+/// units: P(y = 1 | x) = σ(wᵀx̃ + b), x̃ the row projected to ‖x̃‖ <= r/√2 (r the input radius
+/// of `dpd_plr_model_weights`). A model fitted or imported without intercept →
+/// `DPD_ERR_INVALID_STATE` (its margin is wᵀx̃ alone), `*out` untouched.
+///
+/// # Safety
+/// `model` NULL (→ error) or a live handle; `out` NULL (→ error) or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_plr_model_intercept(
+    model: *const dpd_plr_model,
+    out: *mut f64,
+) -> dpd_status {
+    ffi_entry("dpd_plr_model_intercept", || -> FfiResult<()> {
+        check_out(out, "out")?;
+        // SAFETY: header contract for `model`.
+        let top = unsafe { handle_ref(model, "model") }?.top();
+        let b = intercept_of(top, "this model")?;
+        // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
+        unsafe { write_out(out, b, "out") }
+    })
+}
+
+/// The intercept of low-level model `k` (0..K) of a stack into `*out` (margin units, as
+/// `dpd_plr_model_intercept`). A single model → `DPD_ERR_INVALID_ARGUMENT`; a stack fitted
+/// without intercepts → `DPD_ERR_INVALID_STATE`; `*out` untouched on any error.
+///
+/// # Safety
+/// `model` NULL (→ error) or a live handle; `out` NULL (→ error) or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_plr_model_low_level_intercept(
+    model: *const dpd_plr_model,
+    k: usize,
+    out: *mut f64,
+) -> dpd_status {
+    ffi_entry("dpd_plr_model_low_level_intercept", || -> FfiResult<()> {
+        check_out(out, "out")?;
+        // SAFETY: header contract for `model`.
+        let low = unsafe { handle_ref(model, "model") }?.low_level(k)?;
+        let b = intercept_of(&low.model, &format!("low-level model {k}"))?;
+        // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
+        unsafe { write_out(out, b, "out") }
+    })
+}
+
+/// The model's intercept, or the status that says it has none.
+fn intercept_of(model: &LogisticModel, what: &str) -> FfiResult<f64> {
+    model.intercept().ok_or_else(|| {
+        FfiError::new(
+            dpd_status::DPD_ERR_INVALID_STATE,
+            format!("{what} has no intercept (fitted or imported without one)"),
+        )
+    })
+}
+
+/// Imports a single logistic model with an intercept from exported weights `weights[0..d]`, its
+/// intercept b (`dpd_plr_model_intercept`) and input radius r > 0: P(y = 1 | x) = σ(wᵀx̃ + b),
+/// x̃ the row projected to ‖x̃‖ <= r/√2 — the model `dpd_plr_fit_with_intercept` fitted. Privacy
+/// unknown (ε = NaN), as `dpd_plr_model_from_weights`. Errors: `DPD_ERR_NON_FINITE` (a weight,
+/// b or r), `DPD_ERR_INVALID_ARGUMENT` (d = 0, r < 0); nothing made.
+///
+/// # Safety
+/// As `dpd_plr_model_from_weights`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_plr_model_from_weights_and_intercept(
+    weights: *const f64,
+    d: usize,
+    intercept: f64,
+    input_radius: f64,
+    out: *mut *mut dpd_plr_model,
+) -> dpd_status {
+    ffi_entry("dpd_plr_model_from_weights_and_intercept", || {
+        check_out(out, "out")?;
+        // SAFETY: header contract for `(weights, d)`.
+        let weights = unsafe { slice_in(weights, d, "weights") }?;
+        let model = LogisticModel::with_input_map(
+            copied(weights, "weights")?,
+            Some(intercept),
+            input_radius,
+            None,
+        )?;
         let handle = into_handle(dpd_plr_model {
             model: Model::Logistic(model),
             privacy: None,

@@ -1,5 +1,6 @@
 /* Iterative private learning over DCA from C: Rényi-DP accounting against published figures,
- * calibration, training that reaches optima computed here independently (Newton's method, the
+ * calibration, training that reaches optima computed here independently (Newton's method, with
+ * and without an intercept, the
  * closed-form variational posterior), the budget refusal and every documented bad input. */
 #include <math.h>
 #include <stdint.h>
@@ -348,6 +349,126 @@ static void test_private_run_spends_exactly_the_budget(void) {
     dpd_rng_free(rng);
 }
 
+/* argmin over (w, b) of (1/n) sum log(1 + exp(-y (w.x + b))) + (l2/2)|w|^2 (b not penalised) by
+   Newton's method on the 3 unknowns (d = 2), the 3x3 system solved by Cramer's rule. */
+static void logistic_intercept_newton(const double *x, const double *y, size_t n, double l2,
+                                      double theta[3]) {
+    theta[0] = theta[1] = theta[2] = 0.0;
+    for (int it = 0; it < 50; it++) {
+        double g[3] = {l2 * theta[0], l2 * theta[1], 0.0};
+        double h[3][3] = {{l2, 0.0, 0.0}, {0.0, l2, 0.0}, {0.0, 0.0, 0.0}};
+        for (size_t i = 0; i < n; i++) {
+            const double z[3] = {x[2 * i], x[2 * i + 1], 1.0};
+            double s = y[i] > 0 ? 1.0 : -1.0;
+            double m = s * (theta[0] * z[0] + theta[1] * z[1] + theta[2]);
+            double p = 1.0 / (1.0 + exp(m)); /* sigma(-m) */
+            double c = p * (1.0 - p) / (double)n;
+            for (int a = 0; a < 3; a++) {
+                g[a] -= s * p * z[a] / (double)n;
+                for (int b = 0; b < 3; b++) h[a][b] += c * z[a] * z[b];
+            }
+        }
+        double det = h[0][0] * (h[1][1] * h[2][2] - h[1][2] * h[2][1]) -
+                     h[0][1] * (h[1][0] * h[2][2] - h[1][2] * h[2][0]) +
+                     h[0][2] * (h[1][0] * h[2][1] - h[1][1] * h[2][0]);
+        double step[3];
+        for (int col = 0; col < 3; col++) {
+            double m[3][3];
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++) m[a][b] = b == col ? g[a] : h[a][b];
+            step[col] = (m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
+                         m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+                         m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])) /
+                        det;
+        }
+        for (int a = 0; a < 3; a++) theta[a] -= step[a];
+    }
+}
+
+/* With dpd_iterative_config_set_intercept: theta = (w, b) has d + 1 values, non-private
+   full-batch SGD reaches the optimum computed above (labels off the origin, so b matters), and
+   predictions are sigma(w.x + b) computed here. Setting 0 again is the default, bit for bit. */
+static void test_logistic_intercept_converges_to_optimum(void) {
+    double x[N * D], y[N];
+    make_x(x, N);
+    for (size_t i = 0; i < N; i++)
+        y[i] = (x[2 * i] - 0.5 * x[2 * i + 1] + 0.3 * sin((double)i)) > 0.4;
+    double want[3];
+    logistic_intercept_newton(x, y, N, 0.1, want);
+
+    dpd_iterative_config *cfg = NULL;
+    dpd_rng *rng = NULL;
+    dpd_iterative_trainer *tr = NULL;
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(12, &rng));
+    CHECK_OK(dpd_iterative_config_new_logistic(0.1, &cfg));
+    CHECK_FAILS(dpd_iterative_config_set_intercept(cfg, 2), DPD_ERR_INVALID_ARGUMENT,
+                "`intercept` = 2");
+    CHECK_FAILS(dpd_iterative_config_set_intercept(NULL, 1), DPD_ERR_NULL_POINTER, "config");
+    CHECK_OK(dpd_iterative_config_set_intercept(cfg, 1));
+    CHECK_OK(dpd_iterative_config_set_poisson(cfg, 1.0));
+    CHECK_OK(dpd_iterative_config_set_sgd(cfg, 1.0));
+    /* |(x, 1)| <= sqrt(3) here, so a clip norm of 10 never clips: the plain optimum. */
+    CHECK_OK(dpd_iterative_config_set_clip_norm(cfg, 10.0));
+    CHECK_OK(dpd_iterative_config_set_non_private(cfg));
+    CHECK_OK(dpd_iterative_trainer_new(cfg, N, D, rng, &tr));
+    uint64_t done = 0;
+    CHECK_OK(dpd_iterative_trainer_fit(tr, x, N * D, y, N, 3000, &done));
+    double theta[3];
+    size_t len = 0;
+    CHECK_FAILS(dpd_iterative_trainer_params(tr, theta, 2, &len), DPD_ERR_BUFFER_TOO_SMALL, "");
+    CHECK(len == 3);
+    CHECK_OK(dpd_iterative_trainer_params(tr, theta, 3, &len));
+    printf("iterative logistic with intercept: b %.6f (Newton %.6f)\n", theta[2], want[2]);
+    CHECK(want[2] < -0.1); /* the labels' offset: an intercept far from 0 */
+    for (int a = 0; a < 3; a++) CHECK(fabs(theta[a] - want[a]) < 1e-6);
+    double p[N];
+    CHECK_OK(dpd_iterative_trainer_predict(tr, x, N * D, p, N, &len));
+    CHECK(len == N);
+    for (size_t i = 0; i < N; i++) {
+        double m = theta[0] * x[2 * i] + theta[1] * x[2 * i + 1] + theta[2];
+        CHECK(fabs(p[i] - 1.0 / (1.0 + exp(-m))) < 1e-12);
+    }
+    size_t dim = 0, n_params = 0;
+    CHECK_OK(dpd_iterative_trainer_info(tr, NULL, &dim, &n_params, NULL));
+    CHECK(dim == 2 && n_params == 3);
+    dpd_iterative_trainer_free(tr);
+
+    /* intercept = 0 is the default: same run as a fresh default config from the same seed. */
+    dpd_iterative_config *plain = NULL;
+    CHECK_OK(dpd_iterative_config_new_logistic(0.1, &plain));
+    dpd_iterative_config *zero = NULL;
+    CHECK_OK(dpd_iterative_config_new_logistic(0.1, &zero));
+    CHECK_OK(dpd_iterative_config_set_intercept(zero, 1));
+    CHECK_OK(dpd_iterative_config_set_intercept(zero, 0));
+    double runs[2][2];
+    dpd_iterative_config *both[2] = {plain, zero};
+    for (int k = 0; k < 2; k++) {
+        dpd_rng *r = NULL;
+        CHECK_OK(dpd_rng_new_insecure_fixed_seed(21, &r));
+        CHECK_OK(dpd_iterative_config_set_private(both[k], 2.0, 1e-5, 1.0));
+        CHECK_OK(dpd_iterative_trainer_new(both[k], N, D, r, &tr));
+        CHECK_OK(dpd_iterative_trainer_fit(tr, x, N * D, y, N, 20, &done));
+        CHECK_OK(dpd_iterative_trainer_params(tr, runs[k], 2, &len));
+        CHECK(len == 2);
+        dpd_iterative_trainer_free(tr);
+        dpd_rng_free(r);
+    }
+    CHECK(memcmp(runs[0], runs[1], sizeof runs[0]) == 0);
+    dpd_iterative_config_free(plain);
+    dpd_iterative_config_free(zero);
+
+    /* Not an option of DP-VI BLR: refused, settings unchanged. */
+    dpd_iterative_config *vi = NULL;
+    CHECK_OK(dpd_iterative_config_new_blr_vi(1.0, 1.0, &vi));
+    CHECK_FAILS(dpd_iterative_config_set_intercept(vi, 1), DPD_ERR_INVALID_STATE,
+                "logistic regression only");
+    CHECK_FAILS(dpd_iterative_config_set_intercept(vi, 0), DPD_ERR_INVALID_STATE,
+                "logistic regression only");
+    dpd_iterative_config_free(vi);
+    dpd_iterative_config_free(cfg);
+    dpd_rng_free(rng);
+}
+
 static void test_bad_settings(void) {
     dpd_iterative_config *cfg = NULL;
     dpd_rng *rng = NULL;
@@ -416,6 +537,7 @@ static void test_bad_settings(void) {
 int main(void) {
     test_rdp_accountant();
     test_logistic_converges_to_optimum();
+    test_logistic_intercept_converges_to_optimum();
     test_last_release_is_the_gradient_sum();
     test_blr_vi_converges_to_closed_form();
     test_private_run_spends_exactly_the_budget();

@@ -91,6 +91,7 @@ struct dpd_iterative_trainer end
 # dpd_status and the other C enums are C `int`s.
 const DPD_OK = Cint(0)
 const DPD_ERR_BUFFER_TOO_SMALL = Cint(12)
+const DPD_ERR_INVALID_STATE = Cint(15)
 const DPD_SHARE_MODE_FULL = UInt32(0)
 const DPD_SHARE_MODE_SEED = UInt32(1)
 const DPD_FRAC_BITS_AUTO = typemax(UInt32)

@@ -51,7 +51,7 @@ end
                       sampling=:poisson, rate=0.05, batch=0, optimizer=:adam,
                       learning_rate=0.02, beta1=0.9, beta2=0.999, adam_epsilon=1e-8,
                       clip_norm=1, n_nodes=3, max_dropped=0, private=true, epsilon=NaN,
-                      delta=NaN, noise_multiplier=nothing)
+                      delta=NaN, noise_multiplier=nothing, intercept=nothing)
 
 An iterative run. `model`: `:logistic` (labels 0/1 or ±1, penalty (l2/2)‖w‖²) or `:blr_vi`
 (y ~ N(xᵀβ, 1/noise_precision), β ~ N(0, I/prior_precision), mean-field posterior).
@@ -60,7 +60,10 @@ clients drawn by the trainer). `optimizer`: `:adam` or `:sgd`. Each iteration is
 with `n_nodes` compute nodes tolerating `max_dropped` missing or colluding clients. With
 `private = true` (the default) the budget (`epsilon`, `delta`) must be given; the noise
 multiplier is calibrated for the planned iterations unless given. `private = false` is for
-baselines only (no noise, no clipping).
+baselines only (no noise, no clipping). `intercept` (logistic only; `nothing` means `true` for
+`:logistic`, as GLM.jl, and `false` for `:blr_vi`) estimates an intercept b: θ = (w, b), b last,
+unpenalised, inside each record's clipped gradient; `false` is the model without intercept,
+exactly as before the option existed.
 """
 Base.@kwdef struct IterativeSettings
     model::Symbol = :logistic
@@ -82,6 +85,7 @@ Base.@kwdef struct IterativeSettings
     epsilon::Float64 = NaN
     delta::Float64 = NaN
     noise_multiplier::Union{Nothing,Float64} = nothing
+    intercept::Union{Nothing,Bool} = nothing
 end
 
 # Builds the C settings (privacy not yet chosen) for one call; `f` receives the handle.
@@ -99,6 +103,12 @@ function with_iterative_config(f, s::IterativeSettings)
     end
     cfg = out[]
     try
+        intercept = something(s.intercept, s.model === :logistic)
+        # BLR's settings refuse an intercept (DPD_ERR_INVALID_STATE); asking for none is a no-op.
+        if s.model === :logistic || intercept
+            check(@ccall libdpdist.dpd_iterative_config_set_intercept(
+                cfg::Ptr{dpd_iterative_config}, UInt32(intercept)::UInt32)::Cint)
+        end
         if s.sampling === :poisson
             check(@ccall libdpdist.dpd_iterative_config_set_poisson(
                 cfg::Ptr{dpd_iterative_config}, s.rate::Cdouble)::Cint)
@@ -255,7 +265,7 @@ function iterative_fit(x::AbstractMatrix{<:Real}, y::AbstractVector{<:Real},
     return t
 end
 
-"""θ: the d weights (logistic) or (m, ln s) of length 2d (DP-VI BLR)."""
+"""θ: the d weights (logistic), then b with an intercept (d + 1), or (m, ln s) of length 2d (DP-VI BLR)."""
 function iterative_params(t::IterativeTrainer)
     query_then_fill() do buf, cap, len
         @ccall libdpdist.dpd_iterative_trainer_params(t::Ptr{dpd_iterative_trainer},

@@ -1,6 +1,13 @@
 # Private logistic regression (objective perturbation) and the PST stacking ensembles. Every fit
 # is ε-DP for the rows it is given (δ = 0); ε = Inf gives the non-private fit. Rows of `x` are
 # records; labels are all 0/1 or all −1/+1. Feature indices and groups are 1-based, as in Julia.
+#
+# `intercept=true` (the default, as GLM.jl and R's glm) estimates an intercept b:
+# P(y = 1 | x) = σ(b + wᵀx̃), x̃ the row projected into the ball of radius r/√2 (the constant
+# r/√2 shares the solver's ball of radius r, so the privacy calibration is unchanged). In a
+# stack every low-level model and the high level get one; the high level's b is the stack's.
+# `intercept=false` is the model without intercept, exactly what these fits returned before
+# they had the option.
 
 """A fitted (or imported) logistic or stacked model."""
 mutable struct PlrModel
@@ -49,33 +56,35 @@ function with_groups(f, groups::AbstractVector, importance::AbstractVector{<:Rea
     end
 end
 
+intercept_flag(intercept::Bool) = UInt32(intercept)
+
 function take_model(status::Cint, out::Ref{Ptr{dpd_plr_model}})
     check(status)
     return PlrModel(out[])
 end
 
-"""PLR (stacking paper Alg. 1) with ridge strength `lambda`."""
+"""PLR (stacking paper Alg. 1) with ridge strength `lambda`; `intercept` as above."""
 function plr_fit(x::AbstractMatrix{<:Real}, y::AbstractVector{<:Real}; epsilon::Real,
-                 lambda::Real, rng::Rng=Rng())
+                 lambda::Real, rng::Rng=Rng(), intercept::Bool=true)
     with_dataset(x, y) do ds
         out = Ref{Ptr{dpd_plr_model}}(C_NULL)
-        take_model(@ccall(libdpdist.dpd_plr_fit(ds::Ptr{dpd_dataset}, epsilon::Cdouble,
-                                                lambda::Cdouble, rng::Ptr{dpd_rng},
-                                                out::Ref{Ptr{dpd_plr_model}})::Cint), out)
+        take_model(@ccall(libdpdist.dpd_plr_fit_with_intercept(
+            ds::Ptr{dpd_dataset}, epsilon::Cdouble, lambda::Cdouble,
+            intercept_flag(intercept)::UInt32, rng::Ptr{dpd_rng},
+            out::Ref{Ptr{dpd_plr_model}})::Cint), out)
     end
 end
 
 """PST-S: `n_parts` low-level PLRs on disjoint rows, a high-level PLR on `high_fraction`."""
 function pst_s_fit(x::AbstractMatrix{<:Real}, y::AbstractVector{<:Real}; n_parts::Integer,
                    epsilon::Real, lambda::Real, lambda_high::Real=lambda,
-                   high_fraction::Real=0.5, rng::Rng=Rng())
+                   high_fraction::Real=0.5, rng::Rng=Rng(), intercept::Bool=true)
     with_dataset(x, y) do ds
         out = Ref{Ptr{dpd_plr_model}}(C_NULL)
-        take_model(@ccall(libdpdist.dpd_pst_s_fit(ds::Ptr{dpd_dataset}, n_parts::Csize_t,
-                                                  epsilon::Cdouble, lambda::Cdouble,
-                                                  lambda_high::Cdouble, high_fraction::Cdouble,
-                                                  rng::Ptr{dpd_rng},
-                                                  out::Ref{Ptr{dpd_plr_model}})::Cint), out)
+        take_model(@ccall(libdpdist.dpd_pst_s_fit_with_intercept(
+            ds::Ptr{dpd_dataset}, n_parts::Csize_t, epsilon::Cdouble, lambda::Cdouble,
+            lambda_high::Cdouble, high_fraction::Cdouble, intercept_flag(intercept)::UInt32,
+            rng::Ptr{dpd_rng}, out::Ref{Ptr{dpd_plr_model}})::Cint), out)
     end
 end
 
@@ -85,16 +94,16 @@ never from the private data.
 """
 function pst_f_fit(x::AbstractMatrix{<:Real}, y::AbstractVector{<:Real}; groups::AbstractVector,
                    importance::AbstractVector{<:Real}, epsilon::Real, lambda::Real,
-                   lambda_high::Real=lambda, high_fraction::Real=0.5, rng::Rng=Rng())
+                   lambda_high::Real=lambda, high_fraction::Real=0.5, rng::Rng=Rng(),
+                   intercept::Bool=true)
     with_groups(groups, importance) do fg
         with_dataset(x, y) do ds
             out = Ref{Ptr{dpd_plr_model}}(C_NULL)
-            take_model(@ccall(libdpdist.dpd_pst_f_fit(ds::Ptr{dpd_dataset},
-                                                      fg::Ptr{dpd_feature_groups},
-                                                      epsilon::Cdouble, lambda::Cdouble,
-                                                      lambda_high::Cdouble,
-                                                      high_fraction::Cdouble, rng::Ptr{dpd_rng},
-                                                      out::Ref{Ptr{dpd_plr_model}})::Cint), out)
+            take_model(@ccall(libdpdist.dpd_pst_f_fit_with_intercept(
+                ds::Ptr{dpd_dataset}, fg::Ptr{dpd_feature_groups}, epsilon::Cdouble,
+                lambda::Cdouble, lambda_high::Cdouble, high_fraction::Cdouble,
+                intercept_flag(intercept)::UInt32, rng::Ptr{dpd_rng},
+                out::Ref{Ptr{dpd_plr_model}})::Cint), out)
         end
     end
 end
@@ -105,16 +114,17 @@ function pst_h_fit(source_x::AbstractMatrix{<:Real}, source_y::AbstractVector{<:
                    groups::AbstractVector, importance::AbstractVector{<:Real},
                    epsilon_source::Real, epsilon_target::Real, lambda_source::Real,
                    lambda_target::Real, lambda_high::Real=lambda_target,
-                   high_fraction::Real=0.5, rng::Rng=Rng())
+                   high_fraction::Real=0.5, rng::Rng=Rng(), intercept::Bool=true)
     with_groups(groups, importance) do fg
         with_dataset(source_x, source_y) do src
             with_dataset(target_x, target_y) do tgt
                 out = Ref{Ptr{dpd_plr_model}}(C_NULL)
-                take_model(@ccall(libdpdist.dpd_pst_h_fit(
+                take_model(@ccall(libdpdist.dpd_pst_h_fit_with_intercept(
                     src::Ptr{dpd_dataset}, tgt::Ptr{dpd_dataset}, fg::Ptr{dpd_feature_groups},
                     epsilon_source::Cdouble, epsilon_target::Cdouble, lambda_source::Cdouble,
                     lambda_target::Cdouble, lambda_high::Cdouble, high_fraction::Cdouble,
-                    rng::Ptr{dpd_rng}, out::Ref{Ptr{dpd_plr_model}})::Cint), out)
+                    intercept_flag(intercept)::UInt32, rng::Ptr{dpd_rng},
+                    out::Ref{Ptr{dpd_plr_model}})::Cint), out)
             end
         end
     end
@@ -182,13 +192,44 @@ function low_level_model(m::PlrModel, k::Integer)
     return (features=Int.(features) .+ 1, weights=w, input_radius=radius[])
 end
 
-"""Imports a single logistic model from exported weights."""
-function PlrModel(w::AbstractVector{<:Real}, input_radius::Real)
+"""
+The intercept b of a single model or of a stack's high level, or (with `k`) of low-level
+model `k` (1..K) of a stack; `nothing` for a model fitted or imported without one.
+"""
+function model_intercept(m::PlrModel, k::Union{Nothing,Integer}=nothing)
+    b = Ref{Cdouble}(0)
+    status = if k === nothing
+        @ccall libdpdist.dpd_plr_model_intercept(m::Ptr{dpd_plr_model}, b::Ref{Cdouble})::Cint
+    else
+        k >= 1 || argument_error("low-level models are numbered from 1, got $k")
+        @ccall libdpdist.dpd_plr_model_low_level_intercept(m::Ptr{dpd_plr_model},
+                                                           (k - 1)::Csize_t,
+                                                           b::Ref{Cdouble})::Cint
+    end
+    # DPD_ERR_INVALID_STATE is the library's "this model has no intercept": an answer.
+    status == DPD_ERR_INVALID_STATE && return nothing
+    check(status)
+    return b[]
+end
+
+"""
+Imports a single logistic model from exported weights, with its intercept when given
+(`nothing`: a model without intercept, whose rows are projected to radius `input_radius`
+rather than `input_radius`/√2).
+"""
+function PlrModel(w::AbstractVector{<:Real}, input_radius::Real;
+                  intercept::Union{Nothing,Real}=nothing)
     v = convert(Vector{Cdouble}, w)
     out = Ref{Ptr{dpd_plr_model}}(C_NULL)
-    check(@ccall libdpdist.dpd_plr_model_from_weights(v::Ptr{Cdouble}, length(v)::Csize_t,
-                                                      input_radius::Cdouble,
-                                                      out::Ref{Ptr{dpd_plr_model}})::Cint)
+    if intercept === nothing
+        check(@ccall libdpdist.dpd_plr_model_from_weights(v::Ptr{Cdouble}, length(v)::Csize_t,
+                                                          input_radius::Cdouble,
+                                                          out::Ref{Ptr{dpd_plr_model}})::Cint)
+    else
+        check(@ccall libdpdist.dpd_plr_model_from_weights_and_intercept(
+            v::Ptr{Cdouble}, length(v)::Csize_t, intercept::Cdouble, input_radius::Cdouble,
+            out::Ref{Ptr{dpd_plr_model}})::Cint)
+    end
     return PlrModel(out[])
 end
 

@@ -5,7 +5,7 @@ using DpDist
 using DpDist: config_info
 using Test
 using Statistics: mean, var, std
-using LinearAlgebra: I, norm
+using LinearAlgebra: Diagonal, I, norm
 using Random: MersenneTwister, randn, rand
 
 "Runs `f` and returns the DpDistError it throws (failing the test if it throws nothing else)."
@@ -205,7 +205,9 @@ end
 @testset "PLR" begin
     x, y = make_data(1500, 1)
     λ = 0.01
-    m = plr_fit(x, y; epsilon=Inf, lambda=λ)
+    # intercept=false: the model without intercept (what plr_fit returned before the option).
+    m = plr_fit(x, y; epsilon=Inf, lambda=λ, intercept=false)
+    @test model_intercept(m) === nothing
     # Newton's method on (1/n) Σ log(1 + exp(−y wᵀx)) + λ‖w‖²/2 over projected rows.
     xp = project_rows(x)
     ypm = 2 .* y .- 1
@@ -223,6 +225,32 @@ end
     @test predict_proba(m, x) ≈ logistic.(xp * mw.weights .* mw.input_radius) atol = 1e-12
     dpd_error(() -> predict_proba(m, x[:, 1:3]), :DPD_ERR_LENGTH_MISMATCH)
 
+    # The default: an intercept. Labels off the origin; Newton's method on the solver's rows
+    # (x̃, c), x̃ projected to radius c = 1/√2, b = c times the constant's weight.
+    yb = Float64.(x[:, 1] .+ 0.3 .* x[:, 2] .> 0.25)
+    mb = plr_fit(x, yb; epsilon=Inf, lambda=λ)
+    c0 = 1 / sqrt(2)
+    xb = hcat(x ./ max.(1, sqrt.(sum(abs2, x, dims=2)) ./ c0), fill(c0, size(x, 1)))
+    yb_pm = 2 .* yb .- 1
+    θ = zeros(5)
+    for _ in 1:50
+        p = logistic.(-yb_pm .* (xb * θ))
+        grad = -(xb' * (yb_pm .* p)) ./ length(yb) .+ λ .* θ
+        hess = (xb' * (xb .* (p .* (1 .- p)))) ./ length(yb) + λ * I
+        θ -= hess \ grad
+    end
+    b = model_intercept(mb)
+    @test b !== nothing && abs(b - θ[5] * c0) < 1e-4 && b < 0
+    @test maximum(abs.(model_weights(mb).weights .- θ[1:4])) < 1e-4
+    @test predict_proba(mb, x) ≈ logistic.(b .+ xb[:, 1:4] * model_weights(mb).weights) atol = 1e-12
+    back = PlrModel(model_weights(mb).weights, model_weights(mb).input_radius; intercept=b)
+    @test predict_proba(back, x) == predict_proba(mb, x)
+    # By hand: w = (0.5, −1), b = 0.3, r = 2 (rows projected to √2): σ(0.3) and σ(0.3 − 0.5√2).
+    known = PlrModel([0.5, -1.0], 2.0; intercept=0.3)
+    @test predict_proba(known, [1.0 0.5; 3.0 4.0]) ≈ [0.574442516811659, 0.39960606322120307] atol = 1e-15
+    @test model_intercept(known) == 0.3
+    dpd_error(() -> model_intercept(known, 1), :DPD_ERR_INVALID_ARGUMENT)
+
     s = round.(randn(MersenneTwister(3), 300), digits=1)
     labels = Float64[rand(MersenneTwister(i), Float64) < logistic(s[i]) for i in 1:300]
     @test auc(s, labels) ≈ auc_pairs(s, labels) atol = 1e-12
@@ -231,18 +259,43 @@ end
     m2 = plr_fit(x, y; epsilon=1.0, lambda=λ, rng=Rng(insecure_seed=21))
     @test model_weights(m1) == model_weights(m2)
     @test model_weights(m1).weights != mw.weights
+    @test model_intercept(m1) !== nothing
+    # intercept=false reproduces the library's original dpd_plr_fit bit for bit: the weights it
+    # gave (printed with %a by a C program linked against the build at 0980f78, before the
+    # intercept reached the C ABI) for rows made with integer arithmetic.
+    xg = [((i * 7 + j * 13 + i * i) % 17 - 8) / 10 for i in 0:199, j in 0:2]
+    yg = Float64.(xg[:, 1] .- xg[:, 2] .+ 0.5 .* xg[:, 3] .> 0.1)
+    mg = plr_fit(xg, yg; epsilon=1.0, lambda=0.01, rng=Rng(insecure_seed=21), intercept=false)
+    @test model_weights(mg).weights == [0x1.da9c4a04031dap+1, -0x1.eae277485aa48p+0,
+                                        0x1.86b0d87a4fe9bp+0]
+    sg = pst_s_fit(xg, yg; n_parts=2, epsilon=2.0, lambda=0.01, rng=Rng(insecure_seed=5),
+                   intercept=false)
+    @test model_weights(sg).weights == [0x1.592585e8c1fa4p+0, 0x1.a84f93b521c58p+1]
 
     st = pst_s_fit(x, y; n_parts=3, epsilon=2.0, lambda=λ, rng=Rng(insecure_seed=5))
     @test model_info(st).kind == :stacked
     @test model_info(st).n_low_level == 3
+    @test model_intercept(st) !== nothing && all(model_intercept(st, k) !== nothing for k in 1:3)
+    st0 = pst_s_fit(x, y; n_parts=3, epsilon=2.0, lambda=λ, rng=Rng(insecure_seed=5),
+                    intercept=false)
+    @test model_intercept(st0) === nothing && model_intercept(st0, 1) === nothing
     f = pst_f_fit(x, y; groups=[1, 1, 2, nothing], importance=[0.6, 0.4], epsilon=2.0,
                   lambda=λ, rng=Rng(insecure_seed=6))
     @test low_level_model(f, 1).features == [1, 2]
     @test low_level_model(f, 2).features == [3]
+    @test model_intercept(f, 2) !== nothing
+    f0 = pst_f_fit(x, y; groups=[1, 1, 2, nothing], importance=[0.6, 0.4], epsilon=2.0,
+                   lambda=λ, rng=Rng(insecure_seed=6), intercept=false)
+    @test model_intercept(f0) === nothing
     xs, ys = make_data(1500, 7)
     h = pst_h_fit(xs, ys, x, y; groups=[1, 1, 2, 2], importance=[0.5, 0.5], epsilon_source=1.0,
                   epsilon_target=1.0, lambda_source=λ, lambda_target=λ, rng=Rng(insecure_seed=8))
     @test all(0 .< predict_proba(h, x) .< 1)
+    @test model_intercept(h) !== nothing
+    h0 = pst_h_fit(xs, ys, x, y; groups=[1, 1, 2, 2], importance=[0.5, 0.5], epsilon_source=1.0,
+                   epsilon_target=1.0, lambda_source=λ, lambda_target=λ,
+                   rng=Rng(insecure_seed=8), intercept=false)
+    @test model_intercept(h0) === nothing
 
     imported = PlrModel([1.0, -2.0, 0.5], 1.0)
     z = [0.1 0.2 0.3; 3.0 4.0 0.0]
@@ -485,7 +538,7 @@ end
         w -= H \ g
     end
     s = IterativeSettings(model=:logistic, l2=λ, rate=1.0, optimizer=:sgd, learning_rate=1.0,
-                          private=false)
+                          private=false, intercept=false)
     t = iterative_fit(x, labels, s; iterations=300, rng=Rng(insecure_seed=11))
     @test maximum(abs.(iterative_params(t) .- w)) < 1e-6
     @test isinf(spent(t).epsilon) && spent(t).iterations == 300
@@ -496,6 +549,31 @@ end
     @test isempty(iterative_last_release(t1))
     step!(t1, x, labels)
     @test iterative_last_release(t1) ≈ -(x' * (2 .* labels .- 1)) ./ 2 atol = 1e-9
+
+    # The default: an intercept, θ = (w, b), b unpenalised; Newton on (w, b). A clip norm of 10
+    # never clips ‖(x, 1)‖ ≤ √3, so the non-private run reaches the plain optimum.
+    labels_b = Float64.(x[:, 1] .- 0.5 .* x[:, 2] .+ 0.3 .* sin.(0:n-1) .> 0.4)
+    zb = hcat(x, ones(n))
+    pen = [λ, λ, 0.0]
+    θ = zeros(3)
+    for _ in 1:50
+        sgn = 2 .* labels_b .- 1
+        pr = 1 ./ (1 .+ exp.(sgn .* (zb * θ)))
+        g = -(zb' * (sgn .* pr)) ./ n .+ pen .* θ
+        H = (zb' * (zb .* (pr .* (1 .- pr)))) ./ n + Diagonal(pen)
+        θ -= H \ g
+    end
+    @test θ[3] < -0.1
+    sb = IterativeSettings(model=:logistic, l2=λ, rate=1.0, optimizer=:sgd, learning_rate=1.0,
+                           clip_norm=10.0, private=false)
+    tb = iterative_fit(x, labels_b, sb; iterations=3000, rng=Rng(insecure_seed=11))
+    @test length(iterative_params(tb)) == 3
+    @test maximum(abs.(iterative_params(tb) .- θ)) < 1e-6
+    θt = iterative_params(tb)
+    @test iterative_predict(tb, x) ≈ 1 ./ (1 .+ exp.(-(zb * θt))) atol = 1e-12
+    dpd_error(() -> IterativeTrainer(IterativeSettings(model=:blr_vi, intercept=true,
+                                                       private=false), n, 2),
+              :DPD_ERR_INVALID_STATE)
 
     # A private run calibrated for 20 iterations lasts exactly 20 and spends the budget.
     n = 200
