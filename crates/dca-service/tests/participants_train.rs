@@ -382,6 +382,63 @@ fn assert_same_training(
     missed
 }
 
+/// A job's id is the SHA-256 of its canonical JSON: a `train` job written before jobs had
+/// intercepts (no `intercept` field, which now means one) keeps its id. The constant is this
+/// spec's id at commit 0980f78.
+#[test]
+fn a_train_job_without_the_intercept_field_keeps_its_id() {
+    let spec = JobSpec {
+        roster: (0..3u8).map(|i| hex::encode(&[i; 32])).collect(),
+        created_unix_ms: 1_764_000_000_000,
+        ..job_spec("train", 3, 2, 7)
+    };
+    assert_eq!(
+        spec.id(),
+        "67f485ca4deec3613a33e85a9767fcca33134ce8b51e574d025b0725d1011644"
+    );
+}
+
+/// A `train` job without an intercept (`intercept = false`) releases what every `train` job
+/// released before jobs had intercepts, bit for bit: the weights and each iteration's released
+/// sum below are what this same job gave at commit 0980f78 (printed by that code, not computed
+/// here), with the participants' insecure seed.
+async fn a_train_job_without_intercept_releases_what_train_jobs_released_before(store: Store) {
+    tokio::time::timeout(LIMIT, async {
+        let Some(cluster) = Cluster::start_on("job-train-golden", 3, store) else {
+            return;
+        };
+        let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let counts = [1, 2, 3, 1, 2, 3];
+        let held = holdings(&counts);
+        let spec = job_spec("train", counts.len(), 3, 3);
+        let id = create_job(&cluster, &aggregator.url, &spec).await;
+        let dirs = write_participants(&cluster, &held, None);
+        run_participants(&cluster, &aggregator.url, &dirs, &id, None).await;
+        let result = job_view(&cluster, &aggregator.url, &id)
+            .await
+            .status
+            .train_result
+            .unwrap();
+        let before_weights: [u64; 2] = [4602994161495519160, 13825179264791078037];
+        let before_sums: [[u64; 2]; 3] = [
+            [13832178806397445560, 4601975897979940960],
+            [13845721743477724567, 4616467188872092516],
+            [13850344807064566055, 13830966706016463288],
+        ];
+        assert_eq!(
+            bits(&result.weights),
+            before_weights,
+            "sums {:?}",
+            result.sums.iter().map(|s| bits(s)).collect::<Vec<_>>()
+        );
+        for (i, (now, before)) in result.sums.iter().zip(before_sums).enumerate() {
+            assert_eq!(bits(now), before, "iteration {i}");
+        }
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
 /// Five participants holding 1 to 3 rows, one of which refuses by its policy (T = 1): the job's
 /// one round releases, bit for bit, an in-process DCA round of the other four's column sums
 /// (computed here from their rows) with the same configuration and seeds; the sums in the
@@ -463,4 +520,5 @@ both_stores!(
     a_train_job_survives_an_aggregator_restart_between_iterations,
     a_train_job_goes_on_without_a_participant_killed_mid_job,
     a_sum_job_over_participant_processes_releases_the_in_process_round,
+    a_train_job_without_intercept_releases_what_train_jobs_released_before,
 );
