@@ -165,18 +165,39 @@ async fn dpdist_train_without_intercept_releases_what_it_released_before(store: 
         "11",
     ]
     .map(String::from);
-    let (ok, out) = tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        dpdist(&args, LIMIT)
-    })
-    .await
-    .unwrap();
-    assert!(ok, "{out}");
-    let report: serde_json::Value =
-        serde_json::from_str(&out[out.find("\n{\n").expect("a JSON report") + 1..]).unwrap();
+    let run = |extra: &'static [&'static str], offset: &'static str| {
+        let args = args.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+            args.extend(extra);
+            // Round ids must be distinct across the runs on one aggregator.
+            args.extend(["--round-offset", offset]);
+            let (ok, out) = dpdist(&args, LIMIT);
+            assert!(ok, "{out}");
+            let report: serde_json::Value =
+                serde_json::from_str(&out[out.find("\n{\n").expect("a JSON report") + 1..])
+                    .unwrap();
+            (report, out)
+        })
+    };
+    let (report, out) = run(&["--no-intercept"], "0").await.unwrap();
+    assert_eq!(report["intercept"], serde_json::Value::Null, "{out}");
     let weights: Vec<f64> = serde_json::from_value(report["weights"].clone()).unwrap();
     let before: [u64; 2] = [13803123174405339440, 13811429222856866806];
     assert_eq!(bits(&weights), before, "{out}");
+
+    // By default the model has an intercept, reported apart from the two weights; the command's
+    // own check (its releases equal the in-process trainer's, which has the intercept) holds.
+    let (report, out) = run(&[], "100").await.unwrap();
+    assert_eq!(
+        report["releases_bit_identical_to_in_process"], true,
+        "{out}"
+    );
+    assert_eq!(report["weights"].as_array().map(Vec::len), Some(2), "{out}");
+    assert!(
+        report["intercept"].as_f64().is_some_and(|b| b != 0.0),
+        "{out}"
+    );
 }
 
 both_stores!(
