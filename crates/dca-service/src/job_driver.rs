@@ -185,13 +185,13 @@ async fn run_train(
             })
             .to_json();
             let step = trainer.step_at_clients(&rule, &[], &mut transport)?;
-            let weights = trainer.params().to_vec();
+            let params = trainer.params().to_vec();
             agg2.update_job_as_driver(&job, |s| {
                 let r = s.train_result.get_or_insert_with(TrainResult::default);
                 // A restarted driver goes through the recorded iterations again.
                 r.sums.truncate(iteration as usize);
                 r.sums.push(step.released_sum.clone());
-                r.weights.clone_from(&weights);
+                r.set_params(&params, settings.intercept);
                 r.records = records;
                 r.noise_multiplier = z;
                 Ok(())

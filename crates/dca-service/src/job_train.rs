@@ -41,9 +41,27 @@ pub struct TrainSettings {
     pub learning_rate: f64,
     /// "adam" or "sgd".
     pub optimizer: String,
-    /// λ ≥ 0 of the public regulariser (λ/2)‖w‖².
+    /// λ ≥ 0 of the public regulariser (λ/2)‖w‖² (the intercept is not penalised).
     #[serde(default)]
     pub l2: f64,
+    /// Estimate an intercept b: θ = (w, b), b last, inside the clipped gradient
+    /// (dca-learning's `Model::logistic`). On when absent. The canonical JSON holds the field
+    /// only when it is false, so that a job written before the field existed keeps its id (and
+    /// now means a job with an intercept), and `intercept = true` written out is the same job.
+    #[serde(
+        default = "intercept_by_default",
+        skip_serializing_if = "is_intercept_on"
+    )]
+    pub intercept: bool,
+}
+
+fn intercept_by_default() -> bool {
+    true
+}
+
+// serde's `skip_serializing_if` passes a reference.
+fn is_intercept_on(intercept: &bool) -> bool {
+    *intercept
 }
 
 impl TrainSettings {
@@ -87,6 +105,19 @@ impl TrainSettings {
         Ok(())
     }
 
+    /// The job's model: logistic regression with the job's ridge, with or without intercept.
+    pub fn model(&self) -> Model {
+        Model::Logistic {
+            l2: self.l2,
+            intercept: self.intercept,
+        }
+    }
+
+    /// Length of θ, a round's dimension: one weight per feature, and b if the job has one.
+    pub fn n_params(&self, features: usize) -> usize {
+        self.model().n_params(features)
+    }
+
     fn optimizer(&self) -> Optimizer {
         if self.optimizer == "sgd" {
             Optimizer::Sgd {
@@ -104,7 +135,8 @@ impl TrainSettings {
 pub struct TrainRule {
     /// The iteration (0-based; the job round's step).
     pub iteration: u64,
-    /// The public weights the gradients are taken at (one per feature, in the job's order).
+    /// The public parameters the gradients are taken at: θ = (w, b), one weight per feature in
+    /// the job's order, then the intercept b if the job has one.
     pub weights: Vec<f64>,
     /// C.
     pub clip_norm: f64,
@@ -149,14 +181,80 @@ impl Rule {
 /// releases).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct TrainResult {
-    /// The weights after the last released iteration (of the features mapped onto ±5).
+    /// The weights after the last released iteration, one per feature (of the features mapped
+    /// onto ±5): P(y = 1 | x) = σ(Σ_j weights_j·x_j + intercept), see [`predict_proba`].
     pub weights: Vec<f64>,
-    /// Each iteration's released noisy gradient sum, in order.
+    /// The intercept b after the last released iteration; absent for a job without intercept
+    /// (and in the results of jobs that ran before train jobs had intercepts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intercept: Option<f64>,
+    /// Each iteration's released noisy gradient sum, in order (θ's coordinates: b's last).
     pub sums: Vec<Vec<f64>>,
     /// Records over all participants that took part (the normaliser is q times this).
     pub records: usize,
     /// z: each round's noise has σ_total = z·C.
     pub noise_multiplier: f64,
+}
+
+impl TrainResult {
+    /// Records the trainer's parameters θ of a job with or without `intercept`: the weights,
+    /// and b (θ's last entry) named apart.
+    pub fn set_params(&mut self, params: &[f64], intercept: bool) {
+        let (weights, b) = match params.split_last() {
+            Some((&b, weights)) if intercept => (weights, Some(b)),
+            _ => (params, None),
+        };
+        self.weights = weights.to_vec();
+        self.intercept = b;
+    }
+}
+
+/// P(y = 1 | x) = σ(wᵀx + b) for each row of `table` under a `train` job's `result` (b = 0 for
+/// a job without intercept): the job's features read from the table and mapped onto ±5 by their
+/// public ranges (values outside clipped), as the participants mapped them.
+///
+/// # Errors
+/// `spec` is not a train job, the result's weights are not one per feature or its intercept
+/// disagrees with the job's setting, or the table lacks a feature column.
+pub fn predict_proba(
+    spec: &JobSpec,
+    result: &TrainResult,
+    table: &blr::data::Table,
+) -> Result<Vec<f64>> {
+    let settings = spec
+        .train
+        .as_ref()
+        .ok_or_else(|| Error::InvalidSpec("job: not a train job".into()))?;
+    let d = spec.features.len();
+    if d == 0 || result.weights.len() != d || result.intercept.is_some() != settings.intercept {
+        return Err(Error::InvalidSpec(format!(
+            "a train result with {} weights and {} intercept for a job of {d} features {}",
+            result.weights.len(),
+            if result.intercept.is_some() {
+                "an"
+            } else {
+                "no"
+            },
+            if settings.intercept {
+                "with an intercept"
+            } else {
+                "without intercept"
+            }
+        )));
+    }
+    let names: Vec<&str> = spec.features.iter().map(|c| c.name.as_str()).collect();
+    let mut x = crate::job::columns_of(table, &names, "the model reads")?;
+    let owned: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    spec.public_bounds()
+        .scale(&mut x, &owned, SCALE)
+        .map_err(|e| Error::InvalidSpec(format!("job's public bounds: {e}")))?;
+    let b = result.intercept.unwrap_or(0.0);
+    Ok(x.chunks_exact(d)
+        .map(|row| {
+            let margin: f64 = row.iter().zip(&result.weights).map(|(v, w)| v * w).sum();
+            1.0 / (1.0 + (-(margin + b)).exp())
+        })
+        .collect())
 }
 
 /// A `sum` job's result.
@@ -231,7 +329,9 @@ pub fn trainer_config(spec: &JobSpec, n_clients: usize, n_nodes: u16) -> Result<
             n_clients,
             n_nodes,
             max_dropped: spec.max_dropped,
-            dim: spec.features.len(),
+            // θ's coordinates: b's gradient is inside the clipped norm, so the bound and the
+            // noise are the same with or without it.
+            dim: t.n_params(spec.features.len()),
             bound: c * spec.max_rows as f64,
             mode: ShareMode::Seed,
             noise_sigma_total: Some(z * c),
@@ -240,10 +340,7 @@ pub fn trainer_config(spec: &JobSpec, n_clients: usize, n_nodes: u16) -> Result<
     };
     let z = smallest_noise(&make, c, spec.rho()?, t.iterations, c)?;
     Ok(TrainerConfig {
-        model: Model::Logistic {
-            l2: t.l2,
-            intercept: false,
-        },
+        model: t.model(),
         sampling: ClientSampling::Poisson {
             rate: t.sampling_rate,
         },
@@ -357,6 +454,7 @@ mod tests {
                 learning_rate: 0.1,
                 optimizer: "adam".into(),
                 l2: 0.0,
+                intercept: true,
             }),
         }
     }
@@ -371,6 +469,97 @@ mod tests {
             let e = s.validate().unwrap_err().to_string();
             assert!(e.contains(word), "{kind}, {word}: {e}");
         }
+    }
+
+    /// `intercept` is in the canonical JSON only when false: a job file without the field and
+    /// one with `intercept = true` are the same job (the id above), one with `intercept = false`
+    /// is another; a setting that is not a boolean is refused naming the field.
+    #[test]
+    fn the_intercept_setting_reads_and_hashes_as_documented() {
+        let on = spec("train");
+        let text = String::from_utf8(on.canonical_json()).unwrap();
+        assert!(!text.contains("intercept"), "{text}");
+        let without_field = r#"{"iterations": 10, "clip_norm": 1.0, "sampling_rate": 0.5,
+            "learning_rate": 0.1, "optimizer": "adam"}"#;
+        let read: TrainSettings = serde_json::from_str(without_field).unwrap();
+        assert!(read.intercept);
+        let explicit: TrainSettings =
+            serde_json::from_str(&without_field.replace("}", r#", "intercept": true}"#)).unwrap();
+        assert_eq!(explicit, read);
+        let mut off = spec("train");
+        off.train.as_mut().unwrap().intercept = false;
+        let text = String::from_utf8(off.canonical_json()).unwrap();
+        assert!(text.contains(r#""intercept":false"#), "{text}");
+        assert_ne!(off.id(), on.id());
+        let bad = serde_json::from_str::<TrainSettings>(
+            &without_field.replace("}", r#", "intercept": "yes"}"#),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(bad.contains("boolean"), "{bad}");
+    }
+
+    /// θ = (w, b) splits into the weights and the intercept named apart; a result stored
+    /// before results had an intercept still reads (without one).
+    #[test]
+    fn a_train_result_names_the_intercept() {
+        let mut r = TrainResult::default();
+        r.set_params(&[0.5, -1.0, 0.25], true);
+        assert_eq!(
+            (r.weights.clone(), r.intercept),
+            (vec![0.5, -1.0], Some(0.25))
+        );
+        let json = serde_json::to_string(&r).unwrap();
+        assert!(json.contains(r#""intercept":0.25"#), "{json}");
+        r.set_params(&[0.5, -1.0], false);
+        assert_eq!((r.weights.clone(), r.intercept), (vec![0.5, -1.0], None));
+        let old: TrainResult = serde_json::from_str(
+            r#"{"weights":[1.0,2.0],"sums":[],"records":3,"noise_multiplier":1.5}"#,
+        )
+        .unwrap();
+        assert_eq!(old.intercept, None);
+    }
+
+    /// P(y = 1 | x) of two rows, by hand: a (range [−1, 1]) and b ([0, 10]) mapped onto ±5,
+    /// i.e. 5a and b − 5 (b = 12 clipped to 10 first), then σ(0.4·x_a − 0.2·x_b + 0.3).
+    #[test]
+    fn predictions_use_the_intercept_and_the_public_map() {
+        let s = spec("train");
+        let result = TrainResult {
+            weights: vec![0.4, -0.2],
+            intercept: Some(0.3),
+            ..TrainResult::default()
+        };
+        let table = blr::data::Table::parse_csv("b,y,a\n2,0,0.5\n12,1,-1\n").unwrap();
+        let p = predict_proba(&s, &result, &table).unwrap();
+        let sigma = |t: f64| 1.0 / (1.0 + (-t).exp());
+        let by_hand = [
+            sigma(0.4 * 2.5 - 0.2 * -3.0 + 0.3),
+            sigma(0.4 * -5.0 - 0.2 * 5.0 + 0.3),
+        ];
+        for (got, want) in p.iter().zip(by_hand) {
+            assert!((got - want).abs() < 1e-15, "{got} vs {want}");
+        }
+        // A result of the other setting, or one weight short, is refused; so is a table
+        // without a feature the model reads.
+        let plain = TrainResult {
+            intercept: None,
+            ..result.clone()
+        };
+        assert!(
+            predict_proba(&s, &plain, &table)
+                .unwrap_err()
+                .to_string()
+                .contains("intercept")
+        );
+        let short = TrainResult {
+            weights: vec![0.4],
+            ..result.clone()
+        };
+        assert!(predict_proba(&s, &short, &table).is_err());
+        let no_b = blr::data::Table::parse_csv("a,y\n0.5,0\n").unwrap();
+        let e = predict_proba(&s, &result, &no_b).unwrap_err().to_string();
+        assert!(e.contains("\"b\""), "{e}");
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //!   narrowed inside them, from its rows as they are in its file (the design maps them).
 
 use blr::Contribution;
-use dca_learning::{ClientGradient, Model, iteration_rngs};
+use dca_learning::{ClientGradient, iteration_rngs};
 use dp_noise::rng::RngSource;
 
 use crate::job::{JobRound, JobSpec};
@@ -109,13 +109,20 @@ impl JobRule {
                         r.clip_norm, r.sampling_rate, t.clip_norm, t.sampling_rate
                     ));
                 }
-                if r.weights.len() != spec.features.len()
+                // θ = (w, b): a rule with b for a job without intercept (or the reverse) would
+                // have this participant compute another model than the one it accepted.
+                if r.weights.len() != t.n_params(spec.features.len())
                     || r.weights.iter().any(|w| !w.is_finite())
                 {
                     return refuse(format!(
-                        "its rule has {} weights (or one not finite), the job {} features",
+                        "its rule has {} weights (or one not finite), the job {} features {}",
                         r.weights.len(),
-                        spec.features.len()
+                        spec.features.len(),
+                        if t.intercept {
+                            "and an intercept"
+                        } else {
+                            "and no intercept"
+                        }
                     ));
                 }
                 Ok(JobRule::Train(r))
@@ -153,7 +160,7 @@ impl JobRule {
                 }
             }
             JobRule::Train(r) => Expected {
-                dim: spec.features.len(),
+                dim: r.weights.len(),
                 record_bound: r.clip_norm,
                 l2_sensitivity: r.clip_norm,
             },
@@ -226,12 +233,11 @@ impl JobRule {
         Ok(match self {
             JobRule::Blr(rule) | JobRule::Regression(rule) => Accumulator::Blr(rule.accumulator()?),
             JobRule::Train(r) => {
-                let l2 = spec.train.as_ref().map_or(0.0, |t| t.l2);
+                let model = spec.train.as_ref().map(|t| t.model()).ok_or_else(|| {
+                    Error::Job("a train round's rule for a job without [train]".into())
+                })?;
                 Accumulator::Train(Box::new(ClientGradient::poisson(
-                    Model::Logistic {
-                        l2,
-                        intercept: false,
-                    },
+                    model,
                     &r.weights,
                     spec.features.len(),
                     Some(r.clip_norm),
@@ -317,6 +323,7 @@ mod tests {
                 learning_rate: 0.1,
                 optimizer: "sgd".into(),
                 l2: 0.0,
+                intercept: true,
             }),
         }
     }
@@ -332,10 +339,11 @@ mod tests {
         }
     }
 
+    /// A rule of the job `job("train")`: two weights and the intercept.
     fn train_rule() -> TrainRule {
         TrainRule {
             iteration: 2,
-            weights: vec![0.5, -0.5],
+            weights: vec![0.5, -0.5, 0.25],
             clip_norm: 1.0,
             sampling_rate: 0.25,
         }
@@ -365,6 +373,29 @@ mod tests {
                 .to_string();
             assert!(e.contains(word), "{word}: {e}");
         }
+        // θ has b exactly when the job has an intercept: a rule without it for a job with one,
+        // or with one for a job without, is refused, and the round is θ's length.
+        let mut without_b = train_rule();
+        without_b.weights.pop();
+        let e = JobRule::parse(&train, &job_round(2, &Rule::Train(without_b.clone())))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("2 weights") && e.contains("and an intercept"),
+            "{e}"
+        );
+        let mut no_intercept = job("train");
+        no_intercept.train.as_mut().unwrap().intercept = false;
+        let e = JobRule::parse(&no_intercept, &job_round(2, &ok))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("3 weights") && e.contains("no intercept"), "{e}");
+        let plain = JobRule::parse(&no_intercept, &job_round(2, &Rule::Train(without_b))).unwrap();
+        assert_eq!(plain.expected(&no_intercept).unwrap().dim, 2);
+        let with_b = JobRule::parse(&train, &job_round(2, &ok)).unwrap();
+        assert_eq!(with_b.expected(&train).unwrap().dim, 3);
         // A rule of another kind, or for another number of columns.
         let sum = Rule::Sum(SumRule { columns: 3 });
         assert!(JobRule::parse(&train, &job_round(0, &sum)).is_err());

@@ -150,7 +150,7 @@ fn a_job_file_is_checked_before_the_aggregator_is_asked() {
 }
 
 /// `job create` takes the kind from the job file: a `train` job needs its `[train]` table (and
-/// each of its fields is checked), a `sum` job must not have one; valid files of both kinds get
+/// each of its fields is checked, `intercept` a boolean if given), a `sum` job must not have one; valid files of both kinds get
 /// as far as the CA file.
 #[test]
 fn train_and_sum_job_files_are_checked_before_the_aggregator_is_asked() {
@@ -191,6 +191,10 @@ fn train_and_sum_job_files_are_checked_before_the_aggregator_is_asked() {
         (job("train", ""), "[train]"),
         (job("train", &train("2")), "sampling_rate"),
         (job("train", &(train("0.5") + "momentum = 1\n")), "momentum"),
+        (
+            job("train", &(train("0.5") + "intercept = \"no\"\n")),
+            "intercept",
+        ),
         (job("sum", &train("0.5")), "not for a \"sum\" job"),
         (
             job("regression", &train("0.5")),
@@ -212,6 +216,7 @@ fn train_and_sum_job_files_are_checked_before_the_aggregator_is_asked() {
     }
     for text in [
         job("train", &train("0.5")),
+        job("train", &(train("0.5") + "intercept = false\n")),
         job("sum", ""),
         job("regression", ""),
     ] {

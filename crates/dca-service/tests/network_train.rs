@@ -119,4 +119,88 @@ async fn training_over_the_services_equals_the_in_process_trainer_bit_for_bit(st
     .expect("test exceeded its time limit");
 }
 
-both_stores!(training_over_the_services_equals_the_in_process_trainer_bit_for_bit,);
+/// `dpdist train --no-intercept` with a fixed seed releases the weights `dpdist train`
+/// released before it had intercepts, bit for bit: the constants are what the same command
+/// without the flag printed at commit 0980f78 (not computed here). Twelve clients, two
+/// features; the command itself checks its releases against the in-process trainer.
+async fn dpdist_train_without_intercept_releases_what_it_released_before(store: Store) {
+    let Some(cluster) = Cluster::start_on("train-cli-golden", 2, store) else {
+        return;
+    };
+    // The aggregator charges every round in full (no amplification by subsampling).
+    let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 50.0);
+    let data = cluster.dir.join("train.csv");
+    let mut csv = String::from("a,b,label\n");
+    for k in 0..12 {
+        let (a, b) = ((k * 5 % 7) as f64 - 3.0, (k * 3 % 11) as f64 - 5.0);
+        let label = u8::from(a + 0.5 * b > 0.5);
+        csv += &format!("{a},{b},{label}\n");
+    }
+    std::fs::write(&data, csv).unwrap();
+    let (ca, token) = (
+        cluster.certs.dir.join("ca.pem"),
+        cluster.dir.join("analyst.token"),
+    );
+    let args = [
+        "train",
+        "--aggregator",
+        &aggregator.url,
+        "--ca",
+        ca.to_str().unwrap(),
+        "--analyst-token-file",
+        token.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+        "--feature-bound",
+        "6",
+        "--iterations",
+        "3",
+        "--rate",
+        "0.5",
+        "--max-dropped",
+        "1",
+        "--upload-secs",
+        "60",
+        "--insecure-seed",
+        "11",
+    ]
+    .map(String::from);
+    let run = |extra: &'static [&'static str], offset: &'static str| {
+        let args = args.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+            args.extend(extra);
+            // Round ids must be distinct across the runs on one aggregator.
+            args.extend(["--round-offset", offset]);
+            let (ok, out) = dpdist(&args, LIMIT);
+            assert!(ok, "{out}");
+            let report: serde_json::Value =
+                serde_json::from_str(&out[out.find("\n{\n").expect("a JSON report") + 1..])
+                    .unwrap();
+            (report, out)
+        })
+    };
+    let (report, out) = run(&["--no-intercept"], "0").await.unwrap();
+    assert_eq!(report["intercept"], serde_json::Value::Null, "{out}");
+    let weights: Vec<f64> = serde_json::from_value(report["weights"].clone()).unwrap();
+    let before: [u64; 2] = [13803123174405339440, 13811429222856866806];
+    assert_eq!(bits(&weights), before, "{out}");
+
+    // By default the model has an intercept, reported apart from the two weights; the command's
+    // own check (its releases equal the in-process trainer's, which has the intercept) holds.
+    let (report, out) = run(&[], "100").await.unwrap();
+    assert_eq!(
+        report["releases_bit_identical_to_in_process"], true,
+        "{out}"
+    );
+    assert_eq!(report["weights"].as_array().map(Vec::len), Some(2), "{out}");
+    assert!(
+        report["intercept"].as_f64().is_some_and(|b| b != 0.0),
+        "{out}"
+    );
+}
+
+both_stores!(
+    training_over_the_services_equals_the_in_process_trainer_bit_for_bit,
+    dpdist_train_without_intercept_releases_what_it_released_before,
+);

@@ -73,6 +73,7 @@ fn job_spec(kind: &str, roster: usize, max_rows: usize, iterations: u64) -> JobS
             learning_rate: 0.2,
             optimizer: "adam".into(),
             l2: 0.01,
+            intercept: true,
         }),
     }
 }
@@ -163,6 +164,15 @@ async fn a_train_job_over_participant_processes_releases_every_iteration_like_th
             assert_same_training(&spec, &view, &dirs, &held, &counts, None),
             0
         );
+        // The job has an intercept (the default), and predictions use it: σ(w·x + b) of a
+        // record by hand, x its features mapped from [−2, 2] onto ±5 (x2 = 3 clipped to 2).
+        let b = result.intercept.expect("the job's intercept");
+        assert!(b != 0.0, "the intercept moved");
+        let table = blr::data::Table::parse_csv("x1,x2,label\n1.2,3,1\n").unwrap();
+        let p = dca_service::job_train::predict_proba(&spec, &result, &table).unwrap();
+        let (x1, x2) = (1.2 / 4.0 * 10.0, 5.0);
+        let by_hand = 1.0 / (1.0 + (-(result.weights[0] * x1 + result.weights[1] * x2 + b)).exp());
+        assert!((p[0] - by_hand).abs() < 1e-14, "{} vs {by_hand}", p[0]);
         let (spent, reserved) = (view.status.rho_spent, view.status.rho_reserved);
         // The noise was planned to spend the reservation (up to the 1e-9 the checks allow).
         assert!(
@@ -325,7 +335,7 @@ fn assert_same_training(
     let config = TrainerConfig {
         model: Model::Logistic {
             l2: settings.l2,
-            intercept: false,
+            intercept: settings.intercept,
         },
         sampling: ClientSampling::Poisson {
             rate: settings.sampling_rate,
@@ -376,10 +386,80 @@ fn assert_same_training(
         };
         assert_eq!(bits(released), bits(&step.released_sum), "iteration {i}");
     }
-    assert_eq!(bits(&result.weights), bits(trainer.params()));
+    // θ = (w, b): the result names b apart.
+    let (weights, intercept) = if settings.intercept {
+        let (b, w) = trainer.params().split_last().unwrap();
+        (w, Some(*b))
+    } else {
+        (trainer.params(), None)
+    };
+    assert_eq!(bits(&result.weights), bits(weights));
+    assert_eq!(
+        result.intercept.map(f64::to_bits),
+        intercept.map(f64::to_bits)
+    );
     // The weights moved: the releases were used.
     assert!(trainer.params().iter().any(|w| *w != 0.0));
     missed
+}
+
+/// A job's id is the SHA-256 of its canonical JSON: a `train` job written before jobs had
+/// intercepts (no `intercept` field, which now means one) keeps its id. The constant is this
+/// spec's id at commit 0980f78.
+#[test]
+fn a_train_job_without_the_intercept_field_keeps_its_id() {
+    let spec = JobSpec {
+        roster: (0..3u8).map(|i| hex::encode(&[i; 32])).collect(),
+        created_unix_ms: 1_764_000_000_000,
+        ..job_spec("train", 3, 2, 7)
+    };
+    assert_eq!(
+        spec.id(),
+        "67f485ca4deec3613a33e85a9767fcca33134ce8b51e574d025b0725d1011644"
+    );
+}
+
+/// A `train` job without an intercept (`intercept = false`) releases what every `train` job
+/// released before jobs had intercepts, bit for bit: the weights and each iteration's released
+/// sum below are what this same job gave at commit 0980f78 (printed by that code, not computed
+/// here), with the participants' insecure seed.
+async fn a_train_job_without_intercept_releases_what_train_jobs_released_before(store: Store) {
+    tokio::time::timeout(LIMIT, async {
+        let Some(cluster) = Cluster::start_on("job-train-golden", 3, store) else {
+            return;
+        };
+        let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let counts = [1, 2, 3, 1, 2, 3];
+        let held = holdings(&counts);
+        let mut spec = job_spec("train", counts.len(), 3, 3);
+        spec.train.as_mut().unwrap().intercept = false;
+        let id = create_job(&cluster, &aggregator.url, &spec).await;
+        let dirs = write_participants(&cluster, &held, None);
+        run_participants(&cluster, &aggregator.url, &dirs, &id, None).await;
+        let result = job_view(&cluster, &aggregator.url, &id)
+            .await
+            .status
+            .train_result
+            .unwrap();
+        assert_eq!(result.intercept, None);
+        let before_weights: [u64; 2] = [4602994161495519160, 13825179264791078037];
+        let before_sums: [[u64; 2]; 3] = [
+            [13832178806397445560, 4601975897979940960],
+            [13845721743477724567, 4616467188872092516],
+            [13850344807064566055, 13830966706016463288],
+        ];
+        assert_eq!(
+            bits(&result.weights),
+            before_weights,
+            "sums {:?}",
+            result.sums.iter().map(|s| bits(s)).collect::<Vec<_>>()
+        );
+        for (i, (now, before)) in result.sums.iter().zip(before_sums).enumerate() {
+            assert_eq!(bits(now), before, "iteration {i}");
+        }
+    })
+    .await
+    .expect("test exceeded its time limit");
 }
 
 /// Five participants holding 1 to 3 rows, one of which refuses by its policy (T = 1): the job's
@@ -463,4 +543,5 @@ both_stores!(
     a_train_job_survives_an_aggregator_restart_between_iterations,
     a_train_job_goes_on_without_a_participant_killed_mid_job,
     a_sum_job_over_participant_processes_releases_the_in_process_round,
+    a_train_job_without_intercept_releases_what_train_jobs_released_before,
 );

@@ -41,9 +41,14 @@ pub struct TrainArgs {
     /// Adam's learning rate.
     #[arg(long, default_value_t = 0.05)]
     learning_rate: f64,
-    /// L2 regularisation λ.
+    /// L2 regularisation λ (of the weights; the intercept is not penalised).
     #[arg(long, default_value_t = 1e-2)]
     l2: f64,
+    /// Fit σ(wᵀx) without the intercept b (by default P(y = 1 | x) = σ(wᵀx + b), b inside the
+    /// clipped gradient): the model `dpdist train` fitted before it had intercepts, bit for bit
+    /// with the same seed.
+    #[arg(long)]
+    no_intercept: bool,
     /// T: clients that may drop out or collude in a round.
     #[arg(long, default_value_t = 2)]
     max_dropped: usize,
@@ -57,7 +62,7 @@ pub struct TrainArgs {
 pub async fn run(a: TrainArgs) -> Result<()> {
     use dca_learning::{
         ClientSampling, Model, Optimizer, Privacy, Records, Trainer, TrainerConfig,
-        calibrate_noise_multiplier, logistic_predict_proba,
+        calibrate_noise_multiplier, logistic_intercept_predict_proba, logistic_predict_proba,
     };
     use dca_service::network_train::train_over_network;
 
@@ -88,7 +93,7 @@ pub async fn run(a: TrainArgs) -> Result<()> {
     let mut config = TrainerConfig {
         model: Model::Logistic {
             l2: a.l2,
-            intercept: false,
+            intercept: !a.no_intercept,
         },
         sampling: ClientSampling::Poisson { rate: a.rate },
         clip_norm: a.clip,
@@ -122,8 +127,13 @@ pub async fn run(a: TrainArgs) -> Result<()> {
     let start = std::time::Instant::now();
     let run = train_over_network(transport, trainer.clone(), records.clone(), a.iterations).await?;
     let wall = start.elapsed().as_secs_f64();
-    let accuracy = |w: &[f64]| -> Result<f64> {
-        let p = logistic_predict_proba(w, &x)?;
+    let intercept = !a.no_intercept;
+    let accuracy = |params: &[f64]| -> Result<f64> {
+        let p = if intercept {
+            logistic_intercept_predict_proba(params, &x)?
+        } else {
+            logistic_predict_proba(params, &x)?
+        };
         let right = p
             .iter()
             .zip(&y)
@@ -145,11 +155,15 @@ pub async fn run(a: TrainArgs) -> Result<()> {
             "noise_sigma_released": r.noise_sigma_released,
             "aggregator_spent_epsilon": r.spent_epsilon,
         })).collect::<Vec<_>>(),
-        "weights": run.trainer.params(),
+        // θ = (w, b): b is reported apart, so "weights" is one per feature either way.
+        "weights": &run.trainer.params()[..d],
         "spent_epsilon": spent.map(|s| s.epsilon),
         "spent_delta": spent.map(|s| s.delta),
         "in_sample_accuracy": accuracy(run.trainer.params())?,
     });
+    if intercept {
+        report["intercept"] = run.trainer.params()[d].into();
+    }
     let mut identical = true;
     if a.insecure_seed.is_some() {
         let done = run.steps.len();
