@@ -39,10 +39,11 @@ pub struct ColumnBounds {
 pub struct JobSpec {
     /// "blr": DCA paper Alg. 2 (DP std round, threshold search on public auxiliary data,
     /// statistics round, posterior). "train": DP-SGD logistic regression (with an intercept
-    /// unless `train.intercept` is false), one DCA round per iteration (settings in `train`). "sum": one DCA round of the sums of every column
-    /// the job reads (the features, then the target). "regression": the regression with an
-    /// intercept in the data's units (`blr::regression`): the ranges round, then the
-    /// statistics of the narrowed design the columns' public ranges make ([`JobSpec::design`]).
+    /// unless `train.intercept` is false), one DCA round per iteration (settings in `train`).
+    /// "sum": one DCA round of the sums of every column the job reads (the features, then the
+    /// target). "regression": the regression with an intercept in the data's units
+    /// (`blr::regression`): the ranges round, then the statistics of the narrowed design the
+    /// columns' public ranges make ([`JobSpec::design`]).
     pub kind: String,
     /// The target column.
     pub target: ColumnBounds,
