@@ -89,7 +89,7 @@ pub unsafe extern "C" fn dpd_plr_fit_with_intercept(
 /// predicts through the same map (`dpd_plr_model_ranges` reads the ranges back;
 /// `dpd_plr_model_from_weights_and_ranges` re-imports such a model). Bad ranges (a NULL array
 /// with `n_ranges` > 0, a wrong count, a non-finite end, lo >= hi) →
-/// `DPD_ERR_INVALID_ARGUMENT` naming the column; like a bad `intercept`, nothing is drawn from
+/// `DPD_ERR_INVALID_ARGUMENT` naming the (0-based) column; like a bad `intercept`, nothing is drawn from
 /// `rng` and nothing is made.
 ///
 /// # Safety
