@@ -87,10 +87,11 @@ pub unsafe extern "C" fn dpd_plr_fit_with_intercept(
 /// centre m_j = (lo_j + hi_j)/2 and half-width h_j = (hi_j − lo_j)/2; the mapped row is then
 /// projected to ‖φ(x)‖ <= r (r/√2 with an intercept), r the input radius. The fitted model
 /// predicts through the same map (`dpd_plr_model_ranges` reads the ranges back;
-/// `dpd_plr_model_from_weights_and_ranges` re-imports such a model). Bad ranges (a NULL array
-/// with `n_ranges` > 0, a wrong count, a non-finite end, lo >= hi) →
-/// `DPD_ERR_INVALID_ARGUMENT` naming the (0-based) column; like a bad `intercept`, nothing is drawn from
-/// `rng` and nothing is made.
+/// `dpd_plr_model_from_weights_and_ranges` re-imports such a model). Bad ranges (a non-finite
+/// end, lo >= hi) → `DPD_ERR_INVALID_ARGUMENT` naming the (0-based) column; a wrong count →
+/// `DPD_ERR_INVALID_ARGUMENT` naming `n_ranges`; `lo` or `hi` NULL with `n_ranges` > 0 →
+/// `DPD_ERR_NULL_POINTER`. Like a bad `intercept`, nothing is drawn from `rng` and nothing is
+/// made.
 ///
 /// # Safety
 /// As `dpd_plr_fit`; `lo` and `hi` NULL only with `n_ranges == 0`, else readable for
