@@ -2504,6 +2504,34 @@ enum dpd_status dpd_plr_fit_with_intercept(const struct dpd_dataset *dataset,
                                            struct dpd_plr_model **out);
 
 /**
+ * As `dpd_plr_fit_with_intercept`, with public feature ranges: `lo[j] < hi[j]`, both finite,
+ * one pair per feature (`n_ranges` = the data set's number of features), known without looking
+ * at the private data (codebooks, physical limits). Each value is clamped into
+ * [lo_j, hi_j] and mapped onto [−1, 1], φ_j(x) = (clamp(x_j, lo_j, hi_j) − m_j)/h_j with
+ * centre m_j = (lo_j + hi_j)/2 and half-width h_j = (hi_j − lo_j)/2; the mapped row is then
+ * projected to ‖φ(x)‖ <= r (r/√2 with an intercept), r the input radius. The fitted model
+ * predicts through the same map (`dpd_plr_model_ranges` reads the ranges back;
+ * `dpd_plr_model_from_weights_and_ranges` re-imports such a model). Bad ranges (a non-finite
+ * end, lo >= hi) → `DPD_ERR_INVALID_ARGUMENT` naming the (0-based) column; a wrong count →
+ * `DPD_ERR_INVALID_ARGUMENT` naming `n_ranges`; `lo` or `hi` NULL with `n_ranges` > 0 →
+ * `DPD_ERR_NULL_POINTER`. Like a bad `intercept`, nothing is drawn from `rng` and nothing is
+ * made.
+ *
+ * # Safety
+ * As `dpd_plr_fit`; `lo` and `hi` NULL only with `n_ranges == 0`, else readable for
+ * `n_ranges` doubles each.
+ */
+enum dpd_status dpd_plr_fit_with_ranges(const struct dpd_dataset *dataset,
+                                        double epsilon,
+                                        double lambda,
+                                        uint32_t intercept,
+                                        const double *lo,
+                                        const double *hi,
+                                        size_t n_ranges,
+                                        struct dpd_rng *rng,
+                                        struct dpd_plr_model **out);
+
+/**
  * Fits PST-S: the low-level share (1 − `high_fraction`) of the rows cut into `n_parts` >= 1
  * disjoint parts, a PLR (λ = `lambda`) on each, and a PLR (λ = `lambda_high`) on the rest over
  * the low-level outputs. `high_fraction` in (0, 1); the paper uses 0.5.
@@ -2634,7 +2662,8 @@ enum dpd_status dpd_auc(const double *scores,
 /**
  * Predicted probabilities P(y = 1 | x) for the rows of `x` (row-major, `x_len` a positive
  * multiple of the model's number of features), one per row into `out` (query-size pattern).
- * Rows are projected onto the model's input ball as in training.
+ * Rows are mapped as in training: through the public ranges when the model has them
+ * (`dpd_plr_fit_with_ranges`), then projected onto the model's input ball.
  *
  * # Safety
  * `model` NULL (→ error) or a live handle; `x` NULL only with `x_len == 0`, else readable;
@@ -2667,7 +2696,11 @@ enum dpd_status dpd_plr_model_info(const struct dpd_plr_model *model,
  * Exports the weights of a single model, or of the high-level model of a stack (one per
  * low-level model), into `out` (query-size pattern), and its input radius r (rows are
  * projected to ‖x‖ <= r before wᵀx; to ‖x‖ <= r/√2 when the model has an intercept, which
- * `dpd_plr_model_intercept` reads) into `*out_input_radius` (may be NULL).
+ * `dpd_plr_model_intercept` reads) into `*out_input_radius` (may be NULL). A model fitted
+ * with public ranges (`dpd_plr_fit_with_ranges`) applies wᵀ to the mapped row φ(x), not to x:
+ * its weights and radius alone do not describe it, `dpd_plr_model_ranges` gives the ranges,
+ * and only `dpd_plr_model_from_weights_and_ranges` re-imports it faithfully (the other
+ * `from_weights` functions make a model without ranges).
  *
  * # Safety
  * `model` NULL (→ error) or a live handle; `(out, out_cap, out_len)` per the output-array
@@ -2717,8 +2750,10 @@ enum dpd_status dpd_plr_model_from_weights(const double *weights,
  * The intercept b of a single model, or of the high-level model of a stack (the stack's
  * intercept: P(y = 1 | x) = σ(vᵀz + b) over the low-level outputs z), into `*out`. In margin
  * units: P(y = 1 | x) = σ(wᵀx̃ + b), x̃ the row projected to ‖x̃‖ <= r/√2 (r the input radius
- * of `dpd_plr_model_weights`). A model fitted or imported without intercept →
- * `DPD_ERR_INVALID_STATE` (its margin is wᵀx̃ alone), `*out` untouched.
+ * of `dpd_plr_model_weights`; for a model with public ranges the row is first mapped as
+ * `dpd_plr_model_ranges` describes, and b is the margin at the ranges' centres). A model
+ * fitted or imported without intercept → `DPD_ERR_INVALID_STATE` (its margin is wᵀx̃ alone),
+ * `*out` untouched.
  *
  * # Safety
  * `model` NULL (→ error) or a live handle; `out` NULL (→ error) or writable.
@@ -2753,6 +2788,48 @@ enum dpd_status dpd_plr_model_from_weights_and_intercept(const double *weights,
                                                          double intercept,
                                                          double input_radius,
                                                          struct dpd_plr_model **out);
+
+/**
+ * The public ranges a single model (or the high-level model of a stack) maps its inputs from:
+ * `lo[j]` into `out_lo`, `hi[j]` into `out_hi`, one pair per feature (query-size pattern on
+ * `cap`, the capacity of each array; the length is written to `*out_len`). The model predicts
+ * σ(wᵀx̃ + b) with x̃ the row φ(x), φ_j(x) = (clamp(x_j, lo_j, hi_j) − m_j)/h_j (m_j the
+ * centre, h_j the half-width of range j), projected to ‖x̃‖ <= r (r/√2 with an intercept). A
+ * model fitted or imported without ranges → `DPD_ERR_INVALID_STATE` (its rows are projected
+ * as they are), nothing written.
+ *
+ * # Safety
+ * `model` NULL (→ error) or a live handle; `out_lo`, `out_hi` NULL only with `cap == 0`,
+ * else writable for `cap` doubles; `out_len` NULL (→ error) or writable.
+ */
+enum dpd_status dpd_plr_model_ranges(const struct dpd_plr_model *model,
+                                     double *out_lo,
+                                     double *out_hi,
+                                     size_t cap,
+                                     size_t *out_len);
+
+/**
+ * Imports a single logistic model with public ranges from exported parts: weights
+ * `weights[0..d]`, `intercept` = 1 with its intercept `b` or 0 for none (then `b` must be 0),
+ * the ranges `lo[0..n_ranges]`, `hi[0..n_ranges]` (`dpd_plr_model_ranges`; `n_ranges` = d) and
+ * input radius r — the model `dpd_plr_fit_with_ranges` fitted. Privacy unknown (ε = NaN), as
+ * `dpd_plr_model_from_weights`. Errors: `DPD_ERR_NON_FINITE` (a weight, b or r),
+ * `DPD_ERR_INVALID_ARGUMENT` (d = 0, r < 0, `intercept` not 0 or 1, b ≠ 0 without intercept,
+ * bad ranges as for `dpd_plr_fit_with_ranges`, naming the column); nothing made.
+ *
+ * # Safety
+ * As `dpd_plr_model_from_weights`; `lo` and `hi` NULL only with `n_ranges == 0`, else readable
+ * for `n_ranges` doubles each.
+ */
+enum dpd_status dpd_plr_model_from_weights_and_ranges(const double *weights,
+                                                      size_t d,
+                                                      uint32_t intercept,
+                                                      double b,
+                                                      const double *lo,
+                                                      const double *hi,
+                                                      size_t n_ranges,
+                                                      double input_radius,
+                                                      struct dpd_plr_model **out);
 
 /**
  * Frees a model; NULL is a no-op.

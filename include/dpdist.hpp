@@ -571,6 +571,13 @@ private:
     detail::Handle<dpd_feature_groups, dpd_feature_groups_free> h_;
 };
 
+/// Public feature ranges of a PLR fit, one [lo[j], hi[j]] per feature (both finite,
+/// lo[j] < hi[j]), known without looking at the private data (codebooks, physical limits).
+struct PlrRanges {
+    std::vector<double> lo;
+    std::vector<double> hi;
+};
+
 /// A fitted PLR / PST model (epsilon = INFINITY fits the non-private model). `intercept` true
 /// estimates an intercept b (in a stack: in every low-level model and in the high-level model,
 /// whose b is the stack's); false, the default, is the model without intercept, as before.
@@ -581,6 +588,19 @@ public:
         return make([&](dpd_plr_model **out) {
             return dpd_plr_fit_with_intercept(data.get(), epsilon, lambda, flag(intercept),
                                               rng.get(), out);
+        });
+    }
+    /// PLR with public ranges: each value is clamped into its range and mapped onto [−1, 1],
+    /// (clamp(x_j, lo_j, hi_j) − m_j)/h_j with m_j, h_j the range's centre and half-width,
+    /// before the projection; the model predicts through the same map (ranges() reads them).
+    /// Bad ranges throw DPD_ERR_INVALID_ARGUMENT naming the column; nothing is drawn from rng.
+    static PlrModel fit_plr(const Dataset &data, double epsilon, double lambda, Rng &rng,
+                            bool intercept, const PlrRanges &ranges) {
+        check_ranges(ranges, "fit_plr");
+        return make([&](dpd_plr_model **out) {
+            return dpd_plr_fit_with_ranges(data.get(), epsilon, lambda, flag(intercept),
+                                           ranges.lo.data(), ranges.hi.data(), ranges.lo.size(),
+                                           rng.get(), out);
         });
     }
     static PlrModel fit_pst_s(const Dataset &data, size_t n_parts, double epsilon, double lambda,
@@ -626,6 +646,30 @@ public:
             return dpd_plr_model_from_weights_and_intercept(weights.data(), weights.size(),
                                                             intercept, input_radius, out);
         });
+    }
+    /// Imports a single logistic model with public ranges (what fit_plr(..., ranges) fitted),
+    /// with its intercept when given; the other importers make a model without ranges.
+    static PlrModel from_weights_and_ranges(Span<const double> weights,
+                                            std::optional<double> intercept,
+                                            const PlrRanges &ranges, double input_radius) {
+        check_ranges(ranges, "from_weights_and_ranges");
+        return make([&](dpd_plr_model **out) {
+            return dpd_plr_model_from_weights_and_ranges(
+                weights.data(), weights.size(), flag(intercept.has_value()),
+                intercept.value_or(0.0), ranges.lo.data(), ranges.hi.data(), ranges.lo.size(),
+                input_radius, out);
+        });
+    }
+    /// The public ranges of a single model; empty for a model without (its weights act on the
+    /// mapped rows when it has them).
+    std::optional<PlrRanges> ranges() const {
+        size_t len = 0;
+        dpd_status s = dpd_plr_model_ranges(h_.get(), nullptr, nullptr, 0, &len);
+        if (s == DPD_ERR_INVALID_STATE) return std::nullopt;
+        if (s != DPD_ERR_BUFFER_TOO_SMALL) check(s);
+        PlrRanges r{std::vector<double>(len), std::vector<double>(len)};
+        check(dpd_plr_model_ranges(h_.get(), r.lo.data(), r.hi.data(), len, &len));
+        return r;
     }
     /// The intercept b of a single model or of a stack's high level; empty for a model without.
     std::optional<double> intercept() const {
@@ -680,6 +724,11 @@ private:
         return PlrModel(detail::make<dpd_plr_model, dpd_plr_model_free>(m));
     }
     static uint32_t flag(bool on) { return on ? 1u : 0u; }
+    static void check_ranges(const PlrRanges &r, const char *what) {
+        if (r.lo.size() != r.hi.size())
+            throw Error(DPD_ERR_LENGTH_MISMATCH, std::string("dpd::PlrModel::") + what +
+                                                     ": ranges.lo and ranges.hi differ in length");
+    }
     // DPD_ERR_INVALID_STATE is the library's "this model has no intercept": an answer, not a
     // failure; every other error throws.
     template <class Call> static std::optional<double> optional_intercept(Call &&call) {

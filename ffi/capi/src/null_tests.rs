@@ -38,7 +38,7 @@ fn null_handles_and_outputs_are_refused() {
     // SAFETY: every non-NULL pointer below is a live local or handle.
     unsafe {
         assert_eq!(dpd_rng_new_insecure_fixed_seed(1, &mut rng), DPD_OK);
-        let cases: [(&str, dpd_status); 17] = [
+        let cases: [(&str, dpd_status); 19] = [
             (
                 "client_new config",
                 dpd_client_new(null(), 0, rng, &mut client),
@@ -88,6 +88,14 @@ fn null_handles_and_outputs_are_refused() {
             (
                 "plr_fit_with_intercept dataset",
                 dpd_plr_fit_with_intercept(null(), 1.0, 1.0, 1, rng, null_mut()),
+            ),
+            (
+                "plr_fit_with_ranges dataset",
+                dpd_plr_fit_with_ranges(null(), 1.0, 1.0, 1, null(), null(), 0, rng, null_mut()),
+            ),
+            (
+                "plr_model_ranges model",
+                dpd_plr_model_ranges(null(), null_mut(), null_mut(), 0, &mut n),
             ),
             (
                 "plr_model_intercept model",

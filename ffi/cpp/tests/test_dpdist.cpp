@@ -234,6 +234,55 @@ static void learners() {
     expect_error(DPD_ERR_INVALID_ARGUMENT, "single logistic model",
                  [&] { (void)known.low_level_intercept(0); });
 
+    // Public ranges: a known model (w = (2, -1), b = 0.5, ranges [0, 4] x [-1, 1], r = 1; rows
+    // mapped to (clamp(x) - centre)/half-width, then clipped to radius 1/√2). Row (1, 0) maps to
+    // (-0.5, 0): σ(-0.5) = 0.37754066879814541; row (3, 0) to (0.5, 0): σ(1.5) =
+    // 0.81757447619364365; row (10, 0.5) to (1, 0.5), scaled by √(0.5/1.25): σ(1.5·√0.4 + 0.5).
+    const dpd::PlrRanges box{{0.0, -1.0}, {4.0, 1.0}};
+    auto ranged = dpd::PlrModel::from_weights_and_ranges(std::vector<double>{2.0, -1.0}, 0.5, box,
+                                                         1.0);
+    auto p_ranged = ranged.predict_proba(std::vector<double>{1.0, 0.0, 3.0, 0.0, 10.0, 0.5});
+    CHECK(std::fabs(p_ranged[0] - 0.37754066879814541) < 1e-15);
+    CHECK(std::fabs(p_ranged[1] - 0.81757447619364365) < 1e-15);
+    CHECK(std::fabs(p_ranged[2] - 1.0 / (1.0 + std::exp(-(1.5 * std::sqrt(0.4) + 0.5)))) < 1e-15);
+    CHECK(ranged.ranges().has_value() && ranged.ranges()->lo == box.lo &&
+          ranged.ranges()->hi == box.hi);
+    CHECK(!known.ranges().has_value());
+    // A fit with ranges on the offset labels: predictions through the same map, an export with
+    // its ranges re-imported bit for bit, and bad ranges refused with nothing drawn.
+    const dpd::PlrRanges unit{{-1.0, -1.0}, {1.0, 1.0}};
+    auto rng_r = dpd::Rng::insecure_fixed_seed(9);
+    auto rng_r2 = dpd::Rng::insecure_fixed_seed(9);
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "column 1", [&] {
+        (void)dpd::PlrModel::fit_plr(offset, 1.0, 0.01, rng_r, true,
+                                     dpd::PlrRanges{{-1.0, 1.0}, {1.0, 1.0}});
+    });
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "`n_ranges` = 1", [&] {
+        (void)dpd::PlrModel::fit_plr(offset, 1.0, 0.01, rng_r, true,
+                                     dpd::PlrRanges{{-1.0}, {1.0}});
+    });
+    expect_error(DPD_ERR_LENGTH_MISMATCH, "differ in length", [&] {
+        (void)dpd::PlrModel::fit_plr(offset, 1.0, 0.01, rng_r, true,
+                                     dpd::PlrRanges{{-1.0, -1.0}, {1.0}});
+    });
+    auto fit_r = dpd::PlrModel::fit_plr(offset, 1.0, 0.01, rng_r, true, unit);
+    auto fit_r2 = dpd::PlrModel::fit_plr(offset, 1.0, 0.01, rng_r2, true, unit);
+    auto p_r = fit_r.predict_proba(x);
+    CHECK(p_r == fit_r2.predict_proba(x));
+    auto w_r = fit_r.weights();
+    double r_r = fit_r.input_radius(), b_r = fit_r.intercept().value_or(NAN);
+    bool by_hand = true;
+    for (size_t i = 0; i < n; ++i) {
+        // The ranges [-1, 1] map every x here to itself; clip to r/√2, then w·x̃ + b.
+        double u = x[i * d], v = x[i * d + 1], norm = std::sqrt(u * u + v * v);
+        double radius = r_r / std::sqrt(2.0), s = norm > radius ? radius / norm : 1.0;
+        double m = w_r[0] * u * s + w_r[1] * v * s + b_r;
+        by_hand = by_hand && std::fabs(p_r[i] - 1.0 / (1.0 + std::exp(-m))) < 1e-12;
+    }
+    CHECK(by_hand);
+    auto back_r = dpd::PlrModel::from_weights_and_ranges(w_r, b_r, *fit_r.ranges(), r_r);
+    CHECK(back_r.predict_proba(x) == p_r);
+
     std::vector<double> assumed{1.0, 1.0};
     dpd::BlrConfig config(2.0, 1e-5, assumed, 1.5);
     config.distributed(3, 1, dpd::ShareMode::Seed);

@@ -50,10 +50,52 @@ as_double_vector <- function(y, name) {
   y
 }
 
-# PLR (stacking paper Alg. 1) with ridge strength `lambda`.
-plr_fit <- function(x, y, epsilon, lambda, rng = NULL, intercept = TRUE) {
+# PLR (stacking paper Alg. 1) with ridge strength `lambda`. `ranges`: NULL, or public ranges
+# (known without the private data), one per column of x, as list(lo =, hi =) or a two-column
+# matrix (lo, hi) with one row per column of x: each value is clamped into its range and mapped
+# onto [-1, 1] before the projection, and the model predicts through the same map.
+plr_fit <- function(x, y, epsilon, lambda, rng = NULL, intercept = TRUE, ranges = NULL) {
   x <- as_double_matrix(x, "x")
-  with_names(.Call(dpdr_plr_fit, x, as.double(y), epsilon, lambda, intercept, as_rng(rng)), x)
+  if (is.null(ranges)) {
+    return(with_names(.Call(dpdr_plr_fit, x, as.double(y), epsilon, lambda, intercept,
+                            as_rng(rng)), x))
+  }
+  r <- as_ranges(ranges, ncol(x))
+  with_names(.Call(dpdr_plr_fit_with_ranges, x, as.double(y), epsilon, lambda, intercept, r$lo,
+                   r$hi, as_rng(rng)), x)
+}
+
+# list(lo, hi) from list(lo =, hi =) or a two-column matrix, one range per feature, checked
+# here so that a bad one is named by its 1-based column.
+as_ranges <- function(ranges, d) {
+  if (is.list(ranges) && !is.null(ranges$lo) && !is.null(ranges$hi)) {
+    lo <- ranges$lo
+    hi <- ranges$hi
+  } else if (is.matrix(ranges) && ncol(ranges) == 2) {
+    lo <- ranges[, 1]
+    hi <- ranges[, 2]
+  } else {
+    dpdist_stop("DPD_ERR_INVALID_ARGUMENT",
+                "`ranges` must be NULL, list(lo =, hi =) or a two-column matrix (lo, hi)")
+  }
+  if (!is.numeric(lo) || !is.numeric(hi)) {
+    dpdist_stop("DPD_ERR_INVALID_ARGUMENT", "`ranges` must be numeric")
+  }
+  lo <- as.double(lo)
+  hi <- as.double(hi)
+  if (length(lo) != d || length(hi) != d) {
+    dpdist_stop("DPD_ERR_INVALID_ARGUMENT",
+                sprintf("`ranges` has %d lower and %d upper ends; x has %d columns",
+                        length(lo), length(hi), d))
+  }
+  bad <- which(!is.finite(lo) | !is.finite(hi) | !(lo < hi))
+  if (length(bad) > 0) {
+    j <- bad[1]
+    dpdist_stop("DPD_ERR_INVALID_ARGUMENT",
+                sprintf("`ranges` of column %d: lo = %s, hi = %s; both finite, lo < hi", j,
+                        format(lo[j]), format(hi[j])))
+  }
+  list(lo = lo, hi = hi)
 }
 
 # PST-S: rows split into `n_parts` low-level PLRs plus a high-level PLR on `high_fraction`.
@@ -119,10 +161,18 @@ plr_intercept <- function(model, k = NULL) {
   .Call(dpdr_plr_model_intercept, model, if (is.null(k)) 0 else k)
 }
 
+# The public ranges a single model maps its inputs from, list(lo, hi); NULL without ranges.
+plr_ranges <- function(model) .Call(dpdr_plr_model_ranges, model)
+
 # Imports a single logistic model from exported weights, with its intercept when given (NULL:
-# a model without intercept, whose rows are projected to radius input_radius, not r/sqrt(2)).
-plr_model_from_weights <- function(weights, input_radius, intercept = NULL) {
-  if (is.null(intercept)) {
+# a model without intercept, whose rows are projected to radius input_radius, not r/sqrt(2))
+# and its public ranges when given (as plr_fit's `ranges`; plr_ranges reads them).
+plr_model_from_weights <- function(weights, input_radius, intercept = NULL, ranges = NULL) {
+  if (!is.null(ranges)) {
+    r <- as_ranges(ranges, length(weights))
+    .Call(dpdr_plr_model_from_weights_and_ranges, as.double(weights), intercept, r$lo, r$hi,
+          input_radius)
+  } else if (is.null(intercept)) {
     .Call(dpdr_plr_model_from_weights, as.double(weights), input_radius)
   } else {
     .Call(dpdr_plr_model_from_weights_and_intercept, as.double(weights), intercept, input_radius)
@@ -132,7 +182,8 @@ plr_model_from_weights <- function(weights, input_radius, intercept = NULL) {
 # Coefficients as glm shows them: "(Intercept)" first when the model has one, then one per
 # feature (a single model; named by the training columns when they had names) or one per
 # low-level model (a stack's high level, "level1".."levelK"). They act on the projected rows
-# (see the header of this file), not on x in its own units.
+# (see the header of this file), not on x in its own units; with public ranges on the mapped
+# rows (each column clamped into its range and mapped onto [-1, 1]; plr_ranges).
 coef.dpdist_plr_model <- function(object, ...) {
   w <- plr_weights(object)$weights
   info <- plr_model_info(object)

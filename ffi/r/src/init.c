@@ -81,6 +81,7 @@ SEXP dpdr_accountant_charge_pure(SEXP, SEXP);
 SEXP dpdr_accountant_charge_zcdp(SEXP, SEXP);
 SEXP dpdr_accountant_spent(SEXP);
 SEXP dpdr_plr_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_plr_fit_with_ranges(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_pst_s_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_pst_f_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_pst_h_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -91,6 +92,8 @@ SEXP dpdr_plr_model_low_level(SEXP, SEXP);
 SEXP dpdr_plr_model_from_weights(SEXP, SEXP);
 SEXP dpdr_plr_model_intercept(SEXP, SEXP);
 SEXP dpdr_plr_model_from_weights_and_intercept(SEXP, SEXP, SEXP);
+SEXP dpdr_plr_model_ranges(SEXP);
+SEXP dpdr_plr_model_from_weights_and_ranges(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_auc(SEXP, SEXP);
 SEXP dpdr_regression_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_regression_coefficients(SEXP);
@@ -176,6 +179,7 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_accountant_charge_zcdp",               (DL_FUNC)&dpdr_accountant_charge_zcdp,               2},
     {"dpdr_accountant_spent",                     (DL_FUNC)&dpdr_accountant_spent,                     1},
     {"dpdr_plr_fit",                              (DL_FUNC)&dpdr_plr_fit,                              6},
+    {"dpdr_plr_fit_with_ranges",                  (DL_FUNC)&dpdr_plr_fit_with_ranges,                  8},
     {"dpdr_pst_s_fit",                            (DL_FUNC)&dpdr_pst_s_fit,                            9},
     {"dpdr_pst_f_fit",                            (DL_FUNC)&dpdr_pst_f_fit,                            10},
     {"dpdr_pst_h_fit",                            (DL_FUNC)&dpdr_pst_h_fit,                            14},
@@ -186,6 +190,8 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_plr_model_from_weights",               (DL_FUNC)&dpdr_plr_model_from_weights,               2},
     {"dpdr_plr_model_intercept",                  (DL_FUNC)&dpdr_plr_model_intercept,                  2},
     {"dpdr_plr_model_from_weights_and_intercept", (DL_FUNC)&dpdr_plr_model_from_weights_and_intercept, 3},
+    {"dpdr_plr_model_ranges",                     (DL_FUNC)&dpdr_plr_model_ranges,                     1},
+    {"dpdr_plr_model_from_weights_and_ranges",    (DL_FUNC)&dpdr_plr_model_from_weights_and_ranges,    5},
     {"dpdr_auc",                                  (DL_FUNC)&dpdr_auc,                                  2},
     {"dpdr_regression_fit",                       (DL_FUNC)&dpdr_regression_fit,                       10},
     {"dpdr_regression_coefficients",              (DL_FUNC)&dpdr_regression_coefficients,              1},

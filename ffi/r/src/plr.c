@@ -62,6 +62,26 @@ SEXP dpdr_plr_fit(SEXP x, SEXP y, SEXP epsilon, SEXP lambda, SEXP intercept, SEX
   return finish_fit(st, model);
 }
 
+/* PLR with public feature ranges: lo, hi one per column of x (checked by the C ABI, which names
+ * a bad column 0-based; the R side checks and names them 1-based first). */
+SEXP dpdr_plr_fit_with_ranges(SEXP x, SEXP y, SEXP epsilon, SEXP lambda, SEXP intercept, SEXP lo,
+                              SEXP hi, SEXP rng) {
+  double eps = dpdr_double(epsilon, "epsilon"), lam = dpdr_double(lambda, "lambda");
+  uint32_t with_b = intercept_flag(intercept);
+  const double *l = dpdr_doubles(lo, "lo");
+  const double *h = dpdr_doubles(hi, "hi");
+  if (XLENGTH(lo) != XLENGTH(hi))
+    dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`lo` has %lld values, `hi` %lld",
+              (long long)XLENGTH(lo), (long long)XLENGTH(hi));
+  dpd_rng *r = (dpd_rng *)dpdr_handle(rng, DPDR_RNG, "rng");
+  dpd_dataset *ds = new_dataset(x, y, "x", "y");
+  dpd_plr_model *model = NULL;
+  dpd_status st =
+      dpd_plr_fit_with_ranges(ds, eps, lam, with_b, l, h, (size_t)XLENGTH(lo), r, &model);
+  dpd_dataset_free(ds);
+  return finish_fit(st, model);
+}
+
 SEXP dpdr_pst_s_fit(SEXP x, SEXP y, SEXP n_parts, SEXP epsilon, SEXP lambda, SEXP lambda_high,
                     SEXP high_fraction, SEXP intercept, SEXP rng) {
   size_t parts = dpdr_size(n_parts, "n_parts");
@@ -259,6 +279,50 @@ SEXP dpdr_plr_model_from_weights_and_intercept(SEXP weights, SEXP intercept, SEX
   double r = dpdr_double(input_radius, "input_radius");
   dpd_plr_model *m = NULL;
   dpdr_check(dpd_plr_model_from_weights_and_intercept(w, (size_t)XLENGTH(weights), b, r, &m));
+  return dpdr_wrap(m, DPDR_PLR_MODEL);
+}
+
+/* The public ranges of a single model: list(lo, hi), or NULL for a model without them (the C
+ * ABI's DPD_ERR_INVALID_STATE). */
+SEXP dpdr_plr_model_ranges(SEXP model) {
+  dpd_plr_model *m = model_of(model);
+  size_t len = 0;
+  dpd_status st = dpd_plr_model_ranges(m, NULL, NULL, 0, &len);
+  if (st == DPD_ERR_INVALID_STATE) return R_NilValue;
+  if (st != DPD_ERR_BUFFER_TOO_SMALL) dpdr_check(st);
+  SEXP lo = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)len));
+  SEXP hi = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)len));
+  size_t got = 0;
+  dpd_status st2 = dpd_plr_model_ranges(m, REAL(lo), REAL(hi), len, &got);
+  if (st2 != DPD_OK) {
+    UNPROTECT(2);
+    dpdr_check(st2);
+  }
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 2));
+  SET_VECTOR_ELT(out, 0, lo);
+  SET_VECTOR_ELT(out, 1, hi);
+  SET_STRING_ELT(names, 0, Rf_mkChar("lo"));
+  SET_STRING_ELT(names, 1, Rf_mkChar("hi"));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(4);
+  return out;
+}
+
+SEXP dpdr_plr_model_from_weights_and_ranges(SEXP weights, SEXP intercept, SEXP lo, SEXP hi,
+                                            SEXP input_radius) {
+  const double *w = dpdr_doubles(weights, "weights");
+  double r = dpdr_double(input_radius, "input_radius");
+  const double *l = dpdr_doubles(lo, "lo");
+  const double *h = dpdr_doubles(hi, "hi");
+  if (XLENGTH(lo) != XLENGTH(hi))
+    dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`lo` has %lld values, `hi` %lld",
+              (long long)XLENGTH(lo), (long long)XLENGTH(hi));
+  uint32_t with_b = Rf_isNull(intercept) ? 0u : 1u;
+  double b = with_b ? dpdr_double(intercept, "intercept") : 0.0;
+  dpd_plr_model *m = NULL;
+  dpdr_check(dpd_plr_model_from_weights_and_ranges(w, (size_t)XLENGTH(weights), with_b, b, l, h,
+                                                   (size_t)XLENGTH(lo), r, &m));
   return dpdr_wrap(m, DPDR_PLR_MODEL);
 }
 

@@ -3,7 +3,8 @@
 //! the non-private model (for baselines only).
 
 use plr_stacking::{
-    PlrConfig, StackedFit, StackingConfig, TransferConfig, fit_plr, fit_pst_f, fit_pst_h, fit_pst_s,
+    FeatureRange, PlrConfig, StackedFit, StackingConfig, TransferConfig, fit_plr, fit_pst_f,
+    fit_pst_h, fit_pst_s,
 };
 
 use crate::error::{FfiError, FfiResult};
@@ -12,7 +13,7 @@ use crate::handle::{handle_mut, handle_ref, into_handle};
 use crate::plr::data::{dpd_dataset, dpd_feature_groups};
 use crate::plr::model::{Model, dpd_plr_model};
 use crate::privacy;
-use crate::ptr::{check_out, write_out};
+use crate::ptr::{check_out, slice_in, write_out};
 use crate::rng::dpd_rng;
 use crate::status::dpd_status;
 
@@ -51,7 +52,7 @@ pub unsafe extern "C" fn dpd_plr_fit(
     // C ABI (`dpd_plr_fit_with_intercept` chooses).
     ffi_entry("dpd_plr_fit", || {
         // SAFETY: forwarded caller contract.
-        unsafe { plr(dataset, epsilon, lambda, false, rng, out) }
+        unsafe { plr(dataset, epsilon, lambda, false, None, rng, out) }
     })
 }
 
@@ -75,8 +76,87 @@ pub unsafe extern "C" fn dpd_plr_fit_with_intercept(
     ffi_entry("dpd_plr_fit_with_intercept", || {
         let intercept = intercept_flag(intercept)?;
         // SAFETY: forwarded caller contract.
-        unsafe { plr(dataset, epsilon, lambda, intercept, rng, out) }
+        unsafe { plr(dataset, epsilon, lambda, intercept, None, rng, out) }
     })
+}
+
+/// As `dpd_plr_fit_with_intercept`, with public feature ranges: `lo[j] < hi[j]`, both finite,
+/// one pair per feature (`n_ranges` = the data set's number of features), known without looking
+/// at the private data (codebooks, physical limits). Each value is clamped into
+/// [lo_j, hi_j] and mapped onto [−1, 1], φ_j(x) = (clamp(x_j, lo_j, hi_j) − m_j)/h_j with
+/// centre m_j = (lo_j + hi_j)/2 and half-width h_j = (hi_j − lo_j)/2; the mapped row is then
+/// projected to ‖φ(x)‖ <= r (r/√2 with an intercept), r the input radius. The fitted model
+/// predicts through the same map (`dpd_plr_model_ranges` reads the ranges back;
+/// `dpd_plr_model_from_weights_and_ranges` re-imports such a model). Bad ranges (a non-finite
+/// end, lo >= hi) → `DPD_ERR_INVALID_ARGUMENT` naming the (0-based) column; a wrong count →
+/// `DPD_ERR_INVALID_ARGUMENT` naming `n_ranges`; `lo` or `hi` NULL with `n_ranges` > 0 →
+/// `DPD_ERR_NULL_POINTER`. Like a bad `intercept`, nothing is drawn from `rng` and nothing is
+/// made.
+///
+/// # Safety
+/// As `dpd_plr_fit`; `lo` and `hi` NULL only with `n_ranges == 0`, else readable for
+/// `n_ranges` doubles each.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)] // The learner's parameters, flat for R/Julia.
+pub unsafe extern "C" fn dpd_plr_fit_with_ranges(
+    dataset: *const dpd_dataset,
+    epsilon: f64,
+    lambda: f64,
+    intercept: u32,
+    lo: *const f64,
+    hi: *const f64,
+    n_ranges: usize,
+    rng: *mut dpd_rng,
+    out: *mut *mut dpd_plr_model,
+) -> dpd_status {
+    ffi_entry("dpd_plr_fit_with_ranges", || {
+        let intercept = intercept_flag(intercept)?;
+        check_out(out, "out")?;
+        // SAFETY: header contract for `dataset` and the range arrays.
+        let (data, lo, hi) = unsafe {
+            (
+                handle_ref(dataset, "dataset")?,
+                slice_in(lo, n_ranges, "lo")?,
+                slice_in(hi, n_ranges, "hi")?,
+            )
+        };
+        let ranges = feature_ranges(lo, hi, data.inner.n_features())?;
+        // SAFETY: forwarded caller contract.
+        unsafe { plr(dataset, epsilon, lambda, intercept, Some(ranges), rng, out) }
+    })
+}
+
+/// Public ranges from C's parallel arrays, checked column by column (before anything is drawn),
+/// so that the message names the first bad column.
+pub(crate) fn feature_ranges(
+    lo: &[f64],
+    hi: &[f64],
+    n_features: usize,
+) -> FfiResult<Vec<FeatureRange>> {
+    if lo.len() != n_features {
+        return Err(FfiError::invalid(format!(
+            "`n_ranges` = {}: one range per feature, the data has {n_features}",
+            lo.len()
+        )));
+    }
+    lo.iter()
+        .zip(hi)
+        .enumerate()
+        .map(|(j, (&lo, &hi))| {
+            if !(lo.is_finite() && hi.is_finite()) {
+                return Err(FfiError::invalid(format!(
+                    "range of column {j}: lo = {lo}, hi = {hi}; both ends must be finite"
+                )));
+            }
+            if lo >= hi {
+                return Err(FfiError::invalid(format!(
+                    "range of column {j}: lo = {lo} >= hi = {hi}; lo must be below hi"
+                )));
+            }
+            FeatureRange::new(lo, hi)
+                .map_err(|e| FfiError::invalid(format!("range of column {j}: {e}")))
+        })
+        .collect()
 }
 
 /// The C flag for an intercept: 0 (none) or 1 (estimate one); anything else is refused, so
@@ -89,7 +169,7 @@ fn intercept_flag(flag: u32) -> FfiResult<bool> {
     }
 }
 
-/// PLR with or without intercept.
+/// PLR with or without intercept and public ranges (checked by the caller).
 ///
 /// # Safety
 /// As `dpd_plr_fit`.
@@ -98,6 +178,7 @@ unsafe fn plr(
     epsilon: f64,
     lambda: f64,
     intercept: bool,
+    ranges: Option<Vec<FeatureRange>>,
     rng: *mut dpd_rng,
     out: *mut *mut dpd_plr_model,
 ) -> FfiResult<()> {
@@ -108,6 +189,7 @@ unsafe fn plr(
         &data.inner,
         &PlrConfig {
             intercept,
+            ranges,
             ..PlrConfig::new(privacy::epsilon_or_non_private("epsilon", epsilon)?, lambda)
         },
         &rng.next_source(),

@@ -62,7 +62,8 @@ impl dpd_plr_model {
 
 /// Predicted probabilities P(y = 1 | x) for the rows of `x` (row-major, `x_len` a positive
 /// multiple of the model's number of features), one per row into `out` (query-size pattern).
-/// Rows are projected onto the model's input ball as in training.
+/// Rows are mapped as in training: through the public ranges when the model has them
+/// (`dpd_plr_fit_with_ranges`), then projected onto the model's input ball.
 ///
 /// # Safety
 /// `model` NULL (→ error) or a live handle; `x` NULL only with `x_len == 0`, else readable;
@@ -152,7 +153,11 @@ pub unsafe extern "C" fn dpd_plr_model_info(
 /// Exports the weights of a single model, or of the high-level model of a stack (one per
 /// low-level model), into `out` (query-size pattern), and its input radius r (rows are
 /// projected to ‖x‖ <= r before wᵀx; to ‖x‖ <= r/√2 when the model has an intercept, which
-/// `dpd_plr_model_intercept` reads) into `*out_input_radius` (may be NULL).
+/// `dpd_plr_model_intercept` reads) into `*out_input_radius` (may be NULL). A model fitted
+/// with public ranges (`dpd_plr_fit_with_ranges`) applies wᵀ to the mapped row φ(x), not to x:
+/// its weights and radius alone do not describe it, `dpd_plr_model_ranges` gives the ranges,
+/// and only `dpd_plr_model_from_weights_and_ranges` re-imports it faithfully (the other
+/// `from_weights` functions make a model without ranges).
 ///
 /// # Safety
 /// `model` NULL (→ error) or a live handle; `(out, out_cap, out_len)` per the output-array
@@ -262,8 +267,10 @@ pub unsafe extern "C" fn dpd_plr_model_from_weights(
 /// The intercept b of a single model, or of the high-level model of a stack (the stack's
 /// intercept: P(y = 1 | x) = σ(vᵀz + b) over the low-level outputs z), into `*out`. In margin
 /// units: P(y = 1 | x) = σ(wᵀx̃ + b), x̃ the row projected to ‖x̃‖ <= r/√2 (r the input radius
-/// of `dpd_plr_model_weights`). A model fitted or imported without intercept →
-/// `DPD_ERR_INVALID_STATE` (its margin is wᵀx̃ alone), `*out` untouched.
+/// of `dpd_plr_model_weights`; for a model with public ranges the row is first mapped as
+/// `dpd_plr_model_ranges` describes, and b is the margin at the ranges' centres). A model
+/// fitted or imported without intercept → `DPD_ERR_INVALID_STATE` (its margin is wᵀx̃ alone),
+/// `*out` untouched.
 ///
 /// # Safety
 /// `model` NULL (→ error) or a live handle; `out` NULL (→ error) or writable.
@@ -339,6 +346,108 @@ pub unsafe extern "C" fn dpd_plr_model_from_weights_and_intercept(
             Some(intercept),
             input_radius,
             None,
+        )?;
+        let handle = into_handle(dpd_plr_model {
+            model: Model::Logistic(model),
+            privacy: None,
+        });
+        // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
+        unsafe { write_out(out, handle, "out") }
+    })
+}
+
+/// The public ranges a single model (or the high-level model of a stack) maps its inputs from:
+/// `lo[j]` into `out_lo`, `hi[j]` into `out_hi`, one pair per feature (query-size pattern on
+/// `cap`, the capacity of each array; the length is written to `*out_len`). The model predicts
+/// σ(wᵀx̃ + b) with x̃ the row φ(x), φ_j(x) = (clamp(x_j, lo_j, hi_j) − m_j)/h_j (m_j the
+/// centre, h_j the half-width of range j), projected to ‖x̃‖ <= r (r/√2 with an intercept). A
+/// model fitted or imported without ranges → `DPD_ERR_INVALID_STATE` (its rows are projected
+/// as they are), nothing written.
+///
+/// # Safety
+/// `model` NULL (→ error) or a live handle; `out_lo`, `out_hi` NULL only with `cap == 0`,
+/// else writable for `cap` doubles; `out_len` NULL (→ error) or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_plr_model_ranges(
+    model: *const dpd_plr_model,
+    out_lo: *mut f64,
+    out_hi: *mut f64,
+    cap: usize,
+    out_len: *mut usize,
+) -> dpd_status {
+    ffi_entry("dpd_plr_model_ranges", || -> FfiResult<()> {
+        check_out(out_len, "out_len")?;
+        // SAFETY: header contract for `model`.
+        let top = unsafe { handle_ref(model, "model") }?.top();
+        let ranges = top.ranges().ok_or_else(|| {
+            FfiError::new(
+                dpd_status::DPD_ERR_INVALID_STATE,
+                "this model has no public ranges (fitted or imported without them)",
+            )
+        })?;
+        let lo: Vec<f64> = ranges.iter().map(|r| r.lo).collect();
+        let hi: Vec<f64> = ranges.iter().map(|r| r.hi).collect();
+        // SAFETY: header contract for the outputs; both arrays have capacity `cap`, so a
+        // too-small buffer is reported before anything is written.
+        unsafe {
+            reserve_array(lo.len(), cap, out_len, "out_lo")?;
+            let mut n = 0;
+            write_array(&hi, out_hi, cap, &mut n, "out_hi")?;
+            write_array(&lo, out_lo, cap, out_len, "out_lo")
+        }
+    })
+}
+
+/// Imports a single logistic model with public ranges from exported parts: weights
+/// `weights[0..d]`, `intercept` = 1 with its intercept `b` or 0 for none (then `b` must be 0),
+/// the ranges `lo[0..n_ranges]`, `hi[0..n_ranges]` (`dpd_plr_model_ranges`; `n_ranges` = d) and
+/// input radius r — the model `dpd_plr_fit_with_ranges` fitted. Privacy unknown (ε = NaN), as
+/// `dpd_plr_model_from_weights`. Errors: `DPD_ERR_NON_FINITE` (a weight, b or r),
+/// `DPD_ERR_INVALID_ARGUMENT` (d = 0, r < 0, `intercept` not 0 or 1, b ≠ 0 without intercept,
+/// bad ranges as for `dpd_plr_fit_with_ranges`, naming the column); nothing made.
+///
+/// # Safety
+/// As `dpd_plr_model_from_weights`; `lo` and `hi` NULL only with `n_ranges == 0`, else readable
+/// for `n_ranges` doubles each.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)] // The model's parts, flat for R/Julia.
+pub unsafe extern "C" fn dpd_plr_model_from_weights_and_ranges(
+    weights: *const f64,
+    d: usize,
+    intercept: u32,
+    b: f64,
+    lo: *const f64,
+    hi: *const f64,
+    n_ranges: usize,
+    input_radius: f64,
+    out: *mut *mut dpd_plr_model,
+) -> dpd_status {
+    ffi_entry("dpd_plr_model_from_weights_and_ranges", || {
+        check_out(out, "out")?;
+        let intercept = match intercept {
+            0 if b == 0.0 => None,
+            0 => {
+                return Err(FfiError::invalid(format!(
+                    "`b` = {b} with `intercept` = 0: a model without intercept has b = 0"
+                )));
+            }
+            1 => Some(b),
+            other => return Err(FfiError::invalid(format!("`intercept` = {other}: 0 or 1"))),
+        };
+        // SAFETY: header contract for the input arrays.
+        let (weights, lo, hi) = unsafe {
+            (
+                slice_in(weights, d, "weights")?,
+                slice_in(lo, n_ranges, "lo")?,
+                slice_in(hi, n_ranges, "hi")?,
+            )
+        };
+        let ranges = crate::plr::fit::feature_ranges(lo, hi, d)?;
+        let model = LogisticModel::with_input_map(
+            copied(weights, "weights")?,
+            intercept,
+            input_radius,
+            Some(ranges),
         )?;
         let handle = into_handle(dpd_plr_model {
             model: Model::Logistic(model),

@@ -25,7 +25,7 @@ export RoundConfig, Client, Node, NodeSum, Aggregator, ReleaseInfo, WireHeader, 
 export config_info, shard, absorb!, retract!, received, finalize_sum, add!, release,
        wire_inspect, simulate_round, dca_simulate_round, node_sum_bytes, node_sum_from_bytes
 export PlrModel, plr_fit, pst_s_fit, pst_f_fit, pst_h_fit, predict_proba, model_info, model_weights,
-       model_intercept, low_level_model, auc
+       model_intercept, model_ranges, low_level_model, auc
 export BlrSettings, BlrModel, CaviInfo, blr_fit, blr_mean, blr_spent, blr_bounds, blr_clipped_share,
        blr_stats,
        blr_predict, blr_fit_non_private, blr_stats_len, blr_record_stats, blr_posterior_mean,

@@ -63,16 +63,67 @@ function take_model(status::Cint, out::Ref{Ptr{dpd_plr_model}})
     return PlrModel(out[])
 end
 
-"""PLR (stacking paper Alg. 1) with ridge strength `lambda`; `intercept` as above."""
+"""
+PLR (stacking paper Alg. 1) with ridge strength `lambda`; `intercept` as above. `ranges`:
+`nothing` (default), or public feature ranges known without the private data, one per column of
+`x`, as `(lo=, hi=)` (two vectors) or a d×2 matrix `[lo hi]`: each value is clamped into its
+range and mapped onto [−1, 1], (clamp(x_j, lo_j, hi_j) − m_j)/h_j with m_j, h_j the range's
+centre and half-width, before the projection; the model predicts through the same map
+(`model_ranges` reads them back). Bad ranges → `DPD_ERR_INVALID_ARGUMENT` naming the (0-based)
+column, nothing drawn from `rng`.
+"""
 function plr_fit(x::AbstractMatrix{<:Real}, y::AbstractVector{<:Real}; epsilon::Real,
-                 lambda::Real, rng::Rng=Rng(), intercept::Bool=true)
+                 lambda::Real, rng::Rng=Rng(), intercept::Bool=true, ranges=nothing)
+    if ranges === nothing
+        return with_dataset(x, y) do ds
+            out = Ref{Ptr{dpd_plr_model}}(C_NULL)
+            take_model(@ccall(libdpdist.dpd_plr_fit_with_intercept(
+                ds::Ptr{dpd_dataset}, epsilon::Cdouble, lambda::Cdouble,
+                intercept_flag(intercept)::UInt32, rng::Ptr{dpd_rng},
+                out::Ref{Ptr{dpd_plr_model}})::Cint), out)
+        end
+    end
+    lo, hi = range_vectors(ranges)
     with_dataset(x, y) do ds
         out = Ref{Ptr{dpd_plr_model}}(C_NULL)
-        take_model(@ccall(libdpdist.dpd_plr_fit_with_intercept(
+        take_model(@ccall(libdpdist.dpd_plr_fit_with_ranges(
             ds::Ptr{dpd_dataset}, epsilon::Cdouble, lambda::Cdouble,
-            intercept_flag(intercept)::UInt32, rng::Ptr{dpd_rng},
-            out::Ref{Ptr{dpd_plr_model}})::Cint), out)
+            intercept_flag(intercept)::UInt32, lo::Ptr{Cdouble}, hi::Ptr{Cdouble},
+            length(lo)::Csize_t, rng::Ptr{dpd_rng}, out::Ref{Ptr{dpd_plr_model}})::Cint), out)
     end
+end
+
+# (lo, hi) as two Cdouble vectors of one length from `(lo=, hi=)` or a d×2 matrix.
+function range_vectors(ranges)
+    lo, hi = if ranges isa AbstractMatrix
+        size(ranges, 2) == 2 || argument_error("`ranges` as a matrix has two columns, lo and hi")
+        ranges[:, 1], ranges[:, 2]
+    else
+        ranges.lo, ranges.hi
+    end
+    length(lo) == length(hi) ||
+        argument_error("`ranges` has $(length(lo)) lower and $(length(hi)) upper ends")
+    return convert(Vector{Cdouble}, lo), convert(Vector{Cdouble}, hi)
+end
+
+"""
+The public ranges `(lo=, hi=)` a single model maps its inputs from; `nothing` for a model
+without them (its weights then act on the rows as they are, not on mapped ones).
+"""
+function model_ranges(m::PlrModel)
+    len = Ref{Csize_t}(0)
+    status = @ccall libdpdist.dpd_plr_model_ranges(m::Ptr{dpd_plr_model}, C_NULL::Ptr{Cdouble},
+                                                   C_NULL::Ptr{Cdouble}, 0::Csize_t,
+                                                   len::Ref{Csize_t})::Cint
+    # DPD_ERR_INVALID_STATE is the library's "this model has no public ranges": an answer.
+    status == DPD_ERR_INVALID_STATE && return nothing
+    status == DPD_ERR_BUFFER_TOO_SMALL || check(status)
+    lo = Vector{Cdouble}(undef, len[])
+    hi = Vector{Cdouble}(undef, len[])
+    check(@ccall libdpdist.dpd_plr_model_ranges(m::Ptr{dpd_plr_model}, lo::Ptr{Cdouble},
+                                                hi::Ptr{Cdouble}, length(lo)::Csize_t,
+                                                len::Ref{Csize_t})::Cint)
+    return (lo=lo, hi=hi)
 end
 
 """PST-S: `n_parts` low-level PLRs on disjoint rows, a high-level PLR on `high_fraction`."""
@@ -215,13 +266,21 @@ end
 """
 Imports a single logistic model from exported weights, with its intercept when given
 (`nothing`: a model without intercept, whose rows are projected to radius `input_radius`
-rather than `input_radius`/√2).
+rather than `input_radius`/√2) and its public ranges when given (as `plr_fit`'s `ranges`;
+`model_ranges` reads them; without them the model maps no ranges).
 """
 function PlrModel(w::AbstractVector{<:Real}, input_radius::Real;
-                  intercept::Union{Nothing,Real}=nothing)
+                  intercept::Union{Nothing,Real}=nothing, ranges=nothing)
     v = convert(Vector{Cdouble}, w)
     out = Ref{Ptr{dpd_plr_model}}(C_NULL)
-    if intercept === nothing
+    if ranges !== nothing
+        lo, hi = range_vectors(ranges)
+        b = intercept === nothing ? 0.0 : Float64(intercept)
+        check(@ccall libdpdist.dpd_plr_model_from_weights_and_ranges(
+            v::Ptr{Cdouble}, length(v)::Csize_t, UInt32(intercept !== nothing)::UInt32,
+            b::Cdouble, lo::Ptr{Cdouble}, hi::Ptr{Cdouble}, length(lo)::Csize_t,
+            input_radius::Cdouble, out::Ref{Ptr{dpd_plr_model}})::Cint)
+    elseif intercept === nothing
         check(@ccall libdpdist.dpd_plr_model_from_weights(v::Ptr{Cdouble}, length(v)::Csize_t,
                                                           input_radius::Cdouble,
                                                           out::Ref{Ptr{dpd_plr_model}})::Cint)

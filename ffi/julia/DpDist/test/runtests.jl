@@ -250,6 +250,25 @@ end
     @test predict_proba(known, [1.0 0.5; 3.0 4.0]) ≈ [0.574442516811659, 0.39960606322120307] atol = 1e-15
     @test model_intercept(known) == 0.3
     dpd_error(() -> model_intercept(known, 1), :DPD_ERR_INVALID_ARGUMENT)
+    # Public ranges, by hand: w = (2, −1), b = 0.5, ranges [0, 4] × [−1, 1], r = 1 (mapped rows
+    # clipped to 1/√2): (1, 0) → (−0.5, 0): σ(−0.5); (3, 0) → (0.5, 0): σ(1.5); (10, 0.5) →
+    # (1, 0.5), scaled by √(0.5/1.25): σ(1.5√0.4 + 0.5).
+    ranged = PlrModel([2.0, -1.0], 1.0; intercept=0.5, ranges=(lo=[0.0, -1.0], hi=[4.0, 1.0]))
+    @test predict_proba(ranged, [1.0 0.0; 3.0 0.0; 10.0 0.5]) ≈
+          logistic.([-0.5, 1.5, 1.5 * sqrt(0.4) + 0.5]) atol = 1e-15
+    @test model_ranges(ranged) == (lo=[0.0, -1.0], hi=[4.0, 1.0])
+    @test model_ranges(known) === nothing
+    xr = [0.5 0.2; 1.0 -0.5; 1.5 0.9; 3.0 0.1; 3.5 -0.3; 10.0 0.5; -7.0 3.0; 2.5 -0.8]
+    yr = [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0]
+    dpd_error(() -> plr_fit(xr, yr; epsilon=1.0, lambda=0.01, ranges=[0.0 4.0; 1.0 1.0]),
+              :DPD_ERR_INVALID_ARGUMENT)
+    mr = plr_fit(xr, yr; epsilon=1.0, lambda=0.01, rng=Rng(insecure_seed=40),
+                 ranges=[0.0 4.0; -1.0 1.0])
+    @test model_ranges(mr) == (lo=[0.0, -1.0], hi=[4.0, 1.0])
+    @test predict_proba(mr, [10.0 0.5]) == predict_proba(mr, [4.0 0.5])
+    wr = model_weights(mr)
+    @test predict_proba(PlrModel(wr.weights, wr.input_radius; intercept=model_intercept(mr),
+                                 ranges=model_ranges(mr)), xr) == predict_proba(mr, xr)
 
     s = round.(randn(MersenneTwister(3), 300), digits=1)
     labels = Float64[rand(MersenneTwister(i), Float64) < logistic(s[i]) for i in 1:300]
