@@ -325,7 +325,11 @@ fn job_predict_of_a_train_result_points_to_the_job() {
         // `--job` without its connection.
         vec!["--job", &job, "--data", "good.csv"],
         // Both ways at once.
-        [&["--job", job.as_str(), "--result", "train.json"][..], &conn[..]].concat(),
+        [
+            &["--job", job.as_str(), "--result", "train.json"][..],
+            &conn[..],
+        ]
+        .concat(),
         // A connection without `--job`.
         [&["--result", "train.json"][..], &conn[..]].concat(),
     ];
