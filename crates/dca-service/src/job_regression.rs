@@ -116,6 +116,13 @@ impl RegressionResult {
         } else {
             None
         };
+        if other == Some("train") {
+            return Err(bad(
+                "this is a \"train\" job's result, which does not hold the job's feature map: \
+                 predict from the job itself (`dpdist job predict --job <id>`)"
+                    .into(),
+            ));
+        }
         if let Some(kind) = other {
             return Err(bad(format!(
                 "this is a {kind:?} job's result; predictions need a \"regression\" job's \

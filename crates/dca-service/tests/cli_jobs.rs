@@ -284,3 +284,61 @@ fn job_predict_names_the_file_and_cause_of_bad_input() {
     assert!(ok, "{out}");
     assert_eq!(out, "y\n6\n7\n");
 }
+
+/// A `train` job's result does not hold the job's feature map: `job predict --result` names
+/// the way that does (`--job`), and `--job` comes with its connection, never with `--result`.
+#[test]
+fn job_predict_of_a_train_result_points_to_the_job() {
+    let dir = scratch("predict-train");
+    let p = |f: &str| dir.join(f).display().to_string();
+    std::fs::write(
+        dir.join("train.json"),
+        r#"{"weights":[0.4,-0.2],"intercept":0.3,"sums":[],"records":12,
+            "noise_multiplier":1.5}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("good.csv"), "b,a\n1,0.5\n").unwrap();
+    let (ok, out) = dpdist(&[
+        "job",
+        "predict",
+        "--result",
+        &p("train.json"),
+        "--data",
+        &p("good.csv"),
+    ]);
+    assert!(
+        !ok && out.contains("\"train\" job's result")
+            && out.contains("--job <id>")
+            && out.contains("train.json"),
+        "{out}"
+    );
+    let job = "00".repeat(32);
+    let conn = [
+        "--aggregator",
+        "https://127.0.0.1:1",
+        "--ca",
+        "ca.pem",
+        "--analyst-token-file",
+        "token",
+    ];
+    let refused: [Vec<&str>; 3] = [
+        // `--job` without its connection.
+        vec!["--job", &job, "--data", "good.csv"],
+        // Both ways at once.
+        [
+            &["--job", job.as_str(), "--result", "train.json"][..],
+            &conn[..],
+        ]
+        .concat(),
+        // A connection without `--job`.
+        [&["--result", "train.json"][..], &conn[..]].concat(),
+    ];
+    for args in refused {
+        let mut args = args;
+        if !args.contains(&"--data") {
+            args.extend(["--data", "good.csv"]);
+        }
+        let (ok, out) = dpdist(&[&["job", "predict"][..], &args[..]].concat());
+        assert!(!ok && out.contains("--job"), "{args:?}: {out}");
+    }
+}

@@ -996,6 +996,26 @@ async fn a_regression_job_equals_the_in_process_fit_and_predicts_as_it(store: St
         let (new_x, _) = spec.raw_rows_of(&table).unwrap();
         assert_eq!(bits(&printed), bits(&local.predict(&new_x).unwrap()));
         assert_eq!(printed.len(), 42);
+        // From the job itself (`--job`), the same lines.
+        let (ok, from_job) = dpdist(
+            &[
+                "job",
+                "predict",
+                "--job",
+                &id,
+                "--aggregator",
+                &aggregator.url,
+                "--ca",
+                cluster.certs.dir.join("ca.pem").to_str().unwrap(),
+                "--analyst-token-file",
+                cluster.dir.join("analyst.token").to_str().unwrap(),
+                "--data",
+                data_file.to_str().unwrap(),
+            ],
+            Duration::from_secs(30),
+        );
+        assert!(ok, "{from_job}");
+        assert_eq!(from_job, out);
     })
     .await
     .expect("test exceeded its time limit");

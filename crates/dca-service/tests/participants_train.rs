@@ -136,6 +136,35 @@ async fn run_participants(
     }
 }
 
+/// `dpdist job predict --job id --data <dir>/<file>` holding `csv`, as the analyst runs it.
+fn predict_job(
+    cluster: &Cluster,
+    aggregator: &str,
+    id: &str,
+    file: &str,
+    csv: &str,
+) -> (bool, String) {
+    let data = cluster.dir.join(file);
+    std::fs::write(&data, csv).unwrap();
+    dpdist(
+        &[
+            "job",
+            "predict",
+            "--job",
+            id,
+            "--aggregator",
+            aggregator,
+            "--ca",
+            cluster.certs.dir.join("ca.pem").to_str().unwrap(),
+            "--analyst-token-file",
+            cluster.dir.join("analyst.token").to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+        ],
+        Duration::from_secs(30),
+    )
+}
+
 /// Six participants holding 1 to 3 rows: the job's four DP-SGD iterations release, bit for
 /// bit, what dca-learning's trainer releases in process over the same rows grouped the same
 /// way (each record's coin drawn by its holder), and every round published the trainer's
@@ -152,6 +181,12 @@ async fn a_train_job_over_participant_processes_releases_every_iteration_like_th
         let held = holdings(&counts);
         let spec = job_spec("train", counts.len(), 3, 4);
         let id = create_job(&cluster, &aggregator.url, &spec).await;
+        // Before it is done, the job has nothing to predict from.
+        let (ok, out) = predict_job(&cluster, &aggregator.url, &id, "early.csv", "x1,x2\n1,1\n");
+        assert!(
+            !ok && out.contains(&id) && out.contains("predictions need a done job"),
+            "{out}"
+        );
         let dirs = write_participants(&cluster, &held, None);
         run_participants(&cluster, &aggregator.url, &dirs, &id, None).await;
         let view = job_view(&cluster, &aggregator.url, &id).await;
@@ -173,6 +208,41 @@ async fn a_train_job_over_participant_processes_releases_every_iteration_like_th
         let (x1, x2) = (1.2 / 4.0 * 10.0, 5.0);
         let by_hand = 1.0 / (1.0 + (-(result.weights[0] * x1 + result.weights[1] * x2 + b)).exp());
         assert!((p[0] - by_hand).abs() < 1e-14, "{} vs {by_hand}", p[0]);
+
+        // `dpdist job predict --job` prints P(label = 1 | x) of each row, by hand: each
+        // feature clipped to [−2, 2] and mapped onto ±5 (2.5·x), then σ(w·x̃ + b). Row 1 is
+        // within range; row 2's x2 = 3 clips to 2, row 3's x1 = −7 to −2. Columns by name, in
+        // any order, others ignored.
+        let (ok, out) = predict_job(
+            &cluster,
+            &aggregator.url,
+            &id,
+            "new.csv",
+            "x2,other,x1\n1,9,1.2\n3,9,-0.5\n0.4,9,-7\n",
+        );
+        assert!(ok, "{out}");
+        let mut lines = out.lines();
+        assert_eq!(lines.next(), Some("p_label"));
+        let printed: Vec<f64> = lines.map(|l| l.parse().unwrap()).collect();
+        let sigma = |t: f64| 1.0 / (1.0 + (-t).exp());
+        let (w1, w2) = (result.weights[0], result.weights[1]);
+        let by_hand = [
+            sigma(w1 * 3.0 + w2 * 2.5 + b),
+            sigma(w1 * -1.25 + w2 * 5.0 + b),
+            sigma(w1 * -5.0 + w2 * 1.0 + b),
+        ];
+        assert_eq!(printed.len(), 3, "{out}");
+        for (got, want) in printed.iter().zip(by_hand) {
+            assert!((got - want).abs() < 1e-14, "{got} vs {want}");
+        }
+        // The data's faults name the data file and their cause.
+        for (file, csv, cause) in [
+            ("no-x2.csv", "x1,label\n1,0\n", "column \"x2\""),
+            ("text.csv", "x1,x2\n1,1\n1,high\n", "line 3"),
+        ] {
+            let (ok, out) = predict_job(&cluster, &aggregator.url, &id, file, csv);
+            assert!(!ok && out.contains(file) && out.contains(cause), "{out}");
+        }
         let (spent, reserved) = (view.status.rho_spent, view.status.rho_reserved);
         // The noise was planned to spend the reservation (up to the 1e-9 the checks allow).
         assert!(
@@ -457,6 +527,18 @@ async fn a_train_job_without_intercept_releases_what_train_jobs_released_before(
         for (i, (now, before)) in result.sums.iter().zip(before_sums).enumerate() {
             assert_eq!(bits(now), before, "iteration {i}");
         }
+        // Without intercept, `job predict` prints σ(w·x̃) by hand: x̃ = 2.5·x, x1 = 4 clipped
+        // to 2 first.
+        let (ok, out) = predict_job(&cluster, &aggregator.url, &id, "new.csv", "x1,x2\n4,-0.8\n");
+        assert!(ok, "{out}");
+        let want = 1.0 / (1.0 + (-(result.weights[0] * 5.0 + result.weights[1] * -2.0)).exp());
+        let got: f64 = out
+            .strip_prefix("p_label\n")
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!((got - want).abs() < 1e-14, "{got} vs {want}");
     })
     .await
     .expect("test exceeded its time limit");
@@ -488,6 +570,12 @@ async fn a_sum_job_over_participant_processes_releases_the_in_process_round(stor
         );
         let result = view.status.sum_result.clone().unwrap();
         assert_eq!(result.records, 7);
+        // A done sum job has no model to predict from.
+        let (ok, out) = predict_job(&cluster, &aggregator.url, &id, "new.csv", "x1,x2\n1,1\n");
+        assert!(
+            !ok && out.contains(&id) && out.contains("a \"sum\" job"),
+            "{out}"
+        );
         assert_eq!(view.status.rounds.len(), 1);
         // The recorded spec has no token list: rebuilt from the roster, it hashes to the id.
         let round =

@@ -1,5 +1,5 @@
 //! `dpdist job create|status|result|cancel|predict`: the analyst's side of a job (no data file;
-//! `predict` reads the rows to predict for, and no server).
+//! `predict` reads the rows to predict for, and asks no server but for `--job`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -62,13 +62,30 @@ pub enum JobCommand {
         #[arg(long)]
         job: String,
     },
-    /// Predict from a `regression` job's result for the rows of a CSV file (one prediction a
-    /// line, in the target's units, after a header naming the target; each value clipped to
-    /// its public range as in the fit, each prediction to the target's). No server is asked.
+    /// Predict for the rows of a CSV file from a `regression` job's result (`--result`, or the
+    /// job itself with `--job`) or a done `train` job (`--job` only: the feature map is the
+    /// job's spec). One prediction a line after a header: a regression prints the target's
+    /// name then values in its units (each value clipped to its public range as in the fit,
+    /// each prediction to the target's); a train job prints `p_<target>` then P(target = 1 | x)
+    /// (each feature clipped to its public range and mapped onto ±5 as the participants did).
+    /// With `--result` no server is asked; with `--job` only the aggregator, for the job.
     Predict {
-        /// The result as `dpdist job result` printed it (JSON).
-        #[arg(long)]
-        result: PathBuf,
+        /// A `regression` job's result as `dpdist job result` printed it (JSON).
+        #[arg(long, conflicts_with = "job", required_unless_present = "job")]
+        result: Option<PathBuf>,
+        /// Hex id of a done `regression` or `train` job to predict from (read from the
+        /// aggregator: needs `--aggregator`, `--ca` and `--analyst-token-file`).
+        #[arg(long, requires_all = ["aggregator", "ca", "analyst_token_file"])]
+        job: Option<String>,
+        /// With `--job`: the aggregator server's base URL.
+        #[arg(long, requires = "job")]
+        aggregator: Option<String>,
+        /// With `--job`: PEM CA certificate the aggregator's certificate chains to.
+        #[arg(long, requires = "job")]
+        ca: Option<PathBuf>,
+        /// With `--job`: file holding the analyst's bearer token.
+        #[arg(long, requires = "job")]
+        analyst_token_file: Option<PathBuf>,
         /// Numeric CSV with a header row holding every feature column the model reads (other
         /// columns are ignored).
         #[arg(long)]
@@ -211,7 +228,31 @@ pub async fn run(command: JobCommand) -> Result<()> {
                 }
             }
         }
-        JobCommand::Predict { result, data } => predict(&result, &data),
+        JobCommand::Predict {
+            result,
+            job,
+            aggregator,
+            ca,
+            analyst_token_file,
+            data,
+        } => match (result, job, aggregator, ca, analyst_token_file) {
+            (Some(result), None, None, None, None) => predict(&result, &data),
+            (None, Some(job), Some(aggregator), Some(ca), Some(analyst_token_file)) => {
+                let conn = JobConnection {
+                    aggregator,
+                    ca,
+                    analyst_token_file,
+                };
+                let view = get(&conn, &job).await?;
+                predict_job(&job, &view, &data)
+            }
+            // clap refuses most of these before.
+            _ => Err(Error::InvalidSpec(
+                "job predict: --result FILE alone, or --job ID with --aggregator, --ca and \
+                 --analyst-token-file"
+                    .into(),
+            )),
+        },
         JobCommand::Cancel { conn, job } => {
             let http = https_client(&conn.ca, 8)?;
             let token = secret(&conn.analyst_token_file, "--analyst-token-file")?;
@@ -227,23 +268,75 @@ pub async fn run(command: JobCommand) -> Result<()> {
     }
 }
 
-/// `dpdist job predict`: every error names the file and its cause.
+/// `dpdist job predict --result`: every error names the file and its cause.
 fn predict(result: &std::path::Path, data: &std::path::Path) -> Result<()> {
-    use std::io::Write;
     let what = format!("--result {}", result.display());
     let model = dca_service::job_regression::RegressionResult::from_json(
         &read_text(result, "--result")?,
         &what,
     )?;
-    let at = |e: String| Error::InvalidSpec(format!("--data {}: {e}", data.display()));
-    let table =
-        blr::data::Table::parse_csv(&read_text(data, "--data")?).map_err(|e| at(e.to_string()))?;
-    let predictions = model.predict(&table).map_err(|e| at(e.to_string()))?;
+    let table = read_table(data)?;
+    let predictions = model.predict(&table).map_err(|e| at_data(data, e))?;
+    write_predictions(&model.target, &predictions)
+}
+
+/// `dpdist job predict --job`: a done `regression` or `train` job's predictions; every error
+/// names the job or the data file, and its cause.
+fn predict_job(job: &str, view: &JobView, data: &std::path::Path) -> Result<()> {
+    let refuse = |m: String| Error::InvalidSpec(format!("--job {job}: {m}"));
+    let (spec, status) = (&view.spec, &view.status);
+    if status.state != "done" {
+        let why = status
+            .reason
+            .as_deref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
+        return Err(refuse(format!(
+            "the job is {}{why}: predictions need a done job's result",
+            status.state
+        )));
+    }
+    let missing = || refuse(format!("a done {:?} job without its result", spec.kind));
+    match spec.kind.as_str() {
+        "regression" => {
+            let model = status.regression_result.as_ref().ok_or_else(missing)?;
+            let table = read_table(data)?;
+            let predictions = model.predict(&table).map_err(|e| at_data(data, e))?;
+            write_predictions(&model.target, &predictions)
+        }
+        "train" => {
+            let result = status.train_result.as_ref().ok_or_else(missing)?;
+            let table = read_table(data)?;
+            // The data's faults first, named as the data file's.
+            let names: Vec<&str> = spec.features.iter().map(|c| c.name.as_str()).collect();
+            dca_service::job::columns_of(&table, &names, "the model reads")
+                .map_err(|e| at_data(data, e))?;
+            let p = dca_service::job_train::predict_proba(spec, result, &table)
+                .map_err(|e| refuse(e.to_string()))?;
+            write_predictions(&format!("p_{}", spec.target.name), &p)
+        }
+        kind => Err(refuse(format!(
+            "a {kind:?} job: predictions need a \"regression\" or \"train\" job"
+        ))),
+    }
+}
+
+fn at_data(data: &std::path::Path, e: impl std::fmt::Display) -> Error {
+    Error::InvalidSpec(format!("--data {}: {e}", data.display()))
+}
+
+fn read_table(data: &std::path::Path) -> Result<blr::data::Table> {
+    blr::data::Table::parse_csv(&read_text(data, "--data")?).map_err(|e| at_data(data, e))
+}
+
+/// A header line, then one prediction a line.
+fn write_predictions(header: &str, predictions: &[f64]) -> Result<()> {
+    use std::io::Write;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     // `{}` of an f64 prints the shortest text that reads back to the same bits.
     let mut write = || -> std::io::Result<()> {
-        writeln!(out, "{}", model.target)?;
-        for p in &predictions {
+        writeln!(out, "{header}")?;
+        for p in predictions {
             writeln!(out, "{p}")?;
         }
         out.flush()
