@@ -1064,6 +1064,68 @@ fn cases() -> Vec<Case> {
             dpd_plr_model_free(out);
             status
         }),
+        case!(dpd_plr_fit_with_ranges, [D], |f, s| {
+            let (lo, hi) = ([-1.0; D], [1.0; D]);
+            let mut out = null_mut();
+            let status = dpd_plr_fit_with_ranges(
+                f.dataset,
+                1.0,
+                0.1,
+                1,
+                input(&lo, s[0]),
+                input(&hi, s[0]),
+                s[0],
+                f.rng,
+                &mut out,
+            );
+            dpd_plr_model_free(out);
+            status
+        }),
+        case!(dpd_plr_model_ranges, [BUF], |f, s| {
+            // The fixture's model has no ranges: fit one that has.
+            let (lo, hi) = ([-1.0; D], [1.0; D]);
+            let mut model = null_mut();
+            let fitted = dpd_plr_fit_with_ranges(
+                f.dataset,
+                1.0,
+                0.1,
+                1,
+                lo.as_ptr(),
+                hi.as_ptr(),
+                D,
+                f.rng,
+                &mut model,
+            );
+            assert_eq!(fitted, DPD_OK);
+            let (mut out_lo, mut out_hi) = ([0.0; BUF], [0.0; BUF]);
+            let mut len = 0;
+            let status = dpd_plr_model_ranges(
+                model,
+                output(&mut out_lo, s[0]),
+                output(&mut out_hi, s[0]),
+                s[0],
+                &mut len,
+            );
+            dpd_plr_model_free(model);
+            status
+        }),
+        case!(dpd_plr_model_from_weights_and_ranges, [D, D], |f, s| {
+            let (lo, hi) = ([-1.0; D], [1.0; D]);
+            let mut out = null_mut();
+            let status = dpd_plr_model_from_weights_and_ranges(
+                input(&f.values, s[0]),
+                s[0],
+                1,
+                0.5,
+                input(&lo, s[1]),
+                input(&hi, s[1]),
+                s[1],
+                1.0,
+                &mut out,
+            );
+            dpd_plr_model_free(out);
+            status
+        }),
         case!(dpd_plr_model_from_weights, [D], |f, s| {
             let mut out = null_mut();
             let status = dpd_plr_model_from_weights(input(&f.values, s[0]), s[0], 1.0, &mut out);
