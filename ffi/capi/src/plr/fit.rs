@@ -161,7 +161,7 @@ pub(crate) fn feature_ranges(
 
 /// The C flag for an intercept: 0 (none) or 1 (estimate one); anything else is refused, so
 /// that a host's garbage never silently picks one.
-fn intercept_flag(flag: u32) -> FfiResult<bool> {
+pub(crate) fn intercept_flag(flag: u32) -> FfiResult<bool> {
     match flag {
         0 => Ok(false),
         1 => Ok(true),

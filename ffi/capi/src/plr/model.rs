@@ -255,12 +255,8 @@ pub unsafe extern "C" fn dpd_plr_model_from_weights(
         // SAFETY: header contract for `(weights, d)`.
         let weights = unsafe { slice_in(weights, d, "weights") }?;
         let model = LogisticModel::new(copied(weights, "weights")?, input_radius)?;
-        let handle = into_handle(dpd_plr_model {
-            model: Model::Logistic(model),
-            privacy: None,
-        });
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
-        unsafe { write_out(out, handle, "out") }
+        unsafe { give_imported(out, model) }
     })
 }
 
@@ -347,12 +343,8 @@ pub unsafe extern "C" fn dpd_plr_model_from_weights_and_intercept(
             input_radius,
             None,
         )?;
-        let handle = into_handle(dpd_plr_model {
-            model: Model::Logistic(model),
-            privacy: None,
-        });
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
-        unsafe { write_out(out, handle, "out") }
+        unsafe { give_imported(out, model) }
     })
 }
 
@@ -424,15 +416,14 @@ pub unsafe extern "C" fn dpd_plr_model_from_weights_and_ranges(
 ) -> dpd_status {
     ffi_entry("dpd_plr_model_from_weights_and_ranges", || {
         check_out(out, "out")?;
-        let intercept = match intercept {
-            0 if b == 0.0 => None,
-            0 => {
+        let intercept = match (crate::plr::fit::intercept_flag(intercept)?, b) {
+            (true, b) => Some(b),
+            (false, 0.0) => None,
+            (false, b) => {
                 return Err(FfiError::invalid(format!(
                     "`b` = {b} with `intercept` = 0: a model without intercept has b = 0"
                 )));
             }
-            1 => Some(b),
-            other => return Err(FfiError::invalid(format!("`intercept` = {other}: 0 or 1"))),
         };
         // SAFETY: header contract for the input arrays.
         let (weights, lo, hi) = unsafe {
@@ -449,13 +440,22 @@ pub unsafe extern "C" fn dpd_plr_model_from_weights_and_ranges(
             input_radius,
             Some(ranges),
         )?;
-        let handle = into_handle(dpd_plr_model {
-            model: Model::Logistic(model),
-            privacy: None,
-        });
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
-        unsafe { write_out(out, handle, "out") }
+        unsafe { give_imported(out, model) }
     })
+}
+
+/// Hands a model imported from exported parts (privacy unknown) to C.
+///
+/// # Safety
+/// `out` must be non-NULL (checked by the caller) and writable.
+unsafe fn give_imported(out: *mut *mut dpd_plr_model, model: LogisticModel) -> FfiResult<()> {
+    let handle = into_handle(dpd_plr_model {
+        model: Model::Logistic(model),
+        privacy: None,
+    });
+    // SAFETY: forwarded caller contract.
+    unsafe { write_out(out, handle, "out") }
 }
 
 /// Frees a model; NULL is a no-op.
