@@ -102,21 +102,7 @@ impl Client {
         // Wiped if an error returns early; on success it moves into node 0's message, whose
         // payload wipes itself when dropped.
         let mut balancing = vector("client's balancing share")?;
-        codec.encode(values, &mut balancing)?;
-        if let Some(noise) = &self.noise {
-            let mut eta = [0i64; NOISE_BATCH];
-            // One keystream for the whole vector, drawn in chunks (`GaussianStream`).
-            let mut stream = noise.stream(&mut self.rng);
-            for chunk in balancing.chunks_mut(NOISE_BATCH) {
-                let eta = &mut eta[..chunk.len()];
-                stream.fill(eta);
-                for (v, e) in chunk.iter_mut().zip(eta.iter()) {
-                    *v = v.wrapping_add(*e as u64);
-                }
-            }
-            // The noise is as secret as the value it hides.
-            eta.zeroize();
-        }
+        self.encode_with_noise(values, &mut balancing, None)?;
         let mut masks = Vec::with_capacity(usize::from(self.config.n_nodes()));
         for node in 1..self.config.n_nodes() {
             let seed = Seed::random(&mut self.rng);
@@ -159,6 +145,67 @@ impl Client {
                 .enumerate()
                 .map(|(k, payload)| message(k + 1, payload)),
         );
+        Ok(())
+    }
+}
+
+impl Client {
+    /// The vector this client contributes, enc(z) + η in grid units (two's complement), without
+    /// splitting it: for a mode that proves a bound on it (crate `verified-shares`). Each noise
+    /// value is clamped into [−`slice_bound`, `slice_bound`] units; the draws are those of
+    /// [`Client::shard`], so where no value reaches the bound the vector is the one `shard`'s
+    /// shares sum to.
+    ///
+    /// # Errors
+    /// As [`Client::shard`]; nothing is drawn if the values are bad.
+    pub fn contribution(
+        &mut self,
+        values: &[f64],
+        slice_bound: u64,
+    ) -> Result<Zeroizing<Vec<u64>>> {
+        let dim = self.config.dim();
+        if values.len() != dim {
+            return Err(Error::LengthMismatch {
+                what: "client vector",
+                expected: dim,
+                actual: values.len(),
+            });
+        }
+        let mut words = crate::alloc::zeroed(dim, "client's contribution").map(Zeroizing::new)?;
+        self.encode_with_noise(values, &mut words, Some(slice_bound))?;
+        Ok(words)
+    }
+
+    /// Draws 16 bytes from this client's generator (after its noise, as `shard` draws its seeds).
+    pub fn random_bytes(&mut self) -> [u8; 16] {
+        let mut out = [0u8; 16];
+        self.rng.fill_bytes(&mut out);
+        out
+    }
+
+    /// enc(`values`) + η into `words` (length d), each η clamped into ±`slice_bound` if given.
+    fn encode_with_noise(
+        &mut self,
+        values: &[f64],
+        words: &mut [u64],
+        slice_bound: Option<u64>,
+    ) -> Result<()> {
+        self.config.codec().encode(values, words)?;
+        if let Some(noise) = &self.noise {
+            let bound = slice_bound.map_or(i64::MAX, |b| i64::try_from(b).unwrap_or(i64::MAX));
+            let mut eta = [0i64; NOISE_BATCH];
+            // One keystream for the whole vector, drawn in chunks (`GaussianStream`).
+            let mut stream = noise.stream(&mut self.rng);
+            for chunk in words.chunks_mut(NOISE_BATCH) {
+                let eta = &mut eta[..chunk.len()];
+                stream.fill(eta);
+                for (v, e) in chunk.iter_mut().zip(eta.iter()) {
+                    *v = v.wrapping_add((*e).clamp(-bound, bound) as u64);
+                }
+            }
+            // The noise is as secret as the value it hides.
+            eta.zeroize();
+        }
         Ok(())
     }
 }
