@@ -24,7 +24,9 @@ const REPORTS: usize = 8;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let n: usize = args.next().map_or(10_000, |a| a.parse().expect("N_CLIENTS"));
+    let n: usize = args
+        .next()
+        .map_or(10_000, |a| a.parse().expect("N_CLIENTS"));
     let reps: usize = args.next().map_or(5, |a| a.parse().expect("REPS"));
     println!(
         "| d | bits per entry | node 0 bytes per report: DCA / verified | DCA absorb, node 0 / node 1 | verified check + add, node 0 / node 1 | libprio Prio3SumVec prepare, node 0 / node 1 | verified / libprio, node 0 / node 1 |"
@@ -50,11 +52,22 @@ fn row(n: usize, dim: usize, reps: usize) {
     .unwrap();
     let bound = LinfBound::new(&config, 1e-9).unwrap();
     let bits = (128 - bound.max_measurement().leading_zeros()) as usize;
+    eprintln!(
+        "d = {dim}: {} fractional bits, B = {} + τ = {} units",
+        config.codec().frac_bits(),
+        bound.data_units,
+        bound.slice_units
+    );
     let values: Vec<f64> = (0..dim).map(|j| (j as f64 * 0.1).sin()).collect();
     let rng = |i: usize| RngSource::InsecureFixedSeed(i as u64);
 
     let dca: Vec<_> = (0..REPORTS)
-        .map(|i| Client::new(&config, ClientId(i as u64), rng(i)).unwrap().shard(&values).unwrap())
+        .map(|i| {
+            Client::new(&config, ClientId(i as u64), rng(i))
+                .unwrap()
+                .shard(&values)
+                .unwrap()
+        })
         .collect();
     let reports: Vec<_> = (0..REPORTS)
         .map(|i| {
@@ -100,7 +113,9 @@ fn row(n: usize, dim: usize, reps: usize) {
             t_ver[node].push(per_report(|| {
                 for (r, verdict) in reports.iter().zip(&verdicts) {
                     let (pending, _share) = timed.verify(r).unwrap();
-                    timed.accept(r.client, pending, verdict.as_ref().unwrap()).unwrap();
+                    timed
+                        .accept(r.client, pending, verdict.as_ref().unwrap())
+                        .unwrap();
                 }
             }));
 
@@ -113,7 +128,8 @@ fn row(n: usize, dim: usize, reps: usize) {
                             .unwrap()
                             .1
                     });
-                    prio.verifier_shares_to_message(b"bench", &(), verifier_shares).unwrap()
+                    prio.verifier_shares_to_message(b"bench", &(), verifier_shares)
+                        .unwrap()
                 })
                 .collect();
             t_prio[node].push(per_report(|| {
