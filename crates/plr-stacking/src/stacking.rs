@@ -69,7 +69,8 @@ pub struct StackingConfig {
     /// Public ranges, one per column of the data (codebooks, physical limits — never the
     /// private data): every low-level model clamps each of its columns into the column's range
     /// and maps it onto [−1, 1] before the norm clipping, as
-    /// [`PlrConfig::ranges`](crate::PlrConfig::ranges) does. `None`: the features are used as given.
+    /// [`PlrConfig::ranges`](crate::PlrConfig::ranges) does. `None`: the features are used as
+    /// given.
     pub ranges: Option<Vec<FeatureRange>>,
 }
 
