@@ -377,6 +377,7 @@ fn transfer_demo(seed: u64, splits: usize) -> Res<String> {
                     lambda_high: 1e-2,
                     high_fraction: 0.5,
                     intercept: intercept(),
+                    ranges: None,
                 };
                 let fit = fit_pst_h(
                     &source_data,
@@ -535,7 +536,7 @@ fn vs_plr(seed: u64, splits: usize, alpha: f64) -> Res<()> {
                 let tuned = StackingConfig {
                     high_fraction: 0.2,
                     lambda_high: 0.1,
-                    ..paper
+                    ..paper.clone()
                 };
                 let plr_config = PlrConfig {
                     intercept: intercept(),

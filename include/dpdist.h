@@ -2569,6 +2569,33 @@ enum dpd_status dpd_pst_s_fit_with_intercept(const struct dpd_dataset *dataset,
                                              struct dpd_plr_model **out);
 
 /**
+ * As `dpd_pst_s_fit_with_intercept`, with public feature ranges `lo[0..n_ranges]`,
+ * `hi[0..n_ranges]`, one pair per column of the data (`n_ranges` = its number of features),
+ * as for `dpd_plr_fit_with_ranges`: every low-level model clamps and maps each column onto
+ * [−1, 1] by its range before projecting the row onto its input ball, and predicts through the
+ * same map (`dpd_plr_model_low_level_ranges` reads model k's ranges). The high-level model
+ * reads the low-level outputs, which need no ranges. Bad ranges → `DPD_ERR_INVALID_ARGUMENT`
+ * naming the (0-based) column, a wrong count naming `n_ranges`, `lo` or `hi` NULL with
+ * `n_ranges` > 0 → `DPD_ERR_NULL_POINTER`; like a bad `intercept`, nothing is drawn from `rng`
+ * and nothing is made.
+ *
+ * # Safety
+ * As `dpd_plr_fit_with_ranges`.
+ */
+enum dpd_status dpd_pst_s_fit_with_ranges(const struct dpd_dataset *dataset,
+                                          size_t n_parts,
+                                          double epsilon,
+                                          double lambda,
+                                          double lambda_high,
+                                          double high_fraction,
+                                          uint32_t intercept,
+                                          const double *lo,
+                                          const double *hi,
+                                          size_t n_ranges,
+                                          struct dpd_rng *rng,
+                                          struct dpd_plr_model **out);
+
+/**
  * Fits PST-F: one low-level PLR per feature group (rows of group k scaled to ‖x_(k)‖ <= q_k,
  * jointly calibrated) and a high-level PLR over their outputs. Parameters as `dpd_pst_s_fit`.
  *
@@ -2601,6 +2628,30 @@ enum dpd_status dpd_pst_f_fit_with_intercept(const struct dpd_dataset *dataset,
                                              uint32_t intercept,
                                              struct dpd_rng *rng,
                                              struct dpd_plr_model **out);
+
+/**
+ * As `dpd_pst_f_fit_with_intercept`, with public feature ranges, one pair per column of the
+ * data, as `dpd_pst_s_fit_with_ranges`: low-level model k maps the columns of group k, in the
+ * group's order, by their ranges, then projects the row to ‖φ(x_(k))‖ <= q_k (q_k/√2 with an
+ * intercept), so the joint calibration's norm bound holds. Errors as for
+ * `dpd_pst_s_fit_with_ranges`; nothing drawn and nothing made.
+ *
+ * # Safety
+ * As `dpd_pst_f_fit`; `lo` and `hi` NULL only with `n_ranges == 0`, else readable for
+ * `n_ranges` doubles each.
+ */
+enum dpd_status dpd_pst_f_fit_with_ranges(const struct dpd_dataset *dataset,
+                                          const struct dpd_feature_groups *groups,
+                                          double epsilon,
+                                          double lambda,
+                                          double lambda_high,
+                                          double high_fraction,
+                                          uint32_t intercept,
+                                          const double *lo,
+                                          const double *hi,
+                                          size_t n_ranges,
+                                          struct dpd_rng *rng,
+                                          struct dpd_plr_model **out);
 
 /**
  * Fits PST-H (transfer): per-group source models on `source` at ε_source, then PST-F on
@@ -2645,6 +2696,33 @@ enum dpd_status dpd_pst_h_fit_with_intercept(const struct dpd_dataset *source,
                                              uint32_t intercept,
                                              struct dpd_rng *rng,
                                              struct dpd_plr_model **out);
+
+/**
+ * As `dpd_pst_h_fit_with_intercept`, with public feature ranges, one pair per column (the
+ * source and the target have the same columns; `n_ranges` = the target's number of features),
+ * as `dpd_pst_f_fit_with_ranges`: every source model and every target low-level model maps the
+ * columns of its group by their ranges, so a source model's weights are read on the target's
+ * scale. Errors as for `dpd_pst_s_fit_with_ranges`; nothing drawn and nothing made.
+ *
+ * # Safety
+ * As `dpd_pst_h_fit`; `lo` and `hi` NULL only with `n_ranges == 0`, else readable for
+ * `n_ranges` doubles each.
+ */
+enum dpd_status dpd_pst_h_fit_with_ranges(const struct dpd_dataset *source,
+                                          const struct dpd_dataset *target,
+                                          const struct dpd_feature_groups *groups,
+                                          double epsilon_source,
+                                          double epsilon_target,
+                                          double lambda_source,
+                                          double lambda_target,
+                                          double lambda_high,
+                                          double high_fraction,
+                                          uint32_t intercept,
+                                          const double *lo,
+                                          const double *hi,
+                                          size_t n_ranges,
+                                          struct dpd_rng *rng,
+                                          struct dpd_plr_model **out);
 
 /**
  * AUC of `scores[0..n]` against `labels[0..n_labels]` (n_labels must equal n; labels in
@@ -2718,6 +2796,8 @@ enum dpd_status dpd_plr_model_weights(const struct dpd_plr_model *model,
  * `*out_n_features`), its weights into `out_weights` (same length; `weights_cap` must be at
  * least that) and its input radius into `*out_input_radius` (may be NULL). A single model →
  * `DPD_ERR_INVALID_ARGUMENT`. On `DPD_ERR_BUFFER_TOO_SMALL` only `*out_n_features` is written.
+ * A stack fitted with public ranges applies the weights to the mapped row φ(x_(k)):
+ * `dpd_plr_model_low_level_ranges` gives the ranges of model k's features.
  *
  * # Safety
  * `model` NULL (→ error) or a live handle; output arrays NULL only with capacity 0, else
@@ -2807,6 +2887,25 @@ enum dpd_status dpd_plr_model_ranges(const struct dpd_plr_model *model,
                                      double *out_hi,
                                      size_t cap,
                                      size_t *out_len);
+
+/**
+ * The public ranges low-level model `k` (0..K) of a stack maps its inputs from, one pair per
+ * feature it reads, in the order of its feature indices (`dpd_plr_model_low_level`):
+ * `lo` into `out_lo`, `hi` into `out_hi` (query-size pattern on `cap`, the capacity of each
+ * array; the length is written to `*out_len`). Model k predicts from φ(x_(k)), each of its
+ * columns mapped as `dpd_plr_model_ranges` describes, projected to its input ball. A single
+ * model → `DPD_ERR_INVALID_ARGUMENT`; a stack fitted without ranges →
+ * `DPD_ERR_INVALID_STATE`; nothing written on any error.
+ *
+ * # Safety
+ * As `dpd_plr_model_ranges`.
+ */
+enum dpd_status dpd_plr_model_low_level_ranges(const struct dpd_plr_model *model,
+                                               size_t k,
+                                               double *out_lo,
+                                               double *out_hi,
+                                               size_t cap,
+                                               size_t *out_len);
 
 /**
  * Imports a single logistic model with public ranges from exported parts: weights

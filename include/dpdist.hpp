@@ -571,7 +571,7 @@ private:
     detail::Handle<dpd_feature_groups, dpd_feature_groups_free> h_;
 };
 
-/// Public feature ranges of a PLR fit, one [lo[j], hi[j]] per feature (both finite,
+/// Public feature ranges of a PLR or PST fit, one [lo[j], hi[j]] per feature (both finite,
 /// lo[j] < hi[j]), known without looking at the private data (codebooks, physical limits).
 struct PlrRanges {
     std::vector<double> lo;
@@ -632,6 +632,45 @@ public:
                                                 flag(intercept), rng.get(), out);
         });
     }
+    /// The stacked fits with public ranges, one per column of the data (as fit_plr's): every
+    /// low-level model maps its own columns by their ranges before the projection and predicts
+    /// through the same map (low_level_ranges(k) reads model k's, in its features' order); the
+    /// high level reads the low-level outputs and has none. Bad ranges throw
+    /// DPD_ERR_INVALID_ARGUMENT naming the column; nothing is drawn from rng.
+    static PlrModel fit_pst_s(const Dataset &data, size_t n_parts, double epsilon, double lambda,
+                              double lambda_high, double high_fraction, Rng &rng, bool intercept,
+                              const PlrRanges &ranges) {
+        check_ranges(ranges, "fit_pst_s");
+        return make([&](dpd_plr_model **out) {
+            return dpd_pst_s_fit_with_ranges(data.get(), n_parts, epsilon, lambda, lambda_high,
+                                             high_fraction, flag(intercept), ranges.lo.data(),
+                                             ranges.hi.data(), ranges.lo.size(), rng.get(), out);
+        });
+    }
+    static PlrModel fit_pst_f(const Dataset &data, const FeatureGroups &groups, double epsilon,
+                              double lambda, double lambda_high, double high_fraction, Rng &rng,
+                              bool intercept, const PlrRanges &ranges) {
+        check_ranges(ranges, "fit_pst_f");
+        return make([&](dpd_plr_model **out) {
+            return dpd_pst_f_fit_with_ranges(data.get(), groups.get(), epsilon, lambda,
+                                             lambda_high, high_fraction, flag(intercept),
+                                             ranges.lo.data(), ranges.hi.data(),
+                                             ranges.lo.size(), rng.get(), out);
+        });
+    }
+    static PlrModel fit_pst_h(const Dataset &source, const Dataset &target,
+                              const FeatureGroups &groups, double epsilon_source,
+                              double epsilon_target, double lambda_source, double lambda_target,
+                              double lambda_high, double high_fraction, Rng &rng, bool intercept,
+                              const PlrRanges &ranges) {
+        check_ranges(ranges, "fit_pst_h");
+        return make([&](dpd_plr_model **out) {
+            return dpd_pst_h_fit_with_ranges(
+                source.get(), target.get(), groups.get(), epsilon_source, epsilon_target,
+                lambda_source, lambda_target, lambda_high, high_fraction, flag(intercept),
+                ranges.lo.data(), ranges.hi.data(), ranges.lo.size(), rng.get(), out);
+        });
+    }
     /// Imports a single logistic model from exported weights.
     static PlrModel from_weights(Span<const double> weights, double input_radius) {
         return make([&](dpd_plr_model **out) {
@@ -661,15 +700,18 @@ public:
         });
     }
     /// The public ranges of a single model; empty for a model without (its weights act on the
-    /// mapped rows when it has them).
+    /// mapped rows when it has them) and for a stack (see low_level_ranges).
     std::optional<PlrRanges> ranges() const {
-        size_t len = 0;
-        dpd_status s = dpd_plr_model_ranges(h_.get(), nullptr, nullptr, 0, &len);
-        if (s == DPD_ERR_INVALID_STATE) return std::nullopt;
-        if (s != DPD_ERR_BUFFER_TOO_SMALL) check(s);
-        PlrRanges r{std::vector<double>(len), std::vector<double>(len)};
-        check(dpd_plr_model_ranges(h_.get(), r.lo.data(), r.hi.data(), len, &len));
-        return r;
+        return optional_ranges([&](double *lo, double *hi, size_t cap, size_t *len) {
+            return dpd_plr_model_ranges(h_.get(), lo, hi, cap, len);
+        });
+    }
+    /// The public ranges of low-level model k of a stack, in the order of its features; empty
+    /// for a stack fitted without ranges.
+    std::optional<PlrRanges> low_level_ranges(size_t k) const {
+        return optional_ranges([&](double *lo, double *hi, size_t cap, size_t *len) {
+            return dpd_plr_model_low_level_ranges(h_.get(), k, lo, hi, cap, len);
+        });
     }
     /// The intercept b of a single model or of a stack's high level; empty for a model without.
     std::optional<double> intercept() const {
@@ -728,6 +770,17 @@ private:
         if (r.lo.size() != r.hi.size())
             throw Error(DPD_ERR_LENGTH_MISMATCH, std::string("dpd::PlrModel::") + what +
                                                      ": ranges.lo and ranges.hi differ in length");
+    }
+    // DPD_ERR_INVALID_STATE is the library's "this model has no public ranges": an answer, not
+    // a failure; every other error throws.
+    template <class Call> static std::optional<PlrRanges> optional_ranges(Call &&call) {
+        size_t len = 0;
+        dpd_status s = call(nullptr, nullptr, 0, &len);
+        if (s == DPD_ERR_INVALID_STATE) return std::nullopt;
+        if (s != DPD_ERR_BUFFER_TOO_SMALL) check(s);
+        PlrRanges r{std::vector<double>(len), std::vector<double>(len)};
+        check(call(r.lo.data(), r.hi.data(), len, &len));
+        return r;
     }
     // DPD_ERR_INVALID_STATE is the library's "this model has no intercept": an answer, not a
     // failure; every other error throws.

@@ -165,7 +165,9 @@ impl FeatureRange {
     }
 }
 
-/// Checks a list of public ranges (one per feature, each valid).
+/// Checks a list of public ranges (one per feature, each valid); a bad range is named by its
+/// 0-based column (the fields are public, so a range need not have come through
+/// [`FeatureRange::new`]).
 pub(crate) fn check_ranges(ranges: &[FeatureRange], n_features: usize) -> Result<()> {
     if ranges.len() != n_features {
         return Err(Error::DimensionMismatch {
@@ -174,8 +176,20 @@ pub(crate) fn check_ranges(ranges: &[FeatureRange], n_features: usize) -> Result
             got: ranges.len(),
         });
     }
-    for r in ranges {
-        FeatureRange::new(r.lo, r.hi)?;
+    for (column, &FeatureRange { lo, hi }) in ranges.iter().enumerate() {
+        let requirement = if !(lo.is_finite() && hi.is_finite()) {
+            "both ends must be finite"
+        } else if lo >= hi {
+            "lo must be below hi"
+        } else {
+            continue;
+        };
+        return Err(Error::BadRange {
+            column,
+            lo,
+            hi,
+            requirement,
+        });
     }
     Ok(())
 }

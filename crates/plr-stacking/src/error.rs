@@ -116,6 +116,28 @@ pub enum Error {
         /// Gradient norm reached.
         gradient_norm: f64,
     },
+    /// A public feature range is not usable: an end is NaN or infinite, or lo ≥ hi.
+    #[error("range of column {column}: lo = {lo}, hi = {hi}; {requirement}")]
+    BadRange {
+        /// 0-based column of the data the range belongs to.
+        column: usize,
+        /// Lower end given.
+        lo: f64,
+        /// Upper end given.
+        hi: f64,
+        /// What the range must satisfy.
+        requirement: &'static str,
+    },
+    /// A source model of PST-H maps its inputs from other ranges than the target's group does,
+    /// so its weights, read as an anchor, would live on another scale.
+    #[error(
+        "source model {group}: its public ranges differ from the target's ranges of the group's \
+         columns (fit the source with the same ranges)"
+    )]
+    SourceRangesMismatch {
+        /// The group (and source model) index.
+        group: usize,
+    },
     /// The objective-perturbation noise or the random split could not be drawn (including a
     /// failure of the operating system's random number generator).
     #[error("randomness: {0}")]

@@ -63,5 +63,6 @@ pub use selection::{
 pub use solver::GRADIENT_TOLERANCE;
 pub use stacking::{LowLevelModel, StackedFit, StackedModel, StackingConfig, fit_pst_f, fit_pst_s};
 pub use transfer::{
-    TransferConfig, TransferFit, fit_pst_h, fit_source_models, fit_target_with_source,
+    TransferConfig, TransferFit, fit_pst_h, fit_source_models, fit_source_models_with_ranges,
+    fit_target_with_source,
 };

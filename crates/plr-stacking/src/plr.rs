@@ -596,6 +596,46 @@ mod tests {
         }
     }
 
+    /// PST-F's group k reads its columns, mapped by their ranges in the group's order, in the
+    /// ball of radius q_k < 1: ‖solver row‖ ≤ q_k for rows far outside their ranges, with and
+    /// without intercept. Row (1e9, 7, −1e9), group (2, 0) with ranges [10, 20] and [−1, 3]:
+    /// clamp → (10, 3), map → (−1, 1), norm √2, clipped to r_x (q_k, or q_k/√2 with the
+    /// constant): (−r_x/√2, r_x/√2).
+    #[test]
+    fn group_rows_far_outside_their_ranges_stay_in_the_ball() {
+        let x = [1e9, 7.0, -1e9, -1e12, 0.0, 1e12, 1.0, 0.0, 15.0];
+        let data = Dataset::from_rows(&x, 3, &[1.0, 0.0, 1.0]).unwrap();
+        let group = [2, 0];
+        let ranges = [
+            FeatureRange::new(10.0, 20.0).unwrap(),
+            FeatureRange::new(-1.0, 3.0).unwrap(),
+        ];
+        for q in [0.7, 0.3, 0.05] {
+            for intercept in [false, true] {
+                let input = InputSpec {
+                    intercept,
+                    ranges: Some(&ranges),
+                };
+                let rows = projected_rows(&data, Some(&group), q, input);
+                let r_x = if intercept { q * 0.5f64.sqrt() } else { q };
+                let width = 2 + usize::from(intercept);
+                assert_eq!(rows.x.ncols(), width);
+                for i in 0..3 {
+                    let row: Vec<f64> =
+                        (0..width).map(|j| rows.x[(i, j)] * rows.scale[i]).collect();
+                    let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+                    assert!(norm <= q * (1.0 + 1e-15), "q {q} row {i}: {norm}");
+                }
+                let first: Vec<f64> = (0..2).map(|j| rows.x[(0, j)] * rows.scale[0]).collect();
+                let corner = r_x * 0.5f64.sqrt();
+                assert!((first[0] + corner).abs() < 1e-15 && (first[1] - corner).abs() < 1e-15);
+                if intercept {
+                    assert_eq!(rows.x[(0, 2)], q * 0.5f64.sqrt());
+                }
+            }
+        }
+    }
+
     #[test]
     fn bad_ranges_are_refused() {
         let data = synthetic_dataset(20, 2, 1.0, 3);

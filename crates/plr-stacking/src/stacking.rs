@@ -22,13 +22,20 @@
 //! an intercept: each solver row is (φ(x_(k)), q_k/√2) with ‖φ(x_(k))‖ ≤ q_k/√2, so the norm
 //! bound ‖row‖ ≤ q_k that PLR's and PST-F's calibrations rest on still holds (see
 //! `plr::fit_perturbed`).
+//!
+//! With [`StackingConfig::ranges`] (public, one per column of the data) each low-level model
+//! maps its own columns, in its own order, by their ranges before the norm clipping, exactly
+//! as PLR does: φ is a per-record map of public constants followed by the same projection, so
+//! the norm bound and every calibration above are unchanged. The model keeps its ranges, so
+//! [`StackedModel::predict_proba`] takes rows in the data's units. The high level reads the
+//! meta features, which are already in (−1/√K, 1/√K): it has no ranges.
 
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
 use faer::Mat;
 
 use crate::calibration::{Calibration, check_epsilon, check_lambda};
-use crate::data::{Dataset, check_finite};
+use crate::data::{Dataset, FeatureRange, check_finite, check_ranges};
 use crate::error::{Error, Result};
 use crate::model::LogisticModel;
 use crate::partition::{FeatureGroups, contiguous_blocks, permutation};
@@ -40,7 +47,7 @@ pub const STREAM_HIGH_LEVEL: u64 = 1 << 32;
 pub const STREAM_SPLIT: u64 = (1 << 32) + 1;
 
 /// Parameters of PST-S and PST-F.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StackingConfig {
     /// Privacy budget ε > 0 for the training data set (∞ = non-private).
     pub epsilon: f64,
@@ -59,6 +66,12 @@ pub struct StackingConfig {
     /// An intercept in every low-level model and in the high-level model (the paper's models
     /// have none).
     pub intercept: bool,
+    /// Public ranges, one per column of the data (codebooks, physical limits — never the
+    /// private data): every low-level model clamps each of its columns into the column's range
+    /// and maps it onto [−1, 1] before the norm clipping, as
+    /// [`PlrConfig::ranges`](crate::PlrConfig::ranges) does. `None`: the features are used as
+    /// given.
+    pub ranges: Option<Vec<FeatureRange>>,
 }
 
 impl StackingConfig {
@@ -70,17 +83,29 @@ impl StackingConfig {
             lambda_high: lambda,
             high_fraction: 0.5,
             intercept: true,
+            ranges: None,
         }
     }
 
-    fn input(&self) -> InputSpec<'static> {
+    /// How the low level reads the data's columns (before a group picks its own).
+    fn low_input(&self) -> InputSpec<'_> {
+        InputSpec {
+            intercept: self.intercept,
+            ranges: self.ranges.as_deref(),
+        }
+    }
+
+    /// How the high level reads the meta features: no ranges (they are in (−1/√K, 1/√K)).
+    fn high_input(&self) -> InputSpec<'static> {
         InputSpec {
             intercept: self.intercept,
             ranges: None,
         }
     }
 
-    fn validate(&self) -> Result<()> {
+    /// Checks every parameter, the ranges against the data's `n_features` columns included;
+    /// called before anything is drawn.
+    fn validate(&self, n_features: usize) -> Result<()> {
         check_epsilon(self.epsilon)?;
         check_lambda(self.lambda)?;
         check_lambda(self.lambda_high)?;
@@ -90,6 +115,9 @@ impl StackingConfig {
                 value: self.high_fraction,
                 requirement: "strictly between 0 and 1",
             });
+        }
+        if let Some(r) = &self.ranges {
+            check_ranges(r, n_features)?;
         }
         Ok(())
     }
@@ -219,7 +247,7 @@ pub fn fit_pst_s(
     config: &StackingConfig,
     rng: &RngSource,
 ) -> Result<StackedFit> {
-    config.validate()?;
+    config.validate(data.n_features())?;
     if n_parts == 0 {
         return Err(Error::InvalidParameter {
             name: "n_parts",
@@ -241,7 +269,7 @@ pub fn fit_pst_s(
             calibration.groups[0],
             config.lambda,
             &anchor,
-            config.input(),
+            config.low_input(),
             &rng.derive(k as u64),
         )?;
         low.push(LowLevelModel {
@@ -275,7 +303,7 @@ pub(crate) fn fit_feature_stack(
     config: &StackingConfig,
     rng: &RngSource,
 ) -> Result<StackedFit> {
-    config.validate()?;
+    config.validate(data.n_features())?;
     check_group_features(data, groups)?;
     let (low_rows, high_rows) = split_rows(data.n_rows(), config.high_fraction, 1, rng)?;
     let low_data = data.subset(&low_rows);
@@ -287,7 +315,7 @@ pub(crate) fn fit_feature_stack(
         &low_calibration,
         config.lambda,
         anchors,
-        config.intercept,
+        config.low_input(),
         rng,
     )?;
     finish(data, &high_rows, low, vec![low_calibration], config, rng)
@@ -304,7 +332,8 @@ pub(crate) fn low_level_calibration(
 }
 
 /// The K low-level fits of Alg. 3 steps 4–13 (anchors in solver coordinates: the weights, then
-/// the intercept's w_c when `intercept`); group k's noise from `rng.derive(k)`.
+/// the intercept's w_c with an intercept); `input.ranges` are the data's (checked), group k
+/// reads those of its columns; group k's noise from `rng.derive(k)`.
 #[allow(clippy::too_many_arguments)] // crate-internal; the fit's parts, not a public API
 pub(crate) fn fit_groups(
     data: &Dataset,
@@ -312,7 +341,7 @@ pub(crate) fn fit_groups(
     calibration: &Calibration,
     lambda: f64,
     anchors: Option<&[Vec<f64>]>,
-    intercept: bool,
+    input: InputSpec<'_>,
     rng: &RngSource,
 ) -> Result<Vec<LowLevelModel>> {
     if let Some(a) = anchors
@@ -330,10 +359,11 @@ pub(crate) fn fit_groups(
         let anchor = match anchors {
             Some(a) => &a[k],
             None => {
-                zero = vec![0.0; features.len() + usize::from(intercept)];
+                zero = vec![0.0; features.len() + usize::from(input.intercept)];
                 &zero
             }
         };
+        let ranges = group_ranges(input.ranges, features);
         let model = fit_perturbed(
             data,
             Some(features),
@@ -341,8 +371,8 @@ pub(crate) fn fit_groups(
             lambda,
             anchor,
             InputSpec {
-                intercept,
-                ranges: None,
+                intercept: input.intercept,
+                ranges: ranges.as_deref(),
             },
             &rng.derive(k as u64),
         )?;
@@ -352,6 +382,14 @@ pub(crate) fn fit_groups(
         });
     }
     Ok(low)
+}
+
+/// The ranges of `features`, in their order, from the data's (checked) ranges.
+pub(crate) fn group_ranges(
+    ranges: Option<&[FeatureRange]>,
+    features: &[usize],
+) -> Option<Vec<FeatureRange>> {
+    ranges.map(|r| features.iter().map(|&j| r[j]).collect())
 }
 
 /// Fits the high level on D^h and assembles the result.
@@ -387,7 +425,7 @@ fn finish(
         high_calibration.groups[0],
         config.lambda_high,
         &vec![0.0; k + usize::from(config.intercept)],
-        config.input(),
+        config.high_input(),
         &rng.derive(STREAM_HIGH_LEVEL),
     )?;
     Ok(StackedFit {
@@ -433,6 +471,9 @@ pub(crate) fn split_rows(
     let (high, low) = order.split_at(n_high);
     Ok((low.to_vec(), high.to_vec()))
 }
+
+#[cfg(test)]
+mod ranges_tests;
 
 #[cfg(test)]
 mod tests {
@@ -561,15 +602,15 @@ mod tests {
         for bad in [
             StackingConfig {
                 high_fraction: 1.0,
-                ..config
+                ..config.clone()
             },
             StackingConfig {
                 lambda_high: 0.0,
-                ..config
+                ..config.clone()
             },
             StackingConfig {
                 epsilon: f64::NAN,
-                ..config
+                ..config.clone()
             },
         ] {
             assert!(matches!(

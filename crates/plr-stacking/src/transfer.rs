@@ -10,18 +10,22 @@
 //! releases of the source, fixed with respect to the target data, and g_k stays 1-strongly
 //! convex, so the target release is ε_tgt-DP for the target data. The two data sets are
 //! different people; each gets its own guarantee.
+//!
+//! Public ranges ([`TransferConfig::ranges`], one per column) map the columns of every source
+//! and target low-level model as in PST-F; the source and the target share them, so a source
+//! model's weights are read on the scale of the target's mapped columns.
 
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
 
 use crate::calibration::{check_epsilon, check_lambda};
-use crate::data::Dataset;
+use crate::data::{Dataset, FeatureRange, check_ranges};
 use crate::error::{Error, Result};
 use crate::model::LogisticModel;
 use crate::partition::FeatureGroups;
-use crate::plr::privacy_loss;
+use crate::plr::{InputSpec, privacy_loss};
 use crate::stacking::{
-    StackedFit, StackingConfig, check_group_features, fit_feature_stack, fit_groups,
+    StackedFit, StackingConfig, check_group_features, fit_feature_stack, fit_groups, group_ranges,
     low_level_calibration,
 };
 
@@ -31,7 +35,7 @@ pub const STREAM_SOURCE: u64 = (1 << 32) + 2;
 pub const STREAM_TARGET: u64 = (1 << 32) + 3;
 
 /// Parameters of PST-H.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TransferConfig {
     /// Budget ε_src > 0 for the source data (∞ = non-private).
     pub epsilon_source: f64,
@@ -47,6 +51,9 @@ pub struct TransferConfig {
     pub high_fraction: f64,
     /// An intercept in the source models and in both target levels.
     pub intercept: bool,
+    /// Public ranges, one per column, for the source and the target low-level models (see
+    /// [`StackingConfig::ranges`]). `None`: the features are used as given.
+    pub ranges: Option<Vec<FeatureRange>>,
 }
 
 /// Source models, the target's stacked model, and a guarantee per data set.
@@ -72,9 +79,34 @@ pub fn fit_source_models(
     intercept: bool,
     rng: &RngSource,
 ) -> Result<Vec<LogisticModel>> {
+    fit_source_models_with_ranges(
+        source,
+        groups,
+        epsilon_source,
+        lambda_source,
+        intercept,
+        None,
+        rng,
+    )
+}
+
+/// [`fit_source_models`] with public ranges, one per column of the source data: model k maps
+/// the columns of group k by theirs (checked before anything is drawn).
+pub fn fit_source_models_with_ranges(
+    source: &Dataset,
+    groups: &FeatureGroups,
+    epsilon_source: f64,
+    lambda_source: f64,
+    intercept: bool,
+    ranges: Option<&[FeatureRange]>,
+    rng: &RngSource,
+) -> Result<Vec<LogisticModel>> {
     check_epsilon(epsilon_source)?;
     check_lambda(lambda_source)?;
     check_group_features(source, groups)?;
+    if let Some(r) = ranges {
+        check_ranges(r, source.n_features())?;
+    }
     let calibration =
         low_level_calibration(epsilon_source, source.n_rows(), groups, lambda_source)?;
     let low = fit_groups(
@@ -83,14 +115,15 @@ pub fn fit_source_models(
         &calibration,
         lambda_source,
         None,
-        intercept,
+        InputSpec { intercept, ranges },
         &rng.derive(STREAM_SOURCE),
     )?;
     Ok(low.into_iter().map(|m| m.model).collect())
 }
 
 /// Target half of PST-H: PST-F on the target data anchored at the given source models (which
-/// may come from another party's `fit_source_models`).
+/// may come from another party's `fit_source_models`). Source model k must map its inputs by
+/// the target's ranges of group k's columns (none when the target has none).
 pub fn fit_target_with_source(
     target: &Dataset,
     groups: &FeatureGroups,
@@ -104,6 +137,15 @@ pub fn fit_target_with_source(
             expected: groups.len(),
             got: source_models.len(),
         });
+    }
+    check_group_features(target, groups)?;
+    if let Some(r) = &config.ranges {
+        check_ranges(r, target.n_features())?;
+    }
+    for (k, (m, features)) in source_models.iter().zip(groups.groups()).enumerate() {
+        if m.ranges() != group_ranges(config.ranges.as_deref(), features).as_deref() {
+            return Err(Error::SourceRangesMismatch { group: k });
+        }
     }
     // Solver coordinates; a source model without intercept anchors the target's w_c at 0. A
     // source model with one and a target without is refused by the anchor's length.
@@ -147,13 +189,15 @@ pub fn fit_pst_h(
         lambda_high: config.lambda_high,
         high_fraction: config.high_fraction,
         intercept: config.intercept,
+        ranges: config.ranges.clone(),
     };
-    let source_models = fit_source_models(
+    let source_models = fit_source_models_with_ranges(
         source,
         groups,
         config.epsilon_source,
         config.lambda_source,
         config.intercept,
+        config.ranges.as_deref(),
         rng,
     )?;
     let target_fit = fit_target_with_source(target, groups, &source_models, &target_config, rng)?;
@@ -186,6 +230,7 @@ mod tests {
             lambda_high: 0.01,
             high_fraction: 0.5,
             intercept: true,
+            ranges: None,
         };
         let fit = fit_pst_h(
             &source,
@@ -226,7 +271,10 @@ mod tests {
             &calibration,
             0.01,
             None,
-            true,
+            InputSpec {
+                intercept: true,
+                ranges: None,
+            },
             &rng.derive(STREAM_SOURCE),
         )
         .unwrap();
@@ -247,6 +295,7 @@ mod tests {
             lambda_high: 0.01,
             high_fraction: 0.5,
             intercept: true,
+            ranges: None,
         };
         let rng = RngSource::InsecureFixedSeed(0);
         assert!(matches!(

@@ -38,7 +38,7 @@ fn null_handles_and_outputs_are_refused() {
     // SAFETY: every non-NULL pointer below is a live local or handle.
     unsafe {
         assert_eq!(dpd_rng_new_insecure_fixed_seed(1, &mut rng), DPD_OK);
-        let cases: [(&str, dpd_status); 19] = [
+        let cases: [(&str, dpd_status); 23] = [
             (
                 "client_new config",
                 dpd_client_new(null(), 0, rng, &mut client),
@@ -96,6 +96,64 @@ fn null_handles_and_outputs_are_refused() {
             (
                 "plr_model_ranges model",
                 dpd_plr_model_ranges(null(), null_mut(), null_mut(), 0, &mut n),
+            ),
+            (
+                "pst_s_fit_with_ranges dataset",
+                dpd_pst_s_fit_with_ranges(
+                    null(),
+                    2,
+                    1.0,
+                    1.0,
+                    1.0,
+                    0.5,
+                    1,
+                    null(),
+                    null(),
+                    0,
+                    rng,
+                    null_mut(),
+                ),
+            ),
+            (
+                "pst_f_fit_with_ranges out",
+                dpd_pst_f_fit_with_ranges(
+                    null(),
+                    null(),
+                    1.0,
+                    1.0,
+                    1.0,
+                    0.5,
+                    1,
+                    null(),
+                    null(),
+                    0,
+                    rng,
+                    null_mut(),
+                ),
+            ),
+            (
+                "pst_h_fit_with_ranges out",
+                dpd_pst_h_fit_with_ranges(
+                    null(),
+                    null(),
+                    null(),
+                    1.0,
+                    1.0,
+                    1.0,
+                    1.0,
+                    1.0,
+                    0.5,
+                    1,
+                    null(),
+                    null(),
+                    0,
+                    rng,
+                    null_mut(),
+                ),
+            ),
+            (
+                "plr_model_low_level_ranges model",
+                dpd_plr_model_low_level_ranges(null(), 0, null_mut(), null_mut(), 0, &mut n),
             ),
             (
                 "plr_model_intercept model",

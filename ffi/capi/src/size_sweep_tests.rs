@@ -70,6 +70,18 @@ fn output<T>(buffer: &mut [T], cap: usize) -> *mut T {
     }
 }
 
+/// Two feature groups of the fixture's D = 3 columns, importance ½ each (freed by the caller).
+fn two_groups() -> *mut dpd_feature_groups {
+    let (assignment, importance) = ([0u32, 1, 1], [0.5, 0.5]);
+    let mut groups = null_mut();
+    // SAFETY: both arrays are read for the lengths passed; `groups` is writable.
+    let status = unsafe {
+        dpd_feature_groups_new(assignment.as_ptr(), D, importance.as_ptr(), 2, &mut groups)
+    };
+    ok(status, "feature groups");
+    groups
+}
+
 /// Live handles and valid inputs for every call: a 4-client, 2-node round of d = 3 with its
 /// shares, node sums and aggregator; a BLR config and model; a PLR data set and model.
 struct Fixture {
@@ -1124,6 +1136,105 @@ fn cases() -> Vec<Case> {
                 &mut out,
             );
             dpd_plr_model_free(out);
+            status
+        }),
+        case!(dpd_pst_s_fit_with_ranges, [2, D], |f, s| {
+            let (lo, hi) = ([-1.0; D], [1.0; D]);
+            let mut out = null_mut();
+            let status = dpd_pst_s_fit_with_ranges(
+                f.dataset,
+                s[0],
+                1.0,
+                0.1,
+                1.0,
+                0.2,
+                1,
+                input(&lo, s[1]),
+                input(&hi, s[1]),
+                s[1],
+                f.rng,
+                &mut out,
+            );
+            dpd_plr_model_free(out);
+            status
+        }),
+        case!(dpd_pst_f_fit_with_ranges, [D], |f, s| {
+            let groups = two_groups();
+            let (lo, hi) = ([-1.0; D], [1.0; D]);
+            let mut out = null_mut();
+            let status = dpd_pst_f_fit_with_ranges(
+                f.dataset,
+                groups,
+                1.0,
+                0.1,
+                1.0,
+                0.2,
+                1,
+                input(&lo, s[0]),
+                input(&hi, s[0]),
+                s[0],
+                f.rng,
+                &mut out,
+            );
+            dpd_plr_model_free(out);
+            dpd_feature_groups_free(groups);
+            status
+        }),
+        case!(dpd_pst_h_fit_with_ranges, [D], |f, s| {
+            let groups = two_groups();
+            let (lo, hi) = ([-1.0; D], [1.0; D]);
+            let mut out = null_mut();
+            let status = dpd_pst_h_fit_with_ranges(
+                f.dataset,
+                f.dataset,
+                groups,
+                1.0,
+                1.0,
+                0.1,
+                0.1,
+                1.0,
+                0.2,
+                1,
+                input(&lo, s[0]),
+                input(&hi, s[0]),
+                s[0],
+                f.rng,
+                &mut out,
+            );
+            dpd_plr_model_free(out);
+            dpd_feature_groups_free(groups);
+            status
+        }),
+        case!(dpd_plr_model_low_level_ranges, [0, BUF], |f, s| {
+            // The fixture's stack has no ranges: fit one that has.
+            let (lo, hi) = ([-1.0; D], [1.0; D]);
+            let mut stack = null_mut();
+            let fitted = dpd_pst_s_fit_with_ranges(
+                f.dataset,
+                2,
+                1.0,
+                0.1,
+                1.0,
+                0.2,
+                1,
+                lo.as_ptr(),
+                hi.as_ptr(),
+                D,
+                f.rng,
+                &mut stack,
+            );
+            assert_eq!(fitted, DPD_OK);
+            let (mut out_lo, mut out_hi) = ([0.0; BUF], [0.0; BUF]);
+            let mut len = 0;
+            let status = dpd_plr_model_low_level_ranges(
+                stack,
+                s[0],
+                output(&mut out_lo, s[1]),
+                output(&mut out_hi, s[1]),
+                s[1],
+                &mut len,
+            );
+            dpd_plr_model_free(stack);
             status
         }),
         case!(dpd_plr_model_from_weights, [D], |f, s| {

@@ -283,6 +283,48 @@ static void learners() {
     auto back_r = dpd::PlrModel::from_weights_and_ranges(w_r, b_r, *fit_r.ranges(), r_r);
     CHECK(back_r.predict_proba(x) == p_r);
 
+    // The stacked fits with ranges: rows 4x in the ranges [-4, 4]² map back to x exactly
+    // ((4x - 0)/4, powers of two), so each stack fitted on 4x with the ranges is the stack
+    // fitted on x without, bit for bit (same seed); a row outside, (100, 0), predicts as (1, 0).
+    std::vector<double> x4(x.size());
+    for (size_t i = 0; i < x.size(); ++i) x4[i] = 4.0 * x[i];
+    dpd::Dataset offset4(x4, d, offset_labels);
+    const dpd::PlrRanges four{{-4.0, -4.0}, {4.0, 4.0}};
+    const std::vector<uint32_t> one_each{0, 1};
+    dpd::FeatureGroups halves(one_each, std::vector<double>{0.5, 0.5});
+    auto rng_s = dpd::Rng::insecure_fixed_seed(12);
+    auto rng_s2 = dpd::Rng::insecure_fixed_seed(12);
+    std::vector<std::pair<dpd::PlrModel, dpd::PlrModel>> stacks;
+    stacks.emplace_back(
+        dpd::PlrModel::fit_pst_s(offset4, 2, 2.0, 0.01, 0.1, 0.5, rng_s, true, four),
+        dpd::PlrModel::fit_pst_s(offset, 2, 2.0, 0.01, 0.1, 0.5, rng_s2, true));
+    stacks.emplace_back(
+        dpd::PlrModel::fit_pst_f(offset4, halves, 2.0, 0.01, 0.1, 0.5, rng_s, true, four),
+        dpd::PlrModel::fit_pst_f(offset, halves, 2.0, 0.01, 0.1, 0.5, rng_s2, true));
+    stacks.emplace_back(dpd::PlrModel::fit_pst_h(offset4, offset4, halves, 1.0, 2.0, 0.01, 0.5,
+                                                 0.1, 0.5, rng_s, true, four),
+                        dpd::PlrModel::fit_pst_h(offset, offset, halves, 1.0, 2.0, 0.01, 0.5, 0.1,
+                                                 0.5, rng_s2, true));
+    for (const auto &[ranged_stack, plain_stack] : stacks) {
+        CHECK(ranged_stack.predict_proba(x4) == plain_stack.predict_proba(x));
+        CHECK(ranged_stack.predict_proba(std::vector<double>{100.0, 0.0}) ==
+              plain_stack.predict_proba(std::vector<double>{1.0, 0.0}));
+        CHECK(!ranged_stack.ranges().has_value() && !plain_stack.low_level_ranges(0));
+    }
+    // PST-S's low-level models read both columns, PST-F's model 1 column 1 alone.
+    CHECK(stacks[0].first.low_level_ranges(1)->lo == four.lo);
+    auto second = stacks[1].first.low_level_ranges(1);
+    CHECK(second && second->lo == std::vector<double>{-4.0} &&
+          second->hi == std::vector<double>{4.0});
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "column 0", [&] {
+        (void)dpd::PlrModel::fit_pst_f(offset4, halves, 2.0, 0.01, 0.1, 0.5, rng_s, true,
+                                       dpd::PlrRanges{{4.0, -4.0}, {-4.0, 4.0}});
+    });
+    expect_error(DPD_ERR_LENGTH_MISMATCH, "differ in length", [&] {
+        (void)dpd::PlrModel::fit_pst_s(offset4, 2, 2.0, 0.01, 0.1, 0.5, rng_s, true,
+                                       dpd::PlrRanges{{-4.0, -4.0}, {4.0}});
+    });
+
     std::vector<double> assumed{1.0, 1.0};
     dpd::BlrConfig config(2.0, 1e-5, assumed, 1.5);
     config.distributed(3, 1, dpd::ShareMode::Seed);

@@ -98,33 +98,49 @@ as_ranges <- function(ranges, d) {
   list(lo = lo, hi = hi)
 }
 
+# The stacked fits take `ranges` as plr_fit does, one per column of x: every low-level model
+# maps its own columns by their ranges before the projection and predicts through the same map
+# (plr_ranges(model, k) reads model k's, in the order of its features); the high level reads
+# the low-level outputs and has none.
+
 # PST-S: rows split into `n_parts` low-level PLRs plus a high-level PLR on `high_fraction`.
 pst_s_fit <- function(x, y, n_parts, epsilon, lambda, lambda_high = lambda, high_fraction = 0.5,
-                      rng = NULL, intercept = TRUE) {
-  .Call(dpdr_pst_s_fit, as_double_matrix(x, "x"), as.double(y), n_parts, epsilon, lambda,
-        lambda_high, high_fraction, intercept, as_rng(rng))
+                      rng = NULL, intercept = TRUE, ranges = NULL) {
+  x <- as_double_matrix(x, "x")
+  r <- optional_ranges(ranges, ncol(x))
+  .Call(dpdr_pst_s_fit, x, as.double(y), n_parts, epsilon, lambda, lambda_high, high_fraction,
+        intercept, r$lo, r$hi, as_rng(rng))
 }
 
 # PST-F: one low-level PLR per feature group. `groups[j]` is the group (1..K) of column j, or
 # NA to leave the column out; `importance` (length K, sums to 1) must come from side
 # information, never from the private data.
 pst_f_fit <- function(x, y, groups, importance, epsilon, lambda, lambda_high = lambda,
-                      high_fraction = 0.5, rng = NULL, intercept = TRUE) {
-  .Call(dpdr_pst_f_fit, as_double_matrix(x, "x"), as.double(y), as_groups(groups),
-        as.double(importance), epsilon, lambda, lambda_high, high_fraction, intercept,
-        as_rng(rng))
+                      high_fraction = 0.5, rng = NULL, intercept = TRUE, ranges = NULL) {
+  x <- as_double_matrix(x, "x")
+  r <- optional_ranges(ranges, ncol(x))
+  .Call(dpdr_pst_f_fit, x, as.double(y), as_groups(groups), as.double(importance), epsilon,
+        lambda, lambda_high, high_fraction, intercept, r$lo, r$hi, as_rng(rng))
 }
 
 # PST-H (transfer): source models per group at epsilon_source, then PST-F on the target pulled
-# towards them. Returns the target's stacked model.
+# towards them. Returns the target's stacked model. `ranges` (one per column, shared by the
+# source and the target) map the source models' columns too.
 pst_h_fit <- function(source_x, source_y, target_x, target_y, groups, importance,
                       epsilon_source, epsilon_target, lambda_source, lambda_target,
                       lambda_high = lambda_target, high_fraction = 0.5, rng = NULL,
-                      intercept = TRUE) {
-  .Call(dpdr_pst_h_fit, as_double_matrix(source_x, "source_x"), as.double(source_y),
-        as_double_matrix(target_x, "target_x"), as.double(target_y), as_groups(groups),
-        as.double(importance), epsilon_source, epsilon_target, lambda_source, lambda_target,
-        lambda_high, high_fraction, intercept, as_rng(rng))
+                      intercept = TRUE, ranges = NULL) {
+  target_x <- as_double_matrix(target_x, "target_x")
+  r <- optional_ranges(ranges, ncol(target_x))
+  .Call(dpdr_pst_h_fit, as_double_matrix(source_x, "source_x"), as.double(source_y), target_x,
+        as.double(target_y), as_groups(groups), as.double(importance), epsilon_source,
+        epsilon_target, lambda_source, lambda_target, lambda_high, high_fraction, intercept,
+        r$lo, r$hi, as_rng(rng))
+}
+
+# as_ranges, or list(lo = NULL, hi = NULL) for no ranges.
+optional_ranges <- function(ranges, d) {
+  if (is.null(ranges)) list(lo = NULL, hi = NULL) else as_ranges(ranges, d)
 }
 
 # Keeps the column names of the training matrix on a single model, for coef().
@@ -161,8 +177,12 @@ plr_intercept <- function(model, k = NULL) {
   .Call(dpdr_plr_model_intercept, model, if (is.null(k)) 0 else k)
 }
 
-# The public ranges a single model maps its inputs from, list(lo, hi); NULL without ranges.
-plr_ranges <- function(model) .Call(dpdr_plr_model_ranges, model)
+# The public ranges a single model (k = NULL) or low-level model k (1..K) of a stack maps its
+# inputs from, list(lo, hi) in the order of its features; NULL without ranges (a stack's high
+# level never has any).
+plr_ranges <- function(model, k = NULL) {
+  .Call(dpdr_plr_model_ranges, model, if (is.null(k)) 0 else k)
+}
 
 # Imports a single logistic model from exported weights, with its intercept when given (NULL:
 # a model without intercept, whose rows are projected to radius input_radius, not r/sqrt(2))

@@ -82,9 +82,9 @@ SEXP dpdr_accountant_charge_zcdp(SEXP, SEXP);
 SEXP dpdr_accountant_spent(SEXP);
 SEXP dpdr_plr_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_plr_fit_with_ranges(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP dpdr_pst_s_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP dpdr_pst_f_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP dpdr_pst_h_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_pst_s_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_pst_f_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_pst_h_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_plr_predict_proba(SEXP, SEXP);
 SEXP dpdr_plr_model_info(SEXP);
 SEXP dpdr_plr_model_weights(SEXP);
@@ -92,7 +92,7 @@ SEXP dpdr_plr_model_low_level(SEXP, SEXP);
 SEXP dpdr_plr_model_from_weights(SEXP, SEXP);
 SEXP dpdr_plr_model_intercept(SEXP, SEXP);
 SEXP dpdr_plr_model_from_weights_and_intercept(SEXP, SEXP, SEXP);
-SEXP dpdr_plr_model_ranges(SEXP);
+SEXP dpdr_plr_model_ranges(SEXP, SEXP);
 SEXP dpdr_plr_model_from_weights_and_ranges(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_auc(SEXP, SEXP);
 SEXP dpdr_regression_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -180,9 +180,9 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_accountant_spent",                     (DL_FUNC)&dpdr_accountant_spent,                     1},
     {"dpdr_plr_fit",                              (DL_FUNC)&dpdr_plr_fit,                              6},
     {"dpdr_plr_fit_with_ranges",                  (DL_FUNC)&dpdr_plr_fit_with_ranges,                  8},
-    {"dpdr_pst_s_fit",                            (DL_FUNC)&dpdr_pst_s_fit,                            9},
-    {"dpdr_pst_f_fit",                            (DL_FUNC)&dpdr_pst_f_fit,                            10},
-    {"dpdr_pst_h_fit",                            (DL_FUNC)&dpdr_pst_h_fit,                            14},
+    {"dpdr_pst_s_fit",                            (DL_FUNC)&dpdr_pst_s_fit,                            11},
+    {"dpdr_pst_f_fit",                            (DL_FUNC)&dpdr_pst_f_fit,                            12},
+    {"dpdr_pst_h_fit",                            (DL_FUNC)&dpdr_pst_h_fit,                            16},
     {"dpdr_plr_predict_proba",                    (DL_FUNC)&dpdr_plr_predict_proba,                    2},
     {"dpdr_plr_model_info",                       (DL_FUNC)&dpdr_plr_model_info,                       1},
     {"dpdr_plr_model_weights",                    (DL_FUNC)&dpdr_plr_model_weights,                    1},
@@ -190,7 +190,7 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_plr_model_from_weights",               (DL_FUNC)&dpdr_plr_model_from_weights,               2},
     {"dpdr_plr_model_intercept",                  (DL_FUNC)&dpdr_plr_model_intercept,                  2},
     {"dpdr_plr_model_from_weights_and_intercept", (DL_FUNC)&dpdr_plr_model_from_weights_and_intercept, 3},
-    {"dpdr_plr_model_ranges",                     (DL_FUNC)&dpdr_plr_model_ranges,                     1},
+    {"dpdr_plr_model_ranges",                     (DL_FUNC)&dpdr_plr_model_ranges,                     2},
     {"dpdr_plr_model_from_weights_and_ranges",    (DL_FUNC)&dpdr_plr_model_from_weights_and_ranges,    5},
     {"dpdr_auc",                                  (DL_FUNC)&dpdr_auc,                                  2},
     {"dpdr_regression_fit",                       (DL_FUNC)&dpdr_regression_fit,                       10},

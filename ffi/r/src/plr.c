@@ -46,6 +46,25 @@ static uint32_t intercept_flag(SEXP intercept) {
   return LOGICAL(intercept)[0] ? 1u : 0u;
 }
 
+/* Public ranges of a stacked fit: none (lo = hi = NULL from R) or one pair per column, checked
+ * and named 1-based by the R side, then by the C ABI (0-based) before anything is drawn. */
+typedef struct {
+  const double *lo, *hi;
+  size_t n;
+} ranges_arg;
+
+static ranges_arg ranges_of(SEXP lo, SEXP hi) {
+  ranges_arg r = {NULL, NULL, 0};
+  if (Rf_isNull(lo) && Rf_isNull(hi)) return r;
+  r.lo = dpdr_doubles(lo, "lo");
+  r.hi = dpdr_doubles(hi, "hi");
+  if (XLENGTH(lo) != XLENGTH(hi))
+    dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`lo` has %lld values, `hi` %lld",
+              (long long)XLENGTH(lo), (long long)XLENGTH(hi));
+  r.n = (size_t)XLENGTH(lo);
+  return r;
+}
+
 static SEXP finish_fit(dpd_status st, dpd_plr_model *model) {
   dpdr_check(st);
   return dpdr_wrap(model, DPDR_PLR_MODEL);
@@ -83,9 +102,10 @@ SEXP dpdr_plr_fit_with_ranges(SEXP x, SEXP y, SEXP epsilon, SEXP lambda, SEXP in
 }
 
 SEXP dpdr_pst_s_fit(SEXP x, SEXP y, SEXP n_parts, SEXP epsilon, SEXP lambda, SEXP lambda_high,
-                    SEXP high_fraction, SEXP intercept, SEXP rng) {
+                    SEXP high_fraction, SEXP intercept, SEXP lo, SEXP hi, SEXP rng) {
   size_t parts = dpdr_size(n_parts, "n_parts");
   uint32_t with_b = intercept_flag(intercept);
+  ranges_arg rg = ranges_of(lo, hi);
   double eps = dpdr_double(epsilon, "epsilon"), lam = dpdr_double(lambda, "lambda");
   double lam_hi = dpdr_double(lambda_high, "lambda_high");
   double frac = dpdr_double(high_fraction, "high_fraction");
@@ -93,14 +113,19 @@ SEXP dpdr_pst_s_fit(SEXP x, SEXP y, SEXP n_parts, SEXP epsilon, SEXP lambda, SEX
   dpd_dataset *ds = new_dataset(x, y, "x", "y");
   dpd_plr_model *model = NULL;
   dpd_status st =
-      dpd_pst_s_fit_with_intercept(ds, parts, eps, lam, lam_hi, frac, with_b, r, &model);
+      rg.lo == NULL
+          ? dpd_pst_s_fit_with_intercept(ds, parts, eps, lam, lam_hi, frac, with_b, r, &model)
+          : dpd_pst_s_fit_with_ranges(ds, parts, eps, lam, lam_hi, frac, with_b, rg.lo, rg.hi,
+                                      rg.n, r, &model);
   dpd_dataset_free(ds);
   return finish_fit(st, model);
 }
 
 SEXP dpdr_pst_f_fit(SEXP x, SEXP y, SEXP groups, SEXP importance, SEXP epsilon, SEXP lambda,
-                    SEXP lambda_high, SEXP high_fraction, SEXP intercept, SEXP rng) {
+                    SEXP lambda_high, SEXP high_fraction, SEXP intercept, SEXP lo, SEXP hi,
+                    SEXP rng) {
   uint32_t with_b = intercept_flag(intercept);
+  ranges_arg rg = ranges_of(lo, hi);
   double eps = dpdr_double(epsilon, "epsilon"), lam = dpdr_double(lambda, "lambda");
   double lam_hi = dpdr_double(lambda_high, "lambda_high");
   double frac = dpdr_double(high_fraction, "high_fraction");
@@ -113,7 +138,10 @@ SEXP dpdr_pst_f_fit(SEXP x, SEXP y, SEXP groups, SEXP importance, SEXP epsilon, 
   dpd_plr_model *model = NULL;
   dpd_status st = dpd_dataset_new(rows, n * d, d, labels, (size_t)XLENGTH(y), &ds);
   if (st == DPD_OK)
-    st = dpd_pst_f_fit_with_intercept(ds, fg, eps, lam, lam_hi, frac, with_b, r, &model);
+    st = rg.lo == NULL
+             ? dpd_pst_f_fit_with_intercept(ds, fg, eps, lam, lam_hi, frac, with_b, r, &model)
+             : dpd_pst_f_fit_with_ranges(ds, fg, eps, lam, lam_hi, frac, with_b, rg.lo, rg.hi,
+                                         rg.n, r, &model);
   dpd_dataset_free(ds);
   dpd_feature_groups_free(fg);
   return finish_fit(st, model);
@@ -121,8 +149,10 @@ SEXP dpdr_pst_f_fit(SEXP x, SEXP y, SEXP groups, SEXP importance, SEXP epsilon, 
 
 SEXP dpdr_pst_h_fit(SEXP xs, SEXP ys, SEXP xt, SEXP yt, SEXP groups, SEXP importance,
                     SEXP eps_source, SEXP eps_target, SEXP lam_source, SEXP lam_target,
-                    SEXP lambda_high, SEXP high_fraction, SEXP intercept, SEXP rng) {
+                    SEXP lambda_high, SEXP high_fraction, SEXP intercept, SEXP lo, SEXP hi,
+                    SEXP rng) {
   uint32_t with_b = intercept_flag(intercept);
+  ranges_arg rg = ranges_of(lo, hi);
   double es = dpdr_double(eps_source, "epsilon_source");
   double et = dpdr_double(eps_target, "epsilon_target");
   double ls = dpdr_double(lam_source, "lambda_source");
@@ -141,8 +171,10 @@ SEXP dpdr_pst_h_fit(SEXP xs, SEXP ys, SEXP xt, SEXP yt, SEXP groups, SEXP import
   dpd_status st = dpd_dataset_new(rs, ns * ds_, ds_, ls_, (size_t)XLENGTH(ys), &src);
   if (st == DPD_OK) st = dpd_dataset_new(rt, nt * dt, dt, lt_, (size_t)XLENGTH(yt), &tgt);
   if (st == DPD_OK)
-    st = dpd_pst_h_fit_with_intercept(src, tgt, fg, es, et, ls, lt, lam_hi, frac, with_b, r,
-                                      &model);
+    st = rg.lo == NULL ? dpd_pst_h_fit_with_intercept(src, tgt, fg, es, et, ls, lt, lam_hi, frac,
+                                                      with_b, r, &model)
+                       : dpd_pst_h_fit_with_ranges(src, tgt, fg, es, et, ls, lt, lam_hi, frac,
+                                                   with_b, rg.lo, rg.hi, rg.n, r, &model);
   dpd_dataset_free(src);
   dpd_dataset_free(tgt);
   dpd_feature_groups_free(fg);
@@ -282,18 +314,25 @@ SEXP dpdr_plr_model_from_weights_and_intercept(SEXP weights, SEXP intercept, SEX
   return dpdr_wrap(m, DPDR_PLR_MODEL);
 }
 
-/* The public ranges of a single model: list(lo, hi), or NULL for a model without them (the C
- * ABI's DPD_ERR_INVALID_STATE). */
-SEXP dpdr_plr_model_ranges(SEXP model) {
+/* The public ranges of a single model (k = 0) or of low-level model k (1-based) of a stack:
+ * list(lo, hi), or NULL for a model without them (the C ABI's DPD_ERR_INVALID_STATE). */
+static dpd_status model_ranges(const dpd_plr_model *m, size_t k, double *lo, double *hi,
+                               size_t cap, size_t *len) {
+  return k == 0 ? dpd_plr_model_ranges(m, lo, hi, cap, len)
+                : dpd_plr_model_low_level_ranges(m, k - 1, lo, hi, cap, len);
+}
+
+SEXP dpdr_plr_model_ranges(SEXP model, SEXP k) {
   dpd_plr_model *m = model_of(model);
+  size_t level = dpdr_size(k, "k");
   size_t len = 0;
-  dpd_status st = dpd_plr_model_ranges(m, NULL, NULL, 0, &len);
+  dpd_status st = model_ranges(m, level, NULL, NULL, 0, &len);
   if (st == DPD_ERR_INVALID_STATE) return R_NilValue;
   if (st != DPD_ERR_BUFFER_TOO_SMALL) dpdr_check(st);
   SEXP lo = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)len));
   SEXP hi = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)len));
   size_t got = 0;
-  dpd_status st2 = dpd_plr_model_ranges(m, REAL(lo), REAL(hi), len, &got);
+  dpd_status st2 = model_ranges(m, level, REAL(lo), REAL(hi), len, &got);
   if (st2 != DPD_OK) {
     UNPROTECT(2);
     dpdr_check(st2);

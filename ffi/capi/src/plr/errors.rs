@@ -23,7 +23,9 @@ fn plr_status(error: &Error) -> dpd_status {
         | Error::BadGroupCount { .. }
         | Error::PartitionTooSmall { .. }
         | Error::ImportanceSum { .. }
-        | Error::BadFeatureIndex { .. } => dpd_status::DPD_ERR_INVALID_ARGUMENT,
+        | Error::BadFeatureIndex { .. }
+        | Error::BadRange { .. }
+        | Error::SourceRangesMismatch { .. } => dpd_status::DPD_ERR_INVALID_ARGUMENT,
         Error::NotConverged { .. } => dpd_status::DPD_ERR_NUMERICAL,
         Error::Noise(inner) => FfiError::from(inner.clone()).status,
         // `plr_stacking::Error` is non-exhaustive: a cause added later maps here until it is named.
@@ -130,6 +132,19 @@ mod tests {
                     index: 9,
                     reason: "out of range",
                 },
+                S::DPD_ERR_INVALID_ARGUMENT,
+            ),
+            (
+                Error::BadRange {
+                    column: 2,
+                    lo: f64::NAN,
+                    hi: 1.0,
+                    requirement: "both ends must be finite",
+                },
+                S::DPD_ERR_INVALID_ARGUMENT,
+            ),
+            (
+                Error::SourceRangesMismatch { group: 1 },
                 S::DPD_ERR_INVALID_ARGUMENT,
             ),
             (

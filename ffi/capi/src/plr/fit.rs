@@ -228,6 +228,7 @@ pub unsafe extern "C" fn dpd_pst_s_fit(
             lambda_high,
             high_fraction,
             intercept: false,
+            ranges: None,
         };
         // SAFETY: forwarded caller contract.
         unsafe { pst_s(dataset, n_parts, levels, rng, out) }
@@ -262,34 +263,107 @@ pub unsafe extern "C" fn dpd_pst_s_fit_with_intercept(
             lambda_high,
             high_fraction,
             intercept: intercept_flag(intercept)?,
+            ranges: None,
         };
         // SAFETY: forwarded caller contract.
         unsafe { pst_s(dataset, n_parts, levels, rng, out) }
     })
 }
 
-/// The parameters PST-S and PST-F share, as C passed them.
+/// As `dpd_pst_s_fit_with_intercept`, with public feature ranges `lo[0..n_ranges]`,
+/// `hi[0..n_ranges]`, one pair per column of the data (`n_ranges` = its number of features),
+/// as for `dpd_plr_fit_with_ranges`: every low-level model clamps and maps each column onto
+/// [−1, 1] by its range before projecting the row onto its input ball, and predicts through the
+/// same map (`dpd_plr_model_low_level_ranges` reads model k's ranges). The high-level model
+/// reads the low-level outputs, which need no ranges. Bad ranges → `DPD_ERR_INVALID_ARGUMENT`
+/// naming the (0-based) column, a wrong count naming `n_ranges`, `lo` or `hi` NULL with
+/// `n_ranges` > 0 → `DPD_ERR_NULL_POINTER`; like a bad `intercept`, nothing is drawn from `rng`
+/// and nothing is made.
+///
+/// # Safety
+/// As `dpd_plr_fit_with_ranges`.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)] // The learner's parameters, flat for R/Julia.
+pub unsafe extern "C" fn dpd_pst_s_fit_with_ranges(
+    dataset: *const dpd_dataset,
+    n_parts: usize,
+    epsilon: f64,
+    lambda: f64,
+    lambda_high: f64,
+    high_fraction: f64,
+    intercept: u32,
+    lo: *const f64,
+    hi: *const f64,
+    n_ranges: usize,
+    rng: *mut dpd_rng,
+    out: *mut *mut dpd_plr_model,
+) -> dpd_status {
+    ffi_entry("dpd_pst_s_fit_with_ranges", || {
+        let intercept = intercept_flag(intercept)?;
+        check_out(out, "out")?;
+        // SAFETY: header contract for `dataset` and the range arrays.
+        let ranges = unsafe { ranges_of(dataset, "dataset", lo, hi, n_ranges) }?;
+        let levels = StackLevels {
+            epsilon,
+            lambda,
+            lambda_high,
+            high_fraction,
+            intercept,
+            ranges: Some(ranges),
+        };
+        // SAFETY: forwarded caller contract.
+        unsafe { pst_s(dataset, n_parts, levels, rng, out) }
+    })
+}
+
+/// The public ranges of C's arrays for the columns of `dataset` (checked as
+/// [`feature_ranges`] does, before anything is drawn).
+///
+/// # Safety
+/// `dataset` NULL (→ error) or a live handle; `lo` and `hi` NULL only with `n_ranges == 0`,
+/// else readable for `n_ranges` doubles each.
+unsafe fn ranges_of(
+    dataset: *const dpd_dataset,
+    name: &str,
+    lo: *const f64,
+    hi: *const f64,
+    n_ranges: usize,
+) -> FfiResult<Vec<FeatureRange>> {
+    // SAFETY: forwarded caller contract.
+    let (data, lo, hi) = unsafe {
+        (
+            handle_ref(dataset, name)?,
+            slice_in(lo, n_ranges, "lo")?,
+            slice_in(hi, n_ranges, "hi")?,
+        )
+    };
+    feature_ranges(lo, hi, data.inner.n_features())
+}
+
+/// The parameters PST-S and PST-F share, as C passed them (the ranges already checked).
 struct StackLevels {
     epsilon: f64,
     lambda: f64,
     lambda_high: f64,
     high_fraction: f64,
     intercept: bool,
+    ranges: Option<Vec<FeatureRange>>,
 }
 
 impl StackLevels {
-    fn config(&self) -> FfiResult<StackingConfig> {
+    fn config(self) -> FfiResult<StackingConfig> {
         Ok(StackingConfig {
             epsilon: privacy::epsilon_or_non_private("epsilon", self.epsilon)?,
             lambda: self.lambda,
             lambda_high: self.lambda_high,
             high_fraction: self.high_fraction,
             intercept: self.intercept,
+            ranges: self.ranges,
         })
     }
 }
 
-/// PST-S with or without intercepts.
+/// PST-S with or without intercepts and ranges.
 ///
 /// # Safety
 /// As `dpd_plr_fit`.
@@ -334,6 +408,7 @@ pub unsafe extern "C" fn dpd_pst_f_fit(
             lambda_high,
             high_fraction,
             intercept: false,
+            ranges: None,
         };
         // SAFETY: forwarded caller contract.
         unsafe { pst_f(dataset, groups, levels, rng, out) }
@@ -366,13 +441,57 @@ pub unsafe extern "C" fn dpd_pst_f_fit_with_intercept(
             lambda_high,
             high_fraction,
             intercept: intercept_flag(intercept)?,
+            ranges: None,
         };
         // SAFETY: forwarded caller contract.
         unsafe { pst_f(dataset, groups, levels, rng, out) }
     })
 }
 
-/// PST-F with or without intercepts.
+/// As `dpd_pst_f_fit_with_intercept`, with public feature ranges, one pair per column of the
+/// data, as `dpd_pst_s_fit_with_ranges`: low-level model k maps the columns of group k, in the
+/// group's order, by their ranges, then projects the row to ‖φ(x_(k))‖ <= q_k (q_k/√2 with an
+/// intercept), so the joint calibration's norm bound holds. Errors as for
+/// `dpd_pst_s_fit_with_ranges`; nothing drawn and nothing made.
+///
+/// # Safety
+/// As `dpd_pst_f_fit`; `lo` and `hi` NULL only with `n_ranges == 0`, else readable for
+/// `n_ranges` doubles each.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)] // The learner's parameters, flat for R/Julia.
+pub unsafe extern "C" fn dpd_pst_f_fit_with_ranges(
+    dataset: *const dpd_dataset,
+    groups: *const dpd_feature_groups,
+    epsilon: f64,
+    lambda: f64,
+    lambda_high: f64,
+    high_fraction: f64,
+    intercept: u32,
+    lo: *const f64,
+    hi: *const f64,
+    n_ranges: usize,
+    rng: *mut dpd_rng,
+    out: *mut *mut dpd_plr_model,
+) -> dpd_status {
+    ffi_entry("dpd_pst_f_fit_with_ranges", || {
+        let intercept = intercept_flag(intercept)?;
+        check_out(out, "out")?;
+        // SAFETY: header contract for `dataset` and the range arrays.
+        let ranges = unsafe { ranges_of(dataset, "dataset", lo, hi, n_ranges) }?;
+        let levels = StackLevels {
+            epsilon,
+            lambda,
+            lambda_high,
+            high_fraction,
+            intercept,
+            ranges: Some(ranges),
+        };
+        // SAFETY: forwarded caller contract.
+        unsafe { pst_f(dataset, groups, levels, rng, out) }
+    })
+}
+
+/// PST-F with or without intercepts and ranges.
 ///
 /// # Safety
 /// As `dpd_pst_f_fit`.
@@ -430,6 +549,7 @@ pub unsafe extern "C" fn dpd_pst_h_fit(
             lambda_high,
             high_fraction,
             intercept: false,
+            ranges: None,
         };
         // SAFETY: forwarded caller contract.
         unsafe { pst_h(source, target, groups, transfer, rng, out) }
@@ -469,13 +589,62 @@ pub unsafe extern "C" fn dpd_pst_h_fit_with_intercept(
             lambda_high,
             high_fraction,
             intercept: intercept_flag(intercept)?,
+            ranges: None,
         };
         // SAFETY: forwarded caller contract.
         unsafe { pst_h(source, target, groups, transfer, rng, out) }
     })
 }
 
-/// The parameters of PST-H, as C passed them.
+/// As `dpd_pst_h_fit_with_intercept`, with public feature ranges, one pair per column (the
+/// source and the target have the same columns; `n_ranges` = the target's number of features),
+/// as `dpd_pst_f_fit_with_ranges`: every source model and every target low-level model maps the
+/// columns of its group by their ranges, so a source model's weights are read on the target's
+/// scale. Errors as for `dpd_pst_s_fit_with_ranges`; nothing drawn and nothing made.
+///
+/// # Safety
+/// As `dpd_pst_h_fit`; `lo` and `hi` NULL only with `n_ranges == 0`, else readable for
+/// `n_ranges` doubles each.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)] // The learner's parameters, flat for R/Julia.
+pub unsafe extern "C" fn dpd_pst_h_fit_with_ranges(
+    source: *const dpd_dataset,
+    target: *const dpd_dataset,
+    groups: *const dpd_feature_groups,
+    epsilon_source: f64,
+    epsilon_target: f64,
+    lambda_source: f64,
+    lambda_target: f64,
+    lambda_high: f64,
+    high_fraction: f64,
+    intercept: u32,
+    lo: *const f64,
+    hi: *const f64,
+    n_ranges: usize,
+    rng: *mut dpd_rng,
+    out: *mut *mut dpd_plr_model,
+) -> dpd_status {
+    ffi_entry("dpd_pst_h_fit_with_ranges", || {
+        let intercept = intercept_flag(intercept)?;
+        check_out(out, "out")?;
+        // SAFETY: header contract for `target` and the range arrays.
+        let ranges = unsafe { ranges_of(target, "target", lo, hi, n_ranges) }?;
+        let transfer = Transfer {
+            epsilon_source,
+            epsilon_target,
+            lambda_source,
+            lambda_target,
+            lambda_high,
+            high_fraction,
+            intercept,
+            ranges: Some(ranges),
+        };
+        // SAFETY: forwarded caller contract.
+        unsafe { pst_h(source, target, groups, transfer, rng, out) }
+    })
+}
+
+/// The parameters of PST-H, as C passed them (the ranges already checked).
 struct Transfer {
     epsilon_source: f64,
     epsilon_target: f64,
@@ -484,9 +653,10 @@ struct Transfer {
     lambda_high: f64,
     high_fraction: f64,
     intercept: bool,
+    ranges: Option<Vec<FeatureRange>>,
 }
 
-/// PST-H with or without intercepts.
+/// PST-H with or without intercepts and ranges.
 ///
 /// # Safety
 /// As `dpd_pst_h_fit`.
@@ -516,6 +686,7 @@ unsafe fn pst_h(
         lambda_high: transfer.lambda_high,
         high_fraction: transfer.high_fraction,
         intercept: transfer.intercept,
+        ranges: transfer.ranges,
     };
     let fit = fit_pst_h(
         &source.inner,

@@ -190,6 +190,8 @@ pub unsafe extern "C" fn dpd_plr_model_weights(
 /// `*out_n_features`), its weights into `out_weights` (same length; `weights_cap` must be at
 /// least that) and its input radius into `*out_input_radius` (may be NULL). A single model →
 /// `DPD_ERR_INVALID_ARGUMENT`. On `DPD_ERR_BUFFER_TOO_SMALL` only `*out_n_features` is written.
+/// A stack fitted with public ranges applies the weights to the mapped row φ(x_(k)):
+/// `dpd_plr_model_low_level_ranges` gives the ranges of model k's features.
 ///
 /// # Safety
 /// `model` NULL (→ error) or a live handle; output arrays NULL only with capacity 0, else
@@ -370,24 +372,77 @@ pub unsafe extern "C" fn dpd_plr_model_ranges(
     ffi_entry("dpd_plr_model_ranges", || -> FfiResult<()> {
         check_out(out_len, "out_len")?;
         // SAFETY: header contract for `model`.
-        let top = unsafe { handle_ref(model, "model") }?.top();
-        let ranges = top.ranges().ok_or_else(|| {
-            FfiError::new(
-                dpd_status::DPD_ERR_INVALID_STATE,
-                "this model has no public ranges (fitted or imported without them)",
-            )
-        })?;
-        let lo: Vec<f64> = ranges.iter().map(|r| r.lo).collect();
-        let hi: Vec<f64> = ranges.iter().map(|r| r.hi).collect();
-        // SAFETY: header contract for the outputs; both arrays have capacity `cap`, so a
-        // too-small buffer is reported before anything is written.
-        unsafe {
-            reserve_array(lo.len(), cap, out_len, "out_lo")?;
-            let mut n = 0;
-            write_array(&hi, out_hi, cap, &mut n, "out_hi")?;
-            write_array(&lo, out_lo, cap, out_len, "out_lo")
-        }
+        let model = unsafe { handle_ref(model, "model") }?;
+        let what = match model.model {
+            Model::Logistic(_) => "this model",
+            Model::Stacked(_) => {
+                "the high-level model of a stack (it reads the low-level outputs; \
+                 `dpd_plr_model_low_level_ranges` reads a low-level model's ranges)"
+            }
+        };
+        // SAFETY: forwarded header contract for the outputs.
+        unsafe { write_ranges(model.top(), what, out_lo, out_hi, cap, out_len) }
     })
+}
+
+/// The public ranges low-level model `k` (0..K) of a stack maps its inputs from, one pair per
+/// feature it reads, in the order of its feature indices (`dpd_plr_model_low_level`):
+/// `lo` into `out_lo`, `hi` into `out_hi` (query-size pattern on `cap`, the capacity of each
+/// array; the length is written to `*out_len`). Model k predicts from φ(x_(k)), each of its
+/// columns mapped as `dpd_plr_model_ranges` describes, projected to its input ball. A single
+/// model → `DPD_ERR_INVALID_ARGUMENT`; a stack fitted without ranges →
+/// `DPD_ERR_INVALID_STATE`; nothing written on any error.
+///
+/// # Safety
+/// As `dpd_plr_model_ranges`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_plr_model_low_level_ranges(
+    model: *const dpd_plr_model,
+    k: usize,
+    out_lo: *mut f64,
+    out_hi: *mut f64,
+    cap: usize,
+    out_len: *mut usize,
+) -> dpd_status {
+    ffi_entry("dpd_plr_model_low_level_ranges", || -> FfiResult<()> {
+        check_out(out_len, "out_len")?;
+        // SAFETY: header contract for `model`.
+        let low = unsafe { handle_ref(model, "model") }?.low_level(k)?;
+        let what = format!("low-level model {k}");
+        // SAFETY: forwarded header contract for the outputs.
+        unsafe { write_ranges(&low.model, &what, out_lo, out_hi, cap, out_len) }
+    })
+}
+
+/// Writes a model's ranges into two parallel arrays, or says that it has none.
+///
+/// # Safety
+/// `out_lo`, `out_hi` NULL only with `cap == 0`, else writable for `cap` doubles; `out_len`
+/// non-NULL (checked by the caller) and writable.
+unsafe fn write_ranges(
+    model: &LogisticModel,
+    what: &str,
+    out_lo: *mut f64,
+    out_hi: *mut f64,
+    cap: usize,
+    out_len: *mut usize,
+) -> FfiResult<()> {
+    let ranges = model.ranges().ok_or_else(|| {
+        FfiError::new(
+            dpd_status::DPD_ERR_INVALID_STATE,
+            format!("{what} has no public ranges (fitted or imported without them)"),
+        )
+    })?;
+    let lo: Vec<f64> = ranges.iter().map(|r| r.lo).collect();
+    let hi: Vec<f64> = ranges.iter().map(|r| r.hi).collect();
+    // SAFETY: caller contract for the outputs; both arrays have capacity `cap`, so a too-small
+    // buffer is reported before anything is written.
+    unsafe {
+        reserve_array(lo.len(), cap, out_len, "out_lo")?;
+        let mut n = 0;
+        write_array(&hi, out_hi, cap, &mut n, "out_hi")?;
+        write_array(&lo, out_lo, cap, out_len, "out_lo")
+    }
 }
 
 /// Imports a single logistic model with public ranges from exported parts: weights

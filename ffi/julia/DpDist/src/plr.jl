@@ -107,35 +107,59 @@ function range_vectors(ranges)
 end
 
 """
-The public ranges `(lo=, hi=)` a single model maps its inputs from; `nothing` for a model
-without them (its weights then act on the rows as they are, not on mapped ones).
+The public ranges `(lo=, hi=)` a single model (`k = nothing`) or low-level model `k` (1..K) of
+a stack maps its inputs from, in the order of its features; `nothing` for a model without them
+(its weights then act on the rows as they are, not on mapped ones; a stack's high level never
+has any).
 """
-function model_ranges(m::PlrModel)
+function model_ranges(m::PlrModel, k::Union{Nothing,Integer}=nothing)
+    k === nothing || k >= 1 || argument_error("`k` counts low-level models from 1")
+    fetch_ranges(lo, hi, cap, len) = if k === nothing
+        @ccall libdpdist.dpd_plr_model_ranges(m::Ptr{dpd_plr_model}, lo::Ptr{Cdouble},
+                                              hi::Ptr{Cdouble}, cap::Csize_t,
+                                              len::Ref{Csize_t})::Cint
+    else
+        @ccall libdpdist.dpd_plr_model_low_level_ranges(m::Ptr{dpd_plr_model}, (k - 1)::Csize_t,
+                                                        lo::Ptr{Cdouble}, hi::Ptr{Cdouble},
+                                                        cap::Csize_t, len::Ref{Csize_t})::Cint
+    end
     len = Ref{Csize_t}(0)
-    status = @ccall libdpdist.dpd_plr_model_ranges(m::Ptr{dpd_plr_model}, C_NULL::Ptr{Cdouble},
-                                                   C_NULL::Ptr{Cdouble}, 0::Csize_t,
-                                                   len::Ref{Csize_t})::Cint
+    status = fetch_ranges(C_NULL, C_NULL, 0, len)
     # DPD_ERR_INVALID_STATE is the library's "this model has no public ranges": an answer.
     status == DPD_ERR_INVALID_STATE && return nothing
     status == DPD_ERR_BUFFER_TOO_SMALL || check(status)
     lo = Vector{Cdouble}(undef, len[])
     hi = Vector{Cdouble}(undef, len[])
-    check(@ccall libdpdist.dpd_plr_model_ranges(m::Ptr{dpd_plr_model}, lo::Ptr{Cdouble},
-                                                hi::Ptr{Cdouble}, length(lo)::Csize_t,
-                                                len::Ref{Csize_t})::Cint)
+    check(fetch_ranges(lo, hi, length(lo), len))
     return (lo=lo, hi=hi)
 end
+
+# The stacked fits take `ranges` as `plr_fit` does, one per column: every low-level model maps
+# its own columns by their ranges before the projection and predicts through the same map
+# (`model_ranges(m, k)`); the high level reads the low-level outputs and has none.
 
 """PST-S: `n_parts` low-level PLRs on disjoint rows, a high-level PLR on `high_fraction`."""
 function pst_s_fit(x::AbstractMatrix{<:Real}, y::AbstractVector{<:Real}; n_parts::Integer,
                    epsilon::Real, lambda::Real, lambda_high::Real=lambda,
-                   high_fraction::Real=0.5, rng::Rng=Rng(), intercept::Bool=true)
+                   high_fraction::Real=0.5, rng::Rng=Rng(), intercept::Bool=true,
+                   ranges=nothing)
+    lo, hi = optional_range_vectors(ranges)
+    b = intercept_flag(intercept)
     with_dataset(x, y) do ds
         out = Ref{Ptr{dpd_plr_model}}(C_NULL)
-        take_model(@ccall(libdpdist.dpd_pst_s_fit_with_intercept(
-            ds::Ptr{dpd_dataset}, n_parts::Csize_t, epsilon::Cdouble, lambda::Cdouble,
-            lambda_high::Cdouble, high_fraction::Cdouble, intercept_flag(intercept)::UInt32,
-            rng::Ptr{dpd_rng}, out::Ref{Ptr{dpd_plr_model}})::Cint), out)
+        status = if ranges === nothing
+            @ccall libdpdist.dpd_pst_s_fit_with_intercept(
+                ds::Ptr{dpd_dataset}, n_parts::Csize_t, epsilon::Cdouble, lambda::Cdouble,
+                lambda_high::Cdouble, high_fraction::Cdouble, b::UInt32, rng::Ptr{dpd_rng},
+                out::Ref{Ptr{dpd_plr_model}})::Cint
+        else
+            @ccall libdpdist.dpd_pst_s_fit_with_ranges(
+                ds::Ptr{dpd_dataset}, n_parts::Csize_t, epsilon::Cdouble, lambda::Cdouble,
+                lambda_high::Cdouble, high_fraction::Cdouble, b::UInt32, lo::Ptr{Cdouble},
+                hi::Ptr{Cdouble}, length(lo)::Csize_t, rng::Ptr{dpd_rng},
+                out::Ref{Ptr{dpd_plr_model}})::Cint
+        end
+        take_model(status, out)
     end
 end
 
@@ -146,40 +170,71 @@ never from the private data.
 function pst_f_fit(x::AbstractMatrix{<:Real}, y::AbstractVector{<:Real}; groups::AbstractVector,
                    importance::AbstractVector{<:Real}, epsilon::Real, lambda::Real,
                    lambda_high::Real=lambda, high_fraction::Real=0.5, rng::Rng=Rng(),
-                   intercept::Bool=true)
+                   intercept::Bool=true, ranges=nothing)
+    lo, hi = optional_range_vectors(ranges)
+    b = intercept_flag(intercept)
     with_groups(groups, importance) do fg
         with_dataset(x, y) do ds
             out = Ref{Ptr{dpd_plr_model}}(C_NULL)
-            take_model(@ccall(libdpdist.dpd_pst_f_fit_with_intercept(
-                ds::Ptr{dpd_dataset}, fg::Ptr{dpd_feature_groups}, epsilon::Cdouble,
-                lambda::Cdouble, lambda_high::Cdouble, high_fraction::Cdouble,
-                intercept_flag(intercept)::UInt32, rng::Ptr{dpd_rng},
-                out::Ref{Ptr{dpd_plr_model}})::Cint), out)
+            status = if ranges === nothing
+                @ccall libdpdist.dpd_pst_f_fit_with_intercept(
+                    ds::Ptr{dpd_dataset}, fg::Ptr{dpd_feature_groups}, epsilon::Cdouble,
+                    lambda::Cdouble, lambda_high::Cdouble, high_fraction::Cdouble, b::UInt32,
+                    rng::Ptr{dpd_rng}, out::Ref{Ptr{dpd_plr_model}})::Cint
+            else
+                @ccall libdpdist.dpd_pst_f_fit_with_ranges(
+                    ds::Ptr{dpd_dataset}, fg::Ptr{dpd_feature_groups}, epsilon::Cdouble,
+                    lambda::Cdouble, lambda_high::Cdouble, high_fraction::Cdouble, b::UInt32,
+                    lo::Ptr{Cdouble}, hi::Ptr{Cdouble}, length(lo)::Csize_t, rng::Ptr{dpd_rng},
+                    out::Ref{Ptr{dpd_plr_model}})::Cint
+            end
+            take_model(status, out)
         end
     end
 end
 
-"""PST-H (transfer): source models per group, then PST-F on the target pulled towards them."""
+"""
+PST-H (transfer): source models per group, then PST-F on the target pulled towards them.
+`ranges` (one per column, shared by the source and the target) map the source models too.
+"""
 function pst_h_fit(source_x::AbstractMatrix{<:Real}, source_y::AbstractVector{<:Real},
                    target_x::AbstractMatrix{<:Real}, target_y::AbstractVector{<:Real};
                    groups::AbstractVector, importance::AbstractVector{<:Real},
                    epsilon_source::Real, epsilon_target::Real, lambda_source::Real,
                    lambda_target::Real, lambda_high::Real=lambda_target,
-                   high_fraction::Real=0.5, rng::Rng=Rng(), intercept::Bool=true)
+                   high_fraction::Real=0.5, rng::Rng=Rng(), intercept::Bool=true,
+                   ranges=nothing)
+    lo, hi = optional_range_vectors(ranges)
+    b = intercept_flag(intercept)
     with_groups(groups, importance) do fg
         with_dataset(source_x, source_y) do src
             with_dataset(target_x, target_y) do tgt
                 out = Ref{Ptr{dpd_plr_model}}(C_NULL)
-                take_model(@ccall(libdpdist.dpd_pst_h_fit_with_intercept(
-                    src::Ptr{dpd_dataset}, tgt::Ptr{dpd_dataset}, fg::Ptr{dpd_feature_groups},
-                    epsilon_source::Cdouble, epsilon_target::Cdouble, lambda_source::Cdouble,
-                    lambda_target::Cdouble, lambda_high::Cdouble, high_fraction::Cdouble,
-                    intercept_flag(intercept)::UInt32, rng::Ptr{dpd_rng},
-                    out::Ref{Ptr{dpd_plr_model}})::Cint), out)
+                status = if ranges === nothing
+                    @ccall libdpdist.dpd_pst_h_fit_with_intercept(
+                        src::Ptr{dpd_dataset}, tgt::Ptr{dpd_dataset},
+                        fg::Ptr{dpd_feature_groups}, epsilon_source::Cdouble,
+                        epsilon_target::Cdouble, lambda_source::Cdouble,
+                        lambda_target::Cdouble, lambda_high::Cdouble, high_fraction::Cdouble,
+                        b::UInt32, rng::Ptr{dpd_rng}, out::Ref{Ptr{dpd_plr_model}})::Cint
+                else
+                    @ccall libdpdist.dpd_pst_h_fit_with_ranges(
+                        src::Ptr{dpd_dataset}, tgt::Ptr{dpd_dataset},
+                        fg::Ptr{dpd_feature_groups}, epsilon_source::Cdouble,
+                        epsilon_target::Cdouble, lambda_source::Cdouble,
+                        lambda_target::Cdouble, lambda_high::Cdouble, high_fraction::Cdouble,
+                        b::UInt32, lo::Ptr{Cdouble}, hi::Ptr{Cdouble}, length(lo)::Csize_t,
+                        rng::Ptr{dpd_rng}, out::Ref{Ptr{dpd_plr_model}})::Cint
+                end
+                take_model(status, out)
             end
         end
     end
 end
+
+# `range_vectors`, or two empty vectors for no ranges.
+optional_range_vectors(ranges) =
+    ranges === nothing ? (Cdouble[], Cdouble[]) : range_vectors(ranges)
 
 """`(kind=:logistic|:stacked, n_features, n_low_level, epsilon)`; ε is NaN for an import."""
 function model_info(m::PlrModel)

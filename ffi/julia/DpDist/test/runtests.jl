@@ -269,6 +269,36 @@ end
     wr = model_weights(mr)
     @test predict_proba(PlrModel(wr.weights, wr.input_radius; intercept=model_intercept(mr),
                                  ranges=model_ranges(mr)), xr) == predict_proba(mr, xr)
+    # Stacks with ranges: x in the ranges [−64, 64] (|x| is far below 64 here) maps to x/64
+    # exactly (centre 0, half-width a power of two), so a stack fitted on x with the ranges is
+    # the stack fitted on x/64 without, bit for bit (same seed); model k's ranges are those of
+    # its features; bad ranges refused.
+    wide = (lo=fill(-64.0, 4), hi=fill(64.0, 4))
+    @test maximum(abs.(x)) < 64
+    st = (x, y)
+    x64 = x ./ 64
+    g, q = [1, 1, 2, 2], [0.5, 0.5]
+    stacks = [
+        (pst_s_fit(st...; n_parts=2, epsilon=2.0, lambda=λ, rng=Rng(insecure_seed=12),
+                   ranges=wide),
+         pst_s_fit(x64, y; n_parts=2, epsilon=2.0, lambda=λ, rng=Rng(insecure_seed=12))),
+        (pst_f_fit(st...; groups=g, importance=q, epsilon=2.0, lambda=λ,
+                   rng=Rng(insecure_seed=12), ranges=wide),
+         pst_f_fit(x64, y; groups=g, importance=q, epsilon=2.0, lambda=λ,
+                   rng=Rng(insecure_seed=12))),
+        (pst_h_fit(st..., st...; groups=g, importance=q, epsilon_source=1.0, epsilon_target=2.0,
+                   lambda_source=λ, lambda_target=0.5, rng=Rng(insecure_seed=12), ranges=wide),
+         pst_h_fit(x64, y, x64, y; groups=g, importance=q, epsilon_source=1.0, epsilon_target=2.0,
+                   lambda_source=λ, lambda_target=0.5, rng=Rng(insecure_seed=12)))]
+    for (ranged_stack, plain_stack) in stacks
+        @test predict_proba(ranged_stack, x) == predict_proba(plain_stack, x64)
+        @test model_ranges(ranged_stack) === nothing
+        @test model_ranges(plain_stack, 1) === nothing
+    end
+    @test model_ranges(stacks[2][1], 2) == (lo=[-64.0, -64.0], hi=[64.0, 64.0])
+    dpd_error(() -> pst_f_fit(st...; groups=g, importance=q, epsilon=2.0, lambda=λ,
+                              ranges=(lo=[64.0, -64.0, -64.0, -64.0], hi=fill(64.0, 4))),
+              :DPD_ERR_INVALID_ARGUMENT)
 
     s = round.(randn(MersenneTwister(3), 300), digits=1)
     labels = Float64[rand(MersenneTwister(i), Float64) < logistic(s[i]) for i in 1:300]
