@@ -21,6 +21,42 @@
 //! ([`bound::slice_bound_units`]); the clamped mechanism differs from the unclamped one only when
 //! some value reaches τ, which happens with probability at most δ_t ([`bound::truncation_delta`]),
 //! so an (ε, δ) guarantee becomes (ε, δ + (1 + e^ε)·δ_t) ([`bound::total_delta`]).
+//!
+//! ```
+//! use dp_noise::rng::RngSource;
+//! use fixedpoint_shares::{ClientId, RoundConfig, RoundId, RoundParams, ShareMode};
+//! use verified_shares::{LinfBound, VerifiedReport, simulate_verified_round};
+//!
+//! let config = RoundConfig::new(&RoundParams {
+//!     round: RoundId(1),
+//!     n_clients: 4,
+//!     n_nodes: 2,
+//!     max_dropped: 1,
+//!     dim: 3,
+//!     bound: 1.0,
+//!     mode: ShareMode::Seed,
+//!     noise_sigma_total: None, // exact sums, to show the arithmetic
+//!     frac_bits: Some(10),
+//! })?;
+//! let bound = LinfBound::new(&config, 1e-9)?;
+//! let inputs = vec![vec![0.5, -1.0, 0.25]; 4];
+//! // Client 2 inflates its first coordinate by 1000 units on node 0's share.
+//! let cheat = |r: &mut VerifiedReport| {
+//!     if r.client == ClientId(2) {
+//!         if let prio::vdaf::prio3::Prio3InputShare::Leader { measurement_share, .. } =
+//!             &mut r.input_shares[0]
+//!         {
+//!             measurement_share[0] += prio::field::Field128::from(1000u128);
+//!         }
+//!     }
+//! };
+//! let out = simulate_verified_round(
+//!     &config, &bound, &inputs, &[], Some(&cheat), RngSource::InsecureFixedSeed(7),
+//! )?;
+//! assert_eq!(out.invalid, vec![ClientId(2)]);
+//! assert_eq!(out.release.sum, vec![1.5, -3.0, 0.75]); // the three honest clients
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod bound;
 mod error;
