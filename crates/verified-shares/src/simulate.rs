@@ -24,6 +24,9 @@ pub struct VerifiedRelease {
     pub release: Release,
     /// Clients whose reports failed verification, in id order.
     pub invalid: Vec<ClientId>,
+    /// δ_t: the probability bound on any honest noise value reaching the slice bound, to add
+    /// to the round's δ as [`crate::bound::total_delta`] says (0 without noise).
+    pub truncation_delta: f64,
 }
 
 /// What a client does to its report before sending it (tests of malicious clients).
@@ -111,6 +114,7 @@ pub fn simulate_verified_round<V: AsRef<[f64]> + Sync>(
     Ok(VerifiedRelease {
         release: release(config, &valid, sum_units)?,
         invalid,
+        truncation_delta: bound.truncation_delta,
     })
 }
 

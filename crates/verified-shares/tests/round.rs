@@ -65,6 +65,10 @@ fn honest_rounds_release_dcas_sum_bit_for_bit() {
                 simulate_verified_round(&config, &bound, &inputs(), &[ClientId(6)], None, rng)
                     .unwrap();
             assert!(verified.invalid.is_empty());
+            // δ_t as the bound computed it (≤ the 1e-9 asked for), 0 without noise.
+            assert_eq!(verified.truncation_delta, bound.truncation_delta);
+            assert!(verified.truncation_delta <= 1e-9);
+            assert_eq!(verified.truncation_delta == 0.0, noise.is_none());
             assert_eq!(
                 verified.release,
                 dca(&config, &[ClientId(6)]),
@@ -192,4 +196,20 @@ fn truncation_delta_outside_0_1_is_refused() {
             })
         ));
     }
+}
+
+/// The round's B by hand: N = 8, T = 2, σ_total = 0.5, so σ_client = 0.5/√(8 − 2 − 1) (DCA
+/// paper, Thm 1) and σ in units σ_client·2^f; τ = ⌈σ·√(2·ln(2·8·5/10⁻⁹))⌉; the data's bound
+/// 1.0·2^f units.
+#[test]
+fn the_rounds_bound_by_hand() {
+    let config = config(ShareMode::Seed, Some(0.5), 2);
+    let f = config.codec().frac_bits();
+    let bound = LinfBound::new(&config, 1e-9).unwrap();
+    let scale = (1u64 << f) as f64;
+    let sigma_units = 0.5 / 5f64.sqrt() * scale;
+    let tau = (sigma_units * (2.0 * (2.0 * 8.0 * 5.0 / 1e-9f64).ln()).sqrt()).ceil() as u64;
+    assert_eq!(bound.data_units, 1u64 << f);
+    assert_eq!(bound.slice_units, tau);
+    assert_eq!(bound.max_measurement(), 2 * u128::from((1u64 << f) + tau));
 }
