@@ -403,9 +403,8 @@ pub struct JobRound {
 pub struct JobStatus {
     /// Hex job id.
     pub id: String,
-    /// "answering", "running", "done", "aborted", "failed" (a round's release became
-    /// impossible; `reason` names the round and the node's cause) or "cancelled".
-    pub state: String,
+    /// Where the job stands.
+    pub state: JobState,
     /// Why it ended, if it did not finish.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -456,7 +455,52 @@ pub struct AnswerCounts {
 impl JobStatus {
     /// Still answering or running (not done, aborted, failed or cancelled).
     pub fn is_live(&self) -> bool {
-        matches!(self.state.as_str(), "answering" | "running")
+        self.state.is_live()
+    }
+}
+
+/// Where a job stands. On the wire, in the stores and in the participants' ledgers it is the
+/// lowercase name ("answering", "running", …), as it was when the state was a string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    /// Waiting for the participants' answers.
+    #[default]
+    Answering,
+    /// Running its rounds.
+    Running,
+    /// Finished; its result is released.
+    Done,
+    /// Stopped before its end (`reason` says why: too few acceptances, a round aborted, …).
+    Aborted,
+    /// A round's release became impossible (`reason` names the round and the node's cause).
+    Failed,
+    /// Cancelled by the analyst.
+    Cancelled,
+}
+
+impl JobState {
+    /// The lowercase name, as serialised.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Answering => "answering",
+            JobState::Running => "running",
+            JobState::Done => "done",
+            JobState::Aborted => "aborted",
+            JobState::Failed => "failed",
+            JobState::Cancelled => "cancelled",
+        }
+    }
+
+    /// Answering or running: the job can still change.
+    pub fn is_live(self) -> bool {
+        matches!(self, JobState::Answering | JobState::Running)
+    }
+}
+
+impl std::fmt::Display for JobState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -514,6 +558,32 @@ pub struct JobView {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// The wire and stored form is the lowercase name a job's state had as a string: a status
+    /// written before the state was typed reads back, and one written now reads the same.
+    #[test]
+    fn job_states_keep_their_names_on_the_wire_and_in_stores() {
+        let names = [
+            (JobState::Answering, "answering"),
+            (JobState::Running, "running"),
+            (JobState::Done, "done"),
+            (JobState::Aborted, "aborted"),
+            (JobState::Failed, "failed"),
+            (JobState::Cancelled, "cancelled"),
+        ];
+        for (state, name) in names {
+            assert_eq!(serde_json::to_string(&state).unwrap(), format!("\"{name}\""));
+            assert_eq!(state.to_string(), name);
+            assert_eq!(state.is_live(), matches!(name, "answering" | "running"));
+        }
+        let stored = br#"{"id":"ab","state":"failed","reason":"round r: node 1 lost it","accepted":[[0,3]],"refused":[],"node_keys":[],"rounds":[],"rho_reserved":0.5,"rho_spent":0.0}"#;
+        let status: JobStatus = serde_json::from_slice(stored).unwrap();
+        assert_eq!(status.state, JobState::Failed);
+        assert_eq!(serde_json::to_vec(&status).unwrap(), stored.to_vec());
+        let unknown = br#"{"id":"ab","state":"paused","accepted":[],"refused":[],"node_keys":[],"rounds":[],"rho_reserved":0.5,"rho_spent":0.0}"#;
+        let e = serde_json::from_slice::<JobStatus>(unknown).unwrap_err().to_string();
+        assert!(e.contains("unknown variant `paused`"), "{e}");
+    }
 
     /// A valid blr job with a roster of 4 (tokens 00…, 01…, 02…, 03…).
     pub(crate) fn spec() -> JobSpec {

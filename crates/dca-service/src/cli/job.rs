@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use dca_service::job::{ColumnBounds, JobSpec};
+use dca_service::job::{ColumnBounds, JobSpec, JobState};
 use dca_service::job_http::JobView;
 use dca_service::{Error, MEDIA_JSON, Result};
 use serde::Deserialize;
@@ -195,8 +195,8 @@ pub async fn run(command: JobCommand) -> Result<()> {
             let deadline = tokio::time::Instant::now() + Duration::from_secs(wait_secs);
             loop {
                 let view = get(&conn, &job).await?;
-                match view.status.state.as_str() {
-                    "done" => {
+                match view.status.state {
+                    JobState::Done => {
                         let s = &view.status;
                         let result = if let Some(r) = &s.regression_result {
                             pretty(r)?
@@ -211,7 +211,7 @@ pub async fn run(command: JobCommand) -> Result<()> {
                         println!("{result}");
                         return Ok(());
                     }
-                    "aborted" | "cancelled" | "failed" => {
+                    JobState::Aborted | JobState::Cancelled | JobState::Failed => {
                         return Err(Error::Job(format!(
                             "job {}: {}",
                             view.status.state,
@@ -285,7 +285,7 @@ fn predict(result: &std::path::Path, data: &std::path::Path) -> Result<()> {
 fn predict_job(job: &str, view: &JobView, data: &std::path::Path) -> Result<()> {
     let refuse = |m: String| Error::InvalidSpec(format!("--job {job}: {m}"));
     let (spec, status) = (&view.spec, &view.status);
-    if status.state != "done" {
+    if status.state != JobState::Done {
         let why = status
             .reason
             .as_deref()
