@@ -23,7 +23,7 @@ use projection::holders::Holders;
 
 use crate::aggregator::Aggregator;
 use crate::aggregator_store::RoundState;
-use crate::job::{JobClippedShare, JobResult, JobRound, JobSpec, JobState, JobStatus};
+use crate::job::{JobClippedShare, JobKind, JobResult, JobRound, JobSpec, JobState, JobStatus};
 use crate::job_train::{self, Rule, SumResult, SumRule, TrainResult, TrainRule};
 use crate::network_fit::release_of;
 use crate::spec::{Round, planned_round};
@@ -95,11 +95,11 @@ async fn run(
         poll,
         lost: lost.clone(),
     };
-    match spec.kind.as_str() {
-        "train" => return run_train(agg, spec, rows, n_nodes, transport).await,
-        "sum" => return run_sum(agg, spec, rows, n_nodes, transport).await,
-        "regression" => return run_regression(agg, spec, rows, n_nodes, transport).await,
-        _ => {}
+    match spec.kind {
+        JobKind::Train => return run_train(agg, spec, rows, n_nodes, transport).await,
+        JobKind::Sum => return run_sum(agg, spec, rows, n_nodes, transport).await,
+        JobKind::Regression => return run_regression(agg, spec, rows, n_nodes, transport).await,
+        JobKind::Blr => {}
     }
     let config = spec.fit_config(n_nodes);
     let fit = over_participants(&spec, rows, transport, "pipeline", move |h, rng, t| {

@@ -1023,11 +1023,11 @@ fn sync_dir(dir: &Path) -> Result<()> {
 mod tests {
     use super::*;
     use crate::hex;
-    use crate::job::ColumnBounds;
+    use crate::job::{ColumnBounds, JobKind};
 
     fn spec() -> JobSpec {
         JobSpec {
-            kind: "blr".into(),
+            kind: JobKind::Blr,
             target: ColumnBounds {
                 name: "y".into(),
                 lo: 0.0,

@@ -18,7 +18,7 @@ use common::{client_token, values};
 use dca_service::aggregator::{Aggregator, AggregatorStoreLocation};
 use dca_service::aggregator_server::{AggregatorRoundState, NodeList, router};
 use dca_service::clock::{Clock, MockClock};
-use dca_service::job::{Answer, ColumnBounds, JobSpec, JobState, JobStatus};
+use dca_service::job::{Answer, ColumnBounds, JobKind, JobSpec, JobState, JobStatus};
 use dca_service::job_http::JobView;
 use dca_service::job_view::ParticipantView;
 use dca_service::node::NodeOptions;
@@ -412,7 +412,7 @@ async fn a_round_past_its_deadline_is_closed_by_the_server_itself(store: common:
 
 fn job(roster: usize) -> JobSpec {
     JobSpec {
-        kind: "blr".into(),
+        kind: JobKind::Blr,
         target: ColumnBounds {
             name: "y".into(),
             lo: 0.0,
@@ -474,13 +474,21 @@ async fn a_job_is_created_once_by_the_analyst_only(store: common::Store) {
 #[tokio::test]
 async fn a_bad_job_spec_is_400_and_names_its_field() {
     let s = setup("job-bad").await;
-    let spec = JobSpec {
-        kind: "fit".into(),
-        ..job(3)
-    };
-    let (status, body) = put_job(&s, &spec, Some(ANALYST)).await;
+    let spec = job(3);
+    let fit = String::from_utf8(spec.canonical_json())
+        .unwrap()
+        .replace("\"kind\":\"blr\"", "\"kind\":\"fit\"");
+    assert!(fit.contains("\"kind\":\"fit\""));
+    let (status, body) = send(
+        &s,
+        Method::PUT,
+        &format!("/jobs/{}", spec.id()),
+        Some(ANALYST),
+        Some(fit.into_bytes()),
+    )
+    .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(String::from_utf8_lossy(&body).contains("kind"));
+    assert!(String::from_utf8_lossy(&body).contains("job kind \"fit\" is not supported"));
     let good = job(3);
     let (status, body) = send(
         &s,

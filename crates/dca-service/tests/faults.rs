@@ -18,7 +18,7 @@ use common::*;
 use dca_service::Error;
 use dca_service::aggregator::{Aggregator, RoundState};
 use dca_service::client::{put_sealed, seal_for};
-use dca_service::job::JobState;
+use dca_service::job::{JobKind, JobState};
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{Client, ClientId, Encode};
@@ -300,7 +300,7 @@ fn sum_job(roster: usize) -> dca_service::job::JobSpec {
         group: None,
     };
     dca_service::job::JobSpec {
-        kind: "sum".into(),
+        kind: JobKind::Sum,
         target: column("y"),
         features: vec![column("x")],
         epsilon: 1.0,

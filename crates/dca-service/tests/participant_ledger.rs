@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use dca_service::aggregator::{Aggregator, AggregatorStoreLocation};
 use dca_service::aggregator_server::router;
 use dca_service::clock::{Clock, MockClock};
-use dca_service::job::{Answer, ColumnBounds, JobSpec, JobState};
+use dca_service::job::{Answer, ColumnBounds, JobKind, JobSpec, JobState};
 use dca_service::job_http::JobView;
 use dca_service::node::NodeOptions;
 use dca_service::participant::{Outcome, Participant, Policy, Rows};
@@ -113,7 +113,7 @@ fn sum_job(s: &Setup, roster: usize, epsilon: f64, n: u64) -> JobSpec {
         group: None,
     };
     JobSpec {
-        kind: "sum".into(),
+        kind: JobKind::Sum,
         target: column("y"),
         features: vec![column("x")],
         epsilon,

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::jobs::*;
 use common::*;
-use dca_service::job::{Answer, ColumnBounds, JobSpec, JobState};
+use dca_service::job::{Answer, ColumnBounds, JobKind, JobSpec, JobState};
 use dca_service::job_http::JobView;
 use dca_service::spec::token_hash;
 use dca_service::{MEDIA_JSON, hex};
@@ -57,7 +57,7 @@ fn job_spec(roster: usize, t: usize, max_rows: usize, upload_window_ms: u64) -> 
     let target = columns.pop().unwrap();
     assert_eq!(target.name, "target");
     JobSpec {
-        kind: "blr".into(),
+        kind: JobKind::Blr,
         target,
         features: columns,
         epsilon: 1.0,
@@ -951,7 +951,7 @@ async fn a_regression_job_equals_the_in_process_fit_and_predicts_as_it(store: St
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let (header, rows) = diabetes();
         let spec = JobSpec {
-            kind: "regression".into(),
+            kind: JobKind::Regression,
             ..job_spec(5, 1, 100, 120_000)
         };
         let id = create_job(&cluster, &aggregator.url, &spec).await;
@@ -1063,7 +1063,7 @@ async fn a_regression_job_on_a_suite_split_equals_the_in_process_fit(store: Stor
         let rows: Vec<String> = lines.map(String::from).collect();
         let part = rows.len().div_ceil(4);
         let spec = JobSpec {
-            kind: "regression".into(),
+            kind: JobKind::Regression,
             target: column(&bounds["target"]),
             features: bounds["features"]
                 .as_array()

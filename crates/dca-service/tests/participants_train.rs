@@ -15,7 +15,7 @@ use dca_learning::{
     ClientSampling, Model, Optimizer, Privacy, PrivacyLoss, Records, Trainer, TrainerConfig,
 };
 use dca_service::hex;
-use dca_service::job::{ColumnBounds, JobSpec, JobState};
+use dca_service::job::{ColumnBounds, JobKind, JobSpec, JobState};
 use dca_service::job_http::JobView;
 use dca_service::job_train::{Rule, TrainSettings};
 use dca_service::spec::token_hash;
@@ -50,7 +50,7 @@ fn column(name: &str, lo: f64, hi: f64) -> ColumnBounds {
 /// A job of `kind`; a train job runs `iterations` iterations with Adam.
 fn job_spec(kind: &str, roster: usize, max_rows: usize, iterations: u64) -> JobSpec {
     JobSpec {
-        kind: kind.into(),
+        kind: JobKind::try_from(kind.to_string()).unwrap(),
         target: column("label", 0.0, 1.0),
         features: vec![column("x1", -2.0, 2.0), column("x2", -2.0, 2.0)],
         epsilon: 1.0,
