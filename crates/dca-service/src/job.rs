@@ -241,7 +241,7 @@ impl JobSpec {
             if self.kind != JobKind::Blr {
                 return bad(format!(
                     "clipped_share is for \"blr\" jobs, not for a {:?} job",
-                    self.kind
+                    self.kind.as_str()
                 ));
             }
             if !(share > 0.0 && share < limit) {
