@@ -488,7 +488,12 @@ async fn a_bad_job_spec_is_400_and_names_its_field() {
     )
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(String::from_utf8_lossy(&body).contains("job kind \"fit\" is not supported"));
+    let problem: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let detail = problem["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("job kind \"fit\" is not supported"),
+        "{detail}"
+    );
     let good = job(3);
     let (status, body) = send(
         &s,
