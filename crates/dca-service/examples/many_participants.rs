@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use dca_service::job::{ColumnBounds, JobSpec};
+use dca_service::job::{ColumnBounds, JobKind, JobSpec};
 use dca_service::participant::{Participant, Policy, Rows};
 use dca_service::secret::SecretString;
 use dca_service::spec::token_hash;
@@ -100,7 +100,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .collect();
     let spec = JobSpec {
-        kind: "blr".into(),
+        kind: JobKind::Blr,
         target: target[0].clone(),
         features: features.to_vec(),
         epsilon,

@@ -44,7 +44,7 @@ pub struct JobSpec {
     /// target). "regression": the regression with an intercept in the data's units
     /// (`blr::regression`): the ranges round, then the statistics of the narrowed design the
     /// columns' public ranges make ([`JobSpec::design`]).
-    pub kind: String,
+    pub kind: JobKind,
     /// The target column.
     pub target: ColumnBounds,
     /// The input columns, in model order.
@@ -84,6 +84,59 @@ pub struct JobSpec {
     pub clipped_share: Option<f64>,
 }
 
+/// What a job computes: `kind` in the job file and the spec, as its lowercase name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", try_from = "String")]
+pub enum JobKind {
+    /// DCA paper Alg. 2.
+    Blr,
+    /// The regression with an intercept in the data's units.
+    Regression,
+    /// DP-SGD logistic regression.
+    Train,
+    /// One round of the columns' sums.
+    Sum,
+}
+
+impl JobKind {
+    /// The lowercase name, as in job files and the canonical JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobKind::Blr => "blr",
+            JobKind::Regression => "regression",
+            JobKind::Train => "train",
+            JobKind::Sum => "sum",
+        }
+    }
+}
+
+impl TryFrom<String> for JobKind {
+    type Error = String;
+
+    fn try_from(name: String) -> std::result::Result<Self, String> {
+        [
+            JobKind::Blr,
+            JobKind::Regression,
+            JobKind::Train,
+            JobKind::Sum,
+        ]
+        .into_iter()
+        .find(|kind| kind.as_str() == name)
+        .ok_or_else(|| {
+            format!(
+                "job kind {name:?} is not supported (\"blr\", \"regression\", \"train\" or \
+                     \"sum\")"
+            )
+        })
+    }
+}
+
+impl std::fmt::Display for JobKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Most participants in one job.
 pub const MAX_ROSTER: usize = 1 << 20;
 
@@ -101,26 +154,20 @@ impl JobSpec {
     /// Checks every field; the error names the field.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidSpec(format!("job: {m}")));
-        match (self.kind.as_str(), &self.train) {
-            ("train", Some(t)) => t.validate(self)?,
-            ("train", None) => {
+        match (self.kind, &self.train) {
+            (JobKind::Train, Some(t)) => t.validate(self)?,
+            (JobKind::Train, None) => {
                 return bad("a \"train\" job needs its [train] settings (iterations, \
                      clip_norm, sampling_rate, learning_rate)"
                     .into());
             }
-            ("blr" | "sum" | "regression", Some(_)) => {
+            (kind, Some(_)) => {
                 return bad(format!(
                     "[train] settings are for \"train\" jobs, not for a {:?} job",
-                    self.kind
+                    kind.as_str()
                 ));
             }
-            ("blr" | "sum" | "regression", None) => {}
-            (other, _) => {
-                return bad(format!(
-                    "kind {other:?} is not supported (\"blr\", \"regression\", \"train\" or \
-                     \"sum\")"
-                ));
-            }
+            (_, None) => {}
         }
         if self.features.is_empty() {
             return bad("at least one feature column is needed".into());
@@ -174,7 +221,7 @@ impl JobSpec {
             .chain([&self.target])
             .filter(|c| c.group.is_some())
         {
-            if self.kind != "regression" || c.name == self.target.name {
+            if self.kind != JobKind::Regression || c.name == self.target.name {
                 return bad(format!(
                     "column {:?} names an indicator group: groups are for the features of \
                      \"regression\" jobs",
@@ -191,10 +238,10 @@ impl JobSpec {
         }
         if let Some(share) = self.clipped_share {
             let limit = 1.0 - blr::ProjectionConfig::default().std_share;
-            if self.kind != "blr" {
+            if self.kind != JobKind::Blr {
                 return bad(format!(
                     "clipped_share is for \"blr\" jobs, not for a {:?} job",
-                    self.kind
+                    self.kind.as_str()
                 ));
             }
             if !(share > 0.0 && share < limit) {
@@ -317,7 +364,7 @@ impl JobSpec {
         let id = u64::from_le_bytes(id[..8].try_into().expect("8 bytes"));
         // A blr job has two or three steps; a train job one per iteration (at most 2^24,
         // checked).
-        if self.kind == "blr" {
+        if self.kind == JobKind::Blr {
             (id << 8) | (step & 0xff)
         } else {
             (id << 24) | (step & 0xff_ffff)
@@ -403,9 +450,8 @@ pub struct JobRound {
 pub struct JobStatus {
     /// Hex job id.
     pub id: String,
-    /// "answering", "running", "done", "aborted", "failed" (a round's release became
-    /// impossible; `reason` names the round and the node's cause) or "cancelled".
-    pub state: String,
+    /// Where the job stands.
+    pub state: JobState,
     /// Why it ended, if it did not finish.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -456,7 +502,52 @@ pub struct AnswerCounts {
 impl JobStatus {
     /// Still answering or running (not done, aborted, failed or cancelled).
     pub fn is_live(&self) -> bool {
-        matches!(self.state.as_str(), "answering" | "running")
+        self.state.is_live()
+    }
+}
+
+/// Where a job stands. On the wire, in the stores and in the participants' ledgers it is the
+/// lowercase name ("answering", "running", …), as it was when the state was a string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    /// Waiting for the participants' answers.
+    #[default]
+    Answering,
+    /// Running its rounds.
+    Running,
+    /// Finished; its result is released.
+    Done,
+    /// Stopped before its end (`reason` says why: too few acceptances, a round aborted, …).
+    Aborted,
+    /// A round's release became impossible (`reason` names the round and the node's cause).
+    Failed,
+    /// Cancelled by the analyst.
+    Cancelled,
+}
+
+impl JobState {
+    /// The lowercase name, as serialised.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Answering => "answering",
+            JobState::Running => "running",
+            JobState::Done => "done",
+            JobState::Aborted => "aborted",
+            JobState::Failed => "failed",
+            JobState::Cancelled => "cancelled",
+        }
+    }
+
+    /// Answering or running: the job can still change.
+    pub fn is_live(self) -> bool {
+        matches!(self, JobState::Answering | JobState::Running)
+    }
+}
+
+impl std::fmt::Display for JobState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -515,10 +606,41 @@ pub struct JobView {
 pub(crate) mod tests {
     use super::*;
 
+    /// The wire and stored form is the lowercase name a job's state had as a string: a status
+    /// written before the state was typed reads back, and one written now reads the same.
+    #[test]
+    fn job_states_keep_their_names_on_the_wire_and_in_stores() {
+        let names = [
+            (JobState::Answering, "answering"),
+            (JobState::Running, "running"),
+            (JobState::Done, "done"),
+            (JobState::Aborted, "aborted"),
+            (JobState::Failed, "failed"),
+            (JobState::Cancelled, "cancelled"),
+        ];
+        for (state, name) in names {
+            assert_eq!(
+                serde_json::to_string(&state).unwrap(),
+                format!("\"{name}\"")
+            );
+            assert_eq!(state.to_string(), name);
+            assert_eq!(state.is_live(), matches!(name, "answering" | "running"));
+        }
+        let stored = br#"{"id":"ab","state":"failed","reason":"round r: node 1 lost it","accepted":[[0,3]],"refused":[],"node_keys":[],"rounds":[],"rho_reserved":0.5,"rho_spent":0.0}"#;
+        let status: JobStatus = serde_json::from_slice(stored).unwrap();
+        assert_eq!(status.state, JobState::Failed);
+        assert_eq!(serde_json::to_vec(&status).unwrap(), stored.to_vec());
+        let unknown = br#"{"id":"ab","state":"paused","accepted":[],"refused":[],"node_keys":[],"rounds":[],"rho_reserved":0.5,"rho_spent":0.0}"#;
+        let e = serde_json::from_slice::<JobStatus>(unknown)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown variant `paused`"), "{e}");
+    }
+
     /// A valid blr job with a roster of 4 (tokens 00…, 01…, 02…, 03…).
     pub(crate) fn spec() -> JobSpec {
         JobSpec {
-            kind: "blr".into(),
+            kind: JobKind::Blr,
             target: ColumnBounds {
                 name: "y".into(),
                 lo: 0.0,
@@ -546,13 +668,44 @@ pub(crate) mod tests {
         }
     }
 
+    /// An unknown kind is refused where the spec is read (job file, `PUT /jobs/{id}` body),
+    /// naming the kind and the supported ones; the known ones keep their names in the id.
+    #[test]
+    fn an_unknown_kind_is_refused_when_read() {
+        let mut json: serde_json::Value = serde_json::to_value(spec()).unwrap();
+        assert_eq!(json["kind"], "blr");
+        for bad in ["fit", "sums", "BLR", ""] {
+            json["kind"] = bad.into();
+            let e = serde_json::from_value::<JobSpec>(json.clone())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("job kind {bad:?} is not supported"))
+                    && e.contains("\"regression\", \"train\" or \"sum\""),
+                "{e}"
+            );
+        }
+        for kind in [
+            JobKind::Blr,
+            JobKind::Regression,
+            JobKind::Train,
+            JobKind::Sum,
+        ] {
+            json["kind"] = kind.as_str().into();
+            let read: JobKind = serde_json::from_value(json["kind"].clone()).unwrap();
+            assert_eq!(
+                (read, serde_json::to_value(kind).unwrap()),
+                (kind, json["kind"].clone())
+            );
+        }
+    }
+
     #[test]
     fn a_valid_spec_passes_and_each_bad_field_is_named() {
         spec().validate().unwrap();
         type Change = Box<dyn Fn(&mut JobSpec)>;
         let cases: Vec<(&str, Change)> = vec![
-            ("kind", Box::new(|s| s.kind = "fit".into())),
-            ("[train] settings", Box::new(|s| s.kind = "train".into())),
+            ("[train] settings", Box::new(|s| s.kind = JobKind::Train)),
             ("feature", Box::new(|s| s.features.clear())),
             ("bounds", Box::new(|s| s.features[0].hi = -2.0)),
             ("twice", Box::new(|s| s.target.name = "a".into())),
@@ -582,21 +735,21 @@ pub(crate) mod tests {
             (
                 "not for a \"sum\" job",
                 Box::new(|s| {
-                    s.kind = "sum".into();
+                    s.kind = JobKind::Sum;
                     s.clipped_share = Some(0.05);
                 }),
             ),
             (
                 "not for a \"regression\" job",
                 Box::new(|s| {
-                    s.kind = "regression".into();
+                    s.kind = JobKind::Regression;
                     s.clipped_share = Some(0.05);
                 }),
             ),
             (
                 "column \"a\" needs a name and finite bounds",
                 Box::new(|s| {
-                    s.kind = "regression".into();
+                    s.kind = JobKind::Regression;
                     s.features[0].lo = f64::INFINITY;
                 }),
             ),
@@ -618,7 +771,7 @@ pub(crate) mod tests {
             group: Some(group.into()),
         };
         let mut s = JobSpec {
-            kind: "regression".into(),
+            kind: JobKind::Regression,
             ..spec()
         };
         let id_without = s.id();
@@ -648,7 +801,7 @@ pub(crate) mod tests {
         let cases: Vec<(&str, Change)> = vec![
             (
                 "groups are for the features of \"regression\" jobs",
-                Box::new(|s| s.kind = "blr".into()),
+                Box::new(|s| s.kind = JobKind::Blr),
             ),
             (
                 "\"y\" names an indicator group",

@@ -23,7 +23,7 @@ use projection::holders::Holders;
 
 use crate::aggregator::Aggregator;
 use crate::aggregator_store::RoundState;
-use crate::job::{JobClippedShare, JobResult, JobRound, JobSpec, JobStatus};
+use crate::job::{JobClippedShare, JobKind, JobResult, JobRound, JobSpec, JobState, JobStatus};
 use crate::job_train::{self, Rule, SumResult, SumRule, TrainResult, TrainRule};
 use crate::network_fit::release_of;
 use crate::spec::{Round, planned_round};
@@ -34,7 +34,7 @@ use crate::{Error, Result};
 pub fn initial_status(spec: &JobSpec, node_keys: Vec<String>) -> Result<JobStatus> {
     Ok(JobStatus {
         id: spec.id(),
-        state: "answering".into(),
+        state: JobState::Answering,
         rho_reserved: spec.rho()?,
         node_keys,
         ..JobStatus::default()
@@ -53,7 +53,7 @@ pub async fn drive(agg: Arc<Aggregator>, id: String, poll: Duration, lost: Arc<A
         tracing::warn!(job = %id, "job ended: {e}");
         let ended = agg.update_job_as_driver(&id, |s| {
             if s.is_live() {
-                s.state = "aborted".into();
+                s.state = JobState::Aborted;
                 s.reason = Some(e.to_string());
             }
             Ok(())
@@ -76,7 +76,7 @@ async fn run(
     if !status.is_live() {
         return Ok(());
     }
-    let status = if status.state == "answering" {
+    let status = if status.state == JobState::Answering {
         close_answers(agg, &spec, poll).await?
     } else {
         status
@@ -95,11 +95,11 @@ async fn run(
         poll,
         lost: lost.clone(),
     };
-    match spec.kind.as_str() {
-        "train" => return run_train(agg, spec, rows, n_nodes, transport).await,
-        "sum" => return run_sum(agg, spec, rows, n_nodes, transport).await,
-        "regression" => return run_regression(agg, spec, rows, n_nodes, transport).await,
-        _ => {}
+    match spec.kind {
+        JobKind::Train => return run_train(agg, spec, rows, n_nodes, transport).await,
+        JobKind::Sum => return run_sum(agg, spec, rows, n_nodes, transport).await,
+        JobKind::Regression => return run_regression(agg, spec, rows, n_nodes, transport).await,
+        JobKind::Blr => {}
     }
     let config = spec.fit_config(n_nodes);
     let fit = over_participants(&spec, rows, transport, "pipeline", move |h, rng, t| {
@@ -133,7 +133,7 @@ async fn run(
     };
     agg.update_job_as_driver(id, |s| {
         if s.is_live() {
-            s.state = "done".into();
+            s.state = JobState::Done;
             s.result = Some(result.clone());
         }
         Ok(())
@@ -293,7 +293,7 @@ async fn over_participants<T: Send + 'static>(
 fn finish(agg: &Aggregator, id: &str, mut result: impl FnMut(&mut JobStatus)) -> Result<()> {
     agg.update_job_as_driver(id, |s| {
         if s.is_live() {
-            s.state = "done".into();
+            s.state = JobState::Done;
             result(s);
         }
         Ok(())
@@ -347,14 +347,14 @@ async fn close_answers(agg: &Aggregator, spec: &JobSpec, poll: Duration) -> Resu
         s.accepted.clone_from(&accepted);
         s.refused.clone_from(&refused);
         if too_many {
-            s.state = "aborted".into();
+            s.state = JobState::Aborted;
             s.reason = Some(format!(
                 "{} participants refused or did not answer, more than T = {}; no round was run",
                 s.refused.len(),
                 spec.max_dropped
             ));
         } else {
-            s.state = "running".into();
+            s.state = JobState::Running;
         }
         Ok(())
     })
@@ -434,7 +434,7 @@ impl JobTransport {
                     );
                     self.agg.update_job_as_driver(&id, |s| {
                         if s.is_live() {
-                            s.state = "failed".into();
+                            s.state = JobState::Failed;
                             s.reason = Some(reason.clone());
                         }
                         Ok(())

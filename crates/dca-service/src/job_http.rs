@@ -22,7 +22,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
 use crate::aggregator_server::ServerState;
-use crate::job::{Answer, AnswerCounts, JobSpec, JobStatus};
+use crate::job::{Answer, AnswerCounts, JobSpec, JobState, JobStatus};
 use crate::problem::{ApiError, ApiResult, bearer, json};
 use crate::secret::token_matches;
 use crate::spec::token_hash;
@@ -75,7 +75,7 @@ impl ServerState {
     /// answering, from the answers recorded so far; afterwards, from who took part.
     fn counted(&self, spec: &JobSpec, mut status: JobStatus) -> ApiResult<JobStatus> {
         let roster = spec.roster.len();
-        status.answers = Some(if status.state == "answering" {
+        status.answers = Some(if status.state == JobState::Answering {
             let answers = self.aggregator.answers(&status.id)?;
             let accepted = answers.iter().filter(|(_, a)| a.accept).count();
             AnswerCounts {
@@ -281,7 +281,7 @@ pub(crate) async fn answer_job(
             view.max_rows, answer.rows
         )));
     }
-    if view.state != "answering" {
+    if view.state != JobState::Answering {
         return Err(ApiError::conflict(
             "job-state",
             format!("job is {}, no longer taking answers", view.state),
@@ -318,7 +318,7 @@ pub(crate) async fn cancel_job(
     let reason = cancel_reason(&unreleased);
     let status = s.aggregator.update_job(&id, |st| {
         if st.is_live() {
-            st.state = "cancelled".into();
+            st.state = JobState::Cancelled;
             st.reason = Some(reason.clone());
             Ok(())
         } else {

@@ -195,10 +195,11 @@ pub fn regression_config(spec: &JobSpec, n_nodes: u16) -> Result<blr::Regression
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::JobKind;
 
     fn spec() -> JobSpec {
         JobSpec {
-            kind: "regression".into(),
+            kind: JobKind::Regression,
             ..crate::job::tests::spec()
         }
     }

@@ -420,7 +420,7 @@ fn smallest_noise(
 mod tests {
     use super::*;
     use crate::hex;
-    use crate::job::ColumnBounds;
+    use crate::job::{ColumnBounds, JobKind};
 
     fn column(name: &str, lo: f64, hi: f64) -> ColumnBounds {
         ColumnBounds {
@@ -433,7 +433,7 @@ mod tests {
 
     fn spec(kind: &str) -> JobSpec {
         JobSpec {
-            kind: kind.into(),
+            kind: JobKind::try_from(kind.to_string()).unwrap(),
             target: column("y", 0.0, 1.0),
             features: vec![column("a", -1.0, 1.0), column("b", 0.0, 10.0)],
             epsilon: 1.0,
@@ -599,7 +599,6 @@ mod tests {
                 ("bounds", Box::new(|s| s.target.hi = s.target.lo)),
                 ("twice", Box::new(|s| s.features[1].name = "y".into())),
                 ("delta", Box::new(|s| s.delta = 1.0)),
-                ("not supported", Box::new(|s| s.kind = "sums".into())),
             ],
         );
     }

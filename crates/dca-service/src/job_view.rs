@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use std::sync::Arc;
 
-use crate::job::{JobRound, JobSpec, JobStatus};
+use crate::job::{JobRound, JobSpec, JobState, JobStatus};
 use crate::spec::RoundSpec;
 use crate::{Error, Result, hex};
 
@@ -20,8 +20,8 @@ use crate::{Error, Result, hex};
 pub struct ParticipantView {
     /// Hex job id.
     pub id: String,
-    /// "answering", "running", "done", "aborted", "failed" or "cancelled".
-    pub state: String,
+    /// Where the job stands.
+    pub state: JobState,
     /// Why it ended, if it did not finish.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -115,7 +115,7 @@ impl ParticipantView {
             .collect::<Result<_>>()?;
         Ok(ParticipantView {
             id: status.id.clone(),
-            state: status.state.clone(),
+            state: status.state,
             reason: status.reason.clone(),
             you,
             max_rows: spec.max_rows,

@@ -23,7 +23,7 @@ use dp_noise::rng::RngSource;
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 
-use crate::job::{Answer, JobRound, JobSpec, JobStatus};
+use crate::job::{Answer, JobRound, JobSpec, JobState, JobStatus};
 // What a participant works from: its light view of a job joined with the job's spec.
 use crate::job_view::{HashedSpec, JoinedView as JobView, ParticipantRound, ParticipantView};
 use crate::participant_ledger::{
@@ -221,8 +221,8 @@ pub struct Participant {
 /// What became of the job a participant was told to follow.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
-    /// The job's final state ("done", "aborted", "cancelled").
-    pub state: String,
+    /// The job's final state (done, aborted, failed or cancelled).
+    pub state: JobState,
     /// Its reason, if not done.
     pub reason: Option<String>,
     /// Whether this participant took part: it accepted, never left, and its shares are in
@@ -303,7 +303,7 @@ pub fn outcome_of(
         && released_rounds > 0
         && rounds.iter().filter(|r| r.released).all(|r| r.in_release);
     Outcome {
-        state: status.state.clone(),
+        state: status.state,
         reason: status.reason.clone(),
         took_part,
         released_rounds,
@@ -654,7 +654,7 @@ impl Participant {
         let mut file = self.ledger_file()?;
         let entry = match file.ledger.jobs.get(id) {
             Some(e) => e.clone(),
-            None if view.status.state == "answering" => {
+            None if view.status.state == JobState::Answering => {
                 // Before a new answer, the ledger is checked against the aggregator's record
                 // again: a ledger deleted or edited since the start grants nothing.
                 file = self.checked_ledger().await?;
@@ -680,18 +680,19 @@ impl Participant {
             }
             None => return Ok(()),
         };
-        if view.status.state == "answering" {
+        if view.status.state == JobState::Answering {
             return self.send_answer(id, &entry.answer).await;
         }
         if !view.status.is_live() && entry.ended.is_none() {
             // What the job did not spend of this participant's ε comes back (Ledger::committed).
             file.append(Entry::Ended {
                 job: id.clone(),
-                state: view.status.state.clone(),
+                state: view.status.state,
             })?;
             return Ok(());
         }
-        if !entry.answer.accept || entry.stopped.is_some() || view.status.state != "running" {
+        if !entry.answer.accept || entry.stopped.is_some() || view.status.state != JobState::Running
+        {
             return Ok(());
         }
         let me = view
@@ -1022,11 +1023,11 @@ fn sync_dir(dir: &Path) -> Result<()> {
 mod tests {
     use super::*;
     use crate::hex;
-    use crate::job::ColumnBounds;
+    use crate::job::{ColumnBounds, JobKind};
 
     fn spec() -> JobSpec {
         JobSpec {
-            kind: "blr".into(),
+            kind: JobKind::Blr,
             target: ColumnBounds {
                 name: "y".into(),
                 lo: 0.0,
@@ -1054,7 +1055,7 @@ mod tests {
         }
     }
 
-    fn ledger_job(epsilon: f64, rounds: &[f64], ended: Option<&str>) -> LedgerJob {
+    fn ledger_job(epsilon: f64, rounds: &[f64], ended: Option<JobState>) -> LedgerJob {
         LedgerJob {
             answer: Answer {
                 accept: true,
@@ -1076,7 +1077,7 @@ mod tests {
                 .collect(),
             stopped: None,
             delta: Some(1e-5),
-            ended: ended.map(str::to_string),
+            ended,
         }
     }
 
@@ -1090,23 +1091,25 @@ mod tests {
         ledger
             .jobs
             .insert("live".into(), ledger_job(2.0, &[0.01], None));
-        ledger
-            .jobs
-            .insert("aborted".into(), ledger_job(2.0, &[], Some("aborted")));
-        ledger
-            .jobs
-            .insert("done".into(), ledger_job(2.0, &[0.01, 0.02], Some("done")));
+        ledger.jobs.insert(
+            "aborted".into(),
+            ledger_job(2.0, &[], Some(JobState::Aborted)),
+        );
+        ledger.jobs.insert(
+            "done".into(),
+            ledger_job(2.0, &[0.01, 0.02], Some(JobState::Done)),
+        );
         let done = ledger.jobs["done"].committed();
         assert!((done - 1.205394).abs() < 1e-6, "{done}");
         assert_eq!(ledger.jobs["aborted"].committed(), 0.0);
         assert_eq!(ledger.jobs["live"].committed(), 2.0);
         assert!((ledger.committed() - (2.0 + done)).abs() < 1e-12);
         // Never more than the job's own ε, and a ledger without δ counts the whole ε.
-        let big = ledger_job(1.0, &[0.5], Some("done"));
+        let big = ledger_job(1.0, &[0.5], Some(JobState::Done));
         assert_eq!(big.committed(), 1.0);
         let old = LedgerJob {
             delta: None,
-            ..ledger_job(2.0, &[], Some("aborted"))
+            ..ledger_job(2.0, &[], Some(JobState::Aborted))
         };
         assert_eq!(old.committed(), 2.0);
         // A refused job holds nothing.
@@ -1167,14 +1170,14 @@ mod tests {
     /// shares: it took part.
     #[test]
     fn took_part_means_a_released_round_holds_its_shares() {
-        let status = |state: &str| JobStatus {
-            state: state.into(),
+        let status = |state: JobState| JobStatus {
+            state,
             ..JobStatus::default()
         };
-        let entry = ledger_job(1.0, &[0.01], Some("cancelled"));
+        let entry = ledger_job(1.0, &[0.01], Some(JobState::Cancelled));
         let record = |released: bool| RecordedJob {
             id: "j".into(),
-            state: "cancelled".into(),
+            state: JobState::Cancelled,
             answer: entry.answer.clone(),
             epsilon: 1.0,
             delta: 1e-5,
@@ -1186,7 +1189,11 @@ mod tests {
                 in_release: released,
             }],
         };
-        let cancelled = outcome_of(&status("cancelled"), Some(&entry), Some(&record(false)));
+        let cancelled = outcome_of(
+            &status(JobState::Cancelled),
+            Some(&entry),
+            Some(&record(false)),
+        );
         assert!(!cancelled.took_part);
         assert_eq!(
             (cancelled.released_rounds, cancelled.unreleased_rounds),
@@ -1197,7 +1204,7 @@ mod tests {
             said.contains("did not take part") && said.contains("charged at sealing"),
             "{said}"
         );
-        let done = outcome_of(&status("done"), Some(&entry), Some(&record(true)));
+        let done = outcome_of(&status(JobState::Done), Some(&entry), Some(&record(true)));
         assert!(done.took_part && done.unreleased_rounds == 0, "{done:?}");
         assert!(done.describe().contains("this participant took part"));
     }

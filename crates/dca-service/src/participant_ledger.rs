@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::job::Answer;
+use crate::job::{Answer, JobState};
 use crate::{Error, Result, hex};
 
 /// The ledger's file in the state directory.
@@ -62,9 +62,9 @@ pub struct LedgerJob {
     /// The job's δ (absent in ledgers written before it was recorded).
     #[serde(default)]
     pub delta: Option<f64>,
-    /// How the job ended ("done", "aborted", "cancelled"), once this participant saw it end.
+    /// How the job ended, once this participant saw it end.
     #[serde(default)]
-    pub ended: Option<String>,
+    pub ended: Option<JobState>,
 }
 
 /// One round in the ledger.
@@ -168,8 +168,8 @@ pub enum Entry {
     Ended {
         /// Hex job id.
         job: String,
-        /// "done", "aborted" or "cancelled".
-        state: String,
+        /// How it ended.
+        state: JobState,
     },
 }
 
@@ -236,7 +236,7 @@ impl Entry {
                 job_of(ledger, job)?.stopped = Some(reason.clone());
             }
             Entry::Ended { job, state } => {
-                job_of(ledger, job)?.ended = Some(state.clone());
+                job_of(ledger, job)?.ended = Some(*state);
             }
         }
         Ok(())
@@ -524,10 +524,10 @@ fn entries_of(ledger: &Ledger) -> Vec<Entry> {
                 reason: reason.clone(),
             });
         }
-        if let Some(state) = &j.ended {
+        if let Some(state) = j.ended {
             out.push(Entry::Ended {
                 job: id.clone(),
-                state: state.clone(),
+                state,
             });
         }
     }
@@ -548,7 +548,7 @@ pub struct ParticipatedJob {
     /// Hex job id.
     pub id: String,
     /// The job's state.
-    pub state: String,
+    pub state: JobState,
     /// The answer the aggregator recorded.
     pub answer: Answer,
     /// The job's rounds that named the token as a client.
@@ -573,7 +573,7 @@ pub struct RecordedJob {
     /// Hex job id.
     pub id: String,
     /// The job's state.
-    pub state: String,
+    pub state: JobState,
     /// The answer the aggregator recorded.
     pub answer: Answer,
     /// The job's ε.
@@ -710,7 +710,7 @@ pub fn rebuild_entries(record: &[RecordedJob], reason: &str) -> Vec<Entry> {
                 }
             }
         }
-        if matches!(r.state.as_str(), "answering" | "running") {
+        if r.state.is_live() {
             out.push(Entry::Stopped {
                 job: r.id.clone(),
                 reason: "the ledger was rebuilt from the aggregator's record while the job ran: \
@@ -720,7 +720,7 @@ pub fn rebuild_entries(record: &[RecordedJob], reason: &str) -> Vec<Entry> {
         } else {
             out.push(Entry::Ended {
                 job: r.id.clone(),
-                state: r.state.clone(),
+                state: r.state,
             });
         }
     }
@@ -811,7 +811,7 @@ mod tests {
         .unwrap();
         f.append(Entry::Ended {
             job: "j".into(),
-            state: "done".into(),
+            state: JobState::Done,
         })
         .unwrap();
         f
@@ -887,10 +887,10 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
-    fn recorded(state: &str, rounds: Vec<RecordedRound>) -> RecordedJob {
+    fn recorded(state: JobState, rounds: Vec<RecordedRound>) -> RecordedJob {
         RecordedJob {
             id: "j".into(),
-            state: state.into(),
+            state,
             answer: answer(true),
             epsilon: 1.0,
             delta: 1e-5,
@@ -916,10 +916,14 @@ mod tests {
         let dir = crate::scratch_dir("ledger-reconcile");
         let ledger = written(&dir).ledger;
         let _ = std::fs::remove_dir_all(&dir);
-        let record = vec![recorded("done", vec![round("r", true)])];
+        let record = vec![recorded(JobState::Done, vec![round("r", true)])];
         reconcile(&ledger, &record).unwrap();
         // Rounds it sealed for that were never released are fine either way.
-        reconcile(&ledger, &[recorded("done", vec![round("r", false)])]).unwrap();
+        reconcile(
+            &ledger,
+            &[recorded(JobState::Done, vec![round("r", false)])],
+        )
+        .unwrap();
 
         let e = reconcile(&Ledger::default(), &record).unwrap_err();
         assert!(e.contains("does not hold"), "{e}");
@@ -931,7 +935,11 @@ mod tests {
         uncharged.jobs.get_mut("j").unwrap().rounds.clear();
         let e = reconcile(&uncharged, &record).unwrap_err();
         assert!(e.contains("charges nothing"), "{e}");
-        let e = reconcile(&ledger, &[recorded("cancelled", vec![round("r", true)])]).unwrap_err();
+        let e = reconcile(
+            &ledger,
+            &[recorded(JobState::Cancelled, vec![round("r", true)])],
+        )
+        .unwrap_err();
         assert!(e.contains("ended done"), "{e}");
         let mut refused = record.clone();
         refused[0].answer = answer(false);
@@ -943,9 +951,12 @@ mod tests {
     /// a job still running at its whole ε, and agrees with the record it came from.
     #[test]
     fn a_rebuilt_ledger_charges_every_round_that_named_the_participant() {
-        let mut running = recorded("running", vec![round("a", true), round("b", false)]);
+        let mut running = recorded(JobState::Running, vec![round("a", true), round("b", false)]);
         running.id = "live".into();
-        let record = vec![recorded("cancelled", vec![round("r", false)]), running];
+        let record = vec![
+            recorded(JobState::Cancelled, vec![round("r", false)]),
+            running,
+        ];
         let ledger = rebuilt_ledger(&record);
         reconcile(&ledger, &record).unwrap();
         assert_eq!(ledger.jobs["j"].rho_charged(), 0.01);

@@ -16,7 +16,7 @@ use blr::Contribution;
 use dca_learning::{ClientGradient, iteration_rngs};
 use dp_noise::rng::RngSource;
 
-use crate::job::{JobRound, JobSpec};
+use crate::job::{JobKind, JobRound, JobSpec};
 use crate::job_train::{self, Rule};
 use crate::spec::Round;
 use crate::{Error, Result};
@@ -77,9 +77,9 @@ impl JobRule {
     /// participant accepted.
     pub(crate) fn parse(spec: &JobSpec, job_round: &JobRound) -> Result<Self> {
         let refuse = |m: String| Err(Error::Job(format!("round {}: {m}", job_round.id)));
-        let rule = match spec.kind.as_str() {
-            "blr" => return Ok(JobRule::Blr(Contribution::from_json(&job_round.rule)?)),
-            "regression" => {
+        let rule = match spec.kind {
+            JobKind::Blr => return Ok(JobRule::Blr(Contribution::from_json(&job_round.rule)?)),
+            JobKind::Regression => {
                 let rule = Contribution::from_json(&job_round.rule)?;
                 let design = spec.design()?;
                 return if regression_step_is_the_jobs(&design, &rule, job_round.step) {
@@ -93,10 +93,10 @@ impl JobRule {
                     ))
                 };
             }
-            _ => Rule::from_json(&job_round.rule)?,
+            JobKind::Train | JobKind::Sum => Rule::from_json(&job_round.rule)?,
         };
-        match (spec.kind.as_str(), rule, &spec.train) {
-            ("train", Rule::Train(r), Some(t)) => {
+        match (spec.kind, rule, &spec.train) {
+            (JobKind::Train, Rule::Train(r), Some(t)) => {
                 if r.iteration != job_round.step || r.iteration >= t.iterations {
                     return refuse(format!(
                         "its rule is for iteration {} (round step {}), the job runs {}",
@@ -127,7 +127,7 @@ impl JobRule {
                 }
                 Ok(JobRule::Train(r))
             }
-            ("sum", Rule::Sum(r), None) => {
+            (JobKind::Sum, Rule::Sum(r), None) => {
                 if r.columns != spec.features.len() + 1 || job_round.step != 0 {
                     return refuse(format!(
                         "its rule sums {} columns in step {}, the job {} in one round",
@@ -138,7 +138,7 @@ impl JobRule {
                 }
                 Ok(JobRule::Sum(r))
             }
-            (kind, _, _) => refuse(format!("its rule is not one of a {kind:?} job")),
+            (kind, _, _) => refuse(format!("its rule is not one of a {:?} job", kind.as_str())),
         }
     }
 
@@ -302,7 +302,7 @@ mod tests {
             group: None,
         };
         JobSpec {
-            kind: kind.into(),
+            kind: JobKind::try_from(kind.to_string()).unwrap(),
             target: column("y"),
             features: vec![column("a"), column("b")],
             epsilon: 1.0,

@@ -18,7 +18,7 @@ use common::{client_token, values};
 use dca_service::aggregator::{Aggregator, AggregatorStoreLocation};
 use dca_service::aggregator_server::{AggregatorRoundState, NodeList, router};
 use dca_service::clock::{Clock, MockClock};
-use dca_service::job::{Answer, ColumnBounds, JobSpec, JobStatus};
+use dca_service::job::{Answer, ColumnBounds, JobKind, JobSpec, JobState, JobStatus};
 use dca_service::job_http::JobView;
 use dca_service::job_view::ParticipantView;
 use dca_service::node::NodeOptions;
@@ -412,7 +412,7 @@ async fn a_round_past_its_deadline_is_closed_by_the_server_itself(store: common:
 
 fn job(roster: usize) -> JobSpec {
     JobSpec {
-        kind: "blr".into(),
+        kind: JobKind::Blr,
         target: ColumnBounds {
             name: "y".into(),
             lo: 0.0,
@@ -466,7 +466,7 @@ async fn a_job_is_created_once_by_the_analyst_only(store: common::Store) {
     let (status, body) = put_job(&s, &spec, Some(ANALYST)).await;
     assert_eq!(status, StatusCode::CREATED);
     let view: JobView = serde_json::from_slice(&body).unwrap();
-    assert_eq!(view.status.state, "answering");
+    assert_eq!(view.status.state, JobState::Answering);
     assert_eq!(view.status.node_keys.len(), 2);
     assert_eq!(put_job(&s, &spec, Some(ANALYST)).await.0, StatusCode::OK);
 }
@@ -474,13 +474,26 @@ async fn a_job_is_created_once_by_the_analyst_only(store: common::Store) {
 #[tokio::test]
 async fn a_bad_job_spec_is_400_and_names_its_field() {
     let s = setup("job-bad").await;
-    let spec = JobSpec {
-        kind: "fit".into(),
-        ..job(3)
-    };
-    let (status, body) = put_job(&s, &spec, Some(ANALYST)).await;
+    let spec = job(3);
+    let fit = String::from_utf8(spec.canonical_json())
+        .unwrap()
+        .replace("\"kind\":\"blr\"", "\"kind\":\"fit\"");
+    assert!(fit.contains("\"kind\":\"fit\""));
+    let (status, body) = send(
+        &s,
+        Method::PUT,
+        &format!("/jobs/{}", spec.id()),
+        Some(ANALYST),
+        Some(fit.into_bytes()),
+    )
+    .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(String::from_utf8_lossy(&body).contains("kind"));
+    let problem: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let detail = problem["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("job kind \"fit\" is not supported"),
+        "{detail}"
+    );
     let good = job(3);
     let (status, body) = send(
         &s,
@@ -589,7 +602,7 @@ async fn an_answer_is_given_once_by_a_participant_while_the_job_answers(store: c
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
         serde_json::from_slice::<JobStatus>(&body).unwrap().state,
-        "cancelled"
+        JobState::Cancelled
     );
     let (status, body) = send(&s, Method::POST, &uri, Some("p1"), Some(answer(true, 1))).await;
     assert_eq!(status, StatusCode::CONFLICT);
@@ -621,7 +634,7 @@ async fn participants_silent_past_the_answer_window_end_the_job_before_any_round
         let (_, body) = send(&s, Method::GET, &uri, Some(ANALYST), None).await;
         let view: JobView = serde_json::from_slice(&body).unwrap();
         if !view.status.is_live() {
-            assert_eq!(view.status.state, "aborted");
+            assert_eq!(view.status.state, JobState::Aborted);
             assert!(
                 view.status
                     .reason

@@ -18,6 +18,7 @@ use common::*;
 use dca_service::Error;
 use dca_service::aggregator::{Aggregator, RoundState};
 use dca_service::client::{put_sealed, seal_for};
+use dca_service::job::{JobKind, JobState};
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{Client, ClientId, Encode};
@@ -299,7 +300,7 @@ fn sum_job(roster: usize) -> dca_service::job::JobSpec {
         group: None,
     };
     dca_service::job::JobSpec {
-        kind: "sum".into(),
+        kind: JobKind::Sum,
         target: column("y"),
         features: vec![column("x")],
         epsilon: 1.0,
@@ -503,7 +504,12 @@ async fn a_round_whose_release_became_impossible_fails_and_ends_its_job(store: S
             tokio::time::sleep(Duration::from_millis(10)).await;
         };
         let job_ended_at = Instant::now();
-        assert_eq!(view.status.state, "failed", "{:?}", view.status.reason);
+        assert_eq!(
+            view.status.state,
+            JobState::Failed,
+            "{:?}",
+            view.status.reason
+        );
         let reason = view.status.reason.clone().unwrap_or_default();
         assert!(
             reason.contains(&id) && reason.contains("integrity check failed"),

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use dca_service::aggregator::{Aggregator, AggregatorStoreLocation};
 use dca_service::aggregator_server::router;
 use dca_service::clock::{Clock, MockClock};
-use dca_service::job::{Answer, ColumnBounds, JobSpec};
+use dca_service::job::{Answer, ColumnBounds, JobKind, JobSpec, JobState};
 use dca_service::job_http::JobView;
 use dca_service::node::NodeOptions;
 use dca_service::participant::{Outcome, Participant, Policy, Rows};
@@ -113,7 +113,7 @@ fn sum_job(s: &Setup, roster: usize, epsilon: f64, n: u64) -> JobSpec {
         group: None,
     };
     JobSpec {
-        kind: "sum".into(),
+        kind: JobKind::Sum,
         target: column("y"),
         features: vec![column("x")],
         epsilon,
@@ -248,7 +248,7 @@ async fn a_deleted_or_edited_ledger_grants_no_budget(store: common::Store) {
         let runs: Vec<_> = (0..3).map(|i| follow(participant(&s, i), &first)).collect();
         for run in runs {
             let outcome = run.await.unwrap().unwrap();
-            assert_eq!(outcome.state, "done", "{outcome:?}");
+            assert_eq!(outcome.state, JobState::Done, "{outcome:?}");
             assert!(outcome.took_part, "{outcome:?}");
         }
         let committed = participant(&s, 0).ledger().unwrap().committed();
@@ -283,7 +283,7 @@ async fn a_deleted_or_edited_ledger_grants_no_budget(store: common::Store) {
         }
         // Nothing answered; the analyst sees the roster counted as it answers.
         let v = view(&s, &second).await;
-        assert_eq!(v.status.state, "answering");
+        assert_eq!(v.status.state, JobState::Answering);
         let counts = v.status.answers.unwrap();
         assert_eq!((counts.accepted, counts.refused, counts.silent), (0, 0, 3));
 
@@ -310,7 +310,7 @@ async fn a_deleted_or_edited_ledger_grants_no_budget(store: common::Store) {
         assert_eq!(v.status.answers.unwrap().silent, 2);
         s.clock.advance(61_000);
         let outcome = run.await.unwrap().unwrap();
-        assert_eq!(outcome.state, "aborted", "{outcome:?}");
+        assert_eq!(outcome.state, JobState::Aborted, "{outcome:?}");
         let v = view(&s, &second).await;
         let (_, why) = v.status.refused.iter().find(|(i, _)| *i == 1).unwrap();
         assert!(why.contains("budget exhausted"), "{why}");
@@ -393,7 +393,7 @@ async fn a_cancelled_job_is_charged_at_sealing_and_says_so_on_both_sides(store: 
             .unwrap();
         assert_eq!(r.status(), reqwest::StatusCode::OK);
         let v = view(&s, &id).await;
-        assert_eq!(v.status.state, "cancelled");
+        assert_eq!(v.status.state, JobState::Cancelled);
         assert_eq!(v.status.rho_spent, 0.0);
         let reason = v.status.reason.unwrap();
         assert!(
@@ -402,7 +402,7 @@ async fn a_cancelled_job_is_charged_at_sealing_and_says_so_on_both_sides(store: 
         );
         for run in runs {
             let outcome = run.await.unwrap().unwrap();
-            assert_eq!(outcome.state, "cancelled");
+            assert_eq!(outcome.state, JobState::Cancelled);
             assert!(!outcome.took_part, "{outcome:?}");
             assert_eq!(outcome.released_rounds, 0);
             assert_eq!(outcome.unreleased_rounds, 1);
@@ -467,7 +467,10 @@ async fn participants_started_before_their_job_wait_for_it(store: common::Store)
         let last = follow(participant(&s, 2), &id);
         for run in [one, last] {
             let outcome = run.await.unwrap().unwrap();
-            assert!(outcome.state == "done" && outcome.took_part, "{outcome:?}");
+            assert!(
+                outcome.state == JobState::Done && outcome.took_part,
+                "{outcome:?}"
+            );
         }
         // The one following every job saw it end too, and goes on waiting.
         let start = Instant::now();
@@ -475,8 +478,8 @@ async fn participants_started_before_their_job_wait_for_it(store: common::Store)
             let ended = participant(&s, 0)
                 .ledger()
                 .ok()
-                .and_then(|l| l.jobs.get(&id).and_then(|j| j.ended.clone()));
-            if ended.as_deref() == Some("done") {
+                .and_then(|l| l.jobs.get(&id).and_then(|j| j.ended));
+            if ended == Some(JobState::Done) {
                 break;
             }
             assert!(

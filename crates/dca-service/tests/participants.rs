@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::jobs::*;
 use common::*;
-use dca_service::job::{Answer, ColumnBounds, JobSpec};
+use dca_service::job::{Answer, ColumnBounds, JobKind, JobSpec, JobState};
 use dca_service::job_http::JobView;
 use dca_service::spec::token_hash;
 use dca_service::{MEDIA_JSON, hex};
@@ -57,7 +57,7 @@ fn job_spec(roster: usize, t: usize, max_rows: usize, upload_window_ms: u64) -> 
     let target = columns.pop().unwrap();
     assert_eq!(target.name, "target");
     JobSpec {
-        kind: "blr".into(),
+        kind: JobKind::Blr,
         target,
         features: columns,
         epsilon: 1.0,
@@ -133,7 +133,12 @@ fn in_process(spec: &JobSpec, dirs: &[PathBuf]) -> blr::Fit {
 }
 
 fn assert_same_fit(view: &JobView, local: &blr::Fit) {
-    assert_eq!(view.status.state, "done", "{:?}", view.status.reason);
+    assert_eq!(
+        view.status.state,
+        JobState::Done,
+        "{:?}",
+        view.status.reason
+    );
     let result = view.status.result.as_ref().unwrap();
     assert_eq!(bits(&result.stats), bits(&local.stats.to_flat(false)));
     assert_eq!(bits(&result.mean), bits(&local.posterior.mean));
@@ -292,7 +297,7 @@ async fn up_to_t_silent_participants_are_dropouts_one_more_aborts_the_job(store:
         };
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let (header, rows) = diabetes();
-        for (silent, ends) in [(2usize, "done"), (3, "aborted")] {
+        for (silent, ends) in [(2usize, JobState::Done), (3, JobState::Aborted)] {
             let spec = job_spec(8, 2, 1, 3_000);
             let id = create_job(&cluster, &aggregator.url, &spec).await;
             let mut processes = Vec::new();
@@ -331,7 +336,7 @@ async fn up_to_t_silent_participants_are_dropouts_one_more_aborts_the_job(store:
             }
             let view = wait_for_end(&cluster, &aggregator.url, &id).await;
             assert_eq!(view.status.state, ends, "{:?}", view.status.reason);
-            if ends == "aborted" {
+            if ends == JobState::Aborted {
                 let reason = view.status.reason.clone().unwrap();
                 assert!(
                     reason.contains("3 clients missing, more than T = 2"),
@@ -345,7 +350,7 @@ async fn up_to_t_silent_participants_are_dropouts_one_more_aborts_the_job(store:
             }
             for p in processes {
                 let (ok, out) = p.finish(Duration::from_secs(60));
-                assert_eq!(ok, ends == "done", "{out}");
+                assert_eq!(ok, ends == JobState::Done, "{out}");
             }
         }
     })
@@ -490,7 +495,12 @@ async fn participants_refuse_bad_files_unknown_columns_and_jobs_beyond_their_bud
             let (ok, out) = p.finish(Duration::from_secs(60));
             assert!(ok, "{out}");
         }
-        assert_eq!(view.status.state, "done", "{:?}", view.status.reason);
+        assert_eq!(
+            view.status.state,
+            JobState::Done,
+            "{:?}",
+            view.status.reason
+        );
         // Participant 0 never answered (it stopped at start), participant 1 refused.
         let refused: Vec<usize> = view.status.refused.iter().map(|(i, _)| *i).collect();
         assert_eq!(refused, vec![0, 1]);
@@ -613,7 +623,7 @@ async fn a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it(store: S
             .unwrap();
         assert_eq!(cancel.status(), StatusCode::OK);
         let view = job_view(&cluster, &aggregator.url, &id).await;
-        assert_eq!(view.status.state, "cancelled");
+        assert_eq!(view.status.state, JobState::Cancelled);
         assert_eq!(view.status.rho_spent, 0.0);
         let again = cluster
             .http
@@ -941,7 +951,7 @@ async fn a_regression_job_equals_the_in_process_fit_and_predicts_as_it(store: St
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let (header, rows) = diabetes();
         let spec = JobSpec {
-            kind: "regression".into(),
+            kind: JobKind::Regression,
             ..job_spec(5, 1, 100, 120_000)
         };
         let id = create_job(&cluster, &aggregator.url, &spec).await;
@@ -1053,7 +1063,7 @@ async fn a_regression_job_on_a_suite_split_equals_the_in_process_fit(store: Stor
         let rows: Vec<String> = lines.map(String::from).collect();
         let part = rows.len().div_ceil(4);
         let spec = JobSpec {
-            kind: "regression".into(),
+            kind: JobKind::Regression,
             target: column(&bounds["target"]),
             features: bounds["features"]
                 .as_array()

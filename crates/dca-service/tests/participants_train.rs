@@ -15,7 +15,7 @@ use dca_learning::{
     ClientSampling, Model, Optimizer, Privacy, PrivacyLoss, Records, Trainer, TrainerConfig,
 };
 use dca_service::hex;
-use dca_service::job::{ColumnBounds, JobSpec};
+use dca_service::job::{ColumnBounds, JobKind, JobSpec, JobState};
 use dca_service::job_http::JobView;
 use dca_service::job_train::{Rule, TrainSettings};
 use dca_service::spec::token_hash;
@@ -50,7 +50,7 @@ fn column(name: &str, lo: f64, hi: f64) -> ColumnBounds {
 /// A job of `kind`; a train job runs `iterations` iterations with Adam.
 fn job_spec(kind: &str, roster: usize, max_rows: usize, iterations: u64) -> JobSpec {
     JobSpec {
-        kind: kind.into(),
+        kind: JobKind::try_from(kind.to_string()).unwrap(),
         target: column("label", 0.0, 1.0),
         features: vec![column("x1", -2.0, 2.0), column("x2", -2.0, 2.0)],
         epsilon: 1.0,
@@ -127,7 +127,12 @@ async fn run_participants(
         .map(|d| ParticipantProcess::start(cluster, aggregator, d, id))
         .collect();
     let view = wait_for_end(cluster, aggregator, id).await;
-    assert_eq!(view.status.state, "done", "{:?}", view.status.reason);
+    assert_eq!(
+        view.status.state,
+        JobState::Done,
+        "{:?}",
+        view.status.reason
+    );
     for (i, p) in processes.into_iter().enumerate() {
         let (ok, out) = p.finish(Duration::from_secs(60));
         assert!(ok && out.contains("job done"), "participant {i}: {out}");
@@ -288,11 +293,16 @@ async fn a_train_job_survives_an_aggregator_restart_between_iterations(store: St
         aggregator.child.wait().unwrap();
         // Killed while running: each iteration takes a round trip through every participant,
         // so nine more cannot have happened since the last look.
-        assert_eq!(before.status.state, "running");
+        assert_eq!(before.status.state, JobState::Running);
         assert!(before.status.rounds.len() < 12);
         aggregator = AggregatorProcess::start_on(&cluster, "aggregator.sqlite", 10.0, &addr);
         let view = wait_for_end(&cluster, &aggregator.url, &id).await;
-        assert_eq!(view.status.state, "done", "{:?}", view.status.reason);
+        assert_eq!(
+            view.status.state,
+            JobState::Done,
+            "{:?}",
+            view.status.reason
+        );
         for (i, p) in processes.into_iter().enumerate() {
             let (ok, out) = p.finish(Duration::from_secs(60));
             assert!(
@@ -354,7 +364,12 @@ async fn a_train_job_goes_on_without_a_participant_killed_mid_job(store: Store) 
         victim.0.kill().unwrap();
         victim.0.wait().unwrap();
         let view = wait_for_end(&cluster, &aggregator.url, &id).await;
-        assert_eq!(view.status.state, "done", "{:?}", view.status.reason);
+        assert_eq!(
+            view.status.state,
+            JobState::Done,
+            "{:?}",
+            view.status.reason
+        );
         for (i, p) in processes.into_iter().enumerate() {
             let (ok, out) = p.finish(Duration::from_secs(60));
             assert!(

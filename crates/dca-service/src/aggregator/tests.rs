@@ -4,6 +4,7 @@ use super::{legacy_close_json, recorded_round, recorded_spec, round_rho};
 use crate::Error;
 use crate::aggregator_store::RoundPhase;
 use crate::hex;
+use crate::job::JobState;
 use crate::spec::{RoundSpec, token_hash};
 use share_sealing::NodeKeyPair;
 use std::time::Duration;
@@ -187,7 +188,7 @@ fn a_cancel_on_one_replica_keeps_the_drivers_write_on_another(
     assert!(created);
     // A drives the job (it created it, so it holds the lease): it is running.
     a.update_job_as_driver(&id, |s| {
-        s.state = "running".into();
+        s.state = JobState::Running;
         Ok(())
     })
     .unwrap();
@@ -214,13 +215,13 @@ fn a_cancel_on_one_replica_keeps_the_drivers_write_on_another(
                 })
                 .unwrap();
             }
-            s.state = "cancelled".into();
+            s.state = JobState::Cancelled;
             s.reason = Some("cancelled by the analyst".into());
             Ok(())
         })
         .unwrap();
     let (_, stored) = b.job(&id).unwrap().unwrap();
-    assert_eq!(stored.state, "cancelled");
+    assert_eq!(stored.state, JobState::Cancelled);
     assert_eq!(
         stored.rounds,
         vec![recorded.clone()],
@@ -231,7 +232,7 @@ fn a_cancel_on_one_replica_keeps_the_drivers_write_on_another(
     // The job ended: A's driver writes nothing more.
     assert!(matches!(
         a.update_job_as_driver(&id, |s| {
-            s.state = "done".into();
+            s.state = JobState::Done;
             Ok(())
         }),
         Err(Error::JobLeaseLost(_))

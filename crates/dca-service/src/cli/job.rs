@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use dca_service::job::{ColumnBounds, JobSpec};
+use dca_service::job::{ColumnBounds, JobKind, JobSpec, JobState};
 use dca_service::job_http::JobView;
 use dca_service::{Error, MEDIA_JSON, Result};
 use serde::Deserialize;
@@ -97,7 +97,7 @@ pub enum JobCommand {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct JobFile {
-    kind: String,
+    kind: JobKind,
     target: ColumnBounds,
     features: Vec<ColumnBounds>,
     epsilon: f64,
@@ -195,8 +195,8 @@ pub async fn run(command: JobCommand) -> Result<()> {
             let deadline = tokio::time::Instant::now() + Duration::from_secs(wait_secs);
             loop {
                 let view = get(&conn, &job).await?;
-                match view.status.state.as_str() {
-                    "done" => {
+                match view.status.state {
+                    JobState::Done => {
                         let s = &view.status;
                         let result = if let Some(r) = &s.regression_result {
                             pretty(r)?
@@ -211,7 +211,7 @@ pub async fn run(command: JobCommand) -> Result<()> {
                         println!("{result}");
                         return Ok(());
                     }
-                    "aborted" | "cancelled" | "failed" => {
+                    JobState::Aborted | JobState::Cancelled | JobState::Failed => {
                         return Err(Error::Job(format!(
                             "job {}: {}",
                             view.status.state,
@@ -285,7 +285,7 @@ fn predict(result: &std::path::Path, data: &std::path::Path) -> Result<()> {
 fn predict_job(job: &str, view: &JobView, data: &std::path::Path) -> Result<()> {
     let refuse = |m: String| Error::InvalidSpec(format!("--job {job}: {m}"));
     let (spec, status) = (&view.spec, &view.status);
-    if status.state != "done" {
+    if status.state != JobState::Done {
         let why = status
             .reason
             .as_deref()
@@ -296,15 +296,20 @@ fn predict_job(job: &str, view: &JobView, data: &std::path::Path) -> Result<()> 
             status.state
         )));
     }
-    let missing = || refuse(format!("a done {:?} job without its result", spec.kind));
-    match spec.kind.as_str() {
-        "regression" => {
+    let missing = || {
+        refuse(format!(
+            "a done {:?} job without its result",
+            spec.kind.as_str()
+        ))
+    };
+    match spec.kind {
+        JobKind::Regression => {
             let model = status.regression_result.as_ref().ok_or_else(missing)?;
             let table = read_table(data)?;
             let predictions = model.predict(&table).map_err(|e| at_data(data, e))?;
             write_predictions(&model.target, &predictions)
         }
-        "train" => {
+        JobKind::Train => {
             let result = status.train_result.as_ref().ok_or_else(missing)?;
             let table = read_table(data)?;
             // The data's faults first, named as the data file's.
@@ -315,8 +320,9 @@ fn predict_job(job: &str, view: &JobView, data: &std::path::Path) -> Result<()> 
                 .map_err(|e| refuse(e.to_string()))?;
             write_predictions(&format!("p_{}", spec.target.name), &p)
         }
-        kind => Err(refuse(format!(
-            "a {kind:?} job: predictions need a \"regression\" or \"train\" job"
+        kind @ (JobKind::Blr | JobKind::Sum) => Err(refuse(format!(
+            "a {:?} job: predictions need a \"regression\" or \"train\" job",
+            kind.as_str()
         ))),
     }
 }

@@ -12,6 +12,7 @@ use dca_service::participant_ledger::{
 use dca_service::{Error, Result};
 
 use crate::{https_client, read_text, secret};
+use dca_service::job::JobState;
 
 /// Default of `--wait-for-job`: an hour.
 const DEFAULT_WAIT_FOR_JOB_SECS: u64 = 3600;
@@ -130,7 +131,7 @@ pub async fn run(a: ParticipantArgs) -> Result<()> {
     );
     let outcome = participant.run(a.job.as_deref()).await?;
     println!("{}", outcome.describe());
-    if outcome.state == "done" {
+    if outcome.state == JobState::Done {
         Ok(())
     } else {
         Err(Error::Job(format!("the job ended {}", outcome.state)))
@@ -258,7 +259,6 @@ fn print_ledger(ledger: &Ledger, record: Option<&[RecordedJob]>, policy: Option<
                 .map(|s| format!("; left: {s}"))
                 .unwrap_or_default(),
             j.ended
-                .as_deref()
                 .map_or("; under way (counts whole)".to_string(), |s| format!(
                     "; ended {s}"
                 )),
