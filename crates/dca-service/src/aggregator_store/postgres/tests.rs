@@ -215,34 +215,10 @@ fn answers_are_given_once() {
 #[test]
 fn damaged_rows_are_refused_when_read() {
     let Some(db) = test_db("damage") else { return };
-    let s = open(&db);
-    s.insert_round("r1", b"{}").unwrap();
-    s.begin_close("r1", b"close", Some(0.25), any_budget)
-        .unwrap();
-    s.mark_released("r1", "h", 0, "{\"sum\":[1]}").unwrap();
-    let AggregatorStore::Postgres(pg) = &s else {
-        unreachable!()
-    };
-    pg.execute("UPDATE agg_rounds SET detail = '{\"sum\":[9]}' WHERE id = 'r1'")
-        .unwrap();
-    assert!(matches!(s.round("r1"), Err(Error::Integrity(_))));
-    assert!(matches!(
-        s.specs_in(&[RoundPhase::Released]),
-        Err(Error::Integrity(_))
-    ));
-    pg.execute("UPDATE agg_charges SET rho = 0.125 WHERE id = 'r1'")
-        .unwrap();
-    assert!(matches!(s.charges(), Err(Error::Integrity(_))));
-    // A charge that cannot be read is no charge the budget can be checked against.
-    s.insert_round("r2", b"{}").unwrap();
-    assert!(matches!(
-        s.begin_close("r2", b"close", Some(0.25), any_budget),
-        Err(Error::Integrity(_))
-    ));
-    assert_eq!(s.round("r2").unwrap().unwrap().1, RoundState::Created);
-    pg.execute("UPDATE agg_closes SET body = 'closf' WHERE id = 'r1'")
-        .unwrap();
-    assert!(matches!(s.close_body("r1"), Err(Error::Integrity(_))));
+    crate::aggregator_store::damaged_rows_tests::damaged_rows_are_refused_when_read(
+        &open(&db),
+        "agg_",
+    );
 }
 
 #[test]
