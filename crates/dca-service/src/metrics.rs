@@ -262,3 +262,26 @@ pub fn exposition(metrics: &Metrics) -> Response {
     )
         .into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_transactions_are_counted_by_name_and_outcome() {
+        let transactions = TxMetrics::default();
+        let metrics = Metrics::with_store(transactions.clone());
+        for ok in [true, true, false] {
+            transactions.observe("begin_close", ok, Instant::now());
+        }
+        let text = metrics.encode();
+        for line in [
+            "dpdist_store_transactions_total{name=\"begin_close\",outcome=\"ok\"} 2",
+            "dpdist_store_transactions_total{name=\"begin_close\",outcome=\"error\"} 1",
+            "dpdist_store_transaction_seconds_count{name=\"begin_close\",outcome=\"ok\"} 2",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
+        }
+        assert!(!Metrics::new().encode().contains("store_transaction"));
+    }
+}

@@ -42,6 +42,8 @@ mod job_lease_tests;
 mod jobs;
 mod leases;
 mod postgres;
+#[cfg(test)]
+mod release_lease_tests;
 mod round_state;
 mod rounds;
 mod sqlite;

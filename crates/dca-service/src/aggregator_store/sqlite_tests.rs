@@ -72,6 +72,13 @@ fn a_release_lease_has_one_holder_until_it_expires() {
     );
 }
 
+/// Handles on one file, as processes sharing it would be.
+#[test]
+fn racing_handles_get_one_release_lease() {
+    let path = crate::scratch_dir("aggstore-lease-race").join("agg.sqlite");
+    super::release_lease_tests::racing_handles_get_one_release_lease(|| open(&path));
+}
+
 /// An earlier run's lease does not hold the restarted aggregator back.
 #[test]
 fn an_earlier_runs_release_lease_is_given_up_on_open() {

@@ -246,45 +246,14 @@ fn closing_round(s: &AggregatorStore) {
     assert!(s.begin_close("r1", b"close", None, any_budget).unwrap());
 }
 
-/// Eight handles (eight processes, as far as the database can tell) race for one round's
-/// release lease at the same moment: exactly one gets it, and the others are told who holds it
-/// until when.
 #[test]
 fn racing_handles_get_one_release_lease() {
     let Some(db) = test_db("leaserace") else {
         return;
     };
-    closing_round(&open(&db));
-    let start = std::sync::Barrier::new(8);
-    let outcomes: Vec<LeaseTaken> = std::thread::scope(|scope| {
-        let racers: Vec<_> = (0..8)
-            .map(|k| {
-                let (db, start) = (&db, &start);
-                scope.spawn(move || {
-                    let store = open(db);
-                    start.wait();
-                    store
-                        .take_release_lease("r1", &format!("h{k}"), 1_000, 31_000)
-                        .unwrap()
-                })
-            })
-            .collect();
-        racers.into_iter().map(|r| r.join().unwrap()).collect()
+    crate::aggregator_store::release_lease_tests::racing_handles_get_one_release_lease(|| {
+        open(&db)
     });
-    let winners: Vec<usize> = (0..8)
-        .filter(|&k| outcomes[k] == LeaseTaken::Taken)
-        .collect();
-    assert_eq!(winners.len(), 1, "{outcomes:?}");
-    let winner = format!("h{}", winners[0]);
-    for (k, outcome) in outcomes.iter().enumerate() {
-        if k != winners[0] {
-            assert_eq!(*outcome, LeaseTaken::HeldBy(winner.clone(), 31_000), "h{k}");
-        }
-    }
-    assert_eq!(
-        open(&db).release_lease("r1").unwrap(),
-        Some((winner, 31_000))
-    );
 }
 
 /// A live lease is its holder's until it expires (renewals move the expiry); from the expiry
