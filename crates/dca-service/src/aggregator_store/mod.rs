@@ -36,8 +36,6 @@
 mod damaged_rows_tests;
 mod digests;
 #[cfg(test)]
-mod failed_round_tests;
-#[cfg(test)]
 mod job_lease_tests;
 mod jobs;
 mod leases;
@@ -45,6 +43,8 @@ mod postgres;
 #[cfg(test)]
 mod release_lease_tests;
 mod round_state;
+#[cfg(test)]
+mod round_tests;
 mod rounds;
 mod sqlite;
 #[cfg(test)]

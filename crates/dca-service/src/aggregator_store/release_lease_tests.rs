@@ -1,9 +1,9 @@
-//! Races for a round's release lease on both backends (each backend's tests call this with a
-//! way to open another handle on its store, as another process would).
+//! A round's release lease on both backends (each backend's tests call these with its store,
+//! or with a way to open another handle on it, as another process would).
 
 use std::sync::Barrier;
 
-use super::{AggregatorStore, LeaseTaken};
+use super::{AggregatorStore, LeaseTaken, RoundState};
 
 /// Every handle tries to take round `r1`'s lease for itself (`H0`, `H1`, …) at `now_ms`,
 /// all at once; what each was told.
@@ -69,4 +69,38 @@ pub(super) fn racing_handles_get_one_release_lease(open: impl Fn() -> Aggregator
         assert!(!first.mark_released("r1", &earlier, 31_500, "{}").unwrap());
     }
     assert!(first.mark_released("r1", &winner, 31_500, "{}").unwrap());
+}
+
+/// One holder at a time until its lease expires; the release recorded only by the holder or
+/// under no live lease; a holder whose lease was taken over can no longer renew it; a round
+/// that is not closing has no lease to take.
+pub(super) fn one_holder_until_it_expires(s: &AggregatorStore) {
+    s.insert_round("r1", b"{}").unwrap();
+    assert_eq!(
+        s.take_release_lease("r1", "A", 1_000, 2_000).unwrap(),
+        LeaseTaken::NotClosing
+    );
+    assert!(s.begin_close("r1", b"close", None, |_| Ok(())).unwrap());
+    assert_eq!(
+        s.take_release_lease("r1", "A", 1_000, 2_000).unwrap(),
+        LeaseTaken::Taken
+    );
+    assert_eq!(
+        s.take_release_lease("r1", "B", 1_999, 2_999).unwrap(),
+        LeaseTaken::HeldBy("A".into(), 2_000)
+    );
+    assert!(!s.mark_released("r1", "B", 1_999, "{\"sum\":[2]}").unwrap());
+    assert_eq!(
+        s.take_release_lease("r1", "B", 2_000, 3_000).unwrap(),
+        LeaseTaken::Taken
+    );
+    assert!(!s.renew_release_lease("r1", "A", 4_000).unwrap());
+    assert!(!s.mark_released("r1", "A", 2_100, "{\"sum\":[1]}").unwrap());
+    assert!(s.renew_release_lease("r1", "B", 4_000).unwrap());
+    assert_eq!(s.release_lease("r1").unwrap(), Some(("B".into(), 4_000)));
+    assert!(s.mark_released("r1", "B", 2_200, "{\"sum\":[2]}").unwrap());
+    assert_eq!(
+        s.round("r1").unwrap().unwrap().1,
+        RoundState::Released("{\"sum\":[2]}".into())
+    );
 }

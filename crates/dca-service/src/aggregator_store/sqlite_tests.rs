@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{AggregatorStore, AggregatorStoreLocation, JobLeaseTaken, LeaseTaken, RoundState};
+use super::{AggregatorStore, AggregatorStoreLocation, JobLeaseTaken, LeaseTaken};
 
 fn open(path: &Path) -> AggregatorStore {
     AggregatorStore::open(&AggregatorStoreLocation::Sqlite(path.to_path_buf())).unwrap()
@@ -15,61 +15,12 @@ fn store(name: &str) -> AggregatorStore {
 
 #[test]
 fn a_round_is_closed_charged_and_released_once() {
-    let s = store("aggstore-once");
-    s.insert_round("r1", b"{}").unwrap();
-    s.insert_round("r1", b"{}").unwrap();
-    assert!(
-        s.begin_close("r1", b"close", Some(0.25), |_| Ok(()))
-            .unwrap()
-    );
-    assert!(
-        !s.begin_close("r1", b"other", Some(0.25), |_| Ok(()))
-            .unwrap()
-    );
-    assert!(!s.begin_abort("r1", "late").unwrap());
-    assert_eq!(s.close_body("r1").unwrap().as_deref(), Some(&b"close"[..]));
-    assert_eq!(s.charges().unwrap(), vec![0.25]);
-    assert!(s.mark_released("r1", "h", 0, "{\"sum\":[1]}").unwrap());
-    assert!(!s.mark_released("r1", "h", 0, "{\"sum\":[2]}").unwrap());
-    assert_eq!(
-        s.round("r1").unwrap().unwrap().1,
-        RoundState::Released("{\"sum\":[1]}".into())
-    );
+    super::round_tests::a_round_is_closed_charged_and_released_once(&store("aggstore-once"));
 }
 
-/// The release lease as on PostgreSQL (one path above the store): one holder at a time
-/// until it expires, and the release recorded only by the holder or under no live lease.
 #[test]
 fn a_release_lease_has_one_holder_until_it_expires() {
-    let s = store("aggstore-lease");
-    s.insert_round("r1", b"{}").unwrap();
-    assert_eq!(
-        s.take_release_lease("r1", "A", 1_000, 2_000).unwrap(),
-        LeaseTaken::NotClosing
-    );
-    assert!(s.begin_close("r1", b"close", None, |_| Ok(())).unwrap());
-    assert_eq!(
-        s.take_release_lease("r1", "A", 1_000, 2_000).unwrap(),
-        LeaseTaken::Taken
-    );
-    assert_eq!(
-        s.take_release_lease("r1", "B", 1_999, 2_999).unwrap(),
-        LeaseTaken::HeldBy("A".into(), 2_000)
-    );
-    assert!(!s.mark_released("r1", "B", 1_999, "{\"sum\":[2]}").unwrap());
-    assert_eq!(
-        s.take_release_lease("r1", "B", 2_000, 3_000).unwrap(),
-        LeaseTaken::Taken
-    );
-    assert!(!s.renew_release_lease("r1", "A", 4_000).unwrap());
-    assert!(!s.mark_released("r1", "A", 2_100, "{\"sum\":[1]}").unwrap());
-    assert!(s.renew_release_lease("r1", "B", 4_000).unwrap());
-    assert_eq!(s.release_lease("r1").unwrap(), Some(("B".into(), 4_000)));
-    assert!(s.mark_released("r1", "B", 2_200, "{\"sum\":[2]}").unwrap());
-    assert_eq!(
-        s.round("r1").unwrap().unwrap().1,
-        RoundState::Released("{\"sum\":[2]}".into())
-    );
+    super::release_lease_tests::one_holder_until_it_expires(&store("aggstore-lease"));
 }
 
 /// Handles on one file, as processes sharing it would be.
@@ -100,7 +51,7 @@ fn an_earlier_runs_release_lease_is_given_up_on_open() {
 
 #[test]
 fn a_failed_round_is_terminal() {
-    super::failed_round_tests::a_failed_round_is_terminal(&store("aggstore-failed"));
+    super::round_tests::a_failed_round_is_terminal(&store("aggstore-failed"));
 }
 
 #[test]

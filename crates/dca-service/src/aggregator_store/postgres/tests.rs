@@ -37,37 +37,7 @@ fn any_budget(_: &[f64]) -> Result<()> {
 #[test]
 fn a_round_is_closed_charged_and_released_once() {
     let Some(db) = test_db("once") else { return };
-    let s = open(&db);
-    s.insert_round("r1", b"{}").unwrap();
-    s.insert_round("r1", b"{}").unwrap();
-    assert!(
-        s.begin_close("r1", b"close", Some(0.25), any_budget)
-            .unwrap()
-    );
-    assert!(
-        !s.begin_close("r1", b"other", Some(0.25), any_budget)
-            .unwrap()
-    );
-    assert!(!s.begin_abort("r1", "late").unwrap());
-    assert_eq!(s.close_body("r1").unwrap().as_deref(), Some(&b"close"[..]));
-    assert_eq!(s.charges().unwrap(), vec![0.25]);
-    assert!(s.mark_released("r1", "h", 0, "{\"sum\":[1]}").unwrap());
-    assert!(!s.mark_released("r1", "h", 0, "{\"sum\":[2]}").unwrap());
-    assert_eq!(
-        s.round("r1").unwrap().unwrap().1,
-        RoundState::Released("{\"sum\":[1]}".into())
-    );
-    assert_eq!(
-        s.count_by_state().unwrap(),
-        [
-            (RoundPhase::Created, 0),
-            (RoundPhase::Closing, 0),
-            (RoundPhase::Aborting, 0),
-            (RoundPhase::Aborted, 0),
-            (RoundPhase::Released, 1),
-            (RoundPhase::Failed, 0)
-        ]
-    );
+    crate::aggregator_store::round_tests::a_round_is_closed_charged_and_released_once(&open(&db));
 }
 
 /// A second process's handle sees the round the first created, cannot close or charge it
@@ -256,6 +226,14 @@ fn racing_handles_get_one_release_lease() {
     });
 }
 
+#[test]
+fn a_release_lease_has_one_holder_until_it_expires() {
+    let Some(db) = test_db("leaseonce") else {
+        return;
+    };
+    crate::aggregator_store::release_lease_tests::one_holder_until_it_expires(&open(&db));
+}
+
 /// A live lease is its holder's until it expires (renewals move the expiry); from the expiry
 /// on, another handle takes it, and the old holder can no longer renew it.
 #[test]
@@ -435,5 +413,5 @@ fn a_failed_round_is_terminal() {
     let Some(db) = test_db("failed_round") else {
         return;
     };
-    crate::aggregator_store::failed_round_tests::a_failed_round_is_terminal(&open(&db));
+    crate::aggregator_store::round_tests::a_failed_round_is_terminal(&open(&db));
 }
