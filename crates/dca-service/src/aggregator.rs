@@ -122,6 +122,11 @@ impl Aggregator {
         })
     }
 
+    /// The count and time of the store's transactions, by name (for `/metrics`).
+    pub(crate) fn store_transactions(&self) -> crate::metrics::TxMetrics {
+        self.store.transaction_metrics()
+    }
+
     /// The same aggregator deciding deadlines and lease expiries by `clock`.
     pub fn with_clock(self, clock: Arc<dyn Clock>) -> Self {
         Aggregator { clock, ..self }

@@ -386,12 +386,13 @@ pub async fn tick(agg: &Aggregator, metrics: &Metrics, backoff: &RetryBackoff, p
 /// router (and every clone of it) is dropped.
 pub fn router(aggregator: Aggregator, analyst_token: &str, poll: Duration) -> Router {
     let aggregator = Arc::new(aggregator);
+    let metrics = Metrics::with_store(aggregator.store_transactions());
     let state = Arc::new(ServerState {
         jobs: JobAcquirer::new(aggregator.clone(), poll),
         aggregator,
         analyst_token_hash: token_hash(analyst_token),
         spec_bytes: BodyBudget::new(2 * MAX_SPEC_BYTES),
-        metrics: Metrics::new(),
+        metrics,
         backoff: RetryBackoff::default(),
     });
     // Jobs at once (a restarted aggregator resumes its jobs without waiting a poll), then

@@ -1,8 +1,8 @@
 //! What a server counts, served at `GET /metrics` in the Prometheus text format (OpenMetrics,
 //! `prometheus-client`): responses by route, status and problem cause; the node's group
 //! commits (shares per commit, seconds per commit); round transitions; and on the aggregator
-//! the rounds by state and the privacy budget spent. No label carries a round id, client id or
-//! token.
+//! the rounds by state, the privacy budget spent and the store's transactions by name. No
+//! label carries a round id, client id or token.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -48,6 +48,48 @@ pub struct StateLabels {
     pub state: String,
 }
 
+/// Labels of `dpdist_store_transactions_total` and `dpdist_store_transaction_seconds`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TxLabels {
+    /// The transaction's name, e.g. `begin_close`.
+    pub name: String,
+    /// `ok`, or `error` for a transaction that returned an error (and so changed nothing).
+    pub outcome: String,
+}
+
+/// A store's transactions counted and timed by name, kept by the store and registered with the
+/// server's metrics ([`Metrics::with_store`]).
+#[derive(Clone, Debug)]
+pub struct TxMetrics {
+    count: Family<TxLabels, Counter>,
+    seconds: Family<TxLabels, Histogram, fn() -> Histogram>,
+}
+
+impl Default for TxMetrics {
+    fn default() -> Self {
+        TxMetrics {
+            count: Family::default(),
+            seconds: Family::new_with_constructor(|| {
+                Histogram::new(exponential_buckets(0.000_01, 4.0, 12))
+            }),
+        }
+    }
+}
+
+impl TxMetrics {
+    /// Counts one run of transaction `name` that started at `started` and ended now.
+    pub fn observe(&self, name: &str, ok: bool, started: Instant) {
+        let labels = TxLabels {
+            name: name.to_string(),
+            outcome: if ok { "ok" } else { "error" }.to_string(),
+        };
+        self.count.get_or_create(&labels).inc();
+        self.seconds
+            .get_or_create(&labels)
+            .observe(started.elapsed().as_secs_f64());
+    }
+}
+
 /// A server's metrics.
 #[derive(Debug)]
 pub struct Metrics {
@@ -63,6 +105,15 @@ pub struct Metrics {
 impl Metrics {
     /// A fresh set of metrics with every family registered.
     pub fn new() -> Arc<Self> {
+        Self::registered(None)
+    }
+
+    /// As [`Self::new`], with the transactions of the server's store.
+    pub fn with_store(transactions: TxMetrics) -> Arc<Self> {
+        Self::registered(Some(transactions))
+    }
+
+    fn registered(transactions: Option<TxMetrics>) -> Arc<Self> {
         let mut registry = Registry::with_prefix("dpdist");
         let responses = Family::<ResponseLabels, Counter>::default();
         registry.register(
@@ -100,6 +151,18 @@ impl Metrics {
             "Privacy budget epsilon spent by the aggregator's accountant",
             budget_epsilon_spent.clone(),
         );
+        if let Some(tx) = transactions {
+            registry.register(
+                "store_transactions",
+                "Store transactions by name and outcome",
+                tx.count,
+            );
+            registry.register(
+                "store_transaction_seconds",
+                "Seconds per store transaction by name and outcome (retries included)",
+                tx.seconds,
+            );
+        }
         Arc::new(Metrics {
             registry,
             responses,
@@ -198,4 +261,27 @@ pub fn exposition(metrics: &Metrics) -> Response {
         metrics.encode(),
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_transactions_are_counted_by_name_and_outcome() {
+        let transactions = TxMetrics::default();
+        let metrics = Metrics::with_store(transactions.clone());
+        for ok in [true, true, false] {
+            transactions.observe("begin_close", ok, Instant::now());
+        }
+        let text = metrics.encode();
+        for line in [
+            "dpdist_store_transactions_total{name=\"begin_close\",outcome=\"ok\"} 2",
+            "dpdist_store_transactions_total{name=\"begin_close\",outcome=\"error\"} 1",
+            "dpdist_store_transaction_seconds_count{name=\"begin_close\",outcome=\"ok\"} 2",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
+        }
+        assert!(!Metrics::new().encode().contains("store_transaction"));
+    }
 }

@@ -37,37 +37,7 @@ fn any_budget(_: &[f64]) -> Result<()> {
 #[test]
 fn a_round_is_closed_charged_and_released_once() {
     let Some(db) = test_db("once") else { return };
-    let s = open(&db);
-    s.insert_round("r1", b"{}").unwrap();
-    s.insert_round("r1", b"{}").unwrap();
-    assert!(
-        s.begin_close("r1", b"close", Some(0.25), any_budget)
-            .unwrap()
-    );
-    assert!(
-        !s.begin_close("r1", b"other", Some(0.25), any_budget)
-            .unwrap()
-    );
-    assert!(!s.begin_abort("r1", "late").unwrap());
-    assert_eq!(s.close_body("r1").unwrap().as_deref(), Some(&b"close"[..]));
-    assert_eq!(s.charges().unwrap(), vec![0.25]);
-    assert!(s.mark_released("r1", "h", 0, "{\"sum\":[1]}").unwrap());
-    assert!(!s.mark_released("r1", "h", 0, "{\"sum\":[2]}").unwrap());
-    assert_eq!(
-        s.round("r1").unwrap().unwrap().1,
-        RoundState::Released("{\"sum\":[1]}".into())
-    );
-    assert_eq!(
-        s.count_by_state().unwrap(),
-        [
-            (RoundPhase::Created, 0),
-            (RoundPhase::Closing, 0),
-            (RoundPhase::Aborting, 0),
-            (RoundPhase::Aborted, 0),
-            (RoundPhase::Released, 1),
-            (RoundPhase::Failed, 0)
-        ]
-    );
+    crate::aggregator_store::round_tests::a_round_is_closed_charged_and_released_once(&open(&db));
 }
 
 /// A second process's handle sees the round the first created, cannot close or charge it
@@ -215,34 +185,10 @@ fn answers_are_given_once() {
 #[test]
 fn damaged_rows_are_refused_when_read() {
     let Some(db) = test_db("damage") else { return };
-    let s = open(&db);
-    s.insert_round("r1", b"{}").unwrap();
-    s.begin_close("r1", b"close", Some(0.25), any_budget)
-        .unwrap();
-    s.mark_released("r1", "h", 0, "{\"sum\":[1]}").unwrap();
-    let AggregatorStore::Postgres(pg) = &s else {
-        unreachable!()
-    };
-    pg.execute("UPDATE agg_rounds SET detail = '{\"sum\":[9]}' WHERE id = 'r1'")
-        .unwrap();
-    assert!(matches!(s.round("r1"), Err(Error::Integrity(_))));
-    assert!(matches!(
-        s.specs_in(&[RoundPhase::Released]),
-        Err(Error::Integrity(_))
-    ));
-    pg.execute("UPDATE agg_charges SET rho = 0.125 WHERE id = 'r1'")
-        .unwrap();
-    assert!(matches!(s.charges(), Err(Error::Integrity(_))));
-    // A charge that cannot be read is no charge the budget can be checked against.
-    s.insert_round("r2", b"{}").unwrap();
-    assert!(matches!(
-        s.begin_close("r2", b"close", Some(0.25), any_budget),
-        Err(Error::Integrity(_))
-    ));
-    assert_eq!(s.round("r2").unwrap().unwrap().1, RoundState::Created);
-    pg.execute("UPDATE agg_closes SET body = 'closf' WHERE id = 'r1'")
-        .unwrap();
-    assert!(matches!(s.close_body("r1"), Err(Error::Integrity(_))));
+    crate::aggregator_store::damaged_rows_tests::damaged_rows_are_refused_when_read(
+        &open(&db),
+        "agg_",
+    );
 }
 
 #[test]
@@ -270,45 +216,22 @@ fn closing_round(s: &AggregatorStore) {
     assert!(s.begin_close("r1", b"close", None, any_budget).unwrap());
 }
 
-/// Eight handles (eight processes, as far as the database can tell) race for one round's
-/// release lease at the same moment: exactly one gets it, and the others are told who holds it
-/// until when.
 #[test]
 fn racing_handles_get_one_release_lease() {
     let Some(db) = test_db("leaserace") else {
         return;
     };
-    closing_round(&open(&db));
-    let start = std::sync::Barrier::new(8);
-    let outcomes: Vec<LeaseTaken> = std::thread::scope(|scope| {
-        let racers: Vec<_> = (0..8)
-            .map(|k| {
-                let (db, start) = (&db, &start);
-                scope.spawn(move || {
-                    let store = open(db);
-                    start.wait();
-                    store
-                        .take_release_lease("r1", &format!("h{k}"), 1_000, 31_000)
-                        .unwrap()
-                })
-            })
-            .collect();
-        racers.into_iter().map(|r| r.join().unwrap()).collect()
+    crate::aggregator_store::release_lease_tests::racing_handles_get_one_release_lease(|| {
+        open(&db)
     });
-    let winners: Vec<usize> = (0..8)
-        .filter(|&k| outcomes[k] == LeaseTaken::Taken)
-        .collect();
-    assert_eq!(winners.len(), 1, "{outcomes:?}");
-    let winner = format!("h{}", winners[0]);
-    for (k, outcome) in outcomes.iter().enumerate() {
-        if k != winners[0] {
-            assert_eq!(*outcome, LeaseTaken::HeldBy(winner.clone(), 31_000), "h{k}");
-        }
-    }
-    assert_eq!(
-        open(&db).release_lease("r1").unwrap(),
-        Some((winner, 31_000))
-    );
+}
+
+#[test]
+fn a_release_lease_has_one_holder_until_it_expires() {
+    let Some(db) = test_db("leaseonce") else {
+        return;
+    };
+    crate::aggregator_store::release_lease_tests::one_holder_until_it_expires(&open(&db));
 }
 
 /// A live lease is its holder's until it expires (renewals move the expiry); from the expiry
@@ -490,5 +413,5 @@ fn a_failed_round_is_terminal() {
     let Some(db) = test_db("failed_round") else {
         return;
     };
-    crate::aggregator_store::failed_round_tests::a_failed_round_is_terminal(&open(&db));
+    crate::aggregator_store::round_tests::a_failed_round_is_terminal(&open(&db));
 }
