@@ -4,10 +4,15 @@
 //! loudly and pass, except under CI (`CI` set), where they fail.
 
 use super::*;
-use crate::node::store::{AttemptReader, NodeStore, StoreLocation};
+use crate::node::store::{
+    AttemptReader, NodeStore, PendingShare, StoreLocation, TokenLookup, UploadOutcome,
+};
 use crate::postgres_tx::MAX_ATTEMPTS;
 use fixedpoint_shares::ClientId;
 use postgres::NoTls;
+use postgres::Transaction;
+use readers::SUM_PIECE;
+use sha2::{Digest, Sha256};
 
 /// A database made for one test (see [`crate::postgres_test_db`]).
 type TestDb = crate::postgres_test_db::TestDb<PgLocation>;
@@ -269,7 +274,7 @@ fn round_data_comes_back_as_written() {
         .unwrap();
     assert_eq!(pairs.len(), 4);
     assert_eq!(pairs[0], (0, 0x0123_4567_89ab_cdef));
-    let mut lookup = PgReader::open(&db.at).unwrap();
+    let mut lookup = TokenLookup::open(&StoreLocation::Postgres(db.at.clone())).unwrap();
     assert_eq!(
         lookup.token_hash(&id, 999).unwrap(),
         Some(<[u8; 32]>::try_from(&token_hashes(n)[999 * 32..]).unwrap())
@@ -445,7 +450,7 @@ fn two_replicas_race_for_a_sum_lease_one_wins_and_a_stale_lease_is_taken_over() 
     store.commit_uploads(&[share(&id, 2, &d, &m)]).unwrap();
     let at = StoreLocation::Postgres(db.at.clone());
     // Not closed yet: nobody takes it.
-    let NodeStore::Postgres(pg) = &mut store else {
+    let Some(pg) = store.shared() else {
         unreachable!()
     };
     assert!(!pg.take_sum_lease(&id, "early", 1_000, 2_000).unwrap());
@@ -467,9 +472,7 @@ fn two_replicas_race_for_a_sum_lease_one_wins_and_a_stale_lease_is_taken_over() 
                 let (at, barrier) = (at.clone(), barrier.clone());
                 std::thread::spawn(move || {
                     let mut s = NodeStore::open(&at).unwrap();
-                    let NodeStore::Postgres(pg) = &mut s else {
-                        unreachable!()
-                    };
+                    let Some(pg) = s.shared() else { unreachable!() };
                     barrier.wait();
                     pg.take_sum_lease(&race_id, holder, 1_000, 31_000).unwrap()
                 })
@@ -479,7 +482,7 @@ fn two_replicas_race_for_a_sum_lease_one_wins_and_a_stale_lease_is_taken_over() 
             .collect();
         assert_eq!(won.iter().filter(|w| **w).count(), 1, "{won:?}");
     }
-    let NodeStore::Postgres(pg) = &mut store else {
+    let Some(pg) = store.shared() else {
         unreachable!()
     };
     assert!(pg.take_sum_lease(&id, "a", 1_000, 31_000).unwrap());
@@ -509,7 +512,7 @@ fn two_replicas_race_for_a_sum_lease_one_wins_and_a_stale_lease_is_taken_over() 
             .unwrap()
     );
     assert!(store.check_sum(&id).unwrap());
-    let NodeStore::Postgres(pg) = &mut store else {
+    let Some(pg) = store.shared() else {
         unreachable!()
     };
     let state = pg.round_state(&id).unwrap();
@@ -550,7 +553,7 @@ fn the_store_and_its_readers_connect_again_after_their_connections_are_cut() {
     };
     let (id, n) = ([12u8; 32], 40);
     let mut store = store_with_round(&db, &id, 1, n);
-    let mut lookup = PgReader::open(&db.at).unwrap();
+    let mut lookup = TokenLookup::open(&StoreLocation::Postgres(db.at.clone())).unwrap();
     let mut reader = AttemptReader::open(&StoreLocation::Postgres(db.at.clone())).unwrap();
     let hash_of = |c: usize| <[u8; 32]>::try_from(&token_hashes(n)[c * 32..c * 32 + 32]).unwrap();
     let d = sha(b"share");

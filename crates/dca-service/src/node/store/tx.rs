@@ -1,0 +1,81 @@
+//! The transaction trait: what one transaction on the node's store may read and write, as
+//! typed rows. Each backend implements it with SQL and row mapping only; the rules that decide
+//! what to read and write are written once above it ([`super::rules`]) and run inside
+//! [`super::NodeStore::run_tx`], so a read and the change that depends on it share one
+//! transaction on both backends.
+//!
+//! The upload path is hot (one transaction per group commit of many uploads): the rule reads
+//! each round's state once per batch, and each upload costs one statement (the insert) unless
+//! its client has a share already (then one more, the stored digest). That is the number of
+//! statements, and on PostgreSQL of round trips, the backends made before the rules moved
+//! here; no rule was left in SQL for the sake of speed.
+//!
+//! Locks: on SQLite the transaction is IMMEDIATE (this process's one writer holds the file's
+//! write lock from its start), so a state read stays true until the commit. On PostgreSQL
+//! [`NodeTx::round_state`] locks the round's row ([`RowLock`]): an upload holds off a close
+//! or abort of its round until it commits, and a close or abort waits for uploads under way.
+
+use fixedpoint_shares::ClientSet;
+
+use super::{PendingShare, RoundState};
+use crate::Result;
+
+/// How [`NodeTx::round_state`] locks the round's row until the transaction ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowLock {
+    /// Others may read it and lock it so too, not change it (uploads).
+    Share,
+    /// This transaction will change it (close, abort, the node sum).
+    Update,
+}
+
+/// One transaction on the node's store.
+pub(crate) trait NodeTx {
+    /// The round's state, its row locked as `lock` says; [`RoundState::Unknown`] if no round
+    /// has this id.
+    fn round_state(&mut self, id: &[u8; 32], lock: RowLock) -> Result<RoundState>;
+
+    /// Inserts a round, open, with its spec's JSON (without the token list).
+    fn insert_round(&mut self, id: &[u8; 32], round: u64, spec_json: &[u8]) -> Result<()>;
+
+    /// Replaces the round's spec, dropping a token list older versions kept beside it.
+    fn replace_spec(&mut self, id: &[u8; 32], spec_json: &[u8]) -> Result<()>;
+
+    /// Deletes the round's token rows.
+    fn delete_token_chunks(&mut self, id: &[u8; 32]) -> Result<()>;
+
+    /// Inserts token rows numbered `first`, `first + 1`, … (see [`super::layout`]).
+    fn insert_token_chunks(&mut self, id: &[u8; 32], first: u64, chunks: &[&[u8]]) -> Result<()>;
+
+    /// Inserts the share unless its (round, client) has one: whether it was inserted.
+    fn insert_share(&mut self, share: &PendingShare<'_>) -> Result<bool>;
+
+    /// The SHA-256 stored with client `client`'s share of the round.
+    ///
+    /// # Errors
+    /// The store's error if no share of that client is stored.
+    fn share_digest(&mut self, id: &[u8; 32], client: u64) -> Result<Vec<u8>>;
+
+    /// Records the shard attempt of a stored share.
+    fn set_shard(&mut self, id: &[u8; 32], client: u64, shard: u64) -> Result<()>;
+
+    /// Deletes every share of the round.
+    fn delete_shares(&mut self, id: &[u8; 32]) -> Result<()>;
+
+    /// Marks the round aborted, for `reason`.
+    fn write_aborted(&mut self, id: &[u8; 32], reason: &str) -> Result<()>;
+
+    /// Marks the round closed with its agreed set ([`super::layout::agreed_words`]) and that
+    /// set's SHA-256.
+    fn write_agreed(&mut self, id: &[u8; 32], agreed: &ClientSet, sha256: &[u8; 32]) -> Result<()>;
+
+    /// Stores the round's node sum (replacing one stored before): `len` bytes read from `sum`,
+    /// with `sha256`, the digest they should have (checked by the caller as they pass).
+    fn write_sum(
+        &mut self,
+        id: &[u8; 32],
+        sha256: &[u8; 32],
+        sum: &mut dyn std::io::Read,
+        len: u64,
+    ) -> Result<()>;
+}
