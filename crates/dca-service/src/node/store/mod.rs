@@ -143,6 +143,34 @@ pub(crate) struct StoredRound {
     pub aborted: Option<String>,
 }
 
+/// Runs one named transaction (`run`) inside a `tracing` span, counted and timed in `metrics`.
+fn observed<T>(
+    name: &'static str,
+    metrics: &Metrics,
+    run: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let _span = tracing::info_span!("node_store_tx", tx = name).entered();
+    let started = Instant::now();
+    let outcome = run();
+    metrics.store_tx(name, outcome.is_ok(), started);
+    outcome
+}
+
+/// Stores the node sum computed under `holder`'s lease, on the summing replica's own
+/// connection ([`rules::store_sum_under_lease`]): `Ok(false)` if the lease was lost.
+pub(crate) fn store_sum_under_lease(
+    reader: &mut PgReader,
+    metrics: &Metrics,
+    id: &[u8; 32],
+    holder: &str,
+    sum: &[u8],
+    sha256: &[u8; 32],
+) -> Result<bool> {
+    observed("store_sum_under_lease", metrics, || {
+        reader.run_tx(|tx| rules::store_sum_under_lease(tx, id, holder, sum, sha256))
+    })
+}
+
 macro_rules! each {
     ($value:expr, $s:ident => $body:expr) => {
         match $value {
@@ -179,11 +207,32 @@ impl NodeStore {
         name: &'static str,
         mut f: impl FnMut(&mut dyn NodeTx) -> Result<T>,
     ) -> Result<T> {
-        let _span = tracing::info_span!("node_store_tx", tx = name).entered();
-        let started = Instant::now();
-        let outcome = each!(&mut self.backend, s => s.run_tx(|tx| f(tx)));
-        self.metrics.store_tx(name, outcome.is_ok(), started);
-        outcome
+        let metrics = self.metrics.clone();
+        observed(
+            name,
+            &metrics,
+            || each!(&mut self.backend, s => s.run_tx(|tx| f(tx))),
+        )
+    }
+
+    /// Takes the lease of a closed round whose node sum is not stored, for `holder` until
+    /// `until_ms` ([`rules::take_sum_lease`]); only a store shared by replicas has leases.
+    pub fn take_sum_lease(
+        &mut self,
+        id: &[u8; 32],
+        holder: &str,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> Result<bool> {
+        let metrics = self.metrics.clone();
+        let Backend::Postgres(s) = &mut self.backend else {
+            return Err(crate::Error::InvalidSpec(
+                "node sum leases are kept in a shared (PostgreSQL) store only".into(),
+            ));
+        };
+        observed("take_sum_lease", &metrics, || {
+            s.run_tx(|tx| rules::take_sum_lease(tx, id, holder, now_ms, until_ms))
+        })
     }
 
     /// [`Self::run_tx`] for a transaction that reads `len` bytes from `src`. A transaction

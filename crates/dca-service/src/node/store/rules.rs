@@ -8,6 +8,9 @@
 //! - an open round is closed once, with its agreed set and that set's SHA-256;
 //! - a node sum is stored only for a closed round, and only if the bytes are as long as said
 //!   and have the SHA-256 the summing thread computed;
+//! - on a store shared by replicas, the node sum of a closed round is computed by the one
+//!   replica holding its lease, taken only while the sum is not stored, and stored only
+//!   while that replica still holds it;
 //! - a round's token hashes are stored in rows of [`HASHES_PER_CHUNK`], a statement per
 //!   [`CHUNKS_PER_STATEMENT`] rows.
 
@@ -16,7 +19,7 @@ use std::collections::HashMap;
 use fixedpoint_shares::ClientSet;
 
 use super::layout::{HASHES_PER_CHUNK, HashingReader, agreed_sha256};
-use super::tx::{NodeTx, RowLock};
+use super::tx::{LeaseTx, NodeTx, RowLock};
 use super::{PendingShare, RoundState, UploadOutcome};
 use crate::{Error, Result, hex};
 
@@ -134,12 +137,7 @@ pub(crate) fn store_sum(
     len: u64,
     sha256: &[u8; 32],
 ) -> Result<()> {
-    if tx.round_state(id, RowLock::Update)? != RoundState::Closed {
-        return Err(Error::InvalidSpec(format!(
-            "round {} is not closed; its node sum is not stored",
-            hex::encode(id)
-        )));
-    }
+    refuse_unless_closed(tx, id)?;
     let mut checked = HashingReader::new(std::io::Read::take(sum, len));
     tx.write_sum(id, sha256, &mut checked, len)?;
     let (copied, digest) = checked.finish();
@@ -163,4 +161,47 @@ pub(crate) fn set_shards(tx: &mut dyn NodeTx, id: &[u8; 32], pairs: &[(u64, u64)
         tx.set_shard(id, client, shard)?;
     }
     Ok(())
+}
+
+fn refuse_unless_closed(tx: &mut dyn NodeTx, id: &[u8; 32]) -> Result<()> {
+    if tx.round_state(id, RowLock::Update)? == RoundState::Closed {
+        return Ok(());
+    }
+    Err(Error::InvalidSpec(format!(
+        "round {} is not closed; its node sum is not stored",
+        hex::encode(id)
+    )))
+}
+
+/// Takes the lease of a closed round whose node sum is not stored, for `holder` until
+/// `until_ms`: `Ok(true)` if no one held it, it expired by `now_ms` or `holder` has it already.
+pub(crate) fn take_sum_lease(
+    tx: &mut dyn LeaseTx,
+    id: &[u8; 32],
+    holder: &str,
+    now_ms: u64,
+    until_ms: u64,
+) -> Result<bool> {
+    if tx.round_state(id, RowLock::Share)? != RoundState::Closed || tx.sum_stored(id)? {
+        return Ok(false);
+    }
+    tx.claim_sum_lease(id, holder, now_ms, until_ms)
+}
+
+/// Stores the node sum (`sum`, whose SHA-256 is `sha256`) of a closed round if `holder` still
+/// has the round's lease: a replica whose lease expired (and was maybe taken over) stores
+/// nothing. `Ok(false)` if it lost it.
+pub(crate) fn store_sum_under_lease(
+    tx: &mut dyn LeaseTx,
+    id: &[u8; 32],
+    holder: &str,
+    sum: &[u8],
+    sha256: &[u8; 32],
+) -> Result<bool> {
+    if tx.sum_lease_holder(id)?.as_deref() != Some(holder) {
+        return Ok(false);
+    }
+    refuse_unless_closed(tx, id)?;
+    tx.insert_sum_once(id, sha256, sum)?;
+    Ok(true)
 }

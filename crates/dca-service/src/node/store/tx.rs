@@ -79,3 +79,27 @@ pub(crate) trait NodeTx {
         len: u64,
     ) -> Result<()>;
 }
+
+/// What a transaction on a store shared by replicas may also read and write: the lease on a
+/// closed round's node sum, which one replica holds while it computes and stores the sum.
+pub(crate) trait LeaseTx: NodeTx {
+    /// Whether the round's node sum is stored.
+    fn sum_stored(&mut self, id: &[u8; 32]) -> Result<bool>;
+
+    /// Gives the lease to `holder` until `until_ms` unless another holder has it past
+    /// `now_ms`; whether `holder` has it now. One statement, so that replicas racing for it
+    /// are decided by the lease row's lock.
+    fn claim_sum_lease(
+        &mut self,
+        id: &[u8; 32],
+        holder: &str,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> Result<bool>;
+
+    /// The lease's holder, if a lease row exists, the row locked until the transaction ends.
+    fn sum_lease_holder(&mut self, id: &[u8; 32]) -> Result<Option<String>>;
+
+    /// Stores the round's node sum unless one is stored.
+    fn insert_sum_once(&mut self, id: &[u8; 32], sha256: &[u8; 32], sum: &[u8]) -> Result<()>;
+}

@@ -130,6 +130,22 @@ fn state_of(s: Option<&str>) -> RoundState {
     }
 }
 
+/// Runs `f` in one read-committed transaction on `conn` ([`in_tx`]: run again after a
+/// serialization failure, a deadlock or a connection lost before the commit) and commits if
+/// `f` succeeds.
+fn run_tx<T>(
+    conn: &mut PgConnection,
+    mut f: impl FnMut(&mut PgTx<'_, '_>) -> Result<T>,
+) -> Result<T> {
+    in_tx(conn, IsolationLevel::ReadCommitted, |tx| {
+        let mut rows = PgTx::new(tx);
+        f(&mut rows).map_err(|e| match rows.failed.take() {
+            Some(pg) => TxError::Pg(pg),
+            None => TxError::Other(e),
+        })
+    })
+}
+
 /// The node's read-write connection (the store actor's).
 pub(crate) struct PgStore {
     conn: PgConnection,
@@ -142,16 +158,9 @@ impl PgStore {
         Ok(PgStore { conn })
     }
 
-    /// Runs `f` in one read-committed transaction ([`in_tx`]: run again after a serialization
-    /// failure, a deadlock or a connection lost before the commit) and commits if `f` succeeds.
-    pub fn run_tx<T>(&mut self, mut f: impl FnMut(&mut PgTx<'_, '_>) -> Result<T>) -> Result<T> {
-        in_tx(&mut self.conn, IsolationLevel::ReadCommitted, |tx| {
-            let mut rows = PgTx::new(tx);
-            f(&mut rows).map_err(|e| match rows.failed.take() {
-                Some(pg) => TxError::Pg(pg),
-                None => TxError::Other(e),
-            })
-        })
+    /// Runs `f` in one transaction ([`run_tx`]).
+    pub fn run_tx<T>(&mut self, f: impl FnMut(&mut PgTx<'_, '_>) -> Result<T>) -> Result<T> {
+        run_tx(&mut self.conn, f)
     }
 
     fn client(&mut self) -> Result<&mut Client> {
@@ -315,38 +324,6 @@ impl PgStore {
         Ok(row.get::<_, i64>(0) as usize)
     }
 
-    /// Takes the lease of a closed round whose node sum is not stored, for `holder` until
-    /// `until_ms`: `Ok(true)` if no lease row exists, it expired by `now_ms` or `holder` has it
-    /// already. One statement decides between replicas racing for it (the row's lock).
-    pub fn take_sum_lease(
-        &mut self,
-        id: &[u8; 32],
-        holder: &str,
-        now_ms: u64,
-        until_ms: u64,
-    ) -> Result<bool> {
-        in_tx(&mut self.conn, IsolationLevel::ReadCommitted, |tx| {
-            let row = tx.query_opt(
-                "SELECT r.state, s.id IS NOT NULL FROM node_rounds r
-                 LEFT JOIN node_round_sums s ON s.id = r.id WHERE r.id = $1 FOR SHARE OF r",
-                &[&&id[..]],
-            )?;
-            let closed_unsummed = row.is_some_and(|r| {
-                state_of(Some(r.get(0))) == RoundState::Closed && !r.get::<_, bool>(1)
-            });
-            if !closed_unsummed {
-                return Ok(false);
-            }
-            Ok(tx.execute(
-                "INSERT INTO node_sum_leases (round_id, holder, expires_ms) VALUES ($1, $2, $4)
-                 ON CONFLICT (round_id) DO UPDATE
-                     SET holder = EXCLUDED.holder, expires_ms = EXCLUDED.expires_ms
-                     WHERE node_sum_leases.expires_ms <= $3 OR node_sum_leases.holder = $2",
-                &[&&id[..], &holder, &(now_ms as i64), &(until_ms as i64)],
-            )? == 1)
-        })
-    }
-
     /// The lease's holder and expiry, if a lease row exists.
     #[cfg(test)]
     pub fn sum_lease(&mut self, id: &[u8; 32]) -> Result<Option<(String, u64)>> {
@@ -368,5 +345,7 @@ pub(crate) struct StoredState {
     pub sum_stored: bool,
 }
 
+#[cfg(test)]
+mod connection_tests;
 #[cfg(test)]
 mod tests;

@@ -5,10 +5,9 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 use postgres::{Client, GenericClient, IsolationLevel, RowIter, Transaction};
 
-use super::super::RoundState;
 use super::super::layout::{check_share, copy_checked_sum};
-use super::{PgLocation, state_of};
-use crate::postgres_tx::{PgConnection, TxError, cause, connection_lost, in_tx};
+use super::{PgLocation, PgTx};
+use crate::postgres_tx::{PgConnection, TxError, cause, connection_lost};
 use crate::{Error, Result, hex};
 
 /// Bytes of a node sum read per query when it is streamed.
@@ -282,41 +281,9 @@ impl PgReader {
         Ok(())
     }
 
-    /// Stores the node sum (`sum`, whose SHA-256 is `sha256`) of a closed round, in one
-    /// transaction that also checks that `holder` still has the round's lease: a replica whose
-    /// lease expired (and was maybe taken over) stores nothing. `Ok(false)` if it lost it.
-    pub fn store_sum_under_lease(
-        &mut self,
-        id: &[u8; 32],
-        holder: &str,
-        sum: &[u8],
-        sha256: &[u8; 32],
-    ) -> Result<bool> {
-        in_tx(&mut self.conn, IsolationLevel::ReadCommitted, |tx| {
-            let row = tx.query_opt(
-                "SELECT l.holder, r.state FROM node_sum_leases l
-                 JOIN node_rounds r ON r.id = l.round_id WHERE l.round_id = $1
-                 FOR UPDATE OF l",
-                &[&&id[..]],
-            )?;
-            let Some(row) = row else { return Ok(false) };
-            if row.get::<_, &str>(0) != holder {
-                return Ok(false);
-            }
-            if state_of(Some(row.get(1))) != RoundState::Closed {
-                return Err(Error::InvalidSpec(format!(
-                    "round {} is not closed; its node sum is not stored",
-                    hex::encode(id)
-                ))
-                .into());
-            }
-            tx.execute(
-                "INSERT INTO node_round_sums (id, sum_sha256, sum) VALUES ($1, $2, $3)
-                 ON CONFLICT (id) DO NOTHING",
-                &[&&id[..], &&sha256[..], &sum],
-            )?;
-            Ok(true)
-        })
+    /// Runs `f` in one transaction on this connection ([`super::run_tx`]).
+    pub fn run_tx<T>(&mut self, f: impl FnMut(&mut PgTx<'_, '_>) -> Result<T>) -> Result<T> {
+        super::run_tx(&mut self.conn, f)
     }
 
     /// Pieces of [`SUM_PIECE`] bytes from one snapshot; the last is held back until the bytes

@@ -7,7 +7,7 @@ use fixedpoint_shares::ClientSet;
 use postgres::{Statement, Transaction};
 
 use super::super::layout::agreed_words;
-use super::super::tx::{NodeTx, RowLock};
+use super::super::tx::{LeaseTx, NodeTx, RowLock};
 use super::super::{PendingShare, RoundState};
 use super::state_of;
 use crate::postgres_tx::cause;
@@ -186,6 +186,49 @@ impl NodeTx for PgTx<'_, '_> {
              ON CONFLICT (id) DO UPDATE SET sum_sha256 = EXCLUDED.sum_sha256,
                  sum = EXCLUDED.sum",
             &[&&id[..], &&sha256[..], &bytes],
+        )?;
+        Ok(())
+    }
+}
+
+impl LeaseTx for PgTx<'_, '_> {
+    fn sum_stored(&mut self, id: &[u8; 32]) -> Result<bool> {
+        let row = self.tx.query_one(
+            "SELECT EXISTS (SELECT 1 FROM node_round_sums WHERE id = $1)",
+            &[&&id[..]],
+        );
+        Ok(self.pg(row)?.get(0))
+    }
+
+    fn claim_sum_lease(
+        &mut self,
+        id: &[u8; 32],
+        holder: &str,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> Result<bool> {
+        Ok(self.execute(
+            "INSERT INTO node_sum_leases (round_id, holder, expires_ms) VALUES ($1, $2, $4)
+             ON CONFLICT (round_id) DO UPDATE
+                 SET holder = EXCLUDED.holder, expires_ms = EXCLUDED.expires_ms
+                 WHERE node_sum_leases.expires_ms <= $3 OR node_sum_leases.holder = $2",
+            &[&&id[..], &holder, &(now_ms as i64), &(until_ms as i64)],
+        )? == 1)
+    }
+
+    fn sum_lease_holder(&mut self, id: &[u8; 32]) -> Result<Option<String>> {
+        let row = self.tx.query_opt(
+            "SELECT holder FROM node_sum_leases WHERE round_id = $1 FOR UPDATE",
+            &[&&id[..]],
+        );
+        Ok(self.pg(row)?.map(|r| r.get(0)))
+    }
+
+    fn insert_sum_once(&mut self, id: &[u8; 32], sha256: &[u8; 32], sum: &[u8]) -> Result<()> {
+        self.execute(
+            "INSERT INTO node_round_sums (id, sum_sha256, sum) VALUES ($1, $2, $3)
+             ON CONFLICT (id) DO NOTHING",
+            &[&&id[..], &&sha256[..], &sum],
         )?;
         Ok(())
     }
