@@ -32,7 +32,12 @@ fn create(store: &mut NodeStore, id: &[u8; 32], round: u64, n: usize) {
         .unwrap();
 }
 
-fn share<'a>(id: &'a [u8; 32], client: u64, digest: &'a [u8; 32], m: &'a [u8]) -> PendingShare<'a> {
+pub(super) fn share<'a>(
+    id: &'a [u8; 32],
+    client: u64,
+    digest: &'a [u8; 32],
+    m: &'a [u8],
+) -> PendingShare<'a> {
     PendingShare {
         round_id: id,
         client,

@@ -2,6 +2,8 @@
 //! token lookups, and the received set, the attempts and the node sum read while the actor
 //! goes on writing. They only read; nothing here decides a round's state.
 
+use fixedpoint_shares::{ClientId, ClientSet, ShardId};
+
 use super::layout::{token_at, token_position};
 use super::{StoreLocation, postgres, sqlite};
 use crate::Result;
@@ -92,10 +94,31 @@ impl AttemptReader {
         n_clients: usize,
         out: &mut impl std::io::Write,
     ) -> Result<()> {
+        // Read twice: the bitset of clients precedes their shard ids.
+        let clients = |pairs: &mut dyn Iterator<Item = (u64, u64)>| -> Result<ClientSet> {
+            let mut clients = ClientSet::try_empty(n_clients)?;
+            for (client, _) in pairs {
+                clients.insert(ClientId(client))?;
+            }
+            Ok(clients)
+        };
+        let mut write = |clients: ClientSet, pairs: &mut dyn Iterator<Item = (u64, u64)>| {
+            let pairs = pairs.map(|(c, s)| (ClientId(c), ShardId(s)));
+            fixedpoint_shares::wire::write_pair_set_streamed(&clients, pairs, &mut *out)?;
+            Ok(())
+        };
         match self {
-            AttemptReader::Sqlite(r) => r.write_received(id, n_clients, out),
-            AttemptReader::Postgres(r) => r.write_received(id, n_clients, out),
-        }
+            AttemptReader::Sqlite(r) => r.in_snapshot(|r| {
+                let clients = r.with_attempts(id, clients)??;
+                r.with_attempts(id, |pairs| write(clients, pairs))?
+            }),
+            AttemptReader::Postgres(r) => r.in_snapshot(|r| {
+                let clients = r.with_attempts(id, clients)??;
+                r.with_attempts(id, |pairs| write(clients, pairs))?
+            }),
+        }?;
+        out.flush()?;
+        Ok(())
     }
 
     /// Calls `f` with the round's stored (client, attempt) pairs in client order as an

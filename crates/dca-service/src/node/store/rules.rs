@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use fixedpoint_shares::ClientSet;
 
 use super::layout::{HASHES_PER_CHUNK, HashingReader, agreed_sha256};
-use super::tx::{LeaseTx, NodeTx, RowLock};
+use super::tx::{LeaseTx, NewSum, NodeTx, RowLock};
 use super::{PendingShare, RoundState, UploadOutcome};
 use crate::{Error, Result, hex};
 
@@ -139,7 +139,14 @@ pub(crate) fn store_sum(
 ) -> Result<()> {
     refuse_unless_closed(tx, id)?;
     let mut checked = HashingReader::new(std::io::Read::take(sum, len));
-    tx.write_sum(id, sha256, &mut checked, len)?;
+    tx.write_sum(
+        id,
+        NewSum {
+            bytes: &mut checked,
+            len,
+            sha256,
+        },
+    )?;
     let (copied, digest) = checked.finish();
     if copied != len {
         return Err(Error::Io(std::io::Error::other(format!(

@@ -29,6 +29,16 @@ pub(crate) enum RowLock {
     Update,
 }
 
+/// A node sum to store ([`NodeTx::write_sum`]).
+pub(crate) struct NewSum<'a> {
+    /// Where its bytes are read from (the caller checks them as they pass).
+    pub bytes: &'a mut dyn std::io::Read,
+    /// How many bytes it has.
+    pub len: u64,
+    /// The SHA-256 they should have, stored with them.
+    pub sha256: &'a [u8; 32],
+}
+
 /// One transaction on the node's store.
 pub(crate) trait NodeTx {
     /// The round's state, its row locked as `lock` says; [`RoundState::Unknown`] if no round
@@ -69,15 +79,8 @@ pub(crate) trait NodeTx {
     /// set's SHA-256.
     fn write_agreed(&mut self, id: &[u8; 32], agreed: &ClientSet, sha256: &[u8; 32]) -> Result<()>;
 
-    /// Stores the round's node sum (replacing one stored before): `len` bytes read from `sum`,
-    /// with `sha256`, the digest they should have (checked by the caller as they pass).
-    fn write_sum(
-        &mut self,
-        id: &[u8; 32],
-        sha256: &[u8; 32],
-        sum: &mut dyn std::io::Read,
-        len: u64,
-    ) -> Result<()>;
+    /// Stores the round's node sum, replacing one stored before.
+    fn write_sum(&mut self, id: &[u8; 32], sum: NewSum<'_>) -> Result<()>;
 }
 
 /// What a transaction on a store shared by replicas may also read and write: the lease on a

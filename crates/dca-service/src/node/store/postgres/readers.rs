@@ -201,34 +201,23 @@ impl PgReader {
         Ok(row.map(|r| pick(r.get(0))))
     }
 
-    /// The received pair set from one snapshot (a repeatable-read transaction), reading the
-    /// round's attempts twice: once for the bitset, which precedes the ids, once for the ids.
-    pub fn write_received(
-        &mut self,
-        id: &[u8; 32],
-        n_clients: usize,
-        out: &mut impl std::io::Write,
-    ) -> Result<()> {
-        let mut tx = snapshot(self.conn.client()?)?;
-        let mut clients = fixedpoint_shares::ClientSet::try_empty(n_clients)?;
-        with_pairs(attempts(&mut tx, id)?, |pairs| {
-            for (client, _) in pairs {
-                clients.insert(fixedpoint_shares::ClientId(client))?;
-            }
-            Ok::<_, Error>(())
-        })??;
-        with_pairs(attempts(&mut tx, id)?, |pairs| {
-            let pairs = pairs.map(|(c, s)| {
-                (
-                    fixedpoint_shares::ClientId(c),
-                    fixedpoint_shares::ShardId(s),
-                )
-            });
-            fixedpoint_shares::wire::write_pair_set_streamed(&clients, pairs, &mut *out)
-        })??;
-        out.flush()?;
-        tx.commit()?;
-        Ok(())
+    /// Runs `f` in one read-only repeatable-read transaction: every read in it sees one
+    /// snapshot. A connection lost on the way ends it with an error (a new one would read
+    /// outside the snapshot).
+    pub fn in_snapshot<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.conn
+            .client()?
+            .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+        let generation = self.conn.generation();
+        let out = f(self);
+        if self.conn.is_closed() || self.conn.generation() != generation {
+            return Err(Error::Postgres(format!(
+                "{}: the connection was lost during a snapshot read",
+                self.conn.shown()
+            )));
+        }
+        self.conn.client()?.batch_execute("COMMIT")?;
+        out
     }
 
     pub fn with_attempts<T>(

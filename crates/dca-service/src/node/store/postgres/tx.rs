@@ -7,7 +7,7 @@ use fixedpoint_shares::ClientSet;
 use postgres::{Statement, Transaction};
 
 use super::super::layout::agreed_words;
-use super::super::tx::{LeaseTx, NodeTx, RowLock};
+use super::super::tx::{LeaseTx, NewSum, NodeTx, RowLock};
 use super::super::{PendingShare, RoundState};
 use super::state_of;
 use crate::postgres_tx::cause;
@@ -172,20 +172,14 @@ impl NodeTx for PgTx<'_, '_> {
     }
 
     /// Read whole first: a statement sends it in one piece.
-    fn write_sum(
-        &mut self,
-        id: &[u8; 32],
-        sha256: &[u8; 32],
-        sum: &mut dyn std::io::Read,
-        len: u64,
-    ) -> Result<()> {
-        let mut bytes = Vec::with_capacity(len as usize);
-        sum.read_to_end(&mut bytes)?;
+    fn write_sum(&mut self, id: &[u8; 32], sum: NewSum<'_>) -> Result<()> {
+        let mut bytes = Vec::with_capacity(sum.len as usize);
+        sum.bytes.read_to_end(&mut bytes)?;
         self.execute(
             "INSERT INTO node_round_sums (id, sum_sha256, sum) VALUES ($1, $2, $3)
              ON CONFLICT (id) DO UPDATE SET sum_sha256 = EXCLUDED.sum_sha256,
                  sum = EXCLUDED.sum",
-            &[&&id[..], &&sha256[..], &bytes],
+            &[&&id[..], &&sum.sha256[..], &bytes],
         )?;
         Ok(())
     }

@@ -63,33 +63,12 @@ impl SqliteAttemptReader {
         })
     }
 
-    /// Writes the round's received set of `n_clients` clients — the pair set of
-    /// `fixedpoint_shares::wire` (a bitset, then each client's shard id in ascending client
-    /// order) — to `out`, reading the attempts index twice within one read transaction: once
-    /// for the bitset, which precedes the ids, once for the ids.
-    pub fn write_received(
-        &mut self,
-        id: &[u8; 32],
-        n_clients: usize,
-        out: &mut impl std::io::Write,
-    ) -> Result<()> {
-        let tx = self.conn.transaction()?;
-        let mut clients = fixedpoint_shares::ClientSet::try_empty(n_clients)?;
-        for_each_attempt(&tx, id, |client, _| {
-            clients.insert(fixedpoint_shares::ClientId(client))?;
-            Ok(())
-        })?;
-        with_attempts_on(&tx, id, |pairs| {
-            let pairs = pairs.map(|(c, s)| {
-                (
-                    fixedpoint_shares::ClientId(c),
-                    fixedpoint_shares::ShardId(s),
-                )
-            });
-            fixedpoint_shares::wire::write_pair_set_streamed(&clients, pairs, &mut *out)
-        })??;
-        tx.finish()?;
-        Ok(())
+    /// Runs `f` in one read transaction (WAL: one snapshot, and the writer is not held up).
+    pub fn in_snapshot<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.conn.execute_batch("BEGIN")?;
+        let out = f(self);
+        self.conn.execute_batch("COMMIT")?;
+        out
     }
 
     /// Calls `f` with the round's stored (client, attempt) pairs in client order as an

@@ -7,7 +7,7 @@ use fixedpoint_shares::ClientSet;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::super::layout::agreed_words;
-use super::super::tx::{NodeTx, RowLock};
+use super::super::tx::{NewSum, NodeTx, RowLock};
 use super::super::{PendingShare, RoundState};
 use crate::Result;
 
@@ -150,22 +150,16 @@ impl NodeTx for SqliteTx<'_> {
     /// agreed set and became an update: SQLite then read the agreed set (8 bytes per client),
     /// expanded the zeroblob (≈ 8 more) and built the new row (≈ 16 more) in memory — ≈ 32
     /// bytes per client at once, most of what a node's peak memory still grew by in N (README).
-    fn write_sum(
-        &mut self,
-        id: &[u8; 32],
-        sha256: &[u8; 32],
-        sum: &mut dyn std::io::Read,
-        len: u64,
-    ) -> Result<()> {
+    fn write_sum(&mut self, id: &[u8; 32], sum: NewSum<'_>) -> Result<()> {
         self.conn.execute(
             "INSERT OR REPLACE INTO round_sums (id, sum_sha256, sum) VALUES (?1, ?2, zeroblob(?3))",
-            params![&id[..], &sha256[..], len as i64],
+            params![&id[..], &sum.sha256[..], sum.len as i64],
         )?;
         let rowid = self.conn.last_insert_rowid();
         let mut blob = self
             .conn
             .blob_open(rusqlite::MAIN_DB, "round_sums", "sum", rowid, false)?;
-        std::io::copy(sum, &mut blob)?;
+        std::io::copy(sum.bytes, &mut blob)?;
         Ok(())
     }
 }
