@@ -2,10 +2,11 @@
 //! (`sqlite`, the embedded default: a file in the data directory, no server) and PostgreSQL
 //! (`postgres`, `--store postgres://…`: the database that node replicas will share).
 //!
-//! The interface is an enum over the two backends rather than a trait object: its operations
-//! take closures and readers generically (`impl FnMut`, `impl Read`) and hand out borrowing
-//! readers (`TokenChunks<'_>`), which a `dyn` trait could only offer boxed; with two backends
-//! known at compile time a `match` per operation is all the dispatch needed.
+//! `NodeStore` holds one backend of an enum rather than a trait object: its reads take closures
+//! and readers generically (`impl FnMut`, `impl Read`) and hand out borrowing readers
+//! (`TokenChunks<'_>`), which a `dyn` trait could only offer boxed; with two backends known at
+//! compile time a `match` per read is all the dispatch needed. The transactions' rows are a
+//! trait ([`tx::NodeTx`]), used as `&mut dyn NodeTx`: the rules take one type for both.
 //!
 //! Every operation that changes a round runs as one named transaction
 //! ([`NodeStore::run_tx`]): the rules ([`rules`]) are written once over a transaction trait

@@ -6,9 +6,14 @@
 //!
 //! The upload path is hot (one transaction per group commit of many uploads): the rule reads
 //! each round's state once per batch, and each upload costs one statement (the insert) unless
-//! its client has a share already (then one more, the stored digest). That is the number of
-//! statements, and on PostgreSQL of round trips, the backends made before the rules moved
-//! here; no rule was left in SQL for the sake of speed.
+//! its client has a share already (then one more, the stored digest). On PostgreSQL those are
+//! the statements, and round trips, the backend made before the rules moved here; on SQLite the
+//! state read, one per round and batch, is new (the node's memory held the state before).
+//!
+//! One rule stays in SQL: which replica gets a node sum's lease ([`LeaseTx::claim_sum_lease`]:
+//! taken if free, expired or already the caller's). Replicas race for it, and one statement
+//! under the lease row's lock decides between them; a read then a write would need a lock on
+//! a row that may not exist yet.
 //!
 //! Locks: on SQLite the transaction is IMMEDIATE (this process's one writer holds the file's
 //! write lock from its start), so a state read stays true until the commit. On PostgreSQL
