@@ -1,8 +1,8 @@
 //! What a server counts, served at `GET /metrics` in the Prometheus text format (OpenMetrics,
 //! `prometheus-client`): responses by route, status and problem cause; the node's group
-//! commits (shares per commit, seconds per commit); round transitions; and on the aggregator
-//! the rounds by state, the privacy budget spent and the store's transactions by name. No
-//! label carries a round id, client id or token.
+//! commits (shares per commit, seconds per commit); the node store's transactions by name;
+//! round transitions; and on the aggregator the rounds by state, the privacy budget spent and
+//! the store's transactions by name. No label carries a round id, client id or token.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -39,6 +39,15 @@ pub struct ResponseLabels {
 pub struct EventLabels {
     /// `created`, `closed`, `summed`, `sum_failed`, `aborted`, `damaged`, `released`.
     pub event: String,
+}
+
+/// Labels of `dpdist_node_store_transactions_total` and `dpdist_node_store_transaction_seconds`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TxLabels {
+    /// The transaction's name (`commit_uploads`, `close`, `abort`, …).
+    pub tx: String,
+    /// `committed` or `failed`.
+    pub status: String,
 }
 
 /// Labels of `dpdist_rounds`.
@@ -98,6 +107,8 @@ pub struct Metrics {
     round_events: Family<EventLabels, Counter>,
     commit_shares: Histogram,
     commit_seconds: Histogram,
+    store_transactions: Family<TxLabels, Counter>,
+    store_transaction_seconds: Family<TxLabels, Histogram, fn() -> Histogram>,
     rounds: Family<StateLabels, Gauge>,
     budget_epsilon_spent: Gauge<f64, AtomicU64>,
 }
@@ -139,6 +150,21 @@ impl Metrics {
             "Seconds per group commit of the node's store (fsync included)",
             commit_seconds.clone(),
         );
+        let store_transactions = Family::<TxLabels, Counter>::default();
+        registry.register(
+            "node_store_transactions",
+            "Transactions of the node's store, by name and outcome",
+            store_transactions.clone(),
+        );
+        let store_transaction_seconds =
+            Family::<TxLabels, Histogram, fn() -> Histogram>::new_with_constructor(|| {
+                Histogram::new(exponential_buckets(0.000_1, 2.0, 16))
+            });
+        registry.register(
+            "node_store_transaction_seconds",
+            "Seconds per transaction of the node's store (retries and commit included)",
+            store_transaction_seconds.clone(),
+        );
         let rounds = Family::<StateLabels, Gauge>::default();
         registry.register(
             "aggregator_rounds",
@@ -169,6 +195,8 @@ impl Metrics {
             round_events,
             commit_shares,
             commit_seconds,
+            store_transactions,
+            store_transaction_seconds,
             rounds,
             budget_epsilon_spent,
         })
@@ -187,6 +215,19 @@ impl Metrics {
     pub fn commit(&self, shares: usize, started: Instant) {
         self.commit_shares.observe(shares as f64);
         self.commit_seconds.observe(started.elapsed().as_secs_f64());
+    }
+
+    /// Records one transaction of the node's store, named `tx`, that ran from `started` until
+    /// now and committed or not.
+    pub fn store_tx(&self, tx: &str, committed: bool, started: Instant) {
+        let labels = TxLabels {
+            tx: tx.to_string(),
+            status: if committed { "committed" } else { "failed" }.to_string(),
+        };
+        self.store_transactions.get_or_create(&labels).inc();
+        self.store_transaction_seconds
+            .get_or_create(&labels)
+            .observe(started.elapsed().as_secs_f64());
     }
 
     /// Sets the number of recorded rounds in `state`.

@@ -106,7 +106,7 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
     // its own, which tokio refuses on the async thread this may be called from.
     let open = || -> Result<(Actor, Vec<TokenLookup>)> {
         let mut actor = Actor {
-            store: NodeStore::open(&at)?,
+            store: NodeStore::open(&at)?.counted_in(metrics.clone()),
             metrics: metrics.clone(),
             public_key: keys.public.clone(),
             db: at.clone(),

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use fixedpoint_shares::{ClientId, ClientSet, NodeIndex, RunningSum, ShardId};
 
-use super::store::{HashingWriter, PgReader, RoundState, StoreLocation};
+use super::store::{self, HashingWriter, PgReader, RoundState, StoreLocation};
 use crate::Result;
 use crate::problem::{ApiError, ApiResult};
 use crate::spec::Round;
@@ -123,10 +123,8 @@ impl Actor {
             SumState::Open => {}
         }
         let round = rt.round.clone();
-        let Some(store) = self.store.shared() else {
-            return Err(ApiError::internal("not a shared store"));
-        };
-        if !store
+        if !self
+            .store
             .take_sum_lease(&id, &holder, now, until)
             .map_err(internal)?
         {
@@ -137,6 +135,7 @@ impl Actor {
         }
         let job = LeasedSum {
             db: self.db.clone(),
+            metrics: self.metrics.clone(),
             round,
             index: self.index,
             agreed,
@@ -202,6 +201,7 @@ pub(super) enum SumFailure {
 /// A node sum computed from the shared store by the holder of the round's lease.
 struct LeasedSum {
     db: StoreLocation,
+    metrics: Arc<crate::metrics::Metrics>,
     round: Arc<Round>,
     index: u16,
     agreed: ClientSet,
@@ -276,6 +276,6 @@ impl LeasedSum {
             .map_err(|e| crate::Error::Io(e.into_error()))?
             .sync_all()?;
         let sum = std::fs::read(&self.spool.sum)?;
-        reader.store_sum_under_lease(&id, &self.holder, &sum, &sha256)
+        store::store_sum_under_lease(reader, &self.metrics, &id, &self.holder, &sum, &sha256)
     }
 }

@@ -2,18 +2,19 @@
 //! (`sqlite`, the embedded default: a file in the data directory, no server) and PostgreSQL
 //! (`postgres`, `--store postgres://…`: the database that node replicas will share).
 //!
-//! The interface is an enum over the two backends rather than a trait object: its operations
-//! take closures and readers generically (`impl FnMut`, `impl Read`) and hand out borrowing
-//! readers (`TokenChunks<'_>`), which a `dyn` trait could only offer boxed; with two backends
-//! known at compile time a `match` per operation is all the dispatch needed.
+//! `NodeStore` holds one backend of an enum rather than a trait object: its reads take closures
+//! and readers generically (`impl FnMut`, `impl Read`) and hand out borrowing readers
+//! (`TokenChunks<'_>`), which a `dyn` trait could only offer boxed; with two backends known at
+//! compile time a `match` per read is all the dispatch needed. The transactions' rows are a
+//! trait ([`tx::NodeTx`]), used as `&mut dyn NodeTx`: the rules take one type for both.
 //!
-//! Every operation that changes a round runs in one transaction. Where that transaction also
-//! checks the round's state differs by backend: the SQLite store has one writer, the node's
-//! store actor, which checks the round's state in memory between its transactions (no other
-//! process writes the file); the PostgreSQL store checks and changes the state in SQL in the
-//! same transaction (uploads refused once the round is closed or aborted, close and abort as a
-//! compare-and-swap on the round's state), so that it stays right with other writers on the
-//! same database.
+//! Every operation that changes a round runs as one named transaction
+//! ([`NodeStore::run_tx`]): the rules ([`rules`]) are written once over a transaction trait
+//! ([`tx::NodeTx`]) whose backends only read and write typed rows, so a round's state is
+//! checked and changed in the same transaction on both backends (uploads refused once the
+//! round is closed or aborted, close and abort only from open), right also with other writers
+//! on the same database. Each named transaction has a `tracing` span and is counted and timed
+//! in the node's metrics.
 //!
 //! Replicas: several processes for one node index may share one PostgreSQL store. Their
 //! memory then caches nothing a decision depends on: a round's state is read back from the
@@ -26,23 +27,27 @@
 //! share is the opened wire message (full share: ~8d bytes; seed share: a few dozen bytes) plus
 //! its SHA-256, which decides "same retry" (200) vs "conflicting duplicate" (409).
 
+mod layout;
 mod postgres;
+mod readers;
+mod rules;
 mod sqlite;
+mod tx;
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
 
 use fixedpoint_shares::ClientSet;
-use sha2::{Digest, Sha256};
 
 use crate::Result;
+use crate::metrics::Metrics;
 
+pub(crate) use layout::HashingWriter;
 pub use postgres::PgLocation;
 pub(crate) use postgres::{PgReader, PgStore};
-
-/// Token hashes per row of `round_tokens`: 16 × 32 = 512 bytes, which with the key fits a
-/// WITHOUT ROWID b-tree cell (≤ ~1000 bytes on 4 KiB pages), so a lookup reads one page and
-/// no overflow chain.
-pub(crate) const HASHES_PER_CHUNK: usize = 16;
+pub(crate) use readers::{AttemptReader, TokenChunks, TokenLookup};
+use tx::NodeTx;
 
 /// Where a node keeps its state.
 #[derive(Clone, Debug)]
@@ -88,7 +93,12 @@ impl StoreLocation {
 }
 
 /// The node's read-write store, owned by the store actor.
-pub(crate) enum NodeStore {
+pub(crate) struct NodeStore {
+    backend: Backend,
+    metrics: Arc<Metrics>,
+}
+
+enum Backend {
     Sqlite(sqlite::SqliteStore),
     Postgres(postgres::PgStore),
 }
@@ -134,11 +144,39 @@ pub(crate) struct StoredRound {
     pub aborted: Option<String>,
 }
 
+/// Runs one named transaction (`run`) inside a `tracing` span, counted and timed in `metrics`.
+fn observed<T>(
+    name: &'static str,
+    metrics: &Metrics,
+    run: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let _span = tracing::info_span!("node_store_tx", tx = name).entered();
+    let started = Instant::now();
+    let outcome = run();
+    metrics.store_tx(name, outcome.is_ok(), started);
+    outcome
+}
+
+/// Stores the node sum computed under `holder`'s lease, on the summing replica's own
+/// connection ([`rules::store_sum_under_lease`]): `Ok(false)` if the lease was lost.
+pub(crate) fn store_sum_under_lease(
+    reader: &mut PgReader,
+    metrics: &Metrics,
+    id: &[u8; 32],
+    holder: &str,
+    sum: &[u8],
+    sha256: &[u8; 32],
+) -> Result<bool> {
+    observed("store_sum_under_lease", metrics, || {
+        reader.run_tx(|tx| rules::store_sum_under_lease(tx, id, holder, sum, sha256))
+    })
+}
+
 macro_rules! each {
     ($value:expr, $s:ident => $body:expr) => {
         match $value {
-            NodeStore::Sqlite($s) => $body,
-            NodeStore::Postgres($s) => $body,
+            Backend::Sqlite($s) => $body,
+            Backend::Postgres($s) => $body,
         }
     };
 }
@@ -146,22 +184,86 @@ macro_rules! each {
 impl NodeStore {
     /// Opens (and migrates) the store. For PostgreSQL, call it off the async threads.
     pub fn open(at: &StoreLocation) -> Result<Self> {
-        Ok(match at {
-            StoreLocation::Sqlite(path) => NodeStore::Sqlite(sqlite::SqliteStore::open(path)?),
-            StoreLocation::Postgres(pg) => NodeStore::Postgres(postgres::PgStore::open(pg)?),
+        let backend = match at {
+            StoreLocation::Sqlite(path) => Backend::Sqlite(sqlite::SqliteStore::open(path)?),
+            StoreLocation::Postgres(pg) => Backend::Postgres(postgres::PgStore::open(pg)?),
+        };
+        Ok(NodeStore {
+            backend,
+            metrics: Metrics::new(),
         })
     }
 
+    /// The store with its transactions counted and timed in `metrics` (the node's).
+    pub fn counted_in(self, metrics: Arc<Metrics>) -> Self {
+        NodeStore { metrics, ..self }
+    }
+
+    /// Runs `f` in one transaction named `name` and commits it if `f` succeeds (else rolls
+    /// back). On PostgreSQL `f` runs again after a serialization failure, a deadlock or a
+    /// connection lost before the commit, so it must not keep effects outside the
+    /// transaction.
+    pub fn run_tx<T>(
+        &mut self,
+        name: &'static str,
+        mut f: impl FnMut(&mut dyn NodeTx) -> Result<T>,
+    ) -> Result<T> {
+        let metrics = self.metrics.clone();
+        observed(
+            name,
+            &metrics,
+            || each!(&mut self.backend, s => s.run_tx(|tx| f(tx))),
+        )
+    }
+
+    /// Takes the lease of a closed round whose node sum is not stored, for `holder` until
+    /// `until_ms` ([`rules::take_sum_lease`]); only a store shared by replicas has leases.
+    pub fn take_sum_lease(
+        &mut self,
+        id: &[u8; 32],
+        holder: &str,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> Result<bool> {
+        let metrics = self.metrics.clone();
+        let Backend::Postgres(s) = &mut self.backend else {
+            return Err(crate::Error::InvalidSpec(
+                "node sum leases are kept in a shared (PostgreSQL) store only".into(),
+            ));
+        };
+        observed("take_sum_lease", &metrics, || {
+            s.run_tx(|tx| rules::take_sum_lease(tx, id, holder, now_ms, until_ms))
+        })
+    }
+
+    /// [`Self::run_tx`] for a transaction that reads `len` bytes from `src`. A transaction
+    /// PostgreSQL may run again must read them again, and `src` cannot be rewound: there they
+    /// are read whole first.
+    fn run_tx_reading<T>(
+        &mut self,
+        name: &'static str,
+        src: &mut dyn std::io::Read,
+        len: u64,
+        mut f: impl FnMut(&mut dyn NodeTx, &mut dyn std::io::Read) -> Result<T>,
+    ) -> Result<T> {
+        if let Backend::Postgres(_) = self.backend {
+            let mut whole = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::Read::take(src, len), &mut whole)?;
+            return self.run_tx(name, |tx| f(tx, &mut &whole[..]));
+        }
+        self.run_tx(name, |tx| f(tx, &mut *src))
+    }
+
     pub fn rounds(&mut self) -> Result<Vec<StoredRound>> {
-        each!(self, s => s.rounds())
+        each!(&mut self.backend, s => s.rounds())
     }
 
     /// The store as one that other processes (node replicas) may share, or `None` for the
     /// SQLite file, which only this process writes.
     pub fn shared(&mut self) -> Option<&mut PgStore> {
-        match self {
-            NodeStore::Sqlite(_) => None,
-            NodeStore::Postgres(s) => Some(s),
+        match &mut self.backend {
+            Backend::Sqlite(_) => None,
+            Backend::Postgres(s) => Some(s),
         }
     }
 
@@ -170,12 +272,12 @@ impl NodeStore {
     /// # Errors
     /// A client id outside the universe or listed twice; [`crate::Error::Integrity`].
     pub fn agreed_set(&mut self, id: &[u8; 32], universe: usize) -> Result<Option<ClientSet>> {
-        each!(self, s => s.agreed_set(id, universe))
+        each!(&mut self.backend, s => s.agreed_set(id, universe))
     }
 
     /// The id of the round stored under this numeric round id, if any.
     pub fn round_by_number(&mut self, round: u64) -> Result<Option<[u8; 32]>> {
-        each!(self, s => s.round_by_number(round))
+        each!(&mut self.backend, s => s.round_by_number(round))
     }
 
     /// Stores a round (open): its spec's JSON without the token list, and the `n` token
@@ -188,32 +290,32 @@ impl NodeStore {
         tokens: &mut impl std::io::Read,
         n: usize,
     ) -> Result<()> {
-        each!(self, s => s.insert_round(id, round, spec_json, tokens, n))
+        self.run_tx_reading("create_round", tokens, 32 * n as u64, |tx, tokens| {
+            rules::create_round(tx, id, round, spec_json, tokens, n)
+        })
     }
 
-    /// Moves a round stored by an older SQLite version to the token table (see
-    /// [`sqlite::SqliteStore::migrate_tokens`]); a PostgreSQL store never held that layout.
+    /// Moves a round stored by an older version (token hashes in a blob of their own, or in
+    /// the spec's JSON) to the token table: `hashes` are its token hashes, `spec_json` its
+    /// spec without the list. One transaction.
     pub fn migrate_tokens(&mut self, id: &[u8; 32], spec_json: &[u8], hashes: &[u8]) -> Result<()> {
-        match self {
-            NodeStore::Sqlite(s) => s.migrate_tokens(id, spec_json, hashes),
-            NodeStore::Postgres(_) => Err(crate::Error::InvalidSpec(
-                "a round in the PostgreSQL store keeps its token hashes in its spec".into(),
-            )),
-        }
+        self.run_tx("move_tokens", |tx| {
+            rules::move_tokens(tx, id, spec_json, &mut &hashes[..], hashes.len() / 32)
+        })
     }
 
     /// The token hashes of round `id` (32 raw bytes each, client order), streaming.
     pub fn token_chunks(&mut self, id: &[u8; 32]) -> Result<TokenChunks<'_>> {
-        Ok(match self {
-            NodeStore::Sqlite(s) => TokenChunks::Sqlite(s.token_chunks(id)),
-            NodeStore::Postgres(s) => TokenChunks::Postgres(s.token_chunks(id)?),
+        Ok(match &mut self.backend {
+            Backend::Sqlite(s) => TokenChunks::Sqlite(s.token_chunks(id)),
+            Backend::Postgres(s) => TokenChunks::Postgres(s.token_chunks(id)?),
         })
     }
 
     /// One transaction for a batch of uploads (group commit): each is stored, recognised as
-    /// the same share again, a conflict, or (PostgreSQL) refused because its round is not open.
+    /// the same share again, a conflict, or refused because its round is not open.
     pub fn commit_uploads(&mut self, batch: &[PendingShare<'_>]) -> Result<Vec<UploadOutcome>> {
-        each!(self, s => s.commit_uploads(batch))
+        self.run_tx("commit_uploads", |tx| rules::commit_uploads(tx, batch))
     }
 
     /// Calls `f(client, shard, message)` for every stored share of a round, streaming, in
@@ -223,12 +325,12 @@ impl NodeStore {
         id: &[u8; 32],
         f: impl FnMut(u64, Option<u64>, &[u8]) -> Result<()>,
     ) -> Result<()> {
-        each!(self, s => s.for_each_share(id, f))
+        each!(&mut self.backend, s => s.for_each_share(id, f))
     }
 
     /// Records the shard attempts of shares stored without them (one transaction).
     pub fn set_shards(&mut self, id: &[u8; 32], pairs: &[(u64, u64)]) -> Result<()> {
-        each!(self, s => s.set_shards(id, pairs))
+        self.run_tx("set_shards", |tx| rules::set_shards(tx, id, pairs))
     }
 
     /// Calls `f(client, shard)` for every stored share of a round, in client order.
@@ -237,34 +339,28 @@ impl NodeStore {
         id: &[u8; 32],
         f: impl FnMut(u64, u64) -> Result<()>,
     ) -> Result<()> {
-        each!(self, s => s.for_each_attempt(id, f))
+        each!(&mut self.backend, s => s.for_each_attempt(id, f))
     }
 
     /// Client `client`'s stored share of round `id`, checked against its stored SHA-256.
     pub fn share(&mut self, id: &[u8; 32], client: u64) -> Result<Option<Vec<u8>>> {
-        each!(self, s => s.share(id, client))
+        each!(&mut self.backend, s => s.share(id, client))
     }
 
-    /// Records the abort and deletes the round's shares, in one transaction. `Ok(false)` if
-    /// the store holds the round closed (PostgreSQL: compare-and-swap open → aborted; an
-    /// aborted round stays aborted, `Ok(true)`).
+    /// Records the abort and deletes the round's shares, in one transaction: `Ok(true)` if
+    /// the round is aborted now or was already, `Ok(false)` if it is closed or unknown.
     pub fn abort(&mut self, id: &[u8; 32], reason: &str) -> Result<bool> {
-        match self {
-            NodeStore::Sqlite(s) => s.abort(id, reason).map(|()| true),
-            NodeStore::Postgres(s) => s.abort(id, reason),
-        }
+        self.run_tx("abort", |tx| rules::abort(tx, id, reason))
     }
 
     /// Closes the round with its agreed set, in one transaction. `Ok(false)` if the store does
-    /// not hold it open (PostgreSQL: compare-and-swap open → closed).
+    /// not hold it open.
     pub fn set_agreed_set(&mut self, id: &[u8; 32], agreed: &ClientSet) -> Result<bool> {
-        match self {
-            NodeStore::Sqlite(s) => s.set_agreed_set(id, agreed).map(|()| true),
-            NodeStore::Postgres(s) => s.set_agreed_set(id, agreed),
-        }
+        self.run_tx("close", |tx| rules::close(tx, id, agreed))
     }
 
-    /// Stores the round's node sum, `len` bytes read from `src`, which must have `sha256`.
+    /// Stores the node sum of a closed round, `len` bytes read from `src`, which must have
+    /// `sha256`.
     pub fn set_sum_from(
         &mut self,
         id: &[u8; 32],
@@ -272,200 +368,25 @@ impl NodeStore {
         len: u64,
         sha256: &[u8; 32],
     ) -> Result<()> {
-        each!(self, s => s.set_sum_from(id, src, len, sha256))
+        self.run_tx_reading("store_sum", src, len, |tx, sum| {
+            rules::store_sum(tx, id, sum, len, sha256)
+        })
     }
 
     /// Checks the round's stored node sum against its stored SHA-256; `Ok(false)` if none.
     pub fn check_sum(&mut self, id: &[u8; 32]) -> Result<bool> {
-        each!(self, s => s.check_sum(id))
+        each!(&mut self.backend, s => s.check_sum(id))
     }
-}
 
-/// The token hashes of a stored round, 32 raw bytes each ([`NodeStore::token_chunks`]).
-pub(crate) enum TokenChunks<'a> {
-    Sqlite(sqlite::TokenChunks<'a>),
-    Postgres(postgres::TokenChunks<'a>),
-}
-
-impl std::io::Read for TokenChunks<'_> {
-    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            TokenChunks::Sqlite(t) => t.read(out),
-            TokenChunks::Postgres(t) => t.read(out),
+    /// The SQLite backend, for tests that look at its rows.
+    #[cfg(test)]
+    fn sqlite(&self) -> &sqlite::SqliteStore {
+        match &self.backend {
+            Backend::Sqlite(s) => s,
+            Backend::Postgres(_) => panic!("not a SQLite store"),
         }
     }
 }
 
-/// A connection for the upload handlers' token lookups.
-pub(crate) enum TokenLookup {
-    Sqlite(sqlite::SqliteTokenLookup),
-    Postgres(postgres::PgReader),
-}
-
-impl TokenLookup {
-    /// For PostgreSQL, call it off the async threads.
-    pub fn open(at: &StoreLocation) -> Result<Self> {
-        Ok(match at {
-            StoreLocation::Sqlite(path) => {
-                TokenLookup::Sqlite(sqlite::SqliteTokenLookup::open(path)?)
-            }
-            StoreLocation::Postgres(pg) => TokenLookup::Postgres(postgres::PgReader::open(pg)?),
-        })
-    }
-
-    /// Client `client`'s token hash in round `id`, if stored.
-    pub fn token_hash(&mut self, id: &[u8; 32], client: u64) -> Result<Option<[u8; 32]>> {
-        match self {
-            TokenLookup::Sqlite(l) => l.token_hash(id, client),
-            TokenLookup::Postgres(l) => l.token_hash(id, client),
-        }
-    }
-}
-
-/// A read connection for the received set, the node sum and the summing thread's attempts.
-pub(crate) enum AttemptReader {
-    Sqlite(sqlite::SqliteAttemptReader),
-    Postgres(postgres::PgReader),
-}
-
-/// Where a node sum is stored ([`AttemptReader::checked_sum_blob`]).
-pub(crate) enum SumBlob {
-    Sqlite(sqlite::SumBlob),
-    Postgres(postgres::SumBlob),
-}
-
-impl SumBlob {
-    /// Its length in bytes.
-    pub fn len(&self) -> u64 {
-        match self {
-            SumBlob::Sqlite(b) => b.len,
-            SumBlob::Postgres(b) => b.len,
-        }
-    }
-}
-
-impl AttemptReader {
-    /// For PostgreSQL, call it off the async threads.
-    pub fn open(at: &StoreLocation) -> Result<Self> {
-        Ok(match at {
-            StoreLocation::Sqlite(path) => {
-                AttemptReader::Sqlite(sqlite::SqliteAttemptReader::open(path)?)
-            }
-            StoreLocation::Postgres(pg) => AttemptReader::Postgres(postgres::PgReader::open(pg)?),
-        })
-    }
-
-    /// Writes the round's received set of `n_clients` clients as a pair set of
-    /// `fixedpoint_shares::wire` (bitset, then each client's shard id in ascending client
-    /// order), from one snapshot; a stored client at or beyond `n_clients` is an error.
-    pub fn write_received(
-        &mut self,
-        id: &[u8; 32],
-        n_clients: usize,
-        out: &mut impl std::io::Write,
-    ) -> Result<()> {
-        match self {
-            AttemptReader::Sqlite(r) => r.write_received(id, n_clients, out),
-            AttemptReader::Postgres(r) => r.write_received(id, n_clients, out),
-        }
-    }
-
-    /// Calls `f` with the round's stored (client, attempt) pairs in client order as an
-    /// iterator, read as `f` pulls them; a read error ends it early and is returned after.
-    pub fn with_attempts<T>(
-        &mut self,
-        id: &[u8; 32],
-        f: impl FnOnce(&mut dyn Iterator<Item = (u64, u64)>) -> T,
-    ) -> Result<T> {
-        match self {
-            AttemptReader::Sqlite(r) => r.with_attempts(id, f),
-            AttemptReader::Postgres(r) => r.with_attempts(id, f),
-        }
-    }
-
-    /// Where the round's node sum is stored, if it is, after checking it against its SHA-256.
-    ///
-    /// # Errors
-    /// [`crate::Error::Integrity`] if the stored sum fails its check.
-    pub fn checked_sum_blob(&mut self, id: &[u8; 32]) -> Result<Option<SumBlob>> {
-        Ok(match self {
-            AttemptReader::Sqlite(r) => r.checked_sum_blob(id)?.map(SumBlob::Sqlite),
-            AttemptReader::Postgres(r) => r.checked_sum_blob(id)?.map(SumBlob::Postgres),
-        })
-    }
-
-    /// Copies a stored node sum to `out` in pieces; the last piece is held back until the
-    /// bytes read match the stored SHA-256.
-    pub fn write_sum(&mut self, at: &SumBlob, out: &mut impl std::io::Write) -> Result<()> {
-        match (self, at) {
-            (AttemptReader::Sqlite(r), SumBlob::Sqlite(at)) => r.write_sum(at, out),
-            (AttemptReader::Postgres(r), SumBlob::Postgres(at)) => r.write_sum(at, out),
-            _ => Err(crate::Error::InvalidSpec(
-                "a node sum located in one store is read from another".into(),
-            )),
-        }
-    }
-}
-
-/// Reads `blob` through and compares its SHA-256 with `digest`; `what` names it in the error.
-pub(super) fn check_blob(
-    mut blob: impl std::io::Read,
-    digest: &[u8],
-    what: impl FnOnce() -> String,
-) -> Result<()> {
-    let mut hash = HashingWriter::new(std::io::sink());
-    std::io::copy(&mut blob, &mut hash)?;
-    if hash.finish().1.as_slice() == digest {
-        Ok(())
-    } else {
-        Err(crate::Error::Integrity(format!(
-            "{} does not match its SHA-256",
-            what()
-        )))
-    }
-}
-
-/// A writer that passes bytes on and hashes them.
-pub(crate) struct HashingWriter<W> {
-    inner: W,
-    hash: Sha256,
-}
-
-impl<W: std::io::Write> HashingWriter<W> {
-    pub fn new(inner: W) -> Self {
-        HashingWriter {
-            inner,
-            hash: Sha256::new(),
-        }
-    }
-
-    /// The writer and the SHA-256 of everything written through it.
-    pub fn finish(self) -> (W, [u8; 32]) {
-        (self.inner, self.hash.finalize().into())
-    }
-}
-
-impl<W: std::io::Write> std::io::Write for HashingWriter<W> {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(data)?;
-        self.hash.update(&data[..n]);
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-/// Checks a stored share against the SHA-256 stored beside it. The store's pages have no
-/// checksum of their own, so a flipped bit in a share would otherwise reach the node sum and
-/// the release unnoticed.
-pub(super) fn check_share(id: &[u8; 32], client: u64, digest: &[u8], message: &[u8]) -> Result<()> {
-    if Sha256::digest(message).as_slice() == digest {
-        return Ok(());
-    }
-    Err(crate::Error::Integrity(format!(
-        "round {}: the stored share of client {client} does not match its SHA-256",
-        crate::hex::encode(id)
-    )))
-}
+#[cfg(test)]
+mod contract_tests;

@@ -1,9 +1,16 @@
 //! Tests of the SQLite node store.
 
+use super::super::contract_tests::share;
+use super::super::layout::HASHES_PER_CHUNK;
+use super::super::{NodeStore, PendingShare, StoreLocation, UploadOutcome};
 use super::*;
 use SqliteAttemptReader as AttemptReader;
-use SqliteStore as NodeStore;
 use SqliteTokenLookup as TokenLookup;
+use sha2::{Digest, Sha256};
+
+fn open(path: &Path) -> NodeStore {
+    NodeStore::open(&StoreLocation::Sqlite(path.to_path_buf())).unwrap()
+}
 
 fn temp_db(name: &str) -> std::path::PathBuf {
     crate::scratch_dir(&format!("store-{name}")).join("node.sqlite")
@@ -18,7 +25,7 @@ fn temp_db(name: &str) -> std::path::PathBuf {
 #[test]
 fn agreed_set_and_sum_are_written_and_read_in_pieces() {
     let path = temp_db("blobs");
-    let mut store = NodeStore::open(&path).unwrap();
+    let mut store = open(&path);
     let (a, b) = ([5u8; 32], [6u8; 32]);
     store.insert_round(&a, 1, b"{}", &mut &[][..], 0).unwrap();
     store.insert_round(&b, 2, b"{}", &mut &[][..], 0).unwrap();
@@ -28,6 +35,7 @@ fn agreed_set_and_sum_are_written_and_read_in_pieces() {
     let want: Vec<u8> = ids.iter().flat_map(|c| c.to_be_bytes()).collect();
     let stored_agreed = |store: &NodeStore| -> Vec<u8> {
         store
+            .sqlite()
             .conn
             .query_row(
                 "SELECT agreed FROM round_state WHERE id = ?1",
@@ -44,6 +52,7 @@ fn agreed_set_and_sum_are_written_and_read_in_pieces() {
     let sum: Vec<u8> = (0..200_003u32).map(|i| (i * 31 % 256) as u8).collect();
     let state_row = |store: &NodeStore| -> (i64, Option<usize>) {
         store
+            .sqlite()
             .conn
             .query_row(
                 "SELECT rowid, length(sum) FROM round_state WHERE id = ?1",
@@ -63,12 +72,12 @@ fn agreed_set_and_sum_are_written_and_read_in_pieces() {
         store.set_sum_from(&a, &mut &sum[..], sum.len() as u64, &sha(&sum[1..])),
         Err(crate::Error::Integrity(_))
     ));
-    assert_eq!(store.sum(&a).unwrap().as_deref(), Some(&sum[1..]));
+    assert_eq!(store.sqlite().sum(&a).unwrap().as_deref(), Some(&sum[1..]));
     store
         .set_sum_from(&a, &mut &sum[..], sum.len() as u64, &sha(&sum))
         .unwrap();
     assert!(store.check_sum(&a).unwrap());
-    assert_eq!(store.sum(&a).unwrap().as_deref(), Some(&sum[..]));
+    assert_eq!(store.sqlite().sum(&a).unwrap().as_deref(), Some(&sum[..]));
     // The agreed set's row untouched by the sum's write (not rewritten: same rowid, no sum).
     assert_eq!(state_row(&store), before);
     assert_eq!(before.1, None);
@@ -81,11 +90,12 @@ fn agreed_set_and_sum_are_written_and_read_in_pieces() {
             .set_sum_from(&b, &mut &sum[..10], 11, &sha(&sum[..10]))
             .is_err()
     );
-    assert_eq!(store.sum(&b).unwrap(), None);
+    assert_eq!(store.sqlite().sum(&b).unwrap(), None);
     // Older stores' sums: in `rounds`, and in `round_state` (read first).
     let c = [7u8; 32];
     store.insert_round(&c, 3, b"{}", &mut &[][..], 0).unwrap();
     store
+        .sqlite()
         .conn
         .execute_batch(&format!(
             "UPDATE rounds SET sum = X'0102' WHERE id = X'{b}';
@@ -97,7 +107,7 @@ fn agreed_set_and_sum_are_written_and_read_in_pieces() {
         .unwrap();
     let reader = AttemptReader::open(&path).unwrap();
     for (id, want) in [(a, &sum[..]), (b, &[1u8, 2][..]), (c, &[11u8, 12, 13][..])] {
-        assert_eq!(store.sum(&id).unwrap().as_deref(), Some(want));
+        assert_eq!(store.sqlite().sum(&id).unwrap().as_deref(), Some(want));
         let at = reader.sum_blob(&id).unwrap().unwrap();
         assert_eq!(at.len, want.len() as u64);
         let mut got = Vec::new();
@@ -110,13 +120,13 @@ fn agreed_set_and_sum_are_written_and_read_in_pieces() {
         .iter()
         .map(|&c| PendingShare {
             shard: c * 10,
-            ..share(&a, c, &digest, b"m")
+            ..share(&b, c, &digest, b"m")
         })
         .collect();
     store.commit_uploads(&batch).unwrap();
-    let pairs = reader.with_attempts(&a, |p| p.collect::<Vec<_>>()).unwrap();
+    let pairs = reader.with_attempts(&b, |p| p.collect::<Vec<_>>()).unwrap();
     assert_eq!(pairs, vec![(2, 20), (5, 50), (9, 90)]);
-    let first = reader.with_attempts(&a, |p| p.next()).unwrap();
+    let first = reader.with_attempts(&b, |p| p.next()).unwrap();
     assert_eq!(first, Some((2, 20)));
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
@@ -125,7 +135,7 @@ fn agreed_set_and_sum_are_written_and_read_in_pieces() {
 fn round_state_is_kept_apart_from_the_spec_and_tokens_come_back_raw() {
     use std::io::Read;
     let path = temp_db("state");
-    let mut store = NodeStore::open(&path).unwrap();
+    let mut store = open(&path);
     let (a, b) = ([1u8; 32], [2u8; 32]);
     // Several chunk rows, the last one partly filled.
     let n = 5 * HASHES_PER_CHUNK + 3;
@@ -147,11 +157,12 @@ fn round_state_is_kept_apart_from_the_spec_and_tokens_come_back_raw() {
             .insert_round(&[4u8; 32], 4, b"{}", &mut &tokens[..64], 3)
             .is_err()
     );
-    store.set_agreed(&a, &3u64.to_be_bytes()).unwrap();
-    store.set_sum(&a, &[9]).unwrap();
+    store.sqlite().set_agreed(&a, &3u64.to_be_bytes()).unwrap();
+    store.sqlite().set_sum(&a, &[9]).unwrap();
     store.abort(&b, "why").unwrap();
     // The spec rows are as inserted: closing and aborting wrote elsewhere.
     let untouched: i64 = store
+        .sqlite()
         .conn
         .query_row(
             "SELECT COUNT(*) FROM rounds WHERE agreed IS NULL AND sum IS NULL AND aborted IS NULL",
@@ -161,25 +172,34 @@ fn round_state_is_kept_apart_from_the_spec_and_tokens_come_back_raw() {
         .unwrap();
     assert_eq!(untouched, 2);
     let chunks: i64 = store
+        .sqlite()
         .conn
         .query_row("SELECT COUNT(*) FROM round_tokens", [], |r| r.get(0))
         .unwrap();
     assert_eq!(chunks, 6);
     drop(store);
-    let store = NodeStore::open(&path).unwrap();
+    let mut store = open(&path);
     let mut rounds = store.rounds().unwrap();
     rounds.sort_by_key(|r| r.id);
     assert_eq!(rounds.len(), 2);
     assert_eq!(rounds[0].spec_json, b"{\"a\":1}");
     assert_eq!(rounds[0].tokens, None);
     let mut back = Vec::new();
-    store.token_chunks(&a).read_to_end(&mut back).unwrap();
+    store
+        .token_chunks(&a)
+        .unwrap()
+        .read_to_end(&mut back)
+        .unwrap();
     assert_eq!(back, tokens);
     back.clear();
-    store.token_chunks(&b).read_to_end(&mut back).unwrap();
+    store
+        .token_chunks(&b)
+        .unwrap()
+        .read_to_end(&mut back)
+        .unwrap();
     assert!(back.is_empty());
     // Point lookups through a read-only connection.
-    let lookup = TokenLookup::open(&path).unwrap();
+    let mut lookup = super::super::TokenLookup::open(&StoreLocation::Sqlite(path.clone())).unwrap();
     for c in [0, 1, 15, 16, n - 1] {
         assert_eq!(
             lookup.token_hash(&a, c as u64).unwrap().unwrap()[..],
@@ -188,9 +208,15 @@ fn round_state_is_kept_apart_from_the_spec_and_tokens_come_back_raw() {
     }
     assert_eq!(lookup.token_hash(&a, n as u64).unwrap(), None);
     assert_eq!(lookup.token_hash(&b, 0).unwrap(), None);
-    assert!(lookup.conn.execute("DELETE FROM round_tokens", []).is_err());
+    let read_only = TokenLookup::open(&path).unwrap();
+    assert!(
+        read_only
+            .conn
+            .execute("DELETE FROM round_tokens", [])
+            .is_err()
+    );
     assert!(rounds[0].sum_stored);
-    assert_eq!(store.sum(&a).unwrap().as_deref(), Some(&[9u8][..]));
+    assert_eq!(store.sqlite().sum(&a).unwrap().as_deref(), Some(&[9u8][..]));
     assert_eq!(rounds[0].aborted, None);
     assert_eq!(rounds[1].aborted.as_deref(), Some("why"));
     assert!(!rounds[1].sum_stored);
@@ -200,26 +226,15 @@ fn round_state_is_kept_apart_from_the_spec_and_tokens_come_back_raw() {
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
 
-fn share<'a>(
-    id: &'a [u8; 32],
-    client: u64,
-    digest: &'a [u8; 32],
-    message: &'a [u8],
-) -> PendingShare<'a> {
-    PendingShare {
-        round_id: id,
-        client,
-        shard: 1,
-        digest,
-        message,
-    }
-}
-
 /// Stored, the same again (also within one batch), a conflict: nothing but the first
 /// share of each client is kept.
 fn check_upload_outcomes(store: &mut NodeStore) {
     use UploadOutcome::{Conflict, SameAgain, Stored};
     let (id, other_round) = ([5u8; 32], [6u8; 32]);
+    store.insert_round(&id, 5, b"{}", &mut &[][..], 0).unwrap();
+    store
+        .insert_round(&other_round, 6, b"{}", &mut &[][..], 0)
+        .unwrap();
     let big = vec![7u8; 20_000]; // overflows its page, as a full share does
     let sha = |m: &[u8]| -> [u8; 32] { Sha256::digest(m).into() };
     let (big_d, seed_d, other_d, x_d) = (sha(&big), sha(b"seed"), sha(b"other"), sha(b"x"));
@@ -246,19 +261,20 @@ fn check_upload_outcomes(store: &mut NodeStore) {
     let mut seen = Vec::new();
     store
         .for_each_share(&id, |c, shard, m| {
-            assert_eq!(shard, Some(1));
-            seen.push((c, m.len()));
+            seen.push((c, shard, m.len()));
             Ok(())
         })
         .unwrap();
-    assert_eq!(seen, [(0, big.len()), (1, 4)]);
+    // The shard attempts as the test's shares carry them: 100 + client.
+    assert_eq!(seen, [(0, Some(100), big.len()), (1, Some(101), 4)]);
 }
 
 #[test]
 fn uploads_are_stored_once_in_a_new_store_and_in_one_from_before() {
     let path = temp_db("uploads-new");
-    let mut store = NodeStore::open(&path).unwrap();
+    let mut store = open(&path);
     let sql: String = store
+        .sqlite()
         .conn
         .query_row(
             "SELECT sql FROM sqlite_master WHERE name = 'shares'",
@@ -281,7 +297,7 @@ fn uploads_are_stored_once_in_a_new_store_and_in_one_from_before() {
         )
         .unwrap();
     }
-    let mut store = NodeStore::open(&path).unwrap();
+    let mut store = open(&path);
     check_upload_outcomes(&mut store);
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
@@ -292,8 +308,13 @@ fn uploads_are_stored_once_in_a_new_store_and_in_one_from_before() {
 #[test]
 fn the_received_set_is_written_from_the_attempts_index() {
     let path = temp_db("received-json");
-    let mut store = NodeStore::open(&path).unwrap();
+    let mut store = open(&path);
     let (id, other, empty) = ([8u8; 32], [9u8; 32], [10u8; 32]);
+    for (round, at) in [(8, &id), (9, &other), (10, &empty)] {
+        store
+            .insert_round(at, round, b"{}", &mut &[][..], 0)
+            .unwrap();
+    }
     let digest = [3u8; 32];
     let clients: Vec<u64> = (0..5000u64).rev().filter(|c| c % 7 != 3).collect();
     let shard_of = |c: u64| c.wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -310,7 +331,8 @@ fn the_received_set_is_written_from_the_attempts_index() {
         })
         .collect();
     store.commit_uploads(&batch).unwrap();
-    let mut reader = AttemptReader::open(&path).unwrap();
+    let mut reader =
+        super::super::AttemptReader::open(&StoreLocation::Sqlite(path.clone())).unwrap();
     let mut got = Vec::new();
     reader.write_received(&id, 5000, &mut got).unwrap();
     let mut sorted = clients.clone();
@@ -349,7 +371,7 @@ fn a_store_from_before_round_state_and_tokens_still_loads() {
         )
         .unwrap();
     }
-    let store = NodeStore::open(&path).unwrap();
+    let mut store = open(&path);
     let rounds = store.rounds().unwrap();
     assert_eq!(rounds.len(), 1);
     let r = &rounds[0];
@@ -358,7 +380,10 @@ fn a_store_from_before_round_state_and_tokens_still_loads() {
         (&b"{}"[..], None)
     );
     assert!(r.sum_stored);
-    assert_eq!(store.sum(&r.id).unwrap().as_deref(), Some(&[9u8][..]));
+    assert_eq!(
+        store.sqlite().sum(&r.id).unwrap().as_deref(),
+        Some(&[9u8][..])
+    );
     assert_eq!(r.aborted, None);
     // Ids 2 and 1, big-endian; a trailing piece shorter than an id is ignored.
     let ids = [1u64, 2].map(fixedpoint_shares::ClientId);
@@ -369,6 +394,7 @@ fn a_store_from_before_round_state_and_tokens_still_loads() {
     // An id outside the round, or one listed twice, is an error.
     assert!(store.agreed_set(&r.id, 2).is_err());
     store
+        .sqlite()
         .conn
         .execute(
             "UPDATE rounds SET agreed = x'00000000000000010000000000000001'",

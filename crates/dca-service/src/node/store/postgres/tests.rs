@@ -4,27 +4,30 @@
 //! loudly and pass, except under CI (`CI` set), where they fail.
 
 use super::*;
-use crate::node::store::{AttemptReader, NodeStore, StoreLocation};
-use crate::postgres_tx::MAX_ATTEMPTS;
+use crate::node::store::{
+    AttemptReader, NodeStore, PendingShare, StoreLocation, TokenLookup, UploadOutcome,
+};
 use fixedpoint_shares::ClientId;
 use postgres::NoTls;
+use readers::SUM_PIECE;
+use sha2::{Digest, Sha256};
 
 /// A database made for one test (see [`crate::postgres_test_db`]).
-type TestDb = crate::postgres_test_db::TestDb<PgLocation>;
+pub(super) type TestDb = crate::postgres_test_db::TestDb<PgLocation>;
 
 /// A fresh database for the test `name`, or `None` (after saying so) without a server.
-fn test_db(name: &str) -> Option<TestDb> {
+pub(super) fn test_db(name: &str) -> Option<TestDb> {
     crate::postgres_test_db::test_db("unit", name, |config, shown| PgLocation {
         config: Box::new(config),
         shown,
     })
 }
 
-fn sha(m: &[u8]) -> [u8; 32] {
+pub(super) fn sha(m: &[u8]) -> [u8; 32] {
     Sha256::digest(m).into()
 }
 
-fn share<'a>(
+pub(super) fn share<'a>(
     id: &'a [u8; 32],
     client: u64,
     digest: &'a [u8; 32],
@@ -40,13 +43,13 @@ fn share<'a>(
 }
 
 /// Hashes 0..n, 32 bytes each: byte k of client c's hash is c·7 + k (mod 256).
-fn token_hashes(n: usize) -> Vec<u8> {
+pub(super) fn token_hashes(n: usize) -> Vec<u8> {
     (0..n)
         .flat_map(|c| (0..32).map(move |k| (c * 7 + k) as u8))
         .collect()
 }
 
-fn store_with_round(db: &TestDb, id: &[u8; 32], round: u64, n: usize) -> NodeStore {
+pub(super) fn store_with_round(db: &TestDb, id: &[u8; 32], round: u64, n: usize) -> NodeStore {
     let mut store = NodeStore::open(&StoreLocation::Postgres(db.at.clone())).unwrap();
     store
         .insert_round(id, round, b"{\"spec\":1}", &mut &token_hashes(n)[..], n)
@@ -269,7 +272,7 @@ fn round_data_comes_back_as_written() {
         .unwrap();
     assert_eq!(pairs.len(), 4);
     assert_eq!(pairs[0], (0, 0x0123_4567_89ab_cdef));
-    let mut lookup = PgReader::open(&db.at).unwrap();
+    let mut lookup = TokenLookup::open(&StoreLocation::Postgres(db.at.clone())).unwrap();
     assert_eq!(
         lookup.token_hash(&id, 999).unwrap(),
         Some(<[u8; 32]>::try_from(&token_hashes(n)[999 * 32..]).unwrap())
@@ -388,48 +391,6 @@ fn bad_urls_and_unreachable_servers_are_named() {
     }
 }
 
-/// A transaction failing with a serialization failure or a deadlock is tried again, at most
-/// [`MAX_ATTEMPTS`] times in all, and then fails naming the SQLSTATE; any other error is
-/// returned at once.
-#[test]
-fn serialization_failures_and_deadlocks_are_retried_a_bounded_number_of_times() {
-    let Some(db) = test_db("retry") else { return };
-    let mut c = db.at.connect().unwrap();
-    let raise =
-        |code: &str| format!("DO $$ BEGIN RAISE EXCEPTION 'test' USING ERRCODE = '{code}'; END $$");
-    for code in ["40001", "40P01"] {
-        let mut tries = 0;
-        let out = in_tx(&mut c, IsolationLevel::ReadCommitted, |tx| {
-            tries += 1;
-            if tries < 3 {
-                tx.batch_execute(&raise(code))?;
-            }
-            Ok(tries)
-        });
-        assert_eq!(out.unwrap(), 3, "{code}");
-        let mut tries = 0;
-        match in_tx(&mut c, IsolationLevel::ReadCommitted, |tx| {
-            tries += 1;
-            tx.batch_execute(&raise(code))?;
-            Ok(())
-        }) {
-            Err(Error::Postgres(m)) => assert!(m.contains(code), "{m}"),
-            other => panic!("{code}: {other:?}"),
-        }
-        assert_eq!(tries, MAX_ATTEMPTS, "{code}");
-    }
-    let mut tries = 0;
-    match in_tx(&mut c, IsolationLevel::ReadCommitted, |tx| {
-        tries += 1;
-        tx.batch_execute(&raise("23505"))?;
-        Ok(())
-    }) {
-        Err(Error::Postgres(m)) => assert!(m.contains("23505"), "{m}"),
-        other => panic!("{other:?}"),
-    }
-    assert_eq!(tries, 1);
-}
-
 /// The node sum's lease: of two handles (two replicas) racing for it from threads of their own,
 /// exactly one wins; the loser cannot store a sum, and takes the lease over only once it has
 /// expired, after which the first holder can neither renew it nor store its sum.
@@ -445,10 +406,7 @@ fn two_replicas_race_for_a_sum_lease_one_wins_and_a_stale_lease_is_taken_over() 
     store.commit_uploads(&[share(&id, 2, &d, &m)]).unwrap();
     let at = StoreLocation::Postgres(db.at.clone());
     // Not closed yet: nobody takes it.
-    let NodeStore::Postgres(pg) = &mut store else {
-        unreachable!()
-    };
-    assert!(!pg.take_sum_lease(&id, "early", 1_000, 2_000).unwrap());
+    assert!(!store.take_sum_lease(&id, "early", 1_000, 2_000).unwrap());
     assert!(
         store
             .set_agreed_set(&id, &ClientSet::from_ids(n, &[ClientId(2)]).unwrap())
@@ -467,11 +425,8 @@ fn two_replicas_race_for_a_sum_lease_one_wins_and_a_stale_lease_is_taken_over() 
                 let (at, barrier) = (at.clone(), barrier.clone());
                 std::thread::spawn(move || {
                     let mut s = NodeStore::open(&at).unwrap();
-                    let NodeStore::Postgres(pg) = &mut s else {
-                        unreachable!()
-                    };
                     barrier.wait();
-                    pg.take_sum_lease(&race_id, holder, 1_000, 31_000).unwrap()
+                    s.take_sum_lease(&race_id, holder, 1_000, 31_000).unwrap()
                 })
             })
             .into_iter()
@@ -479,177 +434,63 @@ fn two_replicas_race_for_a_sum_lease_one_wins_and_a_stale_lease_is_taken_over() 
             .collect();
         assert_eq!(won.iter().filter(|w| **w).count(), 1, "{won:?}");
     }
-    let NodeStore::Postgres(pg) = &mut store else {
-        unreachable!()
-    };
-    assert!(pg.take_sum_lease(&id, "a", 1_000, 31_000).unwrap());
+    assert!(store.take_sum_lease(&id, "a", 1_000, 31_000).unwrap());
     // Held: another replica is refused until the expiry; the holder takes it again (renews).
-    assert!(!pg.take_sum_lease(&id, "b", 30_999, 60_999).unwrap());
-    assert!(pg.take_sum_lease(&id, "a", 2_000, 32_000).unwrap());
-    assert_eq!(pg.sum_lease(&id).unwrap(), Some(("a".to_string(), 32_000)));
+    assert!(!store.take_sum_lease(&id, "b", 30_999, 60_999).unwrap());
+    assert!(store.take_sum_lease(&id, "a", 2_000, 32_000).unwrap());
+    let lease = store.shared().unwrap().sum_lease(&id).unwrap();
+    assert_eq!(lease, Some(("a".to_string(), 32_000)));
+    let metrics = crate::metrics::Metrics::new();
     let mut reader_b = PgReader::open(&db.at).unwrap();
     assert!(
-        !reader_b
-            .store_sum_under_lease(&id, "b", b"sum", &sha(b"sum"))
-            .unwrap()
+        !super::super::store_sum_under_lease(
+            &mut reader_b,
+            &metrics,
+            &id,
+            "b",
+            b"sum",
+            &sha(b"sum")
+        )
+        .unwrap()
     );
     assert!(!reader_b.renew_sum_lease(&id, "b", 90_000).unwrap());
     // "a" died: at its expiry "b" takes over; "a" can then neither renew nor store.
-    assert!(pg.take_sum_lease(&id, "b", 32_000, 62_000).unwrap());
+    assert!(store.take_sum_lease(&id, "b", 32_000, 62_000).unwrap());
     let mut reader_a = PgReader::open(&db.at).unwrap();
     assert!(!reader_a.renew_sum_lease(&id, "a", 90_000).unwrap());
     assert!(
-        !reader_a
-            .store_sum_under_lease(&id, "a", b"stale", &sha(b"stale"))
-            .unwrap()
+        !super::super::store_sum_under_lease(
+            &mut reader_a,
+            &metrics,
+            &id,
+            "a",
+            b"stale",
+            &sha(b"stale")
+        )
+        .unwrap()
     );
     assert!(
-        reader_b
-            .store_sum_under_lease(&id, "b", b"sum", &sha(b"sum"))
-            .unwrap()
+        super::super::store_sum_under_lease(
+            &mut reader_b,
+            &metrics,
+            &id,
+            "b",
+            b"sum",
+            &sha(b"sum")
+        )
+        .unwrap()
     );
     assert!(store.check_sum(&id).unwrap());
-    let NodeStore::Postgres(pg) = &mut store else {
+    let Some(pg) = store.shared() else {
         unreachable!()
     };
     let state = pg.round_state(&id).unwrap();
     assert_eq!((state.state, state.sum_stored), (RoundState::Closed, true));
     // Stored: no lease is given any more, however late.
-    assert!(!pg.take_sum_lease(&id, "c", 100_000, 130_000).unwrap());
+    assert!(!store.take_sum_lease(&id, "c", 100_000, 130_000).unwrap());
     let mut sum = Vec::new();
     let mut reader = AttemptReader::open(&at).unwrap();
     let blob = reader.checked_sum_blob(&id).unwrap().unwrap();
     reader.write_sum(&blob, &mut sum).unwrap();
     assert_eq!(sum, b"sum");
-}
-
-/// A read cut by a lost connection: it worked (the connection was found closed before the
-/// read and opened again) or it failed with an error naming the lost connection.
-fn worked_or_named_the_cut<T: std::fmt::Debug + PartialEq>(got: Result<T>, want: T) {
-    match got {
-        Ok(v) => assert_eq!(v, want),
-        Err(e) => {
-            let said = e.to_string();
-            assert!(
-                said.contains("57P01") || said.contains("closed"),
-                "the error does not name the lost connection: {said}"
-            );
-        }
-    }
-}
-
-/// The store actor's connection and the read connections (token lookups, received set) keep
-/// working after the server terminated them: a transaction cut before its commit is run again
-/// on a new connection, a read of a few rows (a token lookup, a count) is made again, a
-/// streamed read fails once at most, naming the cause, and the next call works.
-#[test]
-fn the_store_and_its_readers_connect_again_after_their_connections_are_cut() {
-    use UploadOutcome::Stored;
-    let Some(db) = test_db("reconnect") else {
-        return;
-    };
-    let (id, n) = ([12u8; 32], 40);
-    let mut store = store_with_round(&db, &id, 1, n);
-    let mut lookup = PgReader::open(&db.at).unwrap();
-    let mut reader = AttemptReader::open(&StoreLocation::Postgres(db.at.clone())).unwrap();
-    let hash_of = |c: usize| <[u8; 32]>::try_from(&token_hashes(n)[c * 32..c * 32 + 32]).unwrap();
-    let d = sha(b"share");
-    assert_eq!(
-        store
-            .commit_uploads(&[share(&id, 0, &d, b"share")])
-            .unwrap(),
-        [Stored]
-    );
-    assert_eq!(lookup.token_hash(&id, 3).unwrap(), Some(hash_of(3)));
-    assert_eq!(reader.with_attempts(&id, |it| it.count()).unwrap(), 1);
-
-    assert!(db.cut_connections() >= 3, "the three connections were open");
-    assert_eq!(
-        store
-            .commit_uploads(&[share(&id, 1, &d, b"share")])
-            .unwrap(),
-        [Stored]
-    );
-    assert_eq!(lookup.token_hash(&id, 5).unwrap(), Some(hash_of(5)));
-    worked_or_named_the_cut(reader.with_attempts(&id, |it| it.count()), 2);
-    assert_eq!(reader.with_attempts(&id, |it| it.count()).unwrap(), 2);
-
-    assert!(db.cut_connections() >= 3);
-    // A read of a few rows is made again on a new connection.
-    assert_eq!(store.shared().unwrap().count_shares(&id).unwrap(), 2);
-    let mut received = Vec::new();
-    worked_or_named_the_cut(reader.write_received(&id, n, &mut received), ());
-    received.clear();
-    reader.write_received(&id, n, &mut received).unwrap();
-    assert!(!received.is_empty());
-
-    // A close (compare-and-swap) whose connection was cut while the store was idle.
-    assert!(db.cut_connections() >= 1);
-    let agreed = ClientSet::from_ids(n, &[ClientId(0), ClientId(1)]).unwrap();
-    assert!(store.set_agreed_set(&id, &agreed).unwrap());
-    assert_eq!(
-        store.shared().unwrap().round_state(&id).unwrap().state,
-        RoundState::Closed
-    );
-    assert_eq!(lookup.token_hash(&id, 7).unwrap(), Some(hash_of(7)));
-}
-
-/// A transaction whose connection is lost before its COMMIT was sent is rolled back by the
-/// server and run again on a new connection; one whose connection is lost at its COMMIT is not
-/// run again (it may have committed) and its error says the outcome is unknown.
-#[test]
-fn a_transaction_cut_before_its_commit_runs_again_and_one_cut_at_its_commit_does_not() {
-    let Some(db) = test_db("cut_commit") else {
-        return;
-    };
-    let mut conn = db.at.connect().unwrap();
-    conn.client()
-        .unwrap()
-        .batch_execute("CREATE TABLE cut (k INTEGER PRIMARY KEY)")
-        .unwrap();
-    let terminate = |pid: i32| -> bool {
-        db.admin()
-            .query_one("SELECT pg_terminate_backend($1, 5000)", &[&pid])
-            .unwrap()
-            .get(0)
-    };
-    let own_pid = |tx: &mut Transaction<'_>| -> std::result::Result<i32, TxError> {
-        Ok(tx.query_one("SELECT pg_backend_pid()", &[])?.get(0))
-    };
-
-    let mut tries = 0;
-    in_tx(&mut conn, IsolationLevel::ReadCommitted, |tx| {
-        tries += 1;
-        tx.execute("INSERT INTO cut VALUES (1)", &[])?;
-        if tries == 1 {
-            assert!(terminate(own_pid(tx)?));
-            tx.execute("INSERT INTO cut VALUES (2)", &[])?;
-        }
-        Ok(())
-    })
-    .unwrap();
-    assert_eq!(tries, 2);
-
-    let mut tries = 0;
-    let err = in_tx(&mut conn, IsolationLevel::ReadCommitted, |tx| {
-        tries += 1;
-        tx.execute("INSERT INTO cut VALUES (3)", &[])?;
-        assert!(terminate(own_pid(tx)?));
-        Ok(())
-    })
-    .unwrap_err();
-    assert_eq!(tries, 1, "a transaction cut at its commit was run again");
-    assert!(err.to_string().contains("unknown"), "{err}");
-
-    // The next call connects again; the first transaction's first try left nothing, and the
-    // server never received the second one's COMMIT.
-    let rows: Vec<i32> = conn
-        .client()
-        .unwrap()
-        .query("SELECT k FROM cut ORDER BY k", &[])
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    assert_eq!(rows, [1]);
 }
