@@ -41,15 +41,6 @@ pub struct EventLabels {
     pub event: String,
 }
 
-/// Labels of `dpdist_node_store_transactions_total` and `dpdist_node_store_transaction_seconds`.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct TxLabels {
-    /// The transaction's name (`commit_uploads`, `close`, `abort`, …).
-    pub tx: String,
-    /// `committed` or `failed`.
-    pub status: String,
-}
-
 /// Labels of `dpdist_rounds`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct StateLabels {
@@ -57,10 +48,11 @@ pub struct StateLabels {
     pub state: String,
 }
 
-/// Labels of `dpdist_store_transactions_total` and `dpdist_store_transaction_seconds`.
+/// Labels of a store's transactions: the aggregator's (`dpdist_store_transactions_total`,
+/// `dpdist_store_transaction_seconds`) and the node's (`dpdist_node_store_…`).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct TxLabels {
-    /// The transaction's name, e.g. `begin_close`.
+    /// The transaction's name, e.g. `begin_close`, `commit_uploads`.
     pub name: String,
     /// `ok`, or `error` for a transaction that returned an error (and so changed nothing).
     pub outcome: String,
@@ -221,8 +213,8 @@ impl Metrics {
     /// now and committed or not.
     pub fn store_tx(&self, tx: &str, committed: bool, started: Instant) {
         let labels = TxLabels {
-            tx: tx.to_string(),
-            status: if committed { "committed" } else { "failed" }.to_string(),
+            name: tx.to_string(),
+            outcome: if committed { "ok" } else { "error" }.to_string(),
         };
         self.store_transactions.get_or_create(&labels).inc();
         self.store_transaction_seconds

@@ -234,10 +234,10 @@ fn each_named_transaction_is_counted_in_the_metrics() {
         );
         let text = metrics.encode();
         for line in [
-            "dpdist_node_store_transactions_total{tx=\"create_round\",status=\"committed\"} 1",
-            "dpdist_node_store_transactions_total{tx=\"commit_uploads\",status=\"committed\"} 2",
-            "dpdist_node_store_transactions_total{tx=\"store_sum\",status=\"failed\"} 1",
-            "dpdist_node_store_transaction_seconds_count{tx=\"commit_uploads\",status=\"committed\"} 2",
+            "dpdist_node_store_transactions_total{name=\"create_round\",outcome=\"ok\"} 1",
+            "dpdist_node_store_transactions_total{name=\"commit_uploads\",outcome=\"ok\"} 2",
+            "dpdist_node_store_transactions_total{name=\"store_sum\",outcome=\"error\"} 1",
+            "dpdist_node_store_transaction_seconds_count{name=\"commit_uploads\",outcome=\"ok\"} 2",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
         }
