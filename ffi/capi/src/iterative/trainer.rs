@@ -1,10 +1,7 @@
 //! The trainer handle: public parameters, optimizer state and the Rényi-DP accountant of one
 //! iterative run; steps over the clients' records, prediction and the privacy spent.
 
-use dca_learning::{
-    Model, Records, StepReport, Trainer, logistic_intercept_predict_proba, logistic_predict_proba,
-    vi_predict_mean,
-};
+use dca_learning::{Model, Records, StepReport, Trainer};
 
 use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
@@ -86,7 +83,9 @@ pub(crate) fn check_dim(model: Model, dim: usize) -> FfiResult<()> {
 /// Creates a trainer for `n_clients` clients (one record each) with `dim` features, with the
 /// settings of `config` (whose privacy must have been chosen, else `DPD_ERR_INVALID_STATE`).
 /// Masks, noise and (fixed-size) batches come from `rng` — `dpd_rng_new_os` in production.
-/// Errors: `DPD_ERR_INVALID_ARGUMENT` (batch > N, N − T − 1 < 1, dim = 0, ...).
+/// Errors: `DPD_ERR_INVALID_ARGUMENT` (batch > N, N − T − 1 < 1, dim = 0, public ranges
+/// (`dpd_iterative_config_set_ranges`) whose count is not `dim`, ...); `rng` does not move on
+/// error.
 ///
 /// # Safety
 /// `config`, `rng` NULL (→ error) or live handles (`rng` not used concurrently); `out` NULL
@@ -105,7 +104,22 @@ pub unsafe extern "C" fn dpd_iterative_trainer_new(
         let (config, rng) = unsafe { (handle_ref(config, "config")?, handle_mut(rng, "rng")?) };
         let settings = config.chosen()?;
         check_dim(config.model(), dim)?;
-        let inner = Trainer::new(settings, n_clients, dim, rng.next_source())?;
+        if let Some(ranges) = config.ranges()
+            && ranges.len() != dim
+        {
+            return Err(FfiError::invalid(format!(
+                "`n_ranges` = {} (dpd_iterative_config_set_ranges): one range per feature, \
+                 `dim` = {dim}",
+                ranges.len()
+            )));
+        }
+        let inner = rng.on_next_source(|source| -> FfiResult<Trainer> {
+            let trainer = Trainer::new(settings, n_clients, dim, *source)?;
+            Ok(match config.ranges() {
+                Some(ranges) => trainer.with_feature_ranges(ranges.to_vec())?,
+                None => trainer,
+            })
+        })?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
         unsafe { write_out(out, into_handle(dpd_iterative_trainer { inner }), "out") }
     })
@@ -330,7 +344,9 @@ pub unsafe extern "C" fn dpd_iterative_trainer_spent(
 
 /// Predictions for the rows of `x` (row-major, `x_len` a positive multiple of d), one per row
 /// into `out` (query-size pattern): P(y = 1 | x) = σ(wᵀx), or σ(wᵀx + b) with an intercept, for
-/// logistic regression, the posterior mean xᵀm for DP-VI BLR. Uses only θ, which is public: costs no privacy.
+/// logistic regression, the posterior mean xᵀm for DP-VI BLR. With public ranges
+/// (`dpd_iterative_config_set_ranges`) each raw row is first clamped and mapped as the records
+/// were in training. Uses only θ, which is public: costs no privacy.
 ///
 /// # Safety
 /// `trainer` NULL (→ error) or a live handle; `x` NULL only with `x_len == 0`, else readable;
@@ -353,7 +369,6 @@ pub unsafe extern "C" fn dpd_iterative_trainer_predict(
                 slice_in(x, x_len, "x")?,
             )
         };
-        let params = trainer.params();
         let d = features(trainer);
         if d == 0 || x.is_empty() || !x.len().is_multiple_of(d) {
             return Err(FfiError::new(
@@ -366,13 +381,7 @@ pub unsafe extern "C" fn dpd_iterative_trainer_predict(
         }
         // SAFETY: `out_len` checked non-NULL and writable by the header contract.
         unsafe { reserve_array(x.len() / d, out_cap, out_len, "out") }?;
-        let predictions = match trainer.config().model {
-            Model::Logistic {
-                intercept: true, ..
-            } => logistic_intercept_predict_proba(params, x)?,
-            Model::Logistic { .. } => logistic_predict_proba(params, x)?,
-            Model::LinearRegressionVi { .. } => vi_predict_mean(params, x)?,
-        };
+        let predictions = trainer.predict(x)?;
         // SAFETY: header contract for the output array.
         unsafe { write_array(&predictions, out, out_cap, out_len, "out") }
     })
