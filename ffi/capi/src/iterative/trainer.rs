@@ -396,3 +396,76 @@ pub unsafe extern "C" fn dpd_iterative_trainer_free(trainer: *mut dpd_iterative_
     // SAFETY: header contract.
     unsafe { free_handle(trainer) }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::ptr::{null, null_mut};
+
+    use super::*;
+    use crate::iterative::config::*;
+    use crate::rng::{dpd_rng_free, dpd_rng_new_insecure_fixed_seed};
+
+    /// A trainer refused for its ranges' count leaves the generator where it was: a private
+    /// step from it then releases, noise included, exactly what a step from a fresh generator
+    /// of the same seed releases.
+    #[test]
+    fn a_refused_range_count_does_not_move_the_generator() {
+        let (lo, hi) = ([0.0, -2.0], [10.0, 2.0]);
+        let x = [2.5, 3.0, 12.5, -1.0, 1.0, 0.0];
+        let y = [1.0, 0.0, 1.0];
+        // SAFETY: every pointer is a live local or a handle made here.
+        unsafe {
+            let mut config = null_mut();
+            assert_eq!(
+                dpd_iterative_config_new_logistic(0.0, &mut config),
+                dpd_status::DPD_OK
+            );
+            assert_eq!(
+                dpd_iterative_config_set_ranges(config, lo.as_ptr(), hi.as_ptr(), 2),
+                dpd_status::DPD_OK
+            );
+            assert_eq!(
+                dpd_iterative_config_set_private(config, 5.0, 1e-5, 1.0),
+                dpd_status::DPD_OK
+            );
+            let release = |refuse_first: bool| {
+                let mut rng = null_mut();
+                assert_eq!(
+                    dpd_rng_new_insecure_fixed_seed(17, &mut rng),
+                    dpd_status::DPD_OK
+                );
+                let mut trainer = null_mut();
+                if refuse_first {
+                    assert_eq!(
+                        dpd_iterative_trainer_new(config, 3, 3, rng, &mut trainer),
+                        dpd_status::DPD_ERR_INVALID_ARGUMENT
+                    );
+                    assert!(trainer.is_null());
+                }
+                assert_eq!(
+                    dpd_iterative_trainer_new(config, 3, 2, rng, &mut trainer),
+                    dpd_status::DPD_OK
+                );
+                assert_eq!(
+                    dpd_iterative_trainer_step(
+                        trainer,
+                        x.as_ptr(),
+                        6,
+                        y.as_ptr(),
+                        3,
+                        null(),
+                        0,
+                        null_mut()
+                    ),
+                    dpd_status::DPD_OK
+                );
+                let released = (*trainer).inner.last_release().to_vec();
+                dpd_iterative_trainer_free(trainer);
+                dpd_rng_free(rng);
+                released
+            };
+            assert_eq!(release(true), release(false));
+            dpd_iterative_config_free(config);
+        }
+    }
+}
