@@ -2,6 +2,8 @@
 //! budget, and each iteration runs one DCA round in which the sampled clients contribute their
 //! clipped gradient and every client its share of the distributed discrete Gaussian noise.
 
+use std::borrow::Cow;
+
 use dp_noise::PrivacyLoss;
 use dp_noise::rdp::{BaseNoise, DiscreteSum, RdpAccountant, SubsampledGaussian};
 use dp_noise::rng::RngSource;
@@ -11,9 +13,8 @@ use fixedpoint_shares::{
 };
 
 use crate::client_gradient::{ClientGradient, iteration_rngs};
-use crate::model::Model;
 use crate::model::{
-    logistic_intercept_predict_proba, logistic_predict_proba, rows, vi_predict_mean,
+    Model, logistic_intercept_predict_proba, logistic_predict_proba, rows, vi_predict_mean,
 };
 use crate::optimizer::{Optimizer, OptimizerState};
 use crate::range::{FeatureRange, check_ranges, map_row};
@@ -290,24 +291,25 @@ impl Trainer {
     pub fn predict(&self, x: &[f64]) -> Result<Vec<f64>> {
         // Checked before mapping: clamping would turn ±inf into a range end.
         rows(self.dim, x)?;
-        let mapped;
-        let x = match &self.ranges {
-            None => x,
+        let x: Cow<'_, [f64]> = match &self.ranges {
+            None => Cow::Borrowed(x),
             Some(ranges) => {
-                let mut out = zeros(x.len(), "mapped rows")?;
-                for (o, row) in out.chunks_exact_mut(self.dim).zip(x.chunks_exact(self.dim)) {
-                    map_row(ranges, row, o);
+                let mut mapped = zeros(x.len(), "mapped rows")?;
+                for (out, row) in mapped
+                    .chunks_exact_mut(self.dim)
+                    .zip(x.chunks_exact(self.dim))
+                {
+                    map_row(ranges, row, out);
                 }
-                mapped = out;
-                &mapped
+                Cow::Owned(mapped)
             }
         };
         match self.config.model {
             Model::Logistic {
                 intercept: true, ..
-            } => logistic_intercept_predict_proba(&self.params, x),
-            Model::Logistic { .. } => logistic_predict_proba(&self.params, x),
-            Model::LinearRegressionVi { .. } => vi_predict_mean(&self.params, x),
+            } => logistic_intercept_predict_proba(&self.params, &x),
+            Model::Logistic { .. } => logistic_predict_proba(&self.params, &x),
+            Model::LinearRegressionVi { .. } => vi_predict_mean(&self.params, &x),
         }
     }
 
