@@ -2004,6 +2004,27 @@ enum dpd_status dpd_iterative_config_set_intercept(struct dpd_iterative_config *
                                                    uint32_t intercept);
 
 /**
+ * Logistic regression only: public feature ranges, `lo[j] < hi[j]` both finite, one pair per
+ * feature (`n_ranges` must equal the trainer's d, checked by `dpd_iterative_trainer_new`),
+ * known without looking at the data. Each record's x_j is clamped into [lo_j, hi_j] and mapped
+ * onto [−1, 1] — (clamp(x_j) − (lo_j + hi_j)/2) / ((hi_j − lo_j)/2), the map of
+ * `dpd_plr_fit_with_ranges` — before its gradient is computed and clipped; the map is public
+ * and per record, so the noise and the accounting are unchanged. θ is on the mapped scale;
+ * `dpd_iterative_trainer_predict` maps raw rows the same way. `n_ranges` = 0 (`lo`, `hi` may
+ * be NULL) removes the ranges. Errors: `DPD_ERR_INVALID_ARGUMENT` naming the first bad 0-based
+ * column, `DPD_ERR_NULL_POINTER` (`lo` or `hi` NULL with `n_ranges` > 0),
+ * `DPD_ERR_INVALID_STATE` (the settings are not logistic regression's); unchanged on error.
+ *
+ * # Safety
+ * `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle not used concurrently; `lo` and
+ * `hi` NULL only with `n_ranges == 0`, else readable for `n_ranges` doubles each.
+ */
+enum dpd_status dpd_iterative_config_set_ranges(struct dpd_iterative_config *config,
+                                                const double *lo,
+                                                const double *hi,
+                                                size_t n_ranges);
+
+/**
  * Poisson sampling: every client joins each iteration's batch independently with probability
  * `rate` in (0, 1], flipping its own coin (nobody, not even the trainer, learns the batch).
  * Guarantee for add/remove-one client. The released sum is divided by rate·N.
@@ -2104,7 +2125,9 @@ void dpd_iterative_config_free(struct dpd_iterative_config *config);
  * Creates a trainer for `n_clients` clients (one record each) with `dim` features, with the
  * settings of `config` (whose privacy must have been chosen, else `DPD_ERR_INVALID_STATE`).
  * Masks, noise and (fixed-size) batches come from `rng` — `dpd_rng_new_os` in production.
- * Errors: `DPD_ERR_INVALID_ARGUMENT` (batch > N, N − T − 1 < 1, dim = 0, ...).
+ * Errors: `DPD_ERR_INVALID_ARGUMENT` (batch > N, N − T − 1 < 1, dim = 0, public ranges
+ * (`dpd_iterative_config_set_ranges`) whose count is not `dim`, ...); `rng` does not move on
+ * error.
  *
  * # Safety
  * `config`, `rng` NULL (→ error) or live handles (`rng` not used concurrently); `out` NULL
@@ -2211,7 +2234,9 @@ enum dpd_status dpd_iterative_trainer_spent(const struct dpd_iterative_trainer *
 /**
  * Predictions for the rows of `x` (row-major, `x_len` a positive multiple of d), one per row
  * into `out` (query-size pattern): P(y = 1 | x) = σ(wᵀx), or σ(wᵀx + b) with an intercept, for
- * logistic regression, the posterior mean xᵀm for DP-VI BLR. Uses only θ, which is public: costs no privacy.
+ * logistic regression, the posterior mean xᵀm for DP-VI BLR. With public ranges
+ * (`dpd_iterative_config_set_ranges`) each raw row is first clamped and mapped as the records
+ * were in training. Uses only θ, which is public: costs no privacy.
  *
  * # Safety
  * `trainer` NULL (→ error) or a live handle; `x` NULL only with `x_len == 0`, else readable;

@@ -1252,6 +1252,18 @@ public:
     IterativeConfig &intercept(bool on) {
         return apply(dpd_iterative_config_set_intercept(h_.get(), on ? 1u : 0u));
     }
+    /// Logistic regression only: public feature ranges, one per feature (checked against d when
+    /// the trainer is made). Each record's x_j is clamped into [lo_j, hi_j] and mapped onto
+    /// [−1, 1] as in PlrModel::fit_plr with ranges, before its gradient is clipped; predict()
+    /// maps raw rows the same way. Bad ranges throw DPD_ERR_INVALID_ARGUMENT naming the column;
+    /// empty ranges remove them.
+    IterativeConfig &ranges(const PlrRanges &r) {
+        if (r.lo.size() != r.hi.size())
+            throw Error(DPD_ERR_LENGTH_MISMATCH,
+                        "dpd::IterativeConfig::ranges: ranges.lo and ranges.hi differ in length");
+        return apply(
+            dpd_iterative_config_set_ranges(h_.get(), r.lo.data(), r.hi.data(), r.lo.size()));
+    }
     /// BLR by DP variational inference (noise precision λ, prior precision λ₀).
     static IterativeConfig blr_vi(double noise_precision, double prior_precision) {
         return IterativeConfig([&](dpd_iterative_config **out) {

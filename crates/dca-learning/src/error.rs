@@ -33,6 +33,18 @@ pub enum Error {
         /// Position in it.
         index: usize,
     },
+    /// A public feature range is not usable: an end is NaN or infinite, or lo ≥ hi.
+    #[error("range of column {column}: lo = {lo}, hi = {hi}; {requirement}")]
+    BadRange {
+        /// 0-based column the range belongs to.
+        column: usize,
+        /// Lower end given.
+        lo: f64,
+        /// Upper end given.
+        hi: f64,
+        /// What the range must satisfy.
+        requirement: &'static str,
+    },
     /// The iteration would take the privacy loss past the budget; nothing was released or spent.
     #[error(
         "privacy budget exceeded: the iteration would bring the total to (epsilon = {}, \

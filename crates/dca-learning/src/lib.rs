@@ -16,6 +16,9 @@
 //!
 //! Models ([`Model`]): logistic regression (with an intercept inside the clipped gradient), and Bayesian linear regression by DP variational
 //! inference (mean-field Gaussian posterior, clipped gradients of the expected log-likelihood).
+//! Logistic regression takes optional public feature ranges
+//! ([`Trainer::with_feature_ranges`]): each x_j clamped into [lo_j, hi_j] and mapped onto
+//! [−1, 1] before its gradient is clipped, and raw rows mapped alike by [`Trainer::predict`].
 //!
 //! The privacy guarantee is per record, for the release of every iterate. A client holds one
 //! record ([`Trainer::new`]) or many ([`Trainer::with_clients`]: it sends the sum of its sampled
@@ -66,6 +69,7 @@ mod data;
 mod error;
 mod model;
 mod optimizer;
+mod range;
 mod sampling;
 mod trainer;
 
@@ -80,6 +84,7 @@ pub use dp_noise::rng::RngSource;
 pub use error::Error;
 pub use model::{Model, logistic_intercept_predict_proba, logistic_predict_proba, vi_predict_mean};
 pub use optimizer::Optimizer;
+pub use range::FeatureRange;
 pub use sampling::{ClientSampling, fixed_size_batch, poisson_coin};
 pub use trainer::{Privacy, StepReport, Trainer, TrainerConfig, calibrate_noise_multiplier};
 

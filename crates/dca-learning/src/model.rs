@@ -249,7 +249,7 @@ pub fn vi_predict_mean(params: &[f64], x: &[f64]) -> Result<Vec<f64>> {
     Ok(x.chunks(m.len()).map(|row| dot(m, row)).collect())
 }
 
-fn rows(d: usize, x: &[f64]) -> Result<()> {
+pub(crate) fn rows(d: usize, x: &[f64]) -> Result<()> {
     if d == 0 || x.is_empty() || !x.len().is_multiple_of(d) {
         return Err(Error::LengthMismatch {
             what: "rows (a multiple of d)",

@@ -564,3 +564,42 @@ fn intercept_learns_an_offset_that_the_plain_model_cannot() {
     let a = accuracy(true);
     assert!(a >= 0.95, "accuracy with intercept {a}");
 }
+
+/// A fixed-seed fit without public ranges, pinned to the exact f64 outputs recorded on main
+/// before ranges existed: the path without ranges must stay bit for bit what it was.
+#[test]
+fn fit_without_ranges_is_unchanged() {
+    let records = logistic_records(40, 3, 11);
+    let mut private = private_config(1.5, 8.0, ClientSampling::Poisson { rate: 0.5 }, 1);
+    private.model = Model::logistic(0.01);
+    private.optimizer = Optimizer::adam(0.05);
+    let mut trainer = Trainer::new(private, 40, 3, RngSource::InsecureFixedSeed(21)).unwrap();
+    assert_eq!(trainer.fit(&records, 5).unwrap(), 5);
+    let rows = [0.9, -2.0, 0.1, -0.3, 0.2, 0.05];
+    let p = logistic_intercept_predict_proba(trainer.params(), &rows).unwrap();
+    assert_eq!(
+        trainer.params(),
+        [
+            0.008968241634620231,
+            -0.23293749020461374,
+            0.24719381900064386,
+            0.07685615870224104
+        ]
+    );
+    assert_eq!(p, [0.6400363548374375, 0.5099831428610009]);
+
+    let mut plain = private;
+    plain.privacy = Privacy::NonPrivate;
+    plain.sampling = ClientSampling::FixedSize { batch: 10 };
+    let mut trainer = Trainer::new(plain, 40, 3, RngSource::InsecureFixedSeed(22)).unwrap();
+    assert_eq!(trainer.fit(&records, 5).unwrap(), 5);
+    assert_eq!(
+        trainer.params(),
+        [
+            0.22995169645719554,
+            -0.2042717375494619,
+            0.18134744154544383,
+            0.046171285301473304
+        ]
+    );
+}

@@ -2,6 +2,8 @@
 //! budget, and each iteration runs one DCA round in which the sampled clients contribute their
 //! clipped gradient and every client its share of the distributed discrete Gaussian noise.
 
+use std::borrow::Cow;
+
 use dp_noise::PrivacyLoss;
 use dp_noise::rdp::{BaseNoise, DiscreteSum, RdpAccountant, SubsampledGaussian};
 use dp_noise::rng::RngSource;
@@ -11,8 +13,11 @@ use fixedpoint_shares::{
 };
 
 use crate::client_gradient::{ClientGradient, iteration_rngs};
-use crate::model::Model;
+use crate::model::{
+    Model, logistic_intercept_predict_proba, logistic_predict_proba, rows, vi_predict_mean,
+};
 use crate::optimizer::{Optimizer, OptimizerState};
+use crate::range::{FeatureRange, check_ranges, map_row};
 use crate::sampling::{ClientSampling, fixed_size_batch};
 use crate::{Error, Records, Result};
 
@@ -109,6 +114,8 @@ pub struct Trainer {
     rng: RngSource,
     /// The last iteration's released (noisy) sum; empty before the first.
     last_release: Vec<f64>,
+    /// Public ranges every record's x is mapped by before its gradient (None: x as given).
+    ranges: Option<Vec<FeatureRange>>,
 }
 
 impl Trainer {
@@ -233,10 +240,89 @@ impl Trainer {
             iteration: 0,
             rng,
             last_release: Vec::new(),
+            ranges: None,
         };
         // Validates N, M, T and the noise against the DCA layer once, up front.
         trainer.round_config(1.0)?;
         Ok(trainer)
+    }
+
+    /// Logistic regression on public feature ranges, one per feature: each record's x_j is
+    /// clamped into [lo_j, hi_j] and mapped onto [−1, 1] before its gradient is computed and
+    /// clipped, and [`Trainer::predict`] maps raw rows the same way, so θ is on the mapped
+    /// scale. The map is public and per record, so the privacy guarantee is unchanged. For
+    /// [`Trainer::step_at_clients`] the remote clients apply it: the rule must carry the ranges.
+    ///
+    /// # Errors
+    /// A model other than logistic regression, a trainer that has already stepped, a count
+    /// other than d, or a range with a non-finite end or lo ≥ hi ([`Error::BadRange`], naming
+    /// its 0-based column). Nothing is drawn before the check.
+    pub fn with_feature_ranges(mut self, ranges: Vec<FeatureRange>) -> Result<Self> {
+        if !matches!(self.config.model, Model::Logistic { .. }) {
+            return Err(Error::InvalidParameter {
+                name: "feature ranges",
+                value: ranges.len() as f64,
+                requirement: "given for logistic regression only",
+            });
+        }
+        if self.iteration > 0 {
+            return Err(Error::InvalidParameter {
+                name: "feature ranges after iterations",
+                value: self.iteration as f64,
+                requirement: "set before the first iteration",
+            });
+        }
+        check_ranges(&ranges, self.dim)?;
+        self.ranges = Some(ranges);
+        Ok(self)
+    }
+
+    /// The public feature ranges, when given.
+    pub fn feature_ranges(&self) -> Option<&[FeatureRange]> {
+        self.ranges.as_deref()
+    }
+
+    /// Predictions for raw rows `x` (row-major, d = the trainer's dim), each mapped by the
+    /// public ranges when given: P(y = 1 | x) for logistic regression (with its intercept when
+    /// the model has one), the posterior predictive mean for DP-VI BLR.
+    ///
+    /// # Errors
+    /// A length that is not a multiple of d, or a NaN/inf value.
+    pub fn predict(&self, x: &[f64]) -> Result<Vec<f64>> {
+        // Checked before mapping: clamping would turn ±inf into a range end.
+        rows(self.dim, x)?;
+        let x: Cow<'_, [f64]> = match &self.ranges {
+            None => Cow::Borrowed(x),
+            Some(ranges) => {
+                let mut mapped = zeros(x.len(), "mapped rows")?;
+                for (out, row) in mapped
+                    .chunks_exact_mut(self.dim)
+                    .zip(x.chunks_exact(self.dim))
+                {
+                    map_row(ranges, row, out);
+                }
+                Cow::Owned(mapped)
+            }
+        };
+        match self.config.model {
+            Model::Logistic {
+                intercept: true, ..
+            } => logistic_intercept_predict_proba(&self.params, &x),
+            Model::Logistic { .. } => logistic_predict_proba(&self.params, &x),
+            Model::LinearRegressionVi { .. } => vi_predict_mean(&self.params, &x),
+        }
+    }
+
+    /// A record's features as the model sees them: `x`, or `x` mapped into `scratch` by the
+    /// public ranges.
+    fn features<'a>(&self, x: &'a [f64], scratch: &'a mut [f64]) -> &'a [f64] {
+        match &self.ranges {
+            None => x,
+            Some(ranges) => {
+                map_row(ranges, x, scratch);
+                scratch
+            }
+        }
     }
 
     /// The public parameters θ.
@@ -477,11 +563,13 @@ impl Trainer {
     /// Max |∂θ ℓ_i| over every record, at the current θ (non-private mode only).
     fn max_gradient_element(&self, records: &Records) -> f64 {
         let mut g = vec![0.0; self.params.len()];
+        let mut scratch = vec![0.0; self.dim];
         let mut max = 0.0f64;
         for i in 0..records.len() {
+            let x = self.features(records.x(i), &mut scratch);
             self.config
                 .model
-                .record_gradient(&self.params, records.x(i), records.y(i), &mut g);
+                .record_gradient(&self.params, x, records.y(i), &mut g);
             max = g.iter().fold(max, |m, v| m.max(v.abs()));
         }
         (max * (1.0 + 1e-9)).max(1e-12)
@@ -506,6 +594,7 @@ impl Trainer {
             Privacy::Private { .. } => Some(self.config.clip_norm),
             Privacy::NonPrivate => None,
         };
+        let mut scratch = vec![0.0; self.dim];
         let mut first = 0;
         for (i, (out, rows)) in gradients
             .chunks_exact_mut(p.max(1))
@@ -527,7 +616,8 @@ impl Trainer {
             };
             for r in first..first + rows {
                 let in_batch = batch_mask.as_ref().is_none_or(|mask| mask[r]);
-                sum.push_one(records.x(r), records.y(r), in_batch);
+                let x = self.features(records.x(r), &mut scratch);
+                sum.push_one(x, records.y(r), in_batch);
             }
             first += rows;
             out.copy_from_slice(&sum.finish());

@@ -208,7 +208,7 @@ fn iterative_and_uncertainty_entry_points_refuse_null() {
         assert_eq!(dpd_rng_new_insecure_fixed_seed(1, &mut rng), DPD_OK);
         assert_eq!(dpd_iterative_config_new_logistic(0.0, &mut config), DPD_OK);
         assert_eq!(dpd_iterative_config_set_non_private(config), DPD_OK);
-        let cases: [(&str, dpd_status); 14] = [
+        let cases: [(&str, dpd_status); 17] = [
             (
                 "config_new out",
                 dpd_iterative_config_new_logistic(0.0, null_mut()),
@@ -220,6 +220,18 @@ fn iterative_and_uncertainty_entry_points_refuse_null() {
             (
                 "set_sgd config",
                 dpd_iterative_config_set_sgd(null_mut(), 0.1),
+            ),
+            (
+                "set_ranges config",
+                dpd_iterative_config_set_ranges(null_mut(), null(), null(), 0),
+            ),
+            (
+                "set_ranges lo",
+                dpd_iterative_config_set_ranges(config, null(), [1.0].as_ptr(), 1),
+            ),
+            (
+                "set_ranges hi",
+                dpd_iterative_config_set_ranges(config, [0.0].as_ptr(), null(), 1),
             ),
             (
                 "set_private config",

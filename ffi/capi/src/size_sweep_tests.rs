@@ -1374,6 +1374,18 @@ fn cases() -> Vec<Case> {
             dpd_iterative_config_free(config);
             status
         }),
+        case!(dpd_iterative_config_set_ranges, [D], |_f, s| {
+            let (lo, hi) = ([-1.0; D], [1.0; D]);
+            let mut config = null_mut();
+            ok(
+                dpd_iterative_config_new_logistic(0.1, &mut config),
+                "config",
+            );
+            let status =
+                dpd_iterative_config_set_ranges(config, input(&lo, s[0]), input(&hi, s[0]), s[0]);
+            dpd_iterative_config_free(config);
+            status
+        }),
         case!(dpd_iterative_config_set_dca, [1], |_f, s| {
             let mut config = null_mut();
             ok(

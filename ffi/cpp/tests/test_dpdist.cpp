@@ -419,6 +419,24 @@ static void iterative() {
         double m = theta_b[0] * x[i * d] + theta_b[1] * x[i * d + 1] + theta_b[2];
         CHECK(std::fabs(p_b[i] - 1.0 / (1.0 + std::exp(-m))) < 1e-12);
     }
+    // Public ranges [0, 10] and [−2, 2]: (2.5, 3) maps to (−0.5, 1), (12.5, −1) to (1, −0.5);
+    // at θ = 0 the gradients −y·σ(0)·(x̃, 1) are (0.25, −0.5, −0.5) and (0.5, −0.25, 0.5), so one
+    // SGD step of rate 1 over the batch of 2 gives θ = (−0.375, 0.375, 0) (worked out by hand).
+    auto ranged = dpd::IterativeConfig::logistic(0.0);
+    ranged.intercept(true).fixed_size(2).sgd(1.0).dca(2, 0).non_private();
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "range of column 1",
+                 [&] { ranged.ranges({{0.0, 1.0}, {10.0, 1.0}}); });
+    expect_error(DPD_ERR_INVALID_STATE, "logistic regression only",
+                 [&] { vi.ranges({{0.0}, {1.0}}); });
+    ranged.ranges({{0.0, -2.0}, {10.0, 2.0}});
+    dpd::IterativeTrainer lr_r(ranged, 2, 2, rng);
+    lr_r.step(std::vector<double>{2.5, 3.0, 12.5, -1.0}, std::vector<double>{1.0, 0.0});
+    auto theta_r = lr_r.params();
+    const double want_r[3] = {-0.375, 0.375, 0.0};
+    for (size_t a = 0; a < 3; ++a) CHECK(std::fabs(theta_r[a] - want_r[a]) < 1e-9);
+    // (12.5, −5) is outside both ranges: it predicts as (10, −2), σ(−0.75).
+    auto p_r = lr_r.predict(std::vector<double>{12.5, -5.0, 10.0, -2.0});
+    CHECK(p_r[0] == p_r[1] && std::fabs(p_r[0] - 1.0 / (1.0 + std::exp(0.75))) < 1e-9);
     std::vector<double> y(n);
     for (size_t i = 0; i < n; ++i) y[i] = 0.8 * x[i * d] - 0.3 * x[i * d + 1];
     CHECK(blr.fit(x, y, 50) == 50);

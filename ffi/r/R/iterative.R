@@ -66,25 +66,35 @@ iterative_calibrate <- function(settings, n_clients, dim, iterations) {
 }
 
 # A trainer for the rows of `x` (one client each), run for up to `iterations` iterations (a
-# private run's noise lasts exactly that many unless settings give it). Returns a
+# private run's noise lasts exactly that many unless settings give it). `ranges` (logistic
+# only): NULL, or public ranges one per column of x as in plr_fit. Returns a
 # "dpdist_iterative_trainer".
-iterative_fit <- function(x, y, settings, iterations, rng = NULL) {
+iterative_fit <- function(x, y, settings, iterations, rng = NULL, ranges = NULL) {
   x <- as_double_matrix(x, "x")
-  trainer <- iterative_trainer(settings, nrow(x), ncol(x), iterations, rng)
+  trainer <- iterative_trainer(settings, nrow(x), ncol(x), iterations, rng, ranges)
   iterative_train(trainer, x, y, iterations)
   trainer
 }
 
 # A trainer for n_clients clients (one record each) with `dim` features, before any iteration;
 # a private run's noise is calibrated for `iterations` planned iterations unless settings give it.
-iterative_trainer <- function(settings, n_clients, dim, iterations, rng = NULL) {
+# `ranges` (logistic only): NULL, or public ranges one per feature, list(lo =, hi =) or a
+# two-column matrix as in plr_fit: each record's x_j is clamped into [lo_j, hi_j] and mapped onto
+# [-1, 1] before its gradient is clipped, and predict() maps new rows the same way.
+iterative_trainer <- function(settings, n_clients, dim, iterations, rng = NULL, ranges = NULL) {
   if (inherits(settings, "dpdist_iterative_settings") && isTRUE(settings$private == 1) &&
       (is.na(settings$epsilon) || is.na(settings$delta))) {
     dpdist_stop("DPD_ERR_INVALID_ARGUMENT", paste(
       "a private run needs its budget: iterative_settings(epsilon =, delta =),",
       "or private = FALSE for a non-private baseline"))
   }
-  trainer <- .Call(dpdr_iterative_trainer, settings, n_clients, dim, iterations, as_rng(rng))
+  if (!is.null(ranges) && inherits(settings, "dpdist_iterative_settings") &&
+      settings$model != 0) {
+    dpdist_stop("DPD_ERR_INVALID_ARGUMENT", "`ranges` is an option of logistic regression only")
+  }
+  r <- optional_ranges(ranges, dim)
+  trainer <- .Call(dpdr_iterative_trainer, settings, n_clients, dim, iterations, as_rng(rng),
+                   r$lo, r$hi)
   # For coef(): which model theta belongs to.
   attr(trainer, "logistic_intercept") <- if (settings$model == 0) settings$intercept == 1 else NA
   trainer

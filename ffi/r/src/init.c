@@ -49,7 +49,7 @@ SEXP dpdr_wire_inspect(SEXP);
 SEXP dpdr_node_sum_to_bytes(SEXP);
 SEXP dpdr_node_sum_from_bytes(SEXP, SEXP);
 SEXP dpdr_iterative_calibrate(SEXP, SEXP, SEXP, SEXP);
-SEXP dpdr_iterative_trainer(SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP dpdr_iterative_trainer(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_iterative_step(SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_iterative_fit(SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_iterative_params(SEXP);
@@ -147,7 +147,7 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_node_sum_to_bytes",                    (DL_FUNC)&dpdr_node_sum_to_bytes,                    1},
     {"dpdr_node_sum_from_bytes",                  (DL_FUNC)&dpdr_node_sum_from_bytes,                  2},
     {"dpdr_iterative_calibrate",                  (DL_FUNC)&dpdr_iterative_calibrate,                  4},
-    {"dpdr_iterative_trainer",                    (DL_FUNC)&dpdr_iterative_trainer,                    5},
+    {"dpdr_iterative_trainer",                    (DL_FUNC)&dpdr_iterative_trainer,                    7},
     {"dpdr_iterative_step",                       (DL_FUNC)&dpdr_iterative_step,                       4},
     {"dpdr_iterative_fit",                        (DL_FUNC)&dpdr_iterative_fit,                        4},
     {"dpdr_iterative_params",                     (DL_FUNC)&dpdr_iterative_params,                     1},

@@ -94,14 +94,29 @@ SEXP dpdr_iterative_calibrate(SEXP settings, SEXP n_clients, SEXP dim, SEXP iter
   return Rf_ScalarReal(z);
 }
 
-SEXP dpdr_iterative_trainer(SEXP settings, SEXP n_clients, SEXP dim, SEXP iterations, SEXP rng) {
+/* Public ranges: lo = hi = NULL from R for none, else one pair per feature (checked and named
+   1-based by the R side, then by the C ABI, 0-based, before anything is drawn). */
+SEXP dpdr_iterative_trainer(SEXP settings, SEXP n_clients, SEXP dim, SEXP iterations, SEXP rng,
+                            SEXP lo, SEXP hi) {
   settings_t c = read_settings(settings);
   size_t n = dpdr_size(n_clients, "n_clients"), d = dpdr_size(dim, "dim");
   uint64_t k = dpdr_u64(iterations, "iterations");
   dpd_rng *r = (dpd_rng *)dpdr_handle(rng, DPDR_RNG, "rng");
+  const double *lows = NULL, *highs = NULL;
+  size_t n_ranges = 0;
+  if (!Rf_isNull(lo) || !Rf_isNull(hi)) {
+    lows = dpdr_doubles(lo, "lo");
+    highs = dpdr_doubles(hi, "hi");
+    if (XLENGTH(lo) != XLENGTH(hi))
+      dpdr_fail("DPD_ERR_INVALID_ARGUMENT", "`lo` has %lld values, `hi` %lld",
+                (long long)XLENGTH(lo), (long long)XLENGTH(hi));
+    n_ranges = (size_t)XLENGTH(lo);
+  }
   dpd_iterative_config *cfg = NULL;
   dpd_iterative_trainer *trainer = NULL;
   dpd_status st = new_config(&c, &cfg);
+  if (st == DPD_OK && n_ranges > 0)
+    st = dpd_iterative_config_set_ranges(cfg, lows, highs, n_ranges);
   if (st == DPD_OK && c.is_private) {
     double z = c.noise_multiplier;
     if (isnan(z))

@@ -120,6 +120,35 @@ run_tests(list(
     expect_near(predict(t, x), drop(x %*% theta[1:2]), 1e-12)
   },
 
+  public_ranges_map_records_and_new_rows = function() {
+    # Ranges [0, 10] and [-2, 2]: (2.5, 3) -> (-0.5, 1), (12.5, -1) -> (1, -0.5). At theta = 0
+    # the gradients -y sigma(0) (x~, 1), y read as +-1, are (0.25, -0.5, -0.5) and
+    # (0.5, -0.25, 0.5): one SGD step of rate 1 over the batch of 2 gives
+    # theta = (-0.375, 0.375, 0), worked out by hand.
+    x <- rbind(c(2.5, 3), c(12.5, -1))
+    y <- c(1, 0)
+    st <- iterative_settings(sampling = "fixed_size", batch = 2, optimizer = "sgd",
+                             learning_rate = 1, n_nodes = 2, private = FALSE)
+    fit <- function(ranges) {
+      iterative_fit(x, y, st, iterations = 1, rng = dpdist_rng(insecure_seed = 3),
+                    ranges = ranges)
+    }
+    t <- fit(list(lo = c(0, -2), hi = c(10, 2)))
+    expect_near(iterative_params(t), c(-0.375, 0.375, 0), 1e-9)
+    stopifnot(identical(iterative_params(fit(cbind(c(0, -2), c(10, 2)))), iterative_params(t)))
+    # (12.5, -5) lies outside both ranges: it predicts as (10, -2), sigma(-0.75).
+    p <- predict(t, rbind(c(12.5, -5), c(10, -2)))
+    stopifnot(p[1] == p[2])
+    expect_near(p[1], 1 / (1 + exp(0.75)), 1e-9)
+    e <- expect_dpdist_error(fit(list(lo = c(0, 1), hi = c(10, 1))), "DPD_ERR_INVALID_ARGUMENT")
+    stopifnot(grepl("column 2", conditionMessage(e)))
+    expect_dpdist_error(fit(list(lo = 0, hi = 1)), "DPD_ERR_INVALID_ARGUMENT")
+    expect_dpdist_error(iterative_fit(x, c(0.5, 1), iterative_settings(model = "blr_vi",
+                                                                      private = FALSE),
+                                      1, ranges = list(lo = c(0, -2), hi = c(10, 2))),
+                        "DPD_ERR_INVALID_ARGUMENT")
+  },
+
   bad_settings_are_refused = function() {
     x <- grid(20)
     y <- as.double(x[, 1] > 0)

@@ -7,13 +7,13 @@
 //! default: a trainer is refused until `dpd_iterative_config_set_private` (or, for baselines,
 //! `dpd_iterative_config_set_non_private`) chose it, so a run is never non-private by accident.
 
-use dca_learning::{ClientSampling, Model, Optimizer, Privacy, TrainerConfig};
+use dca_learning::{ClientSampling, FeatureRange, Model, Optimizer, Privacy, TrainerConfig};
 use dp_noise::PrivacyLoss;
 
 use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
 use crate::handle::{free_handle, handle_mut, into_handle};
-use crate::ptr::{check_out, write_out};
+use crate::ptr::{check_out, slice_in, write_out};
 use crate::status::dpd_status;
 
 /// Settings of an iterative private training run (model, sampling, optimizer, privacy, DCA).
@@ -25,6 +25,9 @@ pub struct dpd_iterative_config {
     privacy: Option<Privacy>,
     n_nodes: u16,
     max_dropped: usize,
+    /// Public feature ranges (logistic regression only); their count is checked against d
+    /// when the trainer is created.
+    ranges: Option<Vec<FeatureRange>>,
 }
 
 impl dpd_iterative_config {
@@ -38,6 +41,7 @@ impl dpd_iterative_config {
             privacy: None,
             n_nodes: 3,
             max_dropped: 0,
+            ranges: None,
         })
     }
 
@@ -69,6 +73,10 @@ impl dpd_iterative_config {
 
     pub(crate) fn model(&self) -> Model {
         self.model
+    }
+
+    pub(crate) fn ranges(&self) -> Option<&[FeatureRange]> {
+        self.ranges.as_deref()
     }
 }
 
@@ -203,6 +211,49 @@ pub unsafe extern "C" fn dpd_iterative_config_set_intercept(
                      are for DP-VI Bayesian linear regression",
                 )),
             }
+        })
+    }
+}
+
+/// Logistic regression only: public feature ranges, `lo[j] < hi[j]` both finite, one pair per
+/// feature (`n_ranges` must equal the trainer's d, checked by `dpd_iterative_trainer_new`),
+/// known without looking at the data. Each record's x_j is clamped into [lo_j, hi_j] and mapped
+/// onto [−1, 1] — (clamp(x_j) − (lo_j + hi_j)/2) / ((hi_j − lo_j)/2), the map of
+/// `dpd_plr_fit_with_ranges` — before its gradient is computed and clipped; the map is public
+/// and per record, so the noise and the accounting are unchanged. θ is on the mapped scale;
+/// `dpd_iterative_trainer_predict` maps raw rows the same way. `n_ranges` = 0 (`lo`, `hi` may
+/// be NULL) removes the ranges. Errors: `DPD_ERR_INVALID_ARGUMENT` naming the first bad 0-based
+/// column, `DPD_ERR_NULL_POINTER` (`lo` or `hi` NULL with `n_ranges` > 0),
+/// `DPD_ERR_INVALID_STATE` (the settings are not logistic regression's); unchanged on error.
+///
+/// # Safety
+/// `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle not used concurrently; `lo` and
+/// `hi` NULL only with `n_ranges == 0`, else readable for `n_ranges` doubles each.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_iterative_config_set_ranges(
+    config: *mut dpd_iterative_config,
+    lo: *const f64,
+    hi: *const f64,
+    n_ranges: usize,
+) -> dpd_status {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        update("dpd_iterative_config_set_ranges", config, |c| {
+            // Inside the caller's `unsafe`: `(lo, n_ranges)` and `(hi, n_ranges)` readable.
+            let (lo, hi) = (slice_in(lo, n_ranges, "lo")?, slice_in(hi, n_ranges, "hi")?);
+            if let Model::LinearRegressionVi { .. } = c.model {
+                return Err(FfiError::new(
+                    dpd_status::DPD_ERR_INVALID_STATE,
+                    "public feature ranges are an option of logistic regression only; these \
+                     settings are for DP-VI Bayesian linear regression",
+                ));
+            }
+            c.ranges = if n_ranges == 0 {
+                None
+            } else {
+                Some(crate::plr::fit::feature_ranges_checked(lo, hi)?)
+            };
+            Ok(())
         })
     }
 }

@@ -13,6 +13,7 @@ fn learning_status(error: &Error) -> dpd_status {
         }
         Error::InvalidParameter { .. } => dpd_status::DPD_ERR_INVALID_ARGUMENT,
         Error::LengthMismatch { .. } => dpd_status::DPD_ERR_LENGTH_MISMATCH,
+        Error::BadRange { .. } => dpd_status::DPD_ERR_INVALID_ARGUMENT,
         Error::NonFinite { .. } => dpd_status::DPD_ERR_NON_FINITE,
         Error::BudgetExceeded { .. } => dpd_status::DPD_ERR_BUDGET_EXCEEDED,
         Error::TooManyDropped { .. } => dpd_status::DPD_ERR_TOO_MANY_DROPPED,
@@ -87,6 +88,15 @@ mod tests {
                     max_dropped: 1,
                 },
                 S::DPD_ERR_TOO_MANY_DROPPED,
+            ),
+            (
+                Error::BadRange {
+                    column: 1,
+                    lo: 2.0,
+                    hi: 1.0,
+                    requirement: "lo must be below hi",
+                },
+                S::DPD_ERR_INVALID_ARGUMENT,
             ),
             (Error::Diverged { iteration: 4 }, S::DPD_ERR_NUMERICAL),
             (

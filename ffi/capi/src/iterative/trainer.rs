@@ -1,10 +1,7 @@
 //! The trainer handle: public parameters, optimizer state and the Rényi-DP accountant of one
 //! iterative run; steps over the clients' records, prediction and the privacy spent.
 
-use dca_learning::{
-    Model, Records, StepReport, Trainer, logistic_intercept_predict_proba, logistic_predict_proba,
-    vi_predict_mean,
-};
+use dca_learning::{Model, Records, StepReport, Trainer};
 
 use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
@@ -86,7 +83,9 @@ pub(crate) fn check_dim(model: Model, dim: usize) -> FfiResult<()> {
 /// Creates a trainer for `n_clients` clients (one record each) with `dim` features, with the
 /// settings of `config` (whose privacy must have been chosen, else `DPD_ERR_INVALID_STATE`).
 /// Masks, noise and (fixed-size) batches come from `rng` — `dpd_rng_new_os` in production.
-/// Errors: `DPD_ERR_INVALID_ARGUMENT` (batch > N, N − T − 1 < 1, dim = 0, ...).
+/// Errors: `DPD_ERR_INVALID_ARGUMENT` (batch > N, N − T − 1 < 1, dim = 0, public ranges
+/// (`dpd_iterative_config_set_ranges`) whose count is not `dim`, ...); `rng` does not move on
+/// error.
 ///
 /// # Safety
 /// `config`, `rng` NULL (→ error) or live handles (`rng` not used concurrently); `out` NULL
@@ -105,7 +104,22 @@ pub unsafe extern "C" fn dpd_iterative_trainer_new(
         let (config, rng) = unsafe { (handle_ref(config, "config")?, handle_mut(rng, "rng")?) };
         let settings = config.chosen()?;
         check_dim(config.model(), dim)?;
-        let inner = Trainer::new(settings, n_clients, dim, rng.next_source())?;
+        if let Some(ranges) = config.ranges()
+            && ranges.len() != dim
+        {
+            return Err(FfiError::invalid(format!(
+                "`n_ranges` = {} (dpd_iterative_config_set_ranges): one range per feature, \
+                 `dim` = {dim}",
+                ranges.len()
+            )));
+        }
+        let inner = rng.on_next_source(|source| -> FfiResult<Trainer> {
+            let trainer = Trainer::new(settings, n_clients, dim, *source)?;
+            Ok(match config.ranges() {
+                Some(ranges) => trainer.with_feature_ranges(ranges.to_vec())?,
+                None => trainer,
+            })
+        })?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
         unsafe { write_out(out, into_handle(dpd_iterative_trainer { inner }), "out") }
     })
@@ -330,7 +344,9 @@ pub unsafe extern "C" fn dpd_iterative_trainer_spent(
 
 /// Predictions for the rows of `x` (row-major, `x_len` a positive multiple of d), one per row
 /// into `out` (query-size pattern): P(y = 1 | x) = σ(wᵀx), or σ(wᵀx + b) with an intercept, for
-/// logistic regression, the posterior mean xᵀm for DP-VI BLR. Uses only θ, which is public: costs no privacy.
+/// logistic regression, the posterior mean xᵀm for DP-VI BLR. With public ranges
+/// (`dpd_iterative_config_set_ranges`) each raw row is first clamped and mapped as the records
+/// were in training. Uses only θ, which is public: costs no privacy.
 ///
 /// # Safety
 /// `trainer` NULL (→ error) or a live handle; `x` NULL only with `x_len == 0`, else readable;
@@ -353,7 +369,6 @@ pub unsafe extern "C" fn dpd_iterative_trainer_predict(
                 slice_in(x, x_len, "x")?,
             )
         };
-        let params = trainer.params();
         let d = features(trainer);
         if d == 0 || x.is_empty() || !x.len().is_multiple_of(d) {
             return Err(FfiError::new(
@@ -366,13 +381,7 @@ pub unsafe extern "C" fn dpd_iterative_trainer_predict(
         }
         // SAFETY: `out_len` checked non-NULL and writable by the header contract.
         unsafe { reserve_array(x.len() / d, out_cap, out_len, "out") }?;
-        let predictions = match trainer.config().model {
-            Model::Logistic {
-                intercept: true, ..
-            } => logistic_intercept_predict_proba(params, x)?,
-            Model::Logistic { .. } => logistic_predict_proba(params, x)?,
-            Model::LinearRegressionVi { .. } => vi_predict_mean(params, x)?,
-        };
+        let predictions = trainer.predict(x)?;
         // SAFETY: header contract for the output array.
         unsafe { write_array(&predictions, out, out_cap, out_len, "out") }
     })
@@ -386,4 +395,77 @@ pub unsafe extern "C" fn dpd_iterative_trainer_predict(
 pub unsafe extern "C" fn dpd_iterative_trainer_free(trainer: *mut dpd_iterative_trainer) {
     // SAFETY: header contract.
     unsafe { free_handle(trainer) }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ptr::{null, null_mut};
+
+    use super::*;
+    use crate::iterative::config::*;
+    use crate::rng::{dpd_rng_free, dpd_rng_new_insecure_fixed_seed};
+
+    /// A trainer refused for its ranges' count leaves the generator where it was: a private
+    /// step from it then releases, noise included, exactly what a step from a fresh generator
+    /// of the same seed releases.
+    #[test]
+    fn a_refused_range_count_does_not_move_the_generator() {
+        let (lo, hi) = ([0.0, -2.0], [10.0, 2.0]);
+        let x = [2.5, 3.0, 12.5, -1.0, 1.0, 0.0];
+        let y = [1.0, 0.0, 1.0];
+        // SAFETY: every pointer is a live local or a handle made here.
+        unsafe {
+            let mut config = null_mut();
+            assert_eq!(
+                dpd_iterative_config_new_logistic(0.0, &mut config),
+                dpd_status::DPD_OK
+            );
+            assert_eq!(
+                dpd_iterative_config_set_ranges(config, lo.as_ptr(), hi.as_ptr(), 2),
+                dpd_status::DPD_OK
+            );
+            assert_eq!(
+                dpd_iterative_config_set_private(config, 5.0, 1e-5, 1.0),
+                dpd_status::DPD_OK
+            );
+            let release = |refuse_first: bool| {
+                let mut rng = null_mut();
+                assert_eq!(
+                    dpd_rng_new_insecure_fixed_seed(17, &mut rng),
+                    dpd_status::DPD_OK
+                );
+                let mut trainer = null_mut();
+                if refuse_first {
+                    assert_eq!(
+                        dpd_iterative_trainer_new(config, 3, 3, rng, &mut trainer),
+                        dpd_status::DPD_ERR_INVALID_ARGUMENT
+                    );
+                    assert!(trainer.is_null());
+                }
+                assert_eq!(
+                    dpd_iterative_trainer_new(config, 3, 2, rng, &mut trainer),
+                    dpd_status::DPD_OK
+                );
+                assert_eq!(
+                    dpd_iterative_trainer_step(
+                        trainer,
+                        x.as_ptr(),
+                        6,
+                        y.as_ptr(),
+                        3,
+                        null(),
+                        0,
+                        null_mut()
+                    ),
+                    dpd_status::DPD_OK
+                );
+                let released = (*trainer).inner.last_release().to_vec();
+                dpd_iterative_trainer_free(trainer);
+                dpd_rng_free(rng);
+                released
+            };
+            assert_eq!(release(true), release(false));
+            dpd_iterative_config_free(config);
+        }
+    }
 }

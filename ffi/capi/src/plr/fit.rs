@@ -139,6 +139,22 @@ pub(crate) fn feature_ranges(
             lo.len()
         )));
     }
+    checked_pairs(lo, hi)
+}
+
+/// Public ranges for DP-SGD's logistic regression, checked column by column; their count is
+/// checked when the trainer learns d.
+pub(crate) fn feature_ranges_checked(
+    lo: &[f64],
+    hi: &[f64],
+) -> FfiResult<Vec<dca_learning::FeatureRange>> {
+    Ok(checked_pairs(lo, hi)?
+        .into_iter()
+        .map(|r| dca_learning::FeatureRange { lo: r.lo, hi: r.hi })
+        .collect())
+}
+
+fn checked_pairs(lo: &[f64], hi: &[f64]) -> FfiResult<Vec<FeatureRange>> {
     lo.iter()
         .zip(hi)
         .enumerate()

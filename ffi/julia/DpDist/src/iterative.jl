@@ -176,14 +176,27 @@ Base.unsafe_convert(::Type{Ptr{dpd_iterative_trainer}}, x::IterativeTrainer) =
     checked_ptr(x, "IterativeTrainer")
 
 """
-    IterativeTrainer(s, n_clients, dim; iterations=nothing, rng=Rng())
+    IterativeTrainer(s, n_clients, dim; iterations=nothing, rng=Rng(), ranges=nothing)
 
 A trainer for `n_clients` clients (one record each) with `dim` features. A private `s` without
-a noise multiplier needs the planned `iterations` to calibrate it.
+a noise multiplier needs the planned `iterations` to calibrate it. `ranges` (logistic only):
+`nothing` (default), or public feature ranges, one per feature, as in `plr_fit` — `(lo=, hi=)`
+or a d×2 matrix `[lo hi]`: each record's x_j is clamped into [lo_j, hi_j] and mapped onto
+[−1, 1] before its gradient is clipped (a public per-record map: the privacy guarantee is
+unchanged), and `iterative_predict` maps new rows the same way. Bad ranges →
+`DPD_ERR_INVALID_ARGUMENT` naming the (0-based) column; with `:blr_vi` →
+`DPD_ERR_INVALID_STATE`.
 """
 function IterativeTrainer(s::IterativeSettings, n_clients::Integer, dim::Integer;
-                          iterations::Union{Nothing,Integer}=nothing, rng::Rng=Rng())
+                          iterations::Union{Nothing,Integer}=nothing, rng::Rng=Rng(),
+                          ranges=nothing)
     with_iterative_config(s) do cfg
+        if ranges !== nothing
+            lo, hi = range_vectors(ranges)
+            check(@ccall libdpdist.dpd_iterative_config_set_ranges(
+                cfg::Ptr{dpd_iterative_config}, lo::Ptr{Cdouble}, hi::Ptr{Cdouble},
+                length(lo)::Csize_t)::Cint)
+        end
         if s.private
             (isnan(s.epsilon) || isnan(s.delta)) &&
                 argument_error("a private run needs its budget: IterativeSettings(epsilon=, " *
@@ -253,14 +266,17 @@ function fit!(t::IterativeTrainer, x::AbstractMatrix{<:Real}, y::AbstractVector{
 end
 
 """
-    iterative_fit(x, y, s; iterations, rng=Rng()) -> IterativeTrainer
+    iterative_fit(x, y, s; iterations, rng=Rng(), ranges=nothing) -> IterativeTrainer
 
 Creates a trainer for the rows of `x` (one client each) and runs up to `iterations` iterations
-(a private run's noise is calibrated to last exactly that many unless `s` gives it).
+(a private run's noise is calibrated to last exactly that many unless `s` gives it). `ranges`
+(logistic only): public ranges, one per column of `x`, as in [`IterativeTrainer`].
 """
 function iterative_fit(x::AbstractMatrix{<:Real}, y::AbstractVector{<:Real},
-                       s::IterativeSettings; iterations::Integer, rng::Rng=Rng())
-    t = IterativeTrainer(s, size(x, 1), size(x, 2); iterations=iterations, rng=rng)
+                       s::IterativeSettings; iterations::Integer, rng::Rng=Rng(),
+                       ranges=nothing)
+    t = IterativeTrainer(s, size(x, 1), size(x, 2); iterations=iterations, rng=rng,
+                         ranges=ranges)
     fit!(t, x, y, iterations)
     return t
 end

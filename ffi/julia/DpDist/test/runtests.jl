@@ -624,6 +624,24 @@ end
                                                        private=false), n, 2),
               :DPD_ERR_INVALID_STATE)
 
+    # Public ranges [0, 10] and [−2, 2]: (2.5, 3) ↦ (−0.5, 1), (12.5, −1) ↦ (1, −0.5). At θ = 0
+    # the gradients −y·σ(0)·(x̃, 1), y read as ±1, are (0.25, −0.5, −0.5) and (0.5, −0.25, 0.5):
+    # one SGD step of rate 1 over the batch of 2 gives θ = (−0.375, 0.375, 0), by hand.
+    xr = [2.5 3.0; 12.5 -1.0]
+    sr = IterativeSettings(model=:logistic, sampling=:fixed_size, batch=2, optimizer=:sgd,
+                           learning_rate=1.0, n_nodes=2, private=false)
+    tr = iterative_fit(xr, [1.0, 0.0], sr; iterations=1, rng=Rng(insecure_seed=3),
+                       ranges=(lo=[0.0, -2.0], hi=[10.0, 2.0]))
+    @test maximum(abs.(iterative_params(tr) .- [-0.375, 0.375, 0.0])) < 1e-9
+    # (12.5, −5) lies outside both ranges: it predicts as (10, −2), σ(−0.75).
+    pr = iterative_predict(tr, [12.5 -5.0; 10.0 -2.0])
+    @test pr[1] == pr[2] && abs(pr[1] - 1 / (1 + exp(0.75))) < 1e-9
+    dpd_error(() -> iterative_fit(xr, [1.0, 0.0], sr; iterations=1,
+                                  ranges=[0.0 10.0; 1.0 1.0]), :DPD_ERR_INVALID_ARGUMENT)
+    dpd_error(() -> IterativeTrainer(IterativeSettings(model=:blr_vi, private=false), 2, 2;
+                                     ranges=(lo=[0.0, 0.0], hi=[1.0, 1.0])),
+              :DPD_ERR_INVALID_STATE)
+
     # A private run calibrated for 20 iterations lasts exactly 20 and spends the budget.
     n = 200
     x = hcat([mod(0.6180339887 * i, 1.0) * 2 - 1 for i in 1:n],
