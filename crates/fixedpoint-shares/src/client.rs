@@ -86,13 +86,7 @@ impl Client {
     /// the values were bad.
     pub fn shard_into(&mut self, values: &[f64], out: &mut Vec<ShareMessage>) -> Result<()> {
         let dim = self.config.dim();
-        if values.len() != dim {
-            return Err(Error::LengthMismatch {
-                what: "client vector",
-                expected: dim,
-                actual: values.len(),
-            });
-        }
+        check_length(values, dim)?;
         let mut spare = reusable_vectors(out, dim);
         let mut vector = |what| match spare.pop() {
             Some(words) => Ok(words),
@@ -164,13 +158,7 @@ impl Client {
         slice_bound: u64,
     ) -> Result<Zeroizing<Vec<u64>>> {
         let dim = self.config.dim();
-        if values.len() != dim {
-            return Err(Error::LengthMismatch {
-                what: "client vector",
-                expected: dim,
-                actual: values.len(),
-            });
-        }
+        check_length(values, dim)?;
         let mut words = crate::alloc::zeroed(dim, "client's contribution").map(Zeroizing::new)?;
         self.encode_with_noise(values, &mut words, Some(slice_bound))?;
         Ok(words)
@@ -192,21 +180,37 @@ impl Client {
     ) -> Result<()> {
         self.config.codec().encode(values, words)?;
         if let Some(noise) = &self.noise {
-            let bound = slice_bound.map_or(i64::MAX, |b| i64::try_from(b).unwrap_or(i64::MAX));
+            let bound = slice_bound.map(|b| i64::try_from(b).unwrap_or(i64::MAX));
             let mut eta = [0i64; NOISE_BATCH];
             // One keystream for the whole vector, drawn in chunks (`GaussianStream`).
             let mut stream = noise.stream(&mut self.rng);
             for chunk in words.chunks_mut(NOISE_BATCH) {
                 let eta = &mut eta[..chunk.len()];
                 stream.fill(eta);
+                // Only the verified mode clamps: `shard`'s loop stays the plain add.
+                if let Some(bound) = bound {
+                    eta.iter_mut().for_each(|e| *e = (*e).clamp(-bound, bound));
+                }
                 for (v, e) in chunk.iter_mut().zip(eta.iter()) {
-                    *v = v.wrapping_add((*e).clamp(-bound, bound) as u64);
+                    *v = v.wrapping_add(*e as u64);
                 }
             }
             // The noise is as secret as the value it hides.
             eta.zeroize();
         }
         Ok(())
+    }
+}
+
+fn check_length(values: &[f64], dim: usize) -> Result<()> {
+    if values.len() == dim {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch {
+            what: "client vector",
+            expected: dim,
+            actual: values.len(),
+        })
     }
 }
 
