@@ -28,7 +28,7 @@ SEQUENCES = {
         "build -p dpdist-capi --release",  # test-c-sanitizers.sh
         "build -p dpdist-capi --release",  # test-cpp.sh
         "build --release -p dpdist-capi -p dpdist-capi-net",  # test-net-hosts.sh build
-        "test --release -p dca-service --test participants --no-run",  # test-net-hosts.sh job
+        "test --release -p dca-service --test integration --no-run",  # test-net-hosts.sh job
         "test --release --doc -p dpdist",  # test-book.sh
         "build -p dpdist-capi --release",  # test-book.sh
     ],

@@ -11,5 +11,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 eval "$(scripts/pg-start.sh)"
 trap 'scripts/pg-start.sh stop "$DPDIST_PG_DIR"' EXIT
-CI=1 cargo test -p dca-service --test faults -- --ignored --exact \
-  the_services_connect_again_after_a_postgres_restart --nocapture
+CI=1 cargo test -p dca-service --test integration -- --ignored --exact \
+  faults::the_services_connect_again_after_a_postgres_restart --nocapture

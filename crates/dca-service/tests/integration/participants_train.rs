@@ -4,7 +4,7 @@
 //! dca-learning's trainer (`Trainer::with_clients`) for `train`, an in-process DCA round of
 //! the participants' column sums for `sum`.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -6,7 +6,7 @@
 
 #![allow(missing_docs)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

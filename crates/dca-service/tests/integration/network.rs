@@ -4,7 +4,7 @@
 
 #![allow(missing_docs)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 
 #![allow(missing_docs)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -305,7 +305,7 @@ async fn a_round_a_node_cannot_take_is_502() {
 
 /// A round number used again under another configuration (another job on the same numbers) is
 /// refused at its own id, with the number and the round that holds it: what the `dpdist` CLI's
-/// `--round-offset` hint keys on (tests/cli_errors.rs runs that end to end).
+/// `--round-offset` hint keys on (cli_errors.rs runs that end to end).
 async fn a_reused_round_number_is_refused_naming_the_number_and_its_round(store: common::Store) {
     let Some(s) = setup_on("reuse", store).await else {
         return;

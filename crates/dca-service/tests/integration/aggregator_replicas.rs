@@ -9,7 +9,7 @@
 
 #![allow(missing_docs)]
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};

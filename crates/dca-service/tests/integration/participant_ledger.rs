@@ -10,7 +10,7 @@
 
 #![allow(missing_docs)]
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,11 +1,11 @@
 //! Node replicas: several `dpdist node` processes per node index on one PostgreSQL database,
-//! behind a load balancer each (tests/common/replicas.rs). PostgreSQL only: without a server
+//! behind a load balancer each (common/replicas.rs). PostgreSQL only: without a server
 //! the tests say so loudly and pass, except under CI. Every process is killed when its guard
 //! drops; every wait is bounded.
 
 #![allow(missing_docs)]
 
-mod common;
+use crate::common;
 
 use std::sync::mpsc;
 use std::time::Duration;

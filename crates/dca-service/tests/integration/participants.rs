@@ -4,7 +4,7 @@
 //! posterior equal the in-process pipeline's over the same rows grouped the same way, bit
 //! for bit.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
