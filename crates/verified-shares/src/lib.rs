@@ -60,6 +60,7 @@
 
 pub mod bound;
 mod error;
+pub mod l2;
 pub mod report;
 pub mod simulate;
 pub mod verify;
