@@ -143,6 +143,16 @@ impl Client {
     }
 }
 
+/// How a verified mode bounds a client's noise slice η (grid units).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SliceBound {
+    /// Each η_i clamped into [−b, b] (the L∞ mode).
+    Coordinate(u64),
+    /// η scaled towards 0 to ‖η‖₂ ≤ b if it is longer (the L2 mode); each entry keeps its sign
+    /// and does not grow.
+    Norm(u64),
+}
+
 impl Client {
     /// The vector this client contributes, enc(z) + η in grid units (two's complement), without
     /// splitting it: for a mode that proves a bound on it (crate `verified-shares`). Each noise
@@ -157,10 +167,27 @@ impl Client {
         values: &[f64],
         slice_bound: u64,
     ) -> Result<Zeroizing<Vec<u64>>> {
+        self.bounded_contribution(values, SliceBound::Coordinate(slice_bound))
+    }
+
+    /// As [`Client::contribution`], the noise slice bounded as `slice_bound` says.
+    ///
+    /// # Errors
+    /// As [`Client::shard`]; nothing is drawn if the values are bad.
+    pub fn bounded_contribution(
+        &mut self,
+        values: &[f64],
+        slice_bound: SliceBound,
+    ) -> Result<Zeroizing<Vec<u64>>> {
         let dim = self.config.dim();
         check_length(values, dim)?;
         let mut words = crate::alloc::zeroed(dim, "client's contribution").map(Zeroizing::new)?;
-        self.encode_with_noise(values, &mut words, Some(slice_bound))?;
+        match slice_bound {
+            SliceBound::Coordinate(bound) => {
+                self.encode_with_noise(values, &mut words, Some(bound))?;
+            }
+            SliceBound::Norm(bound) => self.encode_with_noise_in_norm(values, &mut words, bound)?,
+        }
         Ok(words)
     }
 
@@ -197,6 +224,42 @@ impl Client {
             }
             // The noise is as secret as the value it hides.
             eta.zeroize();
+        }
+        Ok(())
+    }
+
+    /// enc(`values`) + η into `words`, η (the same draws as `shard`'s) scaled to ‖η‖₂ ≤
+    /// `norm_bound` if it is longer: the whole slice is drawn before any of it is added.
+    fn encode_with_noise_in_norm(
+        &mut self,
+        values: &[f64],
+        words: &mut [u64],
+        norm_bound: u64,
+    ) -> Result<()> {
+        self.config.codec().encode(values, words)?;
+        let Some(noise) = &self.noise else {
+            return Ok(());
+        };
+        let mut eta =
+            crate::alloc::zeroed(words.len(), "client's noise slice").map(Zeroizing::new)?;
+        let mut stream = noise.stream(&mut self.rng);
+        for chunk in eta.chunks_mut(NOISE_BATCH) {
+            stream.fill(chunk);
+        }
+        let norm_squared: u128 = eta
+            .iter()
+            .map(|&e| u128::from(e.unsigned_abs()).pow(2))
+            .sum();
+        let bound_squared = u128::from(norm_bound).pow(2);
+        if norm_squared > bound_squared {
+            // Truncating each scaled entry towards 0 keeps ‖η‖₂ ≤ bound whatever the rounding of
+            // the scale, which is shrunk by a margin far above f64's relative error.
+            let scale = norm_bound as f64 / (norm_squared as f64).sqrt() * (1.0 - 1e-12);
+            eta.iter_mut()
+                .for_each(|e| *e = (*e as f64 * scale).trunc() as i64);
+        }
+        for (v, e) in words.iter_mut().zip(eta.iter()) {
+            *v = v.wrapping_add(*e as u64);
         }
         Ok(())
     }

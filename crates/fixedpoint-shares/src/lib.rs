@@ -65,7 +65,7 @@ pub mod wire;
 mod tests;
 
 pub use aggregator::{Aggregator, Release};
-pub use client::Client;
+pub use client::{Client, SliceBound};
 pub use client_set::ClientSet;
 pub use error::Error;
 pub use fixed_point::FixedPoint;

@@ -78,7 +78,7 @@ fn row(n: usize, dim: usize, reps: usize) {
         })
         .collect();
     let key = [7u8; 32];
-    let relay = Relay::new(&config, &bound).unwrap();
+    let relay = Relay::new(&config, bound).unwrap();
     // libprio alone: the same instance parameters as the verified mode's (M, 2B, d, chunk).
     let chunk = ((dim * bits) as f64).sqrt().ceil() as usize;
     let prio = Prio3SumVec::new_sum_vec(3, bound.max_measurement(), dim, chunk).unwrap();
@@ -102,7 +102,7 @@ fn row(n: usize, dim: usize, reps: usize) {
             }));
 
             let mut nodes: Vec<_> = (0..3)
-                .map(|k| VerifyingNode::new(&config, &bound, k, key).unwrap())
+                .map(|k| VerifyingNode::new(&config, bound, k, key).unwrap())
                 .collect();
             // The verdicts come from all three nodes' shares, computed outside the timing.
             let verdicts: Vec<_> = reports

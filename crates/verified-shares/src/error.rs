@@ -17,6 +17,16 @@ pub enum Error {
         /// What it must satisfy.
         requirement: &'static str,
     },
+    /// A client's data are longer (L2) than the round's bound: it refuses to take part.
+    #[error("client {client}: its data's L2 norm {norm} exceeds the round's bound {bound}")]
+    DataPastBound {
+        /// The client.
+        client: ClientId,
+        /// ‖x‖₂ on the grid, value units.
+        norm: f64,
+        /// The bound, value units.
+        bound: f64,
+    },
     /// libprio refused an operation that honest parties never make fail.
     #[error("proof system: {0}")]
     Proof(String),

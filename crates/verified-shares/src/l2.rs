@@ -25,6 +25,8 @@ use prio::field::{Field128, FieldElement};
 use prio::flp::gadgets::{Mul, ParallelSum, ParallelSumGadget};
 use prio::flp::{Flp, FlpError, Gadget, Type};
 
+use fixedpoint_shares::RoundConfig;
+
 use crate::{Error, Result};
 
 type SumOfProducts = ParallelSum<Field128, Mul>;
@@ -362,6 +364,42 @@ impl L2Bound {
             slice_units: tau,
             truncation_delta: slice_norm_truncation_delta(sigma_units, n_clients, dim, tau),
         })
+    }
+
+    /// The bound of `config`'s round for clients whose data have ‖x‖₂ ≤ `data_norm` (value
+    /// units; the job's bound, e.g. a clipped gradient's norm times its rows), with σ the
+    /// round's per-client noise and τ₂ chosen so that δ_t ≤ `truncation_delta`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a negative or non-finite `data_norm`, a bad
+    /// `truncation_delta`, or an R for which 2·R·N ≥ 2^120 (the field sum could wrap).
+    pub fn for_round(config: &RoundConfig, data_norm: f64, truncation_delta: f64) -> Result<Self> {
+        let scale = config.codec().scale();
+        let data_units = data_norm * scale;
+        if !(data_units.is_finite() && data_units >= 0.0 && data_units < u64::MAX as f64 / 4.0) {
+            return Err(Error::InvalidParameter {
+                name: "data_norm",
+                value: data_norm,
+                requirement: "finite, at least 0 and below 2^62 grid units",
+            });
+        }
+        let sigma = config.noise().map_or(0.0, |noise| noise.sigma_client_units);
+        let bound = Self::new(
+            data_units.ceil() as u64,
+            sigma,
+            config.n_clients(),
+            config.dim(),
+            truncation_delta,
+        )?;
+        let total = 2 * u128::from(bound.units()) * config.n_clients() as u128;
+        if bound.units() > i64::MAX as u64 / 2 || total >= 1u128 << 120 {
+            return Err(Error::InvalidParameter {
+                name: "bound (grid units)",
+                value: bound.units() as f64,
+                requirement: "such that 2·R·N < 2^120 and R < 2^62",
+            });
+        }
+        Ok(bound)
     }
 
     /// R = data + slice, grid units.

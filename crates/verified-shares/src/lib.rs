@@ -22,6 +22,10 @@
 //! some value reaches τ, which happens with probability at most δ_t ([`bound::truncation_delta`]),
 //! so an (ε, δ) guarantee becomes (ε, δ + (1 + e^ε)·δ_t) ([`bound::total_delta`]).
 //!
+//! The L2 mode ([`L2Bound`], [`l2`]) proves ‖v‖₂ ≤ R instead, R = the job's bound on the data's
+//! norm plus a slice bound τ₂; an honest slice longer than τ₂ is scaled back to it. Every function
+//! taking a bound takes either ([`ValidityBound`]).
+//!
 //! ```
 //! use dp_noise::rng::RngSource;
 //! use fixedpoint_shares::{ClientId, RoundConfig, RoundId, RoundParams, ShareMode};
@@ -51,7 +55,7 @@
 //!     }
 //! };
 //! let out = simulate_verified_round(
-//!     &config, &bound, &inputs, &[], Some(&cheat), RngSource::InsecureFixedSeed(7),
+//!     &config, bound, &inputs, &[], Some(&cheat), RngSource::InsecureFixedSeed(7),
 //! )?;
 //! assert_eq!(out.invalid, vec![ClientId(2)]);
 //! assert_eq!(out.release.sum, vec![1.5, -3.0, 0.75]); // the three honest clients
@@ -63,12 +67,15 @@ mod error;
 pub mod l2;
 pub mod report;
 pub mod simulate;
+mod validity;
 pub mod verify;
 
 pub use bound::LinfBound;
 pub use error::Error;
+pub use l2::L2Bound;
 pub use report::{VerifiedClient, VerifiedReport};
 pub use simulate::{VerifiedRelease, simulate_verified_round};
+pub use validity::ValidityBound;
 pub use verify::{Relay, VerifyingNode};
 
 /// This crate's result type.

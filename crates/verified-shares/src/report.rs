@@ -3,11 +3,9 @@
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{Client, ClientId, RoundConfig};
 use prio::field::Field128;
-use prio::vdaf::Client as _;
-use prio::vdaf::prio3::{Prio3InputShare, Prio3PublicShare, Prio3SumVec};
-use zeroize::Zeroize;
+use prio::vdaf::prio3::{Prio3InputShare, Prio3PublicShare};
 
-use crate::bound::LinfBound;
+use crate::validity::{RoundVdaf, ValidityBound};
 use crate::{Error, Result};
 
 /// Prio3's verify key: shared by the compute nodes, secret from clients and the relay.
@@ -30,8 +28,9 @@ pub struct VerifiedReport {
 /// A client of a verified round.
 pub struct VerifiedClient {
     inner: Client,
-    bound: LinfBound,
-    vdaf: Prio3SumVec,
+    config: RoundConfig,
+    bound: ValidityBound,
+    vdaf: RoundVdaf,
     context: Vec<u8>,
 }
 
@@ -43,14 +42,16 @@ impl VerifiedClient {
     /// As [`Client::new`]; [`Error::InvalidParameter`] if the round has more than 255 nodes.
     pub fn new(
         config: &RoundConfig,
-        bound: LinfBound,
+        bound: impl Into<ValidityBound>,
         id: ClientId,
         rng: RngSource,
     ) -> Result<Self> {
+        let bound = bound.into();
         Ok(Self {
             inner: Client::new(config, id, rng)?,
+            config: config.clone(),
+            vdaf: RoundVdaf::new(config, &bound)?,
             bound,
-            vdaf: sum_vec(config, &bound)?,
             context: context(config),
         })
     }
@@ -61,16 +62,16 @@ impl VerifiedClient {
     /// # Errors
     /// As [`Client::shard`] for bad values (nothing drawn); [`Error::Proof`] if libprio refuses.
     pub fn shard(&mut self, values: &[f64]) -> Result<VerifiedReport> {
-        let words = self.inner.contribution(values, self.bound.slice_units)?;
-        let shift = i128::from(self.bound.units());
-        let mut measurement: Vec<u128> = words
-            .iter()
-            .map(|&w| (i128::from(w as i64) + shift) as u128)
-            .collect();
+        if let ValidityBound::L2(bound) = self.bound {
+            self.check_data_norm(values, bound.data_units)?;
+        }
+        let words = self
+            .inner
+            .bounded_contribution(values, self.bound.slice_bound())?;
         let nonce = self.inner.random_bytes();
-        let sharded = self.vdaf.shard(&self.context, &measurement, &nonce);
-        measurement.zeroize();
-        let (public_share, input_shares) = sharded?;
+        let (public_share, input_shares) =
+            self.vdaf
+                .shard(&self.context, &words, self.bound.units(), &nonce)?;
         Ok(VerifiedReport {
             client: self.inner.id(),
             nonce,
@@ -78,20 +79,25 @@ impl VerifiedClient {
             input_shares,
         })
     }
-}
 
-/// The Prio3SumVec instance of a round: M aggregators, entries in [0, 2B], length d.
-pub(crate) fn sum_vec(config: &RoundConfig, bound: &LinfBound) -> Result<Prio3SumVec> {
-    let nodes = u8::try_from(config.n_nodes()).map_err(|_| Error::InvalidParameter {
-        name: "n_nodes",
-        value: f64::from(config.n_nodes()),
-        requirement: "at most 255 in a verified round (Prio3's limit)",
-    })?;
-    let max = bound.max_measurement();
-    let bits = (128 - max.leading_zeros()) as usize;
-    // libprio's advice: a chunk of about sqrt(encoded length) balances proof size and work.
-    let chunk = ((config.dim() * bits) as f64).sqrt().ceil().max(1.0) as usize;
-    Ok(Prio3SumVec::new_sum_vec(nodes, max, config.dim(), chunk)?)
+    /// A participant refuses a bound its data cannot meet, before drawing any noise.
+    fn check_data_norm(&self, values: &[f64], data_units: u64) -> Result<()> {
+        let codec = self.config.codec();
+        let mut units = vec![0u64; values.len()];
+        codec.encode(values, &mut units)?;
+        let norm_squared: u128 = units
+            .iter()
+            .map(|&w| u128::from((w as i64).unsigned_abs()).pow(2))
+            .sum();
+        if norm_squared > u128::from(data_units).pow(2) {
+            return Err(Error::DataPastBound {
+                client: self.inner.id(),
+                norm: (norm_squared as f64).sqrt() / codec.scale(),
+                bound: data_units as f64 / codec.scale(),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// Prio3's application context: binds every proof to this protocol and this round's config.

@@ -5,8 +5,8 @@ use fixedpoint_shares::{ClientId, ClientSet, Release, RoundConfig};
 use rand_core::RngCore;
 use rayon::prelude::*;
 
-use crate::bound::LinfBound;
 use crate::report::{VerifiedClient, VerifiedReport, VerifyKey};
+use crate::validity::ValidityBound;
 use crate::verify::{Pending, Relay, Verdict, VerifyingNode};
 use crate::{Error, Result};
 
@@ -44,12 +44,13 @@ pub type Tamper<'a> = &'a (dyn Fn(&mut VerifiedReport) + Sync);
 /// released wrong).
 pub fn simulate_verified_round<V: AsRef<[f64]> + Sync>(
     config: &RoundConfig,
-    bound: &LinfBound,
+    bound: impl Into<ValidityBound>,
     inputs: &[V],
     dropped: &[ClientId],
     tamper: Option<Tamper<'_>>,
     rng: RngSource,
 ) -> Result<VerifiedRelease> {
+    let bound = bound.into();
     let n = config.n_clients();
     if inputs.len() != n {
         return Err(fixedpoint_shares::Error::LengthMismatch {
@@ -86,7 +87,7 @@ pub fn simulate_verified_round<V: AsRef<[f64]> + Sync>(
         let checked = ids
             .par_iter()
             .map(|&i| {
-                let mut report = VerifiedClient::new(config, *bound, ClientId(i), rng.derive(i))?
+                let mut report = VerifiedClient::new(config, bound, ClientId(i), rng.derive(i))?
                     .shard(inputs[i as usize].as_ref())?;
                 if let Some(tamper) = tamper {
                     tamper(&mut report);
@@ -114,7 +115,7 @@ pub fn simulate_verified_round<V: AsRef<[f64]> + Sync>(
     Ok(VerifiedRelease {
         release: release(config, &valid, sum_units)?,
         invalid,
-        truncation_delta: bound.truncation_delta,
+        truncation_delta: bound.truncation_delta(),
     })
 }
 

@@ -2,18 +2,17 @@
 
 use fixedpoint_shares::{ClientId, RoundConfig};
 use prio::field::Field128;
-use prio::vdaf::prio3::{Prio3SumVec, Prio3VerifyState};
-use prio::vdaf::{Aggregatable, Aggregator, VerifyTransition};
+use prio::vdaf::Aggregatable;
 
-use crate::bound::LinfBound;
-use crate::report::{VerifiedReport, VerifyKey, context, sum_vec};
+use crate::report::{VerifiedReport, VerifyKey, context};
+use crate::validity::{RoundVdaf, ValidityBound};
 use crate::{Error, Result};
 
 /// Node k of a verified round: its half of each report's check, and its running sum of the
 /// output shares of the valid reports.
 pub struct VerifyingNode {
     index: usize,
-    vdaf: Prio3SumVec,
+    vdaf: RoundVdaf,
     verify_key: VerifyKey,
     context: Vec<u8>,
     sum: prio::vdaf::AggregateShare<Field128>,
@@ -21,13 +20,13 @@ pub struct VerifyingNode {
 }
 
 /// A node's state for one report between its verifier share and the relay's verdict.
-pub type Pending = Prio3VerifyState<Field128, 32>;
+pub type Pending = crate::validity::Pending;
 
 /// A node's verifier share for one report (sent to the relay).
-pub type VerifierShare = prio::vdaf::prio3::Prio3VerifierShare<Field128, 32>;
+pub type VerifierShare = crate::validity::Share;
 
 /// The relay's verdict on one valid report (sent back to every node).
-pub type Verdict = prio::vdaf::prio3::Prio3VerifierMessage<32>;
+pub type Verdict = crate::validity::Message;
 
 impl VerifyingNode {
     /// Node `index` of the round, holding the nodes' shared `verify_key`.
@@ -36,14 +35,14 @@ impl VerifyingNode {
     /// As the round's Prio3 instance ([`Error::InvalidParameter`] past 255 nodes).
     pub fn new(
         config: &RoundConfig,
-        bound: &LinfBound,
+        bound: impl Into<ValidityBound>,
         index: usize,
         verify_key: VerifyKey,
     ) -> Result<Self> {
-        let vdaf = sum_vec(config, bound)?;
+        let vdaf = RoundVdaf::new(config, &bound.into())?;
         Ok(Self {
             index,
-            sum: vdaf.aggregate_init(&()),
+            sum: vdaf.aggregate_init(),
             vdaf,
             verify_key,
             context: context(config),
@@ -61,15 +60,14 @@ impl VerifyingNode {
                 "report of client {} has no share for node {}",
                 report.client, self.index
             )))?;
-        Ok(self.vdaf.verify_init(
+        self.vdaf.verify_init(
             &self.verify_key,
             &self.context,
             self.index,
-            &(),
             &report.nonce,
             &report.public_share,
             share,
-        )?)
+        )
     }
 
     /// Adds the report's output share once the relay found it valid.
@@ -82,13 +80,13 @@ impl VerifyingNode {
             .vdaf
             .verify_next(&self.context, pending, verdict.clone())?
         {
-            VerifyTransition::Finish(output) => {
+            Some(output) => {
                 self.sum.accumulate(&output)?;
                 self.valid.push(client);
                 Ok(())
             }
-            VerifyTransition::Continue(..) => Err(Error::Proof(
-                "Prio3SumVec asked for a second verification round".into(),
+            None => Err(Error::Proof(
+                "Prio3 asked for a second verification round".into(),
             )),
         }
     }
@@ -107,7 +105,7 @@ impl VerifyingNode {
 /// The relay (the aggregator, as DAP's leader): combines the nodes' verifier shares of a report
 /// and learns only whether it is valid.
 pub struct Relay {
-    vdaf: Prio3SumVec,
+    vdaf: RoundVdaf,
     context: Vec<u8>,
 }
 
@@ -116,9 +114,9 @@ impl Relay {
     ///
     /// # Errors
     /// As the round's Prio3 instance.
-    pub fn new(config: &RoundConfig, bound: &LinfBound) -> Result<Self> {
+    pub fn new(config: &RoundConfig, bound: impl Into<ValidityBound>) -> Result<Self> {
         Ok(Self {
-            vdaf: sum_vec(config, bound)?,
+            vdaf: RoundVdaf::new(config, &bound.into())?,
             context: context(config),
         })
     }
@@ -126,12 +124,12 @@ impl Relay {
     /// The verdict for one report from every node's verifier share: `None` if the proof fails.
     pub fn combine(&self, shares: Vec<VerifierShare>) -> Option<Verdict> {
         self.vdaf
-            .verifier_shares_to_message(&self.context, &(), shares)
+            .verifier_shares_to_message(&self.context, shares)
             .ok()
     }
 
     /// The released sum in grid units from every node's sum over `n_valid` reports:
-    /// Σ_i m_i − n_valid·B per coordinate.
+    /// Σ_i m_i − n_valid·B (or R) per coordinate.
     ///
     /// # Errors
     /// [`Error::Proof`] if libprio refuses the shares; [`Error::SumOverflow`] if a coordinate
@@ -140,10 +138,10 @@ impl Relay {
         &self,
         node_sums: Vec<prio::vdaf::AggregateShare<Field128>>,
         n_valid: usize,
-        bound: &LinfBound,
+        bound: impl Into<ValidityBound>,
     ) -> Result<Vec<i64>> {
-        use prio::vdaf::Collector;
-        let shifted: Vec<u128> = self.vdaf.unshard(&(), node_sums, n_valid)?;
+        let bound = bound.into();
+        let shifted: Vec<u128> = self.vdaf.unshard(node_sums, n_valid)?;
         let offset = i128::from(bound.units()) * n_valid as i128;
         shifted
             .iter()

@@ -217,3 +217,101 @@ fn the_slice_bound_and_its_delta_by_hand() {
     assert!(L2Bound::new(1, f64::NAN, 10, 100, 1e-9).is_err());
     let _ = Field128::zero();
 }
+
+/// A client that runs the protocol honestly on an input it should not have: its encoder writes
+/// the bits of any vector (every entry within ±R) with a slack of 0, whatever the norm.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Cheater(L2BoundSumVec);
+
+impl Flp for Cheater {
+    type Field = Field128;
+    fn gadget(&self) -> Vec<Box<dyn prio::flp::Gadget<Field128>>> {
+        self.0.gadget()
+    }
+    fn num_gadgets(&self) -> usize {
+        self.0.num_gadgets()
+    }
+    fn valid(
+        &self,
+        gadgets: &mut Vec<Box<dyn prio::flp::Gadget<Field128>>>,
+        input: &[Field128],
+        joint_rand: &[Field128],
+        num_shares: usize,
+    ) -> Result<Vec<Field128>, prio::flp::FlpError> {
+        self.0.valid(gadgets, input, joint_rand, num_shares)
+    }
+    fn input_len(&self) -> usize {
+        self.0.input_len()
+    }
+    fn proof_len(&self) -> usize {
+        self.0.proof_len()
+    }
+    fn verifier_len(&self) -> usize {
+        self.0.verifier_len()
+    }
+    fn joint_rand_len(&self) -> usize {
+        self.0.joint_rand_len()
+    }
+    fn eval_output_len(&self) -> usize {
+        self.0.eval_output_len()
+    }
+    fn prove_rand_len(&self) -> usize {
+        self.0.prove_rand_len()
+    }
+}
+
+impl Type for Cheater {
+    type Measurement = Vec<i64>;
+    type AggregateResult = Vec<u128>;
+    fn encode_measurement(&self, v: &Vec<i64>) -> Result<Vec<Field128>, prio::flp::FlpError> {
+        Ok(input_by_hand(self.0.radius(), v, 0))
+    }
+    fn truncate(&self, input: Vec<Field128>) -> Result<Vec<Field128>, prio::flp::FlpError> {
+        self.0.truncate(input)
+    }
+    fn decode_result(&self, data: &[Field128], n: usize) -> Result<Vec<u128>, prio::flp::FlpError> {
+        self.0.decode_result(data, n)
+    }
+    fn output_len(&self) -> usize {
+        self.0.output_len()
+    }
+}
+
+/// The nodes' verdict on a report the cheater sharded with Prio3 (same algorithm id, context,
+/// keys): the honest nodes run the honest type.
+fn cheater_accepted(nodes: u8, typ: &L2BoundSumVec, v: &[i64]) -> bool {
+    let cheat =
+        Prio3::<Cheater, XofTurboShake128, 32>::new(nodes, 1, 0xFFFF_0043, Cheater(typ.clone()))
+            .unwrap();
+    let vdaf = Prio3L2::new(nodes, 1, 0xFFFF_0043, typ.clone()).unwrap();
+    let (ctx, verify_key, nonce) = (b"dpdist l2 test", [7u8; 32], [9u8; 16]);
+    let (public_share, shares) = cheat.shard(ctx, &v.to_vec(), &nonce).unwrap();
+    let mut verifier_shares = Vec::new();
+    for (index, share) in shares.iter().enumerate() {
+        match vdaf.verify_init(&verify_key, ctx, index, &(), &nonce, &public_share, share) {
+            Ok((_, verifier)) => verifier_shares.push(verifier),
+            Err(_) => return false,
+        }
+    }
+    vdaf.verifier_shares_to_message(ctx, &(), verifier_shares)
+        .is_ok()
+}
+
+#[test]
+fn a_client_proving_a_vector_past_the_radius_is_refused_by_the_nodes() {
+    let typ = L2BoundSumVec::new(4, 1000, 3).unwrap();
+    // The cheater's encoder is the honest one where the slack is 0 (‖v‖ = R): accepted, so the
+    // refusals below are the circuit's, not a mismatch of encodings.
+    for nodes in [2u8, 3] {
+        assert!(cheater_accepted(nodes, &typ, &[600, -800, 0, 0]), "{nodes}");
+        // Every entry within ±R but ‖v‖ = 2R; then a vector just past R (‖v‖² = R² + 1).
+        assert!(
+            !cheater_accepted(nodes, &typ, &[1000, 1000, 1000, 1000]),
+            "{nodes}"
+        );
+        assert!(
+            !cheater_accepted(nodes, &typ, &[600, -800, 1, 0]),
+            "{nodes}"
+        );
+    }
+}

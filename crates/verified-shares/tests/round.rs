@@ -62,7 +62,7 @@ fn honest_rounds_release_dcas_sum_bit_for_bit() {
             let bound = LinfBound::new(&config, 1e-9).unwrap();
             let rng = RngSource::InsecureFixedSeed(SEED);
             let verified =
-                simulate_verified_round(&config, &bound, &inputs(), &[ClientId(6)], None, rng)
+                simulate_verified_round(&config, bound, &inputs(), &[ClientId(6)], None, rng)
                     .unwrap();
             assert!(verified.invalid.is_empty());
             // δ_t as the bound computed it (≤ the 1e-9 asked for), 0 without noise.
@@ -88,7 +88,7 @@ fn noiseless_release_is_the_encoded_sum() {
     let scale = (1u64 << config.codec().frac_bits()) as f64;
     let verified = simulate_verified_round(
         &config,
-        &bound,
+        bound,
         &inputs(),
         &[],
         None,
@@ -114,7 +114,7 @@ fn a_contribution_a_million_times_its_bound_is_left_out() {
         };
         let verified = simulate_verified_round(
             &config,
-            &bound,
+            bound,
             &inputs(),
             &[],
             Some(&tamper),
@@ -140,7 +140,7 @@ fn a_huge_noise_slice_is_left_out() {
     };
     let verified = simulate_verified_round(
         &config,
-        &bound,
+        bound,
         &inputs(),
         &[ClientId(1)],
         Some(&tamper),
@@ -163,7 +163,7 @@ fn more_than_t_missing_releases_nothing_and_names_the_invalid() {
     };
     let err = simulate_verified_round(
         &config,
-        &bound,
+        bound,
         &inputs(),
         &[ClientId(0)],
         Some(&tamper),
