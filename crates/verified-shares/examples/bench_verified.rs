@@ -1,7 +1,8 @@
 //! What verification costs a compute node per report, in process (no TLS, HPKE or database):
-//! DCA's absorb of one client's share (today, mode off), the verified mode's check and add, and
-//! libprio's own `Prio3SumVec` prepare (verify_init + verify_next) at the same d and bit width,
-//! measured in the same run, interleaved; medians of the repetitions. Reports, never asserts.
+//! DCA's absorb of one client's share (today, mode off), the verified mode's check and add (L∞,
+//! then L2 with the data's norm bound sqrt(d)), and libprio's own `Prio3SumVec` prepare
+//! (verify_init + verify_next) at the same d and bit width, measured in the same run,
+//! interleaved; medians of the repetitions. Reports, never asserts.
 //!
 //! ```text
 //! cargo run --release -p verified-shares --example bench_verified -- [N_CLIENTS] [REPS]
@@ -18,7 +19,7 @@ use fixedpoint_shares::{
 use prio::codec::Encode;
 use prio::vdaf::prio3::Prio3SumVec;
 use prio::vdaf::{Aggregatable, Aggregator, Client as _, VerifyTransition};
-use verified_shares::{LinfBound, Relay, VerifiedClient, VerifyingNode};
+use verified_shares::{L2Bound, LinfBound, Relay, ValidityBound, VerifiedClient, VerifyingNode};
 
 const REPORTS: usize = 8;
 
@@ -29,15 +30,17 @@ fn main() {
         .map_or(10_000, |a| a.parse().expect("N_CLIENTS"));
     let reps: usize = args.next().map_or(5, |a| a.parse().expect("REPS"));
     println!(
-        "| d | bits per entry | node 0 bytes per report: DCA / verified | DCA absorb, node 0 / node 1 | verified check + add, node 0 / node 1 | libprio Prio3SumVec prepare, node 0 / node 1 | verified / libprio, node 0 / node 1 |"
+        "| mode | d | bits per entry | node 0 bytes per report: DCA / verified | DCA absorb, node 0 / node 1 | verified check + add, node 0 / node 1 | libprio Prio3SumVec prepare, node 0 / node 1 | verified / libprio, node 0 / node 1 |"
     );
-    println!("|---|---|---|---|---|---|---|");
-    for dim in [100, 1000] {
-        row(n, dim, reps);
+    println!("|---|---|---|---|---|---|---|---|");
+    for l2 in [false, true] {
+        for dim in [100, 1000] {
+            row(n, dim, reps, l2);
+        }
     }
 }
 
-fn row(n: usize, dim: usize, reps: usize) {
+fn row(n: usize, dim: usize, reps: usize, l2: bool) {
     let config = RoundConfig::new(&RoundParams {
         round: RoundId(1),
         n_clients: n,
@@ -50,13 +53,20 @@ fn row(n: usize, dim: usize, reps: usize) {
         frac_bits: None,
     })
     .unwrap();
-    let bound = LinfBound::new(&config, 1e-9).unwrap();
-    let bits = (128 - bound.max_measurement().leading_zeros()) as usize;
+    let bound: ValidityBound = if l2 {
+        L2Bound::for_round(&config, (dim as f64).sqrt(), 1e-9)
+            .unwrap()
+            .into()
+    } else {
+        LinfBound::new(&config, 1e-9).unwrap().into()
+    };
+    let max_measurement = 2 * u128::from(bound.units());
+    let bits = (128 - max_measurement.leading_zeros()) as usize;
+    let mode = if l2 { "L2" } else { "L∞" };
     eprintln!(
-        "d = {dim}: {} fractional bits, B = {} + τ = {} units",
+        "{mode}, d = {dim}: {} fractional bits, shift {} units",
         config.codec().frac_bits(),
-        bound.data_units,
-        bound.slice_units
+        bound.units()
     );
     let values: Vec<f64> = (0..dim).map(|j| (j as f64 * 0.1).sin()).collect();
     let rng = |i: usize| RngSource::InsecureFixedSeed(i as u64);
@@ -81,8 +91,8 @@ fn row(n: usize, dim: usize, reps: usize) {
     let relay = Relay::new(&config, bound).unwrap();
     // libprio alone: the same instance parameters as the verified mode's (M, 2B, d, chunk).
     let chunk = ((dim * bits) as f64).sqrt().ceil() as usize;
-    let prio = Prio3SumVec::new_sum_vec(3, bound.max_measurement(), dim, chunk).unwrap();
-    let measurement: Vec<u128> = vec![bound.max_measurement() / 2; dim];
+    let prio = Prio3SumVec::new_sum_vec(3, max_measurement, dim, chunk).unwrap();
+    let measurement: Vec<u128> = vec![max_measurement / 2; dim];
     let prio_reports: Vec<_> = (0..REPORTS)
         .map(|i| {
             let nonce = [i as u8; 16];
@@ -159,7 +169,7 @@ fn row(n: usize, dim: usize, reps: usize) {
     );
     let leader_bytes = reports[0].input_shares[0].get_encoded().unwrap().len();
     println!(
-        "| {dim} | {bits} | {} / {leader_bytes} | {d0:.1?} / {d1:.1?} | {v0:.1?} / {v1:.1?} | {p0:.1?} / {p1:.1?} | {:.2} / {:.2} |",
+        "| {mode} | {dim} | {bits} | {} / {leader_bytes} | {d0:.1?} / {d1:.1?} | {v0:.1?} / {v1:.1?} | {p0:.1?} / {p1:.1?} | {:.2} / {:.2} |",
         8 * dim,
         v0.as_secs_f64() / p0.as_secs_f64(),
         v1.as_secs_f64() / p1.as_secs_f64(),
