@@ -2,6 +2,7 @@
 
 use fixedpoint_shares::{RoundConfig, RoundId, RoundParams, ShareMode};
 
+use crate::dca::verified::Validity;
 use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
 use crate::handle::{free_handle, handle_ref, into_handle};
@@ -26,6 +27,25 @@ pub enum dpd_share_mode {
 /// the same parameters and so agrees on the fixed-point precision and the noise.
 pub struct dpd_round_config {
     pub(crate) inner: RoundConfig,
+    /// Issue 43's validity mode (`dpd_round_config_set_validity`); `None` by default.
+    pub(crate) validity: Option<Validity>,
+}
+
+impl dpd_round_config {
+    /// The configuration for a party or round that does not check validity: refused when
+    /// validity is on, since verified rounds run only in process so far
+    /// (`dpd_simulate_round_verified`), and a party that ignored the option would run an
+    /// unchecked round while its caller believes it checked.
+    pub(crate) fn unverified(&self) -> FfiResult<&RoundConfig> {
+        match self.validity {
+            None => Ok(&self.inner),
+            Some(_) => Err(FfiError::invalid(
+                "`config` has validity on (dpd_round_config_set_validity), which only the \
+                 in-process round dpd_simulate_round_verified implements so far; create the \
+                 config without it (or set DPD_VALIDITY_NONE) for this call",
+            )),
+        }
+    }
 }
 
 pub(crate) fn share_mode(mode: u32) -> FfiResult<ShareMode> {
@@ -90,7 +110,16 @@ pub unsafe extern "C" fn dpd_round_config_new(
         )?;
         let inner = RoundConfig::new(&params)?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
-        unsafe { write_out(out, into_handle(dpd_round_config { inner }), "out") }
+        unsafe {
+            write_out(
+                out,
+                into_handle(dpd_round_config {
+                    inner,
+                    validity: None,
+                }),
+                "out",
+            )
+        }
     })
 }
 
@@ -133,7 +162,16 @@ pub unsafe extern "C" fn dpd_round_config_new_exact(
         )?;
         let inner = RoundConfig::new(&params)?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
-        unsafe { write_out(out, into_handle(dpd_round_config { inner }), "out") }
+        unsafe {
+            write_out(
+                out,
+                into_handle(dpd_round_config {
+                    inner,
+                    validity: None,
+                }),
+                "out",
+            )
+        }
     })
 }
 
