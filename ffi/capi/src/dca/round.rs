@@ -108,18 +108,8 @@ pub unsafe extern "C" fn dpd_round_config_new(
             Some(sigma),
             frac_bits,
         )?;
-        let inner = RoundConfig::new(&params)?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
-        unsafe {
-            write_out(
-                out,
-                into_handle(dpd_round_config {
-                    inner,
-                    validity: None,
-                }),
-                "out",
-            )
-        }
+        unsafe { write_config(&params, out) }
     })
 }
 
@@ -160,19 +150,23 @@ pub unsafe extern "C" fn dpd_round_config_new_exact(
             None,
             frac_bits,
         )?;
-        let inner = RoundConfig::new(&params)?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
-        unsafe {
-            write_out(
-                out,
-                into_handle(dpd_round_config {
-                    inner,
-                    validity: None,
-                }),
-                "out",
-            )
-        }
+        unsafe { write_config(&params, out) }
     })
+}
+
+/// Validates `params` and writes the new handle (validity off) to `out`.
+///
+/// # Safety
+/// `out` must be non-NULL and writable.
+unsafe fn write_config(params: &RoundParams, out: *mut *mut dpd_round_config) -> FfiResult<()> {
+    let inner = RoundConfig::new(params)?;
+    let config = dpd_round_config {
+        inner,
+        validity: None,
+    };
+    // SAFETY: forwarded caller contract.
+    unsafe { write_out(out, into_handle(config), "out") }
 }
 
 #[allow(clippy::too_many_arguments)] // The flat arguments of the two constructors.
