@@ -141,6 +141,25 @@ static void honest_equals_plain(void) {
     dpd_round_config_free(config);
 }
 
+/* Validity turned on and off again: the plain round runs as on a config that never had it. */
+static void off_again_is_the_plain_round(void) {
+    static double inputs[N * D];
+    make_inputs(inputs);
+    dpd_round_config *config = make_config(1);
+    CHECK_OK(dpd_round_config_set_validity(config, DPD_VALIDITY_LINF, 1e-9));
+    CHECK_OK(dpd_round_config_set_validity(config, DPD_VALIDITY_NONE, 0.0));
+    double plain[D], again[D];
+    dpd_release_info plain_info, again_info;
+    plain_round(1, NULL, 0, plain, &plain_info);
+    dpd_rng *rng = NULL;
+    size_t len = 0;
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(43, &rng));
+    CHECK_OK(dpd_simulate_round(config, inputs, N * D, NULL, 0, rng, again, D, &len, &again_info));
+    CHECK(memcmp(plain, again, sizeof plain) == 0 && same_info(&plain_info, &again_info));
+    dpd_rng_free(rng);
+    dpd_round_config_free(config);
+}
+
 /* A client whose shares sum to its vector plus 10^6·2^20 units in coordinate 0 is left out and
  * named; the release is the round of the others. */
 static void malicious_is_left_out(void) {
@@ -255,6 +274,7 @@ static void refusals(void) {
 int main(void) {
     bound_by_hand();
     honest_equals_plain();
+    off_again_is_the_plain_round();
     malicious_is_left_out();
     refusals();
     return check_exit("test_verified");
