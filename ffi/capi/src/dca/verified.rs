@@ -250,7 +250,9 @@ pub unsafe extern "C" fn dpd_verified_total_delta(
 /// δ_t (`out_truncation_delta`, 0 without noise).
 ///
 /// Where no honest noise value reaches τ (probability ≥ 1 − δ_t), an honest round releases
-/// exactly what `dpd_simulate_round` releases with the same seed. More than T clients dropped or
+/// exactly what `dpd_simulate_round` releases with the same seed. Whatever the config's share
+/// mode, the reports travel as Prio3's shares (node 0 the field vector and its proof share, the
+/// other nodes a seed); the mode changes nothing in the release. More than T clients dropped or
 /// invalid → `DPD_ERR_TOO_MANY_DROPPED` (its message names the invalid clients), nothing
 /// written. Other errors as `dpd_simulate_round`.
 ///
