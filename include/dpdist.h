@@ -258,6 +258,22 @@ typedef enum dpd_share_mode {
 } dpd_share_mode;
 
 /**
+ * The validity check of a round (the `kind` argument of `dpd_round_config_set_validity`).
+ */
+typedef enum dpd_validity {
+    /**
+     * No check (the default): the round is DCA's, bit for bit.
+     */
+    DPD_VALIDITY_NONE = 0,
+    /**
+     * Every coordinate of each client's contribution within ±B grid units (L∞), B = the
+     * codec's bound on |enc(x)| plus the noise slice bound τ; proved with libprio's
+     * Prio3SumVec.
+     */
+    DPD_VALIDITY_LINF = 1,
+} dpd_validity;
+
+/**
  * Which kind of model a `dpd_plr_model` holds.
  */
 typedef enum dpd_plr_model_kind {
@@ -535,6 +551,42 @@ typedef struct dpd_seal_context {
      */
     uint32_t node;
 } dpd_seal_context;
+
+/**
+ * A round config's validity mode and the bound it implies (`dpd_round_config_validity_info`).
+ * Grid units are those of the round's fixed-point codec: a value x is round(x·2^frac_bits).
+ */
+typedef struct dpd_validity_info {
+    /**
+     * A `dpd_validity` value: `DPD_VALIDITY_NONE` (every other field 0) or
+     * `DPD_VALIDITY_LINF`.
+     */
+    uint32_t kind;
+    /**
+     * The truncation δ asked for in `dpd_round_config_set_validity`.
+     */
+    double truncation_delta_target;
+    /**
+     * The codec's bound on |enc(x)| for |x| ≤ the round's bound (grid units).
+     */
+    uint64_t data_units;
+    /**
+     * τ: each honest noise value is clamped into [−τ, τ] (grid units; 0 without noise),
+     * τ = ⌈σ·sqrt(2·ln(2·N·d/δ_t))⌉ with σ the client's noise σ in grid units.
+     */
+    uint64_t slice_units;
+    /**
+     * B = data_units + slice_units: the bound each coordinate of a contribution is checked
+     * against.
+     */
+    uint64_t bound_units;
+    /**
+     * δ_t = 2·N·d·exp(−τ²/(2σ²)): the probability bound on any honest noise value reaching τ
+     * (0 without noise); at most the target up to floating-point rounding (relative 1e-15 when
+     * τ passes 2^53 units). Add it to the round's δ with `dpd_verified_total_delta`.
+     */
+    double truncation_delta;
+} dpd_validity_info;
 
 /**
  * The header fields of a share message.
@@ -1880,6 +1932,130 @@ enum dpd_status dpd_simulate_round(const struct dpd_round_config *config,
                                    size_t out_cap,
                                    size_t *out_len,
                                    struct dpd_release_info *info);
+
+/**
+ * Turns the validity check of the round on (`DPD_VALIDITY_LINF`, with the truncation δ_t
+ * target `truncation_delta`, strictly between 0 and 1, e.g. 1e-9) or off (`DPD_VALIDITY_NONE`;
+ * `truncation_delta` is then ignored). Off is the default; a round with it off is the round it
+ * was, bit for bit.
+ *
+ * With it on, each honest client clamps its noise into [−τ, τ] and proves that every
+ * coordinate of its contribution lies within ±B; τ is chosen so that the clamping changes
+ * anything with probability at most δ_t, which costs (1 + e^ε)·δ_t of δ
+ * (`dpd_verified_total_delta`). `dpd_round_config_validity_info` reports τ, B and δ_t.
+ *
+ * So far only the in-process round `dpd_simulate_round_verified` runs such a round: clients,
+ * nodes, aggregators, ledgers and `dpd_simulate_round` refuse a config with validity on
+ * (`DPD_ERR_INVALID_ARGUMENT`), rather than run a round that checks nothing. Handles created
+ * from the config before keep their own copy and are not affected.
+ *
+ * Errors, with the config unchanged: `DPD_ERR_INVALID_ARGUMENT` (unknown `kind`, more than 255
+ * nodes: Prio3's limit), `DPD_ERR_INVALID_PRIVACY_PARAMETER` (`truncation_delta` not in
+ * (0, 1), NaN), `DPD_ERR_OVERFLOW` (B too large for the proof's field: 2·B·N ≥ 2^120).
+ *
+ * # Safety
+ * `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle not used concurrently.
+ */
+enum dpd_status dpd_round_config_set_validity(struct dpd_round_config *config,
+                                              uint32_t kind,
+                                              double truncation_delta);
+
+/**
+ * Writes the round's validity mode and, when it is on, its bound (see `dpd_validity_info`).
+ *
+ * # Safety
+ * `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle; `out` NULL (→ error) or writable.
+ */
+enum dpd_status dpd_round_config_validity_info(const struct dpd_round_config *config,
+                                               struct dpd_validity_info *out);
+
+/**
+ * The δ of a verified round: δ + (1 + e^ε)·δ_t, where (ε, δ) is the guarantee of the round
+ * without clamping (the σ it was configured with) and δ_t its truncation δ
+ * (`dpd_validity_info.truncation_delta`). The clamped and unclamped rounds differ only on an
+ * event of probability ≤ δ_t, which gives this bound.
+ *
+ * Errors: `DPD_ERR_INVALID_PRIVACY_PARAMETER` unless ε > 0 is finite and δ, δ_t are in [0, 1)
+ * (NaN included), or if the sum is not below 1.
+ *
+ * # Safety
+ * `out` NULL (→ `DPD_ERR_NULL_POINTER`) or writable.
+ */
+enum dpd_status dpd_verified_total_delta(double epsilon,
+                                         double delta,
+                                         double truncation_delta,
+                                         double *out);
+
+/**
+ * Runs one verified round in process: as `dpd_simulate_round` (same inputs, same noise draws
+ * from `rng`), with every client's contribution checked by the nodes. The config must have
+ * validity on (`dpd_round_config_set_validity`), else `DPD_ERR_INVALID_ARGUMENT`.
+ *
+ * Writes the sum over the valid clients (query-size pattern, d doubles), the ids of the
+ * clients left out for invalid contributions into `out_invalid` (increasing; `*out_n_invalid`
+ * of them; `invalid_cap` must be at least T = max_dropped, the most a round that releases can
+ * leave out, checked before any work: else `DPD_ERR_BUFFER_TOO_SMALL` with `*out_n_invalid` =
+ * T), optionally the release's description (`info`; `n_included` counts the valid clients) and
+ * δ_t (`out_truncation_delta`, 0 without noise).
+ *
+ * Where no honest noise value reaches τ (probability ≥ 1 − δ_t), an honest round releases
+ * exactly what `dpd_simulate_round` releases with the same seed. Whatever the config's share
+ * mode, the reports travel as Prio3's shares (node 0 the field vector and its proof share, the
+ * other nodes a seed); the mode changes nothing in the release. More than T clients dropped or
+ * invalid → `DPD_ERR_TOO_MANY_DROPPED` (its message names the invalid clients), nothing
+ * written. Other errors as `dpd_simulate_round`.
+ *
+ * # Safety
+ * As `dpd_simulate_round`; `out_invalid` NULL with `invalid_cap == 0` or `invalid_cap`
+ * writable `uint64_t`s; `out_n_invalid` NULL (→ error) or writable; `out_truncation_delta`
+ * NULL or writable.
+ */
+enum dpd_status dpd_simulate_round_verified(const struct dpd_round_config *config,
+                                            const double *inputs,
+                                            size_t len,
+                                            const uint64_t *dropped,
+                                            size_t n_dropped,
+                                            struct dpd_rng *rng,
+                                            double *out_sum,
+                                            size_t out_cap,
+                                            size_t *out_len,
+                                            uint64_t *out_invalid,
+                                            size_t invalid_cap,
+                                            size_t *out_n_invalid,
+                                            struct dpd_release_info *info,
+                                            double *out_truncation_delta);
+
+/**
+ * TESTING ONLY — makes clients cheat: as `dpd_simulate_round_verified`, except that each client
+ * in `malicious[0..n_malicious]` sends shares whose sum is its honest contribution plus 10⁶
+ * times the data bound (10⁶·`data_units` grid units) in coordinate 0, with the proof of its
+ * honest contribution: what a client that inflates its value by a million times the bound
+ * would send. For tests and demonstrations that such a client is left out and named; no
+ * production path has a reason to call it.
+ *
+ * Errors as `dpd_simulate_round_verified`; a malicious id ≥ N or listed twice, or also in
+ * `dropped` → `DPD_ERR_INVALID_ARGUMENT` (`DPD_ERR_DUPLICATE_CLIENT` for a repeated id).
+ *
+ * # Safety
+ * As `dpd_simulate_round_verified`; `malicious` NULL only with `n_malicious == 0`, else
+ * readable.
+ */
+enum dpd_status dpd_simulate_round_verified_testing_malicious(const struct dpd_round_config *config,
+                                                              const double *inputs,
+                                                              size_t len,
+                                                              const uint64_t *dropped,
+                                                              size_t n_dropped,
+                                                              const uint64_t *malicious,
+                                                              size_t n_malicious,
+                                                              struct dpd_rng *rng,
+                                                              double *out_sum,
+                                                              size_t out_cap,
+                                                              size_t *out_len,
+                                                              uint64_t *out_invalid,
+                                                              size_t invalid_cap,
+                                                              size_t *out_n_invalid,
+                                                              struct dpd_release_info *info,
+                                                              double *out_truncation_delta);
 
 /**
  * Parses untrusted bytes as a share message (every field and the exact length are checked;

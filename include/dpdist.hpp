@@ -244,6 +244,9 @@ private:
 /// How masks travel.
 enum class ShareMode : uint32_t { Full = DPD_SHARE_MODE_FULL, Seed = DPD_SHARE_MODE_SEED };
 
+/// Issue 43's validity check of a round (dpd_round_config_set_validity).
+enum class Validity : uint32_t { None = DPD_VALIDITY_NONE, Linf = DPD_VALIDITY_LINF };
+
 /// The public parameters of a round; every party builds the same one.
 class RoundConfig {
 public:
@@ -286,6 +289,20 @@ public:
         size_t d = 0;
         check(dpd_round_config_info(h_.get(), nullptr, nullptr, &d));
         return d;
+    }
+    /// Turns the L∞ validity check on (Validity::Linf, truncation δ_t target in (0, 1), e.g.
+    /// 1e-9) or off (Validity::None, the default). With it on, only simulate_round_verified runs
+    /// the round so far: Client, ComputeNode, Aggregator and simulate_round throw
+    /// DPD_ERR_INVALID_ARGUMENT. A bad setting throws and leaves the config unchanged.
+    void set_validity(Validity kind, double truncation_delta) {
+        check(dpd_round_config_set_validity(h_.get(), static_cast<uint32_t>(kind),
+                                            truncation_delta));
+    }
+    /// The validity mode and its bound: τ (slice_units), B (bound_units), δ_t.
+    dpd_validity_info validity_info() const {
+        dpd_validity_info v{};
+        check(dpd_round_config_validity_info(h_.get(), &v));
+        return v;
     }
     const dpd_round_config *get() const noexcept { return h_.get(); }
 
@@ -530,6 +547,68 @@ inline Release simulate_round(const RoundConfig &config, Span<const double> inpu
                                   dropped.size(), rng.get(), out, cap, len, &r.info);
     });
     return r;
+}
+
+/// A verified round's release: the sum over the valid clients, the ids of the clients left
+/// out for invalid contributions (increasing), and δ_t (add it to δ with
+/// verified_total_delta).
+struct VerifiedRelease {
+    std::vector<double> sum;
+    dpd_release_info info;
+    std::vector<uint64_t> invalid;
+    double truncation_delta;
+};
+
+namespace detail {
+inline VerifiedRelease simulate_verified(const RoundConfig &config, Span<const double> inputs,
+                                         Span<const uint64_t> dropped,
+                                         const Span<const uint64_t> *malicious, Rng &rng) {
+    const size_t d = config.dim();
+    VerifiedRelease r{std::vector<double>(d), {}, {}, 0.0};
+    // At most T < N clients are left out of a round that releases: N entries always suffice
+    // (inputs of another length are refused before anything runs).
+    r.invalid.resize(inputs.size() / d + 1);
+    size_t len = 0, n_invalid = 0;
+    if (malicious == nullptr) {
+        check(dpd_simulate_round_verified(config.get(), inputs.data(), inputs.size(),
+                                          dropped.data(), dropped.size(), rng.get(),
+                                          r.sum.data(), d, &len, r.invalid.data(),
+                                          r.invalid.size(), &n_invalid, &r.info,
+                                          &r.truncation_delta));
+    } else {
+        check(dpd_simulate_round_verified_testing_malicious(
+            config.get(), inputs.data(), inputs.size(), dropped.data(), dropped.size(),
+            malicious->data(), malicious->size(), rng.get(), r.sum.data(), d, &len,
+            r.invalid.data(), r.invalid.size(), &n_invalid, &r.info, &r.truncation_delta));
+    }
+    r.sum.resize(len);
+    r.invalid.resize(n_invalid);
+    return r;
+}
+} // namespace detail
+
+/// A whole verified round in one process (the config must have validity on): as
+/// simulate_round, with every client's contribution checked by the nodes; invalid clients are
+/// left out and named.
+inline VerifiedRelease simulate_round_verified(const RoundConfig &config,
+                                               Span<const double> inputs,
+                                               Span<const uint64_t> dropped, Rng &rng) {
+    return detail::simulate_verified(config, inputs, dropped, nullptr, rng);
+}
+
+/// TESTING ONLY: as simulate_round_verified, with each client in `malicious` sending 10^6 times
+/// its bound in coordinate 0 (dpd_simulate_round_verified_testing_malicious).
+inline VerifiedRelease simulate_round_verified_testing_malicious(
+    const RoundConfig &config, Span<const double> inputs, Span<const uint64_t> dropped,
+    Span<const uint64_t> malicious, Rng &rng) {
+    return detail::simulate_verified(config, inputs, dropped, &malicious, rng);
+}
+
+/// δ + (1 + e^ε)·δ_t: the δ of a verified round whose unclamped round is (ε, δ)-DP.
+inline double verified_total_delta(double epsilon, double delta, double truncation_delta) {
+    double out = 0.0;
+    check(dpd_verified_total_delta(epsilon, delta, truncation_delta, &out));
+    return out;
 }
 
 /// The header of a share message (validates the whole message).

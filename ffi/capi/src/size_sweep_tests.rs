@@ -30,6 +30,7 @@ use crate::dca::node_sum::*;
 use crate::dca::round::*;
 use crate::dca::seal::*;
 use crate::dca::simulate::*;
+use crate::dca::verified::*;
 use crate::dca::wire::*;
 use crate::error::dpd_last_error_message;
 use crate::iterative::calibrate::*;
@@ -80,6 +81,24 @@ fn two_groups() -> *mut dpd_feature_groups {
     };
     ok(status, "feature groups");
     groups
+}
+
+/// The fixture's round (4 clients, 2 nodes, T = 1, d = 3, exact) with L∞ validity on at
+/// δ_t = 1e-9 (freed by the caller).
+fn verified_config() -> *mut dpd_round_config {
+    let mut config = null_mut();
+    // SAFETY: `config` is a local; the handle is live when validity is set.
+    unsafe {
+        ok(
+            dpd_round_config_new_exact(1, 4, 2, 1, D, 1.0, 1, DPD_FRAC_BITS_AUTO, &mut config),
+            "verified config",
+        );
+        ok(
+            dpd_round_config_set_validity(config, dpd_validity::DPD_VALIDITY_LINF as u32, 1e-9),
+            "validity",
+        );
+    }
+    config
 }
 
 /// Live handles and valid inputs for every call: a 4-client, 2-node round of d = 3 with its
@@ -930,6 +949,60 @@ fn cases() -> Vec<Case> {
                 null_mut(),
             )
         }),
+        case!(dpd_simulate_round_verified, [4 * D, 1, D, 1], |f, s| {
+            let config = verified_config();
+            let dropped = [2u64; BUF];
+            let (mut out, mut invalid) = ([0.0; BUF], [0u64; BUF]);
+            let (mut len, mut n_invalid) = (0, 0);
+            let status = dpd_simulate_round_verified(
+                config,
+                input(&f.values, s[0]),
+                s[0],
+                input(&dropped, s[1]),
+                s[1],
+                f.rng,
+                output(&mut out, s[2]),
+                s[2],
+                &mut len,
+                output(&mut invalid, s[3]),
+                s[3],
+                &mut n_invalid,
+                null_mut(),
+                null_mut(),
+            );
+            dpd_round_config_free(config);
+            status
+        }),
+        case!(
+            dpd_simulate_round_verified_testing_malicious,
+            [4 * D, 0, 1, D, 1],
+            |f, s| {
+                let config = verified_config();
+                let (dropped, malicious) = ([2u64; BUF], [3u64; BUF]);
+                let (mut out, mut invalid) = ([0.0; BUF], [0u64; BUF]);
+                let (mut len, mut n_invalid) = (0, 0);
+                let status = dpd_simulate_round_verified_testing_malicious(
+                    config,
+                    input(&f.values, s[0]),
+                    s[0],
+                    input(&dropped, s[1]),
+                    s[1],
+                    input(&malicious, s[2]),
+                    s[2],
+                    f.rng,
+                    output(&mut out, s[3]),
+                    s[3],
+                    &mut len,
+                    output(&mut invalid, s[4]),
+                    s[4],
+                    &mut n_invalid,
+                    null_mut(),
+                    null_mut(),
+                );
+                dpd_round_config_free(config);
+                status
+            }
+        ),
         case!(dpd_wire_inspect, [usize::MAX], |f, s| {
             let len = if s[0] == usize::MAX {
                 f.message.len()

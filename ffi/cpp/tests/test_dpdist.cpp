@@ -152,6 +152,55 @@ static void errors() {
                  [] { dpd::gaussian_sigma_classic(2.0, 1e-5, 1.0); });
 }
 
+// Verified rounds (issue 43): τ and B by hand (python3 `math`: σ = 0.5/sqrt(5)·2^20 units,
+// τ = ceil(σ·sqrt(2·ln(2·8·4/1e-9))) = 1654032, B = 2^20 + τ); an honest verified round is the
+// plain round bit for bit; a client sending 10^6 times its bound is left out and named and the
+// release is the round without it; total δ = 1e-6 + (1 + e^0.5)·δ_t.
+static void verified_round() {
+    const size_t n = 8, d = 4;
+    dpd::RoundConfig plain(43, n, 3, 2, d, 1.0, dpd::ShareMode::Seed, 0.5, 20);
+    dpd::RoundConfig config(43, n, 3, 2, d, 1.0, dpd::ShareMode::Seed, 0.5, 20);
+    CHECK(config.validity_info().kind == DPD_VALIDITY_NONE);
+    expect_error(DPD_ERR_INVALID_PRIVACY_PARAMETER, "truncation_delta",
+                 [&] { config.set_validity(dpd::Validity::Linf, 1.5); });
+    CHECK(config.validity_info().kind == DPD_VALIDITY_NONE);
+    config.set_validity(dpd::Validity::Linf, 1e-9);
+    dpd_validity_info v = config.validity_info();
+    CHECK(v.kind == DPD_VALIDITY_LINF && v.slice_units == 1654032 && v.bound_units == 2702608);
+    std::vector<double> inputs(n * d);
+    for (size_t i = 0; i < n; ++i)
+        for (size_t j = 0; j < d; ++j) inputs[i * d + j] = std::sin(0.37 * double(i * d + j));
+    std::vector<uint64_t> none, five{5};
+
+    auto rng = dpd::Rng::insecure_fixed_seed(43);
+    dpd::VerifiedRelease honest = dpd::simulate_round_verified(config, inputs, none, rng);
+    rng = dpd::Rng::insecure_fixed_seed(43);
+    dpd::Release reference = dpd::simulate_round(plain, inputs, none, rng);
+    CHECK(honest.invalid.empty() && honest.sum == reference.sum);
+    CHECK(honest.info.n_included == n && honest.truncation_delta == v.truncation_delta);
+
+    rng = dpd::Rng::insecure_fixed_seed(43);
+    dpd::VerifiedRelease cheated =
+        dpd::simulate_round_verified_testing_malicious(config, inputs, none, five, rng);
+    rng = dpd::Rng::insecure_fixed_seed(43);
+    dpd::Release without_five = dpd::simulate_round(plain, inputs, five, rng);
+    CHECK(cheated.invalid == five && cheated.sum == without_five.sum);
+    CHECK(cheated.info.n_included == n - 1);
+    CHECK(cheated.sum != honest.sum);
+
+    std::vector<uint64_t> three{0, 3, 6};
+    expect_error(DPD_ERR_TOO_MANY_DROPPED, "(clients 0, 3, 6)", [&] {
+        dpd::simulate_round_verified_testing_malicious(config, inputs, none, three, rng);
+    });
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "dpd_simulate_round_verified",
+                 [&] { dpd::simulate_round(config, inputs, none, rng); });
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "validity off",
+                 [&] { dpd::simulate_round_verified(plain, inputs, none, rng); });
+    double total = dpd::verified_total_delta(0.5, 1e-6, v.truncation_delta);
+    CHECK(std::fabs(total - (1e-6 + (1.0 + std::exp(0.5)) * v.truncation_delta)) <= 1e-20);
+    CHECK(std::fabs(total - 1.0026487055922424e-06) <= 1e-20);
+}
+
 static void accountant() {
     dpd::Accountant acc(1.0, 1e-6);
     acc.charge_pure(0.6);
@@ -638,6 +687,7 @@ int main() {
     mixed_retry();
     noisy_calls_run_once();
     errors();
+    verified_round();
     accountant();
     learners();
     iterative();

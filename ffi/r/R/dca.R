@@ -113,6 +113,16 @@ dca_wire_inspect <- function(bytes) .Call(dpdr_wire_inspect, bytes)
 dca_simulate_round <- function(inputs, n_nodes = 2, max_dropped = 0, mode = c("seed", "full"),
                                sigma_total, bound, dropped = numeric(0), round = 1,
                                frac_bits = NULL, rng = NULL, non_private = FALSE) {
+  config <- simulation_config(inputs, n_nodes, max_dropped, mode, sigma_total, bound, round,
+                              frac_bits, non_private)
+  storage.mode(inputs) <- "double"
+  .Call(dpdr_simulate_round, config, inputs, dropped, as_rng(rng))
+}
+
+# The round config of dca_simulate_round and dca_simulate_round_verified (`sigma_total` and
+# `bound` may be missing: missingness passes through).
+simulation_config <- function(inputs, n_nodes, max_dropped, mode, sigma_total, bound, round,
+                              frac_bits, non_private) {
   if (!is.matrix(inputs) || !is.numeric(inputs)) {
     dpdist_stop("DPD_ERR_INVALID_ARGUMENT", "`inputs` must be a numeric matrix (clients x dim)")
   }
@@ -120,20 +130,58 @@ dca_simulate_round <- function(inputs, n_nodes = 2, max_dropped = 0, mode = c("s
     dpdist_stop("DPD_ERR_INVALID_ARGUMENT",
                 "`bound` (|x| <= bound for every element) is required; take it from side knowledge")
   }
-  storage.mode(inputs) <- "double"
   if (isTRUE(non_private) == !missing(sigma_total)) {
     dpdist_stop("DPD_ERR_INVALID_PRIVACY_PARAMETER",
                 paste("give exactly one of `sigma_total` (> 0, a private round) and",
                       "`non_private = TRUE` (an exact, NON-PRIVATE sum)"))
   }
-  config <- if (isTRUE(non_private)) {
+  if (isTRUE(non_private)) {
     dca_config_exact(round, nrow(inputs), n_nodes, max_dropped, ncol(inputs), bound,
                      mode = mode, frac_bits = frac_bits)
   } else {
     dca_config(round, nrow(inputs), n_nodes, max_dropped, ncol(inputs), bound,
                mode = mode, noise_sigma_total = sigma_total, frac_bits = frac_bits)
   }
-  .Call(dpdr_simulate_round, config, inputs, dropped, as_rng(rng))
+}
+
+# Issue 43's validity check (off by default), set on `config` in place: "linf" makes every client
+# prove that each coordinate of its contribution (data plus its noise slice, clamped to
+# [-tau, tau] so that clamping changes anything with probability <= truncation_delta) lies within
+# +-B; "none" turns it off. So far only dca_simulate_round_verified runs such a round: clients,
+# nodes, aggregators and dca_simulate_round refuse the config. Returns `config` invisibly.
+dca_set_validity <- function(config, kind = c("linf", "none"), truncation_delta = 1e-9) {
+  kind <- match.arg(kind)
+  .Call(dpdr_round_config_set_validity, config, c(none = 0L, linf = 1L)[[kind]],
+        truncation_delta)
+  invisible(config)
+}
+
+# list(kind, truncation_delta_target, data_units, slice_units (tau), bound_units (B),
+# truncation_delta (delta_t)); units are the round's grid, as doubles (exact below 2^53).
+dca_validity_info <- function(config) .Call(dpdr_round_config_validity_info, config)
+
+# delta + (1 + exp(epsilon)) * truncation_delta: the delta of a verified round whose round
+# without clamping is (epsilon, delta)-DP.
+dca_verified_total_delta <- function(epsilon, delta, truncation_delta) {
+  .Call(dpdr_verified_total_delta, epsilon, delta, truncation_delta)
+}
+
+# As dca_simulate_round, with validity on ("linf" at `truncation_delta`): every client's
+# contribution is checked by the nodes; invalid clients are left out like dropouts. Returns what
+# dca_simulate_round returns plus `invalid` (0-based ids of the clients left out) and
+# `truncation_delta`. `testing_malicious` (TESTING ONLY: ids of clients that send 10^6 times
+# their bound in coordinate 0) shows that such clients are left out and named.
+dca_simulate_round_verified <- function(inputs, n_nodes = 2, max_dropped = 0,
+                                        mode = c("seed", "full"), sigma_total, bound,
+                                        dropped = numeric(0), round = 1, frac_bits = NULL,
+                                        rng = NULL, non_private = FALSE,
+                                        truncation_delta = 1e-9,
+                                        testing_malicious = numeric(0)) {
+  config <- simulation_config(inputs, n_nodes, max_dropped, mode, sigma_total, bound, round,
+                              frac_bits, non_private)
+  dca_set_validity(config, "linf", truncation_delta)
+  storage.mode(inputs) <- "double"
+  .Call(dpdr_simulate_round_verified, config, inputs, dropped, testing_malicious, as_rng(rng))
 }
 
 print.dpdist_round_config <- function(x, ...) {

@@ -369,3 +369,88 @@ SEXP dpdr_node_sum_from_bytes(SEXP config, SEXP bytes) {
   dpdr_check(dpd_node_sum_from_bytes(cfg, b, (size_t)XLENGTH(bytes), &s));
   return dpdr_wrap(s, DPDR_NODE_SUM);
 }
+
+/* ---- verified rounds (issue 43) ------------------------------------------------------------- */
+
+/* kind: 0 = none, 1 = L-infinity; the config handle is changed in place. */
+SEXP dpdr_round_config_set_validity(SEXP config, SEXP kind, SEXP truncation_delta) {
+  dpd_round_config *cfg = config_of(config);
+  uint32_t k = dpdr_u32(kind, "kind");
+  double td = dpdr_double(truncation_delta, "truncation_delta");
+  dpdr_check(dpd_round_config_set_validity(cfg, k, td));
+  return R_NilValue;
+}
+
+/* Grid units as doubles: exact below 2^53 (rounds of up to ~50 fractional bits). */
+SEXP dpdr_round_config_validity_info(SEXP config) {
+  dpd_validity_info v;
+  dpdr_check(dpd_round_config_validity_info(config_of(config), &v));
+  const char *names[] = {"kind",       "truncation_delta_target", "data_units",
+                         "slice_units", "bound_units",             "truncation_delta"};
+  SEXP values[6];
+  values[0] = PROTECT(Rf_mkString(v.kind == DPD_VALIDITY_LINF ? "linf" : "none"));
+  values[1] = PROTECT(Rf_ScalarReal(v.truncation_delta_target));
+  values[2] = PROTECT(Rf_ScalarReal((double)v.data_units));
+  values[3] = PROTECT(Rf_ScalarReal((double)v.slice_units));
+  values[4] = PROTECT(Rf_ScalarReal((double)v.bound_units));
+  values[5] = PROTECT(Rf_ScalarReal(v.truncation_delta));
+  SEXP out = named_list(6, names, values);
+  UNPROTECT(6);
+  return out;
+}
+
+SEXP dpdr_verified_total_delta(SEXP epsilon, SEXP delta, SEXP truncation_delta) {
+  double out = 0.0;
+  dpdr_check(dpd_verified_total_delta(dpdr_double(epsilon, "epsilon"),
+                                      dpdr_double(delta, "delta"),
+                                      dpdr_double(truncation_delta, "truncation_delta"), &out));
+  return Rf_ScalarReal(out);
+}
+
+/* The release list plus `invalid` (0-based ids of the clients left out) and `truncation_delta`.
+ * A non-empty `testing_malicious` calls the TESTING-only variant. */
+SEXP dpdr_simulate_round_verified(SEXP config, SEXP inputs, SEXP dropped, SEXP testing_malicious,
+                                  SEXP rng) {
+  dpd_round_config *cfg = config_of(config);
+  dpd_rng *r = (dpd_rng *)dpdr_handle(rng, DPDR_RNG, "rng");
+  size_t n = 0, d = 0;
+  const double *rows = dpdr_row_major(inputs, "inputs", &n, &d);
+  uint64_t *drop = dpdr_u64s_from_r(dropped, "dropped");
+  uint64_t *cheats = dpdr_u64s_from_r(testing_malicious, "testing_malicious");
+  size_t n_cheats = (size_t)XLENGTH(testing_malicious);
+  size_t dim = config_dim(config);
+  /* At most T < N clients are left out of a round that releases. */
+  size_t cap = n + 1;
+  uint64_t *invalid = (uint64_t *)R_alloc(cap, sizeof(uint64_t));
+  SEXP sum = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)dim));
+  size_t len = 0, n_invalid = 0;
+  double dt = 0.0;
+  dpd_release_info info;
+  if (n_cheats == 0) {
+    dpdr_check(dpd_simulate_round_verified(cfg, rows, n * d, drop, (size_t)XLENGTH(dropped), r,
+                                           REAL(sum), dim, &len, invalid, cap, &n_invalid, &info,
+                                           &dt));
+  } else {
+    dpdr_check(dpd_simulate_round_verified_testing_malicious(
+        cfg, rows, n * d, drop, (size_t)XLENGTH(dropped), cheats, n_cheats, r, REAL(sum), dim,
+        &len, invalid, cap, &n_invalid, &info, &dt));
+  }
+  SEXP release = PROTECT(release_list(sum, &info));
+  SEXP ids = PROTECT(dpdr_u64s_to_r(invalid, n_invalid));
+  SEXP delta_t = PROTECT(Rf_ScalarReal(dt));
+  R_xlen_t k = XLENGTH(release);
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, k + 2));
+  SEXP nm = PROTECT(Rf_allocVector(STRSXP, k + 2));
+  SEXP old = Rf_getAttrib(release, R_NamesSymbol);
+  for (R_xlen_t i = 0; i < k; i++) {
+    SET_VECTOR_ELT(out, i, VECTOR_ELT(release, i));
+    SET_STRING_ELT(nm, i, STRING_ELT(old, i));
+  }
+  SET_VECTOR_ELT(out, k, ids);
+  SET_STRING_ELT(nm, k, Rf_mkChar("invalid"));
+  SET_VECTOR_ELT(out, k + 1, delta_t);
+  SET_STRING_ELT(nm, k + 1, Rf_mkChar("truncation_delta"));
+  Rf_setAttrib(out, R_NamesSymbol, nm);
+  UNPROTECT(6);
+  return out;
+}

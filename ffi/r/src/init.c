@@ -48,6 +48,10 @@ SEXP dpdr_simulate_round(SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_wire_inspect(SEXP);
 SEXP dpdr_node_sum_to_bytes(SEXP);
 SEXP dpdr_node_sum_from_bytes(SEXP, SEXP);
+SEXP dpdr_round_config_set_validity(SEXP, SEXP, SEXP);
+SEXP dpdr_round_config_validity_info(SEXP);
+SEXP dpdr_verified_total_delta(SEXP, SEXP, SEXP);
+SEXP dpdr_simulate_round_verified(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_iterative_calibrate(SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_iterative_trainer(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP dpdr_iterative_step(SEXP, SEXP, SEXP, SEXP);
@@ -146,6 +150,10 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_wire_inspect",                         (DL_FUNC)&dpdr_wire_inspect,                         1},
     {"dpdr_node_sum_to_bytes",                    (DL_FUNC)&dpdr_node_sum_to_bytes,                    1},
     {"dpdr_node_sum_from_bytes",                  (DL_FUNC)&dpdr_node_sum_from_bytes,                  2},
+    {"dpdr_round_config_set_validity",            (DL_FUNC)&dpdr_round_config_set_validity,            3},
+    {"dpdr_round_config_validity_info",           (DL_FUNC)&dpdr_round_config_validity_info,           1},
+    {"dpdr_verified_total_delta",                 (DL_FUNC)&dpdr_verified_total_delta,                 3},
+    {"dpdr_simulate_round_verified",              (DL_FUNC)&dpdr_simulate_round_verified,              5},
     {"dpdr_iterative_calibrate",                  (DL_FUNC)&dpdr_iterative_calibrate,                  4},
     {"dpdr_iterative_trainer",                    (DL_FUNC)&dpdr_iterative_trainer,                    7},
     {"dpdr_iterative_step",                       (DL_FUNC)&dpdr_iterative_step,                       4},

@@ -89,7 +89,7 @@ pub unsafe extern "C" fn dpd_aggregator_new(
     ffi_entry("dpd_aggregator_new", || {
         check_out(out, "out")?;
         // SAFETY: header contract for `config`.
-        let config = &unsafe { handle_ref(config, "config") }?.inner;
+        let config = unsafe { handle_ref(config, "config") }?.unverified()?;
         let handle = into_handle(dpd_aggregator {
             inner: Aggregator::new(config)?,
             dim: config.dim(),
@@ -119,7 +119,7 @@ pub unsafe extern "C" fn dpd_aggregator_new_admitted(
         let (ledger, config) = unsafe {
             (
                 handle_mut(ledger, "ledger")?,
-                &handle_ref(config, "config")?.inner,
+                handle_ref(config, "config")?.unverified()?,
             )
         };
         let handle = into_handle(dpd_aggregator {

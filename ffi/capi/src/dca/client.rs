@@ -39,7 +39,7 @@ pub unsafe extern "C" fn dpd_client_new(
         check_out(out, "out")?;
         // SAFETY: header contract for `config` and `rng`.
         let (config, rng) = unsafe { (handle_ref(config, "config")?, handle_mut(rng, "rng")?) };
-        let inner = Client::new(&config.inner, ClientId(client_id), rng.next_source())?;
+        let inner = Client::new(config.unverified()?, ClientId(client_id), rng.next_source())?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
         unsafe { write_out(out, into_handle(dpd_client { inner }), "out") }
     })

@@ -54,7 +54,7 @@ pub unsafe extern "C" fn dpd_round_ledger_admit(
         // SAFETY: header contract for `ledger` and `config`.
         let (ledger, config) =
             unsafe { (handle_mut(ledger, "ledger")?, handle_ref(config, "config")?) };
-        let admission = ledger.inner.admit(&config.inner)?;
+        let admission = ledger.inner.admit(config.unverified()?)?;
         // SAFETY: header contract for `out_new`.
         unsafe { report_admission(admission, out_new) }
     })

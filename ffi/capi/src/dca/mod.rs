@@ -13,4 +13,5 @@ pub(crate) mod node_sum;
 pub(crate) mod round;
 pub(crate) mod seal;
 pub(crate) mod simulate;
+pub(crate) mod verified;
 pub(crate) mod wire;

@@ -36,7 +36,7 @@ pub unsafe extern "C" fn dpd_node_new(
     ffi_entry("dpd_node_new", || {
         check_out(out, "out")?;
         // SAFETY: header contract for `config`.
-        let config = &unsafe { handle_ref(config, "config") }?.inner;
+        let config = unsafe { handle_ref(config, "config") }?.unverified()?;
         let inner = ComputeNode::new(config, node_index(config, node)?)?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
         unsafe { write_node(out, inner, config) }
@@ -63,7 +63,7 @@ pub unsafe extern "C" fn dpd_node_new_admitted(
         let (ledger, config) = unsafe {
             (
                 handle_mut(ledger, "ledger")?,
-                &handle_ref(config, "config")?.inner,
+                handle_ref(config, "config")?.unverified()?,
             )
         };
         let inner = ledger

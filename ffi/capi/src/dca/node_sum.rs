@@ -63,7 +63,7 @@ pub unsafe extern "C" fn dpd_node_sum_from_bytes(
                 slice_in(bytes, len, "bytes")?,
             )
         };
-        let inner = NodeSum::get_decoded(&config.inner, bytes)?;
+        let inner = NodeSum::get_decoded(config.unverified()?, bytes)?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
         unsafe { write_out(out, into_handle(dpd_node_sum { inner }), "out") }
     })

@@ -2,6 +2,7 @@
 
 use fixedpoint_shares::{RoundConfig, RoundId, RoundParams, ShareMode};
 
+use crate::dca::verified::Validity;
 use crate::error::{FfiError, FfiResult};
 use crate::guard::ffi_entry;
 use crate::handle::{free_handle, handle_ref, into_handle};
@@ -26,6 +27,25 @@ pub enum dpd_share_mode {
 /// the same parameters and so agrees on the fixed-point precision and the noise.
 pub struct dpd_round_config {
     pub(crate) inner: RoundConfig,
+    /// Issue 43's validity mode (`dpd_round_config_set_validity`); `None` by default.
+    pub(crate) validity: Option<Validity>,
+}
+
+impl dpd_round_config {
+    /// The configuration for a party or round that does not check validity: refused when
+    /// validity is on, since verified rounds run only in process so far
+    /// (`dpd_simulate_round_verified`), and a party that ignored the option would run an
+    /// unchecked round while its caller believes it checked.
+    pub(crate) fn unverified(&self) -> FfiResult<&RoundConfig> {
+        match self.validity {
+            None => Ok(&self.inner),
+            Some(_) => Err(FfiError::invalid(
+                "`config` has validity on (dpd_round_config_set_validity), which only the \
+                 in-process round dpd_simulate_round_verified implements so far; create the \
+                 config without it (or set DPD_VALIDITY_NONE) for this call",
+            )),
+        }
+    }
 }
 
 pub(crate) fn share_mode(mode: u32) -> FfiResult<ShareMode> {
@@ -88,9 +108,8 @@ pub unsafe extern "C" fn dpd_round_config_new(
             Some(sigma),
             frac_bits,
         )?;
-        let inner = RoundConfig::new(&params)?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
-        unsafe { write_out(out, into_handle(dpd_round_config { inner }), "out") }
+        unsafe { write_config(&params, out) }
     })
 }
 
@@ -131,10 +150,23 @@ pub unsafe extern "C" fn dpd_round_config_new_exact(
             None,
             frac_bits,
         )?;
-        let inner = RoundConfig::new(&params)?;
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
-        unsafe { write_out(out, into_handle(dpd_round_config { inner }), "out") }
+        unsafe { write_config(&params, out) }
     })
+}
+
+/// Validates `params` and writes the new handle (validity off) to `out`.
+///
+/// # Safety
+/// `out` must be non-NULL and writable.
+unsafe fn write_config(params: &RoundParams, out: *mut *mut dpd_round_config) -> FfiResult<()> {
+    let inner = RoundConfig::new(params)?;
+    let config = dpd_round_config {
+        inner,
+        validity: None,
+    };
+    // SAFETY: forwarded caller contract.
+    unsafe { write_out(out, into_handle(config), "out") }
 }
 
 #[allow(clippy::too_many_arguments)] // The flat arguments of the two constructors.

@@ -41,7 +41,7 @@ pub unsafe extern "C" fn dpd_simulate_round(
         // SAFETY: header contract for the handles and input arrays.
         let (config, rng, inputs, dropped) = unsafe {
             (
-                &handle_ref(config, "config")?.inner,
+                handle_ref(config, "config")?.unverified()?,
                 handle_mut(rng, "rng")?,
                 slice_in(inputs, len, "inputs")?,
                 slice_in(dropped, n_dropped, "dropped")?,

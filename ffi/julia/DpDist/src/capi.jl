@@ -95,6 +95,8 @@ const DPD_ERR_INVALID_STATE = Cint(15)
 const DPD_SHARE_MODE_FULL = UInt32(0)
 const DPD_SHARE_MODE_SEED = UInt32(1)
 const DPD_FRAC_BITS_AUTO = typemax(UInt32)
+const DPD_VALIDITY_NONE = UInt32(0)
+const DPD_VALIDITY_LINF = UInt32(1)
 const DPD_CONFIG_DIGEST_LEN = 16
 const DPD_FEATURE_UNUSED = typemax(UInt32)
 const DPD_PLR_MODEL_STACKED = UInt32(1)
@@ -128,6 +130,17 @@ struct dpd_release_info
     noise_sigma_released::Cdouble
 end
 const ReleaseInfo = dpd_release_info
+
+"""A round config's validity mode and its bound in grid units (mirrors `dpd_validity_info`)."""
+struct dpd_validity_info
+    kind::UInt32
+    truncation_delta_target::Cdouble
+    data_units::UInt64
+    slice_units::UInt64
+    bound_units::UInt64
+    truncation_delta::Cdouble
+end
+const ValidityInfo = dpd_validity_info
 
 """Header of a share message on the wire (mirrors `dpd_wire_header`)."""
 struct dpd_wire_header

@@ -382,6 +382,112 @@ function dca_simulate_round(inputs::AbstractMatrix{<:Real}; bound::Real, n_nodes
     return simulate_round(cfg, inputs, dropped, rng)
 end
 
+"""
+    set_validity!(cfg, kind=:linf; truncation_delta=1e-9) -> cfg
+
+Issue 43's validity check, off by default (`kind=:none` turns it off again). With `:linf`, each
+client clamps its noise slice into [−τ, τ] (τ such that clamping changes anything with
+probability ≤ `truncation_delta`) and proves that every coordinate of its contribution lies
+within ±B; a client whose proof fails is left out like a dropout and named. So far only
+[`simulate_round_verified`](@ref) runs such a round: clients, nodes, aggregators and
+`simulate_round` refuse the config. A bad setting throws and leaves `cfg` unchanged.
+"""
+function set_validity!(cfg::RoundConfig, kind::Symbol=:linf; truncation_delta::Real=1e-9)
+    k = kind === :linf ? DPD_VALIDITY_LINF :
+        kind === :none ? DPD_VALIDITY_NONE :
+        argument_error("kind must be :linf or :none, got :$kind")
+    check(@ccall libdpdist.dpd_round_config_set_validity(cfg::Ptr{dpd_round_config}, k::UInt32,
+                                                         truncation_delta::Cdouble)::Cint)
+    return cfg
+end
+
+"""
+    validity_info(cfg) -> ValidityInfo
+
+The validity mode (`kind`: `DPD_VALIDITY_NONE` or `DPD_VALIDITY_LINF`) and its bound in grid
+units: `data_units`, `slice_units` (τ), `bound_units` (B), and `truncation_delta` (δ_t).
+"""
+function validity_info(cfg::RoundConfig)
+    out = Ref{dpd_validity_info}()
+    check(@ccall libdpdist.dpd_round_config_validity_info(cfg::Ptr{dpd_round_config},
+                                                          out::Ref{dpd_validity_info})::Cint)
+    return out[]
+end
+
+"""
+    verified_total_delta(epsilon, delta, truncation_delta) -> Float64
+
+δ + (1 + e^ε)·δ_t: the δ of a verified round whose round without clamping is (ε, δ)-DP.
+"""
+function verified_total_delta(epsilon::Real, delta::Real, truncation_delta::Real)
+    out = Ref{Cdouble}(0.0)
+    check(@ccall libdpdist.dpd_verified_total_delta(epsilon::Cdouble, delta::Cdouble,
+                                                    truncation_delta::Cdouble,
+                                                    out::Ref{Cdouble})::Cint)
+    return out[]
+end
+
+function _simulate_verified(cfg::RoundConfig, inputs::AbstractMatrix{<:Real},
+                            dropped::AbstractVector{<:Integer},
+                            malicious::AbstractVector{<:Integer}, rng::Rng)
+    rows = convert(Matrix{Cdouble}, permutedims(inputs))
+    drop = convert(Vector{UInt64}, dropped)
+    cheats = convert(Vector{UInt64}, malicious)
+    d = config_info(cfg).dim
+    out = Vector{Cdouble}(undef, d)
+    # At most T < N clients are left out of a round that releases.
+    invalid = Vector{UInt64}(undef, size(inputs, 1) + 1)
+    len = Ref{Csize_t}(0)
+    n_invalid = Ref{Csize_t}(0)
+    info = Ref{dpd_release_info}()
+    dt = Ref{Cdouble}(0.0)
+    if isempty(cheats)
+        check(@ccall libdpdist.dpd_simulate_round_verified(
+            cfg::Ptr{dpd_round_config}, rows::Ptr{Cdouble}, length(rows)::Csize_t,
+            drop::Ptr{UInt64}, length(drop)::Csize_t, rng::Ptr{dpd_rng}, out::Ptr{Cdouble},
+            length(out)::Csize_t, len::Ref{Csize_t}, invalid::Ptr{UInt64},
+            length(invalid)::Csize_t, n_invalid::Ref{Csize_t}, info::Ref{dpd_release_info},
+            dt::Ref{Cdouble})::Cint)
+    else
+        check(@ccall libdpdist.dpd_simulate_round_verified_testing_malicious(
+            cfg::Ptr{dpd_round_config}, rows::Ptr{Cdouble}, length(rows)::Csize_t,
+            drop::Ptr{UInt64}, length(drop)::Csize_t, cheats::Ptr{UInt64},
+            length(cheats)::Csize_t, rng::Ptr{dpd_rng}, out::Ptr{Cdouble},
+            length(out)::Csize_t, len::Ref{Csize_t}, invalid::Ptr{UInt64},
+            length(invalid)::Csize_t, n_invalid::Ref{Csize_t}, info::Ref{dpd_release_info},
+            dt::Ref{Cdouble})::Cint)
+    end
+    return (sum=out[1:len[]], info=info[], invalid=invalid[1:n_invalid[]],
+            truncation_delta=dt[])
+end
+
+"""
+    simulate_round_verified(cfg, inputs, dropped=Int[], rng=Rng())
+        -> (sum, info, invalid, truncation_delta)
+
+As [`simulate_round`](@ref) for a config with validity on ([`set_validity!`](@ref)): every
+client's contribution is checked; `invalid` holds the 0-based ids of the clients left out.
+"""
+function simulate_round_verified(cfg::RoundConfig, inputs::AbstractMatrix{<:Real},
+                                 dropped::AbstractVector{<:Integer}=Int[], rng::Rng=Rng())
+    return _simulate_verified(cfg, inputs, dropped, Int[], rng)
+end
+
+"""
+    simulate_round_verified_testing_malicious(cfg, inputs, dropped, malicious, rng=Rng())
+
+TESTING ONLY: as [`simulate_round_verified`](@ref), with each client in `malicious` (0-based)
+sending 10⁶ times its bound in coordinate 0 with the proof of its honest vector.
+"""
+function simulate_round_verified_testing_malicious(cfg::RoundConfig,
+                                                   inputs::AbstractMatrix{<:Real},
+                                                   dropped::AbstractVector{<:Integer},
+                                                   malicious::AbstractVector{<:Integer},
+                                                   rng::Rng=Rng())
+    isempty(malicious) && argument_error("malicious must name at least one client")
+    return _simulate_verified(cfg, inputs, dropped, malicious, rng)
+end
+
 """Wire bytes of a node sum, for the hop from a compute node to the aggregator."""
 function node_sum_bytes(sum::NodeSum)
     len = Ref{Csize_t}(0)

@@ -161,6 +161,32 @@ end
                                   bound=1.0, non_private=true)).sigma_client == 0.0
 end
 
+@testset "verified round" begin
+    # τ and B by hand (python3 `math`): σ = 0.5/sqrt(5)·2^20 units,
+    # τ = ceil(σ·sqrt(2·ln(2·8·4/1e-9))) = 1654032, B = 2^20 + τ = 2702608,
+    # δ_t = 9.999940807445824e-10; total δ at ε = 0.5, δ = 1e-6: 1.0026487055922424e-6.
+    x = [sin(0.37 * (4i + j)) for i in 0:7, j in 0:3]
+    mk() = RoundConfig(round=43, n_clients=8, n_nodes=3, max_dropped=2, dim=4, bound=1.0,
+                       noise_sigma_total=0.5, frac_bits=20)
+    plain, cfg = mk(), mk()
+    @test validity_info(cfg).kind == DPD_VALIDITY_NONE
+    dpd_error(() -> set_validity!(cfg; truncation_delta=0.0), :DPD_ERR_INVALID_PRIVACY_PARAMETER)
+    set_validity!(cfg; truncation_delta=1e-9)
+    v = validity_info(cfg)
+    @test v.slice_units == 1654032 && v.bound_units == 2702608
+    @test abs(v.truncation_delta - 9.999940807445824e-10) <= 1e-22
+    @test abs(verified_total_delta(0.5, 1e-6, v.truncation_delta) - 1.0026487055922424e-6) <= 1e-20
+    honest = simulate_round_verified(cfg, x, Int[], Rng(insecure_seed=43))
+    ref = simulate_round(plain, x, Int[], Rng(insecure_seed=43))
+    @test isempty(honest.invalid) && honest.sum == ref.sum
+    cheated = simulate_round_verified_testing_malicious(cfg, x, Int[], [5], Rng(insecure_seed=43))
+    without = simulate_round(plain, x, [5], Rng(insecure_seed=43))
+    @test cheated.invalid == [5] && cheated.sum == without.sum && cheated.info.n_included == 7
+    dpd_error(() -> simulate_round_verified_testing_malicious(cfg, x, Int[], [0, 3, 6]),
+              :DPD_ERR_TOO_MANY_DROPPED)
+    dpd_error(() -> simulate_round(cfg, x), :DPD_ERR_INVALID_ARGUMENT)
+end
+
 @testset "simulated round" begin
     x = reshape(collect(range(-1, 1, length=150)), 50, 3)
     for mode in (:seed, :full)
