@@ -106,7 +106,7 @@ impl From<Error> for FfiError {
 fn validity(config: &RoundConfig, truncation_delta: f64) -> FfiResult<Validity> {
     let bound = LinfBound::new(config, truncation_delta)?;
     // Builds the round's Prio3SumVec: refuses more than 255 nodes and what libprio refuses.
-    Relay::new(config, &bound)?;
+    Relay::new(config, bound)?;
     Ok(Validity {
         target: truncation_delta,
         bound,
@@ -431,7 +431,7 @@ unsafe fn run_verified(
         (!malicious.is_empty()).then_some(&cheat);
     let out = simulate_verified_round(
         round,
-        &validity.bound,
+        validity.bound,
         &rows,
         &dropped,
         tamper,
