@@ -582,8 +582,8 @@ typedef struct dpd_validity_info {
     uint64_t bound_units;
     /**
      * δ_t = 2·N·d·exp(−τ²/(2σ²)): the probability bound on any honest noise value reaching τ
-     * (0 without noise); at most the target up to floating-point rounding (relative 1e-15 when
-     * τ passes 2^53 units). Add it to the round's δ with `dpd_verified_total_delta`.
+     * (0 without noise); at most the target. Add it to the round's δ with
+     * `dpd_verified_total_delta`.
      */
     double truncation_delta;
 } dpd_validity_info;

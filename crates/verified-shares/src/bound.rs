@@ -76,7 +76,24 @@ impl LinfBound {
 /// gives [`truncation_delta`].
 pub fn slice_bound_units(sigma_units: f64, n_clients: usize, dim: usize, delta_t: f64) -> u64 {
     let count = n_clients as f64 * dim as f64;
-    (sigma_units * (2.0 * (2.0 * count / delta_t).ln()).sqrt()).ceil() as u64
+    let tau = (sigma_units * (2.0 * (2.0 * count / delta_t).ln()).sqrt()).ceil() as u64;
+    raise_until_within(tau, delta_t, |tau| {
+        truncation_delta_at(sigma_units, n_clients, dim, tau)
+    })
+}
+
+/// The smallest step above `tau` at which `delta_at` ≤ `target`: past 2^53 units the formula's
+/// ceiling can land a rounding error short of the target (δ_t = 1.000000000000001e-9 for a
+/// target of 1e-9 was seen at 52 fractional bits), so τ grows by about 2^-48 of itself until
+/// the promise "δ_t ≤ target" holds as computed.
+pub(crate) fn raise_until_within(mut tau: u64, target: f64, delta_at: impl Fn(u64) -> f64) -> u64 {
+    for _ in 0..64 {
+        if delta_at(tau) <= target {
+            break;
+        }
+        tau = tau.saturating_add((tau >> 48).max(1));
+    }
+    tau
 }
 
 /// δ_t = 2·N·d·exp(−τ²/(2σ²)): the bound on the probability that any honest noise value of the
@@ -106,6 +123,19 @@ mod tests {
     /// σ = 1000 units, N = 10, d = 100, δ_t = 1e-9, computed by hand (Python `math`):
     /// 1000·sqrt(2·ln(2·1000/1e-9)) = 7526.50892465936, so τ = 7527; at τ = 7527,
     /// 2·1000·exp(−7527²/(2·1000²)) = 9.963106190402572e-10 ≤ 1e-9.
+    /// The promise δ_t ≤ target holds as computed, also where τ passes 2^53 units.
+    #[test]
+    fn the_slice_bound_keeps_its_delta_within_the_target_past_2_pow_53() {
+        for i in 0..2000 {
+            let sigma = 2f64.powi(48) * (1.0 + i as f64 / 997.0);
+            for (n, d, target) in [(10, 100, 1e-9), (10_000, 1000, 1e-9), (1000, 7, 1e-12)] {
+                let tau = slice_bound_units(sigma, n, d, target);
+                let dt = truncation_delta(sigma, n, d, tau);
+                assert!(dt <= target, "σ = {sigma}: δ_t = {dt:e} > {target:e}");
+            }
+        }
+    }
+
     #[test]
     fn slice_bound_and_its_delta_by_hand() {
         assert_eq!(slice_bound_units(1000.0, 10, 100, 1e-9), 7527);

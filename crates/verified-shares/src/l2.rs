@@ -415,7 +415,10 @@ impl L2Bound {
 pub fn slice_norm_bound_units(sigma_units: f64, n_clients: usize, dim: usize, delta_t: f64) -> u64 {
     let x = (n_clients as f64 / delta_t).ln();
     let d = dim as f64;
-    (sigma_units * (d + 2.0 * (d * x).sqrt() + 2.0 * x).sqrt()).ceil() as u64
+    let tau = (sigma_units * (d + 2.0 * (d * x).sqrt() + 2.0 * x).sqrt()).ceil() as u64;
+    crate::bound::raise_until_within(tau, delta_t, |tau| {
+        slice_norm_truncation_delta(sigma_units, n_clients, dim, tau)
+    })
 }
 
 /// δ_t = N·e^(−x) for the x at which σ²(d + 2·sqrt(d·x) + 2x) = τ₂²: with y = sqrt(x),

@@ -315,3 +315,16 @@ fn a_client_proving_a_vector_past_the_radius_is_refused_by_the_nodes() {
         );
     }
 }
+
+/// The promise δ_t ≤ target holds as computed, also where τ₂ passes 2^53 units.
+#[test]
+fn the_slice_norm_bound_keeps_its_delta_within_the_target_past_2_pow_53() {
+    for i in 0..2000 {
+        let sigma = 2f64.powi(46) * (1.0 + i as f64 / 997.0);
+        for (n, d, target) in [(10, 100, 1e-9), (10_000, 1000, 1e-9), (1000, 7, 1e-12)] {
+            let tau = slice_norm_bound_units(sigma, n, d, target);
+            let dt = slice_norm_truncation_delta(sigma, n, d, tau);
+            assert!(dt <= target, "σ = {sigma}: δ_t = {dt:e} > {target:e}");
+        }
+    }
+}
