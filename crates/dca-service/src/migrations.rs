@@ -6,6 +6,9 @@
 //! database. A store whose history holds a file this build lacks, or a changed one, was written
 //! by another dpdist and is refused, not guessed at.
 //!
+//! Refinery rather than a runner per backend: it drives both `rusqlite` 0.37 and the blocking
+//! `postgres` 0.19 that the stores use, so one runner serves both and SQLite is linked once.
+//!
 //! Stores written before the SQL files kept their schema version in SQLite's `user_version` or
 //! PostgreSQL's `dpdist_schema` and are taken over once, at open ([`migrate_sqlite`],
 //! [`migrate_postgres`]).
