@@ -93,7 +93,7 @@ pub mod participant;
 pub mod participant_ledger;
 mod participant_rows;
 mod participant_train;
-#[cfg(all(test, feature = "server"))]
+#[cfg(test)]
 mod postgres_test_db;
 #[cfg(feature = "server")]
 mod postgres_tx;
@@ -106,15 +106,8 @@ pub mod spec;
 pub mod sum_codec;
 pub mod tls;
 
-/// An empty directory for one test (`dpdist-NAME-PID` under the system's temp dir; whatever a
-/// previous run left there is removed first).
 #[cfg(test)]
-pub(crate) fn scratch_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("dpdist-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a scratch directory under the temp dir");
-    dir
-}
+pub(crate) use postgres_test_db::scratch_dir;
 
 pub use error::Error;
 

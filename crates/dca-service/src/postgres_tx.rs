@@ -1,8 +1,8 @@
-//! Connections, transactions and schema migrations on PostgreSQL, shared by the node's and
-//! the aggregator's stores: a connection that opens itself again once the server closed it
-//! (a restart, a failover, an idle connection cut by a firewall), a transaction retried a
-//! bounded number of times on a serialization failure, a deadlock or a connection lost before
-//! its commit was sent, and numbered migrations recorded per component in `dpdist_schema`.
+//! Connections and transactions on PostgreSQL, shared by the node's and the aggregator's
+//! stores (their schemas: [`crate::migrations`]): a connection that opens itself again once the
+//! server closed it (a restart, a failover, an idle connection cut by a firewall), and a
+//! transaction retried a bounded number of times on a serialization failure, a deadlock or a
+//! connection lost before its commit was sent.
 //!
 //! A connection lost while its transaction's COMMIT was under way leaves the outcome unknown:
 //! that transaction is never retried here; its error says so, and the caller's request fails
@@ -318,61 +318,4 @@ fn try_once<T>(
     *committing = true;
     tx.commit()?;
     Ok(value)
-}
-
-/// One schema change of a component's tables.
-pub(crate) struct PgMigration {
-    pub(crate) version: i32,
-    pub(crate) what: &'static str,
-    pub(crate) sql: &'static str,
-}
-
-/// Applies the changes of `migrations` that the database lacks, all in one transaction with
-/// the new version number in `dpdist_schema` (PostgreSQL's DDL is transactional: a crash
-/// leaves the old version or the new one). An advisory lock makes processes starting at once
-/// on one database take turns. A version newer than this code knows is refused.
-pub(crate) fn migrate(
-    conn: &mut PgConnection,
-    component: &str,
-    shown: &str,
-    migrations: &[PgMigration],
-) -> Result<()> {
-    let latest = migrations.last().map_or(0, |m| m.version);
-    let applied = in_tx(conn, IsolationLevel::ReadCommitted, |tx| {
-        tx.execute("SELECT pg_advisory_xact_lock(7243012877761)", &[])?;
-        tx.batch_execute(
-            "CREATE TABLE IF NOT EXISTS dpdist_schema (
-                 component TEXT PRIMARY KEY,
-                 version INTEGER NOT NULL
-             )",
-        )?;
-        let current: i32 = tx
-            .query_opt(
-                "SELECT version FROM dpdist_schema WHERE component = $1",
-                &[&component],
-            )?
-            .map_or(0, |r| r.get(0));
-        if current > latest {
-            return Err(Error::Schema(format!(
-                "{shown}: the {component} tables have schema version {current}, written by a \
-                 newer dpdist; this version knows versions up to {latest} and does not open them"
-            ))
-            .into());
-        }
-        let mut applied = Vec::new();
-        for m in migrations.iter().filter(|m| m.version > current) {
-            tx.batch_execute(m.sql)?;
-            applied.push((m.version, m.what));
-        }
-        tx.execute(
-            "INSERT INTO dpdist_schema (component, version) VALUES ($1, $2)
-             ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version",
-            &[&component, &current.max(latest)],
-        )?;
-        Ok(applied)
-    })?;
-    for (version, what) in applied {
-        tracing::info!(store = shown, version, "schema: {what}");
-    }
-    Ok(())
 }

@@ -50,6 +50,8 @@ mod sqlite;
 #[cfg(test)]
 mod sqlite_tests;
 mod tx;
+#[cfg(test)]
+mod upgrade_tests;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -106,5 +106,5 @@ fn an_earlier_runs_job_lease_is_given_up_on_open() {
 
 #[test]
 fn damaged_rows_are_refused_when_read() {
-    super::damaged_rows_tests::damaged_rows_are_refused_when_read(&store("aggstore-damage"), "");
+    super::damaged_rows_tests::damaged_rows_are_refused_when_read(&store("aggstore-damage"));
 }

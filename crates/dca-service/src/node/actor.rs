@@ -159,37 +159,23 @@ impl Actor {
                 |e: serde_json::Error| Error::InvalidSpec(format!("stored spec: {e}"));
             let mut spec: RoundSpec =
                 serde_json::from_slice(&stored.spec_json).map_err(stored_spec)?;
-            // Stores of older versions kept the token hashes in one blob, or the spec kept the
-            // hex list as the aggregator sent it: checked as before and moved to the token table.
-            let old_hashes = match stored.tokens {
-                Some(tokens) => {
-                    if tokens.len() % 32 != 0 || !spec.client_token_sha256.is_empty() {
-                        return Err(Error::InvalidSpec(
-                            "stored token hashes are not 32 bytes each".into(),
-                        ));
-                    }
-                    Some(
-                        tokens
-                            .chunks_exact(32)
-                            .map(|c| <[u8; 32]>::try_from(c).unwrap_or_default())
-                            .collect::<Vec<_>>(),
-                    )
+            // Stores of older versions kept the hex list in the spec as the aggregator sent it:
+            // checked as before and moved to the token table.
+            let old_hashes = if spec.client_token_sha256.is_empty() {
+                None
+            } else {
+                if spec
+                    .client_token_sha256
+                    .iter()
+                    .any(|h| h.bytes().any(|b| b.is_ascii_uppercase()))
+                {
+                    return Err(Error::InvalidSpec(
+                        "stored round lists upper-case token hashes; it cannot be moved to \
+                         this version's store"
+                            .into(),
+                    ));
                 }
-                None if spec.client_token_sha256.is_empty() => None,
-                None => {
-                    if spec
-                        .client_token_sha256
-                        .iter()
-                        .any(|h| h.bytes().any(|b| b.is_ascii_uppercase()))
-                    {
-                        return Err(Error::InvalidSpec(
-                            "stored round lists upper-case token hashes; it cannot be moved to \
-                             this version's store"
-                                .into(),
-                        ));
-                    }
-                    Some(spec.clone().validate()?.token_hashes)
-                }
+                Some(spec.clone().validate()?.token_hashes)
             };
             spec.client_token_sha256 = Vec::new();
             if let Some(hashes) = old_hashes {

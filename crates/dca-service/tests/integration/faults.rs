@@ -50,16 +50,16 @@ fn flip_stored(cluster: &Cluster, k: usize, round: &dca_service::spec::Round, cl
     let Some(pg) = &cluster.pg else {
         let (table, column, select) = match client {
             Some(c) => (
-                "shares",
+                "node_shares",
                 "message",
                 format!(
-                    "SELECT rowid, message FROM shares WHERE round_id = X'{id}' AND client = {c}"
+                    "SELECT rowid, message FROM node_shares WHERE round_id = X'{id}' AND client = {c}"
                 ),
             ),
             None => (
-                "round_sums",
+                "node_round_sums",
                 "sum",
-                format!("SELECT rowid, sum FROM round_sums WHERE id = X'{id}'"),
+                format!("SELECT rowid, sum FROM node_round_sums WHERE id = X'{id}'"),
             ),
         };
         flip_last_byte(&cluster.nodes[k].data_dir, table, column, &select);

@@ -21,7 +21,6 @@
 //! the new connection, one cut during its commit is an error that says its outcome is unknown
 //! (see [`crate::postgres_tx`]). Migrations run once, at open.
 
-mod migrations;
 mod rows;
 
 use std::fmt;
@@ -31,6 +30,7 @@ use std::time::Duration;
 use postgres::IsolationLevel;
 
 use super::tx::AggTx;
+use crate::migrations::{Schema, migrate_postgres};
 use crate::postgres_tx::{self, PgConnection};
 use crate::{Error, Result};
 
@@ -109,7 +109,7 @@ impl PgAggregatorStore {
             .name("dpdist-aggregator-pg".into())
             .spawn(move || {
                 let connected = location.connect().and_then(|mut conn| {
-                    migrations::migrate(&mut conn, &location.shown)?;
+                    migrate_postgres(&mut conn, Schema::Aggregator, &location.shown)?;
                     Ok(conn)
                 });
                 let mut conn = match connected {

@@ -12,10 +12,10 @@ use crate::aggregator_store::tx::{
 /// The rows of one transaction.
 pub(super) struct SqliteRows<'a>(pub(super) &'a Connection);
 
-const ROUND: &str = "SELECT id, spec, state, detail, sha256 FROM rounds";
-const JOB: &str = "SELECT id, spec, status, sha256 FROM jobs";
-const ANSWER: &str = "SELECT job, participant, answer, sha256 FROM answers";
-const JOB_ROUND: &str = "SELECT round, job, rho, sha256 FROM job_rounds";
+const ROUND: &str = "SELECT id, spec, state, detail, sha256 FROM agg_rounds";
+const JOB: &str = "SELECT id, spec, status, sha256 FROM agg_jobs";
+const ANSWER: &str = "SELECT job, participant, answer, sha256 FROM agg_answers";
+const JOB_ROUND: &str = "SELECT round, job, rho, sha256 FROM agg_job_rounds";
 
 /// A round's columns, its state still the stored name.
 type RoundColumns = (String, Vec<u8>, String, Option<String>, Option<Vec<u8>>);
@@ -102,7 +102,7 @@ impl AggTx for SqliteRows<'_> {
 
     fn charges(&mut self) -> Result<Vec<ChargeRow>> {
         self.all(
-            "SELECT id, rho, sha256 FROM charges ORDER BY rowid",
+            "SELECT id, rho, sha256 FROM agg_charges ORDER BY rowid",
             [],
             charge,
         )
@@ -110,7 +110,7 @@ impl AggTx for SqliteRows<'_> {
 
     fn charge(&mut self, id: &str) -> Result<Option<ChargeRow>> {
         self.one(
-            "SELECT id, rho, sha256 FROM charges WHERE id = ?1",
+            "SELECT id, rho, sha256 FROM agg_charges WHERE id = ?1",
             [id],
             charge,
         )
@@ -118,7 +118,7 @@ impl AggTx for SqliteRows<'_> {
 
     fn insert_charge(&mut self, row: &ChargeRow) -> Result<()> {
         self.execute(
-            "INSERT INTO charges (id, rho, sha256) VALUES (?1, ?2, ?3)",
+            "INSERT INTO agg_charges (id, rho, sha256) VALUES (?1, ?2, ?3)",
             params![row.id, row.rho, row.sha256],
         )?;
         Ok(())
@@ -126,7 +126,7 @@ impl AggTx for SqliteRows<'_> {
 
     fn update_charge(&mut self, row: &ChargeRow) -> Result<()> {
         self.execute(
-            "UPDATE charges SET rho = ?2, sha256 = ?3 WHERE id = ?1",
+            "UPDATE agg_charges SET rho = ?2, sha256 = ?3 WHERE id = ?1",
             params![row.id, row.rho, row.sha256],
         )?;
         Ok(())
@@ -134,7 +134,7 @@ impl AggTx for SqliteRows<'_> {
 
     fn insert_round(&mut self, row: &RoundRow) -> Result<bool> {
         Ok(self.execute(
-            "INSERT OR IGNORE INTO rounds (id, spec, state, detail, sha256)
+            "INSERT OR IGNORE INTO agg_rounds (id, spec, state, detail, sha256)
              VALUES (?1, ?2, ?3, ?4, ?5)",
             params![row.id, row.spec, row.state.as_str(), row.detail, row.sha256],
         )? == 1)
@@ -163,7 +163,7 @@ impl AggTx for SqliteRows<'_> {
     }
 
     fn round_states_in(&mut self, states: &[RoundPhase]) -> Result<Vec<(String, RoundPhase)>> {
-        let rows = self.all("SELECT id, state FROM rounds ORDER BY rowid", [], |r| {
+        let rows = self.all("SELECT id, state FROM agg_rounds ORDER BY rowid", [], |r| {
             Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
         })?;
         let mut out = Vec::new();
@@ -178,7 +178,7 @@ impl AggTx for SqliteRows<'_> {
 
     fn count_rounds(&mut self) -> Result<Vec<(RoundPhase, usize)>> {
         self.all(
-            "SELECT state, COUNT(*) FROM rounds GROUP BY state",
+            "SELECT state, COUNT(*) FROM agg_rounds GROUP BY state",
             [],
             |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as usize)),
         )?
@@ -189,21 +189,23 @@ impl AggTx for SqliteRows<'_> {
 
     fn put_round_state(&mut self, row: &RoundRow) -> Result<()> {
         self.execute(
-            "UPDATE rounds SET state = ?2, detail = ?3, sha256 = ?4 WHERE id = ?1",
+            "UPDATE agg_rounds SET state = ?2, detail = ?3, sha256 = ?4 WHERE id = ?1",
             params![row.id, row.state.as_str(), row.detail, row.sha256],
         )?;
         Ok(())
     }
 
     fn close_row(&mut self, id: &str) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
-        self.one("SELECT body, sha256 FROM closes WHERE id = ?1", [id], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
+        self.one(
+            "SELECT body, sha256 FROM agg_closes WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
     }
 
     fn insert_close(&mut self, id: &str, body: &[u8], sha256: &[u8]) -> Result<()> {
         self.execute(
-            "INSERT INTO closes (id, body, sha256) VALUES (?1, ?2, ?3)",
+            "INSERT INTO agg_closes (id, body, sha256) VALUES (?1, ?2, ?3)",
             params![id, body, sha256],
         )?;
         Ok(())
@@ -211,7 +213,7 @@ impl AggTx for SqliteRows<'_> {
 
     fn lock_release_lease(&mut self, round: &str) -> Result<Option<Lease>> {
         self.one(
-            "SELECT holder, expires_ms FROM release_leases WHERE round_id = ?1",
+            "SELECT holder, expires_ms FROM agg_release_leases WHERE round_id = ?1",
             [round],
             |r| {
                 Ok(Lease {
@@ -224,7 +226,7 @@ impl AggTx for SqliteRows<'_> {
 
     fn put_release_lease(&mut self, round: &str, lease: &Lease) -> Result<()> {
         self.execute(
-            "INSERT INTO release_leases (round_id, holder, expires_ms) VALUES (?1, ?2, ?3)
+            "INSERT INTO agg_release_leases (round_id, holder, expires_ms) VALUES (?1, ?2, ?3)
              ON CONFLICT (round_id) DO UPDATE
                  SET holder = excluded.holder, expires_ms = excluded.expires_ms",
             params![round, lease.holder, lease.expires_ms as i64],
@@ -234,7 +236,7 @@ impl AggTx for SqliteRows<'_> {
 
     fn insert_job(&mut self, row: &JobRow) -> Result<bool> {
         Ok(self.execute(
-            "INSERT OR IGNORE INTO jobs (id, spec, status, sha256) VALUES (?1, ?2, ?3, ?4)",
+            "INSERT OR IGNORE INTO agg_jobs (id, spec, status, sha256) VALUES (?1, ?2, ?3, ?4)",
             params![row.id, row.spec, row.status, row.sha256],
         )? == 1)
     }
@@ -252,16 +254,18 @@ impl AggTx for SqliteRows<'_> {
     }
 
     fn job_ids(&mut self) -> Result<Vec<String>> {
-        self.all("SELECT id FROM jobs ORDER BY rowid", [], |r| r.get(0))
+        self.all("SELECT id FROM agg_jobs ORDER BY rowid", [], |r| r.get(0))
     }
 
     fn job_sha256(&mut self, id: &str) -> Result<Option<Vec<u8>>> {
-        self.one("SELECT sha256 FROM jobs WHERE id = ?1", [id], |r| r.get(0))
+        self.one("SELECT sha256 FROM agg_jobs WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })
     }
 
     fn put_job_status(&mut self, row: &JobRow) -> Result<()> {
         self.execute(
-            "UPDATE jobs SET status = ?2, sha256 = ?3 WHERE id = ?1",
+            "UPDATE agg_jobs SET status = ?2, sha256 = ?3 WHERE id = ?1",
             params![row.id, row.status, row.sha256],
         )?;
         Ok(())
@@ -269,7 +273,7 @@ impl AggTx for SqliteRows<'_> {
 
     fn insert_job_lease(&mut self, job: &str, lease: &JobLease) -> Result<()> {
         self.execute(
-            "INSERT INTO job_leases (job_id, holder, expires_ms, ended) VALUES (?1, ?2, ?3, ?4)",
+            "INSERT INTO agg_job_leases (job_id, holder, expires_ms, ended) VALUES (?1, ?2, ?3, ?4)",
             params![
                 job,
                 lease.lease.holder,
@@ -282,7 +286,7 @@ impl AggTx for SqliteRows<'_> {
 
     fn lock_job_lease(&mut self, job: &str) -> Result<Option<JobLease>> {
         self.one(
-            "SELECT holder, expires_ms, ended FROM job_leases WHERE job_id = ?1",
+            "SELECT holder, expires_ms, ended FROM agg_job_leases WHERE job_id = ?1",
             [job],
             |r| {
                 Ok(JobLease {
@@ -298,7 +302,7 @@ impl AggTx for SqliteRows<'_> {
 
     fn put_job_lease(&mut self, job: &str, lease: &JobLease) -> Result<()> {
         self.execute(
-            "UPDATE job_leases SET holder = ?2, expires_ms = ?3, ended = ?4 WHERE job_id = ?1",
+            "UPDATE agg_job_leases SET holder = ?2, expires_ms = ?3, ended = ?4 WHERE job_id = ?1",
             params![
                 job,
                 lease.lease.holder,
@@ -311,9 +315,9 @@ impl AggTx for SqliteRows<'_> {
 
     fn acquire_job_leases(&mut self, to: &Lease, now_ms: u64, limit: usize) -> Result<Vec<String>> {
         let mut taken = self.all(
-            "UPDATE job_leases SET holder = ?1, expires_ms = ?3
+            "UPDATE agg_job_leases SET holder = ?1, expires_ms = ?3
              WHERE job_id IN (
-                 SELECT job_id FROM job_leases WHERE NOT ended AND expires_ms <= ?2
+                 SELECT job_id FROM agg_job_leases WHERE NOT ended AND expires_ms <= ?2
                  ORDER BY rowid LIMIT ?4)
              RETURNING rowid, job_id",
             params![to.holder, now_ms as i64, to.expires_ms as i64, limit as i64],
@@ -326,7 +330,7 @@ impl AggTx for SqliteRows<'_> {
 
     fn insert_answer(&mut self, row: &AnswerRow) -> Result<()> {
         self.execute(
-            "INSERT OR IGNORE INTO answers (job, participant, answer, sha256)
+            "INSERT OR IGNORE INTO agg_answers (job, participant, answer, sha256)
              VALUES (?1, ?2, ?3, ?4)",
             params![row.job, row.index as i64, row.answer, row.sha256],
         )?;
@@ -351,7 +355,7 @@ impl AggTx for SqliteRows<'_> {
 
     fn insert_job_round(&mut self, row: &JobRoundRow) -> Result<()> {
         self.execute(
-            "INSERT OR IGNORE INTO job_rounds (round, job, rho, sha256) VALUES (?1, ?2, ?3, ?4)",
+            "INSERT OR IGNORE INTO agg_job_rounds (round, job, rho, sha256) VALUES (?1, ?2, ?3, ?4)",
             params![row.round, row.job, row.rho, row.sha256],
         )?;
         Ok(())
@@ -371,7 +375,7 @@ impl AggTx for SqliteRows<'_> {
 
     fn put_job_round(&mut self, row: &JobRoundRow) -> Result<()> {
         self.execute(
-            "UPDATE job_rounds SET rho = ?3, sha256 = ?4 WHERE round = ?1 AND job = ?2",
+            "UPDATE agg_job_rounds SET rho = ?3, sha256 = ?4 WHERE round = ?1 AND job = ?2",
             params![row.round, row.job, row.rho, row.sha256],
         )?;
         Ok(())

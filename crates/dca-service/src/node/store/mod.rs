@@ -134,9 +134,6 @@ pub(crate) struct PendingShare<'a> {
 pub(crate) struct StoredRound {
     pub id: [u8; 32],
     pub spec_json: Vec<u8>,
-    /// The clients' token hashes, 32 bytes each, if stored by an older version as one blob
-    /// apart from `spec_json` (now they are in `round_tokens`, and this is `None`).
-    pub tokens: Option<Vec<u8>>,
     /// Whether its node sum is stored (the sum itself is not read: it is streamed when
     /// asked for; the agreed set is read by [`NodeStore::agreed_set`]).
     pub sum_stored: bool,
@@ -390,3 +387,5 @@ impl NodeStore {
 
 #[cfg(test)]
 mod contract_tests;
+#[cfg(test)]
+mod upgrade_tests;

@@ -5,6 +5,8 @@
 
 pub mod jobs;
 pub mod replicas;
+#[path = "../../src/postgres_test_db.rs"]
+mod test_db;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -93,14 +95,7 @@ pub fn dpdist(args: &[&str], limit: Duration) -> (bool, String) {
     (status.success(), err.join().unwrap() + &out.join().unwrap())
 }
 
-/// A scratch directory under the target dir, fresh per call.
-pub fn scratch(name: &str) -> PathBuf {
-    let dir =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+pub use test_db::{postgres_admin_url, scratch_dir as scratch};
 
 /// A scratch directory removed on drop.
 pub struct Scratch {
@@ -195,67 +190,32 @@ macro_rules! both_stores {
 #[allow(unused_imports)]
 pub(crate) use both_stores;
 
-/// The URL of the PostgreSQL server for tests (`DPDIST_TEST_POSTGRES`, whose user may create
-/// databases; `scripts/pg-start.sh` makes one), or `None` after saying loudly that `test` is
-/// skipped. Under CI (`CI` set) a missing server fails the test instead.
-pub fn postgres_admin_url(test: &str) -> Option<String> {
-    match std::env::var("DPDIST_TEST_POSTGRES") {
-        Ok(url) => Some(url),
-        Err(_) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{test}: DPDIST_TEST_POSTGRES is unset under CI; the PostgreSQL variant cannot run"
-            );
-            eprintln!("SKIPPED (DPDIST_TEST_POSTGRES unset): {test} on PostgreSQL");
-            None
-        }
-    }
-}
-
 /// Databases made for one test (one per node), dropped with their connections on drop. The
 /// blocking PostgreSQL client runs on threads of its own: the tests call this from async code.
 pub struct PgDatabases {
     admin: String,
-    names: Vec<String>,
+    /// `dpdist_{test}_{pid}`: the start of every database name of the test.
+    prefix: String,
+    dbs: Vec<test_db::TestDb<()>>,
     /// The `--store` URL of each database, in order.
     pub urls: Vec<String>,
     /// The aggregators' databases, by the name of the store they stand for, made when first
     /// asked for ([`PgDatabases::aggregator_url`]).
-    aggregators: std::sync::Mutex<Vec<(String, String)>>,
+    aggregators: std::sync::Mutex<Vec<(String, test_db::TestDb<()>)>>,
 }
 
 impl PgDatabases {
     /// `m` fresh databases named after `test` and this process.
     pub fn create(admin: &str, test: &str, m: u16) -> PgDatabases {
-        let base = admin
-            .rsplit_once('/')
-            .map(|(b, _)| b.to_string())
-            .expect("DPDIST_TEST_POSTGRES is postgres://user@host:port/database");
-        let names: Vec<String> = (0..m)
-            .map(|k| {
-                format!(
-                    "dpdist_{}_{}_{k}",
-                    test.replace('-', "_"),
-                    std::process::id()
-                )
-            })
+        let prefix = format!("dpdist_{test}_{}", std::process::id());
+        let dbs: Vec<test_db::TestDb<()>> = (0..m)
+            .map(|k| test_db::TestDb::create(admin, &format!("{prefix}_{k}")))
             .collect();
-        let (admin_url, to_make) = (admin.to_string(), names.clone());
-        std::thread::spawn(move || {
-            let mut c = postgres::Client::connect(&admin_url, postgres::NoTls)
-                .expect("the server DPDIST_TEST_POSTGRES names");
-            for name in to_make {
-                c.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                    .unwrap();
-                c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
-            }
-        })
-        .join()
-        .expect("test databases made");
         PgDatabases {
             admin: admin.to_string(),
-            urls: names.iter().map(|n| format!("{base}/{n}")).collect(),
-            names,
+            prefix,
+            urls: dbs.iter().map(|db| db.url().to_string()).collect(),
+            dbs,
             aggregators: std::sync::Mutex::new(Vec::new()),
         }
     }
@@ -264,54 +224,15 @@ impl PgDatabases {
     /// made on the first call, the same database on every later one (a restarted aggregator,
     /// or a second aggregator process given the same name, shares it).
     pub fn aggregator_url(&self, db_name: &str) -> String {
-        let name = format!(
-            "{}_agg_{}",
-            self.names[0].rsplit_once('_').map_or("dpdist", |(b, _)| b),
-            db_name
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                .collect::<String>()
-        )
-        .to_ascii_lowercase();
-        let base = self.urls[0]
-            .rsplit_once('/')
-            .map(|(b, _)| b.to_string())
-            .unwrap();
-        let url = format!("{base}/{name}");
+        let name = format!("{}_agg_{db_name}", self.prefix);
         let mut made = self.aggregators.lock().unwrap();
-        if !made.iter().any(|(n, _)| *n == name) {
-            let (admin, to_make) = (self.admin.clone(), name.clone());
-            std::thread::spawn(move || {
-                let mut c = postgres::Client::connect(&admin, postgres::NoTls)
-                    .expect("the server DPDIST_TEST_POSTGRES names");
-                c.batch_execute(&format!("DROP DATABASE IF EXISTS {to_make} WITH (FORCE)"))
-                    .unwrap();
-                c.batch_execute(&format!("CREATE DATABASE {to_make}"))
-                    .unwrap();
-            })
-            .join()
-            .expect("an aggregator test database made");
-            made.push((name, url.clone()));
+        if let Some((_, db)) = made.iter().find(|(n, _)| *n == name) {
+            return db.url().to_string();
         }
+        let db = test_db::TestDb::create(&self.admin, &name);
+        let url = db.url().to_string();
+        made.push((name, db));
         url
-    }
-}
-
-impl Drop for PgDatabases {
-    fn drop(&mut self) {
-        let (admin, mut names) = (self.admin.clone(), std::mem::take(&mut self.names));
-        if let Ok(made) = self.aggregators.get_mut() {
-            names.extend(made.drain(..).map(|(name, _)| name));
-        }
-        let _ = std::thread::spawn(move || {
-            if let Ok(mut c) = postgres::Client::connect(&admin, postgres::NoTls) {
-                for name in names {
-                    let _ =
-                        c.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
-                }
-            }
-        })
-        .join();
     }
 }
 

@@ -15,7 +15,6 @@
 //! in one transaction each ([`PgStore::run_tx`]), run again after a serialization failure or
 //! a deadlock, a bounded number of times.
 
-mod migrations;
 mod readers;
 mod tx;
 
@@ -29,9 +28,9 @@ use postgres::{Client, IsolationLevel};
 
 use super::layout::{agreed_name, check_blob, check_share, read_agreed};
 use super::{RoundState, StoredRound};
-use crate::postgres_tx::{PgConnection, TxError, in_tx, migrate};
+use crate::migrations::{Schema, migrate_postgres};
+use crate::postgres_tx::{PgConnection, TxError, in_tx};
 use crate::{Error, Result};
-use migrations::NODE_MIGRATIONS;
 pub(crate) use readers::{PgReader, SumBlob, TokenChunks};
 use readers::{attempts, checked_sum};
 pub(crate) use tx::PgTx;
@@ -154,7 +153,7 @@ pub(crate) struct PgStore {
 impl PgStore {
     pub fn open(at: &PgLocation) -> Result<Self> {
         let mut conn = at.connect()?;
-        migrate(&mut conn, "node", &at.shown, NODE_MIGRATIONS)?;
+        migrate_postgres(&mut conn, Schema::Node, &at.shown)?;
         Ok(PgStore { conn })
     }
 
@@ -180,7 +179,6 @@ impl PgStore {
             .map(|r| StoredRound {
                 id: id32(r.get(0)),
                 spec_json: r.get(1),
-                tokens: None,
                 sum_stored: r.get(2),
                 aborted: (r.get::<_, &str>(4) == "aborted")
                     .then(|| r.get::<_, Option<String>>(3).unwrap_or_default()),
@@ -282,7 +280,6 @@ impl PgStore {
         Ok(row.map(|r| StoredRound {
             id: id32(r.get(0)),
             spec_json: r.get(1),
-            tokens: None,
             sum_stored: r.get(2),
             aborted: (r.get::<_, &str>(4) == "aborted")
                 .then(|| r.get::<_, Option<String>>(3).unwrap_or_default()),

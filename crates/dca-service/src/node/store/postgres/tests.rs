@@ -320,8 +320,8 @@ fn round_data_comes_back_as_written() {
     ));
 }
 
-/// The schema version is stored; opening again applies nothing; a newer version is refused
-/// with a message that says so.
+/// The migrations applied are recorded; opening again applies nothing; a store migrated by a
+/// newer version is refused with a message that says so.
 #[test]
 fn the_schema_version_is_stored_and_a_newer_one_is_refused() {
     let Some(db) = test_db("schema") else { return };
@@ -329,21 +329,24 @@ fn the_schema_version_is_stored_and_a_newer_one_is_refused() {
     drop(NodeStore::open(&at).unwrap());
     drop(NodeStore::open(&at).unwrap());
     let mut c = db.at.config.connect(NoTls).unwrap();
-    let v: i32 = c
-        .query_one(
-            "SELECT version FROM dpdist_schema WHERE component = 'node'",
+    let applied: Vec<i32> = c
+        .query(
+            "SELECT version FROM node_schema_history ORDER BY version",
             &[],
         )
         .unwrap()
-        .get(0);
-    assert_eq!(v, 2);
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(applied, [1, 2]);
     c.execute(
-        "UPDATE dpdist_schema SET version = 99 WHERE component = 'node'",
+        "INSERT INTO node_schema_history (version, name, applied_on, checksum)
+         VALUES (99, 'later', '2030-01-01T00:00:00Z', '1')",
         &[],
     )
     .unwrap();
     match NodeStore::open(&at) {
-        Err(Error::Schema(m)) => assert!(m.contains("version 99") && m.contains("newer"), "{m}"),
+        Err(Error::Schema(m)) => assert!(m.contains("V99__later") && m.contains("newer"), "{m}"),
         Err(e) => panic!("{e}"),
         Ok(_) => panic!("a store of schema version 99 was opened"),
     }

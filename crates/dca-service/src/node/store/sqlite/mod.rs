@@ -2,7 +2,6 @@
 //! FULL`, so a committed share survives `kill -9` and power loss alike. One connection writes
 //! (the store actor's); read-only connections ([`readers`]) read beside it.
 
-mod migrations;
 mod readers;
 mod tx;
 
@@ -14,8 +13,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use super::StoredRound;
 use super::layout::{agreed_name, check_blob, check_share, read_agreed};
 use crate::Result;
-use crate::migrations::migrate;
-use migrations::NODE_MIGRATIONS;
+use crate::migrations::{Schema, migrate_sqlite};
 pub(crate) use readers::{SqliteAttemptReader, SqliteTokenLookup, SumBlob};
 use readers::{check_stored_sum, for_each_attempt};
 pub(crate) use tx::SqliteTx;
@@ -39,7 +37,7 @@ impl std::io::Read for TokenChunks<'_> {
             let chunk: Option<Vec<u8>> = self
                 .conn
                 .prepare_cached(
-                    "SELECT hashes FROM round_tokens WHERE round_id = ?1 AND chunk = ?2",
+                    "SELECT hashes FROM node_round_tokens WHERE round_id = ?1 AND chunk = ?2",
                 )
                 .and_then(|mut s| {
                     s.query_row(params![&self.id[..], self.next], |r| r.get(0))
@@ -67,7 +65,7 @@ impl SqliteStore {
         let mut conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
-        migrate(&mut conn, NODE_MIGRATIONS, &path.display().to_string())?;
+        migrate_sqlite(&mut conn, Schema::Node, &path.display().to_string())?;
         Ok(SqliteStore { conn })
     }
 
@@ -83,20 +81,12 @@ impl SqliteStore {
     }
 
     pub fn rounds(&self) -> Result<Vec<StoredRound>> {
-        let mut stmt = self
-            .conn
-            // A round's agreed set, sum and abort live in `round_state`, apart from the spec
-            // (~70 bytes per client): updating a column of the spec's row would make SQLite
-            // read and rewrite the whole row, spec included. Stores written before that kept
-            // them in `rounds`; those columns are still read. Only the sums' lengths are
-            // read (SQLite reads a blob's length without its content).
-            .prepare(
-                "SELECT r.id, r.spec,
-                        COALESCE(length(u.sum), length(s.sum), length(r.sum)) IS NOT NULL,
-                        COALESCE(s.aborted, r.aborted), r.tokens
-                 FROM rounds r LEFT JOIN round_state s ON s.id = r.id
-                 LEFT JOIN round_sums u ON u.id = r.id",
-            )?;
+        // Only the sums' lengths are read (SQLite reads a blob's length without its content).
+        let mut stmt = self.conn.prepare(
+            "SELECT r.id, r.spec, length(u.sum) IS NOT NULL, s.aborted
+             FROM node_rounds r LEFT JOIN node_round_state s ON s.id = r.id
+             LEFT JOIN node_round_sums u ON u.id = r.id ORDER BY r.rowid",
+        )?;
         let rows = stmt.query_map([], |r| {
             let id: Vec<u8> = r.get(0)?;
             Ok(StoredRound {
@@ -104,7 +94,6 @@ impl SqliteStore {
                 spec_json: r.get(1)?,
                 sum_stored: r.get(2)?,
                 aborted: r.get(3)?,
-                tokens: r.get(4)?,
             })
         })?;
         Ok(rows.collect::<std::result::Result<Vec<_>, _>>()?)
@@ -116,40 +105,27 @@ impl SqliteStore {
     /// # Errors
     /// A client id outside the universe or listed twice.
     pub fn agreed_set(&self, id: &[u8; 32], universe: usize) -> Result<Option<ClientSet>> {
-        // `round_state` first, then where stores of older versions kept it.
-        for table in ["round_state", "rounds"] {
-            let digest_column = if table == "round_state" {
-                "agreed_sha256"
-            } else {
-                "NULL"
-            };
-            let row: Option<(i64, Option<Vec<u8>>)> = self
-                .conn
-                .query_row(
-                    &format!(
-                        "SELECT rowid, {digest_column} FROM {table}
-                         WHERE id = ?1 AND length(agreed) IS NOT NULL"
-                    ),
-                    params![&id[..]],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()?;
-            let Some((rowid, digest)) = row else {
-                continue;
-            };
-            if let Some(digest) = digest {
-                let blob = self
-                    .conn
-                    .blob_open(rusqlite::MAIN_DB, table, "agreed", rowid, true)?;
-                check_blob(blob, &digest, || agreed_name(id))?;
-            }
-            let blob = self
-                .conn
-                .blob_open(rusqlite::MAIN_DB, table, "agreed", rowid, true)?;
-            let ids = std::io::BufReader::with_capacity(1 << 16, blob);
-            return read_agreed(ids, universe).map(Some);
+        let row: Option<(i64, Option<Vec<u8>>)> = self
+            .conn
+            .query_row(
+                "SELECT rowid, agreed_sha256 FROM node_round_state
+                 WHERE id = ?1 AND length(agreed) IS NOT NULL",
+                params![&id[..]],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let Some((rowid, digest)) = row else {
+            return Ok(None);
+        };
+        let open = || {
+            self.conn
+                .blob_open(rusqlite::MAIN_DB, "node_round_state", "agreed", rowid, true)
+        };
+        if let Some(digest) = digest {
+            check_blob(open()?, &digest, || agreed_name(id))?;
         }
-        Ok(None)
+        let ids = std::io::BufReader::with_capacity(1 << 16, open()?);
+        read_agreed(ids, universe).map(Some)
     }
 
     /// The id of the round stored under this numeric round id, if any.
@@ -157,7 +133,7 @@ impl SqliteStore {
         let id: Option<Vec<u8>> = self
             .conn
             .query_row(
-                "SELECT id FROM rounds WHERE round = ?1",
+                "SELECT id FROM node_rounds WHERE round = ?1",
                 params![round as i64],
                 |r| r.get(0),
             )
@@ -190,7 +166,7 @@ impl SqliteStore {
         mut f: impl FnMut(u64, Option<u64>, &[u8]) -> Result<()>,
     ) -> Result<()> {
         let mut stmt = self.conn.prepare(
-            "SELECT client, shard, digest, message FROM shares WHERE round_id = ?1 ORDER BY client",
+            "SELECT client, shard, digest, message FROM node_shares WHERE round_id = ?1 ORDER BY client",
         )?;
         let mut rows = stmt.query(params![&id[..]])?;
         while let Some(row) = rows.next()? {
@@ -223,9 +199,7 @@ impl SqliteStore {
         Ok(self
             .conn
             .query_row(
-                "SELECT COALESCE(u.sum, s.sum, r.sum) FROM rounds r
-                 LEFT JOIN round_state s ON s.id = r.id LEFT JOIN round_sums u ON u.id = r.id
-                 WHERE r.id = ?1",
+                "SELECT sum FROM node_round_sums WHERE id = ?1",
                 params![&id[..]],
                 |r| r.get(0),
             )
@@ -241,7 +215,7 @@ impl SqliteStore {
         let row: Option<(Vec<u8>, Vec<u8>)> = self
             .conn
             .query_row(
-                "SELECT digest, message FROM shares WHERE round_id = ?1 AND client = ?2",
+                "SELECT digest, message FROM node_shares WHERE round_id = ?1 AND client = ?2",
                 params![&id[..], client as i64],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
@@ -256,7 +230,7 @@ impl SqliteStore {
     #[cfg(test)]
     pub fn set_agreed(&self, id: &[u8; 32], agreed: &[u8]) -> Result<()> {
         self.conn.execute(
-            "INSERT INTO round_state (id, agreed) VALUES (?1, ?2)
+            "INSERT INTO node_round_state (id, agreed) VALUES (?1, ?2)
              ON CONFLICT (id) DO UPDATE SET agreed = excluded.agreed",
             params![&id[..], agreed],
         )?;
@@ -276,7 +250,7 @@ impl SqliteStore {
     pub fn set_sum(&self, id: &[u8; 32], sum: &[u8]) -> Result<()> {
         use sha2::Digest;
         self.conn.execute(
-            "INSERT OR REPLACE INTO round_sums (id, sum, sum_sha256) VALUES (?1, ?2, ?3)",
+            "INSERT OR REPLACE INTO node_round_sums (id, sum, sum_sha256) VALUES (?1, ?2, ?3)",
             params![&id[..], sum, sha2::Sha256::digest(sum).as_slice()],
         )?;
         Ok(())

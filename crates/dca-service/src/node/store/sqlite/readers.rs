@@ -37,9 +37,9 @@ impl SqliteTokenLookup {
         chunk: u64,
         pick: impl FnOnce(&[u8]) -> T,
     ) -> Result<Option<T>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT hashes FROM round_tokens WHERE round_id = ?1 AND chunk = ?2")?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT hashes FROM node_round_tokens WHERE round_id = ?1 AND chunk = ?2",
+        )?;
         let mut rows = stmt.query(params![&id[..], chunk as i64])?;
         let Some(row) = rows.next()? else {
             return Ok(None);
@@ -82,8 +82,8 @@ impl SqliteAttemptReader {
         with_attempts_on(&self.conn, id, f)
     }
 
-    /// Where the round's node sum is stored — (table, rowid, length in bytes) — if it is,
-    /// after checking the stored bytes against their SHA-256 (one read of the sum).
+    /// Where the round's node sum is stored — (rowid, length in bytes) — if it is, after
+    /// checking the stored bytes against their SHA-256 (one read of the sum).
     ///
     /// # Errors
     /// [`crate::Error::Integrity`] if the stored sum fails its check.
@@ -92,40 +92,22 @@ impl SqliteAttemptReader {
         self.sum_blob(id)
     }
 
-    /// Where the round's node sum is stored — (table, rowid, length in bytes) — if it is.
+    /// Where the round's node sum is stored — (rowid, length in bytes) — if it is.
     pub fn sum_blob(&self, id: &[u8; 32]) -> Result<Option<SumBlob>> {
-        // Stores of older versions kept it in `round_state` or before that in `rounds`; they
-        // are read in that order, as [`NodeStore::sum`] does.
-        for table in ["round_sums", "round_state", "rounds"] {
-            let found = self
-                .conn
-                .query_row(
-                    &format!(
-                        "SELECT rowid, length(sum) FROM {table} WHERE id = ?1 AND sum IS NOT NULL"
-                    ),
-                    params![&id[..]],
-                    |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
-                )
-                .optional()?;
-            if let Some((rowid, len)) = found {
-                let sha256 = if table == "round_sums" {
-                    self.conn.query_row(
-                        "SELECT sum_sha256 FROM round_sums WHERE rowid = ?1",
-                        params![rowid],
-                        |r| r.get(0),
-                    )?
-                } else {
-                    None
-                };
-                return Ok(Some(SumBlob {
-                    table,
-                    rowid,
-                    len: len as u64,
-                    sha256,
-                }));
-            }
-        }
-        Ok(None)
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT rowid, length(sum), sum_sha256 FROM node_round_sums WHERE id = ?1",
+                params![&id[..]],
+                |r| {
+                    Ok(SumBlob {
+                        rowid: r.get(0)?,
+                        len: r.get::<_, i64>(1)? as u64,
+                        sha256: r.get(2)?,
+                    })
+                },
+            )
+            .optional()?)
     }
 
     /// Copies a stored node sum to `out` in small pieces (SQLite's incremental blob I/O). The
@@ -133,9 +115,9 @@ impl SqliteAttemptReader {
     /// changed after [`Self::checked_sum_blob`] looked at it never reaches `out` whole.
     pub fn write_sum(&self, at: &SumBlob, out: &mut impl std::io::Write) -> Result<()> {
         use std::io::Read;
-        let mut blob = self
-            .conn
-            .blob_open(rusqlite::MAIN_DB, at.table, "sum", at.rowid, true)?;
+        let mut blob =
+            self.conn
+                .blob_open(rusqlite::MAIN_DB, "node_round_sums", "sum", at.rowid, true)?;
         let pieces = || -> Result<Option<Vec<u8>>> {
             let mut piece = vec![0u8; 1 << 16];
             let n = blob.read(&mut piece)?;
@@ -148,7 +130,6 @@ impl SqliteAttemptReader {
 
 /// Where a node sum is stored ([`SqliteAttemptReader::sum_blob`]).
 pub(crate) struct SumBlob {
-    table: &'static str,
     rowid: i64,
     /// Its length in bytes.
     pub len: u64,
@@ -161,7 +142,7 @@ pub(crate) struct SumBlob {
 pub(super) fn check_stored_sum(conn: &Connection, id: &[u8; 32]) -> Result<bool> {
     let row: Option<(i64, Option<Vec<u8>>)> = conn
         .query_row(
-            "SELECT rowid, sum_sha256 FROM round_sums WHERE id = ?1",
+            "SELECT rowid, sum_sha256 FROM node_round_sums WHERE id = ?1",
             params![&id[..]],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
@@ -170,7 +151,7 @@ pub(super) fn check_stored_sum(conn: &Connection, id: &[u8; 32]) -> Result<bool>
         return Ok(false);
     };
     if let Some(digest) = digest {
-        let blob = conn.blob_open(rusqlite::MAIN_DB, "round_sums", "sum", rowid, true)?;
+        let blob = conn.blob_open(rusqlite::MAIN_DB, "node_round_sums", "sum", rowid, true)?;
         check_blob(blob, &digest, || {
             format!("round {}: the stored node sum", crate::hex::encode(id))
         })?;
@@ -178,7 +159,7 @@ pub(super) fn check_stored_sum(conn: &Connection, id: &[u8; 32]) -> Result<bool>
     Ok(true)
 }
 
-const ATTEMPTS_SQL: &str = "SELECT client, shard FROM shares INDEXED BY shares_attempts
+const ATTEMPTS_SQL: &str = "SELECT client, shard FROM node_shares INDEXED BY node_shares_attempts
      WHERE round_id = ?1 ORDER BY client";
 
 /// The (client, attempt) pair of a row of [`ATTEMPTS_SQL`].

@@ -19,8 +19,7 @@ fn temp_db(name: &str) -> std::path::PathBuf {
 /// The agreed set and the node sum written piece by piece (blob I/O) are the bytes the
 /// whole-blob writes stored (ids big-endian, ascending); the sum goes to a row of its own
 /// and leaves the agreed set's row as it was; it streams back from a read-only connection,
-/// also a sum kept by an older store in `round_state` or `rounds`, also after a second
-/// write; a source shorter than declared stores nothing; the attempts come back as an
+/// also after a second write; a source shorter than declared stores nothing; the attempts come back as an
 /// iterator in client order.
 #[test]
 fn agreed_set_and_sum_are_written_and_read_in_pieces() {
@@ -38,7 +37,7 @@ fn agreed_set_and_sum_are_written_and_read_in_pieces() {
             .sqlite()
             .conn
             .query_row(
-                "SELECT agreed FROM round_state WHERE id = ?1",
+                "SELECT agreed FROM node_round_state WHERE id = ?1",
                 params![&a[..]],
                 |r| r.get(0),
             )
@@ -55,7 +54,7 @@ fn agreed_set_and_sum_are_written_and_read_in_pieces() {
             .sqlite()
             .conn
             .query_row(
-                "SELECT rowid, length(sum) FROM round_state WHERE id = ?1",
+                "SELECT rowid, length(agreed) FROM node_round_state WHERE id = ?1",
                 params![&a[..]],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
@@ -78,9 +77,9 @@ fn agreed_set_and_sum_are_written_and_read_in_pieces() {
         .unwrap();
     assert!(store.check_sum(&a).unwrap());
     assert_eq!(store.sqlite().sum(&a).unwrap().as_deref(), Some(&sum[..]));
-    // The agreed set's row untouched by the sum's write (not rewritten: same rowid, no sum).
+    // The agreed set's row untouched by the sum's write (not rewritten: same rowid).
     assert_eq!(state_row(&store), before);
-    assert_eq!(before.1, None);
+    assert_eq!(before.1, Some(want.len()));
     assert_eq!(stored_agreed(&store), want);
     let stored = store.rounds().unwrap();
     assert!(stored.iter().find(|r| r.id == a).unwrap().sum_stored);
@@ -91,29 +90,13 @@ fn agreed_set_and_sum_are_written_and_read_in_pieces() {
             .is_err()
     );
     assert_eq!(store.sqlite().sum(&b).unwrap(), None);
-    // Older stores' sums: in `rounds`, and in `round_state` (read first).
-    let c = [7u8; 32];
-    store.insert_round(&c, 3, b"{}", &mut &[][..], 0).unwrap();
-    store
-        .sqlite()
-        .conn
-        .execute_batch(&format!(
-            "UPDATE rounds SET sum = X'0102' WHERE id = X'{b}';
-             UPDATE rounds SET sum = X'0a' WHERE id = X'{c}';
-             INSERT INTO round_state (id, sum) VALUES (X'{c}', X'0b0c0d');",
-            b = crate::hex::encode(&b),
-            c = crate::hex::encode(&c),
-        ))
-        .unwrap();
     let reader = AttemptReader::open(&path).unwrap();
-    for (id, want) in [(a, &sum[..]), (b, &[1u8, 2][..]), (c, &[11u8, 12, 13][..])] {
-        assert_eq!(store.sqlite().sum(&id).unwrap().as_deref(), Some(want));
-        let at = reader.sum_blob(&id).unwrap().unwrap();
-        assert_eq!(at.len, want.len() as u64);
-        let mut got = Vec::new();
-        reader.write_sum(&at, &mut got).unwrap();
-        assert_eq!(got, want);
-    }
+    assert_eq!(store.sqlite().sum(&a).unwrap().as_deref(), Some(&sum[..]));
+    let at = reader.sum_blob(&a).unwrap().unwrap();
+    assert_eq!(at.len, sum.len() as u64);
+    let mut got = Vec::new();
+    reader.write_sum(&at, &mut got).unwrap();
+    assert_eq!(got, sum);
     assert!(reader.sum_blob(&[8u8; 32]).unwrap().is_none());
     let digest = [1u8; 32];
     let batch: Vec<PendingShare<'_>> = [9u64, 2, 5]
@@ -160,21 +143,17 @@ fn round_state_is_kept_apart_from_the_spec_and_tokens_come_back_raw() {
     store.sqlite().set_agreed(&a, &3u64.to_be_bytes()).unwrap();
     store.sqlite().set_sum(&a, &[9]).unwrap();
     store.abort(&b, "why").unwrap();
-    // The spec rows are as inserted: closing and aborting wrote elsewhere.
-    let untouched: i64 = store
+    // Closing and aborting wrote the rounds' state rows, apart from the spec rows.
+    let states: i64 = store
         .sqlite()
         .conn
-        .query_row(
-            "SELECT COUNT(*) FROM rounds WHERE agreed IS NULL AND sum IS NULL AND aborted IS NULL",
-            [],
-            |r| r.get(0),
-        )
+        .query_row("SELECT COUNT(*) FROM node_round_state", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(untouched, 2);
+    assert_eq!(states, 2);
     let chunks: i64 = store
         .sqlite()
         .conn
-        .query_row("SELECT COUNT(*) FROM round_tokens", [], |r| r.get(0))
+        .query_row("SELECT COUNT(*) FROM node_round_tokens", [], |r| r.get(0))
         .unwrap();
     assert_eq!(chunks, 6);
     drop(store);
@@ -183,7 +162,6 @@ fn round_state_is_kept_apart_from_the_spec_and_tokens_come_back_raw() {
     rounds.sort_by_key(|r| r.id);
     assert_eq!(rounds.len(), 2);
     assert_eq!(rounds[0].spec_json, b"{\"a\":1}");
-    assert_eq!(rounds[0].tokens, None);
     let mut back = Vec::new();
     store
         .token_chunks(&a)
@@ -212,7 +190,7 @@ fn round_state_is_kept_apart_from_the_spec_and_tokens_come_back_raw() {
     assert!(
         read_only
             .conn
-            .execute("DELETE FROM round_tokens", [])
+            .execute("DELETE FROM node_round_tokens", [])
             .is_err()
     );
     assert!(rounds[0].sum_stored);
@@ -277,7 +255,7 @@ fn uploads_are_stored_once_in_a_new_store_and_in_one_from_before() {
         .sqlite()
         .conn
         .query_row(
-            "SELECT sql FROM sqlite_master WHERE name = 'shares'",
+            "SELECT sql FROM sqlite_master WHERE name = 'node_shares'",
             [],
             |r| r.get(0),
         )
@@ -375,10 +353,7 @@ fn a_store_from_before_round_state_and_tokens_still_loads() {
     let rounds = store.rounds().unwrap();
     assert_eq!(rounds.len(), 1);
     let r = &rounds[0];
-    assert_eq!(
-        (r.spec_json.as_slice(), r.tokens.as_deref()),
-        (&b"{}"[..], None)
-    );
+    assert_eq!(r.spec_json.as_slice(), &b"{}"[..]);
     assert!(r.sum_stored);
     assert_eq!(
         store.sqlite().sum(&r.id).unwrap().as_deref(),
@@ -397,7 +372,7 @@ fn a_store_from_before_round_state_and_tokens_still_loads() {
         .sqlite()
         .conn
         .execute(
-            "UPDATE rounds SET agreed = x'00000000000000010000000000000001'",
+            "UPDATE node_round_state SET agreed = x'00000000000000010000000000000001'",
             [],
         )
         .unwrap();

@@ -1,7 +1,7 @@
 //! [`NodeTx`] on SQLite: the rows of one IMMEDIATE transaction.
 //!
 //! A round's state is not a column here: it is closed once its agreed set is stored and
-//! aborted once a reason is, in `round_state` or, in stores of older versions, in `rounds`.
+//! aborted once a reason is, in `node_round_state`.
 
 use fixedpoint_shares::ClientSet;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -21,9 +21,8 @@ impl NodeTx for SqliteTx<'_> {
         let row: Option<(bool, bool)> = self
             .conn
             .prepare_cached(
-                "SELECT COALESCE(s.aborted, r.aborted) IS NOT NULL,
-                        COALESCE(length(s.agreed), length(r.agreed)) IS NOT NULL
-                 FROM rounds r LEFT JOIN round_state s ON s.id = r.id WHERE r.id = ?1",
+                "SELECT s.aborted IS NOT NULL, length(s.agreed) IS NOT NULL
+                 FROM node_rounds r LEFT JOIN node_round_state s ON s.id = r.id WHERE r.id = ?1",
             )?
             .query_row(params![&id[..]], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
@@ -37,7 +36,7 @@ impl NodeTx for SqliteTx<'_> {
 
     fn insert_round(&mut self, id: &[u8; 32], round: u64, spec_json: &[u8]) -> Result<()> {
         self.conn.execute(
-            "INSERT INTO rounds (id, round, spec) VALUES (?1, ?2, ?3)",
+            "INSERT INTO node_rounds (id, round, spec) VALUES (?1, ?2, ?3)",
             params![&id[..], round as i64, spec_json],
         )?;
         Ok(())
@@ -45,7 +44,7 @@ impl NodeTx for SqliteTx<'_> {
 
     fn replace_spec(&mut self, id: &[u8; 32], spec_json: &[u8]) -> Result<()> {
         self.conn.execute(
-            "UPDATE rounds SET spec = ?2, tokens = NULL WHERE id = ?1",
+            "UPDATE node_rounds SET spec = ?2 WHERE id = ?1",
             params![&id[..], spec_json],
         )?;
         Ok(())
@@ -53,7 +52,7 @@ impl NodeTx for SqliteTx<'_> {
 
     fn delete_token_chunks(&mut self, id: &[u8; 32]) -> Result<()> {
         self.conn.execute(
-            "DELETE FROM round_tokens WHERE round_id = ?1",
+            "DELETE FROM node_round_tokens WHERE round_id = ?1",
             params![&id[..]],
         )?;
         Ok(())
@@ -61,7 +60,7 @@ impl NodeTx for SqliteTx<'_> {
 
     fn insert_token_chunks(&mut self, id: &[u8; 32], first: u64, chunks: &[&[u8]]) -> Result<()> {
         let mut insert = self.conn.prepare_cached(
-            "INSERT INTO round_tokens (round_id, chunk, hashes) VALUES (?1, ?2, ?3)",
+            "INSERT INTO node_round_tokens (round_id, chunk, hashes) VALUES (?1, ?2, ?3)",
         )?;
         for (k, hashes) in (first..).zip(chunks) {
             insert.execute(params![&id[..], k as i64, hashes])?;
@@ -75,7 +74,7 @@ impl NodeTx for SqliteTx<'_> {
         let inserted = self
             .conn
             .prepare_cached(
-                "INSERT INTO shares (round_id, client, shard, digest, message)
+                "INSERT INTO node_shares (round_id, client, shard, digest, message)
                  VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT (round_id, client) DO NOTHING",
             )?
@@ -92,26 +91,30 @@ impl NodeTx for SqliteTx<'_> {
     fn share_digest(&mut self, id: &[u8; 32], client: u64) -> Result<Vec<u8>> {
         Ok(self
             .conn
-            .prepare_cached("SELECT digest FROM shares WHERE round_id = ?1 AND client = ?2")?
+            .prepare_cached("SELECT digest FROM node_shares WHERE round_id = ?1 AND client = ?2")?
             .query_row(params![&id[..], client as i64], |r| r.get(0))?)
     }
 
     fn set_shard(&mut self, id: &[u8; 32], client: u64, shard: u64) -> Result<()> {
         self.conn
-            .prepare_cached("UPDATE shares SET shard = ?3 WHERE round_id = ?1 AND client = ?2")?
+            .prepare_cached(
+                "UPDATE node_shares SET shard = ?3 WHERE round_id = ?1 AND client = ?2",
+            )?
             .execute(params![&id[..], client as i64, shard as i64])?;
         Ok(())
     }
 
     fn delete_shares(&mut self, id: &[u8; 32]) -> Result<()> {
-        self.conn
-            .execute("DELETE FROM shares WHERE round_id = ?1", params![&id[..]])?;
+        self.conn.execute(
+            "DELETE FROM node_shares WHERE round_id = ?1",
+            params![&id[..]],
+        )?;
         Ok(())
     }
 
     fn write_aborted(&mut self, id: &[u8; 32], reason: &str) -> Result<()> {
         self.conn.execute(
-            "INSERT INTO round_state (id, aborted) VALUES (?1, ?2)
+            "INSERT INTO node_round_state (id, aborted) VALUES (?1, ?2)
              ON CONFLICT (id) DO UPDATE SET aborted = excluded.aborted",
             params![&id[..], reason],
         )?;
@@ -123,19 +126,23 @@ impl NodeTx for SqliteTx<'_> {
     fn write_agreed(&mut self, id: &[u8; 32], agreed: &ClientSet, sha256: &[u8; 32]) -> Result<()> {
         use std::io::Write;
         self.conn.execute(
-            "INSERT INTO round_state (id, agreed, agreed_sha256) VALUES (?1, zeroblob(?2), ?3)
+            "INSERT INTO node_round_state (id, agreed, agreed_sha256) VALUES (?1, zeroblob(?2), ?3)
              ON CONFLICT (id) DO UPDATE
                  SET agreed = excluded.agreed, agreed_sha256 = excluded.agreed_sha256",
             params![&id[..], 8 * agreed.len() as i64, &sha256[..]],
         )?;
         let rowid: i64 = self.conn.query_row(
-            "SELECT rowid FROM round_state WHERE id = ?1",
+            "SELECT rowid FROM node_round_state WHERE id = ?1",
             params![&id[..]],
             |r| r.get(0),
         )?;
-        let blob = self
-            .conn
-            .blob_open(rusqlite::MAIN_DB, "round_state", "agreed", rowid, false)?;
+        let blob = self.conn.blob_open(
+            rusqlite::MAIN_DB,
+            "node_round_state",
+            "agreed",
+            rowid,
+            false,
+        )?;
         let mut out = std::io::BufWriter::with_capacity(1 << 16, blob);
         for word in agreed_words(agreed) {
             out.write_all(&word)?;
@@ -144,21 +151,21 @@ impl NodeTx for SqliteTx<'_> {
         Ok(())
     }
 
-    /// The sum has a row of its own in `round_sums`, inserted new (replacing any earlier one)
+    /// The sum has a row of its own in `node_round_sums`, inserted new (replacing any earlier one)
     /// with the zeroblob as its last column, so SQLite writes the zeros page by page and never
-    /// holds the blob. Set on `round_state`'s row, as it was, the insert hit the row of the
+    /// holds the blob. Set on `node_round_state`'s row, as it was, the insert hit the row of the
     /// agreed set and became an update: SQLite then read the agreed set (8 bytes per client),
     /// expanded the zeroblob (≈ 8 more) and built the new row (≈ 16 more) in memory — ≈ 32
     /// bytes per client at once, most of what a node's peak memory still grew by in N (README).
     fn write_sum(&mut self, id: &[u8; 32], sum: NewSum<'_>) -> Result<()> {
         self.conn.execute(
-            "INSERT OR REPLACE INTO round_sums (id, sum_sha256, sum) VALUES (?1, ?2, zeroblob(?3))",
+            "INSERT OR REPLACE INTO node_round_sums (id, sum_sha256, sum) VALUES (?1, ?2, zeroblob(?3))",
             params![&id[..], &sum.sha256[..], sum.len as i64],
         )?;
         let rowid = self.conn.last_insert_rowid();
-        let mut blob = self
-            .conn
-            .blob_open(rusqlite::MAIN_DB, "round_sums", "sum", rowid, false)?;
+        let mut blob =
+            self.conn
+                .blob_open(rusqlite::MAIN_DB, "node_round_sums", "sum", rowid, false)?;
         std::io::copy(sum.bytes, &mut blob)?;
         Ok(())
     }

@@ -1,14 +1,10 @@
-//! The PostgreSQL node store's schema and its changes (see [`crate::postgres_tx::migrate`]).
-
-use crate::postgres_tx::PgMigration;
-
-pub(super) const NODE_MIGRATIONS: &[PgMigration] = &[
-    PgMigration {
-        version: 1,
-        what: "rounds with their state, token hashes, shares with their attempts, node sums",
-        // Shares and sums are random bytes: stored uncompressed (EXTERNAL), which also lets a
-        // sum be read in pieces (`substring` reads only the chunks it needs).
-        sql: "CREATE TABLE node_rounds (
+-- The schema that dpdist's node PostgreSQL store had at schema version 1, as the code of that version
+-- created it (extracted before the runner changed); used by the upgrade tests.
+CREATE TABLE IF NOT EXISTS dpdist_schema (
+    component TEXT PRIMARY KEY,
+    version INTEGER NOT NULL
+);
+CREATE TABLE node_rounds (
               id BYTEA PRIMARY KEY CHECK (length(id) = 32),
               round BIGINT NOT NULL UNIQUE,
               spec BYTEA NOT NULL,
@@ -38,15 +34,5 @@ pub(super) const NODE_MIGRATIONS: &[PgMigration] = &[
               sum_sha256 BYTEA NOT NULL,
               sum BYTEA NOT NULL
           );
-          ALTER TABLE node_round_sums ALTER COLUMN sum SET STORAGE EXTERNAL;",
-    },
-    PgMigration {
-        version: 2,
-        what: "a lease per closed round: the replica that computes and stores its node sum",
-        sql: "CREATE TABLE node_sum_leases (
-              round_id BYTEA PRIMARY KEY REFERENCES node_rounds (id),
-              holder TEXT NOT NULL,
-              expires_ms BIGINT NOT NULL
-          );",
-    },
-];
+          ALTER TABLE node_round_sums ALTER COLUMN sum SET STORAGE EXTERNAL;
+INSERT INTO dpdist_schema (component, version) VALUES ('node', 1);
