@@ -5,7 +5,7 @@
 
 pub mod jobs;
 pub mod replicas;
-#[path = "../../src/postgres_test_db.rs"]
+#[path = "../../../src/postgres_test_db.rs"]
 mod test_db;
 
 use std::io::{BufRead, BufReader, Read};
