@@ -59,6 +59,7 @@ pub mod aggregator;
 #[cfg(feature = "server")]
 pub mod aggregator_server;
 #[cfg(feature = "server")]
+#[path = "aggregator/store/mod.rs"]
 mod aggregator_store;
 #[cfg(feature = "server")]
 pub mod body;
@@ -82,6 +83,7 @@ pub mod messages;
 #[cfg(feature = "server")]
 pub mod metrics;
 #[cfg(feature = "server")]
+#[path = "db/migrations.rs"]
 mod migrations;
 pub mod network_fit;
 pub mod network_train;
@@ -94,8 +96,10 @@ pub mod participant_ledger;
 mod participant_rows;
 mod participant_train;
 #[cfg(all(test, feature = "server"))]
+#[path = "db/postgres_test_db.rs"]
 mod postgres_test_db;
 #[cfg(feature = "server")]
+#[path = "db/postgres_tx.rs"]
 mod postgres_tx;
 #[cfg(feature = "server")]
 pub mod problem;
