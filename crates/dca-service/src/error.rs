@@ -111,6 +111,6 @@ impl From<reqwest::Error> for Error {
     /// The whole cause chain ("error sending request for url (…): client error (Connect):
     /// invalid peer certificate: UnknownIssuer"), not only reqwest's outermost line.
     fn from(e: reqwest::Error) -> Self {
-        Error::Http(crate::tls::cause_chain(&e))
+        Error::Http(crate::http::tls::cause_chain(&e))
     }
 }

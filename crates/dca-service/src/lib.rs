@@ -56,59 +56,20 @@
 
 #[cfg(feature = "server")]
 pub mod aggregator;
-#[cfg(feature = "server")]
-pub mod aggregator_server;
-#[cfg(feature = "server")]
-#[path = "aggregator/store/mod.rs"]
-mod aggregator_store;
-#[cfg(feature = "server")]
-pub mod body;
-pub mod client;
+pub mod analyst;
 pub mod clock;
 #[cfg(feature = "server")]
 pub mod config_file;
+#[cfg(feature = "server")]
+mod db;
 mod error;
 pub mod hex;
-pub mod job;
-#[cfg(feature = "server")]
-mod job_acquirer;
-#[cfg(feature = "server")]
-pub mod job_driver;
-#[cfg(feature = "server")]
-pub mod job_http;
-pub mod job_regression;
-pub mod job_train;
-pub mod job_view;
-pub mod messages;
-#[cfg(feature = "server")]
-pub mod metrics;
-#[cfg(feature = "server")]
-#[path = "db/migrations.rs"]
-mod migrations;
-pub mod network_fit;
-pub mod network_train;
+pub mod http;
 #[cfg(feature = "server")]
 pub mod node;
-#[cfg(feature = "server")]
-pub mod node_key;
 pub mod participant;
-pub mod participant_ledger;
-mod participant_rows;
-mod participant_train;
-#[cfg(all(test, feature = "server"))]
-#[path = "db/postgres_test_db.rs"]
-mod postgres_test_db;
-#[cfg(feature = "server")]
-#[path = "db/postgres_tx.rs"]
-mod postgres_tx;
-#[cfg(feature = "server")]
-pub mod problem;
+pub mod protocol;
 pub mod secret;
-#[cfg(feature = "server")]
-pub mod serve;
-pub mod spec;
-pub mod sum_codec;
-pub mod tls;
 
 /// An empty directory for one test (`dpdist-NAME-PID` under the system's temp dir; whatever a
 /// previous run left there is removed first).

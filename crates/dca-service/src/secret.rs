@@ -10,7 +10,7 @@ use subtle::ConstantTimeEq;
 use zeroize::{ZeroizeOnDrop, Zeroizing};
 
 use crate::Result;
-use crate::spec::token_hash;
+use crate::protocol::spec::token_hash;
 
 /// A bearer token (or other secret string) that is zeroised when dropped.
 #[derive(Clone)]

@@ -16,9 +16,9 @@ use super::close_spool::{self};
 use super::store::{
     AttemptReader, HashingWriter, NodeStore, PendingShare, RoundState, UploadOutcome,
 };
-use crate::metrics::Metrics;
-use crate::problem::{ApiError, ApiResult};
-use crate::spec::{Round, RoundSpec, legacy_json_round_id};
+use crate::http::metrics::Metrics;
+use crate::http::problem::{ApiError, ApiResult};
+use crate::protocol::spec::{Round, RoundSpec, legacy_json_round_id};
 use crate::{Error, Result, hex};
 
 use super::*;
@@ -229,7 +229,7 @@ impl Actor {
                     "{}: round {} was created with another public key for node {}; the key \
                      file was replaced or belongs to another node. Restore the original key \
                      file (this node cannot open the round's shares without it)",
-                    crate::node_key::key_path(&self.data_dir).display(),
+                    crate::node::key::key_path(&self.data_dir).display(),
                     round.spec.round,
                     self.index
                 )));

@@ -54,7 +54,7 @@ mod tx;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::metrics::TxMetrics;
+use crate::http::metrics::TxMetrics;
 use crate::{Error, Result};
 
 pub(crate) use digests::job_sha256;

@@ -1,7 +1,7 @@
 //! The aggregator's tables on PostgreSQL, version by version.
 
 use crate::Result;
-use crate::postgres_tx::{self, PgConnection, PgMigration};
+use crate::db::postgres_tx::{self, PgConnection, PgMigration};
 
 const AGGREGATOR_MIGRATIONS: &[PgMigration] = &[
     PgMigration {

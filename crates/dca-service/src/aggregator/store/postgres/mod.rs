@@ -19,7 +19,7 @@
 //! The connection opens itself again on the next call once the server closed it (a restart,
 //! a failover, an idle connection cut); a transaction cut before its commit is run again on
 //! the new connection, one cut during its commit is an error that says its outcome is unknown
-//! (see [`crate::postgres_tx`]). Migrations run once, at open.
+//! (see [`crate::db::postgres_tx`]). Migrations run once, at open.
 
 mod migrations;
 mod rows;
@@ -31,7 +31,7 @@ use std::time::Duration;
 use postgres::IsolationLevel;
 
 use super::tx::AggTx;
-use crate::postgres_tx::{self, PgConnection};
+use crate::db::postgres_tx::{self, PgConnection};
 use crate::{Error, Result};
 
 /// A PostgreSQL database given to the aggregator's `--store`: the client's configuration and

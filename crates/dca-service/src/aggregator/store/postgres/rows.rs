@@ -4,11 +4,11 @@
 use postgres::types::ToSql;
 use postgres::{Row, Transaction};
 
-use crate::aggregator_store::RoundPhase;
-use crate::aggregator_store::tx::{
+use crate::aggregator::store::RoundPhase;
+use crate::aggregator::store::tx::{
     AggTx, AnswerRow, ChargeRow, JobLease, JobRoundRow, JobRow, Lease, RoundRow,
 };
-use crate::postgres_tx::{TxError, cause};
+use crate::db::postgres_tx::{TxError, cause};
 use crate::{Error, Result};
 
 /// The rows of one try of a transaction, and the PostgreSQL error that ended it, if one did:

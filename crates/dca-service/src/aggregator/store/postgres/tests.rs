@@ -4,12 +4,12 @@
 //! tests say so loudly and pass, except under CI (`CI` set), where they fail.
 
 use super::*;
-use crate::aggregator_store::{
+use crate::aggregator::store::{
     AggregatorStore, AggregatorStoreLocation, LeaseTaken, RoundPhase, RoundState,
 };
 
-/// A database made for one test (see [`crate::postgres_test_db`]).
-pub(crate) type TestDb = crate::postgres_test_db::TestDb<AggregatorPgLocation>;
+/// A database made for one test (see [`crate::db::postgres_test_db`]).
+pub(crate) type TestDb = crate::db::postgres_test_db::TestDb<AggregatorPgLocation>;
 
 impl TestDb {
     /// Where the aggregator finds the database.
@@ -20,7 +20,7 @@ impl TestDb {
 
 /// A fresh database for the test `name`, or `None` (after saying so) without a server.
 pub(crate) fn test_db(name: &str) -> Option<TestDb> {
-    crate::postgres_test_db::test_db("aggunit", name, |config, shown| AggregatorPgLocation {
+    crate::db::postgres_test_db::test_db("aggunit", name, |config, shown| AggregatorPgLocation {
         config: Box::new(config),
         shown,
     })
@@ -37,7 +37,7 @@ fn any_budget(_: &[f64]) -> Result<()> {
 #[test]
 fn a_round_is_closed_charged_and_released_once() {
     let Some(db) = test_db("once") else { return };
-    crate::aggregator_store::round_tests::a_round_is_closed_charged_and_released_once(&open(&db));
+    crate::aggregator::store::round_tests::a_round_is_closed_charged_and_released_once(&open(&db));
 }
 
 /// A second process's handle sees the round the first created, cannot close or charge it
@@ -151,7 +151,7 @@ fn a_job_round_past_its_reservation_is_refused_and_changes_nothing() {
     let spent = second
         .settle_job("j", None, None, |spent| Ok(format!("{spent}").into_bytes()))
         .unwrap();
-    assert_eq!(spent, crate::aggregator_store::JobWrite::Written(0.2));
+    assert_eq!(spent, crate::aggregator::store::JobWrite::Written(0.2));
     assert_eq!(first.job("j").unwrap().unwrap().1, b"0.2");
     assert_eq!(first.charges().unwrap(), vec![0.2]);
 }
@@ -185,7 +185,7 @@ fn answers_are_given_once() {
 #[test]
 fn damaged_rows_are_refused_when_read() {
     let Some(db) = test_db("damage") else { return };
-    crate::aggregator_store::damaged_rows_tests::damaged_rows_are_refused_when_read(
+    crate::aggregator::store::damaged_rows_tests::damaged_rows_are_refused_when_read(
         &open(&db),
         "agg_",
     );
@@ -221,7 +221,7 @@ fn racing_handles_get_one_release_lease() {
     let Some(db) = test_db("leaserace") else {
         return;
     };
-    crate::aggregator_store::release_lease_tests::racing_handles_get_one_release_lease(|| {
+    crate::aggregator::store::release_lease_tests::racing_handles_get_one_release_lease(|| {
         open(&db)
     });
 }
@@ -231,7 +231,7 @@ fn a_release_lease_has_one_holder_until_it_expires() {
     let Some(db) = test_db("leaseonce") else {
         return;
     };
-    crate::aggregator_store::release_lease_tests::one_holder_until_it_expires(&open(&db));
+    crate::aggregator::store::release_lease_tests::one_holder_until_it_expires(&open(&db));
 }
 
 /// A live lease is its holder's until it expires (renewals move the expiry); from the expiry
@@ -379,7 +379,7 @@ fn a_job_lease_has_one_holder_until_it_expires() {
     let Some(db) = test_db("joblease") else {
         return;
     };
-    crate::aggregator_store::job_lease_tests::one_holder_until_it_expires(&open(&db));
+    crate::aggregator::store::job_lease_tests::one_holder_until_it_expires(&open(&db));
 }
 
 #[test]
@@ -387,7 +387,7 @@ fn the_job_acquirer_takes_jobs_nobody_drives() {
     let Some(db) = test_db("jobacquire") else {
         return;
     };
-    crate::aggregator_store::job_lease_tests::the_acquirer_takes_jobs_nobody_drives(&open(&db));
+    crate::aggregator::store::job_lease_tests::the_acquirer_takes_jobs_nobody_drives(&open(&db));
 }
 
 #[test]
@@ -395,7 +395,7 @@ fn racing_handles_get_one_job_lease_each() {
     let Some(db) = test_db("joblease_race") else {
         return;
     };
-    crate::aggregator_store::job_lease_tests::racing_handles_get_one_lease_each(|| open(&db));
+    crate::aggregator::store::job_lease_tests::racing_handles_get_one_lease_each(|| open(&db));
 }
 
 #[test]
@@ -403,7 +403,7 @@ fn a_status_write_from_a_replaced_version_changes_nothing() {
     let Some(db) = test_db("job_cas") else {
         return;
     };
-    crate::aggregator_store::job_lease_tests::a_status_write_from_a_replaced_version_changes_nothing(
+    crate::aggregator::store::job_lease_tests::a_status_write_from_a_replaced_version_changes_nothing(
         || open(&db),
     );
 }
@@ -413,5 +413,5 @@ fn a_failed_round_is_terminal() {
     let Some(db) = test_db("failed_round") else {
         return;
     };
-    crate::aggregator_store::round_tests::a_failed_round_is_terminal(&open(&db));
+    crate::aggregator::store::round_tests::a_failed_round_is_terminal(&open(&db));
 }

@@ -11,7 +11,7 @@ use std::sync::{Mutex, MutexGuard};
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::tx::AggTx;
-use crate::migrations::{Migration, add_column_if_missing, migrate};
+use crate::db::migrations::{Migration, add_column_if_missing, migrate};
 use crate::{Error, Result};
 
 pub(crate) struct SqliteAggregatorStore {
@@ -61,7 +61,7 @@ impl SqliteAggregatorStore {
     }
 }
 
-/// The aggregator store's schema changes (see [`crate::migrations`]).
+/// The aggregator store's schema changes (see [`crate::db::migrations`]).
 const AGGREGATOR_MIGRATIONS: &[Migration] = &[
     Migration {
         version: 1,

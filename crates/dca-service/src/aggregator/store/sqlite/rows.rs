@@ -4,8 +4,8 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::Result;
-use crate::aggregator_store::RoundPhase;
-use crate::aggregator_store::tx::{
+use crate::aggregator::store::RoundPhase;
+use crate::aggregator::store::tx::{
     AggTx, AnswerRow, ChargeRow, JobLease, JobRoundRow, JobRow, Lease, RoundRow,
 };
 

@@ -1,6 +1,6 @@
-//! The PostgreSQL node store's schema and its changes (see [`crate::postgres_tx::migrate`]).
+//! The PostgreSQL node store's schema and its changes (see [`crate::db::postgres_tx::migrate`]).
 
-use crate::postgres_tx::PgMigration;
+use crate::db::postgres_tx::PgMigration;
 
 pub(super) const NODE_MIGRATIONS: &[PgMigration] = &[
     PgMigration {

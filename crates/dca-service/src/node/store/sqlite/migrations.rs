@@ -1,8 +1,8 @@
-//! The SQLite node store's schema and its changes (see [`crate::migrations`]).
+//! The SQLite node store's schema and its changes (see [`crate::db::migrations`]).
 
-use crate::migrations::{Migration, add_column_if_missing};
+use crate::db::migrations::{Migration, add_column_if_missing};
 
-/// The node store's schema changes (see [`crate::migrations`]).
+/// The node store's schema changes (see [`crate::db::migrations`]).
 pub(super) const NODE_MIGRATIONS: &[Migration] = &[
     Migration {
         version: 1,

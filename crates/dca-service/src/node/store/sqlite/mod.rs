@@ -14,7 +14,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use super::StoredRound;
 use super::layout::{agreed_name, check_blob, check_share, read_agreed};
 use crate::Result;
-use crate::migrations::migrate;
+use crate::db::migrations::migrate;
 use migrations::NODE_MIGRATIONS;
 pub(crate) use readers::{SqliteAttemptReader, SqliteTokenLookup, SumBlob};
 use readers::{check_stored_sum, for_each_attempt};

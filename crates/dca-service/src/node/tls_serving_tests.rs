@@ -2,12 +2,13 @@
 //! idle connections than the server's whole cap does not keep another host's upload out (127.0.0.2 stands for another host; Linux routes
 //! all of 127/8 to `lo`).
 
-use super::*;
-use std::net::SocketAddr;
-use std::time::Instant;
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
-use tokio::net::TcpSocket;
+use tokio::net::{TcpListener, TcpSocket};
+
+use crate::http::serve::{DEFAULT_MAX_CONNECTIONS_PER_PEER, ServeLimits, serve_tls};
 
 /// A compute node's router (node 0 of 2, in `dir`) served with `limits` on 127.0.0.1; its CA
 /// (PEM), its address and a round of 4 clients created on it. It serves until the test's
@@ -15,18 +16,18 @@ use tokio::net::TcpSocket;
 async fn node(
     dir: &std::path::Path,
     limits: ServeLimits,
-) -> (String, SocketAddr, crate::spec::Round) {
+) -> (String, SocketAddr, crate::protocol::spec::Round) {
     use crate::hex;
-    let (ca, cert, key) = crate::tls::tests::pki("127.0.0.1");
-    let tls = crate::tls::server_config(cert.as_bytes(), key.as_bytes()).unwrap();
+    let (ca, cert, key) = crate::http::tls::tests::pki("127.0.0.1");
+    let tls = crate::http::tls::server_config(cert.as_bytes(), key.as_bytes()).unwrap();
     let options = crate::node::NodeOptions::new(0, dir.to_path_buf(), "admin".into());
     let router = crate::node::router(&options).unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(serve_tls(listener, tls, router, limits));
-    let mine = crate::node_key::load_or_create_key(dir).unwrap().public;
+    let mine = crate::node::key::load_or_create_key(dir).unwrap().public;
     let other = share_sealing::NodeKeyPair::generate().public;
-    let round = crate::spec::RoundSpec {
+    let round = crate::protocol::spec::RoundSpec {
         round: 1,
         n_clients: 4,
         n_nodes: 2,
@@ -43,7 +44,7 @@ async fn node(
             hex::encode(&other.to_bytes()),
         ],
         client_token_sha256: (0..4)
-            .map(|i| hex::encode(&crate::spec::token_hash(&format!("client-{i}"))))
+            .map(|i| hex::encode(&crate::protocol::spec::token_hash(&format!("client-{i}"))))
             .collect(),
     }
     .validate()
@@ -64,7 +65,7 @@ async fn node(
 /// request.
 fn client_from(ca: &str, from: &str) -> reqwest::Client {
     reqwest::Client::builder()
-        .use_preconfigured_tls(crate::tls::client_config(ca.as_bytes()).unwrap())
+        .use_preconfigured_tls(crate::http::tls::client_config(ca.as_bytes()).unwrap())
         .local_address(from.parse::<IpAddr>().unwrap())
         .pool_max_idle_per_host(0)
         .timeout(Duration::from_secs(20))
@@ -77,7 +78,7 @@ fn client_from(ca: &str, from: &str) -> reqwest::Client {
 async fn upload_from(
     ca: &str,
     addr: SocketAddr,
-    round: &crate::spec::Round,
+    round: &crate::protocol::spec::Round,
     client: u64,
     from: &str,
 ) -> (std::result::Result<u16, String>, Duration) {
@@ -91,10 +92,11 @@ async fn upload_from(
     .shard(&[0.5, -1.25, 2.0])
     .unwrap();
     let sealed =
-        crate::client::seal_for(round, client, 0, &messages[0].get_encoded().unwrap()).unwrap();
+        crate::protocol::upload::seal_for(round, client, 0, &messages[0].get_encoded().unwrap())
+            .unwrap();
     let http = client_from(ca, from);
     let start = Instant::now();
-    let got = crate::client::put_sealed(
+    let got = crate::protocol::upload::put_sealed(
         &http,
         &format!("https://{addr}"),
         &round.id(),
@@ -187,21 +189,4 @@ async fn one_host_holding_idle_connections_does_not_keep_another_out() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(again, Ok(201));
-}
-
-#[test]
-fn a_peers_slots_are_counted_per_address_and_given_back() {
-    let slots = PeerSlots::new(2);
-    let one: IpAddr = "10.0.0.1".parse().unwrap();
-    let mapped: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
-    let other: IpAddr = "10.0.0.2".parse().unwrap();
-    let a = slots.take(one).unwrap();
-    let b = slots.take(mapped).unwrap();
-    assert!(slots.take(one).is_none());
-    assert!(slots.take(mapped).is_none());
-    let c = slots.take(other).unwrap();
-    drop(a);
-    let d = slots.take(one).unwrap();
-    drop((b, c, d));
-    assert!(slots.open.lock().unwrap().is_empty());
 }

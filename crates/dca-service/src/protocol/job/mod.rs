@@ -8,6 +8,10 @@
 //! A job's id is the SHA-256 of its canonical JSON, as a round's is: a participant that accepts
 //! job `id` has accepted exactly these parameters.
 
+pub mod regression;
+pub mod train;
+pub mod view;
+
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -75,7 +79,7 @@ pub struct JobSpec {
     /// A `train` job's DP-SGD settings (absent for the other kinds, so that their ids are
     /// what they were before train jobs existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub train: Option<crate::job_train::TrainSettings>,
+    pub train: Option<crate::protocol::job::train::TrainSettings>,
     /// A `blr` job's fraction of its budget for a third round releasing the shares of records
     /// its bounds clipped (`blr::ProjectionConfig::clipped_share_budget`), so the analyst can
     /// read the intervals as the clipped records' regression; absent: no such round (and the
@@ -333,7 +337,7 @@ impl JobSpec {
     /// job's (ε, δ), assumed bounds ±7.5 around the ±5 the columns are mapped onto, projection
     /// with the DP std round and the DCA paper's search.
     pub fn fit_config(&self, n_nodes: u16) -> blr::FitConfig {
-        let mut config = crate::network_fit::dca_blr_config(
+        let mut config = crate::analyst::fit::dca_blr_config(
             self.features.len(),
             n_nodes,
             self.max_dropped,
@@ -436,7 +440,7 @@ pub struct JobRound {
     /// Hex round id on the aggregator and nodes.
     pub id: String,
     /// The round's config (canonical JSON object).
-    pub spec: crate::spec::RoundSpec,
+    pub spec: crate::protocol::spec::RoundSpec,
     /// What each participant contributes ([`blr::Contribution`] JSON).
     pub rule: String,
     /// Roster index of each client of the round (client id = position in this list).
@@ -469,13 +473,13 @@ pub struct JobStatus {
     pub result: Option<JobResult>,
     /// A `train` job's progress (every iteration's release as it comes) and result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub train_result: Option<crate::job_train::TrainResult>,
+    pub train_result: Option<crate::protocol::job::train::TrainResult>,
     /// A `sum` job's result, once done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sum_result: Option<crate::job_train::SumResult>,
+    pub sum_result: Option<crate::protocol::job::train::SumResult>,
     /// A `regression` job's result, once done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub regression_result: Option<crate::job_regression::RegressionResult>,
+    pub regression_result: Option<crate::protocol::job::regression::RegressionResult>,
     /// zCDP ρ reserved for the job, and spent by its released rounds so far.
     pub rho_reserved: f64,
     /// See `rho_reserved`. Released rounds only: a participant charges its own ledger when it

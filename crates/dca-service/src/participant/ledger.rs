@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::job::{Answer, JobState};
+use crate::protocol::job::{Answer, JobState};
 use crate::{Error, Result, hex};
 
 /// The ledger's file in the state directory.

@@ -133,7 +133,7 @@ impl IntoResponse for ApiError {
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
         r.extensions_mut()
-            .insert(crate::metrics::ProblemCause(self.kind));
+            .insert(crate::http::metrics::ProblemCause(self.kind));
         r
     }
 }

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use std::sync::Arc;
 
-use crate::job::{JobRound, JobSpec, JobState, JobStatus};
-use crate::spec::RoundSpec;
+use crate::protocol::job::{JobRound, JobSpec, JobState, JobStatus};
+use crate::protocol::spec::RoundSpec;
 use crate::{Error, Result, hex};
 
 /// `GET /jobs/{id}` (and each entry of `GET /jobs`) as a participant on the roster sees it.
@@ -261,7 +261,7 @@ mod tests {
 
     #[test]
     fn a_rounds_token_list_is_rebuilt_from_the_roster_whatever_its_config_came_with() {
-        let spec = crate::job::tests::spec();
+        let spec = crate::protocol::job::tests::spec();
         let round_spec = RoundSpec {
             round: 1,
             n_clients: 2,

@@ -16,9 +16,9 @@ use blr::Contribution;
 use dca_learning::{ClientGradient, iteration_rngs};
 use dp_noise::rng::RngSource;
 
-use crate::job::{JobKind, JobRound, JobSpec};
-use crate::job_train::{self, Rule};
-use crate::spec::Round;
+use crate::protocol::job::train::{self as job_train, Rule};
+use crate::protocol::job::{JobKind, JobRound, JobSpec};
+use crate::protocol::spec::Round;
 use crate::{Error, Result};
 
 /// A round's rule, parsed for the job's kind.
@@ -290,8 +290,8 @@ impl Accumulator<'_> {
 mod tests {
     use super::*;
     use crate::hex;
-    use crate::job::ColumnBounds;
-    use crate::job_train::{SumRule, TrainRule, TrainSettings};
+    use crate::protocol::job::ColumnBounds;
+    use crate::protocol::job::train::{SumRule, TrainRule, TrainSettings};
     use share_sealing::NodeKeyPair;
 
     fn job(kind: &str) -> JobSpec {
@@ -333,7 +333,7 @@ mod tests {
         JobRound {
             step,
             id: "r".into(),
-            spec: crate::spec::tests::spec(6, 2, &keys),
+            spec: crate::protocol::spec::tests::spec(6, 2, &keys),
             rule: rule.to_json(),
             clients: (0..6).collect(),
         }
@@ -493,7 +493,7 @@ mod tests {
     #[test]
     fn a_round_whose_noise_does_not_fit_the_jobs_budget_is_refused() {
         let train = job("train");
-        let config = crate::job_train::trainer_config(&train, 6, 2).unwrap();
+        let config = crate::protocol::job::train::trainer_config(&train, 6, 2).unwrap();
         let dca_learning::Privacy::Private {
             noise_multiplier: z,
             ..
@@ -503,7 +503,7 @@ mod tests {
         };
         let keys = [NodeKeyPair::generate(), NodeKeyPair::generate()];
         let round = |sigma: Option<f64>| {
-            let mut s = crate::spec::tests::spec(6, 2, &keys);
+            let mut s = crate::protocol::spec::tests::spec(6, 2, &keys);
             s.dim = 2;
             s.bound = 2.0;
             s.noise_sigma_total = sigma;

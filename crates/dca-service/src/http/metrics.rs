@@ -19,7 +19,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use std::sync::atomic::AtomicU64;
 
-/// The cause of an error answer, attached to the response by [`crate::problem::ApiError`].
+/// The cause of an error answer, attached to the response by [`crate::http::problem::ApiError`].
 #[derive(Debug, Clone, Copy)]
 pub struct ProblemCause(pub &'static str);
 

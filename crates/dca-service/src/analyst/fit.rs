@@ -18,9 +18,9 @@ use reqwest::StatusCode;
 use tokio::sync::Semaphore;
 use zeroize::Zeroizing;
 
-use crate::messages::{NodeList, PublishedRelease};
+use crate::protocol::messages::{NodeList, PublishedRelease};
+use crate::protocol::spec::{planned_round, token_hash};
 use crate::secret::SecretString;
-use crate::spec::{planned_round, token_hash};
 use crate::{Error, MEDIA_ROUND_CONFIG, Result, hex};
 
 /// How long a job waits for an aggregator that cannot be reached or answers 5xx before it
@@ -197,9 +197,17 @@ impl NetworkTransport {
             let rng = dca.rng.derive(i as u64);
             clients.spawn(async move {
                 let _permit = permit;
-                crate::client::upload(&http, &round, &urls, i as u64, token.expose(), &values, rng)
-                    .await
-                    .map_err(|e| (i, e))
+                crate::protocol::upload::upload(
+                    &http,
+                    &round,
+                    &urls,
+                    i as u64,
+                    token.expose(),
+                    &values,
+                    rng,
+                )
+                .await
+                .map_err(|e| (i, e))
             });
         }
         // A client that cannot upload after its retries is a dropout, as in the protocol: the

@@ -22,11 +22,15 @@ use fixedpoint_shares::{ClientVectors, DcaRound, DcaTransport, Release};
 use projection::holders::Holders;
 
 use crate::aggregator::Aggregator;
-use crate::aggregator_store::RoundState;
-use crate::job::{JobClippedShare, JobKind, JobResult, JobRound, JobSpec, JobState, JobStatus};
-use crate::job_train::{self, Rule, SumResult, SumRule, TrainResult, TrainRule};
-use crate::network_fit::release_of;
-use crate::spec::{Round, planned_round};
+use crate::aggregator::store::RoundState;
+use crate::analyst::fit::release_of;
+use crate::protocol::job::train::{
+    self as job_train, Rule, SumResult, SumRule, TrainResult, TrainRule,
+};
+use crate::protocol::job::{
+    JobClippedShare, JobKind, JobResult, JobRound, JobSpec, JobState, JobStatus,
+};
+use crate::protocol::spec::{Round, planned_round};
 use crate::{Error, Result};
 
 /// The status a new job starts with; `node_keys` (the nodes' keys when the job is created)
@@ -252,12 +256,12 @@ async fn run_regression(
     transport: JobTransport,
 ) -> Result<()> {
     let id = spec.id();
-    let config = crate::job_regression::regression_config(&spec, n_nodes)?;
+    let config = crate::protocol::job::regression::regression_config(&spec, n_nodes)?;
     let fit = over_participants(&spec, rows, transport, "regression", move |h, rng, t| {
         blr::fit_regression_held(h, &config, rng, t)
     })
     .await?;
-    let result = crate::job_regression::RegressionResult::of(&spec, &fit);
+    let result = crate::protocol::job::regression::RegressionResult::of(&spec, &fit);
     finish(agg, &id, move |s| {
         s.regression_result = Some(result.clone())
     })
@@ -411,7 +415,8 @@ impl JobTransport {
                     )));
                 }
                 // The recorded spec keeps no token list: rebuilt from the roster.
-                crate::job_view::ParticipantRound::spec_for(recorded, &self.spec)?.validate()?
+                crate::protocol::job::view::ParticipantRound::spec_for(recorded, &self.spec)?
+                    .validate()?
             }
             None => self.new_round(dca, rule, step).await?,
         };

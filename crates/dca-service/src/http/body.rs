@@ -34,7 +34,7 @@ pub enum BodyError {
 }
 
 impl BodyError {
-    /// The problem type of the answer (see [`crate::problem`]).
+    /// The problem type of the answer (see [`crate::http::problem`]).
     pub fn kind(&self) -> &'static str {
         match self {
             BodyError::TooLarge { .. } => "too-large",

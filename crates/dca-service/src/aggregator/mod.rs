@@ -17,15 +17,16 @@ use fixedpoint_shares::{
 use reqwest::StatusCode;
 use serde::Serialize;
 
-pub use crate::aggregator_store::{AggregatorPgLocation, AggregatorStoreLocation};
-use crate::aggregator_store::{AggregatorStore, JobWrite, LeaseTaken};
-pub use crate::aggregator_store::{RoundPhase, RoundState};
+pub use crate::aggregator::store::{AggregatorPgLocation, AggregatorStoreLocation};
+use crate::aggregator::store::{AggregatorStore, JobWrite, LeaseTaken};
+pub use crate::aggregator::store::{RoundPhase, RoundState};
 use crate::clock::{Clock, SystemClock};
-use crate::job_view::{ParticipantView, SharedParticipantView};
 use crate::node::{AbortRequest, RoundStatus};
+use crate::protocol::job::view::{ParticipantView, SharedParticipantView};
+use crate::protocol::spec::{Round, RoundSpec, decode_round_config, legacy_json_round_id};
+use crate::protocol::sum_codec;
 use crate::secret::SecretString;
-use crate::spec::{Round, RoundSpec, decode_round_config, legacy_json_round_id};
-use crate::{Error, MEDIA_JSON, MEDIA_PAIR_SET, MEDIA_ROUND_CONFIG, Result, sum_codec};
+use crate::{Error, MEDIA_JSON, MEDIA_PAIR_SET, MEDIA_ROUND_CONFIG, Result};
 
 /// Polls of a node sum that answers 202 before giving up.
 const SUM_POLLS: u32 = 600;
@@ -42,11 +43,13 @@ pub const DEFAULT_RELEASE_LEASE: Duration = Duration::from_secs(30);
 /// ([`Aggregator::with_job_lease`], `dpdist aggregator --job-lease-ms`).
 pub const DEFAULT_JOB_LEASE: Duration = Duration::from_secs(30);
 
-pub use crate::messages::PublishedRelease;
+pub use crate::protocol::messages::PublishedRelease;
 
-mod job_lease;
-mod release_lease;
-pub use crate::spec::round_rho;
+pub mod jobs;
+mod rounds;
+pub mod server;
+pub(crate) mod store;
+pub use crate::protocol::spec::round_rho;
 
 /// The aggregator of one deployment.
 pub struct Aggregator {
@@ -123,7 +126,7 @@ impl Aggregator {
     }
 
     /// The count and time of the store's transactions, by name (for `/metrics`).
-    pub(crate) fn store_transactions(&self) -> crate::metrics::TxMetrics {
+    pub(crate) fn store_transactions(&self) -> crate::http::metrics::TxMetrics {
         self.store.transaction_metrics()
     }
 
@@ -176,7 +179,11 @@ impl Aggregator {
     /// job the budget cannot pay for in full is refused before any of its rounds runs. This
     /// aggregator holds the new job's driver lease from the start. The job's id and whether it
     /// is new (creating it again changes nothing).
-    pub fn create_job(&self, spec: &crate::job::JobSpec, status: &[u8]) -> Result<(String, bool)> {
+    pub fn create_job(
+        &self,
+        spec: &crate::protocol::job::JobSpec,
+        status: &[u8],
+    ) -> Result<(String, bool)> {
         spec.validate()?;
         let id = spec.id();
         if let Some((stored, _)) = self.store.job(&id)? {
@@ -199,7 +206,15 @@ impl Aggregator {
     }
 
     /// Job `id`'s spec and status (JSON).
-    pub fn job(&self, id: &str) -> Result<Option<(crate::job::JobSpec, crate::job::JobStatus)>> {
+    pub fn job(
+        &self,
+        id: &str,
+    ) -> Result<
+        Option<(
+            crate::protocol::job::JobSpec,
+            crate::protocol::job::JobStatus,
+        )>,
+    > {
         self.store
             .job(id)?
             .map(|(spec, status)| decode_job(id, &spec, &status))
@@ -207,7 +222,14 @@ impl Aggregator {
     }
 
     /// Every job, oldest first.
-    pub fn jobs(&self) -> Result<Vec<(crate::job::JobSpec, crate::job::JobStatus)>> {
+    pub fn jobs(
+        &self,
+    ) -> Result<
+        Vec<(
+            crate::protocol::job::JobSpec,
+            crate::protocol::job::JobStatus,
+        )>,
+    > {
         self.store
             .jobs()?
             .iter()
@@ -271,8 +293,8 @@ impl Aggregator {
     pub fn update_job(
         &self,
         id: &str,
-        change: impl FnMut(&mut crate::job::JobStatus) -> Result<()>,
-    ) -> Result<crate::job::JobStatus> {
+        change: impl FnMut(&mut crate::protocol::job::JobStatus) -> Result<()>,
+    ) -> Result<crate::protocol::job::JobStatus> {
         self.change_job(id, false, change)
     }
 
@@ -283,8 +305,8 @@ impl Aggregator {
     pub fn update_job_as_driver(
         &self,
         id: &str,
-        change: impl FnMut(&mut crate::job::JobStatus) -> Result<()>,
-    ) -> Result<crate::job::JobStatus> {
+        change: impl FnMut(&mut crate::protocol::job::JobStatus) -> Result<()>,
+    ) -> Result<crate::protocol::job::JobStatus> {
         self.change_job(id, true, change)
     }
 
@@ -292,8 +314,8 @@ impl Aggregator {
         &self,
         id: &str,
         as_driver: bool,
-        mut change: impl FnMut(&mut crate::job::JobStatus) -> Result<()>,
-    ) -> Result<crate::job::JobStatus> {
+        mut change: impl FnMut(&mut crate::protocol::job::JobStatus) -> Result<()>,
+    ) -> Result<crate::protocol::job::JobStatus> {
         // Writers in this process take turns (fewer retries); across processes the
         // compare-and-swap below decides.
         let _one_at_a_time = self
@@ -307,7 +329,7 @@ impl Aggregator {
                 .store
                 .job(id)?
                 .ok_or_else(|| Error::Job(format!("no job {id}")))?;
-            let version = crate::aggregator_store::job_sha256(id, &spec_bytes, &status_bytes);
+            let version = crate::aggregator::store::job_sha256(id, &spec_bytes, &status_bytes);
             let (_, mut status) = decode_job(id, &spec_bytes, &status_bytes)?;
             let before = status.clone();
             change(&mut status)?;
@@ -319,7 +341,7 @@ impl Aggregator {
                 let ended = status.clone();
                 self.store
                     .settle_job(id, Some(&version), driver, move |spent| {
-                        to_json(&crate::job::JobStatus {
+                        to_json(&crate::protocol::job::JobStatus {
                             rho_spent: spent,
                             ..ended.clone()
                         })
@@ -354,8 +376,8 @@ impl Aggregator {
         &self,
         job: &str,
         index: usize,
-        answer: &crate::job::Answer,
-    ) -> Result<crate::job::Answer> {
+        answer: &crate::protocol::job::Answer,
+    ) -> Result<crate::protocol::job::Answer> {
         let stored = self.store.record_answer(job, index, &to_json(answer)?)?;
         serde_json::from_slice(&stored).map_err(|e| {
             Error::Integrity(format!("participant {index}'s answer to job {job}: {e}"))
@@ -363,7 +385,11 @@ impl Aggregator {
     }
 
     /// Participant `index`'s answer to job `job`, if it gave one.
-    pub fn answer_of(&self, job: &str, index: usize) -> Result<Option<crate::job::Answer>> {
+    pub fn answer_of(
+        &self,
+        job: &str,
+        index: usize,
+    ) -> Result<Option<crate::protocol::job::Answer>> {
         self.store
             .answer_of(job, index)?
             .map(|a| {
@@ -375,7 +401,7 @@ impl Aggregator {
     }
 
     /// Every answer to job `job`, by roster index.
-    pub fn answers(&self, job: &str) -> Result<Vec<(usize, crate::job::Answer)>> {
+    pub fn answers(&self, job: &str) -> Result<Vec<(usize, crate::protocol::job::Answer)>> {
         self.store
             .answers(job)?
             .into_iter()
@@ -832,8 +858,11 @@ fn decode_job(
     id: &str,
     spec: &[u8],
     status: &[u8],
-) -> Result<(crate::job::JobSpec, crate::job::JobStatus)> {
-    let spec: crate::job::JobSpec = serde_json::from_slice(spec)
+) -> Result<(
+    crate::protocol::job::JobSpec,
+    crate::protocol::job::JobStatus,
+)> {
+    let spec: crate::protocol::job::JobSpec = serde_json::from_slice(spec)
         .map_err(|e| Error::Integrity(format!("job {id}'s recorded spec: {e}")))?;
     if spec.id() != id {
         return Err(Error::Integrity(format!(

@@ -1,8 +1,8 @@
 //! A job's driver lease, this aggregator's side: only the holder drives a job (see
 //! `aggregator_store`, and `job_acquirer` for who takes which job when).
 
-use super::*;
-use crate::aggregator_store::JobLeaseTaken;
+use crate::aggregator::store::JobLeaseTaken;
+use crate::aggregator::*;
 
 impl Aggregator {
     /// The same aggregator holding a job's driver lease for `lease` between renewals: if it
@@ -30,7 +30,7 @@ impl Aggregator {
         self.job_lease
     }
 
-    pub(super) fn job_lease_until(&self) -> u64 {
+    pub(in crate::aggregator) fn job_lease_until(&self) -> u64 {
         self.clock
             .now_ms()
             .saturating_add(self.job_lease.as_millis() as u64)

@@ -2,12 +2,12 @@
 //! lease sends the recorded close to the nodes, fetches their sums and records the release,
 //! renewing the lease while it works ([`Aggregator::release`] takes it first).
 
-use super::*;
+use crate::aggregator::*;
 
 impl Aggregator {
     /// Takes round `id`'s release lease for this aggregator, or says why not: another
     /// aggregator holds it ([`Error::ReleaseInProgress`]), or the round left "closing".
-    pub(super) fn take_release_lease(&self, id: &str) -> Result<()> {
+    pub(in crate::aggregator) fn take_release_lease(&self, id: &str) -> Result<()> {
         let now = self.clock.now_ms();
         let until = now.saturating_add(self.release_lease.as_millis() as u64);
         match self
@@ -44,7 +44,7 @@ impl Aggregator {
     /// Sends the recorded close to every node, fetches and adds the node sums and records the
     /// release, renewing the round's release lease every third of its length meanwhile; stops
     /// with [`Error::ReleaseInProgress`] (contacting no node again) if the lease was taken over.
-    pub(super) async fn drive_under_lease(
+    pub(in crate::aggregator) async fn drive_under_lease(
         &self,
         round: &Round,
         close_body: Vec<u8>,
@@ -130,7 +130,7 @@ impl Aggregator {
             spent_epsilon: spent.epsilon,
             spent_delta: spent.delta,
             privacy: (round.config.noise().is_none())
-                .then(|| crate::spec::NON_PRIVATE_MARK.to_string()),
+                .then(|| crate::protocol::spec::NON_PRIVATE_MARK.to_string()),
         };
         let json =
             serde_json::to_string(&published).map_err(|e| Error::Io(std::io::Error::other(e)))?;
@@ -208,8 +208,8 @@ impl Aggregator {
 /// failed its integrity check on that node, which therefore never finalizes it). Every other
 /// refusal (a node down, busy, or not ready) may pass and is retried.
 fn release_impossible(body: &str) -> Option<String> {
-    let problem: crate::problem::ProblemDocument = serde_json::from_str(body).ok()?;
-    let damaged = format!("{}stored-state-damaged", crate::problem::TYPE_PREFIX);
+    let problem: crate::http::problem::ProblemDocument = serde_json::from_str(body).ok()?;
+    let damaged = format!("{}stored-state-damaged", crate::http::problem::TYPE_PREFIX);
     (problem.type_uri == damaged).then(|| format!("{} ({})", problem.detail, problem.type_uri))
 }
 

@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::job::JobSpec;
+use crate::protocol::job::JobSpec;
 use crate::{Error, Result};
 
 /// A finished `regression` job's result, in the data's units (all post-processing of the
@@ -163,7 +163,7 @@ impl RegressionResult {
     /// ignored), exactly as `blr::Regression::predict` computes them: each value clipped to
     /// its public range, each prediction to the target's.
     pub fn predict(&self, table: &blr::data::Table) -> Result<Vec<f64>> {
-        let x = crate::job::columns_of(table, &self.features(), "the model reads")?;
+        let x = crate::protocol::job::columns_of(table, &self.features(), "the model reads")?;
         Ok(blr::predict_rows(
             &self.design,
             self.coefficients[0],
@@ -195,12 +195,12 @@ pub fn regression_config(spec: &JobSpec, n_nodes: u16) -> Result<blr::Regression
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::JobKind;
+    use crate::protocol::job::JobKind;
 
     fn spec() -> JobSpec {
         JobSpec {
             kind: JobKind::Regression,
-            ..crate::job::tests::spec()
+            ..crate::protocol::job::tests::spec()
         }
     }
 

@@ -20,14 +20,14 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tower::ServiceExt;
 
-use crate::aggregator::{Aggregator, PublishedRelease, SUM_POLLS};
-use crate::aggregator_store::{
+use crate::aggregator::store::{
     AggregatorStore, AggregatorStoreLocation, LeaseTaken, RoundPhase, RoundState,
 };
+use crate::aggregator::{Aggregator, PublishedRelease, SUM_POLLS};
 use crate::clock::{Clock, MockClock};
 use crate::node::NodeOptions;
+use crate::protocol::spec::{Round, RoundSpec, token_hash};
 use crate::secret::SecretString;
-use crate::spec::{Round, RoundSpec, token_hash};
 
 const ADMIN: &str = "admin-token-for-release-lease-tests";
 const ANALYST: &str = "analyst-token-for-release-lease-tests";
@@ -42,7 +42,7 @@ fn budget() -> PrivacyLoss {
 /// The deployment's client; these nodes speak plain HTTP on loopback, so the CA is unused.
 fn http_client() -> reqwest::Client {
     let ca = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-    crate::tls::http_client(ca.cert.pem().as_bytes(), 8, Duration::from_secs(30)).unwrap()
+    crate::http::tls::http_client(ca.cert.pem().as_bytes(), 8, Duration::from_secs(30)).unwrap()
 }
 
 fn client_token(client: u64) -> String {
@@ -156,7 +156,7 @@ async fn a_drive_stops_polling_the_nodes_once_another_drive_recorded_the_release
         noise_sigma_released: 0.0,
         spent_epsilon: 0.0,
         spent_delta: 0.0,
-        privacy: Some(crate::spec::NON_PRIVATE_MARK.to_string()),
+        privacy: Some(crate::protocol::spec::NON_PRIVATE_MARK.to_string()),
     };
     // The other drive of this aggregator (same holder) records the release while this one
     // polls the node.
@@ -230,9 +230,17 @@ async fn the_analysts_release_waits_202_while_another_aggregator_holds_the_lease
     let id = round.id();
     for c in 0..3 {
         let rng = RngSource::InsecureFixedSeed(7).derive(c);
-        crate::client::upload(&http, &round, &nodes, c, &client_token(c), &values(c), rng)
-            .await
-            .unwrap();
+        crate::protocol::upload::upload(
+            &http,
+            &round,
+            &nodes,
+            c,
+            &client_token(c),
+            &values(c),
+            rng,
+        )
+        .await
+        .unwrap();
     }
     agg.begin_close(&round).await.unwrap();
     // Another aggregator on the same store takes the closing round's lease for 30 s.
@@ -245,7 +253,7 @@ async fn the_analysts_release_waits_202_while_another_aggregator_holds_the_lease
         LeaseTaken::Taken
     );
     // The server's own pass never looks here: every release below is the analyst's.
-    let app = crate::aggregator_server::router(agg, ANALYST, Duration::from_secs(3600));
+    let app = crate::aggregator::server::router(agg, ANALYST, Duration::from_secs(3600));
 
     let (status, retry_after, body) = post_release(&app, &id).await;
     assert_eq!(status, StatusCode::ACCEPTED);

@@ -76,9 +76,10 @@ impl JobAcquirer {
     /// ends (for good if the job did), keeps nothing if the lease was taken over.
     async fn drive_under_lease(&self, id: &str) {
         let lost = Arc::new(AtomicBool::new(false));
-        let drive = crate::job_driver::drive(self.agg.clone(), id.to_string(), self.poll, {
-            lost.clone()
-        });
+        let drive =
+            crate::aggregator::jobs::driver::drive(self.agg.clone(), id.to_string(), self.poll, {
+                lost.clone()
+            });
         tokio::pin!(drive);
         let every = self.agg.job_lease() / 3;
         loop {

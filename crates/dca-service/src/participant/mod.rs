@@ -14,6 +14,10 @@
 //! of the jobs its token answered at start and before every answer (`participant_ledger`): a
 //! ledger deleted or edited grants no budget. While no job names it, it waits (bounded).
 
+pub mod ledger;
+mod rows;
+mod rule;
+
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -23,17 +27,19 @@ use dp_noise::rng::RngSource;
 use reqwest::StatusCode;
 use serde::{Deserialize, Serialize};
 
-use crate::job::{Answer, JobRound, JobSpec, JobState, JobStatus};
+use crate::protocol::job::{Answer, JobRound, JobSpec, JobState, JobStatus};
 // What a participant works from: its light view of a job joined with the job's spec.
-use crate::job_view::{HashedSpec, JoinedView as JobView, ParticipantRound, ParticipantView};
-use crate::participant_ledger::{
+use crate::participant::ledger::{
     Entry, LedgerFile, Participation, RecordedJob, RecordedRound, people,
 };
-pub use crate::participant_ledger::{Ledger, LedgerJob, LedgerRound};
-pub use crate::participant_rows::Rows;
-use crate::participant_train::{Expected, JobRule};
+pub use crate::participant::ledger::{Ledger, LedgerJob, LedgerRound};
+pub use crate::participant::rows::Rows;
+use crate::participant::rule::{Expected, JobRule};
+use crate::protocol::job::view::{
+    HashedSpec, JoinedView as JobView, ParticipantRound, ParticipantView,
+};
+use crate::protocol::spec::{Round, token_hash};
 use crate::secret::SecretString;
-use crate::spec::{Round, token_hash};
 use crate::{Error, MEDIA_JSON, Result, hex};
 
 /// What a participant agrees to (`--policy FILE`, TOML).
@@ -525,7 +531,7 @@ impl Participant {
                     let round = verified_round(published, &spec.spec)?;
                     rounds.push(RecordedRound {
                         id: r.id.clone(),
-                        rho: crate::spec::round_rho(&round)?.unwrap_or(0.0),
+                        rho: crate::protocol::spec::round_rho(&round)?.unwrap_or(0.0),
                         released: r.released,
                         in_release: r.in_release,
                     });
@@ -559,11 +565,11 @@ impl Participant {
         let path = LedgerFile::path_in(&self.state_dir);
         let found = match LedgerFile::read(&self.state_dir) {
             Ok(Some(file)) => file.check_owner(&me).map(|_| Some(file)),
-            Ok(None) => crate::participant_ledger::import_legacy(&self.state_dir, &me),
+            Ok(None) => crate::participant::ledger::import_legacy(&self.state_dir, &me),
             Err(e) => Err(e),
         };
         let cause = match found {
-            Ok(Some(file)) => match crate::participant_ledger::reconcile(&file.ledger, &record) {
+            Ok(Some(file)) => match crate::participant::ledger::reconcile(&file.ledger, &record) {
                 Ok(()) => return Ok(file),
                 Err(cause) => format!(
                     "{} disagrees with the aggregator's record: {cause}",
@@ -608,7 +614,7 @@ impl Participant {
         if path.exists() {
             let aside = self.state_dir.join(format!(
                 "{}.untrusted-{}",
-                crate::participant_ledger::LEDGER_FILE,
+                crate::participant::ledger::LEDGER_FILE,
                 std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_millis())
@@ -617,7 +623,7 @@ impl Participant {
             tracing::warn!("the untrusted ledger is kept as {}", aside.display());
         }
         let mut file = LedgerFile::create(&self.state_dir, &me)?;
-        for entry in crate::participant_ledger::rebuild_entries(&record, &cause) {
+        for entry in crate::participant::ledger::rebuild_entries(&record, &cause) {
             file.append(entry)?;
         }
         tracing::warn!(
@@ -766,7 +772,7 @@ impl Participant {
             &view.status.node_keys,
         )?;
         rule.check_budget(spec, &round)?;
-        let rho = crate::spec::round_rho(&round)?.ok_or_else(|| {
+        let rho = crate::protocol::spec::round_rho(&round)?.ok_or_else(|| {
             Error::Job("round has no noise: NON-PRIVATE, this participant does not join".into())
         })?;
         let id = &view.status.id;
@@ -800,12 +806,12 @@ impl Participant {
             None => {
                 let (rng, sampling) = rule.rngs(self.insecure_seed, job_round.step, client);
                 let values = self.contribution(spec, &rule, sampling)?;
-                let sealed = crate::client::seal_shares(&round, client, &values, rng)?;
+                let sealed = crate::protocol::upload::seal_shares(&round, client, &values, rng)?;
                 self.save_attempt(&job_round.id, &sealed)?;
                 sealed
             }
         };
-        crate::client::upload_shares(
+        crate::protocol::upload::upload_shares(
             &self.http,
             &round,
             &view.nodes,
@@ -1023,7 +1029,7 @@ fn sync_dir(dir: &Path) -> Result<()> {
 mod tests {
     use super::*;
     use crate::hex;
-    use crate::job::{ColumnBounds, JobKind};
+    use crate::protocol::job::{ColumnBounds, JobKind};
 
     fn spec() -> JobSpec {
         JobSpec {

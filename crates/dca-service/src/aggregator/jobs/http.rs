@@ -21,16 +21,16 @@ use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
-use crate::aggregator_server::ServerState;
-use crate::job::{Answer, AnswerCounts, JobSpec, JobState, JobStatus};
-use crate::problem::{ApiError, ApiResult, bearer, json};
+use crate::aggregator::server::ServerState;
+use crate::http::problem::{ApiError, ApiResult, bearer, json};
+use crate::protocol::job::{Answer, AnswerCounts, JobSpec, JobState, JobStatus};
+use crate::protocol::spec::token_hash;
 use crate::secret::token_matches;
-use crate::spec::token_hash;
 use crate::{MEDIA_JSON, hex};
 
-pub use crate::job::JobView;
-use crate::job_view::ParticipantView;
-use crate::participant_ledger::{ParticipatedJob, ParticipatedRound, Participation};
+use crate::participant::ledger::{ParticipatedJob, ParticipatedRound, Participation};
+pub use crate::protocol::job::JobView;
+use crate::protocol::job::view::ParticipantView;
 
 /// Who is asking.
 enum Caller {
@@ -59,10 +59,10 @@ impl ServerState {
         analyst_only: bool,
     ) -> ApiResult<Vec<u8>> {
         if analyst_only && let Err(refused) = self.analyst(headers) {
-            crate::body::drain_refused(headers, body, 1 << 20, Duration::from_secs(5));
+            crate::http::body::drain_refused(headers, body, 1 << 20, Duration::from_secs(5));
             return Err(refused);
         }
-        crate::problem::content_type_is(headers, MEDIA_JSON)?;
+        crate::http::problem::content_type_is(headers, MEDIA_JSON)?;
         let (bytes, _permit) = self
             .spec_bytes
             .read(headers, body, max, Duration::from_secs(60))
@@ -145,7 +145,7 @@ pub(crate) async fn create_job(
         .read_body(
             &headers,
             body,
-            crate::aggregator_server::MAX_SPEC_BYTES,
+            crate::aggregator::server::MAX_SPEC_BYTES,
             true,
         )
         .await?;
@@ -160,7 +160,7 @@ pub(crate) async fn create_job(
     }
     // The job's rounds seal to the keys the nodes have now (all nodes must answer).
     let node_keys = s.aggregator.node_keys().await?;
-    let status = crate::job_driver::initial_status(&spec, node_keys)?;
+    let status = crate::aggregator::jobs::driver::initial_status(&spec, node_keys)?;
     let status_json = serde_json::to_vec(&status).map_err(|e| ApiError::internal(e.to_string()))?;
     let (id, created) = s.aggregator.create_job(&spec, &status_json)?;
     if created {

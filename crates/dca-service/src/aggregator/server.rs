@@ -19,18 +19,18 @@ use axum::routing::get;
 use serde::{Deserialize, Serialize};
 
 use crate::aggregator::Aggregator;
-use crate::aggregator_store::{RoundPhase, RoundState};
-use crate::body::BodyBudget;
-use crate::job_acquirer::JobAcquirer;
-use crate::metrics::Metrics;
-use crate::problem::{ApiError, ApiResult, content_type_is, healthz, json, require_token};
-use crate::spec::{decode_round_config, token_hash};
+use crate::aggregator::jobs::acquirer::JobAcquirer;
+use crate::aggregator::store::{RoundPhase, RoundState};
+use crate::http::body::BodyBudget;
+use crate::http::metrics::Metrics;
+use crate::http::problem::{ApiError, ApiResult, content_type_is, healthz, json, require_token};
+use crate::protocol::spec::{decode_round_config, token_hash};
 use crate::{Error, MEDIA_ROUND_CONFIG};
 
 /// Largest round configuration accepted (bytes): N token hashes of 67 bytes dominate.
 pub const MAX_SPEC_BYTES: usize = 64 << 20;
 
-pub use crate::messages::NodeList;
+pub use crate::protocol::messages::NodeList;
 
 /// A round's state on the aggregator (`GET /rounds/{id}`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -108,11 +108,11 @@ async fn create(
 ) -> ApiResult<Response> {
     // The analyst is authenticated before a byte of the body is read.
     if let Err(refused) = s.analyst(&headers) {
-        crate::body::drain_refused(&headers, body, 1 << 20, Duration::from_secs(5));
+        crate::http::body::drain_refused(&headers, body, 1 << 20, Duration::from_secs(5));
         return Err(refused);
     }
     if let Err(refused) = content_type_is(&headers, MEDIA_ROUND_CONFIG) {
-        crate::body::drain_refused(&headers, body, 1 << 20, Duration::from_secs(5));
+        crate::http::body::drain_refused(&headers, body, 1 << 20, Duration::from_secs(5));
         return Err(refused);
     }
     let (body, _permit) = s
@@ -209,7 +209,7 @@ async fn aggregator_metrics(State(s): State<Arc<ServerState>>) -> Response {
         }
         Err(e) => tracing::error!("reading rounds for /metrics: {e}"),
     }
-    crate::metrics::exposition(&s.metrics)
+    crate::http::metrics::exposition(&s.metrics)
 }
 
 async fn release_now(
@@ -291,7 +291,7 @@ impl RetryBackoff {
     }
 
     /// Forgets every round not in `live`.
-    fn keep_only(&self, live: &[Arc<crate::spec::Round>]) {
+    fn keep_only(&self, live: &[Arc<crate::protocol::spec::Round>]) {
         if let Ok(mut rounds) = self.rounds.lock() {
             rounds.retain(|id, _| live.iter().any(|r| r.id() == *id));
         }
@@ -421,24 +421,31 @@ pub fn router(aggregator: Aggregator, analyst_token: &str, poll: Duration) -> Ro
         .route("/rounds/{id}", get(state_of).put(create))
         .route("/rounds/{id}/release", get(get_release).post(release_now))
         .route("/metrics", get(aggregator_metrics))
-        .route("/jobs", get(crate::job_http::list_jobs))
-        .route("/participation", get(crate::job_http::participation))
+        .route("/jobs", get(crate::aggregator::jobs::http::list_jobs))
+        .route(
+            "/participation",
+            get(crate::aggregator::jobs::http::participation),
+        )
         .route(
             "/jobs/{id}",
-            get(crate::job_http::get_job).put(crate::job_http::create_job),
+            get(crate::aggregator::jobs::http::get_job)
+                .put(crate::aggregator::jobs::http::create_job),
         )
-        .route("/jobs/{id}/spec", get(crate::job_http::get_job_spec))
+        .route(
+            "/jobs/{id}/spec",
+            get(crate::aggregator::jobs::http::get_job_spec),
+        )
         .route(
             "/jobs/{id}/answer",
-            axum::routing::post(crate::job_http::answer_job),
+            axum::routing::post(crate::aggregator::jobs::http::answer_job),
         )
         .route(
             "/jobs/{id}/cancel",
-            axum::routing::post(crate::job_http::cancel_job),
+            axum::routing::post(crate::aggregator::jobs::http::cancel_job),
         )
         .route_layer(axum::middleware::from_fn_with_state(
             state.metrics.clone(),
-            crate::metrics::count_responses,
+            crate::http::metrics::count_responses,
         ))
         .layer(DefaultBodyLimit::max(MAX_SPEC_BYTES))
         .with_state(state)

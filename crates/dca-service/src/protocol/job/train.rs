@@ -17,8 +17,8 @@ use dca_learning::{ClientSampling, Model, Optimizer, Privacy, TrainerConfig};
 use fixedpoint_shares::{RoundConfig, RoundId, RoundParams, ShareMode};
 use serde::{Deserialize, Serialize};
 
-use crate::job::JobSpec;
-use crate::spec::config_rho;
+use crate::protocol::job::JobSpec;
+use crate::protocol::spec::config_rho;
 use crate::{Error, Result};
 
 /// Most iterations of one `train` job (its rounds are numbered by 24 bits of the job's rounds).
@@ -243,7 +243,7 @@ pub fn predict_proba(
         )));
     }
     let names: Vec<&str> = spec.features.iter().map(|c| c.name.as_str()).collect();
-    let mut x = crate::job::columns_of(table, &names, "the model reads")?;
+    let mut x = crate::protocol::job::columns_of(table, &names, "the model reads")?;
     let owned: Vec<String> = names.iter().map(|n| n.to_string()).collect();
     spec.public_bounds()
         .scale(&mut x, &owned, SCALE)
@@ -272,7 +272,7 @@ pub struct SumResult {
 }
 
 /// Columns a `sum` job sums: the features, then the target.
-pub fn sum_columns(spec: &JobSpec) -> Vec<&crate::job::ColumnBounds> {
+pub fn sum_columns(spec: &JobSpec) -> Vec<&crate::protocol::job::ColumnBounds> {
     spec.features.iter().chain([&spec.target]).collect()
 }
 
@@ -420,7 +420,7 @@ fn smallest_noise(
 mod tests {
     use super::*;
     use crate::hex;
-    use crate::job::{ColumnBounds, JobKind};
+    use crate::protocol::job::{ColumnBounds, JobKind};
 
     fn column(name: &str, lo: f64, hi: f64) -> ColumnBounds {
         ColumnBounds {

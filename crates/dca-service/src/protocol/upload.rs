@@ -7,7 +7,7 @@ use fixedpoint_shares::{Client, ClientId, Encode};
 use reqwest::StatusCode;
 use share_sealing::SealContext;
 
-use crate::spec::Round;
+use crate::protocol::spec::Round;
 use crate::{Error, MEDIA_SEALED_SHARE, Result};
 
 /// Attempts per share (the first try included) before giving up on a node.

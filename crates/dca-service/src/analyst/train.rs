@@ -15,7 +15,7 @@
 
 use dca_learning::{Records, StepReport, Trainer};
 
-use crate::network_fit::NetworkTransport;
+use crate::analyst::fit::NetworkTransport;
 use crate::{Error, Result};
 
 /// What a training run over the network did.

@@ -204,4 +204,23 @@ impl Drop for PeerSlot {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peers_slots_are_counted_per_address_and_given_back() {
+        let slots = PeerSlots::new(2);
+        let one: IpAddr = "10.0.0.1".parse().unwrap();
+        let mapped: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
+        let other: IpAddr = "10.0.0.2".parse().unwrap();
+        let a = slots.take(one).unwrap();
+        let b = slots.take(mapped).unwrap();
+        assert!(slots.take(one).is_none());
+        assert!(slots.take(mapped).is_none());
+        let c = slots.take(other).unwrap();
+        drop(a);
+        let d = slots.take(one).unwrap();
+        drop((b, c, d));
+        assert!(slots.open.lock().unwrap().is_empty());
+    }
+}

@@ -1,0 +1,3 @@
+//! Rounds on the aggregator.
+
+mod release_lease;
