@@ -21,8 +21,8 @@ pub use crate::aggregator::store::{AggregatorPgLocation, AggregatorStoreLocation
 use crate::aggregator::store::{AggregatorStore, JobWrite, LeaseTaken};
 pub use crate::aggregator::store::{RoundPhase, RoundState};
 use crate::clock::{Clock, SystemClock};
-use crate::node::{AbortRequest, RoundStatus};
 use crate::protocol::job::view::{ParticipantView, SharedParticipantView};
+use crate::protocol::messages::{AbortRequest, RoundStatus};
 use crate::protocol::spec::{Round, RoundSpec, decode_round_config, legacy_json_round_id};
 use crate::protocol::sum_codec;
 use crate::secret::SecretString;

@@ -12,13 +12,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use fixedpoint_shares::{ClientId, ClientSet, DcaRound, DcaTransport, Release, ShareMode};
+use fixedpoint_shares::{ClientId, DcaRound, DcaTransport, Release};
 use rand_core::RngCore;
 use reqwest::StatusCode;
 use tokio::sync::Semaphore;
 use zeroize::Zeroizing;
 
-use crate::protocol::messages::{NodeList, PublishedRelease};
+pub use crate::protocol::job::blr_fit::dca_blr_config;
+use crate::protocol::messages::{NodeList, PublishedRelease, release_of};
 use crate::protocol::spec::{planned_round, token_hash};
 use crate::secret::SecretString;
 use crate::{Error, MEDIA_ROUND_CONFIG, Result, hex};
@@ -263,36 +264,6 @@ impl NetworkTransport {
     }
 }
 
-/// The core's [`Release`] of a round the aggregator published, checked against the round's
-/// configuration.
-pub fn release_of(
-    published: &PublishedRelease,
-    config: &fixedpoint_shares::RoundConfig,
-) -> Result<Release> {
-    let n = config.n_clients();
-    if published.sum_units.len() != config.dim()
-        || published.frac_bits != config.codec().frac_bits()
-    {
-        return Err(Error::Http(
-            "the aggregator's release does not match the round".into(),
-        ));
-    }
-    let ids: Vec<ClientId> = published.clients.iter().map(|&c| ClientId(c)).collect();
-    let clients = ClientSet::from_ids(n, &ids)?;
-    Ok(Release {
-        round: config.round(),
-        sum: published.sum.clone(),
-        sum_units: published.sum_units.clone(),
-        n_included: clients.len(),
-        clients,
-        n_clients: n,
-        max_dropped: config.max_dropped(),
-        frac_bits: published.frac_bits,
-        noise: config.noise(),
-        noise_sigma_released: published.noise_sigma_released,
-    })
-}
-
 impl DcaTransport for NetworkTransport {
     fn run_round(&mut self, round: &DcaRound<'_>) -> fixedpoint_shares::Result<Release> {
         let runtime = self.runtime.clone();
@@ -339,32 +310,6 @@ pub fn prepare_csv(text: &str, target: &str, bounds: &str) -> Result<PreparedCsv
         d,
         clipped,
     })
-}
-
-/// Alg. 2 with DCA on `n_nodes` compute nodes, T = `max_dropped`, Gaussian noise at (ε, δ),
-/// assumed bounds ±7.5 (the prepared data's), projection with the DP std round and the DCA
-/// paper's search.
-pub fn dca_blr_config(
-    d: usize,
-    n_nodes: u16,
-    max_dropped: usize,
-    mode: ShareMode,
-    budget: dp_noise::PrivacyLoss,
-) -> blr::FitConfig {
-    blr::FitConfig {
-        aggregation: projection::Aggregation::Distributed(projection::DcaSettings {
-            n_nodes,
-            max_dropped,
-            mode,
-        }),
-        mechanism: blr::Mechanism::Gaussian,
-        budget,
-        assumed_x: vec![7.5; d],
-        assumed_y: 7.5,
-        projection: Some(blr::ProjectionConfig::default()),
-        prior: blr::Prior::default(),
-        with_yy: false,
-    }
 }
 
 /// Runs `blr::fit_via` with `transport` on a blocking thread of the current runtime (the

@@ -194,7 +194,7 @@ pub(crate) fn connection_lost(e: &postgres::Error) -> bool {
 /// A PostgreSQL error with its SQLSTATE and the server's detail, for logs (never for HTTP
 /// answers: handlers answer "internal error" and log this).
 pub(crate) fn cause(e: &postgres::Error) -> String {
-    let mut s = crate::http::tls::cause_chain(e);
+    let mut s = crate::error::cause_chain(e);
     if let Some(code) = e.code() {
         s.push_str(&format!(" (SQLSTATE {})", code.code()));
     }

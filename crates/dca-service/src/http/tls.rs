@@ -6,6 +6,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::{ClientConfig, RootCertStore, ServerConfig};
 
+pub use crate::error::cause_chain;
 use crate::{Error, Result};
 
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
@@ -73,35 +74,6 @@ pub fn client_config(ca_pem: &[u8]) -> Result<ClientConfig> {
         .with_no_client_auth();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(config)
-}
-
-/// `e` and every `source()` under it, joined by ": " (repeats of the same text dropped), with a
-/// hint for the causes people meet first: an unknown issuer (wrong `--ca`), a name mismatch (the
-/// certificate lacks the host's name), a refused connection and plain HTTP on a TLS port.
-pub fn cause_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut next = Some(e);
-    while let Some(err) = next {
-        let text = err.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        next = err.source();
-    }
-    let chain = parts.join(": ");
-    let hint = if chain.contains("UnknownIssuer") || chain.contains("BadSignature") {
-        " (the server's certificate does not chain to the --ca certificate)"
-    } else if chain.contains("NotValidForName") || chain.contains("not valid for name") {
-        " (the server's certificate is not valid for the host name or IP in the URL; \
-         scripts/make-dev-certs.sh makes one for 127.0.0.1 and localhost)"
-    } else if chain.contains("onnection refused") {
-        " (nothing listens at that address: is the server running, on that port?)"
-    } else if chain.contains("InvalidContentType") || chain.contains("corrupt message") {
-        " (the server did not answer TLS: plain HTTP on that port?)"
-    } else {
-        ""
-    };
-    format!("{chain}{hint}")
 }
 
 /// An HTTP client over [`client_config`], with `pool` idle connections per host and a

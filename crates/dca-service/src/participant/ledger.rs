@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+pub use crate::protocol::job::participation::{ParticipatedJob, ParticipatedRound, Participation};
 use crate::protocol::job::{Answer, JobState};
 use crate::{Error, Result, hex};
 
@@ -532,38 +533,6 @@ fn entries_of(ledger: &Ledger) -> Vec<Entry> {
         }
     }
     out
-}
-
-/// `GET /participation`: the jobs whose roster lists the caller's token and that it answered,
-/// as the aggregator recorded them.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Participation {
-    /// Oldest first.
-    pub jobs: Vec<ParticipatedJob>,
-}
-
-/// One job the token answered.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ParticipatedJob {
-    /// Hex job id.
-    pub id: String,
-    /// The job's state.
-    pub state: JobState,
-    /// The answer the aggregator recorded.
-    pub answer: Answer,
-    /// The job's rounds that named the token as a client.
-    pub rounds: Vec<ParticipatedRound>,
-}
-
-/// A round that named the token as a client.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ParticipatedRound {
-    /// Hex round id.
-    pub id: String,
-    /// The round was released.
-    pub released: bool,
-    /// The token's shares are in the release (its client is in the agreed set).
-    pub in_release: bool,
 }
 
 /// The aggregator's record of one job, checked by the participant: ε and δ from the job's spec

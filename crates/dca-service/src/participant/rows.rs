@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::files::io_at;
 use crate::{Error, Result};
 
 /// A participant's rows, checked from end to end before it answers any job.
@@ -34,7 +35,7 @@ impl Rows {
     /// The rows of a CSV file (a header naming the columns, a number in every cell of every
     /// row), read through once to check them.
     pub fn csv(path: &Path) -> Result<Self> {
-        let (columns, rows) = crate::participant::check_data(path)?;
+        let (columns, rows) = check_data(path)?;
         Ok(Rows::Csv {
             path: path.to_path_buf(),
             columns,
@@ -150,6 +151,39 @@ impl Rows {
         }
         Ok(())
     }
+}
+
+/// Checks a participant's data file from end to end (a header naming the columns, a number in
+/// every cell of every row) in chunks, before it answers any job; its column names and rows.
+fn check_data(path: &Path) -> Result<(Vec<String>, usize)> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).map_err(|e| io_at(e, "--data", path))?;
+    let mut header = String::new();
+    std::io::BufReader::new(file)
+        .read_line(&mut header)
+        .map_err(|e| io_at(e, "--data", path))?;
+    let columns: Vec<String> = header
+        .trim_end_matches(['\r', '\n'])
+        .split(',')
+        .map(|c| c.trim().trim_matches('"').to_string())
+        .collect();
+    let (y, x) = columns
+        .split_last()
+        .ok_or_else(|| Error::InvalidSpec(format!("--data {}: no header", path.display())))?;
+    let schema = blr::data::CsvSchema {
+        x: x.to_vec(),
+        y: y.clone(),
+    };
+    let mut chunks = blr::data::CsvChunks::open(path, &schema, 1 << 14)?;
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    while chunks.next_chunk(&mut xs, &mut ys)? > 0 {}
+    if chunks.rows() == 0 {
+        return Err(Error::InvalidSpec(format!(
+            "--data {}: no data rows",
+            path.display()
+        )));
+    }
+    Ok((columns, chunks.rows()))
 }
 
 #[cfg(test)]

@@ -2,7 +2,10 @@
 //! what the aggregator publishes. The agreed and received sets travel as pair sets of
 //! `fixedpoint_shares::wire` ([`crate::MEDIA_PAIR_SET`]), not here.
 
+use fixedpoint_shares::{ClientId, ClientSet, Release};
 use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
 
 /// A round's state as `GET /rounds/{id}` reports it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -61,4 +64,34 @@ pub struct NodeList {
     pub nodes: Vec<String>,
     /// Hex X25519 public keys, in node order (what the round's `node_keys` must list).
     pub node_keys: Vec<String>,
+}
+
+/// The core's [`Release`] of a round the aggregator published, checked against the round's
+/// configuration.
+pub fn release_of(
+    published: &PublishedRelease,
+    config: &fixedpoint_shares::RoundConfig,
+) -> Result<Release> {
+    let n = config.n_clients();
+    if published.sum_units.len() != config.dim()
+        || published.frac_bits != config.codec().frac_bits()
+    {
+        return Err(Error::Http(
+            "the aggregator's release does not match the round".into(),
+        ));
+    }
+    let ids: Vec<ClientId> = published.clients.iter().map(|&c| ClientId(c)).collect();
+    let clients = ClientSet::from_ids(n, &ids)?;
+    Ok(Release {
+        round: config.round(),
+        sum: published.sum.clone(),
+        sum_units: published.sum_units.clone(),
+        n_included: clients.len(),
+        clients,
+        n_clients: n,
+        max_dropped: config.max_dropped(),
+        frac_bits: published.frac_bits,
+        noise: config.noise(),
+        noise_sigma_released: published.noise_sigma_released,
+    })
 }

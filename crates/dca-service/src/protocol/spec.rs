@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use share_sealing::NodePublicKey;
 
+pub use crate::secret::token_hash;
 use crate::{Error, MEDIA_ROUND_CONFIG, Result, hex};
 
 /// How every output about a round without noise is marked (CLI lines, the aggregator's log and
@@ -313,11 +314,6 @@ pub fn decode_round_config(bytes: &[u8]) -> Result<RoundSpec> {
     tokens.finish().map_err(config)?;
     spec.client_token_sha256 = list;
     Ok(spec)
-}
-
-/// SHA-256 of a bearer token, as listed in the spec.
-pub fn token_hash(token: &str) -> [u8; 32] {
-    Sha256::digest(token.as_bytes()).into()
 }
 
 /// The round a learner planned as `dca`, under the aggregator's round number `round`: its

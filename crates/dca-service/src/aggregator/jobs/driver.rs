@@ -23,13 +23,13 @@ use projection::holders::Holders;
 
 use crate::aggregator::Aggregator;
 use crate::aggregator::store::RoundState;
-use crate::analyst::fit::release_of;
 use crate::protocol::job::train::{
     self as job_train, Rule, SumResult, SumRule, TrainResult, TrainRule,
 };
 use crate::protocol::job::{
     JobClippedShare, JobKind, JobResult, JobRound, JobSpec, JobState, JobStatus,
 };
+use crate::protocol::messages::release_of;
 use crate::protocol::spec::{Round, planned_round};
 use crate::{Error, Result};
 

@@ -28,8 +28,8 @@ use crate::protocol::spec::token_hash;
 use crate::secret::token_matches;
 use crate::{MEDIA_JSON, hex};
 
-use crate::participant::ledger::{ParticipatedJob, ParticipatedRound, Participation};
 pub use crate::protocol::job::JobView;
+use crate::protocol::job::participation::{ParticipatedJob, ParticipatedRound, Participation};
 use crate::protocol::job::view::ParticipantView;
 
 /// Who is asking.

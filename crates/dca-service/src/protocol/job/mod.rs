@@ -8,6 +8,8 @@
 //! A job's id is the SHA-256 of its canonical JSON, as a round's is: a participant that accepts
 //! job `id` has accepted exactly these parameters.
 
+pub mod blr_fit;
+pub mod participation;
 pub mod regression;
 pub mod train;
 pub mod view;
@@ -337,7 +339,7 @@ impl JobSpec {
     /// job's (ε, δ), assumed bounds ±7.5 around the ±5 the columns are mapped onto, projection
     /// with the DP std round and the DCA paper's search.
     pub fn fit_config(&self, n_nodes: u16) -> blr::FitConfig {
-        let mut config = crate::analyst::fit::dca_blr_config(
+        let mut config = blr_fit::dca_blr_config(
             self.features.len(),
             n_nodes,
             self.max_dropped,
