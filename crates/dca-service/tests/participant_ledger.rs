@@ -16,13 +16,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dca_service::aggregator::jobs::http::JobView;
 use dca_service::aggregator::server::router;
 use dca_service::aggregator::{Aggregator, AggregatorStoreLocation};
 use dca_service::clock::{Clock, MockClock};
 use dca_service::node::NodeOptions;
 use dca_service::participant::ledger::{LedgerFile, people};
 use dca_service::participant::{Outcome, Participant, Policy, Rows};
+use dca_service::protocol::job::JobView;
 use dca_service::protocol::job::{Answer, ColumnBounds, JobKind, JobSpec, JobState};
 use dca_service::protocol::spec::token_hash;
 use dca_service::secret::SecretString;

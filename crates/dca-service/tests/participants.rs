@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::jobs::*;
 use common::*;
-use dca_service::aggregator::jobs::http::JobView;
+use dca_service::protocol::job::JobView;
 use dca_service::protocol::job::{Answer, ColumnBounds, JobKind, JobSpec, JobState};
 use dca_service::protocol::spec::token_hash;
 use dca_service::{MEDIA_JSON, hex};

@@ -14,8 +14,8 @@ use common::*;
 use dca_learning::{
     ClientSampling, Model, Optimizer, Privacy, PrivacyLoss, Records, Trainer, TrainerConfig,
 };
-use dca_service::aggregator::jobs::http::JobView;
 use dca_service::hex;
+use dca_service::protocol::job::JobView;
 use dca_service::protocol::job::train::{Rule, TrainSettings};
 use dca_service::protocol::job::{ColumnBounds, JobKind, JobSpec, JobState};
 use dca_service::protocol::spec::token_hash;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use dca_service::aggregator::jobs::http::JobView;
+use dca_service::protocol::job::JobView;
 use dca_service::protocol::job::{ColumnBounds, JobKind, JobSpec, JobState};
 use dca_service::{Error, MEDIA_JSON, Result};
 use serde::Deserialize;

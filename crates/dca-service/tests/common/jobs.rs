@@ -6,8 +6,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use dca_service::MEDIA_JSON;
-use dca_service::aggregator::jobs::http::JobView;
 use dca_service::protocol::job::JobSpec;
+use dca_service::protocol::job::JobView;
 use reqwest::StatusCode;
 
 use super::{ANALYST_TOKEN, Cluster, SEED};

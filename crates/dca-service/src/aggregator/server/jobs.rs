@@ -21,14 +21,13 @@ use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
-use crate::aggregator::server::ServerState;
+use super::state::{MAX_SPEC_BYTES, ServerState};
 use crate::http::problem::{ApiError, ApiResult, bearer, json};
-use crate::protocol::job::{Answer, AnswerCounts, JobSpec, JobState, JobStatus};
+use crate::protocol::job::{Answer, AnswerCounts, JobSpec, JobState, JobStatus, JobView};
 use crate::protocol::spec::token_hash;
 use crate::secret::token_matches;
 use crate::{MEDIA_JSON, hex};
 
-pub use crate::protocol::job::JobView;
 use crate::protocol::job::participation::{ParticipatedJob, ParticipatedRound, Participation};
 use crate::protocol::job::view::ParticipantView;
 
@@ -141,14 +140,7 @@ pub(crate) async fn create_job(
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<Response> {
-    let body = s
-        .read_body(
-            &headers,
-            body,
-            crate::aggregator::server::MAX_SPEC_BYTES,
-            true,
-        )
-        .await?;
+    let body = s.read_body(&headers, body, MAX_SPEC_BYTES, true).await?;
     let spec: JobSpec = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("job spec: {e}")))?;
     spec.validate()?;
