@@ -16,7 +16,8 @@ use dca_learning::{
 };
 use dca_service::hex;
 use dca_service::protocol::job::JobView;
-use dca_service::protocol::job::train::{Rule, TrainSettings};
+use dca_service::protocol::job::round_rule::Rule;
+use dca_service::protocol::job::train_settings::TrainSettings;
 use dca_service::protocol::job::{ColumnBounds, JobKind, JobSpec, JobState};
 use dca_service::protocol::spec::token_hash;
 use dp_noise::rng::RngSource;

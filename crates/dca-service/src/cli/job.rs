@@ -116,7 +116,7 @@ struct JobFile {
     public_seed: Option<u64>,
     /// A `train` job's settings (a `[train]` table).
     #[serde(default)]
-    train: Option<dca_service::protocol::job::train::TrainSettings>,
+    train: Option<dca_service::protocol::job::train_settings::TrainSettings>,
     /// A `blr` job's budget fraction for releasing the shares its bounds clipped.
     #[serde(default)]
     clipped_share: Option<f64>,

@@ -16,7 +16,9 @@ use blr::Contribution;
 use dca_learning::{ClientGradient, iteration_rngs};
 use dp_noise::rng::RngSource;
 
-use crate::protocol::job::train::{self as job_train, Rule};
+use crate::protocol::job::noise_plan::rounds_fit;
+use crate::protocol::job::round_rule::{Rule, SumRule, TrainRule};
+use crate::protocol::job::sum::sum_sensitivity;
 use crate::protocol::job::{JobKind, JobRound, JobSpec};
 use crate::protocol::spec::Round;
 use crate::{Error, Result};
@@ -26,8 +28,8 @@ pub(crate) enum JobRule {
     Blr(Contribution),
     /// A `regression` job's round: the design's statistics ([`JobSpec::design`]).
     Regression(Contribution),
-    Train(job_train::TrainRule),
-    Sum(job_train::SumRule),
+    Train(TrainRule),
+    Sum(SumRule),
 }
 
 /// What the round must look like for this rule: its dimension, the least per-coordinate
@@ -167,7 +169,7 @@ impl JobRule {
             JobRule::Sum(r) => Expected {
                 dim: r.columns,
                 record_bound: 5.0,
-                l2_sensitivity: job_train::sum_sensitivity(spec),
+                l2_sensitivity: sum_sensitivity(spec),
             },
         })
     }
@@ -179,9 +181,9 @@ impl JobRule {
         let (rounds, l2) = match self {
             JobRule::Blr(_) | JobRule::Regression(_) => return Ok(()),
             JobRule::Train(r) => (spec.train.as_ref().map_or(0, |t| t.iterations), r.clip_norm),
-            JobRule::Sum(_) => (1, job_train::sum_sensitivity(spec)),
+            JobRule::Sum(_) => (1, sum_sensitivity(spec)),
         };
-        if !job_train::rounds_fit(&round.config, l2, rounds, spec.rho()?)? {
+        if !rounds_fit(&round.config, l2, rounds, spec.rho()?)? {
             return Err(Error::Job(format!(
                 "round {}: {rounds} rounds with its noise would cost more than the job's \
                  ε = {}, δ = {} (NON-PRIVATE for this participant)",
@@ -291,7 +293,7 @@ mod tests {
     use super::*;
     use crate::hex;
     use crate::protocol::job::ColumnBounds;
-    use crate::protocol::job::train::{SumRule, TrainRule, TrainSettings};
+    use crate::protocol::job::train_settings::TrainSettings;
     use share_sealing::NodeKeyPair;
 
     fn job(kind: &str) -> JobSpec {

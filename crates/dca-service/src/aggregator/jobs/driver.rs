@@ -23,9 +23,9 @@ use projection::holders::Holders;
 
 use crate::aggregator::Aggregator;
 use crate::aggregator::store::RoundState;
-use crate::protocol::job::train::{
-    self as job_train, Rule, SumResult, SumRule, TrainResult, TrainRule,
-};
+use crate::protocol::job::round_rule::{Rule, SumRule, TrainRule};
+use crate::protocol::job::sum::{SumResult, sum_in_units, sum_round_config, sum_sensitivity};
+use crate::protocol::job::train::{TrainResult, trainer_config};
 use crate::protocol::job::{
     JobClippedShare, JobKind, JobResult, JobRound, JobSpec, JobState, JobStatus,
 };
@@ -160,7 +160,7 @@ async fn run_train(
         .train
         .clone()
         .ok_or_else(|| Error::InvalidSpec("job: a train job without [train]".into()))?;
-    let config = job_train::trainer_config(&spec, rows.len(), n_nodes)?;
+    let config = trainer_config(&spec, rows.len(), n_nodes)?;
     let z = match config.privacy {
         dca_learning::Privacy::Private {
             noise_multiplier, ..
@@ -217,12 +217,12 @@ async fn run_sum(
     mut transport: JobTransport,
 ) -> Result<()> {
     let id = spec.id();
-    let config = job_train::sum_round_config(&spec, rows.len(), n_nodes)?;
+    let config = sum_round_config(&spec, rows.len(), n_nodes)?;
     let rule = Rule::Sum(SumRule {
         columns: spec.features.len() + 1,
     })
     .to_json();
-    let l2_sensitivity = job_train::sum_sensitivity(&spec);
+    let l2_sensitivity = sum_sensitivity(&spec);
     let seed = spec.seed();
     let release = tokio::task::spawn_blocking(move || {
         transport.run_round(&DcaRound {
@@ -238,7 +238,7 @@ async fn run_sum(
     .map_err(|e| Error::Job(format!("the job's round task: {e}")))??;
     let records: usize = rows.iter().sum();
     let result = SumResult {
-        sums: job_train::sum_in_units(&spec, &release.sum, records),
+        sums: sum_in_units(&spec, &release.sum, records),
         released: release.sum,
         records,
         noise_sigma: release.noise_sigma_released,
