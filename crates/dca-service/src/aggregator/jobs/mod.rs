@@ -4,3 +4,4 @@
 pub(crate) mod acquirer;
 pub mod driver;
 mod lease;
+mod record;
