@@ -11,8 +11,7 @@ use std::time::Duration;
 
 use dp_noise::PrivacyLoss;
 use dp_noise::accountant::{Accountant, GaussianComposition, RoundCost};
-use fixedpoint_shares::{Aggregator as SumAggregator, Decode, Encode, Release, ShardSet};
-use reqwest::StatusCode;
+use fixedpoint_shares::{Aggregator as SumAggregator, Decode, Release};
 
 pub use crate::aggregator::store::{AggregatorPgLocation, AggregatorStoreLocation};
 use crate::aggregator::store::{AggregatorStore, LeaseTaken};
@@ -39,7 +38,7 @@ pub const DEFAULT_RELEASE_LEASE: Duration = Duration::from_secs(30);
 pub const DEFAULT_JOB_LEASE: Duration = Duration::from_secs(30);
 
 pub use crate::protocol::messages::PublishedRelease;
-use rounds::lifecycle::*;
+use rounds::recorded::*;
 use view_cache::ViewCache;
 
 pub mod jobs;

@@ -7,11 +7,12 @@
 //! answer 2xx, and only then adds them to the running sum. A crash between commit and sum is
 //! harmless: the sum is rebuilt from the stored shares on start-up.
 //!
-//! One part per file: `http` (handlers: authenticate, open, check, ask the actor), `actor`
-//! (the writer thread and the running sums), `replica` (what changes when other processes of
+//! One part per file: `key` (its HPKE key), `http` (handlers: authenticate, open, check, ask the
+//! actor), `actor` (the writer thread and the running sums), `replica` (what changes when other processes of
 //! this node share its PostgreSQL store), `store` (every durable change), `spool`
 //! and `close_spool` (bodies too large for memory), and here the options and the router. An
-//! upload goes `http::upload` → `actor::Actor::flush` → `store::NodeStore::commit_uploads`.
+//! upload goes `http::upload` → `actor/uploads.rs` (`Actor::flush`) →
+//! `store::NodeStore::commit_uploads` (the rule in `store/rules.rs`).
 
 mod actor;
 pub(crate) mod close_spool;

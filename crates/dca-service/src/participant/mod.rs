@@ -11,7 +11,7 @@
 //!   upload, and every later attempt re-sends exactly those bytes.
 //!
 //! Its ledger is append-only and hash-chained, and is checked against the aggregator's record
-//! of the jobs its token answered at start and before every answer (`participant_ledger`): a
+//! of the jobs its token answered at start and before every answer (`ledger`): a
 //! ledger deleted or edited grants no budget. While no job names it, it waits (bounded).
 
 mod attempts;

@@ -230,7 +230,7 @@ impl Participant {
     /// each mapped from the job's public ranges onto ±5 (a `regression` job's design maps the
     /// rows as they are itself), then summed as `rule` says — for `blr` and `regression`, the
     /// same numbers as `rule.client_vector` over all its rows at once; for `train` and `sum`,
-    /// see `participant_train`.
+    /// see `rule.rs`.
     fn contribution(
         &self,
         spec: &JobSpec,

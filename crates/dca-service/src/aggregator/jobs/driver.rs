@@ -3,7 +3,7 @@
 //! nodes, publishes to the participants with their contribution rule, and waits out until the
 //! aggregator has released them. The driver holds no data and learns only the releases.
 //!
-//! Only the holder of the job's driver lease drives it (`job_acquirer`); every status write
+//! Only the holder of the job's driver lease drives it (`acquirer`); every status write
 //! of the driver is refused once the lease is another's, so a driver that lost its lease
 //! changes nothing even before it notices.
 //!

@@ -1,5 +1,5 @@
 //! A job's driver lease, this aggregator's side: only the holder drives a job (see
-//! `aggregator_store`, and `job_acquirer` for who takes which job when).
+//! `aggregator::store`, and `acquirer` for who takes which job when).
 
 use crate::aggregator::store::JobLeaseTaken;
 use crate::aggregator::*;

@@ -1,6 +1,4 @@
-//! Rounds on the aggregator: their life from creation to release, and the lease that lets one
-//! aggregator release a round at a time.
+//! Rounds on the aggregator: one driven from creation to release, and the rounds as recorded.
 
-pub(super) mod lifecycle;
-mod release;
-mod release_lease;
+pub(super) mod recorded;
+mod run;

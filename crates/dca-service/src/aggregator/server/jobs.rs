@@ -171,7 +171,7 @@ pub(crate) async fn create_job(
 }
 
 /// `GET /jobs/{id}`: the analyst's whole view, or a participant's view (whose size does not
-/// grow with the roster: `job_view.rs`).
+/// grow with the roster: `protocol/job/view.rs`).
 pub(crate) async fn get_job(
     State(s): State<Arc<ServerState>>,
     UrlPath(id): UrlPath<String>,

@@ -1,52 +1,16 @@
-//! A round on the aggregator: created on every node, watched until it is due, aborted or
-//! read back as recorded.
+//! A round as the aggregator recorded it: the live rounds, a round's state, its release, and
+//! the configs and closes stored by earlier versions.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use fixedpoint_shares::{ShardSet, wire};
-use reqwest::StatusCode;
 
 use crate::aggregator::store::{RoundPhase, RoundState};
 use crate::aggregator::*;
 use crate::protocol::spec::{Round, RoundSpec, decode_round_config, legacy_json_round_id};
-use crate::{Error, MEDIA_ROUND_CONFIG, Result};
+use crate::{Error, Result};
 
 impl Aggregator {
-    /// Creates the round on every node (idempotent: creating it again changes nothing).
-    pub async fn create_round(&self, spec: RoundSpec) -> Result<Round> {
-        let round = spec.validate()?;
-        if round.node_keys.len() != self.nodes.len() {
-            return Err(Error::InvalidSpec(format!(
-                "{} nodes configured, round has {}",
-                self.nodes.len(),
-                round.node_keys.len()
-            )));
-        }
-        let id = round.id();
-        self.refuse_reused_round_number(&round)?;
-        let config = round.config_bytes()?;
-        self.store.insert_round(&id, &config)?;
-        for url in &self.nodes {
-            let r = self
-                .http
-                .put(format!("{url}/rounds/{id}"))
-                .bearer_auth(self.admin_token.expose())
-                .header(reqwest::header::CONTENT_TYPE, MEDIA_ROUND_CONFIG)
-                .body(config.clone())
-                .send()
-                .await?;
-            if !matches!(r.status(), StatusCode::OK | StatusCode::CREATED) {
-                let s = r.status();
-                return Err(Error::Http(format!(
-                    "{url} refused the round: {s}: {}",
-                    r.text().await.unwrap_or_default()
-                )));
-            }
-        }
-        Ok(round)
-    }
-
     /// A numeric round id names one configuration for good: the rounds this aggregator ever
     /// created (persisted in its database) are the ledger of seen (round id, config) pairs.
     pub(in crate::aggregator) fn refuse_reused_round_number(&self, round: &Round) -> Result<()> {
@@ -59,15 +23,6 @@ impl Aggregator {
                     round.spec.round
                 )));
             }
-        }
-        Ok(())
-    }
-
-    /// Waits (polling every `poll`) until every node holds all N clients or the round's
-    /// deadline has passed.
-    pub async fn wait_for_uploads(&self, round: &Round, poll: Duration) -> Result<()> {
-        while !self.due(round).await? {
-            tokio::time::sleep(poll).await;
         }
         Ok(())
     }
@@ -126,56 +81,6 @@ impl Aggregator {
     /// failure's cause.
     pub fn recorded_state(&self, round: &Round) -> Result<Option<RoundState>> {
         self.state(&round.id())
-    }
-
-    /// True when every node holds all N clients or the round's deadline has passed: the moment
-    /// to close it.
-    pub async fn due(&self, round: &Round) -> Result<bool> {
-        if self.clock.now_ms() >= round.spec.deadline_unix_ms
-            || matches!(self.state(&round.id())?, Some(RoundState::Closing))
-        {
-            return Ok(true);
-        }
-        // The nodes' counts (their status), not their received sets: O(1) per node per poll.
-        Ok(self
-            .statuses(round)
-            .await?
-            .iter()
-            .all(|s| s.received == round.config.n_clients()))
-    }
-
-    /// Aborts an open round: recorded first (whatever happens to the notices, it is never
-    /// released), then every node is told; a node that misses the notice is told again by
-    /// [`Aggregator::notify_pending_aborts`]. A released round is not aborted.
-    pub async fn abort(&self, round: &Round, reason: &str) -> Result<()> {
-        if !self.store.begin_abort(&round.id(), reason)? {
-            return match self.state(&round.id())? {
-                Some(RoundState::Released(_)) => Err(Error::AlreadyReleased),
-                Some(RoundState::Closing) => Err(Error::InvalidSpec(
-                    "the round is closing with a recorded agreed set; it cannot be aborted".into(),
-                )),
-                Some(RoundState::Failed(cause)) => Err(Error::RoundFailed(cause)),
-                Some(_) => Ok(()),
-                None => Err(Error::InvalidSpec(
-                    "round not created by this aggregator".into(),
-                )),
-            };
-        }
-        // The abort stands even if a notice fails; it is retried later.
-        let _ = self.notify_abort(round, reason).await;
-        Ok(())
-    }
-
-    /// Re-sends the abort of every round recorded as aborted whose nodes were not all told.
-    pub async fn notify_pending_aborts(&self) -> Result<()> {
-        for round in self.live_rounds_in(&[RoundPhase::Aborting])? {
-            let reason = match self.state(&round.id())? {
-                Some(RoundState::Aborting(reason)) => reason,
-                _ => String::new(),
-            };
-            self.notify_abort(&round, &reason).await?;
-        }
-        Ok(())
     }
 
     pub(in crate::aggregator) fn state(&self, id: &str) -> Result<Option<RoundState>> {
