@@ -13,7 +13,7 @@ use axum::Router;
 use axum::body::{Body, to_bytes};
 use axum::http::{Method, Request, StatusCode, header};
 use dca_service::node::{NodeOptions, load_or_create_key, now_ms, router};
-use dca_service::spec::{Round, RoundSpec, token_hash};
+use dca_service::protocol::spec::{Round, RoundSpec, token_hash};
 use dca_service::{MEDIA_JSON, MEDIA_PAIR_SET, MEDIA_ROUND_CONFIG, MEDIA_SEALED_SHARE, hex};
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{Client, ClientId, Encode, ShareMode};

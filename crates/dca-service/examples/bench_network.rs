@@ -33,9 +33,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use dca_service::aggregator::Aggregator;
-use dca_service::client::{seal_for, upload_sealed};
-use dca_service::spec::{Round, RoundSpec, token_hash};
-use dca_service::{hex, tls};
+use dca_service::hex;
+use dca_service::http::tls;
+use dca_service::protocol::spec::{Round, RoundSpec, token_hash};
+use dca_service::protocol::upload::{seal_for, upload_sealed};
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{Client, ClientId, Encode, simulate_round_with};
@@ -271,7 +272,7 @@ async fn main() {
             .map(|j| {
                 let data = dir.join(format!("node{k}-replica{j}"));
                 std::fs::create_dir_all(&data).unwrap();
-                let key_file = dca_service::node_key::KEY_FILE;
+                let key_file = dca_service::node::key::KEY_FILE;
                 std::fs::copy(key_dir.join(key_file), data.join(key_file)).unwrap();
                 NodeProcess::start(&bin, &dir, k, data, stores.url(k))
             })
@@ -442,7 +443,7 @@ async fn main() {
     // same store, its closing task idle) on loopback, polled with `GET /rounds/{id}` while the
     // release runs; each request's latency is recorded.
     let analyst = open_aggregator();
-    let app = dca_service::aggregator_server::router(
+    let app = dca_service::aggregator::server::router(
         analyst,
         "bench-analyst",
         Duration::from_secs(24 * 3600),

@@ -9,10 +9,10 @@
 
 use std::time::{Duration, Instant};
 
-use dca_service::job::{ColumnBounds, JobKind, JobSpec};
 use dca_service::participant::{Participant, Policy, Rows};
+use dca_service::protocol::job::{ColumnBounds, JobKind, JobSpec};
+use dca_service::protocol::spec::token_hash;
 use dca_service::secret::SecretString;
-use dca_service::spec::token_hash;
 use dca_service::{MEDIA_JSON, hex};
 use dp_noise::rng::RngSource;
 use rand_core::RngCore;
@@ -119,7 +119,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         train: None,
     };
     // One client for all: in a real deployment each participant has its own connection.
-    let http = dca_service::tls::http_client(&ca, 512, Duration::from_secs(120))?;
+    let http = dca_service::http::tls::http_client(&ca, 512, Duration::from_secs(120))?;
     let policy = Policy::parse(&format!(
         "columns = {columns:?}\nmax_epsilon_per_job = 5.0\ntotal_epsilon = 10.0\n"
     ))?;

@@ -11,8 +11,8 @@ use std::time::Instant;
 use axum::body::Body;
 use axum::http::{Method, Request};
 use dca_service::node::{NodeOptions, router};
+use dca_service::protocol::spec::{RoundSpec, token_hash};
 use dca_service::secret::SecretString;
-use dca_service::spec::{RoundSpec, token_hash};
 use dca_service::{MEDIA_ROUND_CONFIG, hex};
 use share_sealing::NodeKeyPair;
 use tower::ServiceExt;
@@ -47,7 +47,7 @@ async fn main() {
     let mut options = NodeOptions::new(0, dir.clone(), SecretString::from(admin.to_string()));
     options.max_body = 1 << 30;
     let node = router(&options).unwrap();
-    let mine = dca_service::node_key::load_or_create_key(&dir)
+    let mine = dca_service::node::key::load_or_create_key(&dir)
         .unwrap()
         .public;
     let spec = RoundSpec {

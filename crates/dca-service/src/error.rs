@@ -111,6 +111,35 @@ impl From<reqwest::Error> for Error {
     /// The whole cause chain ("error sending request for url (…): client error (Connect):
     /// invalid peer certificate: UnknownIssuer"), not only reqwest's outermost line.
     fn from(e: reqwest::Error) -> Self {
-        Error::Http(crate::tls::cause_chain(&e))
+        Error::Http(cause_chain(&e))
     }
+}
+
+/// `e` and every `source()` under it, joined by ": " (repeats of the same text dropped), with a
+/// hint for the causes people meet first: an unknown issuer (wrong `--ca`), a name mismatch (the
+/// certificate lacks the host's name), a refused connection and plain HTTP on a TLS port.
+pub fn cause_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(e);
+    while let Some(err) = next {
+        let text = err.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = err.source();
+    }
+    let chain = parts.join(": ");
+    let hint = if chain.contains("UnknownIssuer") || chain.contains("BadSignature") {
+        " (the server's certificate does not chain to the --ca certificate)"
+    } else if chain.contains("NotValidForName") || chain.contains("not valid for name") {
+        " (the server's certificate is not valid for the host name or IP in the URL; \
+         scripts/make-dev-certs.sh makes one for 127.0.0.1 and localhost)"
+    } else if chain.contains("onnection refused") {
+        " (nothing listens at that address: is the server running, on that port?)"
+    } else if chain.contains("InvalidContentType") || chain.contains("corrupt message") {
+        " (the server did not answer TLS: plain HTTP on that port?)"
+    } else {
+        ""
+    };
+    format!("{chain}{hint}")
 }

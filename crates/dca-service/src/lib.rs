@@ -1,20 +1,24 @@
 //! DCA (Heikkilä et al. 2017, Alg. 1) as separate processes over HTTPS: compute nodes, an
 //! aggregator and clients, with the failure behaviour such a system is judged by.
 //!
-//! * [`spec`]: the round configuration every party agrees on; its SHA-256 is the round's
-//!   resource id, so a round id binds its whole configuration.
+//! One module per role; the roles meet only in [`protocol`]:
+//!
+//! * [`protocol`]: what every party agrees on — the round spec (its config's SHA-256 is the
+//!   round's resource id, so a round id binds its whole configuration), the messages, the
+//!   upload of sealed shares, and jobs with their kinds.
 //! * [`node`]: a compute node. Shares arrive HPKE-sealed (`share-sealing`), are opened and
-//!   checked, and are committed to SQLite (WAL, group commit) before the node answers 2xx;
+//!   checked, and are committed to its store (WAL, group commit) before the node answers 2xx;
 //!   exactly once under retries; the running sum is derived state rebuilt on restart.
 //! * [`aggregator`]: decides the agreed client set (intersection of the nodes' received sets),
 //!   sends the same set to every node, collects the M node sums, releases, charges its
-//!   accountant, and records all of it so that it never releases twice.
-//! * [`aggregator_server`]: the aggregator as a long-running HTTPS server that closes and
-//!   releases (or aborts, telling the nodes) every round at its deadline or once complete.
-//! * [`client`]: shards a vector, seals each node's message, uploads with retries.
-//! * [`network_fit`]: Alg. 2 (DP std round, statistics round, BLR fit) with its two DCA rounds
-//!   run on the aggregator server and the nodes.
-//! * [`tls`]: TLS 1.3 only (rustls, `ring` provider).
+//!   accountant, and records all of it so that it never releases twice; its `server` closes and
+//!   releases (or aborts, telling the nodes) every round at its deadline or once complete, and
+//!   drives the jobs.
+//! * [`participant`]: a data holder that answers jobs under its own policy and ledger and sends
+//!   only sealed shares.
+//! * [`analyst`]: Alg. 2 (DP std round, statistics round, BLR fit) and DP-SGD with their DCA
+//!   rounds run on the aggregator server and the nodes.
+//! * [`http`]: TLS 1.3 only (rustls, `ring` provider), serving with limits, problem documents.
 //! * [`secret`]: bearer tokens held so that they are wiped on drop, compared in constant time
 //!   and never printed.
 //!
@@ -24,7 +28,8 @@
 //! field (here, the clipping bound) are talking about different rounds:
 //!
 //! ```
-//! use dca_service::{hex, spec::{RoundSpec, token_hash}};
+//! use dca_service::hex;
+//! use dca_service::protocol::spec::{RoundSpec, token_hash};
 //! use share_sealing::NodeKeyPair;
 //!
 //! let keys: Vec<String> =
@@ -47,7 +52,7 @@
 //! let round = spec.clone().validate()?;
 //! // What travels (`application/dpdist-round-config`); its SHA-256 is the round id.
 //! let config = round.config_bytes()?;
-//! assert_eq!(dca_service::spec::decode_round_config(&config)?, spec);
+//! assert_eq!(dca_service::protocol::spec::decode_round_config(&config)?, spec);
 //! let wider = RoundSpec { bound: 2.0, ..spec }.validate()?;
 //! assert_eq!(round.id().len(), 64);
 //! assert_ne!(round.id(), wider.id());
@@ -56,58 +61,23 @@
 
 #[cfg(feature = "server")]
 pub mod aggregator;
-#[cfg(feature = "server")]
-pub mod aggregator_server;
-#[cfg(feature = "server")]
-mod aggregator_store;
-#[cfg(feature = "server")]
-pub mod body;
-pub mod client;
+pub mod analyst;
 pub mod clock;
 #[cfg(feature = "server")]
 pub mod config_file;
+#[cfg(feature = "server")]
+mod db;
 mod error;
 pub mod hex;
-pub mod job;
-#[cfg(feature = "server")]
-mod job_acquirer;
-#[cfg(feature = "server")]
-pub mod job_driver;
-#[cfg(feature = "server")]
-pub mod job_http;
-pub mod job_regression;
-pub mod job_train;
-pub mod job_view;
-pub mod messages;
-#[cfg(feature = "server")]
-pub mod metrics;
-#[cfg(feature = "server")]
-mod migrations;
-pub mod network_fit;
-pub mod network_train;
+pub mod http;
 #[cfg(feature = "server")]
 pub mod node;
-#[cfg(feature = "server")]
-pub mod node_key;
 pub mod participant;
-pub mod participant_ledger;
-mod participant_rows;
-mod participant_train;
-#[cfg(test)]
-mod postgres_test_db;
-#[cfg(feature = "server")]
-mod postgres_tx;
-#[cfg(feature = "server")]
-pub mod problem;
+pub mod protocol;
 pub mod secret;
-#[cfg(feature = "server")]
-pub mod serve;
-pub mod spec;
-pub mod sum_codec;
-pub mod tls;
 
 #[cfg(test)]
-pub(crate) use postgres_test_db::scratch_dir;
+pub(crate) use db::postgres_test_db::scratch_dir;
 
 pub use error::Error;
 

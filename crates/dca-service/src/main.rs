@@ -26,10 +26,11 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use dca_service::aggregator::{Aggregator, AggregatorStoreLocation};
+use dca_service::http::serve::ServeLimits;
+use dca_service::http::tls;
+use dca_service::protocol::spec::RoundSpec;
 use dca_service::secret::SecretString;
-use dca_service::serve::ServeLimits;
-use dca_service::spec::RoundSpec;
-use dca_service::{Error, Result, tls};
+use dca_service::{Error, Result};
 use dp_noise::{PrivacyLoss, limits};
 
 #[derive(Parser)]
@@ -93,7 +94,7 @@ struct ServeArgs {
     max_connections: usize,
     /// Connections open at once from one peer IP address; more from it are closed at once
     /// (so that one host cannot hold every connection slot).
-    #[arg(long, default_value_t = dca_service::serve::DEFAULT_MAX_CONNECTIONS_PER_PEER)]
+    #[arg(long, default_value_t = dca_service::http::serve::DEFAULT_MAX_CONNECTIONS_PER_PEER)]
     max_connections_per_peer: usize,
     /// Time a client has to send request headers; also how long an idle connection stays
     /// open (ms).
@@ -124,7 +125,7 @@ struct Connection {
 }
 
 fn read_spec(path: &Path) -> Result<RoundSpec> {
-    dca_service::spec::decode_round_config(&read(path, "--spec")?)
+    dca_service::protocol::spec::decode_round_config(&read(path, "--spec")?)
         .map_err(|e| Error::InvalidSpec(format!("--spec {}: {e}", path.display())))
 }
 

@@ -6,11 +6,11 @@
 
 use std::path::Path;
 
+use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use zeroize::{ZeroizeOnDrop, Zeroizing};
 
 use crate::Result;
-use crate::spec::token_hash;
 
 /// A bearer token (or other secret string) that is zeroised when dropped.
 #[derive(Clone)]
@@ -53,6 +53,11 @@ impl std::fmt::Debug for SecretString {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("SecretString(..)")
     }
+}
+
+/// SHA-256 of a bearer token, as listed in the spec.
+pub fn token_hash(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
 }
 
 /// Whether `presented` hashes to `expected` (a [`token_hash`]), in time independent of where the

@@ -2,14 +2,14 @@
 
 use super::{legacy_close_json, recorded_round, recorded_spec, round_rho};
 use crate::Error;
-use crate::aggregator_store::RoundPhase;
+use crate::aggregator::store::RoundPhase;
 use crate::hex;
-use crate::job::JobState;
-use crate::spec::{RoundSpec, token_hash};
+use crate::protocol::job::JobState;
+use crate::protocol::spec::{RoundSpec, token_hash};
 use share_sealing::NodeKeyPair;
 use std::time::Duration;
 
-fn round(frac_bits: u32) -> crate::spec::Round {
+fn round(frac_bits: u32) -> crate::protocol::spec::Round {
     RoundSpec {
         round: 1,
         n_clients: 16,
@@ -85,7 +85,8 @@ fn live_rounds_are_read_once_and_forgotten_once_they_end() {
         &dir.join("aggregator.sqlite"),
         {
             let ca = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
-            crate::tls::http_client(ca.cert.pem().as_bytes(), 1, Duration::from_secs(1)).unwrap()
+            crate::http::tls::http_client(ca.cert.pem().as_bytes(), 1, Duration::from_secs(1))
+                .unwrap()
         },
         vec!["https://127.0.0.1:9".into(); 2],
         "admin".to_string(),
@@ -104,7 +105,7 @@ fn live_rounds_are_read_once_and_forgotten_once_they_end() {
             .insert_round(&r.id(), &r.config_bytes().unwrap())
             .unwrap();
     }
-    let ids = |rounds: Vec<std::sync::Arc<crate::spec::Round>>| {
+    let ids = |rounds: Vec<std::sync::Arc<crate::protocol::spec::Round>>| {
         rounds.iter().map(|r| r.id()).collect::<Vec<_>>()
     };
     let first = agg.open_rounds().unwrap();
@@ -165,11 +166,11 @@ fn a_cancel_on_one_replica_keeps_the_drivers_write_on_another(
 ) {
     use crate::aggregator::Aggregator;
     // No node is ever called: a client that trusts a CA of its own.
-    let ca = crate::tls::tests::pki("127.0.0.1").0;
+    let ca = crate::http::tls::tests::pki("127.0.0.1").0;
     let open = || {
         Aggregator::open_at(
             at,
-            crate::tls::http_client(ca.as_bytes(), 1, Duration::from_secs(5)).unwrap(),
+            crate::http::tls::http_client(ca.as_bytes(), 1, Duration::from_secs(5)).unwrap(),
             vec!["https://127.0.0.1:9".into(), "https://127.0.0.1:9".into()],
             "admin",
             dp_noise::PrivacyLoss {
@@ -180,8 +181,8 @@ fn a_cancel_on_one_replica_keeps_the_drivers_write_on_another(
         .unwrap()
     };
     let (a, b) = (open(), open());
-    let spec = crate::job::tests::spec();
-    let status = crate::job_driver::initial_status(&spec, vec![]).unwrap();
+    let spec = crate::protocol::job::tests::spec();
+    let status = crate::aggregator::jobs::driver::initial_status(&spec, vec![]).unwrap();
     let (id, created) = a
         .create_job(&spec, &serde_json::to_vec(&status).unwrap())
         .unwrap();
@@ -192,7 +193,7 @@ fn a_cancel_on_one_replica_keeps_the_drivers_write_on_another(
         Ok(())
     })
     .unwrap();
-    let recorded = crate::job::JobRound {
+    let recorded = crate::protocol::job::JobRound {
         step: 0,
         id: "ab".repeat(32),
         // A job status keeps no token list.
@@ -249,7 +250,7 @@ fn a_cancel_on_one_replica_keeps_the_drivers_write_on_another_sqlite() {
 
 #[test]
 fn a_cancel_on_one_replica_keeps_the_drivers_write_on_another_postgres() {
-    let Some(db) = crate::aggregator_store::pg_test_db("agg_job_cas") else {
+    let Some(db) = crate::aggregator::store::pg_test_db("agg_job_cas") else {
         return;
     };
     a_cancel_on_one_replica_keeps_the_drivers_write_on_another(&db.location());

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Args;
 use dca_service::Result;
-use dca_service::serve::serve_tls;
+use dca_service::http::serve::serve_tls;
 
 use crate::{
     Connection, ServeArgs, bind, checked_budget, open_aggregator, print_banner, secret, server_tls,
@@ -74,7 +74,7 @@ pub async fn run(a: AggregatorArgs) -> Result<()> {
     )?
     .with_release_lease(Duration::from_millis(a.release_lease_ms))?
     .with_job_lease(Duration::from_millis(a.job_lease_ms))?;
-    let app = dca_service::aggregator_server::router(
+    let app = dca_service::aggregator::server::router(
         agg,
         secret(&a.analyst_token_file, "--analyst-token-file")?.expose(),
         Duration::from_millis(a.poll_ms.max(10)),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use dca_service::network_fit::NetworkTransport;
+use dca_service::analyst::fit::NetworkTransport;
 use dca_service::{Error, Result};
 
 use crate::{https_client, secret};
@@ -76,7 +76,9 @@ pub fn seed_note(insecure_seed: Option<u64>) -> &'static str {
 }
 
 /// The report's `rounds`: each round the aggregator released.
-pub fn rounds_report(releases: &[dca_service::messages::PublishedRelease]) -> serde_json::Value {
+pub fn rounds_report(
+    releases: &[dca_service::protocol::messages::PublishedRelease],
+) -> serde_json::Value {
     releases
         .iter()
         .map(|r| {

@@ -68,7 +68,7 @@ impl BlrArgs {
 }
 
 pub async fn run(a: BlrArgs) -> Result<()> {
-    use dca_service::network_fit::{dca_blr_config, fit_over_network, prepare_csv};
+    use dca_service::analyst::fit::{dca_blr_config, fit_over_network, prepare_csv};
     let mode = match a.mode.as_str() {
         "seed" => fixedpoint_shares::ShareMode::Seed,
         "full" => fixedpoint_shares::ShareMode::Full,
@@ -252,8 +252,9 @@ async fn run_regression(
         eprintln!("dpdist: WARNING: {w}");
     }
     let features: Vec<&str> = names.iter().map(String::as_str).collect();
-    let result =
-        dca_service::job_regression::RegressionResult::of_columns(&features, &a.target, &fit);
+    let result = dca_service::protocol::job::regression::RegressionResult::of_columns(
+        &features, &a.target, &fit,
+    );
     let mut report = serde_json::json!({
         "clients": n,
         "dim": d,
@@ -267,9 +268,9 @@ async fn run_regression(
         let local = tokio::task::spawn_blocking(move || blr::fit_regression(&x, &y, &config, rng))
             .await
             .map_err(|e| Error::Http(format!("in-process fit: {e}")))??;
-        identical =
-            dca_service::job_regression::RegressionResult::of_columns(&features, &a.target, &local)
-                == result;
+        identical = dca_service::protocol::job::regression::RegressionResult::of_columns(
+            &features, &a.target, &local,
+        ) == result;
         report["bit_identical_to_in_process"] = identical.into();
     }
     print_report(

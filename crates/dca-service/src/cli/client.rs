@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 use dca_service::Result;
+use dca_service::protocol::spec::NON_PRIVATE_MARK;
 use dca_service::secret::SecretString;
-use dca_service::spec::NON_PRIVATE_MARK;
 use dp_noise::rng::RngSource;
 
 use crate::{Connection, http, read_spec};
@@ -56,7 +56,7 @@ pub async fn run(command: ClientCommand) -> Result<()> {
         Some(seed) => RngSource::InsecureFixedSeed(seed).derive(client),
         None => RngSource::Os,
     };
-    dca_service::client::upload(
+    dca_service::protocol::upload::upload(
         &http(&conn)?,
         &round,
         &conn.nodes,

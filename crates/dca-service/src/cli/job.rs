@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use dca_service::job::{ColumnBounds, JobKind, JobSpec, JobState};
-use dca_service::job_http::JobView;
+use dca_service::protocol::job::JobView;
+use dca_service::protocol::job::{ColumnBounds, JobKind, JobSpec, JobState};
 use dca_service::{Error, MEDIA_JSON, Result};
 use serde::Deserialize;
 
@@ -116,7 +116,7 @@ struct JobFile {
     public_seed: Option<u64>,
     /// A `train` job's settings (a `[train]` table).
     #[serde(default)]
-    train: Option<dca_service::job_train::TrainSettings>,
+    train: Option<dca_service::protocol::job::train_settings::TrainSettings>,
     /// A `blr` job's budget fraction for releasing the shares its bounds clipped.
     #[serde(default)]
     clipped_share: Option<f64>,
@@ -261,7 +261,8 @@ pub async fn run(command: JobCommand) -> Result<()> {
                 .bearer_auth(token.expose())
                 .send()
                 .await?;
-            let status: dca_service::job::JobStatus = checked(r, "cancelling the job").await?;
+            let status: dca_service::protocol::job::JobStatus =
+                checked(r, "cancelling the job").await?;
             println!("{}", pretty(&status)?);
             Ok(())
         }
@@ -271,7 +272,7 @@ pub async fn run(command: JobCommand) -> Result<()> {
 /// `dpdist job predict --result`: every error names the file and its cause.
 fn predict(result: &std::path::Path, data: &std::path::Path) -> Result<()> {
     let what = format!("--result {}", result.display());
-    let model = dca_service::job_regression::RegressionResult::from_json(
+    let model = dca_service::protocol::job::regression::RegressionResult::from_json(
         &read_text(result, "--result")?,
         &what,
     )?;
@@ -314,9 +315,9 @@ fn predict_job(job: &str, view: &JobView, data: &std::path::Path) -> Result<()> 
             let table = read_table(data)?;
             // The data's faults first, named as the data file's.
             let names: Vec<&str> = spec.features.iter().map(|c| c.name.as_str()).collect();
-            dca_service::job::columns_of(&table, &names, "the model reads")
+            dca_service::protocol::job::columns_of(&table, &names, "the model reads")
                 .map_err(|e| at_data(data, e))?;
-            let p = dca_service::job_train::predict_proba(spec, result, &table)
+            let p = dca_service::protocol::job::train::predict_proba(spec, result, &table)
                 .map_err(|e| refuse(e.to_string()))?;
             write_predictions(&format!("p_{}", spec.target.name), &p)
         }

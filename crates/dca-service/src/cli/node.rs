@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
+use dca_service::http::serve::serve_tls;
 use dca_service::node::{NodeOptions, StoreLocation, router};
-use dca_service::serve::serve_tls;
 use dca_service::{Error, Result, hex};
 
 use crate::{ServeArgs, at_path, bind, io_at, print_banner, secret, server_tls};

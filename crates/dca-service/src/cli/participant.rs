@@ -5,14 +5,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use dca_service::participant::{Participant, Policy, Rows};
-use dca_service::participant_ledger::{
+use dca_service::participant::ledger::{
     Ledger, LedgerFile, RecordedJob, people, rebuilt_ledger, reconcile,
 };
+use dca_service::participant::{Participant, Policy, Rows};
 use dca_service::{Error, Result};
 
 use crate::{https_client, read_text, secret};
-use dca_service::job::JobState;
+use dca_service::protocol::job::JobState;
 
 /// Default of `--wait-for-job`: an hour.
 const DEFAULT_WAIT_FOR_JOB_SECS: u64 = 3600;

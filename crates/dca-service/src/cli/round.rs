@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use dca_service::aggregator::Aggregator;
-use dca_service::spec::{NON_PRIVATE_MARK, Round, RoundSpec, token_hash};
+use dca_service::protocol::spec::{NON_PRIVATE_MARK, Round, RoundSpec, token_hash};
 use dca_service::{Error, Result, hex};
 use dp_noise::rng::RngSource;
 use zeroize::Zeroizing;

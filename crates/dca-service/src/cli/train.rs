@@ -64,7 +64,7 @@ pub async fn run(a: TrainArgs) -> Result<()> {
         ClientSampling, Model, Optimizer, Privacy, Records, Trainer, TrainerConfig,
         calibrate_noise_multiplier, logistic_intercept_predict_proba, logistic_predict_proba,
     };
-    use dca_service::network_train::train_over_network;
+    use dca_service::analyst::train::train_over_network;
 
     let budget = checked_budget(a.epsilon, a.delta, "--epsilon/--delta")?;
     let table = blr::data::Table::parse_csv(&read_text(&a.data, "--data")?)

@@ -16,12 +16,12 @@ use tokio::sync::oneshot;
 
 use super::close_spool::{self, SplitError};
 use super::store::{AttemptReader, TokenLookup};
-use crate::body::{BodyBudget, BodyError};
 use crate::clock::Clock;
-use crate::metrics::Metrics;
-use crate::problem::{ApiError, ApiResult, bearer, content_type_is, json, require_token};
+use crate::http::body::{BodyBudget, BodyError};
+use crate::http::metrics::Metrics;
+use crate::http::problem::{ApiError, ApiResult, bearer, content_type_is, json, require_token};
+use crate::protocol::spec::Round;
 use crate::secret::token_matches;
-use crate::spec::Round;
 use crate::{
     Error, MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_PAIR_SET, MEDIA_ROUND_CONFIG, MEDIA_SEALED_SHARE,
     Result, hex,
@@ -147,7 +147,7 @@ pub(super) async fn ask<T>(
 }
 
 pub(super) async fn node_metrics(State(state): State<Arc<AppState>>) -> Response {
-    crate::metrics::exposition(&state.metrics)
+    crate::http::metrics::exposition(&state.metrics)
 }
 
 pub(super) async fn public_key(State(state): State<Arc<AppState>>) -> Response {
@@ -439,13 +439,13 @@ pub(super) async fn upload(
         Ok(ok) => ok,
         Err(refused) => {
             // Small bodies are read and dropped so that the client can read the answer.
-            crate::body::drain_refused(&headers, body, 1 << 20, Duration::from_secs(5));
+            crate::http::body::drain_refused(&headers, body, 1 << 20, Duration::from_secs(5));
             return Err(refused);
         }
     };
     let limit = sealed_share_len(&round, state.index);
-    if crate::body::declared_len(&headers).is_some_and(|len| len > limit as u64) {
-        crate::body::drain_refused(&headers, body, 1 << 20, Duration::from_secs(5));
+    if crate::http::body::declared_len(&headers).is_some_and(|len| len > limit as u64) {
+        crate::http::body::drain_refused(&headers, body, 1 << 20, Duration::from_secs(5));
         return Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "too-large",

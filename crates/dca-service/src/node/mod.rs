@@ -7,15 +7,17 @@
 //! answer 2xx, and only then adds them to the running sum. A crash between commit and sum is
 //! harmless: the sum is rebuilt from the stored shares on start-up.
 //!
-//! One part per file: `http` (handlers: authenticate, open, check, ask the actor), `actor`
-//! (the writer thread and the running sums), `replica` (what changes when other processes of
+//! One part per file: `key` (its HPKE key), `http` (handlers: authenticate, open, check, ask the
+//! actor), `actor` (the writer thread and the running sums), `replica` (what changes when other processes of
 //! this node share its PostgreSQL store), `store` (every durable change), `spool`
 //! and `close_spool` (bodies too large for memory), and here the options and the router. An
-//! upload goes `http::upload` → `actor::Actor::flush` → `store::NodeStore::commit_uploads`.
+//! upload goes `http::upload` → `actor/uploads.rs` (`Actor::flush`) →
+//! `store::NodeStore::commit_uploads` (the rule in `store/rules.rs`).
 
 mod actor;
 pub(crate) mod close_spool;
 mod http;
+pub mod key;
 mod replica;
 mod spool;
 pub(crate) mod store;
@@ -30,17 +32,17 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post, put};
 
 use crate::Result;
-use crate::body::BodyBudget;
 use crate::clock::{Clock, SystemClock};
-use crate::metrics::Metrics;
-pub use crate::node_key::load_or_create_key;
-use crate::problem::healthz;
+use crate::http::body::BodyBudget;
+use crate::http::metrics::Metrics;
+use crate::http::problem::healthz;
+pub use crate::node::key::load_or_create_key;
+use crate::protocol::spec::token_hash;
 use crate::secret::SecretString;
-use crate::spec::token_hash;
 use store::{NodeStore, TokenLookup};
 pub use store::{PgLocation, StoreLocation};
 
-pub use crate::messages::{AbortRequest, RoundStatus};
+pub use crate::protocol::messages::{AbortRequest, RoundStatus};
 use actor::*;
 use http::*;
 use spool::*;
@@ -50,7 +52,7 @@ use spool::*;
 pub struct NodeOptions {
     /// This node's index in every round it joins.
     pub index: u16,
-    /// Directory of the HPKE key file ([`crate::node_key::KEY_FILE`]), the spool files and,
+    /// Directory of the HPKE key file ([`crate::node::key::KEY_FILE`]), the spool files and,
     /// by default, the store (`node.sqlite`).
     pub data_dir: PathBuf,
     /// Where the rounds and shares are kept.
@@ -161,11 +163,14 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
         .route("/metrics", get(node_metrics))
         .route_layer(axum::middleware::from_fn_with_state(
             metrics,
-            crate::metrics::count_responses,
+            crate::http::metrics::count_responses,
         ))
         .layer(DefaultBodyLimit::max(options.max_body))
         .with_state(state))
 }
+
+#[cfg(test)]
+mod tls_serving_tests;
 
 #[cfg(test)]
 mod tests {
@@ -184,10 +189,12 @@ mod tests {
         let dir = crate::scratch_dir("node-migrate");
         let keys = [NodeKeyPair::generate(), load_or_create_key(&dir).unwrap()];
         let n = 21;
-        let mut round = crate::spec::tests::spec(n, 2, &keys).validate().unwrap();
+        let mut round = crate::protocol::spec::tests::spec(n, 2, &keys)
+            .validate()
+            .unwrap();
         // Rounds of that time were named by the SHA-256 of their JSON with the token list
         // inline, and stored that JSON with the list emptied.
-        round.hash = crate::spec::legacy_json_round_id(
+        round.hash = crate::protocol::spec::legacy_json_round_id(
             &round.spec,
             round.token_hashes.iter().copied().map(Ok),
         )
@@ -257,7 +264,7 @@ mod tests {
         }
         // Another key in the key file: the node refuses to start rather than serve a key
         // the rounds it holds were not created with.
-        let key_file = crate::node_key::key_path(&dir);
+        let key_file = crate::node::key::key_path(&dir);
         std::fs::remove_file(&key_file).unwrap();
         load_or_create_key(&dir).unwrap();
         match router(&options) {

@@ -14,8 +14,8 @@ use fixedpoint_shares::{ClientId, ClientSet, NodeIndex, RunningSum, ShardId};
 
 use super::store::{self, HashingWriter, PgReader, RoundState, StoreLocation};
 use crate::Result;
-use crate::problem::{ApiError, ApiResult};
-use crate::spec::Round;
+use crate::http::problem::{ApiError, ApiResult};
+use crate::protocol::spec::Round;
 
 use super::*;
 
@@ -201,7 +201,7 @@ pub(super) enum SumFailure {
 /// A node sum computed from the shared store by the holder of the round's lease.
 struct LeasedSum {
     db: StoreLocation,
-    metrics: Arc<crate::metrics::Metrics>,
+    metrics: Arc<crate::http::metrics::Metrics>,
     round: Arc<Round>,
     index: u16,
     agreed: ClientSet,

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use axum::body::Body;
 use axum::http::{HeaderMap, StatusCode, header};
 
-use crate::problem::{ApiError, ApiResult};
+use crate::http::problem::{ApiError, ApiResult};
 use fixedpoint_shares::wire;
 
 use crate::Result;
-use crate::spec::{Round, RoundSpec};
+use crate::protocol::spec::{Round, RoundSpec};
 
 use super::*;
 

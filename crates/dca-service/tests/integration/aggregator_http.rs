@@ -15,16 +15,16 @@ use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::http::{Method, Request, StatusCode};
 use common::{client_token, values};
+use dca_service::aggregator::server::{AggregatorRoundState, NodeList, router};
 use dca_service::aggregator::{Aggregator, AggregatorStoreLocation};
-use dca_service::aggregator_server::{AggregatorRoundState, NodeList, router};
 use dca_service::clock::{Clock, MockClock};
-use dca_service::job::{Answer, ColumnBounds, JobKind, JobSpec, JobState, JobStatus};
-use dca_service::job_http::JobView;
-use dca_service::job_view::ParticipantView;
+use dca_service::http::problem::ProblemDocument;
 use dca_service::node::NodeOptions;
-use dca_service::problem::ProblemDocument;
+use dca_service::protocol::job::JobView;
+use dca_service::protocol::job::view::ParticipantView;
+use dca_service::protocol::job::{Answer, ColumnBounds, JobKind, JobSpec, JobState, JobStatus};
+use dca_service::protocol::spec::{RoundSpec, token_hash};
 use dca_service::secret::SecretString;
-use dca_service::spec::{RoundSpec, token_hash};
 use dca_service::{MEDIA_JSON, MEDIA_ROUND_CONFIG, hex};
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
@@ -91,7 +91,8 @@ async fn setup_polling_on(name: &str, poll: Duration, store: common::Store) -> O
     }
     // The deployment's client (TLS 1.3 for https URLs; these nodes speak plain HTTP on loopback).
     let certs = common::make_certs(&dir.path);
-    let http = dca_service::tls::http_client(&certs.ca_pem, 8, Duration::from_secs(30)).unwrap();
+    let http =
+        dca_service::http::tls::http_client(&certs.ca_pem, 8, Duration::from_secs(30)).unwrap();
     let clock = Arc::new(MockClock::new(dca_service::node::now_ms()));
     let at = match &pg {
         None => AggregatorStoreLocation::Sqlite(dir.path.join("aggregator.sqlite")),
@@ -168,7 +169,7 @@ async fn node_keys(s: &Setup) -> Vec<String> {
 }
 
 /// A round of 4 clients (T = 1, d = 3) on the two nodes, created through the router.
-async fn round(s: &Setup, number: u64) -> dca_service::spec::Round {
+async fn round(s: &Setup, number: u64) -> dca_service::protocol::spec::Round {
     let spec = common::spec(number, 4, 1, 3, "seed", None, node_keys(s).await);
     let round = spec.validate().unwrap();
     let (status, _) = send(
@@ -183,9 +184,13 @@ async fn round(s: &Setup, number: u64) -> dca_service::spec::Round {
     round
 }
 
-async fn upload(s: &Setup, round: &dca_service::spec::Round, clients: std::ops::Range<u64>) {
+async fn upload(
+    s: &Setup,
+    round: &dca_service::protocol::spec::Round,
+    clients: std::ops::Range<u64>,
+) {
     for c in clients {
-        dca_service::client::upload(
+        dca_service::protocol::upload::upload(
             &s.http,
             round,
             &s.nodes,

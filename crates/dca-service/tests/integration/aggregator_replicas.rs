@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use common::replicas::*;
 use common::*;
 use dca_service::aggregator::PublishedRelease;
-use dca_service::spec::Round;
+use dca_service::protocol::spec::Round;
 use reqwest::StatusCode;
 
 const LIMIT: Duration = Duration::from_secs(300);

@@ -10,7 +10,7 @@ use crate::common;
 use std::time::Duration;
 
 use common::*;
-use dca_service::messages::PublishedRelease;
+use dca_service::protocol::messages::PublishedRelease;
 
 const LIMIT: Duration = Duration::from_secs(120);
 const N: u64 = 4;
@@ -88,7 +88,7 @@ async fn one_round_by_hand_releases_the_in_process_sum_once(store: Store) {
         ],
     ));
     assert!(ok, "round create: {out}");
-    let round = dca_service::spec::decode_round_config(&std::fs::read(&spec).unwrap())
+    let round = dca_service::protocol::spec::decode_round_config(&std::fs::read(&spec).unwrap())
         .unwrap()
         .validate()
         .unwrap();

@@ -17,8 +17,8 @@ use axum::http::StatusCode;
 use common::*;
 use dca_service::Error;
 use dca_service::aggregator::{Aggregator, RoundState};
-use dca_service::client::{put_sealed, seal_for};
-use dca_service::job::{JobKind, JobState};
+use dca_service::protocol::job::{JobKind, JobState};
+use dca_service::protocol::upload::{put_sealed, seal_for};
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{Client, ClientId, Encode};
@@ -45,7 +45,12 @@ fn restart(cluster: &mut Cluster, k: usize) {
 
 /// Flips the last byte of a stored share (`client` of `round`) or, with `client` `None`, of the
 /// round's stored node sum, in stopped node `k`'s store, whichever store the node keeps.
-fn flip_stored(cluster: &Cluster, k: usize, round: &dca_service::spec::Round, client: Option<u64>) {
+fn flip_stored(
+    cluster: &Cluster,
+    k: usize,
+    round: &dca_service::protocol::spec::Round,
+    client: Option<u64>,
+) {
     let id = round.id();
     let Some(pg) = &cluster.pg else {
         let (table, column, select) = match client {
@@ -291,15 +296,15 @@ async fn a_lost_close_and_a_late_client_do_not_leave_the_round_stuck(store: Stor
 }
 
 /// A `sum` job of three participants over two nodes, whose columns every participant shares.
-fn sum_job(roster: usize) -> dca_service::job::JobSpec {
-    use dca_service::job::ColumnBounds;
+fn sum_job(roster: usize) -> dca_service::protocol::job::JobSpec {
+    use dca_service::protocol::job::ColumnBounds;
     let column = |name: &str| ColumnBounds {
         name: name.into(),
         lo: -2.0,
         hi: 2.0,
         group: None,
     };
-    dca_service::job::JobSpec {
+    dca_service::protocol::job::JobSpec {
         kind: JobKind::Sum,
         target: column("y"),
         features: vec![column("x")],
@@ -309,7 +314,7 @@ fn sum_job(roster: usize) -> dca_service::job::JobSpec {
         mode: "seed".into(),
         roster: (0..roster)
             .map(|i| {
-                dca_service::hex::encode(&dca_service::spec::token_hash(
+                dca_service::hex::encode(&dca_service::protocol::spec::token_hash(
                     &common::jobs::participant_token(i),
                 ))
             })
@@ -436,7 +441,7 @@ async fn a_round_whose_release_became_impossible_fails_and_ends_its_job(store: S
             if let Some(r) = view.status.rounds.first()
                 && round_state(r.id.clone()).await["state"] == "closing"
             {
-                break dca_service::job_view::ParticipantRound::spec_for(r, &spec)
+                break dca_service::protocol::job::view::ParticipantRound::spec_for(r, &spec)
                     .unwrap()
                     .validate()
                     .unwrap();
@@ -483,7 +488,7 @@ async fn a_round_whose_release_became_impossible_fails_and_ends_its_job(store: S
             .await
             .unwrap();
         assert_eq!(r.status(), StatusCode::CONFLICT);
-        let problem: dca_service::problem::ProblemDocument = r.json().await.unwrap();
+        let problem: dca_service::http::problem::ProblemDocument = r.json().await.unwrap();
         assert_eq!(problem.type_uri, "urn:dpdist:problem:round-failed");
         assert!(
             problem.detail.contains("integrity check failed"),
@@ -702,7 +707,7 @@ fn count_in_aggregator_db(url: String, sql: &'static str) -> i64 {
 async fn release_retrying(
     cluster: &Cluster,
     aggregator: &str,
-    round: &dca_service::spec::Round,
+    round: &dca_service::protocol::spec::Round,
 ) -> dca_service::aggregator::PublishedRelease {
     let until = Instant::now() + Duration::from_secs(120);
     let url = format!("{aggregator}/rounds/{}/release", round.id());
@@ -794,9 +799,16 @@ async fn services_survive(how: Cut, name: &str) {
             uploads.spawn(async move {
                 let v = values(i as usize, round.config.dim());
                 let rng = RngSource::InsecureFixedSeed(SEED).derive(i);
-                let r =
-                    dca_service::client::upload(&http, &round, &urls, i, &client_token(i), &v, rng)
-                        .await;
+                let r = dca_service::protocol::upload::upload(
+                    &http,
+                    &round,
+                    &urls,
+                    i,
+                    &client_token(i),
+                    &v,
+                    rng,
+                )
+                .await;
                 done.fetch_add(1, SeqCst);
                 r
             });

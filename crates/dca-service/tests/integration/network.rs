@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::*;
 use dca_service::Error;
-use dca_service::client::{Uploaded, put_sealed, seal_for, upload, upload_sealed};
+use dca_service::protocol::upload::{Uploaded, put_sealed, seal_for, upload, upload_sealed};
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{Client, ClientId, Encode};
 use reqwest::StatusCode;
@@ -334,8 +334,9 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once(store: Stor
         // Past the node's body limit the node answers 413 and drops the connection; the client may
         // see the 413 or only the closed connection while still sending.
         // (Own client: the dropped connection must not sit in the shared pool.)
-        let lone = dca_service::tls::http_client(&cluster.certs.ca_pem, 0, Duration::from_secs(30))
-            .unwrap();
+        let lone =
+            dca_service::http::tls::http_client(&cluster.certs.ca_pem, 0, Duration::from_secs(30))
+                .unwrap();
         match put_sealed(&lone, &urls[0], &id, 1, &t1, vec![0u8; 2 << 20]).await {
             Ok((status, _)) => assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "over max body"),
             Err(e) => assert!(matches!(e, Error::Http(_)), "{e}"),

@@ -11,8 +11,8 @@ use crate::common;
 use std::time::Duration;
 
 use common::*;
-use dca_service::client::{put_sealed, seal_for, upload};
-use dca_service::network_fit::{NetworkTransport, dca_blr_config, fit_over_network, prepare_csv};
+use dca_service::analyst::fit::{NetworkTransport, dca_blr_config, fit_over_network, prepare_csv};
+use dca_service::protocol::upload::{put_sealed, seal_for, upload};
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{Client, ClientId, Encode, ShareMode};
@@ -30,7 +30,7 @@ async fn create_and_upload_all(
     http: &reqwest::Client,
     aggregator_url: &str,
     node_urls: &[String],
-    round: &dca_service::spec::Round,
+    round: &dca_service::protocol::spec::Round,
 ) {
     let r = http
         .put(format!("{aggregator_url}/rounds/{}", round.id()))
@@ -267,7 +267,7 @@ async fn the_aggregator_server_authenticates_aborts_and_tells_the_nodes(store: S
             StatusCode::FORBIDDEN,
             "the nodes' secret is not the analyst's"
         );
-        let list: dca_service::aggregator_server::NodeList = http
+        let list: dca_service::aggregator::server::NodeList = http
             .get(format!("{}/nodes", aggregator.url))
             .bearer_auth(ANALYST_TOKEN)
             .send()
@@ -348,7 +348,7 @@ async fn the_aggregator_server_authenticates_aborts_and_tells_the_nodes(store: S
         );
         // The release answers 409 as soon as the abort is decided; the round is "aborting"
         // until every node has acknowledged it, then "aborted".
-        let mut state: dca_service::aggregator_server::AggregatorRoundState;
+        let mut state: dca_service::aggregator::server::AggregatorRoundState;
         let mut polls = 0;
         loop {
             state = http

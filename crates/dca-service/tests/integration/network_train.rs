@@ -16,8 +16,8 @@ use dca_learning::{
     ClientSampling, Model, Optimizer, Privacy, PrivacyLoss, Records, RngSource, Trainer,
     TrainerConfig,
 };
-use dca_service::network_fit::NetworkTransport;
-use dca_service::network_train::train_over_network;
+use dca_service::analyst::fit::NetworkTransport;
+use dca_service::analyst::train::train_over_network;
 
 const LIMIT: Duration = Duration::from_secs(300);
 

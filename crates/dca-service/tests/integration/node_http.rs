@@ -15,12 +15,13 @@ use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use common::{client_token, spec, values};
 use dca_service::clock::MockClock;
+use dca_service::http::problem::{MEDIA_PROBLEM, ProblemDocument};
 use dca_service::node::{NodeOptions, RoundStatus, router};
-use dca_service::problem::{MEDIA_PROBLEM, ProblemDocument};
+use dca_service::protocol::spec::Round;
+use dca_service::protocol::upload as client;
 use dca_service::secret::SecretString;
-use dca_service::spec::Round;
 use dca_service::{
-    MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_PAIR_SET, MEDIA_ROUND_CONFIG, MEDIA_SEALED_SHARE, client, hex,
+    MEDIA_JSON, MEDIA_NODE_SUM, MEDIA_PAIR_SET, MEDIA_ROUND_CONFIG, MEDIA_SEALED_SHARE, hex,
 };
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{Client, ClientId, Decode, Encode};
@@ -48,7 +49,7 @@ async fn node(name: &str, tune: impl FnOnce(&mut NodeOptions)) -> Node {
     options.clock = clock.clone();
     tune(&mut options);
     let router = router(&options).unwrap();
-    let mine = dca_service::node_key::load_or_create_key(&dir.path)
+    let mine = dca_service::node::key::load_or_create_key(&dir.path)
         .unwrap()
         .public;
     let keys = vec![

@@ -13,7 +13,7 @@ use std::time::Duration;
 use common::replicas::*;
 use common::*;
 use dca_service::Error;
-use dca_service::client::{put_sealed, seal_shares};
+use dca_service::protocol::upload::{put_sealed, seal_shares};
 use dp_noise::rng::RngSource;
 use reqwest::StatusCode;
 

@@ -16,16 +16,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use dca_service::aggregator::server::router;
 use dca_service::aggregator::{Aggregator, AggregatorStoreLocation};
-use dca_service::aggregator_server::router;
 use dca_service::clock::{Clock, MockClock};
-use dca_service::job::{Answer, ColumnBounds, JobKind, JobSpec, JobState};
-use dca_service::job_http::JobView;
 use dca_service::node::NodeOptions;
+use dca_service::participant::ledger::{LedgerFile, people};
 use dca_service::participant::{Outcome, Participant, Policy, Rows};
-use dca_service::participant_ledger::{LedgerFile, people};
+use dca_service::protocol::job::JobView;
+use dca_service::protocol::job::{Answer, ColumnBounds, JobKind, JobSpec, JobState};
+use dca_service::protocol::spec::token_hash;
 use dca_service::secret::SecretString;
-use dca_service::spec::token_hash;
 use dca_service::{Error, MEDIA_JSON, hex};
 use dp_noise::PrivacyLoss;
 
@@ -68,7 +68,8 @@ async fn setup(name: &str, store: common::Store) -> Option<Setup> {
         tokio::spawn(async move { axum::serve(listener, app).await });
     }
     let certs = common::make_certs(&dir.path);
-    let http = dca_service::tls::http_client(&certs.ca_pem, 8, Duration::from_secs(30)).unwrap();
+    let http =
+        dca_service::http::tls::http_client(&certs.ca_pem, 8, Duration::from_secs(30)).unwrap();
     let clock = Arc::new(MockClock::new(dca_service::node::now_ms()));
     let at = match &pg {
         None => AggregatorStoreLocation::Sqlite(dir.path.join("aggregator.sqlite")),

@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use common::jobs::*;
 use common::*;
-use dca_service::job::{Answer, ColumnBounds, JobKind, JobSpec, JobState};
-use dca_service::job_http::JobView;
-use dca_service::spec::token_hash;
+use dca_service::protocol::job::JobView;
+use dca_service::protocol::job::{Answer, ColumnBounds, JobKind, JobSpec, JobState};
+use dca_service::protocol::spec::token_hash;
 use dca_service::{MEDIA_JSON, hex};
 use dp_noise::rng::RngSource;
 use reqwest::StatusCode;
@@ -101,7 +101,7 @@ fn in_process_regression(spec: &JobSpec, dirs: &[PathBuf]) -> blr::Regression {
     };
     blr::fit_regression_held(
         &holders,
-        &dca_service::job_regression::regression_config(spec, 3).unwrap(),
+        &dca_service::protocol::job::regression::regression_config(spec, 3).unwrap(),
         RngSource::InsecureFixedSeed(SEED),
         &mut projection::InProcess,
     )
@@ -426,7 +426,7 @@ async fn a_participant_killed_between_sealing_and_uploading_sends_the_same_share
             let now = std::fs::read(round_dir.join(format!("node-{k}.sealed"))).unwrap();
             assert_eq!(&now, before);
         }
-        let ledger = dca_service::participant_ledger::LedgerFile::read(&dirs[0].join("state"))
+        let ledger = dca_service::participant::ledger::LedgerFile::read(&dirs[0].join("state"))
             .unwrap()
             .unwrap()
             .ledger;
@@ -761,7 +761,7 @@ async fn a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit(stor
         assert_same_fit(&view, &in_process(&spec, &dirs));
         // Each host kept its own ledger, charged for both rounds.
         for i in [10, 11] {
-            let ledger = dca_service::participant_ledger::LedgerFile::read(&dirs[i].join("state"))
+            let ledger = dca_service::participant::ledger::LedgerFile::read(&dirs[i].join("state"))
                 .unwrap()
                 .unwrap()
                 .ledger;
@@ -973,7 +973,7 @@ async fn a_regression_job_equals_the_in_process_fit_and_predicts_as_it(store: St
         assert!(view.status.result.is_none() && view.status.sum_result.is_none());
 
         let local = in_process_regression(&spec, &dirs[..4]);
-        let expected = dca_service::job_regression::RegressionResult::of(&spec, &local);
+        let expected = dca_service::protocol::job::regression::RegressionResult::of(&spec, &local);
         assert_eq!(bits(&result.coefficients), bits(&expected.coefficients));
         assert_eq!(result, expected);
         assert_eq!(result.records, 400);
@@ -1105,7 +1105,7 @@ async fn a_regression_job_on_a_suite_split_equals_the_in_process_fit(store: Stor
 
         let local = in_process_regression(&spec, &dirs);
         assert!(!local.design.indicator_groups.is_empty() || bounds_file.contains("budgetfood"));
-        let expected = dca_service::job_regression::RegressionResult::of(&spec, &local);
+        let expected = dca_service::protocol::job::regression::RegressionResult::of(&spec, &local);
         assert_eq!(bits(&result.coefficients), bits(&expected.coefficients));
         assert_eq!(result, expected);
         assert_eq!(result.records, rows.len());

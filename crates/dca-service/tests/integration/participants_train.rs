@@ -15,10 +15,11 @@ use dca_learning::{
     ClientSampling, Model, Optimizer, Privacy, PrivacyLoss, Records, Trainer, TrainerConfig,
 };
 use dca_service::hex;
-use dca_service::job::{ColumnBounds, JobKind, JobSpec, JobState};
-use dca_service::job_http::JobView;
-use dca_service::job_train::{Rule, TrainSettings};
-use dca_service::spec::token_hash;
+use dca_service::protocol::job::JobView;
+use dca_service::protocol::job::round_rule::Rule;
+use dca_service::protocol::job::train_settings::TrainSettings;
+use dca_service::protocol::job::{ColumnBounds, JobKind, JobSpec, JobState};
+use dca_service::protocol::spec::token_hash;
 use dp_noise::rng::RngSource;
 
 const HEADER: &str = "x1,x2,label";
@@ -209,7 +210,7 @@ async fn a_train_job_over_participant_processes_releases_every_iteration_like_th
         let b = result.intercept.expect("the job's intercept");
         assert!(b != 0.0, "the intercept moved");
         let table = blr::data::Table::parse_csv("x1,x2,label\n1.2,3,1\n").unwrap();
-        let p = dca_service::job_train::predict_proba(&spec, &result, &table).unwrap();
+        let p = dca_service::protocol::job::train::predict_proba(&spec, &result, &table).unwrap();
         let (x1, x2) = (1.2 / 4.0 * 10.0, 5.0);
         let by_hand = 1.0 / (1.0 + (-(result.weights[0] * x1 + result.weights[1] * x2 + b)).exp());
         assert!((p[0] - by_hand).abs() < 1e-14, "{} vs {by_hand}", p[0]);
@@ -593,11 +594,13 @@ async fn a_sum_job_over_participant_processes_releases_the_in_process_round(stor
         );
         assert_eq!(view.status.rounds.len(), 1);
         // The recorded spec has no token list: rebuilt from the roster, it hashes to the id.
-        let round =
-            dca_service::job_view::ParticipantRound::spec_for(&view.status.rounds[0], &spec)
-                .unwrap()
-                .validate()
-                .unwrap();
+        let round = dca_service::protocol::job::view::ParticipantRound::spec_for(
+            &view.status.rounds[0],
+            &spec,
+        )
+        .unwrap()
+        .validate()
+        .unwrap();
         assert_eq!(round.id(), view.status.rounds[0].id);
         assert_eq!(round.spec.l2_sensitivity, Some(5.0 * 3f64.sqrt()));
         assert!(round.spec.noise_sigma_total.unwrap() > 0.0);

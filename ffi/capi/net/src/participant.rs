@@ -150,7 +150,7 @@ pub unsafe extern "C" fn dpd_net_participant_new(
             )));
         }
         let ca_pem = read(Path::new(ca), "CA file")?;
-        let http = dca_service::tls::http_client(&ca_pem, 8, Duration::from_secs(60))
+        let http = dca_service::http::tls::http_client(&ca_pem, 8, Duration::from_secs(60))
             .map_err(|e| NetError::new(dpd_net_status::DPD_NET_ERR_TLS, format!("{ca}: {e}")))?;
         let token = SecretString::read_file(Path::new(token)).map_err(|e| {
             NetError::new(

@@ -13,7 +13,7 @@ fn on_both_stores(name: &str, check: impl Fn(NodeStore)) {
     let dir = crate::scratch_dir(&format!("contract-{name}"));
     check(NodeStore::open(&StoreLocation::Sqlite(dir.join("node.sqlite"))).unwrap());
     std::fs::remove_dir_all(dir).unwrap();
-    if let Some(db) = crate::postgres_test_db::test_db("contract", name, PgLocation::for_test) {
+    if let Some(db) = crate::db::postgres_test_db::test_db("contract", name, PgLocation::for_test) {
         check(NodeStore::open(&StoreLocation::Postgres(db.at.clone())).unwrap());
     }
 }
@@ -220,7 +220,7 @@ fn token_hashes_come_back_in_client_order_and_a_refused_round_leaves_none() {
 #[test]
 fn each_named_transaction_is_counted_in_the_metrics() {
     on_both_stores("metrics", |mut store| {
-        let metrics = crate::metrics::Metrics::new();
+        let metrics = crate::http::metrics::Metrics::new();
         store = store.counted_in(metrics.clone());
         let id = [14u8; 32];
         create(&mut store, &id, 14, 2);

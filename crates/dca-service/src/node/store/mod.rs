@@ -41,7 +41,7 @@ use std::time::Instant;
 use fixedpoint_shares::ClientSet;
 
 use crate::Result;
-use crate::metrics::Metrics;
+use crate::http::metrics::Metrics;
 
 pub(crate) use layout::HashingWriter;
 pub use postgres::PgLocation;

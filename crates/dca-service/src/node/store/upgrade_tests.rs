@@ -7,8 +7,8 @@ use fixedpoint_shares::{ClientId, ClientSet};
 use sha2::{Digest, Sha256};
 
 use super::{AttemptReader, NodeStore, StoreLocation, TokenLookup};
-use crate::migrations::Schema;
-use crate::migrations::taken_over::{no_old_version_table, only_new_sqlite_tables};
+use crate::db::migrations::Schema;
+use crate::db::migrations::taken_over::{no_old_version_table, only_new_sqlite_tables};
 
 const CLOSED: [u8; 32] = [1; 32];
 const ABORTED: [u8; 32] = [2; 32];
@@ -262,7 +262,7 @@ fn every_old_sqlite_version_opens_with_its_rows() {
     ];
     for (layout, schema) in fixtures {
         let what = format!("SQLite layout {layout:?}");
-        let path = crate::postgres_test_db::sqlite_file(
+        let path = crate::db::postgres_test_db::sqlite_file(
             &format!("node-upgrade-{layout:?}").replace(['(', ')'], ""),
             "node.sqlite",
         );
@@ -292,7 +292,7 @@ fn every_old_postgres_version_opens_with_its_rows() {
         ),
     ];
     for (version, schema) in fixtures {
-        let Some(db) = crate::postgres_test_db::test_db(
+        let Some(db) = crate::db::postgres_test_db::test_db(
             "upgrade",
             &format!("node_v{version}"),
             super::PgLocation::for_test,

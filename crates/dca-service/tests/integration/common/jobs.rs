@@ -6,8 +6,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use dca_service::MEDIA_JSON;
-use dca_service::job::JobSpec;
-use dca_service::job_http::JobView;
+use dca_service::protocol::job::JobSpec;
+use dca_service::protocol::job::JobView;
 use reqwest::StatusCode;
 
 use super::{ANALYST_TOKEN, Cluster, SEED};

@@ -5,7 +5,7 @@
 
 pub mod jobs;
 pub mod replicas;
-#[path = "../../../src/postgres_test_db.rs"]
+#[path = "../../../src/db/postgres_test_db.rs"]
 mod test_db;
 
 use std::io::{BufRead, BufReader, Read};
@@ -15,8 +15,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use dca_service::aggregator::{Aggregator, AggregatorStoreLocation};
-use dca_service::spec::{RoundSpec, token_hash};
-use dca_service::{hex, tls};
+use dca_service::hex;
+use dca_service::http::tls;
+use dca_service::protocol::spec::{RoundSpec, token_hash};
 use dp_noise::PrivacyLoss;
 
 pub const ADMIN_TOKEN: &str = "aggregator-secret-for-tests";
@@ -593,7 +594,7 @@ pub const SEED: u64 = 20260;
 /// Clients `clients` of `round` upload their vectors ([`values`]) to every node, concurrently.
 pub async fn upload_all(
     cluster: &Cluster,
-    round: &dca_service::spec::Round,
+    round: &dca_service::protocol::spec::Round,
     clients: impl Iterator<Item = u64>,
 ) {
     let urls = cluster.urls();
@@ -604,7 +605,7 @@ pub async fn upload_all(
         let urls = urls.clone();
         tasks.spawn(async move {
             let v = values(i as usize, round.config.dim());
-            dca_service::client::upload(
+            dca_service::protocol::upload::upload(
                 &http,
                 &round,
                 &urls,
@@ -623,7 +624,10 @@ pub async fn upload_all(
 
 /// The in-process release of `round` without the `dropped` clients, from the same inputs and
 /// client randomness as [`upload_all`].
-pub fn in_process(round: &dca_service::spec::Round, dropped: &[u64]) -> fixedpoint_shares::Release {
+pub fn in_process(
+    round: &dca_service::protocol::spec::Round,
+    dropped: &[u64],
+) -> fixedpoint_shares::Release {
     let inputs: Vec<Vec<f64>> = (0..round.config.n_clients())
         .map(|i| values(i, round.config.dim()))
         .collect();

@@ -189,19 +189,19 @@ fn replica_dir(dir: &Path, k: u16, j: usize) -> PathBuf {
 }
 
 fn copy_key(from: &Path, to: &Path) {
-    let name = dca_service::node_key::KEY_FILE;
+    let name = dca_service::node::key::KEY_FILE;
     std::fs::copy(from.join(name), to.join(name)).unwrap();
 }
 
 /// Uploads client `i`'s vector ([`values`]) to the nodes at `urls`, as [`upload_all`] does.
 pub async fn upload_one(
     http: &reqwest::Client,
-    round: &dca_service::spec::Round,
+    round: &dca_service::protocol::spec::Round,
     urls: &[String],
     i: u64,
 ) -> dca_service::Result<()> {
     let v = values(i as usize, round.config.dim());
-    dca_service::client::upload(
+    dca_service::protocol::upload::upload(
         http,
         round,
         urls,

@@ -4,8 +4,8 @@
 
 use super::tests::{sha, share, store_with_round, test_db, token_hashes};
 use super::*;
+use crate::db::postgres_tx::MAX_ATTEMPTS;
 use crate::node::store::{AttemptReader, StoreLocation, TokenLookup, UploadOutcome};
-use crate::postgres_tx::MAX_ATTEMPTS;
 use fixedpoint_shares::ClientId;
 use postgres::Transaction;
 

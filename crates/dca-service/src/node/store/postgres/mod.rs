@@ -7,7 +7,7 @@
 //!
 //! Every connection here opens itself again on its next use once the server closed it; a
 //! transaction cut before its commit is retried on the new connection, one cut during its
-//! commit is an error (see [`crate::postgres_tx`]). A read of a few rows is made again on a new
+//! commit is an error (see [`crate::db::postgres_tx`]). A read of a few rows is made again on a new
 //! connection; a streamed read (shares, attempts, a received set or a node sum being sent) cut
 //! mid-way is an error: what it handed on cannot be taken back.
 //!
@@ -28,8 +28,8 @@ use postgres::{Client, IsolationLevel};
 
 use super::layout::{agreed_name, check_blob, check_share, read_agreed};
 use super::{RoundState, StoredRound};
-use crate::migrations::{Schema, migrate_postgres};
-use crate::postgres_tx::{PgConnection, TxError, in_tx};
+use crate::db::migrations::{Schema, migrate_postgres};
+use crate::db::postgres_tx::{PgConnection, TxError, in_tx};
 use crate::{Error, Result};
 pub(crate) use readers::{PgReader, SumBlob, TokenChunks};
 use readers::{attempts, checked_sum};
@@ -87,7 +87,7 @@ impl PgLocation {
         })
     }
 
-    /// A location made by a test's database helper ([`crate::postgres_test_db`]).
+    /// A location made by a test's database helper ([`crate::db::postgres_test_db`]).
     #[cfg(test)]
     pub(crate) fn for_test(config: postgres::Config, shown: String) -> Self {
         PgLocation {

@@ -7,7 +7,7 @@ use postgres::{Client, GenericClient, IsolationLevel, RowIter, Transaction};
 
 use super::super::layout::{check_share, copy_checked_sum};
 use super::{PgLocation, PgTx};
-use crate::postgres_tx::{PgConnection, TxError, cause, connection_lost};
+use crate::db::postgres_tx::{PgConnection, TxError, cause, connection_lost};
 use crate::{Error, Result, hex};
 
 /// Bytes of a node sum read per query when it is streamed.

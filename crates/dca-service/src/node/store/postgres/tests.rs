@@ -12,12 +12,12 @@ use postgres::NoTls;
 use readers::SUM_PIECE;
 use sha2::{Digest, Sha256};
 
-/// A database made for one test (see [`crate::postgres_test_db`]).
-pub(super) type TestDb = crate::postgres_test_db::TestDb<PgLocation>;
+/// A database made for one test (see [`crate::db::postgres_test_db`]).
+pub(super) type TestDb = crate::db::postgres_test_db::TestDb<PgLocation>;
 
 /// A fresh database for the test `name`, or `None` (after saying so) without a server.
 pub(super) fn test_db(name: &str) -> Option<TestDb> {
-    crate::postgres_test_db::test_db("unit", name, |config, shown| PgLocation {
+    crate::db::postgres_test_db::test_db("unit", name, |config, shown| PgLocation {
         config: Box::new(config),
         shown,
     })
@@ -443,7 +443,7 @@ fn two_replicas_race_for_a_sum_lease_one_wins_and_a_stale_lease_is_taken_over() 
     assert!(store.take_sum_lease(&id, "a", 2_000, 32_000).unwrap());
     let lease = store.shared().unwrap().sum_lease(&id).unwrap();
     assert_eq!(lease, Some(("a".to_string(), 32_000)));
-    let metrics = crate::metrics::Metrics::new();
+    let metrics = crate::http::metrics::Metrics::new();
     let mut reader_b = PgReader::open(&db.at).unwrap();
     assert!(
         !super::super::store_sum_under_lease(

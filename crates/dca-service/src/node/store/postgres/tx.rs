@@ -1,5 +1,5 @@
 //! [`NodeTx`] on PostgreSQL: the rows of one read-committed transaction of
-//! [`crate::postgres_tx::in_tx`], with the round's state a column of its row.
+//! [`crate::db::postgres_tx::in_tx`], with the round's state a column of its row.
 
 use std::collections::HashMap;
 
@@ -10,12 +10,12 @@ use super::super::layout::agreed_words;
 use super::super::tx::{LeaseTx, NewSum, NodeTx, RowLock};
 use super::super::{PendingShare, RoundState};
 use super::state_of;
-use crate::postgres_tx::cause;
+use crate::db::postgres_tx::cause;
 use crate::{Error, Result};
 
 pub(crate) struct PgTx<'a, 'b> {
     tx: &'a mut Transaction<'b>,
-    /// The first PostgreSQL error, kept for [`crate::postgres_tx::in_tx`], which runs the
+    /// The first PostgreSQL error, kept for [`crate::db::postgres_tx::in_tx`], which runs the
     /// transaction again after some (a serialization failure, a lost connection).
     pub(super) failed: Option<postgres::Error>,
     /// Statements run once per row, prepared on first use (one round trip each per

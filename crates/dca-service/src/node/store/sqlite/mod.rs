@@ -13,7 +13,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use super::StoredRound;
 use super::layout::{agreed_name, check_blob, check_share, read_agreed};
 use crate::Result;
-use crate::migrations::{Schema, migrate_sqlite};
+use crate::db::migrations::{Schema, migrate_sqlite};
 pub(crate) use readers::{SqliteAttemptReader, SqliteTokenLookup, SumBlob};
 use readers::{check_stored_sum, for_each_attempt};
 pub(crate) use tx::SqliteTx;

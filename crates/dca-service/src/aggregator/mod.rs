@@ -1,0 +1,225 @@
+//! The aggregator: creates rounds on the nodes, decides the agreed client set, collects the M
+//! node sums, releases once, and charges its privacy accountant. Its store (SQLite, or a
+//! PostgreSQL database that several aggregator processes share) records every round's fate
+//! (aborted / released, with the release) and every charge, so that neither a restart nor a
+//! second process releases twice or forgets what was spent.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dp_noise::PrivacyLoss;
+use dp_noise::accountant::{Accountant, GaussianComposition, RoundCost};
+use fixedpoint_shares::{Aggregator as SumAggregator, Decode, Release};
+
+pub use crate::aggregator::store::{AggregatorPgLocation, AggregatorStoreLocation};
+use crate::aggregator::store::{AggregatorStore, LeaseTaken};
+pub use crate::aggregator::store::{RoundPhase, RoundState};
+use crate::clock::{Clock, SystemClock};
+use crate::protocol::spec::Round;
+use crate::protocol::sum_codec;
+use crate::secret::SecretString;
+use crate::{Error, MEDIA_PAIR_SET, Result};
+
+/// Polls of a node sum that answers 202 before giving up.
+const SUM_POLLS: u32 = 600;
+
+/// Times a job's status change is tried when another writer changed the job between its read
+/// and its write ([`Aggregator::update_job`]).
+pub const JOB_CHANGE_ATTEMPTS: u32 = 16;
+
+/// How long a round's release lease lasts between renewals unless set otherwise
+/// ([`Aggregator::with_release_lease`], `dpdist aggregator --release-lease-ms`).
+pub const DEFAULT_RELEASE_LEASE: Duration = Duration::from_secs(30);
+
+/// How long a job's driver lease lasts between renewals unless set otherwise
+/// ([`Aggregator::with_job_lease`], `dpdist aggregator --job-lease-ms`).
+pub const DEFAULT_JOB_LEASE: Duration = Duration::from_secs(30);
+
+pub use crate::protocol::messages::PublishedRelease;
+use rounds::recorded::*;
+use view_cache::ViewCache;
+
+pub mod jobs;
+mod nodes;
+mod rounds;
+pub mod server;
+pub(crate) mod store;
+mod view_cache;
+pub use crate::protocol::spec::round_rho;
+
+/// The aggregator of one deployment.
+pub struct Aggregator {
+    http: reqwest::Client,
+    nodes: Vec<String>,
+    admin_token: SecretString,
+    /// The accountant's state is the charges recorded here: each charge is checked against
+    /// them in the transaction that records it, so processes sharing the store charge one at a
+    /// time and never overspend between them.
+    store: AggregatorStore,
+    budget: PrivacyLoss,
+    /// Held around a job status's read-change-write.
+    job_lock: Mutex<()>,
+    /// Each job's participant view, built once per status change and shared by every poll.
+    participant_views: ViewCache,
+    clock: Arc<dyn Clock>,
+    /// Who this aggregator is when it holds a round's release lease: its process id (so that
+    /// an operator can tell which process holds it) and random bytes (so that no other
+    /// aggregator, here or in another process, ever has the same name).
+    holder: String,
+    release_lease: Duration,
+    /// The live rounds (created, closing, aborting) as read and checked once: a round's config
+    /// never changes under its id (the id is its SHA-256), so a polling pass reads only the
+    /// live rounds' ids and states, and a round's 32 bytes per client once per process.
+    live_rounds: Mutex<HashMap<String, Arc<Round>>>,
+    /// How long this aggregator holds a job's driver lease between renewals.
+    job_lease: Duration,
+}
+
+impl Aggregator {
+    /// Opens (or creates) the aggregator's SQLite database and checks its charges against
+    /// `budget`.
+    pub fn open(
+        db_path: &Path,
+        http: reqwest::Client,
+        nodes: Vec<String>,
+        admin_token: impl Into<SecretString>,
+        budget: PrivacyLoss,
+    ) -> Result<Self> {
+        Self::open_at(
+            &AggregatorStoreLocation::Sqlite(db_path.to_path_buf()),
+            http,
+            nodes,
+            admin_token,
+            budget,
+        )
+    }
+
+    /// Opens (or creates) the aggregator's store at `at` and checks its charges against
+    /// `budget`.
+    pub fn open_at(
+        at: &AggregatorStoreLocation,
+        http: reqwest::Client,
+        nodes: Vec<String>,
+        admin_token: impl Into<SecretString>,
+        budget: PrivacyLoss,
+    ) -> Result<Self> {
+        let store = AggregatorStore::open(at)?;
+        replay(budget, &store.charges()?)?;
+        Ok(Aggregator {
+            budget,
+            job_lock: Mutex::new(()),
+            participant_views: ViewCache::default(),
+            live_rounds: Mutex::new(HashMap::new()),
+            http,
+            nodes,
+            admin_token: admin_token.into(),
+            store,
+            clock: Arc::new(SystemClock),
+            holder: lease_holder(),
+            release_lease: DEFAULT_RELEASE_LEASE,
+            job_lease: DEFAULT_JOB_LEASE,
+        })
+    }
+
+    /// The count and time of the store's transactions, by name (for `/metrics`).
+    pub(crate) fn store_transactions(&self) -> crate::http::metrics::TxMetrics {
+        self.store.transaction_metrics()
+    }
+
+    /// The same aggregator deciding deadlines and lease expiries by `clock`.
+    pub fn with_clock(self, clock: Arc<dyn Clock>) -> Self {
+        Aggregator { clock, ..self }
+    }
+
+    /// The same aggregator holding a round's release lease for `lease` between renewals: if
+    /// it dies while it releases a round, another aggregator on the same store takes the
+    /// round over that long after its last renewal.
+    ///
+    /// # Errors
+    /// [`Error::InvalidSpec`] for a lease under 300 ms (renewed every third of it, it would
+    /// expire between renewals on a busy machine).
+    pub fn with_release_lease(self, lease: Duration) -> Result<Self> {
+        if lease < Duration::from_millis(300) {
+            return Err(Error::InvalidSpec(format!(
+                "release lease of {} ms: it must be at least 300 ms",
+                lease.as_millis()
+            )));
+        }
+        Ok(Aggregator {
+            release_lease: lease,
+            ..self
+        })
+    }
+
+    /// The node base URLs, in node order.
+    pub fn node_urls(&self) -> &[String] {
+        &self.nodes
+    }
+
+    /// Privacy spent so far, as recorded (by every process sharing the store); all of it if
+    /// the charges cannot be read.
+    pub fn spent(&self) -> PrivacyLoss {
+        self.store
+            .charges()
+            .and_then(|charges| replay(self.budget, &charges))
+            .map_or(
+                PrivacyLoss {
+                    epsilon: f64::INFINITY,
+                    delta: 1.0,
+                },
+                |a| a.spent(),
+            )
+    }
+
+    /// The clock the aggregator decides deadlines by.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+}
+
+/// A release lease holder's name: this process's id and 64 random bits.
+fn lease_holder() -> String {
+    use rand_core::TryRngCore;
+    let mut random = [0u8; 8];
+    if rand_core::OsRng.try_fill_bytes(&mut random).is_err() {
+        // Distinct enough without the OS's randomness: the time to the nanosecond.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        random = nanos.to_le_bytes();
+    }
+    format!("pid {} {}", std::process::id(), crate::hex::encode(&random))
+}
+
+/// An accountant with `budget` that has paid `charges` (the recorded ones: rounds, and jobs'
+/// reservations as they stand).
+fn replay(budget: PrivacyLoss, charges: &[f64]) -> Result<Accountant> {
+    // A DCA release carries a sum of discrete Gaussians, not a continuous Gaussian: the exact
+    // μ-GDP curve is proven only for the latter, while zCDP holds for the sum too
+    // (Kairouz–Liu–Steinke 2021, Thm 1; see `round_rho`). So rounds compose in zCDP here, as
+    // in the in-process BLR pipeline.
+    let mut accountant =
+        Accountant::with_composition(budget, GaussianComposition::Zcdp).map_err(Error::Budget)?;
+    for &rho in charges {
+        if rho > 0.0 {
+            let cost = RoundCost::zcdp(rho).map_err(Error::Budget)?;
+            accountant.charge(cost).map_err(Error::Budget)?;
+        }
+    }
+    Ok(accountant)
+}
+
+/// Whether `cost` fits `budget` on top of the recorded charges it is given.
+fn fits(budget: PrivacyLoss, cost: RoundCost) -> impl Fn(&[f64]) -> Result<()> + Send + 'static {
+    move |charges| {
+        replay(budget, charges)?
+            .check(cost)
+            .map(drop)
+            .map_err(Error::Budget)
+    }
+}
+
+#[cfg(test)]
+mod tests;

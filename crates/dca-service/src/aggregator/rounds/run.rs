@@ -1,0 +1,442 @@
+//! A round driven from creation to release: created on every node, closed when due (the agreed
+//! set decided, the budget checked and charged) or aborted, and released under its lease — only
+//! the holder of a round's release lease sends the recorded close to the nodes, fetches their
+//! sums and records the release, renewing the lease while it works.
+
+use std::time::Duration;
+
+use dp_noise::accountant::RoundCost;
+use fixedpoint_shares::{Encode, ShardSet, agree};
+use reqwest::StatusCode;
+
+use crate::aggregator::store::{RoundPhase, RoundState};
+use crate::aggregator::*;
+use crate::protocol::spec::{Round, RoundSpec};
+use crate::{Error, MEDIA_ROUND_CONFIG, Result};
+
+impl Aggregator {
+    /// Creates the round on every node (idempotent: creating it again changes nothing).
+    pub async fn create_round(&self, spec: RoundSpec) -> Result<Round> {
+        let round = spec.validate()?;
+        if round.node_keys.len() != self.nodes.len() {
+            return Err(Error::InvalidSpec(format!(
+                "{} nodes configured, round has {}",
+                self.nodes.len(),
+                round.node_keys.len()
+            )));
+        }
+        let id = round.id();
+        self.refuse_reused_round_number(&round)?;
+        let config = round.config_bytes()?;
+        self.store.insert_round(&id, &config)?;
+        for url in &self.nodes {
+            let r = self
+                .http
+                .put(format!("{url}/rounds/{id}"))
+                .bearer_auth(self.admin_token.expose())
+                .header(reqwest::header::CONTENT_TYPE, MEDIA_ROUND_CONFIG)
+                .body(config.clone())
+                .send()
+                .await?;
+            if !matches!(r.status(), StatusCode::OK | StatusCode::CREATED) {
+                let s = r.status();
+                return Err(Error::Http(format!(
+                    "{url} refused the round: {s}: {}",
+                    r.text().await.unwrap_or_default()
+                )));
+            }
+        }
+        Ok(round)
+    }
+
+    /// Waits (polling every `poll`) until every node holds all N clients or the round's
+    /// deadline has passed.
+    pub async fn wait_for_uploads(&self, round: &Round, poll: Duration) -> Result<()> {
+        while !self.due(round).await? {
+            tokio::time::sleep(poll).await;
+        }
+        Ok(())
+    }
+
+    /// True when every node holds all N clients or the round's deadline has passed: the moment
+    /// to close it.
+    pub async fn due(&self, round: &Round) -> Result<bool> {
+        if self.clock.now_ms() >= round.spec.deadline_unix_ms
+            || matches!(self.state(&round.id())?, Some(RoundState::Closing))
+        {
+            return Ok(true);
+        }
+        // The nodes' counts (their status), not their received sets: O(1) per node per poll.
+        Ok(self
+            .statuses(round)
+            .await?
+            .iter()
+            .all(|s| s.received == round.config.n_clients()))
+    }
+
+    /// Aborts an open round: recorded first (whatever happens to the notices, it is never
+    /// released), then every node is told; a node that misses the notice is told again by
+    /// [`Aggregator::notify_pending_aborts`]. A released round is not aborted.
+    pub async fn abort(&self, round: &Round, reason: &str) -> Result<()> {
+        if !self.store.begin_abort(&round.id(), reason)? {
+            return match self.state(&round.id())? {
+                Some(RoundState::Released(_)) => Err(Error::AlreadyReleased),
+                Some(RoundState::Closing) => Err(Error::InvalidSpec(
+                    "the round is closing with a recorded agreed set; it cannot be aborted".into(),
+                )),
+                Some(RoundState::Failed(cause)) => Err(Error::RoundFailed(cause)),
+                Some(_) => Ok(()),
+                None => Err(Error::InvalidSpec(
+                    "round not created by this aggregator".into(),
+                )),
+            };
+        }
+        // The abort stands even if a notice fails; it is retried later.
+        let _ = self.notify_abort(round, reason).await;
+        Ok(())
+    }
+
+    /// Re-sends the abort of every round recorded as aborted whose nodes were not all told.
+    pub async fn notify_pending_aborts(&self) -> Result<()> {
+        for round in self.live_rounds_in(&[RoundPhase::Aborting])? {
+            let reason = match self.state(&round.id())? {
+                Some(RoundState::Aborting(reason)) => reason,
+                _ => String::new(),
+            };
+            self.notify_abort(&round, &reason).await?;
+        }
+        Ok(())
+    }
+
+    /// Closes the round and releases its sum. The first call decides the agreed set — the
+    /// intersection of the nodes' received sets; more than T missing → the abort is recorded
+    /// and nothing is released — checks the budget, and records the set and the charge in one
+    /// transaction before any node is told. Every node is then sent that same recorded set,
+    /// on this call and on every retry after a failure, so a client that reaches more nodes
+    /// later cannot make the nodes disagree. Then the M node sums are added and the release is
+    /// recorded. A second call after the release → [`Error::AlreadyReleased`].
+    ///
+    /// From the recorded close on, the round is driven by the holder of its release lease
+    /// only: a call that finds another aggregator's lease live returns
+    /// [`Error::ReleaseInProgress`] without contacting any node, and an aggregator that dies
+    /// holding it is taken over once the lease expires. Calls of one aggregator share its
+    /// lease (its own pass and an analyst's request may both drive a round; one records it,
+    /// and the other, if still polling the node sums, stops and returns that release).
+    pub async fn release(&self, round: &Round) -> Result<PublishedRelease> {
+        let id = round.id();
+        let state = match self.state(&id)? {
+            Some(RoundState::Released(_)) => return Err(Error::AlreadyReleased),
+            Some(RoundState::Aborted(reason) | RoundState::Aborting(reason)) => {
+                return Err(Error::RoundAborted(reason));
+            }
+            Some(RoundState::Failed(cause)) => return Err(Error::RoundFailed(cause)),
+            Some(state) => state,
+            None => {
+                return Err(Error::InvalidSpec(
+                    "round not created by this aggregator".into(),
+                ));
+            }
+        };
+        // A closing round's lease first: a process refused it (every pass of every process but
+        // the holder's) does not read the recorded close, 8 bytes per client.
+        let recorded = if state == RoundState::Closing {
+            self.take_release_lease(&id)?;
+            self.store.close_body(&id)?
+        } else {
+            None
+        };
+        let close_body = match recorded {
+            Some(body) => body,
+            None => {
+                let body = self.begin_close(round).await?;
+                self.take_release_lease(&id)?;
+                body
+            }
+        };
+        let outcome = self.drive_under_lease(round, close_body).await;
+        if outcome.is_err() {
+            // Another process may take the round over at once instead of after the lease.
+            let _ = self.store.drop_release_lease(&id, &self.holder);
+        }
+        outcome
+    }
+
+    /// Decides the agreed set of a round that is still collecting, checks and charges the
+    /// budget, and records both (created → closing); the close request's body.
+    pub(in crate::aggregator) async fn begin_close(&self, round: &Round) -> Result<Vec<u8>> {
+        let id = round.id();
+        // The pairs every node holds: a client that sharded twice and whose nodes hold different
+        // attempts is left out (it counts as missing), never summed.
+        let sets = self.received_sets(round).await?;
+        let agreed_pairs = if sets.is_empty() {
+            ShardSet::empty(round.config.n_clients())
+        } else {
+            agree(&sets.iter().collect::<Vec<_>>())?
+        };
+        let max_dropped = round.config.max_dropped();
+        let missing = agreed_pairs.clients().missing();
+        if missing > max_dropped {
+            self.abort(
+                round,
+                &format!("{missing} clients missing, more than T = {max_dropped}"),
+            )
+            .await?;
+            return Err(Error::Aborted {
+                missing,
+                max_dropped,
+            });
+        }
+        let cost = round_rho(round)?
+            .map(|rho| RoundCost::zcdp(rho).map(|cost| (cost, rho)))
+            .transpose()
+            .map_err(Error::Budget)?;
+        let body = agreed_pairs.get_encoded()?;
+        // A job's round is paid from the job's reservation, charged when the job was created.
+        // Either way the budget is checked against the charges as recorded, in the
+        // transaction that records the close.
+        let recorded = match (self.store.job_of_round(&id)?, cost) {
+            (Some(job), cost) => {
+                let rho = cost.map_or(0.0, |(_, rho)| rho);
+                self.store.begin_close_job_round(&id, &body, &job, rho)?
+            }
+            (None, Some((cost, rho))) => {
+                self.store
+                    .begin_close(&id, &body, Some(rho), fits(self.budget, cost))?
+            }
+            (None, None) => self.store.begin_close(&id, &body, None, |_| Ok(()))?,
+        };
+        if !recorded {
+            // Another caller recorded a close (or an abort) first: use what it recorded.
+            return match self.store.close_body(&id)? {
+                Some(body) => Ok(body),
+                None => Err(Error::RoundAborted(
+                    self.state(&id)?
+                        .as_ref()
+                        .and_then(RoundState::ended_unreleased)
+                        .unwrap_or_default()
+                        .to_string(),
+                )),
+            };
+        }
+        Ok(body)
+    }
+
+    /// Takes round `id`'s release lease for this aggregator, or says why not: another
+    /// aggregator holds it ([`Error::ReleaseInProgress`]), or the round left "closing".
+    pub(in crate::aggregator) fn take_release_lease(&self, id: &str) -> Result<()> {
+        let now = self.clock.now_ms();
+        let until = now.saturating_add(self.release_lease.as_millis() as u64);
+        match self
+            .store
+            .take_release_lease(id, &self.holder, now, until)?
+        {
+            LeaseTaken::Taken => Ok(()),
+            LeaseTaken::HeldBy(holder, until) => Err(Error::ReleaseInProgress(format!(
+                "aggregator {holder} holds the release lease of round {id} until {until} ms \
+                 since the Unix epoch (renewed while it works)"
+            ))),
+            LeaseTaken::NotClosing => Err(self.not_released(id)?),
+        }
+    }
+
+    /// Why a round this aggregator was about to release is not released by it: released
+    /// already, aborted, or being released by another aggregator.
+    fn not_released(&self, id: &str) -> Result<Error> {
+        Ok(match self.state(id)? {
+            Some(RoundState::Released(_)) => Error::AlreadyReleased,
+            Some(RoundState::Aborted(reason) | RoundState::Aborting(reason)) => {
+                Error::RoundAborted(reason)
+            }
+            Some(RoundState::Failed(cause)) => Error::RoundFailed(cause),
+            Some(RoundState::Closing) => Error::ReleaseInProgress(format!(
+                "another aggregator took the release lease of round {id} over"
+            )),
+            state => Error::Integrity(format!(
+                "round {id} is recorded as {state:?} while it was being released"
+            )),
+        })
+    }
+
+    /// Sends the recorded close to every node, fetches and adds the node sums and records the
+    /// release, renewing the round's release lease every third of its length meanwhile; stops
+    /// with [`Error::ReleaseInProgress`] (contacting no node again) if the lease was taken over.
+    pub(in crate::aggregator) async fn drive_under_lease(
+        &self,
+        round: &Round,
+        close_body: Vec<u8>,
+    ) -> Result<PublishedRelease> {
+        let id = round.id();
+        let drive = self.drive_release(round, close_body);
+        tokio::pin!(drive);
+        let every = self.release_lease / 3;
+        loop {
+            tokio::select! {
+                outcome = &mut drive => return outcome,
+                () = tokio::time::sleep(every) => {
+                    let until = self
+                        .clock
+                        .now_ms()
+                        .saturating_add(self.release_lease.as_millis() as u64);
+                    if !self.store.renew_release_lease(&id, &self.holder, until)? {
+                        return Err(Error::ReleaseInProgress(format!(
+                            "another aggregator took the release lease of round {id} over"
+                        )));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The release of a closing round under this aggregator's lease (see
+    /// [`Aggregator::release`]).
+    async fn drive_release(&self, round: &Round, close_body: Vec<u8>) -> Result<PublishedRelease> {
+        let id = round.id();
+        let n = round.config.n_clients();
+        let recorded = |e: &dyn std::fmt::Display| {
+            Error::Integrity(format!("the recorded agreed set of round {id}: {e}"))
+        };
+        // Aggregators before the pair set recorded JSON: read it and send the pair set.
+        let (agreed, close_body) = if close_body.first() == Some(&b'{') {
+            let agreed = legacy_close_json(&close_body, n).map_err(|e| recorded(&e))?;
+            let body = agreed.get_encoded().map_err(|e| recorded(&e))?;
+            (agreed, body)
+        } else {
+            (
+                ShardSet::get_decoded(&n, &close_body).map_err(|e| recorded(&e))?,
+                close_body,
+            )
+        };
+        for url in &self.nodes {
+            let r = self
+                .http
+                .post(format!("{url}/rounds/{id}/close"))
+                .bearer_auth(self.admin_token.expose())
+                .header(reqwest::header::CONTENT_TYPE, MEDIA_PAIR_SET)
+                .body(close_body.clone())
+                .send()
+                .await?;
+            if !matches!(r.status(), StatusCode::OK | StatusCode::ACCEPTED) {
+                let s = r.status();
+                let body = r.text().await.unwrap_or_default();
+                if let Some(cause) = release_impossible(&body) {
+                    return Err(self.fail(&id, &format!("{url} refused to close: {cause}"))?);
+                }
+                return Err(Error::Http(format!("{url} refused to close: {s}: {body}")));
+            }
+        }
+        let mut sums = SumAggregator::new(&round.config)?;
+        for url in &self.nodes {
+            let sum = match self.fetch_sum(url, &id).await? {
+                NodeSumPoll::Ready(sum) => sum,
+                NodeSumPoll::ReleasedMeanwhile(recorded) => return Ok(recorded),
+            };
+            sums.add(&sum_codec::decode(&sum, &round.config)?)?;
+        }
+        let release: Release = sums.release()?;
+        let spent = self.spent();
+        let clients: Vec<u64> = agreed.clients().iter().map(|c| c.0).collect();
+        let published = PublishedRelease {
+            id: id.clone(),
+            round: round.spec.round,
+            sum: release.sum,
+            sum_units: release.sum_units,
+            frac_bits: release.frac_bits,
+            clients,
+            noise_sigma_released: release.noise_sigma_released,
+            spent_epsilon: spent.epsilon,
+            spent_delta: spent.delta,
+            privacy: (round.config.noise().is_none())
+                .then(|| crate::protocol::spec::NON_PRIVATE_MARK.to_string()),
+        };
+        let json =
+            serde_json::to_string(&published).map_err(|e| Error::Io(std::io::Error::other(e)))?;
+        if !self
+            .store
+            .mark_released(&id, &self.holder, self.clock.now_ms(), &json)?
+        {
+            return Err(self.not_released(&id)?);
+        }
+        Ok(published)
+    }
+
+    /// Node `url`'s sum of round `id`, polled while the node answers 202; or the round's
+    /// release, if another drive recorded it meanwhile (this aggregator's calls share the
+    /// lease, so its background pass and an analyst's request may both drive one round): the
+    /// nodes are not asked again for a sum nobody will use.
+    async fn fetch_sum(&self, url: &str, id: &str) -> Result<NodeSumPoll> {
+        for _ in 0..SUM_POLLS {
+            if let Some(recorded) = self.recorded_release(id)? {
+                return Ok(NodeSumPoll::ReleasedMeanwhile(recorded));
+            }
+            let r = self
+                .http
+                .get(format!("{url}/rounds/{id}/sum"))
+                .bearer_auth(self.admin_token.expose())
+                .send()
+                .await?;
+            match r.status() {
+                StatusCode::OK => return Ok(NodeSumPoll::Ready(r.bytes().await?.to_vec())),
+                StatusCode::ACCEPTED => {
+                    let wait = r
+                        .headers()
+                        .get(reqwest::header::RETRY_AFTER)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.parse::<u64>().ok())
+                        .unwrap_or(1)
+                        .min(5);
+                    // Retry-After is in seconds; poll faster than that but never spin.
+                    tokio::time::sleep(Duration::from_millis(100 * wait)).await;
+                }
+                s => {
+                    let body = r.text().await.unwrap_or_default();
+                    if let Some(cause) = release_impossible(&body) {
+                        return Err(self.fail(id, &format!("{url} node sum: {cause}"))?);
+                    }
+                    return Err(Error::Http(format!("{url} node sum: {s}: {body}")));
+                }
+            }
+        }
+        Err(Error::Timeout(format!(
+            "{url} node sum not ready after {SUM_POLLS} polls"
+        )))
+    }
+
+    /// Records closing round `id` as failed with `cause` (the release has become impossible)
+    /// and returns the error that says so; if this aggregator no longer holds the round's
+    /// release lease, or the round left "closing" meanwhile, why it is not failed by it.
+    fn fail(&self, id: &str, cause: &str) -> Result<Error> {
+        if self
+            .store
+            .mark_failed(id, &self.holder, self.clock.now_ms(), cause)?
+        {
+            tracing::error!(
+                round_id = %id,
+                "round failed: its release has become impossible: {cause}"
+            );
+            return Ok(Error::RoundFailed(cause.to_string()));
+        }
+        self.not_released(id)
+    }
+}
+
+/// The cause, if a node's error answer `body` says that the round can never be released: a
+/// problem document of type `stored-state-damaged` (a stored share or node sum of the round
+/// failed its integrity check on that node, which therefore never finalizes it). Every other
+/// refusal (a node down, busy, or not ready) may pass and is retried.
+fn release_impossible(body: &str) -> Option<String> {
+    let problem: crate::http::problem::ProblemDocument = serde_json::from_str(body).ok()?;
+    let damaged = format!("{}stored-state-damaged", crate::http::problem::TYPE_PREFIX);
+    (problem.type_uri == damaged).then(|| format!("{} ({})", problem.detail, problem.type_uri))
+}
+
+/// What polling a node for its sum came to.
+enum NodeSumPoll {
+    /// The node's sum (`application/dpdist-node-sum`).
+    Ready(Vec<u8>),
+    /// The round's release, recorded by another drive while this one polled.
+    ReleasedMeanwhile(PublishedRelease),
+}
+
+#[cfg(test)]
+#[path = "run_tests.rs"]
+mod tests;
