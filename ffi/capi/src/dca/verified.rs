@@ -1127,62 +1127,55 @@ mod tests {
     fn an_l2_client_past_the_bound_makes_the_round_fail() {
         let cfg = config_frac20();
         let mut rng = null_mut();
-        let mut inputs = [0.5; 12];
-        inputs[6] = 0.9; // client 3: ‖(0.9, 0.5)‖ = 1.0296 > 1
-        let mut out = [7.0; 2];
-        let mut invalid = [9u64; 2];
-        let (mut len, mut n_invalid, mut dt) = (0usize, 0usize, -1.0);
-        // SAFETY: live handles and locals of the lengths passed.
+        // SAFETY: a local, then a live handle.
         unsafe {
             assert_eq!(dpd_rng_new_insecure_fixed_seed(1, &mut rng), DPD_OK);
             assert_eq!(dpd_round_config_set_validity_l2(cfg, 1.0, 1e-9), DPD_OK);
-            let status = dpd_simulate_round_verified(
-                cfg,
-                inputs.as_ptr(),
-                12,
-                null(),
-                0,
-                rng,
-                out.as_mut_ptr(),
-                2,
-                &mut len,
-                invalid.as_mut_ptr(),
-                2,
-                &mut n_invalid,
-                null_mut(),
-                &mut dt,
-            );
-            assert_eq!(status, DPD_ERR_INVALID_ARGUMENT);
-            let message = last_error();
-            assert!(
-                message.contains("client 3:") && message.contains("exceeds the round's bound 1"),
-                "{message}"
-            );
-            assert_eq!(
-                (out, invalid, len, n_invalid, dt),
-                ([7.0; 2], [9; 2], 0, 0, -1.0)
-            );
-            // A row exactly on the bound, (1, 0), is accepted.
-            inputs[6] = 1.0;
-            inputs[7] = 0.0;
-            let status = dpd_simulate_round_verified(
-                cfg,
-                inputs.as_ptr(),
-                12,
-                null(),
-                0,
-                rng,
-                out.as_mut_ptr(),
-                2,
-                &mut len,
-                invalid.as_mut_ptr(),
-                2,
-                &mut n_invalid,
-                null_mut(),
-                &mut dt,
-            );
-            assert_eq!(status, DPD_OK, "{}", last_error());
-            assert_eq!((len, n_invalid), (2, 0));
+        }
+        // The status and the outputs, which start as ([7, 7], [9, 9], 0, 0, −1).
+        let run = |inputs: &[f64; 12]| {
+            let mut out = [7.0; 2];
+            let mut invalid = [9u64; 2];
+            let (mut len, mut n_invalid, mut dt) = (0usize, 0usize, -1.0);
+            // SAFETY: live handles and locals of the lengths passed.
+            let status = unsafe {
+                dpd_simulate_round_verified(
+                    cfg,
+                    inputs.as_ptr(),
+                    12,
+                    null(),
+                    0,
+                    rng,
+                    out.as_mut_ptr(),
+                    2,
+                    &mut len,
+                    invalid.as_mut_ptr(),
+                    2,
+                    &mut n_invalid,
+                    null_mut(),
+                    &mut dt,
+                )
+            };
+            (status, (out, invalid, len, n_invalid, dt))
+        };
+        let untouched = ([7.0; 2], [9; 2], 0, 0, -1.0);
+        let mut inputs = [0.5; 12];
+        inputs[6] = 0.9; // client 3: ‖(0.9, 0.5)‖ = 1.0296 > 1
+        assert_eq!(run(&inputs), (DPD_ERR_INVALID_ARGUMENT, untouched));
+        let message = last_error();
+        assert!(
+            message.contains("client 3:") && message.contains("exceeds the round's bound 1"),
+            "{message}"
+        );
+        // A row exactly on the bound, (1, 0), is accepted.
+        inputs[6] = 1.0;
+        inputs[7] = 0.0;
+        let (status, (_, _, len, n_invalid, dt)) = run(&inputs);
+        assert_eq!(status, DPD_OK, "{}", last_error());
+        assert_eq!((len, n_invalid), (2, 0));
+        assert!(dt > 0.0 && dt <= 1e-9, "{dt}");
+        // SAFETY: live handles, freed once.
+        unsafe {
             dpd_rng_free(rng);
             dpd_round_config_free(cfg);
         }

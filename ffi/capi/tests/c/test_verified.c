@@ -162,6 +162,25 @@ static void off_again_is_the_plain_round(void) {
     dpd_round_config_free(config);
 }
 
+/* On a NON-PRIVATE exact round with validity on, client 5 cheats: it is left out and the release
+ * is Σ round(x·2^20)/2^20 over the honest clients. */
+static void exact_round_without_five(dpd_round_config *exact) {
+    const uint64_t malicious[1] = {5};
+    double verified[D];
+    uint64_t invalid[T] = {99, 99};
+    size_t n_invalid = 0;
+    dpd_release_info info;
+    CHECK_OK(verified_round(exact, NULL, 0, malicious, 1, verified, invalid, &n_invalid, &info,
+                            NULL));
+    CHECK(n_invalid == 1 && invalid[0] == 5);
+    for (size_t j = 0; j < D; j++) {
+        double by_hand = 0.0;
+        for (size_t i = 0; i < N; i++)
+            if (i != 5) by_hand += nearbyint(value(i, j) * 1048576.0);
+        CHECK(verified[j] == by_hand / 1048576.0);
+    }
+}
+
 /* A client whose shares sum to its vector plus 10^6·2^20 units in coordinate 0 is left out and
  * named; the release is the round of the others. */
 static void malicious_is_left_out(void) {
@@ -189,18 +208,9 @@ static void malicious_is_left_out(void) {
     CHECK(memcmp(plain, verified, sizeof plain) == 0);
     dpd_round_config_free(config);
 
-    /* NON-PRIVATE exact round: the release is Σ round(x·2^20)/2^20 over the honest clients. */
     dpd_round_config *exact = make_config(0);
     CHECK_OK(dpd_round_config_set_validity(exact, DPD_VALIDITY_LINF, 1e-9));
-    CHECK_OK(verified_round(exact, NULL, 0, malicious, 1, verified, invalid, &n_invalid, &info,
-                            NULL));
-    CHECK(n_invalid == 1 && invalid[0] == 5);
-    for (size_t j = 0; j < D; j++) {
-        double by_hand = 0.0;
-        for (size_t i = 0; i < N; i++)
-            if (i != 5) by_hand += nearbyint(value(i, j) * 1048576.0);
-        CHECK(verified[j] == by_hand / 1048576.0);
-    }
+    exact_round_without_five(exact);
     dpd_round_config_free(exact);
 }
 
@@ -352,18 +362,9 @@ static void l2_rounds(void) {
                 DPD_ERR_TOO_MANY_DROPPED, "(clients 1, 4, 7)");
     dpd_round_config_free(config);
 
-    /* NON-PRIVATE exact round: Σ round(x·2^20)/2^20 over the honest clients. */
     dpd_round_config *exact_config = make_config(0);
     CHECK_OK(dpd_round_config_set_validity_l2(exact_config, 2.0, 1e-9));
-    CHECK_OK(verified_round(exact_config, NULL, 0, malicious, 1, verified, invalid, &n_invalid,
-                            &info, NULL));
-    CHECK(n_invalid == 1 && invalid[0] == 5);
-    for (size_t j = 0; j < D; j++) {
-        double by_hand = 0.0;
-        for (size_t i = 0; i < N; i++)
-            if (i != 5) by_hand += nearbyint(value(i, j) * 1048576.0);
-        CHECK(verified[j] == by_hand / 1048576.0);
-    }
+    exact_round_without_five(exact_config);
     dpd_round_config_free(exact_config);
 }
 
