@@ -271,6 +271,12 @@ typedef enum dpd_validity {
      * Prio3SumVec.
      */
     DPD_VALIDITY_LINF = 1,
+    /**
+     * Each client's contribution has L2 norm at most R grid units, R = the data's L2 bound
+     * plus the noise slice's norm bound τ₂; proved with a circuit on libprio's FLP. Set with
+     * `dpd_round_config_set_validity_l2`, which takes the data's norm bound.
+     */
+    DPD_VALIDITY_L2 = 2,
 } dpd_validity;
 
 /**
@@ -555,35 +561,41 @@ typedef struct dpd_seal_context {
 /**
  * A round config's validity mode and the bound it implies (`dpd_round_config_validity_info`).
  * Grid units are those of the round's fixed-point codec: a value x is round(x·2^frac_bits).
+ * σ below is the client's noise σ in grid units, N the number of clients, d the dimension.
  */
 typedef struct dpd_validity_info {
     /**
-     * A `dpd_validity` value: `DPD_VALIDITY_NONE` (every other field 0) or
-     * `DPD_VALIDITY_LINF`.
+     * A `dpd_validity` value: `DPD_VALIDITY_NONE` (every other field 0), `DPD_VALIDITY_LINF`
+     * or `DPD_VALIDITY_L2`.
      */
     uint32_t kind;
     /**
-     * The truncation δ asked for in `dpd_round_config_set_validity`.
+     * The truncation δ asked for in `dpd_round_config_set_validity` or
+     * `dpd_round_config_set_validity_l2`.
      */
     double truncation_delta_target;
     /**
-     * The codec's bound on |enc(x)| for |x| ≤ the round's bound (grid units).
+     * L∞: the codec's bound on |enc(x)| for |x| ≤ the round's bound. L2: the data's norm
+     * bound on the grid, ⌈data_norm·2^frac_bits⌉. Grid units.
      */
     uint64_t data_units;
     /**
-     * τ: each honest noise value is clamped into [−τ, τ] (grid units; 0 without noise),
-     * τ = ⌈σ·sqrt(2·ln(2·N·d/δ_t))⌉ with σ the client's noise σ in grid units.
+     * L∞: τ, each honest noise value is clamped into [−τ, τ], τ = ⌈σ·sqrt(2·ln(2·N·d/δ_t))⌉.
+     * L2: τ₂, an honest noise slice longer than τ₂ (L2 norm) is scaled back to it,
+     * τ₂ = ⌈σ·sqrt(d + 2·sqrt(d·x) + 2x)⌉ with x = ln(N/δ_t). Grid units; 0 without noise.
      */
     uint64_t slice_units;
     /**
-     * B = data_units + slice_units: the bound each coordinate of a contribution is checked
-     * against.
+     * L∞: B = data_units + slice_units, the bound each coordinate of a contribution is checked
+     * against. L2: R = data_units + slice_units, the bound on the L2 norm of a contribution.
      */
     uint64_t bound_units;
     /**
-     * δ_t = 2·N·d·exp(−τ²/(2σ²)): the probability bound on any honest noise value reaching τ
-     * (0 without noise); at most the target. Add it to the round's δ with
-     * `dpd_verified_total_delta`.
+     * The probability bound on any honest noise value (L∞) or slice (L2) reaching τ or τ₂ (0
+     * without noise). L∞: δ_t = 2·N·d·exp(−τ²/(2σ²)). L2: δ_t = N·exp(−y²) with
+     * y = (sqrt(2t − d) − sqrt(d))/2, t = τ₂²/σ² (the x at which τ₂ is reached exactly). At most
+     * the target up to floating-point rounding (relative 1e-15 when τ passes 2^53 units). Add
+     * it to the round's δ with `dpd_verified_total_delta`.
      */
     double truncation_delta;
 } dpd_validity_info;
@@ -1949,8 +1961,9 @@ enum dpd_status dpd_simulate_round(const struct dpd_round_config *config,
  * (`DPD_ERR_INVALID_ARGUMENT`), rather than run a round that checks nothing. Handles created
  * from the config before keep their own copy and are not affected.
  *
- * Errors, with the config unchanged: `DPD_ERR_INVALID_ARGUMENT` (unknown `kind`, more than 255
- * nodes: Prio3's limit), `DPD_ERR_INVALID_PRIVACY_PARAMETER` (`truncation_delta` not in
+ * Errors, with the config unchanged: `DPD_ERR_INVALID_ARGUMENT` (unknown `kind`,
+ * `DPD_VALIDITY_L2`: set it with `dpd_round_config_set_validity_l2`, more than 255 nodes:
+ * Prio3's limit), `DPD_ERR_INVALID_PRIVACY_PARAMETER` (`truncation_delta` not in
  * (0, 1), NaN), `DPD_ERR_OVERFLOW` (B too large for the proof's field: 2·B·N ≥ 2^120).
  *
  * # Safety
@@ -1959,6 +1972,33 @@ enum dpd_status dpd_simulate_round(const struct dpd_round_config *config,
 enum dpd_status dpd_round_config_set_validity(struct dpd_round_config *config,
                                               uint32_t kind,
                                               double truncation_delta);
+
+/**
+ * Turns the L2 validity check of the round on (`DPD_VALIDITY_L2`): each client proves that its
+ * contribution — encoded data plus its noise slice — has L2 norm at most R grid units, where
+ * R = ⌈`data_norm`·2^frac_bits⌉ + τ₂ and `data_norm` bounds the L2 norm of every client's data
+ * row (value units, e.g. a clipped gradient's norm). τ₂ is chosen so that an honest slice is
+ * longer with probability at most δ_t ≤ `truncation_delta` (strictly between 0 and 1, e.g.
+ * 1e-9); such a slice is scaled back to τ₂, which costs (1 + e^ε)·δ_t of δ
+ * (`dpd_verified_total_delta`). `dpd_round_config_validity_info` reports τ₂, R and δ_t.
+ * A client whose data are longer than `data_norm` (on the grid) refuses to take part: the
+ * round fails (`dpd_simulate_round_verified`) rather than leave it out.
+ *
+ * As with `dpd_round_config_set_validity`, only `dpd_simulate_round_verified` runs such a
+ * round so far; `dpd_round_config_set_validity(config, DPD_VALIDITY_NONE, 0)` turns it off.
+ *
+ * Errors, with the config unchanged: `DPD_ERR_INVALID_ARGUMENT` (`data_norm` negative, NaN,
+ * infinite or at least 2^62 grid units; R = 0, i.e. `data_norm` 0 on an exact round; more than
+ * 255 nodes), `DPD_ERR_INVALID_PRIVACY_PARAMETER` (`truncation_delta` not in (0, 1), NaN),
+ * `DPD_ERR_OVERFLOW` (R too large for the proof's field: 2·R·N ≥ 2^120, R ≥ 2^62 or
+ * (d + 1)·R² ≥ 2^127).
+ *
+ * # Safety
+ * `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle not used concurrently.
+ */
+enum dpd_status dpd_round_config_set_validity_l2(struct dpd_round_config *config,
+                                                 double data_norm,
+                                                 double truncation_delta);
 
 /**
  * Writes the round's validity mode and, when it is on, its bound (see `dpd_validity_info`).
@@ -2003,7 +2043,10 @@ enum dpd_status dpd_verified_total_delta(double epsilon,
  * mode, the reports travel as Prio3's shares (node 0 the field vector and its proof share, the
  * other nodes a seed); the mode changes nothing in the release. More than T clients dropped or
  * invalid → `DPD_ERR_TOO_MANY_DROPPED` (its message names the invalid clients), nothing
- * written. Other errors as `dpd_simulate_round`.
+ * written. In an L2 round (`dpd_round_config_set_validity_l2`), a client whose data row is
+ * longer than the data's norm bound refuses to take part: `DPD_ERR_INVALID_ARGUMENT`, the
+ * message naming the client, its norm and the bound, nothing written. Other errors as
+ * `dpd_simulate_round`.
  *
  * # Safety
  * As `dpd_simulate_round`; `out_invalid` NULL with `invalid_cap == 0` or `invalid_cap`
@@ -2028,7 +2071,8 @@ enum dpd_status dpd_simulate_round_verified(const struct dpd_round_config *confi
 /**
  * TESTING ONLY — makes clients cheat: as `dpd_simulate_round_verified`, except that each client
  * in `malicious[0..n_malicious]` sends shares whose sum is its honest contribution plus 10⁶
- * times the data bound (10⁶·`data_units` grid units) in coordinate 0, with the proof of its
+ * times the data bound (10⁶·`data_units` grid units, 10⁶ units when `data_units` is 0) in
+ * coordinate 0, in either validity mode, with the proof of its
  * honest contribution: what a client that inflates its value by a million times the bound
  * would send. For tests and demonstrations that such a client is left out and named; no
  * production path has a reason to call it.

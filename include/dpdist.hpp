@@ -245,7 +245,12 @@ private:
 enum class ShareMode : uint32_t { Full = DPD_SHARE_MODE_FULL, Seed = DPD_SHARE_MODE_SEED };
 
 /// Issue 43's validity check of a round (dpd_round_config_set_validity).
-enum class Validity : uint32_t { None = DPD_VALIDITY_NONE, Linf = DPD_VALIDITY_LINF };
+/// Validity::L2 is set with RoundConfig::set_validity_l2 (it needs the data's norm bound).
+enum class Validity : uint32_t {
+    None = DPD_VALIDITY_NONE,
+    Linf = DPD_VALIDITY_LINF,
+    L2 = DPD_VALIDITY_L2
+};
 
 /// The public parameters of a round; every party builds the same one.
 class RoundConfig {
@@ -298,7 +303,16 @@ public:
         check(dpd_round_config_set_validity(h_.get(), static_cast<uint32_t>(kind),
                                             truncation_delta));
     }
-    /// The validity mode and its bound: τ (slice_units), B (bound_units), δ_t.
+    /// Turns the L2 validity check on: each client proves its contribution has L2 norm at most
+    /// R = ⌈data_norm·2^frac_bits⌉ + τ₂ grid units, data_norm bounding every client's data row
+    /// (value units), τ₂ chosen so that an honest noise slice is longer (and scaled back to τ₂)
+    /// with probability δ_t ≤ truncation_delta. A client whose row is longer makes
+    /// simulate_round_verified throw DPD_ERR_INVALID_ARGUMENT naming it. A bad setting throws
+    /// and leaves the config unchanged; set_validity(Validity::None, 0) turns it off.
+    void set_validity_l2(double data_norm, double truncation_delta) {
+        check(dpd_round_config_set_validity_l2(h_.get(), data_norm, truncation_delta));
+    }
+    /// The validity mode and its bound: τ or τ₂ (slice_units), B or R (bound_units), δ_t.
     dpd_validity_info validity_info() const {
         dpd_validity_info v{};
         check(dpd_round_config_validity_info(h_.get(), &v));

@@ -83,9 +83,9 @@ fn two_groups() -> *mut dpd_feature_groups {
     groups
 }
 
-/// The fixture's round (4 clients, 2 nodes, T = 1, d = 3, exact) with L∞ validity on at
-/// δ_t = 1e-9 (freed by the caller).
-fn verified_config() -> *mut dpd_round_config {
+/// The fixture's round (4 clients, 2 nodes, T = 1, d = 3, exact) with validity on at
+/// δ_t = 1e-9: L∞, or L2 with the data's norm bound √3 (freed by the caller).
+fn verified_config(l2: bool) -> *mut dpd_round_config {
     let mut config = null_mut();
     // SAFETY: `config` is a local; the handle is live when validity is set.
     unsafe {
@@ -93,12 +93,33 @@ fn verified_config() -> *mut dpd_round_config {
             dpd_round_config_new_exact(1, 4, 2, 1, D, 1.0, 1, DPD_FRAC_BITS_AUTO, &mut config),
             "verified config",
         );
-        ok(
-            dpd_round_config_set_validity(config, dpd_validity::DPD_VALIDITY_LINF as u32, 1e-9),
-            "validity",
-        );
+        let status = if l2 {
+            dpd_round_config_set_validity_l2(config, 3f64.sqrt(), 1e-9)
+        } else {
+            dpd_round_config_set_validity(config, dpd_validity::DPD_VALIDITY_LINF as u32, 1e-9)
+        };
+        ok(status, "validity");
     }
     config
+}
+
+/// The status of a call made in both validity modes: a panic if either panicked, else the
+/// first that is not `DPD_OK` (so each mode's call is checked).
+fn both_modes(mut call: impl FnMut(*mut dpd_round_config) -> dpd_status) -> dpd_status {
+    let statuses = [false, true].map(|l2| {
+        let config = verified_config(l2);
+        let status = call(config);
+        // SAFETY: a live handle, freed once.
+        unsafe { dpd_round_config_free(config) };
+        status
+    });
+    if statuses.contains(&dpd_status::DPD_ERR_PANIC) {
+        return dpd_status::DPD_ERR_PANIC;
+    }
+    statuses
+        .into_iter()
+        .find(|&s| s != DPD_OK)
+        .unwrap_or(DPD_OK)
 }
 
 /// Live handles and valid inputs for every call: a 4-client, 2-node round of d = 3 with its
@@ -950,57 +971,57 @@ fn cases() -> Vec<Case> {
             )
         }),
         case!(dpd_simulate_round_verified, [4 * D, 1, D, 1], |f, s| {
-            let config = verified_config();
             let dropped = [2u64; BUF];
             let (mut out, mut invalid) = ([0.0; BUF], [0u64; BUF]);
             let (mut len, mut n_invalid) = (0, 0);
-            let status = dpd_simulate_round_verified(
-                config,
-                input(&f.values, s[0]),
-                s[0],
-                input(&dropped, s[1]),
-                s[1],
-                f.rng,
-                output(&mut out, s[2]),
-                s[2],
-                &mut len,
-                output(&mut invalid, s[3]),
-                s[3],
-                &mut n_invalid,
-                null_mut(),
-                null_mut(),
-            );
-            dpd_round_config_free(config);
-            status
+            let (values, rng) = (&f.values, f.rng);
+            both_modes(|config| {
+                dpd_simulate_round_verified(
+                    config,
+                    input(values, s[0]),
+                    s[0],
+                    input(&dropped, s[1]),
+                    s[1],
+                    rng,
+                    output(&mut out, s[2]),
+                    s[2],
+                    &mut len,
+                    output(&mut invalid, s[3]),
+                    s[3],
+                    &mut n_invalid,
+                    null_mut(),
+                    null_mut(),
+                )
+            })
         }),
         case!(
             dpd_simulate_round_verified_testing_malicious,
             [4 * D, 0, 1, D, 1],
             |f, s| {
-                let config = verified_config();
                 let (dropped, malicious) = ([2u64; BUF], [3u64; BUF]);
                 let (mut out, mut invalid) = ([0.0; BUF], [0u64; BUF]);
                 let (mut len, mut n_invalid) = (0, 0);
-                let status = dpd_simulate_round_verified_testing_malicious(
-                    config,
-                    input(&f.values, s[0]),
-                    s[0],
-                    input(&dropped, s[1]),
-                    s[1],
-                    input(&malicious, s[2]),
-                    s[2],
-                    f.rng,
-                    output(&mut out, s[3]),
-                    s[3],
-                    &mut len,
-                    output(&mut invalid, s[4]),
-                    s[4],
-                    &mut n_invalid,
-                    null_mut(),
-                    null_mut(),
-                );
-                dpd_round_config_free(config);
-                status
+                let (values, rng) = (&f.values, f.rng);
+                both_modes(|config| {
+                    dpd_simulate_round_verified_testing_malicious(
+                        config,
+                        input(values, s[0]),
+                        s[0],
+                        input(&dropped, s[1]),
+                        s[1],
+                        input(&malicious, s[2]),
+                        s[2],
+                        rng,
+                        output(&mut out, s[3]),
+                        s[3],
+                        &mut len,
+                        output(&mut invalid, s[4]),
+                        s[4],
+                        &mut n_invalid,
+                        null_mut(),
+                        null_mut(),
+                    )
+                })
             }
         ),
         case!(dpd_wire_inspect, [usize::MAX], |f, s| {

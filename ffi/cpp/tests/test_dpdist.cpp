@@ -199,6 +199,38 @@ static void verified_round() {
     double total = dpd::verified_total_delta(0.5, 1e-6, v.truncation_delta);
     CHECK(std::fabs(total - (1e-6 + (1.0 + std::exp(0.5)) * v.truncation_delta)) <= 1e-20);
     CHECK(std::fabs(total - 1.0026487055922424e-06) <= 1e-20);
+
+    // L2 (python3 with mpmath, the formulas of verified_shares::l2): x = ln(8/1e-9),
+    // τ₂ = ceil(σ·sqrt(4 + 2·sqrt(4x) + 2x)) = ceil(1943493.779…) = 1943494; data_norm 2 →
+    // 2097152 units, R = 4040646; δ_t = 8·exp(−y²), y = (sqrt(2t − 4) − 2)/2, t = τ₂²/σ²:
+    // 9.9999354351203662e-10. Every row of `inputs` has norm ≤ 1.833 < 2.
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "data_norm",
+                 [&] { config.set_validity_l2(-1.0, 1e-9); });
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "set_validity_l2",
+                 [&] { config.set_validity(dpd::Validity::L2, 1e-9); });
+    CHECK(config.validity_info().kind == DPD_VALIDITY_LINF);
+    config.set_validity_l2(2.0, 1e-9);
+    v = config.validity_info();
+    CHECK(v.kind == DPD_VALIDITY_L2 && v.data_units == 2097152 && v.slice_units == 1943494 &&
+          v.bound_units == 4040646);
+    CHECK(std::fabs(v.truncation_delta - 9.9999354351203662e-10) <= 1e-21);
+    rng = dpd::Rng::insecure_fixed_seed(43);
+    dpd::VerifiedRelease l2_honest = dpd::simulate_round_verified(config, inputs, none, rng);
+    CHECK(l2_honest.invalid.empty() && l2_honest.sum == reference.sum);
+    rng = dpd::Rng::insecure_fixed_seed(43);
+    dpd::VerifiedRelease l2_cheated =
+        dpd::simulate_round_verified_testing_malicious(config, inputs, none, five, rng);
+    CHECK(l2_cheated.invalid == five && l2_cheated.sum == without_five.sum);
+    // A bound of 1.5 with every row but client 3's halved (norms ≤ 0.92; client 3's is 1.778):
+    // client 3 refuses and is named.
+    config.set_validity_l2(1.5, 1e-9);
+    std::vector<double> long_three = inputs;
+    for (size_t i = 0; i < n; ++i)
+        if (i != 3)
+            for (size_t j = 0; j < d; ++j) long_three[i * d + j] *= 0.5;
+    expect_error(DPD_ERR_INVALID_ARGUMENT, "client 3: its data's L2 norm", [&] {
+        dpd::simulate_round_verified(config, long_three, none, rng);
+    });
 }
 
 static void accountant() {

@@ -147,17 +147,26 @@ simulation_config <- function(inputs, n_nodes, max_dropped, mode, sigma_total, b
 # Issue 43's validity check (off by default), set on `config` in place: "linf" makes every client
 # prove that each coordinate of its contribution (data plus its noise slice, clamped to
 # [-tau, tau] so that clamping changes anything with probability <= truncation_delta) lies within
-# +-B; "none" turns it off. So far only dca_simulate_round_verified runs such a round: clients,
+# +-B; "l2" that its contribution has L2 norm at most R = ceil(data_norm * 2^frac_bits) + tau2
+# (`data_norm` bounds each client's data row; a longer noise slice is scaled back to tau2, with
+# probability <= truncation_delta; a client whose row is longer refuses, failing the round);
+# "none" turns it off. So far only dca_simulate_round_verified runs such a round: clients,
 # nodes, aggregators and dca_simulate_round refuse the config. Returns `config` invisibly.
-dca_set_validity <- function(config, kind = c("linf", "none"), truncation_delta = 1e-9) {
+dca_set_validity <- function(config, kind = c("linf", "none", "l2"), truncation_delta = 1e-9,
+                             data_norm = NULL) {
   kind <- match.arg(kind)
-  .Call(dpdr_round_config_set_validity, config, c(none = 0L, linf = 1L)[[kind]],
-        truncation_delta)
+  if (kind == "l2") {
+    # A missing `data_norm` (NULL) is refused by the C glue: DPD_ERR_INVALID_ARGUMENT.
+    .Call(dpdr_round_config_set_validity_l2, config, data_norm, truncation_delta)
+  } else {
+    .Call(dpdr_round_config_set_validity, config, c(none = 0L, linf = 1L)[[kind]],
+          truncation_delta)
+  }
   invisible(config)
 }
 
-# list(kind, truncation_delta_target, data_units, slice_units (tau), bound_units (B),
-# truncation_delta (delta_t)); units are the round's grid, as doubles (exact below 2^53).
+# list(kind, truncation_delta_target, data_units, slice_units (tau or tau2), bound_units (B or
+# R), truncation_delta (delta_t)); units are the round's grid, as doubles (exact below 2^53).
 dca_validity_info <- function(config) .Call(dpdr_round_config_validity_info, config)
 
 # delta + (1 + exp(epsilon)) * truncation_delta: the delta of a verified round whose round
@@ -166,8 +175,9 @@ dca_verified_total_delta <- function(epsilon, delta, truncation_delta) {
   .Call(dpdr_verified_total_delta, epsilon, delta, truncation_delta)
 }
 
-# As dca_simulate_round, with validity on ("linf" at `truncation_delta`): every client's
-# contribution is checked by the nodes; invalid clients are left out like dropouts. Returns what
+# As dca_simulate_round, with validity on (`validity` "linf", or "l2" with the data's norm bound
+# `data_norm`, at `truncation_delta`): every client's contribution is checked by the nodes;
+# invalid clients are left out like dropouts. Returns what
 # dca_simulate_round returns plus `invalid` (0-based ids of the clients left out) and
 # `truncation_delta`. `testing_malicious` (TESTING ONLY: ids of clients that send 10^6 times
 # their bound in coordinate 0) shows that such clients are left out and named.
@@ -176,10 +186,12 @@ dca_simulate_round_verified <- function(inputs, n_nodes = 2, max_dropped = 0,
                                         dropped = numeric(0), round = 1, frac_bits = NULL,
                                         rng = NULL, non_private = FALSE,
                                         truncation_delta = 1e-9,
-                                        testing_malicious = numeric(0)) {
+                                        testing_malicious = numeric(0),
+                                        validity = c("linf", "l2"), data_norm = NULL) {
+  validity <- match.arg(validity)
   config <- simulation_config(inputs, n_nodes, max_dropped, mode, sigma_total, bound, round,
                               frac_bits, non_private)
-  dca_set_validity(config, "linf", truncation_delta)
+  dca_set_validity(config, validity, truncation_delta, data_norm)
   storage.mode(inputs) <- "double"
   .Call(dpdr_simulate_round_verified, config, inputs, dropped, testing_malicious, as_rng(rng))
 }

@@ -381,6 +381,15 @@ SEXP dpdr_round_config_set_validity(SEXP config, SEXP kind, SEXP truncation_delt
   return R_NilValue;
 }
 
+/* L2: the data's norm bound (value units); the config handle is changed in place. */
+SEXP dpdr_round_config_set_validity_l2(SEXP config, SEXP data_norm, SEXP truncation_delta) {
+  dpd_round_config *cfg = config_of(config);
+  double norm = dpdr_double(data_norm, "data_norm");
+  double td = dpdr_double(truncation_delta, "truncation_delta");
+  dpdr_check(dpd_round_config_set_validity_l2(cfg, norm, td));
+  return R_NilValue;
+}
+
 /* Grid units as doubles: exact below 2^53 (rounds of up to ~50 fractional bits). */
 SEXP dpdr_round_config_validity_info(SEXP config) {
   dpd_validity_info v;
@@ -388,7 +397,9 @@ SEXP dpdr_round_config_validity_info(SEXP config) {
   const char *names[] = {"kind",       "truncation_delta_target", "data_units",
                          "slice_units", "bound_units",             "truncation_delta"};
   SEXP values[6];
-  values[0] = PROTECT(Rf_mkString(v.kind == DPD_VALIDITY_LINF ? "linf" : "none"));
+  values[0] = PROTECT(Rf_mkString(v.kind == DPD_VALIDITY_LINF ? "linf"
+                                   : v.kind == DPD_VALIDITY_L2 ? "l2"
+                                                               : "none"));
   values[1] = PROTECT(Rf_ScalarReal(v.truncation_delta_target));
   values[2] = PROTECT(Rf_ScalarReal((double)v.data_units));
   values[3] = PROTECT(Rf_ScalarReal((double)v.slice_units));

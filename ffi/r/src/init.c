@@ -49,6 +49,7 @@ SEXP dpdr_wire_inspect(SEXP);
 SEXP dpdr_node_sum_to_bytes(SEXP);
 SEXP dpdr_node_sum_from_bytes(SEXP, SEXP);
 SEXP dpdr_round_config_set_validity(SEXP, SEXP, SEXP);
+SEXP dpdr_round_config_set_validity_l2(SEXP, SEXP, SEXP);
 SEXP dpdr_round_config_validity_info(SEXP);
 SEXP dpdr_verified_total_delta(SEXP, SEXP, SEXP);
 SEXP dpdr_simulate_round_verified(SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -151,6 +152,7 @@ static const R_CallMethodDef call_methods[] = {
     {"dpdr_node_sum_to_bytes",                    (DL_FUNC)&dpdr_node_sum_to_bytes,                    1},
     {"dpdr_node_sum_from_bytes",                  (DL_FUNC)&dpdr_node_sum_from_bytes,                  2},
     {"dpdr_round_config_set_validity",            (DL_FUNC)&dpdr_round_config_set_validity,            3},
+    {"dpdr_round_config_set_validity_l2",         (DL_FUNC)&dpdr_round_config_set_validity_l2,         3},
     {"dpdr_round_config_validity_info",           (DL_FUNC)&dpdr_round_config_validity_info,           1},
     {"dpdr_verified_total_delta",                 (DL_FUNC)&dpdr_verified_total_delta,                 3},
     {"dpdr_simulate_round_verified",              (DL_FUNC)&dpdr_simulate_round_verified,              5},

@@ -1,13 +1,16 @@
 //! Issue 43's verified rounds (`verified_shares`): a round-config option that makes every client
 //! prove, on its secret shares, that its contribution (encoded data plus its clamped noise
-//! slice) lies within ±B per coordinate; an invalid client is left out like a dropout and named.
+//! slice) lies within ±B per coordinate (L∞) or has L2 norm at most R (L2); an invalid client is
+//! left out like a dropout and named.
 //! In process only so far (`dpd_simulate_round_verified`); the distributed parties refuse a
 //! config with the option on (`dpd_round_config::unverified`).
 
 use fixedpoint_shares::{ClientId, ClientSet, RoundConfig};
 use prio::field::Field128;
 use prio::vdaf::prio3::Prio3InputShare;
-use verified_shares::{Error, LinfBound, Relay, VerifiedReport, simulate_verified_round};
+use verified_shares::{
+    Error, L2Bound, LinfBound, Relay, ValidityBound, VerifiedReport, simulate_verified_round,
+};
 
 use crate::dca::aggregator::{dpd_release_info, write_release};
 use crate::dca::round::dpd_round_config;
@@ -28,6 +31,10 @@ pub enum dpd_validity {
     /// codec's bound on |enc(x)| plus the noise slice bound τ; proved with libprio's
     /// Prio3SumVec.
     DPD_VALIDITY_LINF = 1,
+    /// Each client's contribution has L2 norm at most R grid units, R = the data's L2 bound
+    /// plus the noise slice's norm bound τ₂; proved with a circuit on libprio's FLP. Set with
+    /// `dpd_round_config_set_validity_l2`, which takes the data's norm bound.
+    DPD_VALIDITY_L2 = 2,
 }
 
 /// A round's validity mode as set on its config.
@@ -35,30 +42,35 @@ pub enum dpd_validity {
 pub(crate) struct Validity {
     /// The δ_t asked for.
     target: f64,
-    bound: LinfBound,
+    pub(crate) bound: ValidityBound,
 }
 
 /// A round config's validity mode and the bound it implies (`dpd_round_config_validity_info`).
 /// Grid units are those of the round's fixed-point codec: a value x is round(x·2^frac_bits).
+/// σ below is the client's noise σ in grid units, N the number of clients, d the dimension.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct dpd_validity_info {
-    /// A `dpd_validity` value: `DPD_VALIDITY_NONE` (every other field 0) or
-    /// `DPD_VALIDITY_LINF`.
+    /// A `dpd_validity` value: `DPD_VALIDITY_NONE` (every other field 0), `DPD_VALIDITY_LINF`
+    /// or `DPD_VALIDITY_L2`.
     pub kind: u32,
-    /// The truncation δ asked for in `dpd_round_config_set_validity`.
+    /// The truncation δ asked for in `dpd_round_config_set_validity` or
+    /// `dpd_round_config_set_validity_l2`.
     pub truncation_delta_target: f64,
-    /// The codec's bound on |enc(x)| for |x| ≤ the round's bound (grid units).
+    /// L∞: the codec's bound on |enc(x)| for |x| ≤ the round's bound. L2: the data's norm
+    /// bound on the grid, ⌈data_norm·2^frac_bits⌉. Grid units.
     pub data_units: u64,
-    /// τ: each honest noise value is clamped into [−τ, τ] (grid units; 0 without noise),
-    /// τ = ⌈σ·sqrt(2·ln(2·N·d/δ_t))⌉ with σ the client's noise σ in grid units.
+    /// L∞: τ, each honest noise value is clamped into [−τ, τ], τ = ⌈σ·sqrt(2·ln(2·N·d/δ_t))⌉.
+    /// L2: τ₂, an honest noise slice longer than τ₂ (L2 norm) is scaled back to it,
+    /// τ₂ = ⌈σ·sqrt(d + 2·sqrt(d·x) + 2x)⌉ with x = ln(N/δ_t). Grid units; 0 without noise.
     pub slice_units: u64,
-    /// B = data_units + slice_units: the bound each coordinate of a contribution is checked
-    /// against.
+    /// L∞: B = data_units + slice_units, the bound each coordinate of a contribution is checked
+    /// against. L2: R = data_units + slice_units, the bound on the L2 norm of a contribution.
     pub bound_units: u64,
-    /// δ_t = 2·N·d·exp(−τ²/(2σ²)): the probability bound on any honest noise value reaching τ
-    /// (0 without noise); at most the target. Add it to the round's δ with
-    /// `dpd_verified_total_delta`.
+    /// The probability bound on any honest noise value (L∞) or slice (L2) reaching τ or τ₂ (0
+    /// without noise). L∞: δ_t = 2·N·d·exp(−τ²/(2σ²)). L2: δ_t = N·exp(−y²) with
+    /// y = (sqrt(2t − d) − sqrt(d))/2, t = τ₂²/σ² (the x at which τ₂ is reached exactly). At most
+    /// the target. Add it to the round's δ with `dpd_verified_total_delta`.
     pub truncation_delta: f64,
 }
 
@@ -74,10 +86,12 @@ impl From<Error> for FfiError {
                 ..
             } => dpd_status::DPD_ERR_INVALID_PRIVACY_PARAMETER,
             Error::InvalidParameter {
-                name: "bound (grid units)",
+                name: "bound (grid units)" | "radius (grid units)",
                 ..
             }
             | Error::SumOverflow { .. } => dpd_status::DPD_ERR_OVERFLOW,
+            // A client whose data are longer than the round's L2 bound refuses to take part.
+            Error::DataPastBound { .. } => dpd_status::DPD_ERR_INVALID_ARGUMENT,
             Error::InvalidParameter { .. } => dpd_status::DPD_ERR_INVALID_ARGUMENT,
             Error::TooManyMissing {
                 dropped,
@@ -102,10 +116,13 @@ impl From<Error> for FfiError {
     }
 }
 
-/// The bound of `config` at `truncation_delta`, after checking that libprio can run the round.
-fn validity(config: &RoundConfig, truncation_delta: f64) -> FfiResult<Validity> {
-    let bound = LinfBound::new(config, truncation_delta)?;
-    // Builds the round's Prio3SumVec: refuses more than 255 nodes and what libprio refuses.
+/// `bound` for `config` at `truncation_delta`, after checking that libprio can run the round.
+fn validity(
+    config: &RoundConfig,
+    bound: ValidityBound,
+    truncation_delta: f64,
+) -> FfiResult<Validity> {
+    // Builds the round's Prio3 instance: refuses more than 255 nodes and what libprio refuses.
     Relay::new(config, bound)?;
     Ok(Validity {
         target: truncation_delta,
@@ -128,8 +145,9 @@ fn validity(config: &RoundConfig, truncation_delta: f64) -> FfiResult<Validity> 
 /// (`DPD_ERR_INVALID_ARGUMENT`), rather than run a round that checks nothing. Handles created
 /// from the config before keep their own copy and are not affected.
 ///
-/// Errors, with the config unchanged: `DPD_ERR_INVALID_ARGUMENT` (unknown `kind`, more than 255
-/// nodes: Prio3's limit), `DPD_ERR_INVALID_PRIVACY_PARAMETER` (`truncation_delta` not in
+/// Errors, with the config unchanged: `DPD_ERR_INVALID_ARGUMENT` (unknown `kind`,
+/// `DPD_VALIDITY_L2`: set it with `dpd_round_config_set_validity_l2`, more than 255 nodes:
+/// Prio3's limit), `DPD_ERR_INVALID_PRIVACY_PARAMETER` (`truncation_delta` not in
 /// (0, 1), NaN), `DPD_ERR_OVERFLOW` (B too large for the proof's field: 2·B·N ≥ 2^120).
 ///
 /// # Safety
@@ -145,13 +163,58 @@ pub unsafe extern "C" fn dpd_round_config_set_validity(
         let config = unsafe { handle_mut(config, "config") }?;
         config.validity = match kind {
             0 => None,
-            1 => Some(validity(&config.inner, truncation_delta)?),
+            1 => {
+                let bound = LinfBound::new(&config.inner, truncation_delta)?;
+                Some(validity(&config.inner, bound.into(), truncation_delta)?)
+            }
+            2 => {
+                return Err(FfiError::invalid(
+                    "`kind` DPD_VALIDITY_L2 (2) needs the data's norm bound: call \
+                     dpd_round_config_set_validity_l2(config, data_norm, truncation_delta)",
+                ));
+            }
             other => {
                 return Err(FfiError::invalid(format!(
                     "`kind` must be DPD_VALIDITY_NONE (0) or DPD_VALIDITY_LINF (1), got {other}"
                 )));
             }
         };
+        Ok(())
+    })
+}
+
+/// Turns the L2 validity check of the round on (`DPD_VALIDITY_L2`): each client proves that its
+/// contribution — encoded data plus its noise slice — has L2 norm at most R grid units, where
+/// R = ⌈`data_norm`·2^frac_bits⌉ + τ₂ and `data_norm` bounds the L2 norm of every client's data
+/// row (value units, e.g. a clipped gradient's norm). τ₂ is chosen so that an honest slice is
+/// longer with probability at most δ_t ≤ `truncation_delta` (strictly between 0 and 1, e.g.
+/// 1e-9); such a slice is scaled back to τ₂, which costs (1 + e^ε)·δ_t of δ
+/// (`dpd_verified_total_delta`). `dpd_round_config_validity_info` reports τ₂, R and δ_t.
+/// A client whose data are longer than `data_norm` (on the grid) refuses to take part: the
+/// round fails (`dpd_simulate_round_verified`) rather than leave it out.
+///
+/// As with `dpd_round_config_set_validity`, only `dpd_simulate_round_verified` runs such a
+/// round so far; `dpd_round_config_set_validity(config, DPD_VALIDITY_NONE, 0)` turns it off.
+///
+/// Errors, with the config unchanged: `DPD_ERR_INVALID_ARGUMENT` (`data_norm` negative, NaN,
+/// infinite or at least 2^62 grid units; R = 0, i.e. `data_norm` 0 on an exact round; more than
+/// 255 nodes), `DPD_ERR_INVALID_PRIVACY_PARAMETER` (`truncation_delta` not in (0, 1), NaN),
+/// `DPD_ERR_OVERFLOW` (R too large for the proof's field: 2·R·N ≥ 2^120, R ≥ 2^62 or
+/// (d + 1)·R² ≥ 2^127).
+///
+/// # Safety
+/// `config` NULL (→ `DPD_ERR_NULL_POINTER`) or a live handle not used concurrently.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dpd_round_config_set_validity_l2(
+    config: *mut dpd_round_config,
+    data_norm: f64,
+    truncation_delta: f64,
+) -> dpd_status {
+    ffi_entry("dpd_round_config_set_validity_l2", || -> FfiResult<()> {
+        // SAFETY: header contract for `config`.
+        let config = unsafe { handle_mut(config, "config") }?;
+        let bound = L2Bound::for_round(&config.inner, data_norm, truncation_delta)?;
+        config.validity = Some(validity(&config.inner, bound.into(), truncation_delta)?);
         Ok(())
     })
 }
@@ -178,13 +241,27 @@ pub unsafe extern "C" fn dpd_round_config_validity_info(
                 bound_units: 0,
                 truncation_delta: 0.0,
             },
-            Some(v) => dpd_validity_info {
+            Some(Validity {
+                target,
+                bound: ValidityBound::Linf(bound),
+            }) => dpd_validity_info {
                 kind: dpd_validity::DPD_VALIDITY_LINF as u32,
-                truncation_delta_target: v.target,
-                data_units: v.bound.data_units,
-                slice_units: v.bound.slice_units,
-                bound_units: v.bound.units(),
-                truncation_delta: v.bound.truncation_delta,
+                truncation_delta_target: target,
+                data_units: bound.data_units,
+                slice_units: bound.slice_units,
+                bound_units: bound.units(),
+                truncation_delta: bound.truncation_delta,
+            },
+            Some(Validity {
+                target,
+                bound: ValidityBound::L2(bound),
+            }) => dpd_validity_info {
+                kind: dpd_validity::DPD_VALIDITY_L2 as u32,
+                truncation_delta_target: target,
+                data_units: bound.data_units,
+                slice_units: bound.slice_units,
+                bound_units: bound.units(),
+                truncation_delta: bound.truncation_delta,
             },
         };
         // SAFETY: `out` is non-NULL (checked) and writable by the header contract.
@@ -254,7 +331,10 @@ pub unsafe extern "C" fn dpd_verified_total_delta(
 /// mode, the reports travel as Prio3's shares (node 0 the field vector and its proof share, the
 /// other nodes a seed); the mode changes nothing in the release. More than T clients dropped or
 /// invalid → `DPD_ERR_TOO_MANY_DROPPED` (its message names the invalid clients), nothing
-/// written. Other errors as `dpd_simulate_round`.
+/// written. In an L2 round (`dpd_round_config_set_validity_l2`), a client whose data row is
+/// longer than the data's norm bound refuses to take part: `DPD_ERR_INVALID_ARGUMENT`, the
+/// message naming the client, its norm and the bound, nothing written. Other errors as
+/// `dpd_simulate_round`.
 ///
 /// # Safety
 /// As `dpd_simulate_round`; `out_invalid` NULL with `invalid_cap == 0` or `invalid_cap`
@@ -298,7 +378,8 @@ pub unsafe extern "C" fn dpd_simulate_round_verified(
 
 /// TESTING ONLY — makes clients cheat: as `dpd_simulate_round_verified`, except that each client
 /// in `malicious[0..n_malicious]` sends shares whose sum is its honest contribution plus 10⁶
-/// times the data bound (10⁶·`data_units` grid units) in coordinate 0, with the proof of its
+/// times the data bound (10⁶·`data_units` grid units, 10⁶ units when `data_units` is 0) in
+/// coordinate 0, in either validity mode, with the proof of its
 /// honest contribution: what a client that inflates its value by a million times the bound
 /// would send. For tests and demonstrations that such a client is left out and named; no
 /// production path has a reason to call it.
@@ -381,7 +462,8 @@ unsafe fn run_verified(
     let Some(validity) = config.validity else {
         return Err(FfiError::invalid(
             "`config` has validity off: turn it on with dpd_round_config_set_validity(config, \
-             DPD_VALIDITY_LINF, truncation_delta), or run dpd_simulate_round",
+             DPD_VALIDITY_LINF, truncation_delta) or dpd_round_config_set_validity_l2, or run \
+             dpd_simulate_round",
         ));
     };
     let round = &config.inner;
@@ -415,15 +497,22 @@ unsafe fn run_verified(
         )?;
     }
     let rows: Vec<&[f64]> = inputs.chunks_exact(d).collect();
-    let inflate = Field128::from(u128::from(validity.bound.data_units) * 1_000_000);
+    // 10⁶ data bounds (at least 10⁶ units, for an L2 round whose data bound is 0).
+    let data_units = match validity.bound {
+        ValidityBound::Linf(bound) => bound.data_units,
+        ValidityBound::L2(bound) => bound.data_units,
+    };
+    let inflate = Field128::from(u128::from(data_units.max(1)) * 1_000_000);
     let cheat = |report: &mut VerifiedReport| {
         if cheats.contains(report.client)
             && let Some(Prio3InputShare::Leader {
                 measurement_share, ..
             }) = report.input_shares.first_mut()
         {
-            // Coordinate 0 is Prio3SumVec's first `bits` elements, least significant bit first:
-            // adding to the lowest bit's share moves the shares' sum by that many units.
+            // Coordinate 0 is the first `bits` elements, least significant bit first, in both
+            // modes (L∞: Prio3SumVec's entries u = v + B ∈ [0, 2B]; L2: the circuit's
+            // u = v + R ∈ [0, 2R], bits = the bit width of 2R): adding to the lowest bit's share
+            // moves the shares' sum by that many units, and no bit stays a bit.
             measurement_share[0] += inflate;
         }
     };
@@ -476,6 +565,7 @@ mod tests {
     use crate::status::dpd_status::*;
 
     const LINF: u32 = dpd_validity::DPD_VALIDITY_LINF as u32;
+    const L2: u32 = dpd_validity::DPD_VALIDITY_L2 as u32;
 
     fn last_error() -> String {
         let mut buf = [0u8; 1024];
@@ -771,6 +861,10 @@ mod tests {
                     dpd_round_config_set_validity(null_mut(), LINF, 1e-9),
                 ),
                 (
+                    "set_validity_l2 config",
+                    dpd_round_config_set_validity_l2(null_mut(), 1.0, 1e-9),
+                ),
+                (
                     "validity_info config",
                     dpd_round_config_validity_info(null(), &mut std::mem::zeroed()),
                 ),
@@ -885,10 +979,209 @@ mod tests {
         assert_eq!(status, DPD_OK);
         assert_eq!(run_verified(&[]), (run_plain(&[]), vec![]));
         assert_eq!(run_verified(&[4]), (run_plain(&[4]), vec![4]));
+        // The same in L2 (rows of norm ≤ √2 under the bound 1.5).
+        // SAFETY: live handle.
+        let status = unsafe { dpd_round_config_set_validity_l2(verified, 1.5, 1e-9) };
+        assert_eq!(status, DPD_OK);
+        assert_eq!(info(verified).kind, L2);
+        assert_eq!(run_verified(&[]), (run_plain(&[]), vec![]));
+        assert_eq!(run_verified(&[4]), (run_plain(&[4]), vec![4]));
+        assert_eq!(run_verified(&[0, 5]), (run_plain(&[0, 5]), vec![0, 5]));
         // SAFETY: live handles, freed once.
         unsafe {
             dpd_round_config_free(plain);
             dpd_round_config_free(verified);
+        }
+    }
+
+    /// Round 7 with 6 clients, 3 nodes, T = 2, d = 2, bound 1, σ_total = 0.5 on a 2^-20 grid.
+    fn config_frac20() -> *mut dpd_round_config {
+        let mut out = null_mut();
+        // SAFETY: `out` is a local.
+        let status = unsafe { dpd_round_config_new(7, 6, 3, 2, 2, 1.0, 1, 0.5, 20, &mut out) };
+        assert_eq!(status, DPD_OK);
+        out
+    }
+
+    /// τ₂, R and δ_t by hand (python3 with mpmath at 50 digits, not this crate): σ_client =
+    /// 0.5/√3 (N − T − 1 = 3), σ = σ_client·2^20 = 302697.81793289051282 units; x = ln(6/10⁻⁹)
+    /// = 22.515025306174466095; τ₂ = ⌈σ·√(2 + 2·√(2x) + 2x)⌉ = ⌈2353481.6158…⌉ = 2353482;
+    /// data 2·2^20 = 2097152, R = 4450634; t = τ₂²/σ², y = (√(2t − 2) − √2)/2,
+    /// δ_t = 6·exp(−y²) = 9.9999141221655839e-10.
+    #[test]
+    fn the_l2_bound_by_hand() {
+        let cfg = config_frac20();
+        // SAFETY: live handle.
+        assert_eq!(
+            unsafe { dpd_round_config_set_validity_l2(cfg, 2.0, 1e-9) },
+            DPD_OK
+        );
+        let v = info(cfg);
+        assert_eq!(v.kind, L2);
+        assert_eq!(v.truncation_delta_target, 1e-9);
+        assert_eq!(v.data_units, 2097152);
+        assert_eq!(v.slice_units, 2353482);
+        assert_eq!(v.bound_units, 4450634);
+        assert!(
+            (v.truncation_delta - 9.999_914_122_165_584e-10).abs() <= 1e-21,
+            "{v:?}"
+        );
+        assert!(v.truncation_delta <= 1e-9, "{v:?}");
+        // A norm bound off the grid rounds up: 0.1·2^20 = 104857.6 → 104858.
+        // SAFETY: live handle.
+        assert_eq!(
+            unsafe { dpd_round_config_set_validity_l2(cfg, 0.1, 1e-9) },
+            DPD_OK
+        );
+        assert_eq!(info(cfg).data_units, 104858);
+        assert_eq!(info(cfg).bound_units, 104858 + 2353482);
+        // SAFETY: live handle, freed once.
+        unsafe { dpd_round_config_free(cfg) };
+    }
+
+    #[test]
+    fn bad_l2_settings_leave_the_config_alone() {
+        let cfg = config_frac20();
+        // SAFETY: live handle.
+        let set = |norm: f64, td: f64| unsafe { dpd_round_config_set_validity_l2(cfg, norm, td) };
+        let refused = |status: dpd_status, expected: dpd_status, needle: &str| {
+            assert_eq!(status, expected, "{}", last_error());
+            let message = last_error();
+            assert!(
+                message.starts_with("dpd_round_config_set_validity_l2: ")
+                    && message.contains(needle),
+                "{message}"
+            );
+        };
+        for before in [None, Some(LINF)] {
+            if let Some(kind) = before {
+                // SAFETY: live handle.
+                assert_eq!(
+                    unsafe { dpd_round_config_set_validity(cfg, kind, 1e-6) },
+                    DPD_OK
+                );
+            }
+            let was = info(cfg);
+            for norm in [-1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e30] {
+                refused(set(norm, 1e-9), DPD_ERR_INVALID_ARGUMENT, "data_norm");
+            }
+            for td in [0.0, 1.0, -1e-9, f64::NAN] {
+                refused(
+                    set(1.0, td),
+                    DPD_ERR_INVALID_PRIVACY_PARAMETER,
+                    "truncation_delta",
+                );
+            }
+            // DPD_VALIDITY_L2 through the kind setter: it needs the norm bound.
+            // SAFETY: live handle.
+            let status = unsafe { dpd_round_config_set_validity(cfg, L2, 1e-9) };
+            assert_eq!(status, DPD_ERR_INVALID_ARGUMENT);
+            assert!(
+                last_error().contains("dpd_round_config_set_validity_l2"),
+                "{}",
+                last_error()
+            );
+            assert_eq!(info(cfg), was);
+        }
+        // SAFETY: live handle, freed once.
+        unsafe { dpd_round_config_free(cfg) };
+
+        // R = 0 (an exact round with a zero norm bound) has nothing to prove.
+        let exact = config(3, false);
+        // SAFETY: live handle.
+        let status = unsafe { dpd_round_config_set_validity_l2(exact, 0.0, 1e-9) };
+        assert_eq!(status, DPD_ERR_INVALID_ARGUMENT);
+        assert!(last_error().contains("radius = 0"), "{}", last_error());
+        assert_eq!(info(exact).kind, 0);
+        // SAFETY: live handle, freed once.
+        unsafe { dpd_round_config_free(exact) };
+        let mut wide = null_mut();
+        // SAFETY: `wide` is a local, then a live handle freed once. d = 16, bound 2^20 per
+        // coordinate on a 2^-40 grid, exact: a norm bound of 2^22 is 2^62 units, which the data
+        // bound refuses; 3.5·10⁶ is R ≈ 3.85·10¹⁸ units and (d + 1)·R² ≈ 2.5·10³⁸ ≥ 2^127
+        // ≈ 1.7·10³⁸ (the circuit's field); 2^21 is R = 2^61, (d + 1)·R² = 17·2^122 < 2^127.
+        unsafe {
+            let status = dpd_round_config_new_exact(7, 6, 3, 2, 16, 1048576.0, 1, 40, &mut wide);
+            assert_eq!(status, DPD_OK, "{}", last_error());
+            assert_eq!(
+                dpd_round_config_set_validity_l2(wide, 4194304.0, 1e-9),
+                DPD_ERR_INVALID_ARGUMENT
+            );
+            assert!(last_error().contains("2^62"), "{}", last_error());
+            assert_eq!(
+                dpd_round_config_set_validity_l2(wide, 3.5e6, 1e-9),
+                DPD_ERR_OVERFLOW
+            );
+            assert!(last_error().contains("2^127"), "{}", last_error());
+            assert_eq!(info(wide).kind, 0);
+            assert_eq!(
+                dpd_round_config_set_validity_l2(wide, 2097152.0, 1e-9),
+                DPD_OK,
+                "{}",
+                last_error()
+            );
+            assert_eq!(info(wide).bound_units, 1u64 << 61);
+            dpd_round_config_free(wide);
+        }
+    }
+
+    /// A client whose row is longer than the round's L2 bound refuses: the call fails naming it,
+    /// and nothing is written.
+    #[test]
+    fn an_l2_client_past_the_bound_makes_the_round_fail() {
+        let cfg = config_frac20();
+        let mut rng = null_mut();
+        // SAFETY: a local, then a live handle.
+        unsafe {
+            assert_eq!(dpd_rng_new_insecure_fixed_seed(1, &mut rng), DPD_OK);
+            assert_eq!(dpd_round_config_set_validity_l2(cfg, 1.0, 1e-9), DPD_OK);
+        }
+        // The status and the outputs, which start as ([7, 7], [9, 9], 0, 0, −1).
+        let run = |inputs: &[f64; 12]| {
+            let mut out = [7.0; 2];
+            let mut invalid = [9u64; 2];
+            let (mut len, mut n_invalid, mut dt) = (0usize, 0usize, -1.0);
+            // SAFETY: live handles and locals of the lengths passed.
+            let status = unsafe {
+                dpd_simulate_round_verified(
+                    cfg,
+                    inputs.as_ptr(),
+                    12,
+                    null(),
+                    0,
+                    rng,
+                    out.as_mut_ptr(),
+                    2,
+                    &mut len,
+                    invalid.as_mut_ptr(),
+                    2,
+                    &mut n_invalid,
+                    null_mut(),
+                    &mut dt,
+                )
+            };
+            (status, (out, invalid, len, n_invalid, dt))
+        };
+        let untouched = ([7.0; 2], [9; 2], 0, 0, -1.0);
+        let mut inputs = [0.5; 12];
+        inputs[6] = 0.9; // client 3: ‖(0.9, 0.5)‖ = 1.0296 > 1
+        assert_eq!(run(&inputs), (DPD_ERR_INVALID_ARGUMENT, untouched));
+        let message = last_error();
+        assert!(
+            message.contains("client 3:") && message.contains("exceeds the round's bound 1"),
+            "{message}"
+        );
+        // A row exactly on the bound, (1, 0), is accepted.
+        inputs[6] = 1.0;
+        inputs[7] = 0.0;
+        let (status, (_, _, len, n_invalid, dt)) = run(&inputs);
+        assert_eq!(status, DPD_OK, "{}", last_error());
+        assert_eq!((len, n_invalid), (2, 0));
+        assert!(dt > 0.0 && dt <= 1e-9, "{dt}");
+        // SAFETY: live handles, freed once.
+        unsafe {
+            dpd_rng_free(rng);
+            dpd_round_config_free(cfg);
         }
     }
 }

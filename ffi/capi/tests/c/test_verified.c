@@ -1,7 +1,9 @@
-/* Verified rounds from C (issue 43): the bound τ, B, δ_t and the total δ against values worked
- * out by hand; an honest verified round releases the plain round's sum bit for bit; a client
- * that sends 10^6 times its bound is left out, named, and the release is the honest clients'
- * round; more than T invalid releases nothing; bad calls change nothing. */
+/* Verified rounds from C (issue 43), in both validity modes (L∞ and L2): the bounds (τ, B or
+ * τ₂, R) and δ_t, the total δ against values worked out by hand; an honest verified round
+ * releases the plain round's sum bit for bit; a client that sends 10^6 times its bound is left
+ * out, named, and the release is the honest clients' round; more than T invalid releases
+ * nothing; an L2 client whose data are past the norm bound makes the round fail; bad calls
+ * change nothing. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -160,6 +162,25 @@ static void off_again_is_the_plain_round(void) {
     dpd_round_config_free(config);
 }
 
+/* On a NON-PRIVATE exact round with validity on, client 5 cheats: it is left out and the release
+ * is Σ round(x·2^20)/2^20 over the honest clients. */
+static void exact_round_without_five(dpd_round_config *exact) {
+    const uint64_t malicious[1] = {5};
+    double verified[D];
+    uint64_t invalid[T] = {99, 99};
+    size_t n_invalid = 0;
+    dpd_release_info info;
+    CHECK_OK(verified_round(exact, NULL, 0, malicious, 1, verified, invalid, &n_invalid, &info,
+                            NULL));
+    CHECK(n_invalid == 1 && invalid[0] == 5);
+    for (size_t j = 0; j < D; j++) {
+        double by_hand = 0.0;
+        for (size_t i = 0; i < N; i++)
+            if (i != 5) by_hand += nearbyint(value(i, j) * 1048576.0);
+        CHECK(verified[j] == by_hand / 1048576.0);
+    }
+}
+
 /* A client whose shares sum to its vector plus 10^6·2^20 units in coordinate 0 is left out and
  * named; the release is the round of the others. */
 static void malicious_is_left_out(void) {
@@ -187,18 +208,9 @@ static void malicious_is_left_out(void) {
     CHECK(memcmp(plain, verified, sizeof plain) == 0);
     dpd_round_config_free(config);
 
-    /* NON-PRIVATE exact round: the release is Σ round(x·2^20)/2^20 over the honest clients. */
     dpd_round_config *exact = make_config(0);
     CHECK_OK(dpd_round_config_set_validity(exact, DPD_VALIDITY_LINF, 1e-9));
-    CHECK_OK(verified_round(exact, NULL, 0, malicious, 1, verified, invalid, &n_invalid, &info,
-                            NULL));
-    CHECK(n_invalid == 1 && invalid[0] == 5);
-    for (size_t j = 0; j < D; j++) {
-        double by_hand = 0.0;
-        for (size_t i = 0; i < N; i++)
-            if (i != 5) by_hand += nearbyint(value(i, j) * 1048576.0);
-        CHECK(verified[j] == by_hand / 1048576.0);
-    }
+    exact_round_without_five(exact);
     dpd_round_config_free(exact);
 }
 
@@ -271,11 +283,156 @@ static void refusals(void) {
     dpd_round_config_free(config);
 }
 
+/* τ₂, R and δ_t of the L2 mode by hand (python3 with mpmath at 50 digits, the formulas of
+ * verified_shares::l2): σ = 0.5/sqrt(5)·2^20 = 234468.72155748194807 units (as above);
+ * x = ln(N/δ_t) = ln(8/1e-9) = 22.802707378626247022;
+ * τ₂ = ceil(σ·sqrt(d + 2·sqrt(d·x) + 2x)) = ceil(σ·sqrt(4 + 2·sqrt(4x) + 2x))
+ *    = ceil(1943493.7791183832212) = 1943494;
+ * data_norm 2 → data 2·2^20 = 2097152 units, R = 2097152 + 1943494 = 4040646;
+ * δ_t = N·exp(−y²), y = (sqrt(2t − d) − sqrt(d))/2, t = τ₂²/σ²: δ_t = 9.9999354351203662e-10;
+ * total δ at ε = 0.5, δ = 1e-6: 1e-6 + (1 + e^0.5)·δ_t = 1.002648704169263e-06. */
+static void l2_bound_by_hand(void) {
+    dpd_round_config *config = make_config(1);
+    dpd_validity_info v;
+    CHECK_OK(dpd_round_config_set_validity_l2(config, 2.0, 1e-9));
+    CHECK_OK(dpd_round_config_validity_info(config, &v));
+    CHECK(v.kind == DPD_VALIDITY_L2);
+    CHECK(v.truncation_delta_target == 1e-9);
+    CHECK(v.data_units == 2097152);
+    CHECK(v.slice_units == 1943494);
+    CHECK(v.bound_units == 4040646);
+    CHECK(fabs(v.truncation_delta - 9.9999354351203662e-10) <= 1e-21);
+    CHECK(v.truncation_delta <= 1e-9);
+    double total = -1.0;
+    CHECK_OK(dpd_verified_total_delta(0.5, 1e-6, v.truncation_delta, &total));
+    CHECK(fabs(total - 1.002648704169263e-06) <= 1e-20);
+
+    /* A norm bound off the grid rounds up: 0.3·2^20 = 314572.8 → 314573. */
+    CHECK_OK(dpd_round_config_set_validity_l2(config, 0.3, 1e-9));
+    CHECK_OK(dpd_round_config_validity_info(config, &v));
+    CHECK(v.data_units == 314573 && v.bound_units == 314573 + 1943494);
+    dpd_round_config_free(config);
+
+    /* Without noise: no slice, δ_t = 0, R = the data's bound. */
+    dpd_round_config *exact = make_config(0);
+    CHECK_OK(dpd_round_config_set_validity_l2(exact, 2.0, 1e-9));
+    CHECK_OK(dpd_round_config_validity_info(exact, &v));
+    CHECK(v.kind == DPD_VALIDITY_L2 && v.slice_units == 0 && v.bound_units == 2097152 &&
+          v.truncation_delta == 0.0);
+    dpd_round_config_free(exact);
+}
+
+/* L2: an honest round releases the plain round's sum bit for bit (seed 43 scales no slice: the
+ * comparison would fail otherwise); a cheat is left out and named, the release is the honest
+ * clients' round. Every row of make_inputs has norm ≤ 1.833 < 2. */
+static void l2_rounds(void) {
+    dpd_round_config *config = make_config(1);
+    CHECK_OK(dpd_round_config_set_validity_l2(config, 2.0, 1e-9));
+    const uint64_t dropped[1] = {6}, malicious[1] = {5}, both[2] = {5, 6};
+    double plain[D], verified[D], exact[D], dt = -1.0;
+    uint64_t invalid[T] = {99, 99};
+    size_t n_invalid = 99;
+    dpd_release_info plain_info, info;
+    plain_round(1, dropped, 1, plain, &plain_info);
+    CHECK_OK(verified_round(config, dropped, 1, NULL, 0, verified, invalid, &n_invalid, &info,
+                            &dt));
+    CHECK(n_invalid == 0);
+    CHECK(memcmp(plain, verified, sizeof plain) == 0);
+    CHECK(same_info(&plain_info, &info));
+    dpd_validity_info v;
+    CHECK_OK(dpd_round_config_validity_info(config, &v));
+    CHECK(dt == v.truncation_delta && dt > 0.0);
+    /* The noise is there. */
+    plain_round(0, dropped, 1, exact, NULL);
+    int differs = 0;
+    for (size_t j = 0; j < D; j++) differs |= exact[j] != verified[j];
+    CHECK(differs);
+
+    /* Client 5 sends shares of its vector plus 10^6·2^21 units in coordinate 0. */
+    CHECK_OK(verified_round(config, dropped, 1, malicious, 1, verified, invalid, &n_invalid,
+                            &info, NULL));
+    CHECK(n_invalid == 1 && invalid[0] == 5 && info.n_included == N - 2);
+    plain_round(1, both, 2, plain, &plain_info);
+    CHECK(memcmp(plain, verified, sizeof plain) == 0);
+    CHECK(same_info(&plain_info, &info));
+    /* Three cheats, T = 2: nothing released, the cheats named. */
+    const uint64_t three[3] = {1, 4, 7};
+    CHECK_FAILS(verified_round(config, NULL, 0, three, 3, verified, invalid, &n_invalid, &info,
+                               NULL),
+                DPD_ERR_TOO_MANY_DROPPED, "(clients 1, 4, 7)");
+    dpd_round_config_free(config);
+
+    dpd_round_config *exact_config = make_config(0);
+    CHECK_OK(dpd_round_config_set_validity_l2(exact_config, 2.0, 1e-9));
+    exact_round_without_five(exact_config);
+    dpd_round_config_free(exact_config);
+}
+
+/* L2: a client whose row is longer than the norm bound refuses; the call fails naming it and
+ * writes nothing. Bad settings leave the config as it was. */
+static void l2_refusals(void) {
+    static double inputs[N * D];
+    make_inputs(inputs);
+    /* Rows halved (norms ≤ 0.92), then client 6's row (0.6, 0.6, 0.6, 0.6): norm 1.2 > 1. */
+    for (size_t k = 0; k < N * D; k++) inputs[k] *= 0.5;
+    for (size_t j = 0; j < D; j++) inputs[6 * D + j] = 0.6;
+    dpd_round_config *config = make_config(1);
+    CHECK_OK(dpd_round_config_set_validity_l2(config, 1.0, 1e-9));
+    double sum[D] = {-7.0, -7.0, -7.0, -7.0}, dt = -1.0;
+    uint64_t invalid[T] = {99, 99};
+    size_t len = 99, n_invalid = 99;
+    dpd_release_info info;
+    info.n_included = 12345;
+    dpd_rng *rng = NULL;
+    CHECK_OK(dpd_rng_new_insecure_fixed_seed(43, &rng));
+    CHECK_FAILS(dpd_simulate_round_verified(config, inputs, N * D, NULL, 0, rng, sum, D, &len,
+                                            invalid, T, &n_invalid, &info, &dt),
+                DPD_ERR_INVALID_ARGUMENT, "client 6: its data's L2 norm 1.2");
+    CHECK(strstr(last_error(), "exceeds the round's bound 1") != NULL);
+    for (size_t j = 0; j < D; j++) CHECK(sum[j] == -7.0);
+    CHECK(len == 99 && n_invalid == 99 && invalid[0] == 99 && invalid[1] == 99);
+    CHECK(dt == -1.0 && info.n_included == 12345);
+    /* Dropped, it sends nothing: the round of the others runs. */
+    const uint64_t six[1] = {6};
+    CHECK_OK(dpd_simulate_round_verified(config, inputs, N * D, six, 1, rng, sum, D, &len, invalid,
+                                         T, &n_invalid, &info, &dt));
+    CHECK(len == D && n_invalid == 0 && info.n_included == N - 1);
+    dpd_rng_free(rng);
+
+    dpd_validity_info was, v;
+    CHECK_OK(dpd_round_config_validity_info(config, &was));
+    CHECK_FAILS(dpd_round_config_set_validity_l2(config, -1.0, 1e-9), DPD_ERR_INVALID_ARGUMENT,
+                "data_norm");
+    CHECK_FAILS(dpd_round_config_set_validity_l2(config, NAN, 1e-9), DPD_ERR_INVALID_ARGUMENT,
+                "data_norm");
+    CHECK_FAILS(dpd_round_config_set_validity_l2(config, INFINITY, 1e-9),
+                DPD_ERR_INVALID_ARGUMENT, "data_norm");
+    CHECK_FAILS(dpd_round_config_set_validity_l2(config, 1.0, 0.0),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "truncation_delta");
+    CHECK_FAILS(dpd_round_config_set_validity_l2(config, 1.0, 1.0),
+                DPD_ERR_INVALID_PRIVACY_PARAMETER, "truncation_delta");
+    CHECK_FAILS(dpd_round_config_set_validity(config, DPD_VALIDITY_L2, 1e-9),
+                DPD_ERR_INVALID_ARGUMENT, "dpd_round_config_set_validity_l2");
+    CHECK_FAILS(dpd_round_config_set_validity_l2(NULL, 1.0, 1e-9), DPD_ERR_NULL_POINTER,
+                "config");
+    CHECK_OK(dpd_round_config_validity_info(config, &v));
+    CHECK(v.kind == was.kind && v.data_units == was.data_units &&
+          v.bound_units == was.bound_units && v.truncation_delta == was.truncation_delta);
+    /* NONE turns it off. */
+    CHECK_OK(dpd_round_config_set_validity(config, DPD_VALIDITY_NONE, 0.0));
+    CHECK_OK(dpd_round_config_validity_info(config, &v));
+    CHECK(v.kind == DPD_VALIDITY_NONE && v.bound_units == 0);
+    dpd_round_config_free(config);
+}
+
 int main(void) {
     bound_by_hand();
     honest_equals_plain();
     off_again_is_the_plain_round();
     malicious_is_left_out();
     refusals();
+    l2_bound_by_hand();
+    l2_rounds();
+    l2_refusals();
     return check_exit("test_verified");
 }

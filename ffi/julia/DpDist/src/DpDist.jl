@@ -25,7 +25,8 @@ export RoundConfig, Client, Node, NodeSum, Aggregator, ReleaseInfo, WireHeader, 
 export config_info, shard, absorb!, retract!, received, finalize_sum, add!, release,
        wire_inspect, simulate_round, dca_simulate_round, node_sum_bytes, node_sum_from_bytes
 export ValidityInfo, set_validity!, validity_info, verified_total_delta, simulate_round_verified,
-       simulate_round_verified_testing_malicious, DPD_VALIDITY_NONE, DPD_VALIDITY_LINF
+       simulate_round_verified_testing_malicious, DPD_VALIDITY_NONE, DPD_VALIDITY_LINF,
+       DPD_VALIDITY_L2
 export PlrModel, plr_fit, pst_s_fit, pst_f_fit, pst_h_fit, predict_proba, model_info, model_weights,
        model_intercept, model_ranges, low_level_model, auc
 export BlrSettings, BlrModel, CaviInfo, blr_fit, blr_mean, blr_spent, blr_bounds, blr_clipped_share,

@@ -383,19 +383,31 @@ function dca_simulate_round(inputs::AbstractMatrix{<:Real}; bound::Real, n_nodes
 end
 
 """
-    set_validity!(cfg, kind=:linf; truncation_delta=1e-9) -> cfg
+    set_validity!(cfg, kind=:linf; truncation_delta=1e-9, data_norm=nothing) -> cfg
 
 Issue 43's validity check, off by default (`kind=:none` turns it off again). With `:linf`, each
 client clamps its noise slice into [−τ, τ] (τ such that clamping changes anything with
 probability ≤ `truncation_delta`) and proves that every coordinate of its contribution lies
-within ±B; a client whose proof fails is left out like a dropout and named. So far only
+within ±B; a client whose proof fails is left out like a dropout and named. With `:l2` (and
+`data_norm`, the bound on the L2 norm of each client's data row, value units), each client
+proves that its contribution has L2 norm at most R = ⌈data_norm·2^frac_bits⌉ + τ₂ (a longer
+noise slice is scaled back to τ₂, with probability ≤ `truncation_delta`); a client whose row is
+longer refuses, and the round throws `DPD_ERR_INVALID_ARGUMENT` naming it. So far only
 [`simulate_round_verified`](@ref) runs such a round: clients, nodes, aggregators and
 `simulate_round` refuse the config. A bad setting throws and leaves `cfg` unchanged.
 """
-function set_validity!(cfg::RoundConfig, kind::Symbol=:linf; truncation_delta::Real=1e-9)
+function set_validity!(cfg::RoundConfig, kind::Symbol=:linf; truncation_delta::Real=1e-9,
+                       data_norm::Union{Real,Nothing}=nothing)
+    if kind === :l2
+        data_norm === nothing && argument_error("kind :l2 needs `data_norm`")
+        check(@ccall libdpdist.dpd_round_config_set_validity_l2(cfg::Ptr{dpd_round_config},
+                                                                data_norm::Cdouble,
+                                                                truncation_delta::Cdouble)::Cint)
+        return cfg
+    end
     k = kind === :linf ? DPD_VALIDITY_LINF :
         kind === :none ? DPD_VALIDITY_NONE :
-        argument_error("kind must be :linf or :none, got :$kind")
+        argument_error("kind must be :linf, :l2 or :none, got :$kind")
     check(@ccall libdpdist.dpd_round_config_set_validity(cfg::Ptr{dpd_round_config}, k::UInt32,
                                                          truncation_delta::Cdouble)::Cint)
     return cfg
@@ -404,8 +416,9 @@ end
 """
     validity_info(cfg) -> ValidityInfo
 
-The validity mode (`kind`: `DPD_VALIDITY_NONE` or `DPD_VALIDITY_LINF`) and its bound in grid
-units: `data_units`, `slice_units` (τ), `bound_units` (B), and `truncation_delta` (δ_t).
+The validity mode (`kind`: `DPD_VALIDITY_NONE`, `DPD_VALIDITY_LINF` or `DPD_VALIDITY_L2`) and
+its bound in grid units: `data_units`, `slice_units` (τ; τ₂ in L2), `bound_units` (B; R in L2),
+and `truncation_delta` (δ_t).
 """
 function validity_info(cfg::RoundConfig)
     out = Ref{dpd_validity_info}()

@@ -185,6 +185,28 @@ end
     dpd_error(() -> simulate_round_verified_testing_malicious(cfg, x, Int[], [0, 3, 6]),
               :DPD_ERR_TOO_MANY_DROPPED)
     dpd_error(() -> simulate_round(cfg, x), :DPD_ERR_INVALID_ARGUMENT)
+
+    # L2 (python3 with mpmath, the formulas of verified_shares::l2): x = ln(8/1e-9),
+    # τ₂ = ceil(σ·sqrt(4 + 2·sqrt(4x) + 2x)) = ceil(1943493.779…) = 1943494; data_norm 2 →
+    # 2097152 units, R = 4040646; δ_t = 8·exp(−y²), y = (sqrt(2t − 4) − 2)/2, t = τ₂²/σ²:
+    # 9.9999354351203662e-10. Every row of x has norm ≤ 1.833 < 2.
+    dpd_error(() -> set_validity!(cfg, :l2; data_norm=-1.0), :DPD_ERR_INVALID_ARGUMENT)
+    @test validity_info(cfg).kind == DPD_VALIDITY_LINF
+    set_validity!(cfg, :l2; data_norm=2.0, truncation_delta=1e-9)
+    v = validity_info(cfg)
+    @test v.kind == DPD_VALIDITY_L2 && v.data_units == 2097152
+    @test v.slice_units == 1943494 && v.bound_units == 4040646
+    @test abs(v.truncation_delta - 9.9999354351203662e-10) <= 1e-21
+    honest = simulate_round_verified(cfg, x, Int[], Rng(insecure_seed=43))
+    @test isempty(honest.invalid) && honest.sum == ref.sum
+    cheated = simulate_round_verified_testing_malicious(cfg, x, Int[], [5], Rng(insecure_seed=43))
+    @test cheated.invalid == [5] && cheated.sum == without.sum
+    # Every row halved but client 3's (norm 1.778 > 1.5): it refuses.
+    set_validity!(cfg, :l2; data_norm=1.5)
+    long3 = 0.5 .* x
+    long3[4, :] = x[4, :]
+    dpd_error(() -> simulate_round_verified(cfg, long3, Int[], Rng(insecure_seed=43)),
+              :DPD_ERR_INVALID_ARGUMENT)
 end
 
 @testset "simulated round" begin

@@ -224,50 +224,50 @@ fn check_rows(store: &AggregatorStore, layout: &Layout, what: &str) {
 const SQLITE_FIXTURES: &[(u32, &str)] = &[
     (
         0,
-        include_str!("../../migrations/legacy-fixtures/aggregator-sqlite-v0.sql"),
+        include_str!("../../../migrations/legacy-fixtures/aggregator-sqlite-v0.sql"),
     ),
     (
         1,
-        include_str!("../../migrations/legacy-fixtures/aggregator-sqlite-v1.sql"),
+        include_str!("../../../migrations/legacy-fixtures/aggregator-sqlite-v1.sql"),
     ),
     (
         2,
-        include_str!("../../migrations/legacy-fixtures/aggregator-sqlite-v2.sql"),
+        include_str!("../../../migrations/legacy-fixtures/aggregator-sqlite-v2.sql"),
     ),
     (
         3,
-        include_str!("../../migrations/legacy-fixtures/aggregator-sqlite-v3.sql"),
+        include_str!("../../../migrations/legacy-fixtures/aggregator-sqlite-v3.sql"),
     ),
     (
         4,
-        include_str!("../../migrations/legacy-fixtures/aggregator-sqlite-v4.sql"),
+        include_str!("../../../migrations/legacy-fixtures/aggregator-sqlite-v4.sql"),
     ),
     (
         5,
-        include_str!("../../migrations/legacy-fixtures/aggregator-sqlite-v5.sql"),
+        include_str!("../../../migrations/legacy-fixtures/aggregator-sqlite-v5.sql"),
     ),
     (
         6,
-        include_str!("../../migrations/legacy-fixtures/aggregator-sqlite-v6.sql"),
+        include_str!("../../../migrations/legacy-fixtures/aggregator-sqlite-v6.sql"),
     ),
 ];
 
 const POSTGRES_FIXTURES: &[(u32, &str)] = &[
     (
         1,
-        include_str!("../../migrations/legacy-fixtures/aggregator-postgres-v1.sql"),
+        include_str!("../../../migrations/legacy-fixtures/aggregator-postgres-v1.sql"),
     ),
     (
         2,
-        include_str!("../../migrations/legacy-fixtures/aggregator-postgres-v2.sql"),
+        include_str!("../../../migrations/legacy-fixtures/aggregator-postgres-v2.sql"),
     ),
     (
         3,
-        include_str!("../../migrations/legacy-fixtures/aggregator-postgres-v3.sql"),
+        include_str!("../../../migrations/legacy-fixtures/aggregator-postgres-v3.sql"),
     ),
     (
         4,
-        include_str!("../../migrations/legacy-fixtures/aggregator-postgres-v4.sql"),
+        include_str!("../../../migrations/legacy-fixtures/aggregator-postgres-v4.sql"),
     ),
 ];
 
