@@ -594,8 +594,7 @@ typedef struct dpd_validity_info {
      * The probability bound on any honest noise value (L∞) or slice (L2) reaching τ or τ₂ (0
      * without noise). L∞: δ_t = 2·N·d·exp(−τ²/(2σ²)). L2: δ_t = N·exp(−y²) with
      * y = (sqrt(2t − d) − sqrt(d))/2, t = τ₂²/σ² (the x at which τ₂ is reached exactly). At most
-     * the target up to floating-point rounding (relative 1e-15 when τ passes 2^53 units). Add
-     * it to the round's δ with `dpd_verified_total_delta`.
+     * the target. Add it to the round's δ with `dpd_verified_total_delta`.
      */
     double truncation_delta;
 } dpd_validity_info;
