@@ -124,7 +124,9 @@ impl Schema {
 
     fn sqlite_from_legacy(self) -> &'static str {
         match self {
-            Schema::Aggregator => include_str!("../../migrations/aggregator/sqlite-from-legacy.sql"),
+            Schema::Aggregator => {
+                include_str!("../../migrations/aggregator/sqlite-from-legacy.sql")
+            }
             Schema::Node => include_str!("../../migrations/node/sqlite-from-legacy.sql"),
         }
     }

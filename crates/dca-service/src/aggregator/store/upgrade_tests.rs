@@ -283,8 +283,10 @@ fn insert_sql(table: &str, columns: &[&str]) -> String {
 #[test]
 fn every_old_sqlite_version_opens_with_its_rows() {
     for &(version, schema) in SQLITE_FIXTURES {
-        let path =
-            crate::db::postgres_test_db::sqlite_file(&format!("agg-upgrade-v{version}"), "agg.sqlite");
+        let path = crate::db::postgres_test_db::sqlite_file(
+            &format!("agg-upgrade-v{version}"),
+            "agg.sqlite",
+        );
         {
             let conn = rusqlite::Connection::open(&path).unwrap();
             conn.execute_batch(schema).unwrap();
