@@ -1,4 +1,4 @@
-//! The L2 check (issue 43's `l2` mode, in progress): a validity circuit proving ‖v‖₂ ≤ R for a
+//! The L2 mode's check: a validity circuit proving ‖v‖₂ ≤ R for a
 //! client's contribution v ∈ ℤ^d (grid units), and the bound R with the cost of truncating the
 //! noise slice in L2.
 //!
