@@ -69,6 +69,7 @@ pub mod report;
 pub mod simulate;
 mod validity;
 pub mod verify;
+pub mod wire;
 
 pub use bound::LinfBound;
 pub use error::Error;
@@ -77,6 +78,7 @@ pub use report::{VerifiedClient, VerifiedReport};
 pub use simulate::{VerifiedRelease, simulate_verified_round};
 pub use validity::ValidityBound;
 pub use verify::{Relay, VerifyingNode};
+pub use wire::{NodeShare, node_message_lens};
 
 /// This crate's result type.
 pub type Result<T> = std::result::Result<T, Error>;

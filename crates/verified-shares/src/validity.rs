@@ -1,6 +1,9 @@
 //! Which bound a verified round checks, and the Prio3 instance that checks it.
 
 use fixedpoint_shares::{RoundConfig, SliceBound};
+use std::io::Cursor;
+
+use prio::codec::{CodecError, ParameterizedDecode};
 use prio::field::Field128;
 use prio::vdaf::prio3::{
     Prio3, Prio3InputShare, Prio3PublicShare, Prio3SumVec, Prio3VerifierMessage,
@@ -197,6 +200,36 @@ impl RoundVdaf {
                 VerifyTransition::Continue(..) => None,
             }),
         )
+    }
+
+    pub(crate) fn decode_public_share(
+        &self,
+        bytes: &mut Cursor<&[u8]>,
+    ) -> std::result::Result<Prio3PublicShare<32>, CodecError> {
+        each!(self, vdaf => Prio3PublicShare::decode_with_param(vdaf, bytes))
+    }
+
+    pub(crate) fn decode_input_share(
+        &self,
+        node: usize,
+        bytes: &mut Cursor<&[u8]>,
+    ) -> std::result::Result<Prio3InputShare<Field128, 32>, CodecError> {
+        each!(self, vdaf => Prio3InputShare::decode_with_param(&(vdaf, node), bytes))
+    }
+
+    /// A verify state to decode verifier shares with: libprio reads only the verifier's length
+    /// and whether joint randomness is used from it, which are the same for every report, so the
+    /// relay (which verifies nothing itself) decodes a helper's state from zero seeds.
+    pub(crate) fn decoding_state(&self) -> Result<Pending> {
+        let zeros = [0u8; 64];
+        let mut cursor = Cursor::new(&zeros[..]);
+        each!(self, vdaf => Prio3VerifyState::decode_with_param(&(vdaf, 1), &mut cursor))
+            .map_err(|e| Error::Proof(format!("verify state template: {e}")))
+    }
+
+    /// Entries of an output share (and of a node's sum).
+    pub(crate) fn output_len(&self) -> usize {
+        each!(self, vdaf => vdaf.output_len())
     }
 
     pub(crate) fn aggregate_init(&self) -> AggregateShare<Field128> {

@@ -3,6 +3,7 @@
 use fixedpoint_shares::{ClientId, RoundConfig};
 use prio::field::Field128;
 use prio::vdaf::Aggregatable;
+use prio::vdaf::prio3::{Prio3InputShare, Prio3PublicShare};
 
 use crate::report::{VerifiedReport, VerifyKey, context};
 use crate::validity::{RoundVdaf, ValidityBound};
@@ -60,14 +61,31 @@ impl VerifyingNode {
                 "report of client {} has no share for node {}",
                 report.client, self.index
             )))?;
+        self.verify_init(&report.nonce, &report.public_share, share)
+    }
+
+    pub(crate) fn verify_init(
+        &self,
+        nonce: &[u8; 16],
+        public_share: &Prio3PublicShare<32>,
+        share: &Prio3InputShare<Field128, 32>,
+    ) -> Result<(Pending, VerifierShare)> {
         self.vdaf.verify_init(
             &self.verify_key,
             &self.context,
             self.index,
-            &report.nonce,
-            &report.public_share,
+            nonce,
+            public_share,
             share,
         )
+    }
+
+    pub(crate) fn vdaf(&self) -> &RoundVdaf {
+        &self.vdaf
+    }
+
+    pub(crate) fn index(&self) -> usize {
+        self.index
     }
 
     /// Adds the report's output share once the relay found it valid.
@@ -107,6 +125,7 @@ impl VerifyingNode {
 pub struct Relay {
     vdaf: RoundVdaf,
     context: Vec<u8>,
+    pub(crate) decoding_state: Pending,
 }
 
 impl Relay {
@@ -115,10 +134,16 @@ impl Relay {
     /// # Errors
     /// As the round's Prio3 instance.
     pub fn new(config: &RoundConfig, bound: impl Into<ValidityBound>) -> Result<Self> {
+        let vdaf = RoundVdaf::new(config, &bound.into())?;
         Ok(Self {
-            vdaf: RoundVdaf::new(config, &bound.into())?,
+            decoding_state: vdaf.decoding_state()?,
+            vdaf,
             context: context(config),
         })
+    }
+
+    pub(crate) fn vdaf(&self) -> &RoundVdaf {
+        &self.vdaf
     }
 
     /// The verdict for one report from every node's verifier share: `None` if the proof fails.
