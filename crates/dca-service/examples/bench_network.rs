@@ -307,6 +307,7 @@ async fn main() {
     };
     let agg = open_aggregator();
     let spec = RoundSpec {
+        validity: None,
         round: 1,
         n_clients: n,
         n_nodes: m,

@@ -51,6 +51,7 @@ async fn main() {
         .unwrap()
         .public;
     let spec = RoundSpec {
+        validity: None,
         round: 1,
         n_clients: n,
         n_nodes: 2,

@@ -10,6 +10,10 @@ pub enum Error {
     /// The DCA core refused (bad values, wrong round, ...).
     #[error("DCA: {0}")]
     Dca(#[from] fixedpoint_shares::Error),
+    /// A verified round's proof system refused (a client's data past the round's bound, a
+    /// malformed verified message).
+    #[error("verified round: {0}")]
+    Verified(#[from] verified_shares::Error),
     /// Sealing or opening failed.
     #[error("sealing: {0}")]
     Sealing(#[from] share_sealing::Error),

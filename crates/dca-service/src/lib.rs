@@ -35,6 +35,7 @@
 //! let keys: Vec<String> =
 //!     (0..3).map(|_| hex::encode(&NodeKeyPair::generate().public.to_bytes())).collect();
 //! let spec = RoundSpec {
+//!     validity: None,
 //!     round: 1,
 //!     n_clients: 2,
 //!     n_nodes: 3,

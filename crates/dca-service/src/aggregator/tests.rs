@@ -11,6 +11,7 @@ use std::time::Duration;
 
 fn round(frac_bits: u32) -> crate::protocol::spec::Round {
     RoundSpec {
+        validity: None,
         round: 1,
         n_clients: 16,
         n_nodes: 2,

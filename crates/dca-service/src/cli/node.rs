@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Args;
 use dca_service::http::serve::serve_tls;
-use dca_service::node::{NodeOptions, StoreLocation, router};
+use dca_service::node::{NodeOptions, StoreLocation, read_verify_secret, router};
 use dca_service::{Error, Result, hex};
 
 use crate::{ServeArgs, at_path, bind, io_at, print_banner, secret, server_tls};
@@ -47,6 +47,10 @@ pub struct NodeArgs {
     /// its node sum between renewals (ms); a dead holder's sum is taken over after it.
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(300..))]
     sum_lease_ms: u64,
+    /// File holding the node operators' shared verify secret (at least 32 characters, the
+    /// same on every node): needed to join rounds with a validity mode.
+    #[arg(long)]
+    verify_secret_file: Option<PathBuf>,
     #[command(flatten)]
     serve: ServeArgs,
 }
@@ -60,6 +64,16 @@ pub async fn run(a: NodeArgs) -> Result<()> {
         max_inflight_body: a.max_inflight_body,
         body_timeout: Duration::from_millis(a.body_timeout_ms),
         sum_lease: Duration::from_millis(a.sum_lease_ms),
+        verify_secret: a
+            .verify_secret_file
+            .as_deref()
+            .map(|path| {
+                read_verify_secret(path).map_err(|e| match e {
+                    Error::Io(e) => io_at(e, "--verify-secret-file", path),
+                    other => other,
+                })
+            })
+            .transpose()?,
         ..NodeOptions::new(
             a.index,
             a.data_dir.clone(),

@@ -174,6 +174,7 @@ pub async fn run(command: RoundCommand) -> Result<()> {
                     .map(|t| hex::encode(&token_hash(t)))
                     .collect();
             let spec = RoundSpec {
+                validity: None,
                 round: round_number,
                 n_clients,
                 n_nodes: u16::try_from(a.conn.nodes.len())

@@ -47,6 +47,7 @@ pub(super) struct AppState {
     /// The store, for the received set's and the node sum's read connections.
     pub(super) db: StoreLocation,
     pub(super) next_lookup: std::sync::atomic::AtomicUsize,
+    pub(super) verify_secret: Option<super::verified::VerifySecret>,
 }
 
 impl AppState {
@@ -319,8 +320,11 @@ pub(super) async fn close(
     body: Body,
 ) -> ApiResult<Response> {
     state.admin(&headers)?;
-    content_type_is(&headers, MEDIA_PAIR_SET)?;
     let round = state.round(&id).await?;
+    if round.validity.is_some() {
+        return verified_close(state, round, headers, body).await;
+    }
+    content_type_is(&headers, MEDIA_PAIR_SET)?;
     // The agreed set (8 bytes per client, N/8 for the bitset) is spooled to disk and read
     // from there in one streaming pass into its two lists (raw words, on disk too); the store
     // actor checks them. Only a body that is not a pair set over the round's N is refused here.
@@ -337,7 +341,46 @@ pub(super) async fn close(
         SplitError::Malformed(m) => ApiError::bad_request(format!("close request: {m}")),
         SplitError::Io(e) => ApiError::internal(format!("spooled close request: {e}")),
     })?;
-    let status = ask(&state, |tx| Command::Close(round.hash, spool, counts, tx)).await?;
+    let status = ask(&state, |tx| {
+        Command::Close(round.hash, spool, counts, None, tx)
+    })
+    .await?;
+    Ok(status.into_response())
+}
+
+/// A verified round's close: the pair set goes the plain close's way (spooled and split), the
+/// relay's verdicts to the store actor with it (32 bytes per agreed client, held in memory).
+async fn verified_close(
+    state: Arc<AppState>,
+    round: Arc<Round>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
+    use crate::protocol::verified_close::{MEDIA_VERIFIED_CLOSE, VerifiedClose};
+    content_type_is(&headers, MEDIA_VERIFIED_CLOSE)?;
+    let body = axum::body::to_bytes(body, state.max_body)
+        .await
+        .map_err(|e| ApiError::bad_request(format!("close request: {e}")))?;
+    let close = VerifiedClose::decode(&body).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    drop(body);
+    let spool = Spool::new(&state.data_dir);
+    let n = round.config.n_clients();
+    let (spool, counts) = tokio::task::spawn_blocking(move || {
+        let counts = std::fs::write(&spool.config, &close.pairs)
+            .map_err(SplitError::Io)
+            .and_then(|()| close_spool::split(&spool.config, n, &spool.clients, &spool.shards));
+        (spool, counts.map(|c| (c, close.verdicts)))
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("parsing the close request: {e}")))?;
+    let (counts, verdicts) = counts.map_err(|e| match e {
+        SplitError::Malformed(m) => ApiError::bad_request(format!("close request: {m}")),
+        SplitError::Io(e) => ApiError::internal(format!("spooled close request: {e}")),
+    })?;
+    let status = ask(&state, |tx| {
+        Command::Close(round.hash, spool, counts, Some(verdicts), tx)
+    })
+    .await?;
     Ok(status.into_response())
 }
 
@@ -417,6 +460,10 @@ pub(super) fn check_message(
 /// The exact length of a sealed share of `round` for node `node`: a full share (node 0, or
 /// every node in full mode) carries d words, a seed share its 16-byte seed.
 pub(super) fn sealed_share_len(round: &Round, node: u16) -> usize {
+    if let Some(validity) = &round.validity {
+        let message = validity.message_lens.get(usize::from(node)).copied();
+        return share_sealing::sealed_len(message.unwrap_or_default());
+    }
     let payload = if node == 0 || round.config.mode() == ShareMode::Full {
         8 * round.config.dim()
     } else {
@@ -475,9 +522,20 @@ pub(super) async fn upload(
     let message = share_sealing::open(&state.keys.secret, &ctx, &sealed)
         .map_err(|e| ApiError::bad_request(format!("sealed share: {e}")))?;
     drop(sealed);
-    let parsed = ShareMessage::get_decoded(&round.config, &message)
-        .map_err(|e| ApiError::bad_request(format!("share message: {e}")))?;
-    check_message(&parsed, &round, state.index, client)?;
+    let (parsed, attempt) = if round.validity.is_some() {
+        let node =
+            super::verified::verifying_node(state.verify_secret.as_ref(), &round, state.index)?;
+        let share = node
+            .decode_share(&message)
+            .map_err(|e| ApiError::bad_request(format!("verified share message: {e}")))?;
+        (None, share.attempt())
+    } else {
+        let parsed = ShareMessage::get_decoded(&round.config, &message)
+            .map_err(|e| ApiError::bad_request(format!("share message: {e}")))?;
+        check_message(&parsed, &round, state.index, client)?;
+        let attempt = parsed.shard.0;
+        (Some(parsed), attempt)
+    };
     let digest: [u8; 32] = Sha256::digest(&message).into();
     let (tx, rx) = oneshot::channel();
     state.send(Command::Upload(Box::new(Upload {
@@ -486,6 +544,7 @@ pub(super) async fn upload(
         digest,
         message,
         parsed,
+        attempt,
         reply: tx,
     })))?;
     let status = rx

@@ -21,6 +21,7 @@ pub mod key;
 mod replica;
 mod spool;
 pub(crate) mod store;
+mod verified;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -41,6 +42,7 @@ use crate::protocol::spec::token_hash;
 use crate::secret::SecretString;
 use store::{NodeStore, TokenLookup};
 pub use store::{PgLocation, StoreLocation};
+pub use verified::{VerifySecret, read_verify_secret};
 
 pub use crate::protocol::messages::{AbortRequest, RoundStatus};
 use actor::*;
@@ -72,6 +74,10 @@ pub struct NodeOptions {
     /// (a shared store only): after it dies, another replica takes the sum over this long
     /// after its last renewal.
     pub sum_lease: Duration,
+    /// The node operators' shared secret from which each verified round's Prio3 verify key is
+    /// derived (every node of a deployment holds the same); without it the node refuses rounds
+    /// with a validity mode.
+    pub verify_secret: Option<verified::VerifySecret>,
 }
 
 impl NodeOptions {
@@ -88,6 +94,7 @@ impl NodeOptions {
             body_timeout: Duration::from_secs(30),
             clock: Arc::new(SystemClock),
             sum_lease: Duration::from_secs(30),
+            verify_secret: None,
         }
     }
 }
@@ -120,6 +127,7 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
             clock: options.clock.clone(),
             sum_lease: options.sum_lease,
             holder: replica::lease_holder(),
+            verify_secret: options.verify_secret.clone(),
         };
         actor.load()?;
         let lookups = (0..std::thread::available_parallelism().map_or(2, |n| n.get().min(4)))
@@ -150,6 +158,7 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
         lookups: lookups.into_iter().map(std::sync::Mutex::new).collect(),
         next_lookup: std::sync::atomic::AtomicUsize::new(0),
         db: at.clone(),
+        verify_secret: options.verify_secret.clone(),
     });
     Ok(Router::new()
         .route("/healthz", get(healthz))
@@ -157,6 +166,7 @@ pub fn router(options: &NodeOptions) -> Result<Router> {
         .route("/rounds/{id}", put(create_round).get(round_status))
         .route("/rounds/{id}/received", get(received))
         .route("/rounds/{id}/close", post(close))
+        .route("/rounds/{id}/verify", post(verified::verify))
         .route("/rounds/{id}/abort", post(abort))
         .route("/rounds/{id}/sum", get(node_sum))
         .route("/rounds/{id}/shares/{client}", put(upload))

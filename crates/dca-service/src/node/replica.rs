@@ -123,6 +123,11 @@ impl Actor {
             SumState::Open => {}
         }
         let round = rt.round.clone();
+        if round.validity.is_some() {
+            // Its sum is computed by the close that brings the relay's verdicts, which the
+            // aggregator sends again until a node stores the sum.
+            return Ok(false);
+        }
         if !self
             .store
             .take_sum_lease(&id, &holder, now, until)

@@ -28,6 +28,7 @@ async fn node(
     let mine = crate::node::key::load_or_create_key(dir).unwrap().public;
     let other = share_sealing::NodeKeyPair::generate().public;
     let round = crate::protocol::spec::RoundSpec {
+        validity: None,
         round: 1,
         n_clients: 4,
         n_nodes: 2,

@@ -55,6 +55,14 @@ pub struct PublishedRelease {
     /// "NON-PRIVATE: exact sum, no noise" for a round without noise; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub privacy: Option<String>,
+    /// In a verified round (`validity` in its spec): the clients every node held whose
+    /// contributions failed the nodes' check, left out like dropouts; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid: Option<Vec<u64>>,
+    /// In a verified round: δ_t, the probability bound on an honest noise value reaching its
+    /// slice bound; the round's δ grows by (1 + e^ε)·δ_t (`verified_shares::bound::total_delta`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncation_delta: Option<f64>,
 }
 
 /// The node list the analyst builds a round from (`GET /nodes`).

@@ -6,3 +6,5 @@ pub mod messages;
 pub mod spec;
 pub mod sum_codec;
 pub mod upload;
+pub mod validity;
+pub mod verified_close;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use share_sealing::NodePublicKey;
 
+use crate::protocol::validity::{Validity, ValiditySpec};
 pub use crate::secret::token_hash;
 use crate::{Error, MEDIA_ROUND_CONFIG, Result, hex};
 
@@ -51,6 +52,10 @@ pub struct RoundSpec {
     /// records of older versions (which listed it inline) can still be read.
     #[serde(default, skip_serializing)]
     pub client_token_sha256: Vec<String>,
+    /// The validity mode, or absent (the default: then the spec's JSON, its id and every share
+    /// are as without the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<ValiditySpec>,
 }
 
 /// The round id of the round config with spec `spec_json` (its canonical JSON) and the
@@ -134,6 +139,8 @@ pub struct Round {
     pub node_keys: Vec<NodePublicKey>,
     /// Parsed token hashes (empty on a party that keeps them elsewhere: a compute node).
     pub token_hashes: Vec<[u8; 32]>,
+    /// The checked validity mode, if the spec has one.
+    pub validity: Option<Validity>,
 }
 
 impl RoundSpec {
@@ -252,6 +259,7 @@ impl RoundSpec {
             ));
         }
         let (config, node_keys) = self.check()?;
+        let validity = self.validity.map(|v| v.check(&config)).transpose()?;
         let hash = round_id(&self.canonical_json(), self.n_clients, tokens)?;
         Ok(Round {
             spec: self,
@@ -259,6 +267,7 @@ impl RoundSpec {
             config,
             node_keys,
             token_hashes: Vec::new(),
+            validity,
         })
     }
 }
@@ -328,6 +337,7 @@ pub fn planned_round(
 ) -> Result<Round> {
     let params = dca.config.params();
     let round = RoundSpec {
+        validity: None,
         round,
         n_clients: params.n_clients,
         n_nodes: params.n_nodes,
@@ -390,6 +400,7 @@ pub(crate) mod tests {
 
     pub(crate) fn spec(n: usize, m: u16, keys: &[NodeKeyPair]) -> RoundSpec {
         RoundSpec {
+            validity: None,
             round: 5,
             n_clients: n,
             n_nodes: m,
@@ -414,6 +425,7 @@ pub(crate) mod tests {
     /// The spec of `tiny_config_bytes`.
     fn tiny_spec() -> RoundSpec {
         RoundSpec {
+            validity: None,
             round: 1,
             n_clients: 2,
             n_nodes: 2,

@@ -6,6 +6,7 @@ use dp_noise::rng::RngSource;
 use fixedpoint_shares::{Client, ClientId, Encode};
 use reqwest::StatusCode;
 use share_sealing::SealContext;
+use verified_shares::VerifiedClient;
 
 use crate::protocol::spec::Round;
 use crate::{Error, MEDIA_SEALED_SHARE, Result};
@@ -113,11 +114,24 @@ pub fn seal_shares(
     values: &[f64],
     rng: RngSource,
 ) -> Result<Vec<Vec<u8>>> {
-    let messages = Client::new(&round.config, ClientId(client), rng)?.shard(values)?;
+    let messages: Vec<Vec<u8>> = match &round.validity {
+        None => Client::new(&round.config, ClientId(client), rng)?
+            .shard(values)?
+            .iter()
+            .map(|msg| msg.get_encoded())
+            .collect::<std::result::Result<_, _>>()?,
+        Some(validity) => {
+            let report = VerifiedClient::new(&round.config, validity.bound, ClientId(client), rng)?
+                .shard(values)?;
+            (0..round.node_keys.len())
+                .map(|k| report.node_message(k))
+                .collect::<std::result::Result<_, _>>()?
+        }
+    };
     messages
         .iter()
         .enumerate()
-        .map(|(k, msg)| seal_for(round, client, k as u16, &msg.get_encoded()?))
+        .map(|(k, msg)| seal_for(round, client, k as u16, msg))
         .collect()
 }
 

@@ -125,6 +125,7 @@ impl From<Error> for NetError {
             | Error::JobBudget { .. }
             | Error::Integrity(_)
             | Error::Dca(_)
+            | Error::Verified(_)
             | Error::Sealing(_)
             | Error::Learning(_)
             | Error::Training(_)

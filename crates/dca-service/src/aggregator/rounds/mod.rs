@@ -2,3 +2,4 @@
 
 pub(super) mod recorded;
 mod run;
+mod verified;

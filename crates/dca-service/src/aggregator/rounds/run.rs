@@ -9,9 +9,11 @@ use dp_noise::accountant::RoundCost;
 use fixedpoint_shares::{Encode, ShardSet, agree};
 use reqwest::StatusCode;
 
+use crate::aggregator::rounds::verified::VerifiedSum;
 use crate::aggregator::store::{RoundPhase, RoundState};
 use crate::aggregator::*;
 use crate::protocol::spec::{Round, RoundSpec};
+use crate::protocol::verified_close::{MEDIA_VERIFIED_CLOSE, VerifiedClose};
 use crate::{Error, MEDIA_ROUND_CONFIG, Result};
 
 impl Aggregator {
@@ -173,12 +175,29 @@ impl Aggregator {
         } else {
             agree(&sets.iter().collect::<Vec<_>>())?
         };
+        let (agreed_pairs, verified) = match round.validity {
+            None => (agreed_pairs, None),
+            Some(_) => {
+                let (pairs, close) = self.check_validity(round, agreed_pairs).await?;
+                (pairs, Some(close))
+            }
+        };
         let max_dropped = round.config.max_dropped();
         let missing = agreed_pairs.clients().missing();
         if missing > max_dropped {
+            let invalid = verified
+                .as_ref()
+                .map(|close| {
+                    format!(
+                        " ({} of them invalid: {:?})",
+                        close.invalid.len(),
+                        close.invalid
+                    )
+                })
+                .unwrap_or_default();
             self.abort(
                 round,
-                &format!("{missing} clients missing, more than T = {max_dropped}"),
+                &format!("{missing} clients missing{invalid}, more than T = {max_dropped}"),
             )
             .await?;
             return Err(Error::Aborted {
@@ -190,7 +209,10 @@ impl Aggregator {
             .map(|rho| RoundCost::zcdp(rho).map(|cost| (cost, rho)))
             .transpose()
             .map_err(Error::Budget)?;
-        let body = agreed_pairs.get_encoded()?;
+        let body = match verified {
+            Some(close) => close.encode(),
+            None => agreed_pairs.get_encoded()?,
+        };
         // A job's round is paid from the job's reservation, charged when the job was created.
         // Either way the budget is checked against the charges as recorded, in the
         // transaction that records the close.
@@ -296,22 +318,32 @@ impl Aggregator {
             Error::Integrity(format!("the recorded agreed set of round {id}: {e}"))
         };
         // Aggregators before the pair set recorded JSON: read it and send the pair set.
-        let (agreed, close_body) = if close_body.first() == Some(&b'{') {
+        let (agreed, close_body, invalid) = if close_body.first() == Some(&b'{') {
             let agreed = legacy_close_json(&close_body, n).map_err(|e| recorded(&e))?;
             let body = agreed.get_encoded().map_err(|e| recorded(&e))?;
-            (agreed, body)
+            (agreed, body, None)
+        } else if VerifiedClose::is_encoded(&close_body) {
+            let close = VerifiedClose::decode(&close_body).map_err(|e| recorded(&e))?;
+            let agreed = ShardSet::get_decoded(&n, &close.pairs).map_err(|e| recorded(&e))?;
+            (agreed, close_body, Some(close.invalid))
         } else {
             (
                 ShardSet::get_decoded(&n, &close_body).map_err(|e| recorded(&e))?,
                 close_body,
+                None,
             )
+        };
+        let close_media = if invalid.is_some() {
+            MEDIA_VERIFIED_CLOSE
+        } else {
+            MEDIA_PAIR_SET
         };
         for url in &self.nodes {
             let r = self
                 .http
                 .post(format!("{url}/rounds/{id}/close"))
                 .bearer_auth(self.admin_token.expose())
-                .header(reqwest::header::CONTENT_TYPE, MEDIA_PAIR_SET)
+                .header(reqwest::header::CONTENT_TYPE, close_media)
                 .body(close_body.clone())
                 .send()
                 .await?;
@@ -324,15 +356,28 @@ impl Aggregator {
                 return Err(Error::Http(format!("{url} refused to close: {s}: {body}")));
             }
         }
-        let mut sums = SumAggregator::new(&round.config)?;
+        let mut node_sums = Vec::with_capacity(self.nodes.len());
         for url in &self.nodes {
-            let sum = match self.fetch_sum(url, &id).await? {
-                NodeSumPoll::Ready(sum) => sum,
+            match self.fetch_sum(url, &id).await? {
+                NodeSumPoll::Ready(sum) => node_sums.push(sum),
                 NodeSumPoll::ReleasedMeanwhile(recorded) => return Ok(recorded),
-            };
-            sums.add(&sum_codec::decode(&sum, &round.config)?)?;
+            }
         }
-        let release: Release = sums.release()?;
+        let release = if invalid.is_some() {
+            self.verified_sum(round, &node_sums, agreed.clients().len())?
+        } else {
+            let mut sums = SumAggregator::new(&round.config)?;
+            for sum in &node_sums {
+                sums.add(&sum_codec::decode(sum, &round.config)?)?;
+            }
+            let release: Release = sums.release()?;
+            VerifiedSum {
+                sum: release.sum,
+                sum_units: release.sum_units,
+                frac_bits: release.frac_bits,
+                noise_sigma_released: release.noise_sigma_released,
+            }
+        };
         let spent = self.spent();
         let clients: Vec<u64> = agreed.clients().iter().map(|c| c.0).collect();
         let published = PublishedRelease {
@@ -347,6 +392,11 @@ impl Aggregator {
             spent_delta: spent.delta,
             privacy: (round.config.noise().is_none())
                 .then(|| crate::protocol::spec::NON_PRIVATE_MARK.to_string()),
+            truncation_delta: invalid
+                .is_some()
+                .then(|| round.validity.as_ref().map(|v| v.bound.truncation_delta()))
+                .flatten(),
+            invalid,
         };
         let json =
             serde_json::to_string(&published).map_err(|e| Error::Io(std::io::Error::other(e)))?;

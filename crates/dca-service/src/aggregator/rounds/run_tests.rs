@@ -52,6 +52,7 @@ fn client_token(client: u64) -> String {
 /// A round of `n` clients (T = 1, d = 2) without noise on nodes with `node_keys`.
 fn round(n: u64, node_keys: Vec<String>) -> Round {
     RoundSpec {
+        validity: None,
         round: 1,
         n_clients: n as usize,
         n_nodes: node_keys.len() as u16,
@@ -157,6 +158,8 @@ async fn a_drive_stops_polling_the_nodes_once_another_drive_recorded_the_release
         spent_epsilon: 0.0,
         spent_delta: 0.0,
         privacy: Some(crate::protocol::spec::NON_PRIVATE_MARK.to_string()),
+        invalid: None,
+        truncation_delta: None,
     };
     // The other drive of this aggregator (same holder) records the release while this one
     // polls the node.

@@ -40,7 +40,15 @@ impl Actor {
         }
         let node = RunningSum::new(&round.config, NodeIndex(self.index))
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        let node = (!self.db.is_shared()).then_some(node);
+        if round.validity.is_some() {
+            // Refused before it is stored: a node that cannot check a round never joins it.
+            super::super::verified::verifying_node(
+                self.verify_secret.as_ref(),
+                &round,
+                self.index,
+            )?;
+        }
+        let node = (!self.db.is_shared() && round.validity.is_none()).then_some(node);
         let mut tokens = std::fs::File::open(&spool.tokens)
             .map(std::io::BufReader::new)
             .map_err(|e| ApiError::internal(format!("spooled token hashes: {e}")))?;
@@ -126,6 +134,7 @@ impl Actor {
         id: [u8; 32],
         request: &Spool,
         counts: (usize, usize),
+        verdicts: Option<&[Vec<u8>]>,
     ) -> ApiResult<StatusCode> {
         self.refresh(&id)?;
         let Some(mut rt) = self.rounds.remove(&id) else {
@@ -148,7 +157,7 @@ impl Actor {
             return refused;
         }
         let had_agreed = rt.agreed.is_some();
-        let result = self.close_round(&mut rt, request, counts);
+        let result = self.close_round(&mut rt, request, counts, verdicts);
         self.rounds.insert(id, rt);
         if !self.db.is_shared() {
             return result;
@@ -162,7 +171,7 @@ impl Actor {
                 .get(&id)
                 .is_some_and(|rt| rt.agreed.is_some() || rt.aborted.is_some())
             {
-                return self.close(id, request, counts);
+                return self.close(id, request, counts, verdicts);
             }
         }
         if result.as_ref().is_ok_and(|s| *s == StatusCode::ACCEPTED) {
@@ -182,8 +191,22 @@ impl Actor {
         rt: &mut RoundRuntime,
         request: &Spool,
         (listed, shards): (usize, usize),
+        verdicts: Option<&[Vec<u8>]>,
     ) -> ApiResult<StatusCode> {
         let n = rt.round.config.n_clients();
+        match (&rt.round.validity, verdicts) {
+            (Some(_), None) => {
+                return Err(ApiError::bad_request(
+                    "a verified round closes with the relay's verdicts (application/dpdist-verified-close)",
+                ));
+            }
+            (None, Some(_)) => {
+                return Err(ApiError::bad_request(
+                    "verdicts for a round without validity",
+                ));
+            }
+            _ => {}
+        }
         let internal = |e: Error| ApiError::internal(format!("close request: {e}"));
         if listed != shards {
             return Err(ApiError::bad_request(format!(
@@ -197,6 +220,12 @@ impl Actor {
         })?;
         if let Some(existing) = &rt.agreed {
             return if *existing == agreed {
+                if let (Some(verdicts), SumState::Open) = (verdicts, &rt.sum) {
+                    // Closed, but the sum was not stored (a crash between): the retried close
+                    // brings the verdicts again.
+                    self.store_verified_sum(&rt.round, &agreed, verdicts)?;
+                    rt.sum = SumState::Ready;
+                }
                 Ok(StatusCode::OK)
             } else {
                 Err(ApiError::conflict(
@@ -205,7 +234,7 @@ impl Actor {
                 ))
             };
         }
-        let stored_clients = if self.db.is_shared() {
+        let stored_clients = if self.db.is_shared() || rt.round.validity.is_some() {
             Some(self.stored_clients(&rt.round.hash, n)?)
         } else {
             None
@@ -264,6 +293,10 @@ impl Actor {
                 ),
             ));
         }
+        // A verified round's sum is computed first: a verdict this node refuses leaves it open.
+        let verified_sum = verdicts
+            .map(|verdicts| self.verified_sum(&rt.round, &agreed, verdicts))
+            .transpose()?;
         if !self
             .store
             .set_agreed_set(&rt.round.hash, &agreed)
@@ -276,6 +309,16 @@ impl Actor {
         }
         rt.agreed = Some(agreed.clone());
         self.metrics.round_event("closed");
+        if let Some(sum) = verified_sum {
+            use sha2::Digest;
+            let sha256: [u8; 32] = sha2::Sha256::digest(&sum).into();
+            self.store
+                .set_sum_from(&rt.round.hash, &mut &sum[..], sum.len() as u64, &sha256)
+                .map_err(|e| ApiError::internal(format!("storing the sum: {e}")))?;
+            self.metrics.round_event("summed");
+            rt.sum = SumState::Ready;
+            return Ok(StatusCode::ACCEPTED);
+        }
         if !self.db.is_shared() {
             self.start_sum(rt, agreed);
         }

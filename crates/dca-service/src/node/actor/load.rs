@@ -163,8 +163,8 @@ impl Actor {
         sum_stored: bool,
         check_shares: bool,
     ) -> Result<RoundRuntime> {
-        if self.db.is_shared() {
-            if check_shares {
+        if self.db.is_shared() || round.validity.is_some() {
+            if check_shares || !self.db.is_shared() {
                 // Each share is checked against its SHA-256 as it is read.
                 self.store.for_each_share(&round.hash, |_, _, _| Ok(()))?;
             }
@@ -176,10 +176,19 @@ impl Actor {
             if sum_stored {
                 self.store.check_sum(&round.hash)?;
             }
+            // A verified round keeps no running sum either (its sum needs the nodes' joint
+            // check): its received set is read back from the store.
+            let mut received_at_close = ClientSet::empty(round.config.n_clients());
+            if !self.db.is_shared() {
+                self.store.for_each_attempt(&round.hash, |client, _| {
+                    received_at_close.insert(fixedpoint_shares::ClientId(client))?;
+                    Ok(())
+                })?;
+            }
             return Ok(RoundRuntime {
                 round: round.clone(),
                 node: None,
-                received_at_close: ClientSet::empty(round.config.n_clients()),
+                received_at_close,
                 sum: if sum_stored && agreed.is_some() {
                     SumState::Ready
                 } else {

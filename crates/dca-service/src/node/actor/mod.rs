@@ -54,7 +54,10 @@ pub(super) struct Upload {
     pub(super) client: u64,
     pub(super) digest: [u8; 32],
     pub(super) message: Vec<u8>,
-    pub(super) parsed: ShareMessage,
+    /// The share as the running sum takes it; `None` in a verified round (no running sum).
+    pub(super) parsed: Option<ShareMessage>,
+    /// The shard attempt (a verified share's nonce names it).
+    pub(super) attempt: u64,
     pub(super) reply: oneshot::Sender<ApiResult<StatusCode>>,
 }
 
@@ -71,12 +74,16 @@ pub(super) enum Command {
     /// of `fixedpoint_shares::wire`) from the store.
     Received([u8; 32], oneshot::Sender<ApiResult<()>>),
     /// The spooled close request, split into its two lists (and their lengths).
+    /// With the relay's verdicts in a verified round.
     Close(
         [u8; 32],
         Spool,
         (usize, usize),
+        Option<Vec<Vec<u8>>>,
         oneshot::Sender<ApiResult<StatusCode>>,
     ),
+    /// This node's verifier shares of the listed clients of a verified round.
+    Verify([u8; 32], Vec<u64>, oneshot::Sender<ApiResult<Vec<u8>>>),
     Abort([u8; 32], String, oneshot::Sender<ApiResult<StatusCode>>),
     /// Answered `Ok(true)` if the node sum is stored (the handler streams it from the store),
     /// `Ok(false)` while it is being computed.
@@ -111,6 +118,7 @@ pub(super) struct Actor {
     pub(super) clock: Arc<dyn crate::clock::Clock>,
     pub(super) sum_lease: std::time::Duration,
     pub(super) holder: String,
+    pub(super) verify_secret: Option<super::verified::VerifySecret>,
 }
 
 impl RoundRuntime {
@@ -189,8 +197,11 @@ impl Actor {
                     Some(_) => Ok(()),
                 });
             }
-            Command::Close(id, spool, counts, reply) => {
-                let _ = reply.send(self.close(id, &spool, counts));
+            Command::Close(id, spool, counts, verdicts, reply) => {
+                let _ = reply.send(self.close(id, &spool, counts, verdicts.as_deref()));
+            }
+            Command::Verify(id, clients, reply) => {
+                let _ = reply.send(self.verifier_shares(&id, &clients));
             }
             Command::Abort(id, reason, reply) => {
                 let _ = reply.send(self.abort(id, reason));

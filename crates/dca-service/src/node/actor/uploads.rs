@@ -43,7 +43,7 @@ impl Actor {
             .map(|u| PendingShare {
                 round_id: &u.round_id,
                 client: u.client,
-                shard: u.parsed.shard.0,
+                shard: u.attempt,
                 digest: &u.digest,
                 message: &u.message,
             })
@@ -81,6 +81,13 @@ impl Actor {
             .rounds
             .get_mut(&u.round_id)
             .ok_or_else(|| ApiError::not_found("unknown round"))?;
+        if rt.round.validity.is_some() {
+            // The sum waits for the nodes' joint check at close.
+            rt.received_at_close
+                .insert(fixedpoint_shares::ClientId(u.client))
+                .map_err(|e| ApiError::internal(format!("received set: {e}")))?;
+            return Ok(StatusCode::CREATED);
+        }
         if self.db.is_shared() {
             // Stored is all: the sum is computed from the store at close.
             return Ok(StatusCode::CREATED);
@@ -91,7 +98,11 @@ impl Actor {
             .ok_or_else(|| ApiError::internal("no running sum"))?;
         // Checked before commit (round, node, client, dim, frac bits, kind) and unique by the
         // store's primary key, so this cannot fail; if it did, a restart rebuilds from the store.
-        node.absorb(&u.parsed)
+        let parsed = u
+            .parsed
+            .as_ref()
+            .ok_or_else(|| ApiError::internal("no parsed share"))?;
+        node.absorb(parsed)
             .map_err(|e| ApiError::internal(format!("absorb after commit: {e}")))?;
         Ok(StatusCode::CREATED)
     }

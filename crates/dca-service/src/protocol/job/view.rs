@@ -263,6 +263,7 @@ mod tests {
     fn a_rounds_token_list_is_rebuilt_from_the_roster_whatever_its_config_came_with() {
         let spec = crate::protocol::job::tests::spec();
         let round_spec = RoundSpec {
+            validity: None,
             round: 1,
             n_clients: 2,
             n_nodes: 2,

@@ -438,6 +438,7 @@ pub fn spec(
     node_keys: Vec<String>,
 ) -> RoundSpec {
     RoundSpec {
+        validity: None,
         round,
         n_clients: n,
         n_nodes: node_keys.len() as u16,
