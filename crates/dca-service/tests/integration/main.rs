@@ -22,3 +22,4 @@ mod node_replicas;
 mod participant_ledger;
 mod participants;
 mod participants_train;
+mod verified;

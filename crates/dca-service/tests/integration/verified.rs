@@ -1,0 +1,189 @@
+//! Verified rounds across processes (`validity` in the round spec): node processes of the
+//! `dpdist` binary check every contribution on its shares, the aggregator relays their verifier
+//! shares. Two participants cheat — one inflates node 0's share by 10⁶ times the round's bound,
+//! one sends a node a share expanding to garbage (as a huge noise slice would) — and are left out
+//! and named; the release equals DCA's over the honest clients bit for bit (insecure seed), in
+//! both share modes, with both bounds, on both stores.
+
+use crate::common;
+
+use std::time::Duration;
+
+use common::*;
+use dca_service::protocol::upload::{seal_for, upload_shares};
+use dca_service::protocol::validity::ValiditySpec;
+use dp_noise::rng::RngSource;
+use fixedpoint_shares::ClientId;
+use prio::codec::Decode;
+use prio::field::Field128;
+use prio::vdaf::prio3::Prio3InputShare;
+use reqwest::StatusCode;
+use verified_shares::{VerifiedClient, VerifiedReport};
+
+const LIMIT: Duration = Duration::from_secs(300);
+const CHEATERS: [u64; 2] = [2, 5];
+
+/// Client `client` of `round` shards honestly, then `tamper`s with its report before sealing.
+async fn upload_cheating(
+    cluster: &Cluster,
+    round: &dca_service::protocol::spec::Round,
+    client: u64,
+    tamper: impl Fn(&mut VerifiedReport),
+) {
+    let validity = round.validity.as_ref().unwrap();
+    let mut report = VerifiedClient::new(
+        &round.config,
+        validity.bound,
+        ClientId(client),
+        RngSource::InsecureFixedSeed(SEED).derive(client),
+    )
+    .unwrap()
+    .shard(&values(client as usize, round.config.dim()))
+    .unwrap();
+    tamper(&mut report);
+    let sealed: Vec<Vec<u8>> = (0..cluster.nodes.len())
+        .map(|k| seal_for(round, client, k as u16, &report.node_message(k).unwrap()).unwrap())
+        .collect();
+    upload_shares(
+        &cluster.http,
+        round,
+        &cluster.urls(),
+        client,
+        &client_token(client),
+        &sealed,
+    )
+    .await
+    .unwrap();
+}
+
+async fn cheating_participants_are_left_out_and_the_honest_sum_released(store: Store) {
+    tokio::time::timeout(LIMIT, async {
+        let secret = Scratch::new("verify-secret");
+        std::fs::create_dir_all(&secret.path).unwrap();
+        let secret_file = secret.path.join("verify.secret");
+        std::fs::write(&secret_file, "0123456789abcdef0123456789abcdef-test-only\n").unwrap();
+        let args = [
+            "--max-body",
+            "1048576",
+            "--verify-secret-file",
+            secret_file.to_str().unwrap(),
+        ];
+        let Some(cluster) = Cluster::start_on_with("verified", 3, store, &args) else {
+            return;
+        };
+        let agg = cluster.aggregator("agg.sqlite");
+        let keys = agg.node_keys().await.unwrap();
+        let (n, dim) = (8usize, 5usize);
+        let mut round_no = 300;
+        for validity in [
+            ValiditySpec::Linf {
+                truncation_delta: 1e-9,
+            },
+            // Every input has |x_j| ≤ 8 (the spec's bound), so ‖x‖₂ ≤ 8·√5.
+            ValiditySpec::L2 {
+                data_norm: 8.0 * 5f64.sqrt(),
+                truncation_delta: 1e-9,
+            },
+        ] {
+            for mode in ["full", "seed"] {
+                round_no += 1;
+                let mut spec = spec(round_no, n, 2, dim, mode, Some(2.5), keys.clone());
+                spec.validity = Some(validity);
+                let round = agg.create_round(spec).await.unwrap();
+                let bound = round.validity.as_ref().unwrap().bound.units();
+                upload_all(
+                    &cluster,
+                    &round,
+                    (0..n as u64).filter(|i| !CHEATERS.contains(i)),
+                )
+                .await;
+                // 10⁶ times the bound on node 0's share of the first coordinate.
+                upload_cheating(&cluster, &round, CHEATERS[0], |report| {
+                    if let Prio3InputShare::Leader {
+                        measurement_share, ..
+                    } = &mut report.input_shares[0]
+                    {
+                        measurement_share[0] += Field128::from(1_000_000 * u128::from(bound));
+                    }
+                })
+                .await;
+                // Node 1's seed expands to another share: every coordinate moves by garbage.
+                upload_cheating(&cluster, &round, CHEATERS[1], |report| {
+                    if let Prio3InputShare::Helper {
+                        meas_and_proofs_share,
+                        ..
+                    } = &mut report.input_shares[1]
+                    {
+                        let mut bytes = meas_and_proofs_share.as_ref().to_vec();
+                        bytes[0] ^= 1;
+                        *meas_and_proofs_share = prio::vdaf::xof::Seed::get_decoded(&bytes).unwrap();
+                    }
+                })
+                .await;
+                let net = agg.release(&round).await.unwrap();
+                let what = format!("{validity:?} {mode}");
+                assert_eq!(net.invalid.as_deref(), Some(&CHEATERS[..]), "{what}");
+                let honest = in_process(&round, &CHEATERS);
+                assert_eq!(net.sum_units, honest.sum_units, "{what}");
+                assert_eq!(bits(&net.sum), bits(&honest.sum), "{what}");
+                assert_eq!(
+                    net.noise_sigma_released.to_bits(),
+                    honest.noise_sigma_released.to_bits()
+                );
+                let expected: Vec<u64> = (0..n as u64).filter(|i| !CHEATERS.contains(i)).collect();
+                assert_eq!(net.clients, expected, "{what}");
+                assert_eq!(
+                    net.truncation_delta,
+                    Some(round.validity.as_ref().unwrap().bound.truncation_delta())
+                );
+            }
+        }
+        // A third cheater is one past T = 2: the round is aborted, nothing released.
+        round_no += 1;
+        let mut spec = spec(round_no, n, 2, dim, "seed", Some(2.5), keys.clone());
+        spec.validity = Some(ValiditySpec::Linf {
+            truncation_delta: 1e-9,
+        });
+        let round = agg.create_round(spec).await.unwrap();
+        let bound = round.validity.as_ref().unwrap().bound.units();
+        upload_all(&cluster, &round, 3..n as u64).await;
+        for client in 0..3 {
+            upload_cheating(&cluster, &round, client, |report| {
+                if let Prio3InputShare::Leader {
+                    measurement_share, ..
+                } = &mut report.input_shares[0]
+                {
+                    measurement_share[1] += Field128::from(3 * u128::from(bound));
+                }
+            })
+            .await;
+        }
+        let refused = agg.release(&round).await.unwrap_err().to_string();
+        assert!(refused.contains("3 clients missing"), "{refused}");
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
+/// A node without the operators' verify secret refuses to join a verified round (named cause),
+/// and a plain close of a verified round is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_without_the_verify_secret_refuses_verified_rounds() {
+    tokio::time::timeout(LIMIT, async {
+        let cluster = Cluster::start("verified-nosecret", 2);
+        let agg = cluster.aggregator("agg.sqlite");
+        let keys = agg.node_keys().await.unwrap();
+        let mut spec = spec(1, 4, 1, 3, "seed", None, keys);
+        spec.validity = Some(ValiditySpec::Linf {
+            truncation_delta: 1e-9,
+        });
+        let refused = agg.create_round(spec).await.unwrap_err().to_string();
+        assert!(refused.contains("verify secret"), "{refused}");
+        assert!(refused.contains("409"), "{refused}");
+        let _ = StatusCode::CONFLICT;
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
+both_stores!(cheating_participants_are_left_out_and_the_honest_sum_released);
