@@ -1,6 +1,6 @@
 //! Unit tests of the aggregator: charges, recorded rounds and closes, the live-round cache.
 
-use super::{legacy_close_json, recorded_round, recorded_spec, round_rho};
+use super::{Charges, legacy_close_json, recorded_round, recorded_spec, replay, round_rho};
 use crate::Error;
 use crate::aggregator::store::RoundPhase;
 use crate::hex;
@@ -50,6 +50,55 @@ fn the_charge_counts_the_grid_rounding_like_the_pipeline() {
 
 /// A round recorded as a round config reads back under its id; one recorded as JSON with
 /// its token list inline (older versions) under the id it had then, the SHA-256 of that JSON.
+/// Verified rounds' truncation: ρ = 0.1 with Σδ_t = 2e-9 under (ε, δ) = (5, 1e-5). By hand
+/// (python, float64): D = (1 + e^ε(1e-5 − D))·2e-9 with ε(δ′) = ρ + 2·sqrt(ρ·ln(1/δ′)),
+/// iterated to its fixed point, is D = 2.0902765076679054e-08 and ε = 2.2461610311581874
+/// (2.2459660262893473 without the truncation).
+#[test]
+fn the_truncation_of_verified_rounds_is_charged_as_delta_at_its_fixed_point() {
+    let budget = dp_noise::PrivacyLoss {
+        epsilon: 5.0,
+        delta: 1e-5,
+    };
+    let plain = replay(
+        budget,
+        &Charges {
+            rho: vec![0.1],
+            truncation_delta: 0.0,
+        },
+    )
+    .unwrap()
+    .spent();
+    assert!(
+        (plain.epsilon - 2.2459660262893473).abs() < 1e-12,
+        "{plain:?}"
+    );
+    let verified = replay(
+        budget,
+        &Charges {
+            rho: vec![0.1],
+            truncation_delta: 2e-9,
+        },
+    )
+    .unwrap()
+    .spent();
+    // The charge sits a hair (1e-9 relative) above the fixed point.
+    assert!(
+        (verified.epsilon - 2.2461610311581874).abs() < 1e-9,
+        "{verified:?}"
+    );
+    assert_eq!(verified.delta, 1e-5);
+    // (1 + e^ε)·δ_t ≥ 10.4·1e-6 is past the budget's δ alone: refused.
+    let refused = replay(
+        budget,
+        &Charges {
+            rho: vec![0.1],
+            truncation_delta: 1e-6,
+        },
+    );
+    assert!(matches!(refused, Err(Error::Budget(_))), "{refused:?}");
+}
+
 #[test]
 fn recorded_rounds_read_back_under_the_id_they_were_created_with() {
     use sha2::{Digest, Sha256};

@@ -75,6 +75,7 @@ async fn cheating_participants_are_left_out_and_the_honest_sum_released(store: S
         let keys = agg.node_keys().await.unwrap();
         let (n, dim) = (8usize, 5usize);
         let mut round_no = 300;
+        let (mut rho, mut sum_delta_t) = (0.0, 0.0);
         for validity in [
             ValiditySpec::Linf {
                 truncation_delta: 1e-9,
@@ -116,7 +117,8 @@ async fn cheating_participants_are_left_out_and_the_honest_sum_released(store: S
                     {
                         let mut bytes = meas_and_proofs_share.as_ref().to_vec();
                         bytes[0] ^= 1;
-                        *meas_and_proofs_share = prio::vdaf::xof::Seed::get_decoded(&bytes).unwrap();
+                        *meas_and_proofs_share =
+                            prio::vdaf::xof::Seed::get_decoded(&bytes).unwrap();
                     }
                 })
                 .await;
@@ -132,12 +134,29 @@ async fn cheating_participants_are_left_out_and_the_honest_sum_released(store: S
                 );
                 let expected: Vec<u64> = (0..n as u64).filter(|i| !CHEATERS.contains(i)).collect();
                 assert_eq!(net.clients, expected, "{what}");
-                assert_eq!(
-                    net.truncation_delta,
-                    Some(round.validity.as_ref().unwrap().bound.truncation_delta())
-                );
+                let delta_t = round.validity.as_ref().unwrap().bound.truncation_delta();
+                assert!(delta_t > 0.0 && delta_t <= 1e-9, "{delta_t}");
+                assert_eq!(net.truncation_delta, Some(delta_t));
+                sum_delta_t += delta_t;
+                // As in network.rs: Δ₂ = 1 plus one grid unit per coordinate for rounding.
+                let f = round.config.codec().frac_bits() as i32;
+                rho += (1.0 + 5f64.sqrt() * 2f64.powi(-f)).powi(2) / (2.0 * 2.5 * 2.5);
             }
         }
+        // The accountant converts ρ at δ′ = 1e-5 − D, where D = (1 + e^ε(δ′))·Σδ_t: the
+        // truncation of the four verified rounds' noise is charged as δ.
+        let eps = |delta: f64| rho + 2.0 * (rho * (1.0 / delta).ln()).sqrt();
+        let mut d = 0.0;
+        for _ in 0..20 {
+            d = (1.0 + eps(1e-5 - d).exp()) * sum_delta_t;
+        }
+        let spent = agg.spent();
+        assert!(spent.epsilon > eps(1e-5), "{spent:?}");
+        assert!(
+            (spent.epsilon - eps(1e-5 - d)).abs() < 1e-9,
+            "{spent:?} vs {}",
+            eps(1e-5 - d)
+        );
         // A third cheater is one past T = 2: the round is aborted, nothing released.
         round_no += 1;
         let mut spec = spec(round_no, n, 2, dim, "seed", Some(2.5), keys.clone());

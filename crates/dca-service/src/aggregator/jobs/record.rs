@@ -28,14 +28,15 @@ impl Aggregator {
             return Ok((id, false));
         }
         let rho = spec.rho()?;
-        let cost = RoundCost::zcdp(rho).map_err(Error::Budget)?;
+        // Refuses a ρ that is not finite and positive before anything is written.
+        RoundCost::zcdp(rho).map_err(Error::Budget)?;
         let created = self.store.insert_job(
             &id,
             &spec.canonical_json(),
             status,
             rho,
             (&self.holder, self.job_lease_until()),
-            fits(self.budget, cost),
+            fits(self.budget, rho, 0.0),
         )?;
         Ok((id, created))
     }

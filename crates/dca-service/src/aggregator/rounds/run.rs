@@ -221,9 +221,19 @@ impl Aggregator {
                 let rho = cost.map_or(0.0, |(_, rho)| rho);
                 self.store.begin_close_job_round(&id, &body, &job, rho)?
             }
-            (None, Some((cost, rho))) => {
-                self.store
-                    .begin_close(&id, &body, Some(rho), fits(self.budget, cost))?
+            (None, Some((_, rho))) => {
+                // A verified round's truncated noise adds to δ (0 without noise).
+                let truncation_delta = round
+                    .validity
+                    .as_ref()
+                    .map_or(0.0, |v| v.bound.truncation_delta());
+                self.store.begin_close_truncated(
+                    &id,
+                    &body,
+                    Some(rho),
+                    truncation_delta,
+                    fits(self.budget, rho, truncation_delta),
+                )?
             }
             (None, None) => self.store.begin_close(&id, &body, None, |_| Ok(()))?,
         };

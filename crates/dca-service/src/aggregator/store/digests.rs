@@ -37,10 +37,16 @@ impl RoundRow {
 
 impl ChargeRow {
     pub(super) fn sealed(id: &str, rho: f64) -> Self {
+        Self::sealed_truncated(id, rho, 0.0)
+    }
+
+    /// A verified round's charge: its ρ and the δ_t of its truncated noise.
+    pub(super) fn sealed_truncated(id: &str, rho: f64, truncation_delta: f64) -> Self {
         ChargeRow {
             id: id.to_string(),
             rho,
-            sha256: Some(charge_sha256(id, rho).to_vec()),
+            truncation_delta,
+            sha256: Some(charge_sha256(id, rho, truncation_delta).to_vec()),
         }
     }
 
@@ -48,7 +54,7 @@ impl ChargeRow {
     pub(super) fn checked(self, what: impl FnOnce(&str) -> String) -> Result<Self> {
         check(
             self.sha256.as_deref(),
-            &charge_sha256(&self.id, self.rho),
+            &charge_sha256(&self.id, self.rho, self.truncation_delta),
             || what(&self.id),
         )?;
         Ok(self)
@@ -171,10 +177,15 @@ fn job_round_sha256(round: &str, job: &str, rho: Option<f64>) -> [u8; 32] {
     parts_sha256(&[b"job round", round.as_bytes(), job.as_bytes(), &rho])
 }
 
-fn charge_sha256(id: &str, rho: f64) -> [u8; 32] {
+/// A charge without δ_t keeps the digest charges had before δ_t was recorded.
+fn charge_sha256(id: &str, rho: f64, truncation_delta: f64) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(id.as_bytes());
     h.update(rho.to_bits().to_le_bytes());
+    if truncation_delta != 0.0 {
+        h.update(b"truncation_delta");
+        h.update(truncation_delta.to_bits().to_le_bytes());
+    }
     h.finalize().into()
 }
 

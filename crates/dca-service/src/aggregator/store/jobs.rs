@@ -21,7 +21,7 @@ impl AggregatorStore {
         status: &[u8],
         rho: f64,
         lease: (&str, u64),
-        fits: impl Fn(&[f64]) -> Result<()> + Send + 'static,
+        fits: impl Fn(&super::rounds::Charges) -> Result<()> + Send + 'static,
     ) -> Result<bool> {
         let row = JobRow::sealed(id, spec.to_vec(), status.to_vec());
         let lease = JobLease {

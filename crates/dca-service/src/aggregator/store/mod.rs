@@ -64,6 +64,7 @@ pub use postgres::AggregatorPgLocation;
 #[cfg(test)]
 pub(crate) use postgres::test_db as pg_test_db;
 pub use round_state::{RoundPhase, RoundState};
+pub use rounds::Charges;
 use tx::AggTx;
 
 /// What became of an attempt to take a round's release lease.

@@ -8,7 +8,13 @@ use crate::Result;
 
 impl AggregatorStore {
     /// Every recorded charge (zCDP ρ), each checked.
+    #[cfg(test)]
     pub fn charges(&self) -> Result<Vec<f64>> {
+        Ok(self.recorded_charges()?.rho)
+    }
+
+    /// Every charge recorded, with the verified rounds' δ_t, each checked.
+    pub fn recorded_charges(&self) -> Result<Charges> {
         self.run_tx("charges", checked_charges)
     }
 
@@ -97,7 +103,19 @@ impl AggregatorStore {
         id: &str,
         close_body: &[u8],
         rho: Option<f64>,
-        fits: impl Fn(&[f64]) -> Result<()> + Send + 'static,
+        fits: impl Fn(&Charges) -> Result<()> + Send + 'static,
+    ) -> Result<bool> {
+        self.begin_close_truncated(id, close_body, rho, 0.0, fits)
+    }
+
+    /// [`Self::begin_close`] of a verified round, whose charge records its δ_t too.
+    pub fn begin_close_truncated(
+        &self,
+        id: &str,
+        close_body: &[u8],
+        rho: Option<f64>,
+        truncation_delta: f64,
+        fits: impl Fn(&Charges) -> Result<()> + Send + 'static,
     ) -> Result<bool> {
         let (id, body) = (id.to_string(), close_body.to_vec());
         self.run_tx("begin_close", move |tx| {
@@ -107,7 +125,7 @@ impl AggregatorStore {
             }
             if let Some(rho) = rho {
                 fits(&checked_charges(tx)?)?;
-                tx.insert_charge(&ChargeRow::sealed(&id, rho))?;
+                tx.insert_charge(&ChargeRow::sealed_truncated(&id, rho, truncation_delta))?;
             }
             Ok(true)
         })
@@ -152,14 +170,24 @@ impl AggregatorStore {
 }
 
 /// Every charge recorded, each checked.
-pub(super) fn checked_charges(tx: &mut dyn AggTx) -> Result<Vec<f64>> {
-    tx.charges()?
-        .into_iter()
-        .map(|row| {
-            row.checked(|id| format!("the recorded charge of round {id}"))
-                .map(|r| r.rho)
-        })
-        .collect()
+pub(super) fn checked_charges(tx: &mut dyn AggTx) -> Result<Charges> {
+    let mut charges = Charges::default();
+    for row in tx.charges()? {
+        let row = row.checked(|id| format!("the recorded charge of round {id}"))?;
+        charges.rho.push(row.rho);
+        charges.truncation_delta += row.truncation_delta;
+    }
+    Ok(charges)
+}
+
+/// The recorded charges: each round's (and job reservation's) zCDP ρ in order, and the sum of
+/// the verified rounds' δ_t.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Charges {
+    /// ρ of each charge.
+    pub rho: Vec<f64>,
+    /// Σ δ_t over the charged verified rounds.
+    pub truncation_delta: f64,
 }
 
 /// Moves round `id` from `from` to `to`, with the detail `detail` makes of the row as it was;

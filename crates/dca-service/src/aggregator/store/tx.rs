@@ -27,6 +27,8 @@ pub(crate) struct RoundRow {
 pub(crate) struct ChargeRow {
     pub id: String,
     pub rho: f64,
+    /// δ_t of a verified round's truncated noise (0 for every other charge).
+    pub truncation_delta: f64,
     pub sha256: Option<Vec<u8>>,
 }
 

@@ -22,7 +22,7 @@ const ROUND: &str = "SELECT id, spec, state, detail, sha256 FROM agg_rounds";
 const JOB: &str = "SELECT id, spec, status, sha256 FROM agg_jobs";
 const ANSWER: &str = "SELECT job, participant, answer, sha256 FROM agg_answers";
 const JOB_ROUND: &str = "SELECT round, job, rho, sha256 FROM agg_job_rounds";
-const CHARGE: &str = "SELECT id, rho, sha256 FROM agg_charges";
+const CHARGE: &str = "SELECT id, rho, truncation_delta, sha256 FROM agg_charges";
 
 fn round(r: &Row) -> Result<RoundRow> {
     Ok(RoundRow {
@@ -65,7 +65,8 @@ fn charge(r: &Row) -> Result<ChargeRow> {
     Ok(ChargeRow {
         id: r.get(0),
         rho: r.get(1),
-        sha256: r.get(2),
+        truncation_delta: r.get(2),
+        sha256: r.get(3),
     })
 }
 
@@ -143,16 +144,16 @@ impl AggTx for PgRows<'_, '_> {
 
     fn insert_charge(&mut self, row: &ChargeRow) -> Result<()> {
         self.execute(
-            "INSERT INTO agg_charges (id, rho, sha256) VALUES ($1, $2, $3)",
-            &[&row.id, &row.rho, &row.sha256],
+            "INSERT INTO agg_charges (id, rho, truncation_delta, sha256) VALUES ($1, $2, $3, $4)",
+            &[&row.id, &row.rho, &row.truncation_delta, &row.sha256],
         )?;
         Ok(())
     }
 
     fn update_charge(&mut self, row: &ChargeRow) -> Result<()> {
         self.execute(
-            "UPDATE agg_charges SET rho = $2, sha256 = $3 WHERE id = $1",
-            &[&row.id, &row.rho, &row.sha256],
+            "UPDATE agg_charges SET rho = $2, truncation_delta = $3, sha256 = $4 WHERE id = $1",
+            &[&row.id, &row.rho, &row.truncation_delta, &row.sha256],
         )?;
         Ok(())
     }

@@ -30,7 +30,7 @@ fn open(db: &TestDb) -> AggregatorStore {
     AggregatorStore::open(&AggregatorStoreLocation::Postgres(db.at.clone())).unwrap()
 }
 
-fn any_budget(_: &[f64]) -> Result<()> {
+fn any_budget(_: &crate::aggregator::store::Charges) -> Result<()> {
     Ok(())
 }
 
@@ -91,9 +91,9 @@ fn racing_handles_never_overspend_the_budget() {
                 scope.spawn(move || {
                     let store = open(db);
                     start.wait();
-                    let within_one = |charges: &[f64]| {
+                    let within_one = |charges: &crate::aggregator::store::Charges| {
                         std::thread::sleep(std::time::Duration::from_millis(50));
-                        if charges.iter().sum::<f64>() + 0.25 <= 1.0 {
+                        if charges.rho.iter().sum::<f64>() + 0.25 <= 1.0 {
                             Ok(())
                         } else {
                             Err(Error::InvalidSpec("over budget".into()))
@@ -160,7 +160,8 @@ fn a_job_round_past_its_reservation_is_refused_and_changes_nothing() {
 fn a_reservation_the_budget_cannot_pay_changes_nothing() {
     let Some(db) = test_db("refused") else { return };
     let s = open(&db);
-    let refuse = |_: &[f64]| Err(Error::InvalidSpec("over budget".into()));
+    let refuse =
+        |_: &crate::aggregator::store::Charges| Err(Error::InvalidSpec("over budget".into()));
     assert!(
         s.insert_job("j", b"spec", b"status", 0.3, ("", 0), refuse)
             .is_err()

@@ -65,7 +65,8 @@ fn charge(r: &Row<'_>) -> rusqlite::Result<ChargeRow> {
     Ok(ChargeRow {
         id: r.get(0)?,
         rho: r.get(1)?,
-        sha256: r.get(2)?,
+        truncation_delta: r.get(2)?,
+        sha256: r.get(3)?,
     })
 }
 
@@ -102,7 +103,7 @@ impl AggTx for SqliteRows<'_> {
 
     fn charges(&mut self) -> Result<Vec<ChargeRow>> {
         self.all(
-            "SELECT id, rho, sha256 FROM agg_charges ORDER BY rowid",
+            "SELECT id, rho, truncation_delta, sha256 FROM agg_charges ORDER BY rowid",
             [],
             charge,
         )
@@ -110,7 +111,7 @@ impl AggTx for SqliteRows<'_> {
 
     fn charge(&mut self, id: &str) -> Result<Option<ChargeRow>> {
         self.one(
-            "SELECT id, rho, sha256 FROM agg_charges WHERE id = ?1",
+            "SELECT id, rho, truncation_delta, sha256 FROM agg_charges WHERE id = ?1",
             [id],
             charge,
         )
@@ -118,16 +119,16 @@ impl AggTx for SqliteRows<'_> {
 
     fn insert_charge(&mut self, row: &ChargeRow) -> Result<()> {
         self.execute(
-            "INSERT INTO agg_charges (id, rho, sha256) VALUES (?1, ?2, ?3)",
-            params![row.id, row.rho, row.sha256],
+            "INSERT INTO agg_charges (id, rho, truncation_delta, sha256) VALUES (?1, ?2, ?3, ?4)",
+            params![row.id, row.rho, row.truncation_delta, row.sha256],
         )?;
         Ok(())
     }
 
     fn update_charge(&mut self, row: &ChargeRow) -> Result<()> {
         self.execute(
-            "UPDATE agg_charges SET rho = ?2, sha256 = ?3 WHERE id = ?1",
-            params![row.id, row.rho, row.sha256],
+            "UPDATE agg_charges SET rho = ?2, truncation_delta = ?3, sha256 = ?4 WHERE id = ?1",
+            params![row.id, row.rho, row.truncation_delta, row.sha256],
         )?;
         Ok(())
     }
