@@ -116,7 +116,8 @@ async fn cheating_participants_are_left_out_and_the_honest_sum_released(store: S
                     {
                         let mut bytes = meas_and_proofs_share.as_ref().to_vec();
                         bytes[0] ^= 1;
-                        *meas_and_proofs_share = prio::vdaf::xof::Seed::get_decoded(&bytes).unwrap();
+                        *meas_and_proofs_share =
+                            prio::vdaf::xof::Seed::get_decoded(&bytes).unwrap();
                     }
                 })
                 .await;
