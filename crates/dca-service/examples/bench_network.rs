@@ -25,6 +25,15 @@
 //! after it) and of the whole round; the nodes' and this process's CPU in the release; and the
 //! latency of the analyst's `GET /rounds/{id}` to the aggregator's router, polled during the
 //! release.
+//! `--validity linf|l2` (default off): a verified round (truncation δ 1e-9; for l2 the data norm
+//! bound·sqrt(d), which every input here meets), nodes started with a verify secret, clients
+//! sealing Prio3 shares. A verified node checks proofs at the close (`/verify`, then the close's
+//! second check and sum), not at upload, so node CPU per upload is printed for the upload phase
+//! and for the release apart. Then, in this process, on one thread, in thread CPU time: libprio's own
+//! `Prio3SumVec` prepare per report (verify_init + verify_next of one node) at the round's d and
+//! bit width (those of its L∞ bound when the mode is off), the node's steps on this round's
+//! sealed shares one by one (HPKE open, decode, verifier share, the close's check and add), and
+//! the ratio node CPU per upload / libprio prepare per report. Reports, never asserts.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -36,7 +45,8 @@ use dca_service::aggregator::Aggregator;
 use dca_service::hex;
 use dca_service::http::tls;
 use dca_service::protocol::spec::{Round, RoundSpec, token_hash};
-use dca_service::protocol::upload::{seal_for, upload_sealed};
+use dca_service::protocol::upload::{seal_for, seal_shares, upload_sealed};
+use dca_service::protocol::validity::ValiditySpec;
 use dp_noise::PrivacyLoss;
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::{Client, ClientId, Encode, simulate_round_with};
@@ -119,7 +129,14 @@ struct NodeProcess {
 
 impl NodeProcess {
     /// Starts node `k` on `data` (its store there, or at `store`), waiting until it listens.
-    fn start(bin: &Path, dir: &Path, k: u16, data: PathBuf, store: Option<&str>) -> NodeProcess {
+    fn start(
+        bin: &Path,
+        dir: &Path,
+        k: u16,
+        data: PathBuf,
+        store: Option<&str>,
+        verify_secret: Option<&Path>,
+    ) -> NodeProcess {
         // DPDIST_BENCH_NODE_WRAPPER="heaptrack -o /tmp/hn{k}" runs every node under a profiler
         // ({k} = the node's index); its stdout lines before the node's own are skipped.
         let wrapper: Vec<String> = std::env::var("DPDIST_BENCH_NODE_WRAPPER")
@@ -152,6 +169,9 @@ impl NodeProcess {
             .args(["--max-connections-per-peer", "1024"]);
         if let Some(url) = store {
             command.args(["--store", url]);
+        }
+        if let Some(file) = verify_secret {
+            command.arg("--verify-secret-file").arg(file);
         }
         let mut child = command.stdout(Stdio::piped()).spawn().unwrap_or_else(|e| {
             panic!(
@@ -193,6 +213,16 @@ fn replicas_cpu_seconds(replicas: &[NodeProcess]) -> f64 {
 /// nodes' entries are left empty.
 fn shard_and_seal(round: &Round, i: u64, seed: u64, only: Option<usize>) -> Vec<Vec<u8>> {
     let values: Vec<f64> = (0..round.config.dim()).map(|j| value(i, j)).collect();
+    if round.validity.is_some() {
+        let rng = RngSource::InsecureFixedSeed(seed).derive(i);
+        let mut sealed = seal_shares(round, i, &values, rng).unwrap();
+        for (k, s) in sealed.iter_mut().enumerate() {
+            if only.is_some_and(|o| o != k) {
+                s.clear();
+            }
+        }
+        return sealed;
+    }
     let msgs = Client::new(
         &round.config,
         ClientId(i),
@@ -222,6 +252,18 @@ async fn main() {
     let replicas: usize = arg("--replicas", "1").parse().unwrap();
     assert!(replicas >= 1, "--replicas must be at least 1");
     let preseal = std::env::args().any(|a| a == "--preseal");
+    let validity = match arg("--validity", "off").as_str() {
+        "off" => None,
+        "linf" => Some(ValiditySpec::Linf {
+            truncation_delta: 1e-9,
+        }),
+        // Every input coordinate is within ±bound (1), so ‖x‖₂ ≤ sqrt(d).
+        "l2" => Some(ValiditySpec::L2 {
+            data_norm: (dim as f64).sqrt(),
+            truncation_delta: 1e-9,
+        }),
+        other => panic!("--validity {other}: off, linf or l2"),
+    };
     let only_node: Option<usize> = std::env::args()
         .any(|a| a == "--only-node")
         .then(|| arg("--only-node", "0").parse().unwrap());
@@ -250,6 +292,11 @@ async fn main() {
     std::fs::write(dir.join("server.pem"), cert.pem()).unwrap();
     std::fs::write(dir.join("server.key"), key.serialize_pem()).unwrap();
     std::fs::write(dir.join("admin.token"), "bench-admin").unwrap();
+    let verify_secret = validity.is_some().then(|| {
+        let file = dir.join("verify.secret");
+        std::fs::write(&file, "bench-only-verify-secret-0123456789abcdef").unwrap();
+        file
+    });
 
     let template = std::env::args()
         .any(|a| a == "--node-store")
@@ -264,17 +311,19 @@ async fn main() {
 
     // nodes[k][j]: replica j of node k, every replica with a copy of the node's key.
     let mut nodes: Vec<Vec<NodeProcess>> = Vec::new();
+    // Kept for opening sealed shares in the in-process costs after the round.
+    let mut node_key_pairs = Vec::new();
     for k in 0..m {
         let key_dir = dir.join(format!("node{k}-key"));
         std::fs::create_dir_all(&key_dir).unwrap();
-        dca_service::node::load_or_create_key(&key_dir).unwrap();
+        node_key_pairs.push(dca_service::node::load_or_create_key(&key_dir).unwrap());
         let replicas_of_k = (0..replicas)
             .map(|j| {
                 let data = dir.join(format!("node{k}-replica{j}"));
                 std::fs::create_dir_all(&data).unwrap();
                 let key_file = dca_service::node::key::KEY_FILE;
                 std::fs::copy(key_dir.join(key_file), data.join(key_file)).unwrap();
-                NodeProcess::start(&bin, &dir, k, data, stores.url(k))
+                NodeProcess::start(&bin, &dir, k, data, stores.url(k), verify_secret.as_deref())
             })
             .collect();
         nodes.push(replicas_of_k);
@@ -307,7 +356,7 @@ async fn main() {
     };
     let agg = open_aggregator();
     let spec = RoundSpec {
-        validity: None,
+        validity,
         round: 1,
         n_clients: n,
         n_nodes: m,
@@ -359,7 +408,8 @@ async fn main() {
     let server_cpu_before = pg.and_then(|pg| pg.server_cpu_seconds());
     let wal_before = pg.map(|pg| pg.wal_position().unwrap());
     eprintln!(
-        "uploading N = {n}, d = {dim}, M = {m}, {mode} mode, {conns} connections{}, nodes on {}, {replicas} replica(s) each ...",
+        "uploading N = {n}, d = {dim}, M = {m}, {mode} mode{}, {conns} connections{}, nodes on {}, {replicas} replica(s) each ...",
+        validity_label(validity.as_ref()),
         if preseal { ", presealed" } else { "" },
         if pg.is_some() { "PostgreSQL" } else { "SQLite" }
     );
@@ -534,6 +584,11 @@ async fn main() {
         local.sum_units, release.sum_units,
         "network and in-process releases differ"
     );
+    assert!(
+        release.invalid.as_ref().is_none_or(Vec::is_empty),
+        "honest clients found invalid: {:?}",
+        release.invalid
+    );
 
     println!(
         "| N | d | M | mode | conns | upload phase s | uploads/s per node | MB/s sealed in (all nodes) | release s | in-process s | ratio |"
@@ -603,6 +658,7 @@ async fn main() {
         }
     }
     println!("released sum identical to the in-process round (sum_units compared)");
+    in_process_costs(&round, &node_key_pairs, seed, &cpu_upload, &cpu_release, n);
     println!(
         "load average (1, 5, 15 min): {load_before} before the uploads, {load_after_upload} after them, {} at the end; {} cores",
         load_average(),
@@ -610,4 +666,241 @@ async fn main() {
     );
     drop(nodes);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn validity_label(validity: Option<&ValiditySpec>) -> &'static str {
+    match validity {
+        None => "",
+        Some(ValiditySpec::Linf { .. }) => ", verified (L∞)",
+        Some(ValiditySpec::L2 { .. }) => ", verified (L2)",
+    }
+}
+
+/// Reports per in-process pass; each measurement repeats passes for at least [`MIN_CPU_S`] of
+/// thread CPU, [`REPS`] times, and keeps the median.
+const REPORTS: usize = 16;
+const REPS: usize = 3;
+/// `/proc/thread-self/schedstat` advances in scheduler ticks here, not nanoseconds: a window of
+/// 0.1 s keeps a tick's error to a few per cent.
+const MIN_CPU_S: f64 = 0.1;
+
+/// CPU seconds of the calling thread so far (the first field of `/proc/thread-self/schedstat`):
+/// on a shared machine wall time would count the other users.
+fn thread_cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(f64::NAN, |ns| ns / 1e9)
+}
+
+/// Thread CPU time per report of `f` (one pass over [`REPORTS`] reports): median of [`REPS`]
+/// windows of at least [`MIN_CPU_S`] each.
+fn per_report(mut f: impl FnMut()) -> f64 {
+    let mut t: Vec<f64> = (0..REPS)
+        .map(|_| {
+            let start = thread_cpu_seconds();
+            let mut passes = 0;
+            loop {
+                f();
+                passes += 1;
+                let used = thread_cpu_seconds() - start;
+                if used >= MIN_CPU_S {
+                    return used / (passes * REPORTS) as f64;
+                }
+            }
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
+/// libprio's `Prio3SumVec` prepare of one report by node `node` (its verify_init, then
+/// verify_next with the combined message; the message is the relay's work, made outside the
+/// timing), with the instance a verified round of this d and bound builds: M aggregators,
+/// entries in [0, 2B], chunk sqrt(d·bits).
+fn libprio_prepare(round: &Round, bound: verified_shares::ValidityBound, node: usize) -> f64 {
+    use prio::vdaf::prio3::Prio3SumVec;
+    use prio::vdaf::{Aggregatable, Aggregator as _, Client as _, VerifyTransition};
+    let dim = round.config.dim();
+    let m = round.node_keys.len();
+    let max_measurement = 2 * u128::from(bound.units());
+    let bits = (128 - max_measurement.leading_zeros()) as usize;
+    let chunk = ((dim * bits) as f64).sqrt().ceil() as usize;
+    let prio = Prio3SumVec::new_sum_vec(m as u8, max_measurement, dim, chunk).unwrap();
+    let measurement = vec![max_measurement / 2; dim];
+    let key = [7u8; 32];
+    let reports: Vec<_> = (0..REPORTS)
+        .map(|i| {
+            let nonce = [i as u8; 16];
+            let (public, shares) = prio.shard(b"bench", &measurement, &nonce).unwrap();
+            let message = prio
+                .verifier_shares_to_message(
+                    b"bench",
+                    &(),
+                    (0..m).map(|k| {
+                        prio.verify_init(&key, b"bench", k, &(), &nonce, &public, &shares[k])
+                            .unwrap()
+                            .1
+                    }),
+                )
+                .unwrap();
+            (nonce, public, shares, message)
+        })
+        .collect();
+    let mut sum = prio.aggregate_init(&());
+    per_report(|| {
+        for (nonce, public, shares, message) in &reports {
+            let (state, _) = prio
+                .verify_init(&key, b"bench", node, &(), nonce, public, &shares[node])
+                .unwrap();
+            match prio.verify_next(b"bench", state, message.clone()).unwrap() {
+                VerifyTransition::Finish(out) => sum.accumulate(&out).unwrap(),
+                VerifyTransition::Continue(..) => unreachable!("one round"),
+            }
+        }
+    })
+}
+
+/// What a node spends per upload, measured in this process on one thread after the round, next
+/// to libprio's prepare at the same d and bit width; and the ratio of the node CPU per upload
+/// measured over the network (upload phase + release) to that prepare.
+fn in_process_costs(
+    round: &Round,
+    keys: &[share_sealing::NodeKeyPair],
+    seed: u64,
+    cpu_upload: &[f64],
+    cpu_release: &[f64],
+    n: usize,
+) {
+    use verified_shares::wire::encode_verdict;
+    use verified_shares::{Relay, VerifyingNode};
+    let m = round.node_keys.len();
+    let bound = match &round.validity {
+        Some(v) => v.bound,
+        None => verified_shares::LinfBound::new(&round.config, 1e-9)
+            .unwrap()
+            .into(),
+    };
+    let bits = (128 - (2 * u128::from(bound.units())).leading_zeros()) as usize;
+    let sealed: Vec<Vec<Vec<u8>>> = (0..REPORTS as u64)
+        .map(|i| shard_and_seal(round, i, seed, None))
+        .collect();
+    let ctx = |i: u64, k: usize| share_sealing::SealContext {
+        round: round.spec.round,
+        config_hash: round.hash,
+        client: i,
+        node: k as u16,
+    };
+    let opened: Vec<Vec<Vec<u8>>> = sealed
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            (0..m)
+                .map(|k| share_sealing::open(&keys[k].secret, &ctx(i as u64, k), &s[k]).unwrap())
+                .collect()
+        })
+        .collect();
+    // A fixed key: the nodes' own is derived from their secret, and the cost does not depend on
+    // it.
+    let verdicts: Option<Vec<Vec<u8>>> = round.validity.as_ref().map(|_| {
+        let relay = Relay::new(&round.config, bound).unwrap();
+        let nodes: Vec<_> = (0..m)
+            .map(|k| VerifyingNode::new(&round.config, bound, k, [7u8; 32]).unwrap())
+            .collect();
+        opened
+            .iter()
+            .map(|msgs| {
+                let shares = nodes
+                    .iter()
+                    .zip(msgs)
+                    .map(|(node, msg)| {
+                        node.verify_share(&node.decode_share(msg).unwrap())
+                            .unwrap()
+                            .1
+                    })
+                    .collect();
+                encode_verdict(&relay.combine(shares).unwrap()).unwrap()
+            })
+            .collect()
+    });
+    println!(
+        "in process, one thread's CPU time per report (median of {REPS} windows of at least {MIN_CPU_S} s over {REPORTS} reports), this round's shares; libprio Prio3SumVec at d = {}, {bits} bits per entry, chunk {}:",
+        round.config.dim(),
+        ((round.config.dim() * bits) as f64).sqrt().ceil()
+    );
+    for k in 0..m.min(2) {
+        let prio = libprio_prepare(round, bound, k);
+        let open = per_report(|| {
+            for (i, s) in sealed.iter().enumerate() {
+                share_sealing::open(&keys[k].secret, &ctx(i as u64, k), &s[k]).unwrap();
+            }
+        });
+        let steps = match &verdicts {
+            Some(verdicts) => {
+                let mut node = VerifyingNode::new(&round.config, bound, k, [7u8; 32]).unwrap();
+                let decode = per_report(|| {
+                    for msgs in &opened {
+                        node.decode_share(&msgs[k]).unwrap();
+                    }
+                });
+                let shares: Vec<_> = opened
+                    .iter()
+                    .map(|msgs| node.decode_share(&msgs[k]).unwrap())
+                    .collect();
+                let verify = per_report(|| {
+                    for share in &shares {
+                        node.verify_share(share).unwrap();
+                    }
+                });
+                let accept = per_report(|| {
+                    for (i, (share, verdict)) in shares.iter().zip(verdicts).enumerate() {
+                        node.accept_share(ClientId(i as u64), share, verdict)
+                            .unwrap();
+                    }
+                });
+                // A node decodes each share three times (upload, /verify, close).
+                let model = open + 3.0 * decode + verify + accept;
+                format!(
+                    "decode {:.0} µs, verifier share (verify_init) {:.0} µs, close's check and add (verify_init + verify_next) {:.0} µs; open + 3 decodes + verifier share + check and add = {:.0} µs = {:.2}x libprio",
+                    decode * 1e6,
+                    verify * 1e6,
+                    accept * 1e6,
+                    model * 1e6,
+                    model / prio
+                )
+            }
+            None => "mode off: no proof to check".to_string(),
+        };
+        let (up, rel) = (cpu_upload[k] / n as f64, cpu_release[k] / n as f64);
+        println!(
+            "node {k} ({}): libprio prepare {:.0} µs per report; HPKE open {:.0} µs, {steps}",
+            if k == 0 { "field vector" } else { "seeds" },
+            prio * 1e6,
+            open * 1e6,
+        );
+        println!(
+            "node {k}: network CPU per upload {:.0} µs in the upload phase + {:.0} µs in the release = {:.0} µs = {:.2}x libprio's prepare (upload phase alone {:.2}x, release alone {:.2}x)",
+            up * 1e6,
+            rel * 1e6,
+            (up + rel) * 1e6,
+            (up + rel) / prio,
+            up / prio,
+            rel / prio
+        );
+        println!(
+            "SUMMARY validity={} d={} n={n} node={k} upload_us={:.1} release_us={:.1} total_us={:.1} prio_us={:.1} ratio={:.3} open_us={:.1} steps=[{steps}]",
+            match round.validity.as_ref().map(|v| v.bound) {
+                None => "off",
+                Some(verified_shares::ValidityBound::Linf(_)) => "linf",
+                Some(verified_shares::ValidityBound::L2(_)) => "l2",
+            },
+            round.config.dim(),
+            up * 1e6,
+            rel * 1e6,
+            (up + rel) * 1e6,
+            prio * 1e6,
+            (up + rel) / prio,
+            open * 1e6,
+        );
+    }
 }
