@@ -461,8 +461,9 @@ pub(super) fn check_message(
 /// every node in full mode) carries d words, a seed share its 16-byte seed.
 pub(super) fn sealed_share_len(round: &Round, node: u16) -> usize {
     if let Some(validity) = &round.validity {
-        let message = validity.message_lens.get(usize::from(node)).copied();
-        return share_sealing::sealed_len(message.unwrap_or_default());
+        // A round that yields no length takes no share (the upload is refused as too large).
+        let message = validity.message_len(&round.config, usize::from(node));
+        return message.map_or(0, share_sealing::sealed_len);
     }
     let payload = if node == 0 || round.config.mode() == ShareMode::Full {
         8 * round.config.dim()

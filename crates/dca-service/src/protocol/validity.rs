@@ -2,6 +2,8 @@
 //! contribution (its data plus its noise slice) lies within the bound the round's sensitivity
 //! assumed ([`verified_shares`]). Off unless the spec says `validity`.
 
+use std::sync::OnceLock;
+
 use fixedpoint_shares::RoundConfig;
 use serde::{Deserialize, Serialize};
 use verified_shares::{L2Bound, LinfBound, ValidityBound};
@@ -33,12 +35,35 @@ pub enum ValiditySpec {
 pub struct Validity {
     /// The bound every contribution is proven to satisfy.
     pub bound: ValidityBound,
-    /// The exact length of each node's share message.
-    pub message_lens: Vec<usize>,
+    /// The exact length of each node's share message, measured on first use: it costs a proof,
+    /// which only a node needs (every party validates round specs, some of them often).
+    message_lens: OnceLock<Vec<usize>>,
+}
+
+impl Validity {
+    /// The exact length of node `node`'s share message in the round with configuration
+    /// `config` (the one this was checked for).
+    ///
+    /// # Errors
+    /// [`Error::InvalidSpec`] if the round's Prio3 instance cannot shard (never for a checked
+    /// round) or it has no node `node`.
+    pub fn message_len(&self, config: &RoundConfig, node: usize) -> Result<usize> {
+        let lens = match self.message_lens.get() {
+            Some(lens) => lens,
+            None => {
+                let lens = verified_shares::node_message_lens(config, self.bound)
+                    .map_err(|e| Error::InvalidSpec(format!("validity: {e}")))?;
+                self.message_lens.get_or_init(|| lens)
+            }
+        };
+        lens.get(node)
+            .copied()
+            .ok_or_else(|| Error::InvalidSpec(format!("no node {node} in the round")))
+    }
 }
 
 impl ValiditySpec {
-    /// The bound of a round with DCA configuration `config`, and its message lengths.
+    /// The bound of a round with DCA configuration `config`.
     ///
     /// # Errors
     /// [`Error::InvalidSpec`] naming the parameter out of range.
@@ -55,10 +80,9 @@ impl ValiditySpec {
                 .map_err(invalid)?
                 .into(),
         };
-        let message_lens = verified_shares::node_message_lens(config, bound).map_err(invalid)?;
         Ok(Validity {
             bound,
-            message_lens,
+            message_lens: OnceLock::new(),
         })
     }
 }
