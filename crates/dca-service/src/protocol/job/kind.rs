@@ -167,8 +167,11 @@ pub trait RoundRule: Send {
 /// What the round must look like for a rule: its dimension, the least per-coordinate bound
 /// one record needs, and the ℓ2 sensitivity its noise must be calibrated for.
 pub struct Expected {
+    /// d.
     pub dim: usize,
+    /// The least per-coordinate bound one record's contribution needs.
     pub record_bound: f64,
+    /// Δ₂ of one record's contribution.
     pub l2_sensitivity: f64,
 }
 
