@@ -184,6 +184,9 @@ impl DcaTransport for JobTransport {
 
 impl JobRounds for JobTransport {
     fn record(&mut self, change: &mut dyn FnMut(&mut JobStatus) -> Result<()>) -> Result<()> {
+        // The store refuses a writer whose lease is another's; a driver that could not renew
+        // its lease may still hold it there, and records nothing more either.
+        self.still_driving()?;
         self.agg.update_job_as_driver(&self.spec.id(), change)?;
         Ok(())
     }
