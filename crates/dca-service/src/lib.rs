@@ -72,6 +72,8 @@ mod error;
 pub mod hex;
 pub mod http;
 #[cfg(feature = "server")]
+mod lease;
+#[cfg(feature = "server")]
 pub mod node;
 pub mod participant;
 pub mod protocol;

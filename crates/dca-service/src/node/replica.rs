@@ -7,7 +7,6 @@
 //! in a transaction that checks the lease is still its own.
 
 use std::sync::Arc;
-use std::sync::mpsc;
 use std::time::Duration;
 
 use fixedpoint_shares::{ClientId, ClientSet, NodeIndex, RunningSum, ShardId};
@@ -15,6 +14,7 @@ use fixedpoint_shares::{ClientId, ClientSet, NodeIndex, RunningSum, ShardId};
 use super::store::{self, HashingWriter, PgReader, RoundState, StoreLocation};
 use crate::Result;
 use crate::http::problem::{ApiError, ApiResult};
+use crate::lease;
 use crate::protocol::spec::Round;
 
 use super::*;
@@ -225,32 +225,33 @@ impl LeasedSum {
             return Err(crate::Error::InvalidSpec("not a shared store".into()));
         };
         let id = self.round.hash;
-        let (stop, stopped) = mpsc::channel::<()>();
-        let renewer = {
-            let (pg, holder, lease, clock) = (
+        let renew = {
+            let (pg, holder, length, clock) = (
                 pg.clone(),
                 self.holder.clone(),
                 self.lease,
                 self.clock.clone(),
             );
-            std::thread::spawn(move || {
-                let Ok(mut reader) = PgReader::open(&pg) else {
-                    return;
-                };
-                while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(lease / 3) {
-                    let until = clock.now_ms().saturating_add(lease.as_millis() as u64);
-                    match reader.renew_sum_lease(&id, &holder, until) {
-                        Ok(true) => {}
-                        Ok(false) => return,
-                        Err(e) => tracing::warn!("renewing the node sum's lease: {e}"),
-                    }
+            // Its own connection: the summing one is busy streaming the shares.
+            let mut reader = None;
+            move || {
+                if reader.is_none() {
+                    reader = PgReader::open(&pg).ok();
                 }
-            })
+                // Without a connection no renewal can succeed: the lease is left to lapse.
+                match reader.as_mut() {
+                    Some(r) => r.renew_sum_lease(&id, &holder, lease::lease_until(&*clock, length)),
+                    None => Ok(false),
+                }
+            }
         };
         let mut reader = PgReader::open(pg)?;
-        let outcome = self.compute_and_store(&mut reader);
-        drop(stop);
-        let _ = renewer.join();
+        let outcome = lease::hold_blocking(
+            self.lease,
+            || self.compute_and_store(&mut reader),
+            renew,
+            "node sum",
+        );
         if outcome.is_err() {
             let _ = reader.drop_sum_lease(&id, &self.holder);
         }

@@ -21,7 +21,6 @@ mod ledger_check;
 mod outcome;
 mod policy;
 mod rows;
-mod rule;
 mod take_part;
 
 use std::collections::BTreeMap;

@@ -9,7 +9,7 @@ use reqwest::StatusCode;
 
 use super::{Participant, decide};
 use crate::participant::ledger::{Entry, people};
-use crate::participant::rule::{Expected, JobRule};
+use crate::protocol::job::kind::{Expected, RoundRule};
 use crate::protocol::job::{Answer, JobRound, JobSpec, JobState};
 // What a participant works from: its light view of a job joined with the job's spec.
 use crate::protocol::job::view::{JoinedView as JobView, ParticipantRound};
@@ -158,7 +158,7 @@ impl Participant {
     async fn contribute(&self, view: &JobView, job_round: &JobRound, client: u64) -> Result<()> {
         let spec = &view.spec;
         let round = verified_round(job_round, spec)?;
-        let rule = JobRule::parse(spec, job_round)?;
+        let rule = spec.kind.round_rule(spec, job_round)?;
         check_round(
             spec,
             &round,
@@ -203,7 +203,7 @@ impl Participant {
             Some(sealed) => sealed,
             None => {
                 let (rng, sampling) = rule.rngs(self.insecure_seed, job_round.step, client);
-                let values = self.contribution(spec, &rule, sampling)?;
+                let values = self.contribution(spec, &*rule, sampling)?;
                 let sealed = crate::protocol::upload::seal_shares(&round, client, &values, rng)?;
                 self.save_attempt(&job_round.id, &sealed)?;
                 sealed
@@ -230,11 +230,11 @@ impl Participant {
     /// each mapped from the job's public ranges onto ±5 (a `regression` job's design maps the
     /// rows as they are itself), then summed as `rule` says — for `blr` and `regression`, the
     /// same numbers as `rule.client_vector` over all its rows at once; for `train` and `sum`,
-    /// see `rule.rs`.
+    /// see their kind's module in `protocol/job/`.
     fn contribution(
         &self,
         spec: &JobSpec,
-        rule: &JobRule,
+        rule: &dyn RoundRule,
         sampling: RngSource,
     ) -> Result<Vec<f64>> {
         let schema = blr::data::CsvSchema {

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::aggregator::Aggregator;
+use crate::lease::{self, Held};
 
 /// Jobs whose leases one pass takes at most: aggregators starting together on a store with
 /// many live jobs share them out instead of the first one taking all.
@@ -80,26 +81,17 @@ impl JobAcquirer {
             crate::aggregator::jobs::driver::drive(self.agg.clone(), id.to_string(), self.poll, {
                 lost.clone()
             });
-        tokio::pin!(drive);
-        let every = self.agg.job_lease() / 3;
-        loop {
-            tokio::select! {
-                () = &mut drive => break,
-                () = tokio::time::sleep(every) => match self.agg.renew_job_lease(id) {
-                    Ok(true) => {}
-                    renewed => {
-                        // The pipeline's blocking task may still be in a round: it sees this
-                        // and stops before its next step.
-                        lost.store(true, SeqCst);
-                        let why = match renewed {
-                            Err(e) => format!("its lease could not be renewed: {e}"),
-                            _ => "another aggregator took its lease over".to_string(),
-                        };
-                        tracing::warn!(job = %id, "stops driving the job: {why}");
-                        return;
-                    }
-                },
-            }
+        let renew = || self.agg.renew_job_lease(id);
+        if let Held::Lost(why) = lease::hold(self.agg.job_lease(), drive, renew).await {
+            // The pipeline's blocking task may still be in a round: it sees this and stops
+            // before its next step.
+            lost.store(true, SeqCst);
+            let why = match why {
+                Some(e) => format!("its lease could not be renewed: {e}"),
+                None => "another aggregator took its lease over".to_string(),
+            };
+            tracing::warn!(job = %id, "stops driving the job: {why}");
+            return;
         }
         let ended = match self.agg.job(id) {
             Ok(Some((_, status))) => !status.is_live(),

@@ -1,7 +1,8 @@
-//! The aggregator's side of a job: wait for the participants' answers, then run the learner's
-//! pipeline (`blr::fit_held` over remote holders) whose DCA rounds this driver creates on the
-//! nodes, publishes to the participants with their contribution rule, and waits out until the
-//! aggregator has released them. The driver holds no data and learns only the releases.
+//! The aggregator's side of a job, whatever its kind: wait for the participants' answers, then
+//! run the kind's pipeline ([`JobKind::drive`](crate::protocol::job::JobKind::drive), in the
+//! kind's module of `protocol/job/`), whose DCA rounds this driver creates on the nodes,
+//! publishes to the participants with their rule, and waits out until the aggregator has
+//! released them. The driver holds no data and learns only the releases.
 //!
 //! Only the holder of the job's driver lease drives it (`acquirer`); every status write
 //! of the driver is refused once the lease is another's, so a driver that lost its lease
@@ -19,16 +20,11 @@ use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::time::Duration;
 
 use fixedpoint_shares::{ClientVectors, DcaRound, DcaTransport, Release};
-use projection::holders::Holders;
 
 use crate::aggregator::Aggregator;
 use crate::aggregator::store::RoundState;
-use crate::protocol::job::round_rule::{Rule, SumRule, TrainRule};
-use crate::protocol::job::sum::{SumResult, sum_in_units, sum_round_config, sum_sensitivity};
-use crate::protocol::job::train::{TrainResult, trainer_config};
-use crate::protocol::job::{
-    JobClippedShare, JobKind, JobResult, JobRound, JobSpec, JobState, JobStatus,
-};
+use crate::protocol::job::kind::JobRounds;
+use crate::protocol::job::{JobRound, JobSpec, JobState, JobStatus};
 use crate::protocol::messages::release_of;
 use crate::protocol::spec::{Round, planned_round};
 use crate::{Error, Result};
@@ -91,7 +87,7 @@ async fn run(
     let rows: Vec<usize> = status.accepted.iter().map(|(_, rows)| *rows).collect();
     let n_nodes = u16::try_from(agg.node_urls().len())
         .map_err(|_| Error::InvalidSpec("too many nodes".into()))?;
-    let transport = JobTransport {
+    let mut transport = JobTransport {
         agg: agg.clone(),
         runtime: tokio::runtime::Handle::current(),
         spec: spec.clone(),
@@ -99,211 +95,11 @@ async fn run(
         poll,
         lost: lost.clone(),
     };
-    match spec.kind {
-        JobKind::Train => return run_train(agg, spec, rows, n_nodes, transport).await,
-        JobKind::Sum => return run_sum(agg, spec, rows, n_nodes, transport).await,
-        JobKind::Regression => return run_regression(agg, spec, rows, n_nodes, transport).await,
-        JobKind::Blr => {}
-    }
-    let config = spec.fit_config(n_nodes);
-    let fit = over_participants(&spec, rows, transport, "pipeline", move |h, rng, t| {
-        blr::fit_held(h, &config, rng, t)
-    })
-    .await?;
-    let result = JobResult {
-        mean: fit.posterior.mean.clone(),
-        precision: {
-            let p = fit.posterior.precision();
-            (0..p.nrows())
-                .flat_map(|i| (0..p.ncols()).map(move |j| (i, j)))
-                .map(|(i, j)| p[(i, j)])
-                .collect()
-        },
-        stats: fit.stats.to_flat(false),
-        records: fit.stats.n,
-        std: fit.std.as_ref().map(|s| {
-            let mut v = s.x.clone();
-            v.push(s.y);
-            v
-        }),
-        thresholds: fit.thresholds.as_ref().map(|t| (t.omega_x, t.omega_y)),
-        clipped: fit.clipped.as_ref().map(|c| JobClippedShare {
-            y: c.y,
-            x: c.x,
-            share_sd: c.share_sd,
-        }),
-        spent_epsilon: fit.spent.epsilon,
-        spent_delta: fit.spent.delta,
-    };
-    agg.update_job_as_driver(id, |s| {
-        if s.is_live() {
-            s.state = JobState::Done;
-            s.result = Some(result.clone());
-        }
-        Ok(())
-    })?;
-    tracing::info!(job = %id, "job done");
-    Ok(())
-}
-
-/// A `train` job: dca-learning's trainer over the participants, one round per iteration, each
-/// iteration's release and the weights recorded in the job's status as they come.
-async fn run_train(
-    agg: &Arc<Aggregator>,
-    spec: JobSpec,
-    rows: Vec<usize>,
-    n_nodes: u16,
-    mut transport: JobTransport,
-) -> Result<()> {
-    let id = spec.id();
-    let settings = spec
-        .train
-        .clone()
-        .ok_or_else(|| Error::InvalidSpec("job: a train job without [train]".into()))?;
-    let config = trainer_config(&spec, rows.len(), n_nodes)?;
-    let z = match config.privacy {
-        dca_learning::Privacy::Private {
-            noise_multiplier, ..
-        } => noise_multiplier,
-        dca_learning::Privacy::NonPrivate => 0.0,
-    };
-    let records: usize = rows.iter().sum();
-    // The trainer's own randomness is public here: its clients are remote and draw their
-    // coins, masks and noise themselves; it only numbers the rounds.
-    let mut trainer = dca_learning::Trainer::with_clients(
-        config,
-        rows,
-        spec.max_rows,
-        spec.features.len(),
-        dp_noise::rng::RngSource::InsecureFixedSeed(spec.seed()),
-    )?;
-    let agg2 = agg.clone();
-    let job = id.clone();
-    tokio::task::spawn_blocking(move || -> Result<()> {
-        for iteration in 0..settings.iterations {
-            let rule = Rule::Train(TrainRule {
-                iteration,
-                weights: trainer.params().to_vec(),
-                clip_norm: settings.clip_norm,
-                sampling_rate: settings.sampling_rate,
-            })
-            .to_json();
-            let step = trainer.step_at_clients(&rule, &[], &mut transport)?;
-            let params = trainer.params().to_vec();
-            agg2.update_job_as_driver(&job, |s| {
-                let r = s.train_result.get_or_insert_with(TrainResult::default);
-                // A restarted driver goes through the recorded iterations again.
-                r.sums.truncate(iteration as usize);
-                r.sums.push(step.released_sum.clone());
-                r.set_params(&params, settings.intercept);
-                r.records = records;
-                r.noise_multiplier = z;
-                Ok(())
-            })?;
-        }
-        Ok(())
-    })
-    .await
-    .map_err(|e| Error::Job(format!("the job's training task: {e}")))??;
-    finish(agg, &id, |_| {})
-}
-
-/// A `sum` job: one round of the columns' sums.
-async fn run_sum(
-    agg: &Arc<Aggregator>,
-    spec: JobSpec,
-    rows: Vec<usize>,
-    n_nodes: u16,
-    mut transport: JobTransport,
-) -> Result<()> {
-    let id = spec.id();
-    let config = sum_round_config(&spec, rows.len(), n_nodes)?;
-    let rule = Rule::Sum(SumRule {
-        columns: spec.features.len() + 1,
-    })
-    .to_json();
-    let l2_sensitivity = sum_sensitivity(&spec);
-    let seed = spec.seed();
-    let release = tokio::task::spawn_blocking(move || {
-        transport.run_round(&DcaRound {
-            config: &config,
-            values: ClientVectors::AtClients(&rule),
-            dropped: &[],
-            l2_sensitivity,
-            // Public, unused: the participants draw their own noise and masks.
-            rng: dp_noise::rng::RngSource::InsecureFixedSeed(seed),
-        })
-    })
-    .await
-    .map_err(|e| Error::Job(format!("the job's round task: {e}")))??;
-    let records: usize = rows.iter().sum();
-    let result = SumResult {
-        sums: sum_in_units(&spec, &release.sum, records),
-        released: release.sum,
-        records,
-        noise_sigma: release.noise_sigma_released,
-    };
-    finish(agg, &id, move |s| s.sum_result = Some(result.clone()))
-}
-
-/// A `regression` job: the library's regression over the participants (one round of the
-/// design's statistics), its rounds run by the participants through `transport`.
-async fn run_regression(
-    agg: &Arc<Aggregator>,
-    spec: JobSpec,
-    rows: Vec<usize>,
-    n_nodes: u16,
-    transport: JobTransport,
-) -> Result<()> {
-    let id = spec.id();
-    let config = crate::protocol::job::regression::regression_config(&spec, n_nodes)?;
-    let fit = over_participants(&spec, rows, transport, "regression", move |h, rng, t| {
-        blr::fit_regression_held(h, &config, rng, t)
-    })
-    .await?;
-    let result = crate::protocol::job::regression::RegressionResult::of(&spec, &fit);
-    finish(agg, &id, move |s| {
-        s.regression_result = Some(result.clone())
-    })
-}
-
-/// Runs a `blr` learner (`fit`) on a blocking thread over the participants who accepted (party
-/// i holds `rows[i]`), its DCA rounds run by them through `transport`, with the job's public
-/// randomness (which draws none of the participants' noise or masks: they draw their own).
-async fn over_participants<T: Send + 'static>(
-    spec: &JobSpec,
-    rows: Vec<usize>,
-    mut transport: JobTransport,
-    what: &str,
-    fit: impl FnOnce(&Holders<'_>, dp_noise::rng::RngSource, &mut JobTransport) -> blr::Result<T>
-    + Send
-    + 'static,
-) -> Result<T> {
-    let rng = dp_noise::rng::RngSource::InsecureFixedSeed(spec.seed());
-    let max_rows = spec.max_rows;
-    let fitted = tokio::task::spawn_blocking(move || {
-        let holders = Holders::Remote {
-            rows: &rows,
-            max_rows,
-        };
-        fit(&holders, rng, &mut transport)
-    })
-    .await
-    .map_err(|e| Error::Job(format!("the job's {what} task: {e}")))??;
-    Ok(fitted)
-}
-
-/// Marks a live job done, with `result` recorded.
-fn finish(agg: &Aggregator, id: &str, mut result: impl FnMut(&mut JobStatus)) -> Result<()> {
-    agg.update_job_as_driver(id, |s| {
-        if s.is_live() {
-            s.state = JobState::Done;
-            result(s);
-        }
-        Ok(())
-    })?;
-    tracing::info!(job = %id, "job done");
-    Ok(())
+    // The kind's pipeline blocks on every round; it runs on a thread of its own.
+    let kind = spec.kind;
+    tokio::task::spawn_blocking(move || kind.drive(&spec, rows, n_nodes, &mut transport))
+        .await
+        .map_err(|e| Error::Job(format!("the job's {kind} task: {e}")))?
 }
 
 /// Waits until every participant on the roster has answered or the answer window is over,
@@ -383,6 +179,16 @@ impl DcaTransport for JobTransport {
         runtime
             .block_on(self.run(round))
             .map_err(|e| fixedpoint_shares::Error::Transport(e.to_string()))
+    }
+}
+
+impl JobRounds for JobTransport {
+    fn record(&mut self, change: &mut dyn FnMut(&mut JobStatus) -> Result<()>) -> Result<()> {
+        // The store refuses a writer whose lease is another's; a driver that could not renew
+        // its lease may still hold it there, and records nothing more either.
+        self.still_driving()?;
+        self.agg.update_job_as_driver(&self.spec.id(), change)?;
+        Ok(())
     }
 }
 

@@ -31,9 +31,7 @@ impl Aggregator {
     }
 
     pub(in crate::aggregator) fn job_lease_until(&self) -> u64 {
-        self.clock
-            .now_ms()
-            .saturating_add(self.job_lease.as_millis() as u64)
+        crate::lease::lease_until(&*self.clock, self.job_lease)
     }
 
     /// Takes job `id`'s driver lease; false if another aggregator's is live or the job ended.

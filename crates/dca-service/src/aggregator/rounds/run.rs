@@ -12,6 +12,7 @@ use reqwest::StatusCode;
 use crate::aggregator::rounds::verified::VerifiedSum;
 use crate::aggregator::store::{RoundPhase, RoundState};
 use crate::aggregator::*;
+use crate::lease::{self, Held};
 use crate::protocol::spec::{Round, RoundSpec};
 use crate::protocol::verified_close::{MEDIA_VERIFIED_CLOSE, VerifiedClose};
 use crate::{Error, MEDIA_ROUND_CONFIG, Result};
@@ -298,24 +299,17 @@ impl Aggregator {
         close_body: Vec<u8>,
     ) -> Result<PublishedRelease> {
         let id = round.id();
+        let renew = || {
+            let until = lease::lease_until(&*self.clock, self.release_lease);
+            self.store.renew_release_lease(&id, &self.holder, until)
+        };
         let drive = self.drive_release(round, close_body);
-        tokio::pin!(drive);
-        let every = self.release_lease / 3;
-        loop {
-            tokio::select! {
-                outcome = &mut drive => return outcome,
-                () = tokio::time::sleep(every) => {
-                    let until = self
-                        .clock
-                        .now_ms()
-                        .saturating_add(self.release_lease.as_millis() as u64);
-                    if !self.store.renew_release_lease(&id, &self.holder, until)? {
-                        return Err(Error::ReleaseInProgress(format!(
-                            "another aggregator took the release lease of round {id} over"
-                        )));
-                    }
-                }
-            }
+        match lease::hold(self.release_lease, drive, renew).await {
+            Held::Done(outcome) => outcome,
+            Held::Lost(Some(e)) => Err(e),
+            Held::Lost(None) => Err(Error::ReleaseInProgress(format!(
+                "another aggregator took the release lease of round {id} over"
+            ))),
         }
     }
 

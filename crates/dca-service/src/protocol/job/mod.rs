@@ -9,6 +9,7 @@
 //! job `id` has accepted exactly these parameters.
 
 pub mod blr_fit;
+pub mod kind;
 pub mod noise_plan;
 pub mod participation;
 pub mod regression;
@@ -20,12 +21,15 @@ pub mod train;
 pub mod train_settings;
 pub mod view;
 
-pub use spec::{ColumnBounds, JobKind, JobSpec, MAX_ROSTER, columns_of};
+pub use kind::JobKind;
+pub use spec::{ColumnBounds, JobSpec, MAX_ROSTER, columns_of};
 pub use status::{
     Answer, AnswerCounts, JobClippedShare, JobResult, JobRound, JobState, JobStatus, JobView,
 };
 
 #[cfg(test)]
 mod kind_tests;
+#[cfg(test)]
+mod rule_tests;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -10,9 +10,12 @@
 //! design, so that anyone can predict from it ([`RegressionResult::predict`], `dpdist job
 //! predict`) exactly as `blr::Regression::predict` does.
 
+use blr::Contribution;
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::job::JobSpec;
+use super::blr_fit::ContributionRule;
+use super::kind::{JobRounds, RoundRule, done, over_participants, refuse};
+use crate::protocol::job::{JobRound, JobSpec};
 use crate::{Error, Result};
 
 /// A finished `regression` job's result, in the data's units (all post-processing of the
@@ -190,6 +193,73 @@ pub fn regression_config(spec: &JobSpec, n_nodes: u16) -> Result<blr::Regression
             },
         )
     })
+}
+
+/// The aggregator's side of a `regression` job: the library's regression over the
+/// participants (the ranges round, then the statistics round).
+pub(super) fn drive(
+    spec: &JobSpec,
+    rows: Vec<usize>,
+    n_nodes: u16,
+    rounds: &mut dyn JobRounds,
+) -> Result<()> {
+    let config = regression_config(spec, n_nodes)?;
+    let fit = over_participants(spec, &rows, rounds, |h, rng, t| {
+        blr::fit_regression_held(h, &config, rng, t)
+    })?;
+    let result = RegressionResult::of(spec, &fit);
+    done(spec, rounds, |s| s.regression_result = Some(result.clone()))
+}
+
+/// The participant's side of a `regression` job: step 1 the learner's
+/// [`Contribution::DesignMoments`] of the design the job's public ranges make (or, without the
+/// ranges round, its statistics), step 2 its [`Contribution::DesignStatistics`] of ranges
+/// narrowed inside them, from its rows as they are in its file (the design maps them).
+pub(super) fn round_rule(spec: &JobSpec, job_round: &JobRound) -> Result<Box<dyn RoundRule>> {
+    let rule = Contribution::from_json(&job_round.rule)?;
+    let design = spec.design()?;
+    if !step_is_the_jobs(&design, &rule, job_round.step) {
+        return refuse(
+            job_round,
+            format!(
+                "its rule (step {}) is not the job's design's: step 1 the ranges round of its \
+                 columns' public ranges (or their statistics), step 2 the statistics of ranges \
+                 inside them, with an intercept",
+                job_round.step
+            ),
+        );
+    }
+    Ok(Box::new(ContributionRule {
+        rule,
+        raw_rows: true,
+    }))
+}
+
+/// Whether `rule` is what step `step` of a `regression` job on `design` may ask: step 1 the
+/// ranges round of the public design (or, without it, the statistics of the public design);
+/// step 2 the statistics of a design narrowed inside it — same columns, intercept and block
+/// shares, every range within the public one. The noise is calibrated on the unit scale, so any
+/// such ranges keep the round's sensitivity; the check keeps a driver from widening them.
+fn step_is_the_jobs(design: &blr::Design, rule: &Contribution, step: u64) -> bool {
+    let inside = |r: &blr::PublicRange, public: &blr::PublicRange| {
+        r.lower >= public.lower && r.upper <= public.upper
+    };
+    match (step, rule) {
+        (
+            1,
+            Contribution::DesignMoments { design: d }
+            | Contribution::DesignStatistics { design: d },
+        ) => d == design,
+        (2, Contribution::DesignStatistics { design: d }) => {
+            d.intercept == design.intercept
+                && d.shares == design.shares
+                && d.indicator_groups == design.indicator_groups
+                && d.x.len() == design.x.len()
+                && d.x.iter().zip(&design.x).all(|(r, p)| inside(r, p))
+                && inside(&d.y, &design.y)
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]

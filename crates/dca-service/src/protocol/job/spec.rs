@@ -6,6 +6,7 @@ use sha2::{Digest, Sha256};
 use crate::{Error, Result, hex};
 
 use super::blr_fit;
+use super::kind::JobKind;
 use super::train_settings::TrainSettings;
 
 /// A column the job reads, with the public range its values are mapped from (onto ±5, values
@@ -77,59 +78,6 @@ pub struct JobSpec {
     /// ids of jobs without it are what they were).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clipped_share: Option<f64>,
-}
-
-/// What a job computes: `kind` in the job file and the spec, as its lowercase name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase", try_from = "String")]
-pub enum JobKind {
-    /// DCA paper Alg. 2.
-    Blr,
-    /// The regression with an intercept in the data's units.
-    Regression,
-    /// DP-SGD logistic regression.
-    Train,
-    /// One round of the columns' sums.
-    Sum,
-}
-
-impl JobKind {
-    /// The lowercase name, as in job files and the canonical JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobKind::Blr => "blr",
-            JobKind::Regression => "regression",
-            JobKind::Train => "train",
-            JobKind::Sum => "sum",
-        }
-    }
-}
-
-impl TryFrom<String> for JobKind {
-    type Error = String;
-
-    fn try_from(name: String) -> std::result::Result<Self, String> {
-        [
-            JobKind::Blr,
-            JobKind::Regression,
-            JobKind::Train,
-            JobKind::Sum,
-        ]
-        .into_iter()
-        .find(|kind| kind.as_str() == name)
-        .ok_or_else(|| {
-            format!(
-                "job kind {name:?} is not supported (\"blr\", \"regression\", \"train\" or \
-                     \"sum\")"
-            )
-        })
-    }
-}
-
-impl std::fmt::Display for JobKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 /// Most participants in one job.

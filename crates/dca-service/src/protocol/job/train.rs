@@ -13,12 +13,15 @@
 //! for which `iterations` rounds cost at most the job's ρ. The participants recompute that
 //! bound from the round they are shown and refuse a round beyond it.
 
-use dca_learning::{ClientSampling, Privacy, TrainerConfig};
+use dca_learning::{ClientGradient, ClientSampling, Privacy, TrainerConfig, iteration_rngs};
+use dp_noise::rng::RngSource;
 use fixedpoint_shares::{RoundConfig, RoundId, RoundParams, ShareMode};
 use serde::{Deserialize, Serialize};
 
+use super::kind::{Accumulate, Expected, JobRounds, RoundRule, done, refuse};
 use super::noise_plan::{SCALE, smallest_noise};
-use crate::protocol::job::JobSpec;
+use super::round_rule::{Rule, TrainRule};
+use crate::protocol::job::{JobRound, JobSpec};
 use crate::{Error, Result};
 
 /// A `train` job's progress and result; every field is public (a release or computed from
@@ -141,4 +144,159 @@ pub fn trainer_config(spec: &JobSpec, n_clients: usize, n_nodes: u16) -> Result<
         n_nodes,
         max_dropped: spec.max_dropped,
     })
+}
+
+/// The aggregator's side of a `train` job: dca-learning's trainer over the participants, one
+/// round per iteration, each iteration's release and the weights recorded in the job's status
+/// as they come.
+pub(super) fn drive(
+    spec: &JobSpec,
+    rows: Vec<usize>,
+    n_nodes: u16,
+    rounds: &mut dyn JobRounds,
+) -> Result<()> {
+    let settings = spec
+        .train
+        .clone()
+        .ok_or_else(|| Error::InvalidSpec("job: a train job without [train]".into()))?;
+    let config = trainer_config(spec, rows.len(), n_nodes)?;
+    let z = match config.privacy {
+        Privacy::Private {
+            noise_multiplier, ..
+        } => noise_multiplier,
+        Privacy::NonPrivate => 0.0,
+    };
+    let records: usize = rows.iter().sum();
+    // The trainer's own randomness is public here: its clients are remote and draw their
+    // coins, masks and noise themselves; it only numbers the rounds.
+    let mut trainer = dca_learning::Trainer::with_clients(
+        config,
+        rows,
+        spec.max_rows,
+        spec.features.len(),
+        RngSource::InsecureFixedSeed(spec.seed()),
+    )?;
+    for iteration in 0..settings.iterations {
+        let rule = Rule::Train(TrainRule {
+            iteration,
+            weights: trainer.params().to_vec(),
+            clip_norm: settings.clip_norm,
+            sampling_rate: settings.sampling_rate,
+        })
+        .to_json();
+        let step = trainer.step_at_clients(&rule, &[], &mut *rounds)?;
+        let params = trainer.params().to_vec();
+        rounds.record(&mut |s| {
+            let r = s.train_result.get_or_insert_with(TrainResult::default);
+            // A restarted driver goes through the recorded iterations again.
+            r.sums.truncate(iteration as usize);
+            r.sums.push(step.released_sum.clone());
+            r.set_params(&params, settings.intercept);
+            r.records = records;
+            r.noise_multiplier = z;
+            Ok(())
+        })?;
+    }
+    done(spec, rounds, |_| {})
+}
+
+/// The participant's side of a `train` job: each round's rule must be the job's iteration, its
+/// clipping and sampling, and weights for its features (and its intercept, if it has one).
+pub(super) fn round_rule(spec: &JobSpec, job_round: &JobRound) -> Result<Box<dyn RoundRule>> {
+    let (Rule::Train(r), Some(t)) = (Rule::from_json(&job_round.rule)?, &spec.train) else {
+        return refuse(job_round, "its rule is not one of a \"train\" job".into());
+    };
+    if r.iteration != job_round.step || r.iteration >= t.iterations {
+        return refuse(
+            job_round,
+            format!(
+                "its rule is for iteration {} (round step {}), the job runs {}",
+                r.iteration, job_round.step, t.iterations
+            ),
+        );
+    }
+    if r.clip_norm != t.clip_norm || r.sampling_rate != t.sampling_rate {
+        return refuse(
+            job_round,
+            format!(
+                "its rule clips at {} and samples at {}, the job at {} and {}",
+                r.clip_norm, r.sampling_rate, t.clip_norm, t.sampling_rate
+            ),
+        );
+    }
+    // θ = (w, b): a rule with b for a job without intercept (or the reverse) would have this
+    // participant compute another model than the one it accepted.
+    if r.weights.len() != t.n_params(spec.features.len())
+        || r.weights.iter().any(|w| !w.is_finite())
+    {
+        return refuse(
+            job_round,
+            format!(
+                "its rule has {} weights (or one not finite), the job {} features {}",
+                r.weights.len(),
+                spec.features.len(),
+                if t.intercept {
+                    "and an intercept"
+                } else {
+                    "and no intercept"
+                }
+            ),
+        );
+    }
+    Ok(Box::new(TrainRoundRule(r)))
+}
+
+/// A `train` round's rule: Σ over the participant's records in this iteration's batch of the
+/// clipped logistic gradient at the published weights ([`ClientGradient`]). Each record's coin
+/// is drawn by the participant, from its own randomness, so nobody else learns the batch. The
+/// class of a record is the sign of its mapped target (above the middle of the public range:
+/// +1).
+struct TrainRoundRule(TrainRule);
+
+impl RoundRule for TrainRoundRule {
+    fn expected(&self, _: &JobSpec) -> Result<Expected> {
+        Ok(Expected {
+            dim: self.0.weights.len(),
+            record_bound: self.0.clip_norm,
+            l2_sensitivity: self.0.clip_norm,
+        })
+    }
+
+    fn planned_rounds(&self, spec: &JobSpec) -> Option<(u64, f64)> {
+        Some((
+            spec.train.as_ref().map_or(0, |t| t.iterations),
+            self.0.clip_norm,
+        ))
+    }
+
+    fn accumulator(&self, spec: &JobSpec, sampling: RngSource) -> Result<Box<dyn Accumulate + '_>> {
+        let model =
+            spec.train.as_ref().map(|t| t.model()).ok_or_else(|| {
+                Error::Job("a train round's rule for a job without [train]".into())
+            })?;
+        Ok(Box::new(ClientGradient::poisson(
+            model,
+            &self.0.weights,
+            spec.features.len(),
+            Some(self.0.clip_norm),
+            self.0.sampling_rate,
+            sampling,
+        )?))
+    }
+
+    /// The trainer's: a round's randomness and its sampling coins, each per client.
+    fn seeded_rngs(&self, seed: RngSource, step: u64, client: u64) -> (RngSource, RngSource) {
+        let (round, sampling) = iteration_rngs(&seed, step);
+        (round.derive(client), sampling.derive(client))
+    }
+}
+
+impl Accumulate for ClientGradient {
+    fn push_rows(&mut self, x: &[f64], y: &[f64]) -> Result<()> {
+        Ok(ClientGradient::push_rows(self, x, y)?)
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<f64>> {
+        Ok(ClientGradient::finish(*self))
+    }
 }
