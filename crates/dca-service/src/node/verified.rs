@@ -14,10 +14,11 @@ use axum::response::{IntoResponse, Response};
 use fixedpoint_shares::{ClientId, ClientSet};
 use sha2::{Digest, Sha256};
 use verified_shares::VerifyingNode;
+use verified_shares::verify::Pending;
 use verified_shares::wire::encode_verifier_share;
 use zeroize::Zeroizing;
 
-use super::actor::{Actor, Command};
+use super::actor::{Actor, Command, PENDING_CHECKS_BYTES};
 use super::http::{AppState, ask};
 use crate::http::problem::{ApiError, ApiResult, content_type_is};
 use crate::protocol::spec::Round;
@@ -117,33 +118,50 @@ impl Actor {
             .get(id)
             .ok_or_else(|| ApiError::not_found("unknown round"))?;
         let node = verifying_node(self.verify_secret.as_ref(), &rt.round, self.index)?;
+        // Node 0's state holds its output share, a helper's two seeds.
+        let state_bytes = if self.index == 0 {
+            16 * rt.round.config.dim() + 32
+        } else {
+            64
+        };
+        let keep_at_most = PENDING_CHECKS_BYTES / state_bytes;
         let wanted: HashMap<u64, usize> =
             clients.iter().enumerate().map(|(i, &c)| (c, i)).collect();
         let mut shares = vec![None; clients.len()];
+        let mut kept = HashMap::new();
         self.store
             .for_each_share(id, |client, _, message| {
                 if let Some(&at) = wanted.get(&client) {
-                    shares[at] = node
+                    let checked = node
                         .decode_share(message)
-                        .and_then(|share| node.verify_share(&share))
-                        .and_then(|(_, verifier)| encode_verifier_share(&verifier))
-                        .ok();
+                        .and_then(|share| node.verify_share(&share));
+                    if let Ok((pending, verifier)) = checked {
+                        shares[at] = encode_verifier_share(&verifier).ok();
+                        if kept.len() < keep_at_most {
+                            kept.insert(client, pending);
+                        }
+                    }
                 }
                 Ok(())
             })
             .map_err(|e| ApiError::internal(format!("reading the shares: {e}")))?;
+        if let Some(rt) = self.rounds.get_mut(id) {
+            rt.pending_checks = kept;
+        }
         Ok(encode_verifier_shares(&shares))
     }
 
-    /// The node sum of a verified round: each agreed client's stored share checked again and
-    /// finished with the relay's verdict (`verdicts` in ascending client order), its output
-    /// share added. A verdict that does not finish this node's check means the relay or another
-    /// node deviates: the close is refused and nothing is summed.
+    /// The node sum of a verified round: each agreed client's check (kept from `/verify` in
+    /// `kept`, or run again from its stored share) finished with the relay's verdict
+    /// (`verdicts` in ascending client order), its output share added. A verdict that does not
+    /// finish this node's check means the relay or another node deviates: the close is refused
+    /// and nothing is summed.
     pub(super) fn verified_sum(
         &mut self,
         round: &Round,
         agreed: &ClientSet,
         verdicts: &[Vec<u8>],
+        mut kept: HashMap<u64, Pending>,
     ) -> ApiResult<Vec<u8>> {
         if verdicts.len() != agreed.len() {
             return Err(ApiError::bad_request(format!(
@@ -165,9 +183,14 @@ impl Actor {
                 let Some(verdict) = by_client.get(&client) else {
                     return Ok(());
                 };
-                let added = node
-                    .decode_share(message)
-                    .and_then(|share| node.accept_share(ClientId(client), &share, verdict));
+                let added = match kept.remove(&client) {
+                    Some(pending) => node
+                        .decode_verdict(&pending, verdict)
+                        .and_then(|verdict| node.accept(ClientId(client), pending, &verdict)),
+                    None => node
+                        .decode_share(message)
+                        .and_then(|share| node.accept_share(ClientId(client), &share, verdict)),
+                };
                 if let Err(e) = added {
                     refused = Some(ApiError::conflict(
                         "verdict-refused",
@@ -201,8 +224,9 @@ impl Actor {
         round: &Round,
         agreed: &ClientSet,
         verdicts: &[Vec<u8>],
+        kept: HashMap<u64, Pending>,
     ) -> ApiResult<()> {
-        let sum = self.verified_sum(round, agreed, verdicts)?;
+        let sum = self.verified_sum(round, agreed, verdicts, kept)?;
         let sha256: [u8; 32] = Sha256::digest(&sum).into();
         self.store
             .set_sum_from(&round.hash, &mut &sum[..], sum.len() as u64, &sha256)

@@ -12,6 +12,10 @@ use std::time::Duration;
 use common::*;
 use dca_service::protocol::upload::{seal_for, upload_shares};
 use dca_service::protocol::validity::ValiditySpec;
+use dca_service::protocol::verified_close::{
+    MEDIA_CLIENT_LIST, MEDIA_VERIFIED_CLOSE, VerifiedClose, decode_verifier_shares,
+    encode_client_list,
+};
 use dp_noise::rng::RngSource;
 use fixedpoint_shares::ClientId;
 use prio::codec::Decode;
@@ -199,7 +203,105 @@ async fn a_node_without_the_verify_secret_refuses_verified_rounds() {
         let refused = agg.create_round(spec).await.unwrap_err().to_string();
         assert!(refused.contains("verify secret"), "{refused}");
         assert!(refused.contains("409"), "{refused}");
-        let _ = StatusCode::CONFLICT;
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
+/// A node refuses a close whose verdicts do not finish its checks (a relay that lies, or
+/// another node's), storing nothing; the aggregator's own close then releases.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_refuses_verdicts_that_do_not_finish_its_checks() {
+    tokio::time::timeout(LIMIT, async {
+        let secret = Scratch::new("verify-secret-verdicts");
+        std::fs::create_dir_all(&secret.path).unwrap();
+        let secret_file = secret.path.join("verify.secret");
+        std::fs::write(&secret_file, "0123456789abcdef0123456789abcdef-test-only\n").unwrap();
+        let cluster = Cluster::start_with(
+            "verified-verdicts",
+            2,
+            &[
+                "--max-body",
+                "1048576",
+                "--verify-secret-file",
+                secret_file.to_str().unwrap(),
+            ],
+        );
+        let agg = cluster.aggregator("agg.sqlite");
+        let keys = agg.node_keys().await.unwrap();
+        let mut spec = spec(7, 4, 1, 3, "seed", Some(2.5), keys);
+        spec.validity = Some(ValiditySpec::Linf {
+            truncation_delta: 1e-9,
+        });
+        let round = agg.create_round(spec).await.unwrap();
+        upload_all(&cluster, &round, 0..4).await;
+        let (url, id) = (&cluster.nodes[0].url, round.id());
+        let pairs = cluster
+            .http
+            .get(format!("{url}/rounds/{id}/received"))
+            .bearer_auth(ADMIN_TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap()
+            .to_vec();
+        // Node 1 keeps its checks from /verify; node 0 has none kept and runs them again at
+        // close: verdicts of zeros finish neither.
+        let verify = cluster
+            .http
+            .post(format!("{}/rounds/{id}/verify", cluster.nodes[1].url))
+            .bearer_auth(ADMIN_TOKEN)
+            .header("content-type", MEDIA_CLIENT_LIST)
+            .body(encode_client_list(&[0, 1, 2, 3]))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(verify.status(), StatusCode::OK);
+        let shares = decode_verifier_shares(&verify.bytes().await.unwrap(), 4).unwrap();
+        assert!(shares.iter().all(Option::is_some));
+        let lying = VerifiedClose {
+            pairs,
+            verdicts: vec![vec![0; 32]; 4],
+            invalid: vec![],
+        };
+        let refused = cluster
+            .http
+            .post(format!("{url}/rounds/{id}/close"))
+            .bearer_auth(ADMIN_TOKEN)
+            .header("content-type", MEDIA_VERIFIED_CLOSE)
+            .body(lying.encode())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), StatusCode::CONFLICT);
+        let body = refused.text().await.unwrap();
+        assert!(body.contains("verdict-refused"), "{body}");
+        // A plain close of a verified round is refused too.
+        let on_node_1 = cluster
+            .http
+            .post(format!("{}/rounds/{id}/close", cluster.nodes[1].url))
+            .bearer_auth(ADMIN_TOKEN)
+            .header("content-type", MEDIA_VERIFIED_CLOSE)
+            .body(lying.encode())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(on_node_1.status(), StatusCode::CONFLICT);
+        let plain = cluster
+            .http
+            .post(format!("{url}/rounds/{id}/close"))
+            .bearer_auth(ADMIN_TOKEN)
+            .header("content-type", dca_service::MEDIA_PAIR_SET)
+            .body(lying.pairs.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(plain.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        let net = agg.release(&round).await.unwrap();
+        assert_eq!(net.invalid.as_deref(), Some(&[][..]));
+        assert_eq!(net.sum_units, in_process(&round, &[]).sum_units);
     })
     .await
     .expect("test exceeded its time limit");

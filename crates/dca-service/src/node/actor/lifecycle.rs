@@ -91,6 +91,7 @@ impl Actor {
                 sum: SumState::Open,
                 aborted: None,
                 damaged: None,
+                pending_checks: Default::default(),
             },
         );
         Ok(StatusCode::CREATED)
@@ -124,6 +125,7 @@ impl Actor {
         }
         rt.node = None;
         rt.received_at_close = ClientSet::empty(rt.round.config.n_clients());
+        rt.pending_checks.clear();
         rt.aborted = Some(reason);
         self.metrics.round_event("aborted");
         Ok(StatusCode::ACCEPTED)
@@ -223,7 +225,8 @@ impl Actor {
                 if let (Some(verdicts), SumState::Open) = (verdicts, &rt.sum) {
                     // Closed, but the sum was not stored (a crash between): the retried close
                     // brings the verdicts again.
-                    self.store_verified_sum(&rt.round, &agreed, verdicts)?;
+                    let kept = std::mem::take(&mut rt.pending_checks);
+                    self.store_verified_sum(&rt.round, &agreed, verdicts, kept)?;
                     rt.sum = SumState::Ready;
                 }
                 Ok(StatusCode::OK)
@@ -295,7 +298,10 @@ impl Actor {
         }
         // A verified round's sum is computed first: a verdict this node refuses leaves it open.
         let verified_sum = verdicts
-            .map(|verdicts| self.verified_sum(&rt.round, &agreed, verdicts))
+            .map(|verdicts| {
+                let kept = std::mem::take(&mut rt.pending_checks);
+                self.verified_sum(&rt.round, &agreed, verdicts, kept)
+            })
             .transpose()?;
         if !self
             .store

@@ -128,6 +128,7 @@ impl Actor {
                         sum: SumState::Open,
                         aborted: Some(reason),
                         damaged: None,
+                        pending_checks: Default::default(),
                     },
                 );
                 return Ok(());
@@ -146,6 +147,7 @@ impl Actor {
                         sum: SumState::Failed(why.clone()),
                         aborted: None,
                         damaged: Some(why),
+                        pending_checks: Default::default(),
                     }
                 }
                 Err(e) => return Err(e),
@@ -197,6 +199,7 @@ impl Actor {
                 agreed,
                 aborted: None,
                 damaged: None,
+                pending_checks: Default::default(),
             });
         }
         let mut node = RunningSum::new(&round.config, NodeIndex(self.index))?;
@@ -224,6 +227,7 @@ impl Actor {
             sum: SumState::Open,
             aborted: None,
             damaged: None,
+            pending_checks: Default::default(),
         };
         if let Some(agreed) = self
             .store

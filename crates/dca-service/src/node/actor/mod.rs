@@ -47,7 +47,15 @@ pub(super) struct RoundRuntime {
     /// Why this node's stored state of the round cannot be trusted (a share, the agreed set or
     /// the node sum failed its SHA-256 check): the round is never finalized or served.
     pub(super) damaged: Option<String>,
+    /// A verified round's verify states from this node's last `/verify`, by client, kept for
+    /// its close (which would otherwise run each client's check again): a helper's state is two
+    /// seeds, node 0's its output share (16·d bytes), so node 0 keeps them within
+    /// [`PENDING_CHECKS_BYTES`] and checks again past it.
+    pub(super) pending_checks: HashMap<u64, verified_shares::verify::Pending>,
 }
+
+/// Memory a node spends on one round's kept verify states at most.
+pub(super) const PENDING_CHECKS_BYTES: usize = 256 << 20;
 
 pub(super) struct Upload {
     pub(super) round_id: [u8; 32],
