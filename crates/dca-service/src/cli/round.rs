@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use dca_service::aggregator::Aggregator;
 use dca_service::protocol::spec::{NON_PRIVATE_MARK, Round, RoundSpec, token_hash};
+use dca_service::protocol::validity::ValiditySpec;
 use dca_service::{Error, Result, hex};
 use dp_noise::rng::RngSource;
 use zeroize::Zeroizing;
@@ -87,6 +88,18 @@ pub enum RoundCommand {
         /// File with one client token per line (N lines).
         #[arg(long)]
         tokens_file: PathBuf,
+        /// A validity mode: every client proves to the nodes that its contribution (data plus
+        /// noise slice) lies within the round's bound, per coordinate (`linf`) or in L2 norm
+        /// (`l2`, with --data-norm); the nodes need --verify-secret-file.
+        #[arg(long, value_parser = ["linf", "l2"])]
+        validity: Option<String>,
+        /// With --validity: δ_t, the probability bound on an honest noise value reaching its
+        /// slice bound (charged as δ).
+        #[arg(long, default_value_t = 1e-9, requires = "validity")]
+        truncation_delta: f64,
+        /// With --validity l2: the bound on the L2 norm of a client's data vector.
+        #[arg(long, requires = "validity")]
+        data_norm: Option<f64>,
     },
     /// Print every node's status of the round.
     Status(RoundArgs),
@@ -158,7 +171,29 @@ pub async fn run(command: RoundCommand) -> Result<()> {
             no_noise,
             deadline_secs,
             tokens_file,
+            validity,
+            truncation_delta,
+            data_norm,
         } => {
+            let validity = match (validity.as_deref(), data_norm) {
+                (None, _) => None,
+                (Some("linf"), None) => Some(ValiditySpec::Linf { truncation_delta }),
+                (Some("l2"), Some(data_norm)) => Some(ValiditySpec::L2 {
+                    data_norm,
+                    truncation_delta,
+                }),
+                (Some("l2"), None) => {
+                    return Err(Error::InvalidSpec(
+                        "--validity l2 needs --data-norm (the bound on a client's data norm)"
+                            .into(),
+                    ));
+                }
+                (Some(_), _) => {
+                    return Err(Error::InvalidSpec(
+                        "--data-norm is for --validity l2".into(),
+                    ));
+                }
+            };
             let noise = round_noise(epsilon, delta, sigma, l2_sensitivity, no_noise, bound, dim)?;
             let (sigma, l2_sensitivity) = noise.unwrap_or((None, None));
             if noise.is_none() {
@@ -174,7 +209,7 @@ pub async fn run(command: RoundCommand) -> Result<()> {
                     .map(|t| hex::encode(&token_hash(t)))
                     .collect();
             let spec = RoundSpec {
-                validity: None,
+                validity,
                 round: round_number,
                 n_clients,
                 n_nodes: u16::try_from(a.conn.nodes.len())

@@ -24,7 +24,32 @@ fn last_line(out: &str) -> &str {
 }
 
 async fn one_round_by_hand_releases_the_in_process_sum_once(store: Store) {
-    let Some(cluster) = Cluster::start_on("cli-round", 3, store) else {
+    round_by_hand(store, false).await
+}
+
+/// The same with `--validity linf`: clients prove their contributions, the release names no one
+/// invalid and reports δ_t.
+async fn a_verified_round_by_hand_releases_the_in_process_sum_once(store: Store) {
+    round_by_hand(store, true).await
+}
+
+async fn round_by_hand(store: Store, verified: bool) {
+    let secret = Scratch::new("cli-round-secret");
+    std::fs::create_dir_all(&secret.path).unwrap();
+    let secret_file = secret.path.join("verify.secret");
+    std::fs::write(&secret_file, "0123456789abcdef0123456789abcdef-test-only\n").unwrap();
+    let node_args = [
+        "--max-body",
+        "1048576",
+        "--verify-secret-file",
+        secret_file.to_str().unwrap(),
+    ];
+    let name = if verified {
+        "cli-round-verified"
+    } else {
+        "cli-round"
+    };
+    let Some(cluster) = Cluster::start_on_with(name, 3, store, &node_args) else {
         return;
     };
     let dir = &cluster.dir;
@@ -85,7 +110,15 @@ async fn one_round_by_hand_releases_the_in_process_sum_once(store: Store) {
             "1",
             "--tokens-file",
             tokens.to_str().unwrap(),
-        ],
+        ]
+        .into_iter()
+        .chain(
+            verified
+                .then_some(["--validity", "linf"])
+                .into_iter()
+                .flatten(),
+        )
+        .collect::<Vec<_>>(),
     ));
     assert!(ok, "round create: {out}");
     let round = dca_service::protocol::spec::decode_round_config(&std::fs::read(&spec).unwrap())
@@ -133,10 +166,19 @@ async fn one_round_by_hand_releases_the_in_process_sum_once(store: Store) {
     assert_eq!(bits(&release.sum), bits(&expected.sum));
     assert_eq!(release.sum_units, expected.sum_units);
     assert!(release.spent_epsilon > 0.0, "the round was charged: {out}");
+    assert_eq!(round.validity.is_some(), verified);
+    assert_eq!(release.invalid, verified.then(Vec::new));
+    assert_eq!(
+        release.truncation_delta,
+        round.validity.as_ref().map(|v| v.bound.truncation_delta())
+    );
 
     let (ok, out) = run(with(&["round", "release"], &[]));
     assert!(!ok, "a second release must be refused: {out}");
     assert!(out.contains("released"), "{out}");
 }
 
-both_stores!(one_round_by_hand_releases_the_in_process_sum_once);
+both_stores!(
+    one_round_by_hand_releases_the_in_process_sum_once,
+    a_verified_round_by_hand_releases_the_in_process_sum_once,
+);
