@@ -41,10 +41,10 @@ use std::time::Instant;
 use fixedpoint_shares::ClientSet;
 
 use crate::Result;
+pub use crate::db::PgLocation;
 use crate::http::metrics::Metrics;
 
 pub(crate) use layout::HashingWriter;
-pub use postgres::PgLocation;
 pub(crate) use postgres::{PgReader, PgStore};
 pub(crate) use readers::{AttemptReader, TokenChunks, TokenLookup};
 use tx::NodeTx;

@@ -25,32 +25,29 @@ mod rows;
 
 use std::fmt;
 use std::sync::mpsc;
-use std::time::Duration;
 
 use postgres::IsolationLevel;
 
 use super::tx::AggTx;
+use crate::db::PgLocation;
 use crate::db::migrations::{Schema, migrate_postgres};
 use crate::db::postgres_tx::{self, PgConnection};
 use crate::{Error, Result};
 
-/// A PostgreSQL database given to the aggregator's `--store`: the client's configuration and
-/// the URL as it may be shown (without its password).
+/// A PostgreSQL database given to the aggregator's `--store` (the URL as it may be shown, without
+/// its password, is its `Display`).
 #[derive(Clone)]
-pub struct AggregatorPgLocation {
-    config: Box<postgres::Config>,
-    shown: String,
-}
+pub struct AggregatorPgLocation(PgLocation);
 
 impl fmt::Debug for AggregatorPgLocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.shown)
+        fmt::Debug::fmt(&self.0, f)
     }
 }
 
 impl fmt::Display for AggregatorPgLocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.shown)
+        fmt::Display::fmt(&self.0, f)
     }
 }
 
@@ -71,24 +68,26 @@ impl AggregatorPgLocation {
                  leave --store out and give --db for the SQLite store"
             )));
         }
-        // The node's parser checks the database and redacts the password, with the same
-        // messages for both services.
-        let shown = crate::node::PgLocation::parse(url)?.to_string();
-        let mut config: postgres::Config = url
-            .parse()
-            .map_err(|e| Error::Postgres(format!("--store {shown}: {e}")))?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(10));
-        }
-        config.application_name("dpdist-aggregator");
-        Ok(AggregatorPgLocation {
-            config: Box::new(config),
-            shown,
-        })
+        PgLocation::parse_as(
+            url,
+            "dpdist-aggregator",
+            "leave --store out and give --db for the SQLite store",
+        )
+        .map(AggregatorPgLocation)
+    }
+
+    /// A location made by a test's database helper ([`crate::db::postgres_test_db`]).
+    #[cfg(test)]
+    pub(crate) fn for_test(config: postgres::Config, shown: String) -> Self {
+        AggregatorPgLocation(PgLocation::for_test(config, shown))
+    }
+
+    fn shown(&self) -> &str {
+        self.0.shown()
     }
 
     fn connect(&self) -> Result<PgConnection> {
-        PgConnection::open(&self.config, &self.shown)
+        self.0.connect()
     }
 }
 
@@ -109,7 +108,7 @@ impl PgAggregatorStore {
             .name("dpdist-aggregator-pg".into())
             .spawn(move || {
                 let connected = location.connect().and_then(|mut conn| {
-                    migrate_postgres(&mut conn, Schema::Aggregator, &location.shown)?;
+                    migrate_postgres(&mut conn, Schema::Aggregator, location.shown())?;
                     Ok(conn)
                 });
                 let mut conn = match connected {
@@ -127,10 +126,10 @@ impl PgAggregatorStore {
             })?;
         opened
             .recv()
-            .map_err(|_| Error::Postgres(format!("{}: the store thread stopped", at.shown)))??;
+            .map_err(|_| Error::Postgres(format!("{}: the store thread stopped", at.shown())))??;
         Ok(PgAggregatorStore {
             calls,
-            shown: at.shown.clone(),
+            shown: at.shown().to_string(),
         })
     }
 

@@ -20,10 +20,7 @@ impl TestDb {
 
 /// A fresh database for the test `name`, or `None` (after saying so) without a server.
 pub(crate) fn test_db(name: &str) -> Option<TestDb> {
-    crate::db::postgres_test_db::test_db("aggunit", name, |config, shown| AggregatorPgLocation {
-        config: Box::new(config),
-        shown,
-    })
+    crate::db::postgres_test_db::test_db("aggunit", name, AggregatorPgLocation::for_test)
 }
 
 fn open(db: &TestDb) -> AggregatorStore {

@@ -6,7 +6,8 @@ use postgres::types::ToSql;
 use postgres::{Client, GenericClient, IsolationLevel, RowIter, Transaction};
 
 use super::super::layout::{check_share, copy_checked_sum};
-use super::{PgLocation, PgTx};
+use super::PgTx;
+use crate::db::PgLocation;
 use crate::db::postgres_tx::{PgConnection, TxError, cause, connection_lost};
 use crate::{Error, Result, hex};
 
