@@ -50,16 +50,14 @@ pub(super) struct AppState {
 }
 
 impl AppState {
-    /// Client `client`'s token hash as listed in round `round`'s config, from the store; on a
-    /// blocking thread for a store whose client must not block an async thread.
+    /// Client `client`'s token hash as listed in round `round`'s config, from the store, on a
+    /// blocking thread: the lookup blocks (SQLite on its file, PostgreSQL on its client and
+    /// the pool).
     pub(super) async fn token_hash(
         self: &Arc<Self>,
         round: &[u8; 32],
         client: u64,
     ) -> ApiResult<[u8; 32]> {
-        if !self.db.needs_own_thread() {
-            return self.token_hash_now(round, client);
-        }
         let (state, round) = (self.clone(), *round);
         tokio::task::spawn_blocking(move || state.token_hash_now(&round, client))
             .await

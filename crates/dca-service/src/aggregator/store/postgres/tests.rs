@@ -189,7 +189,7 @@ fn damaged_rows_are_refused_when_read() {
 fn tables_of_a_newer_version_are_refused() {
     let Some(db) = test_db("newer") else { return };
     drop(open(&db));
-    let mut c = db.at.connect().unwrap();
+    let mut c = db.at.0.connect_alone().unwrap();
     c.client()
         .unwrap()
         .batch_execute(

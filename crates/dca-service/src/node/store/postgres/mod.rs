@@ -5,6 +5,10 @@
 //! thread, the summing thread or a `spawn_blocking` thread, and a connection dropped on an
 //! async thread is closed on a thread of its own ([`PgConnection`]).
 //!
+//! A process's connections come from the pool of its [`PgLocation`]: the store actor holds one
+//! for its life; a token lookup, a received set's or a node sum's read, the summing thread and
+//! a replica's lease renewals take one for as long as they read and give it back.
+//!
 //! Every connection here opens itself again on its next use once the server closed it; a
 //! transaction cut before its commit is retried on the new connection, one cut during its
 //! commit is an error (see [`crate::db::postgres_tx`]). A read of a few rows is made again on a new
@@ -26,10 +30,10 @@ use postgres::{Client, IsolationLevel};
 use super::layout::{agreed_name, check_blob, check_share, read_agreed};
 use super::{RoundState, StoredRound};
 use crate::Result;
-use crate::db::PgLocation;
 use crate::db::migrations::{Schema, migrate_postgres};
 use crate::db::postgres_tx::{PgConnection, TxError, in_tx};
-pub(crate) use readers::{PgReader, SumBlob, TokenChunks};
+use crate::db::{PgLocation, PooledPg};
+pub(crate) use readers::{PgReader, PgTokenLookup, SumBlob, TokenChunks};
 use readers::{attempts, checked_sum};
 pub(crate) use tx::PgTx;
 
@@ -62,16 +66,18 @@ fn run_tx<T>(
     })
 }
 
-/// The node's read-write connection (the store actor's).
+/// The node's read-write connection (the store actor's), taken from the pool for the store's
+/// life.
 pub(crate) struct PgStore {
-    conn: PgConnection,
+    conn: PooledPg,
 }
 
 impl PgStore {
     pub fn open(at: &PgLocation) -> Result<Self> {
-        let mut conn = at.connect()?;
-        migrate_postgres(&mut conn, Schema::Node, at.shown())?;
-        Ok(PgStore { conn })
+        migrate_postgres(&mut at.connect_alone()?, Schema::Node, at.shown())?;
+        Ok(PgStore {
+            conn: at.connect()?,
+        })
     }
 
     /// Runs `f` in one transaction ([`run_tx`]).

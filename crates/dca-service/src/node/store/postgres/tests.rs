@@ -4,6 +4,7 @@
 //! loudly and pass, except under CI (`CI` set), where they fail.
 
 use super::*;
+use crate::Error;
 use crate::node::store::{
     AttemptReader, NodeStore, PendingShare, StoreLocation, TokenLookup, UploadOutcome,
 };
