@@ -198,10 +198,14 @@ pub(crate) struct PgReader {
 }
 
 impl PgReader {
+    /// A pooled connection may have been cut while it waited in the pool, and a streamed read
+    /// cut mid-way cannot be made again: the connection is tried first (one round trip,
+    /// connected again if it was cut), so a reader starts on a live one as a new connection
+    /// would.
     pub fn open(at: &PgLocation) -> Result<Self> {
-        Ok(PgReader {
-            conn: at.connect()?,
-        })
+        let mut conn = at.connect()?;
+        conn.read(|c| Ok(c.simple_query("")?))?;
+        Ok(PgReader { conn })
     }
 
     /// Runs `f` in one read-only repeatable-read transaction: every read in it sees one
