@@ -55,9 +55,9 @@ impl AppState {
     /// On PostgreSQL on a blocking thread: its client blocks on a runtime of its own. On SQLite
     /// in place: a read of one indexed row on a read-only WAL connection never waits for the
     /// writer, only for the disk on a page not cached, and a blocking thread per upload cost
-    /// 25% more node CPU per upload (161–165 µs in place, 201–208 µs on a blocking thread:
-    /// `bench_network --n 10000 --dim 1000 --conns 64 --mode seed --preseal`,
-    /// docs/src/results/network-load.md).
+    /// 26% more node CPU per upload (medians of 3 runs: 165 µs in place, 208 µs on a blocking
+    /// thread; `bench_network --n 10000 --dim 1000 --conns 64 --mode seed --preseal`,
+    /// docs/src/results/node-cpu.md).
     pub(super) async fn token_hash(
         self: &Arc<Self>,
         round: &[u8; 32],
