@@ -230,3 +230,21 @@ fn redact(url: &str) -> String {
         None => url.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pool's size is the default unless set, never under the minimum, and shown nowhere
+    /// with the password.
+    #[test]
+    fn the_pool_size_is_checked() {
+        let at = PgLocation::parse("postgres://u:hunter2@127.0.0.1:5432/db").unwrap();
+        assert_eq!(at.pool_size(), DEFAULT_STORE_POOL_SIZE);
+        assert_eq!(at.clone().with_pool_size(3).unwrap().pool_size(), 3);
+        match at.with_pool_size(MIN_STORE_POOL_SIZE - 1) {
+            Err(Error::InvalidSpec(m)) => assert!(m.contains("--store-pool-size"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
