@@ -82,6 +82,8 @@ pub mod secret;
 #[cfg(test)]
 pub(crate) use db::postgres_test_db::scratch_dir;
 
+#[cfg(feature = "server")]
+pub use db::{DEFAULT_STORE_POOL_SIZE, MIN_STORE_POOL_SIZE};
 pub use error::Error;
 
 /// `Result` with this crate's [`Error`].

@@ -146,8 +146,9 @@ fn open_aggregator(
     conn: &Connection,
     admin_token_file: &Path,
     budget: PrivacyLoss,
+    pool_size: u32,
 ) -> Result<Aggregator> {
-    let at = AggregatorStoreLocation::parse(store, db)?;
+    let at = AggregatorStoreLocation::parse(store, db)?.with_pool_size(pool_size)?;
     Aggregator::open_at(
         &at,
         http(conn)?,

@@ -37,6 +37,11 @@ pub struct AggregatorArgs {
     /// instead of --db; aggregator processes given the same database share them.
     #[arg(long, value_name = "URL")]
     store: Option<String>,
+    /// With --store: the most connections this process keeps open to the database (at least
+    /// 3); calls beyond wait for a free one.
+    #[arg(long, default_value_t = dca_service::DEFAULT_STORE_POOL_SIZE,
+          value_parser = clap::value_parser!(u32).range(i64::from(dca_service::MIN_STORE_POOL_SIZE)..))]
+    store_pool_size: u32,
     /// Privacy budget ε of the aggregator's accountant.
     #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     budget_epsilon: f64,
@@ -71,6 +76,7 @@ pub async fn run(a: AggregatorArgs) -> Result<()> {
         &a.conn,
         &a.admin_token_file,
         budget,
+        a.store_pool_size,
     )?
     .with_release_lease(Duration::from_millis(a.release_lease_ms))?
     .with_job_lease(Duration::from_millis(a.job_lease_ms))?;

@@ -31,6 +31,11 @@ pub struct NodeArgs {
     /// instead of node.sqlite in --data-dir; the key and spool files stay in --data-dir.
     #[arg(long, value_name = "URL")]
     store: Option<String>,
+    /// With --store: the most connections this process keeps open to the database (at least
+    /// 3; the store's writer holds one); reads and lookups beyond wait for a free one.
+    #[arg(long, default_value_t = dca_service::DEFAULT_STORE_POOL_SIZE,
+          value_parser = clap::value_parser!(u32).range(i64::from(dca_service::MIN_STORE_POOL_SIZE)..))]
+    store_pool_size: u32,
     /// File holding the aggregator's bearer token.
     #[arg(long)]
     admin_token_file: PathBuf,
@@ -57,7 +62,8 @@ pub struct NodeArgs {
 
 pub async fn run(a: NodeArgs) -> Result<()> {
     let tls = server_tls(&a.cert, &a.key)?;
-    let store = StoreLocation::parse(a.store.as_deref(), &a.data_dir)?;
+    let store =
+        StoreLocation::parse(a.store.as_deref(), &a.data_dir)?.with_pool_size(a.store_pool_size)?;
     let options = NodeOptions {
         store: store.clone(),
         max_body: a.max_body,

@@ -133,6 +133,7 @@ fn aggregator(args: &RoundArgs) -> Result<Aggregator> {
         &args.conn,
         &args.admin_token_file,
         budget,
+        dca_service::DEFAULT_STORE_POOL_SIZE,
     )
 }
 

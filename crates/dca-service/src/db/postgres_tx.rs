@@ -38,6 +38,8 @@ pub(crate) struct PgConnection {
     client: Option<Box<Client>>,
     /// Connections opened so far: a statement prepared on one is valid on that one only.
     generation: u64,
+    /// Statements prepared on the current connection, by their SQL ([`Self::prepared`]).
+    prepared: Vec<(&'static str, postgres::Statement)>,
 }
 
 impl PgConnection {
@@ -52,6 +54,7 @@ impl PgConnection {
             shown: shown.to_string(),
             client: Some(Box::new(client)),
             generation: 1,
+            prepared: Vec::new(),
         })
     }
 
@@ -77,6 +80,21 @@ impl PgConnection {
         self.client
             .as_deref_mut()
             .ok_or_else(|| Error::Postgres(format!("{}: not connected", self.shown)))
+    }
+
+    /// `sql` prepared on the current connection, once per connection: a pooled connection
+    /// serves many callers, and a lookup made per upload would otherwise be parsed per upload.
+    pub(crate) fn prepared(
+        &mut self,
+        sql: &'static str,
+    ) -> std::result::Result<postgres::Statement, TxError> {
+        self.client()?;
+        if let Some((_, stmt)) = self.prepared.iter().find(|(s, _)| *s == sql) {
+            return Ok(stmt.clone());
+        }
+        let stmt = self.client()?.prepare(sql)?;
+        self.prepared.push((sql, stmt.clone()));
+        Ok(stmt)
     }
 
     /// Whether the connection is known to be closed (it is opened again on next use).
@@ -113,6 +131,7 @@ impl PgConnection {
     /// Gives the connection up after an error that says it is gone ([`connection_lost`]),
     /// which the client may not have noticed yet: the next use connects again.
     pub(crate) fn forget(&mut self) {
+        self.prepared.clear();
         if let Some(old) = self.client.take() {
             tracing::warn!(store = self.shown, "PostgreSQL: the connection was lost");
             close_off_async_threads(old);

@@ -56,6 +56,7 @@ mod upgrade_tests;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::db::blocking::off_async;
 use crate::http::metrics::TxMetrics;
 use crate::{Error, Result};
 
@@ -144,6 +145,18 @@ impl AggregatorStoreLocation {
         }
     }
 
+    /// The same store with a pool of at most `size` PostgreSQL connections
+    /// (`--store-pool-size`); a SQLite store has no pool and is returned as it is.
+    ///
+    /// # Errors
+    /// [`Error::InvalidSpec`] for a size under [`crate::db::MIN_STORE_POOL_SIZE`].
+    pub fn with_pool_size(self, size: u32) -> Result<Self> {
+        match self {
+            Self::Postgres(pg) => pg.with_pool_size(size).map(Self::Postgres),
+            sqlite => Ok(sqlite),
+        }
+    }
+
     /// The store as a person reads it (a path, or a URL without its password).
     pub fn describe(&self) -> String {
         match self {
@@ -167,11 +180,11 @@ enum Backend {
 impl AggregatorStore {
     pub fn open(at: &AggregatorStoreLocation) -> Result<Self> {
         let backend = match at {
-            AggregatorStoreLocation::Sqlite(path) => {
-                Backend::Sqlite(sqlite::SqliteAggregatorStore::open(path)?)
-            }
+            AggregatorStoreLocation::Sqlite(path) => Backend::Sqlite(off_async(false, || {
+                sqlite::SqliteAggregatorStore::open(path)
+            })?),
             AggregatorStoreLocation::Postgres(pg) => {
-                Backend::Postgres(postgres::PgAggregatorStore::open(pg)?)
+                Backend::Postgres(off_async(true, || postgres::PgAggregatorStore::open(pg))?)
             }
         };
         Ok(AggregatorStore {
@@ -189,23 +202,29 @@ impl AggregatorStore {
     /// otherwise. `f` may run more than once (PostgreSQL retries a transaction that lost a
     /// race or its connection before the commit), so it changes nothing outside the
     /// transaction.
+    ///
+    /// Called from async handlers and tasks, it runs off the async threads
+    /// ([`off_async`]): the store's calls block.
     fn run_tx<T: Send + 'static>(
         &self,
         name: &'static str,
         f: impl FnMut(&mut dyn AggTx) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let span = tracing::debug_span!("store_tx", name);
-        let _entered = span.enter();
-        let started = Instant::now();
-        let outcome = match &self.backend {
-            Backend::Sqlite(s) => s.run_tx(f),
-            Backend::Postgres(s) => s.run_tx(f),
-        };
-        self.transactions.observe(name, outcome.is_ok(), started);
-        if let Err(e) = &outcome {
-            tracing::debug!("{e}");
-        }
-        outcome
+        let own_thread = matches!(self.backend, Backend::Postgres(_));
+        off_async(own_thread, || {
+            let _entered = span.enter();
+            let started = Instant::now();
+            let outcome = match &self.backend {
+                Backend::Sqlite(s) => s.run_tx(f),
+                Backend::Postgres(s) => s.run_tx(f),
+            };
+            self.transactions.observe(name, outcome.is_ok(), started);
+            if let Err(e) = &outcome {
+                tracing::debug!("{e}");
+            }
+            outcome
+        })
     }
 
     /// Test hook: runs `sql` as is (to damage a row as a bad disk or a bad hand would).
@@ -213,7 +232,7 @@ impl AggregatorStore {
     pub fn damage(&self, sql: &str) -> Result<()> {
         match &self.backend {
             Backend::Sqlite(s) => s.damage(sql),
-            Backend::Postgres(s) => s.execute(sql),
+            Backend::Postgres(s) => off_async(true, || s.execute(sql)),
         }
     }
 }

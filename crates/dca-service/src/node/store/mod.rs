@@ -41,10 +41,10 @@ use std::time::Instant;
 use fixedpoint_shares::ClientSet;
 
 use crate::Result;
+pub use crate::db::PgLocation;
 use crate::http::metrics::Metrics;
 
 pub(crate) use layout::HashingWriter;
-pub use postgres::PgLocation;
 pub(crate) use postgres::{PgReader, PgStore};
 pub(crate) use readers::{AttemptReader, TokenChunks, TokenLookup};
 use tx::NodeTx;
@@ -72,6 +72,18 @@ impl StoreLocation {
         }
     }
 
+    /// The same store with a pool of at most `size` PostgreSQL connections
+    /// (`--store-pool-size`); the SQLite file has no pool and is returned as it is.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidSpec`] for a size under [`crate::db::MIN_STORE_POOL_SIZE`].
+    pub fn with_pool_size(self, size: u32) -> Result<Self> {
+        match self {
+            StoreLocation::Postgres(pg) => pg.with_pool_size(size).map(StoreLocation::Postgres),
+            sqlite => Ok(sqlite),
+        }
+    }
+
     /// The store as a person reads it (a path, or a URL without its password).
     pub fn describe(&self) -> String {
         match self {
@@ -82,12 +94,6 @@ impl StoreLocation {
 
     /// Whether other processes (replicas of this node) may write the store too.
     pub(crate) fn is_shared(&self) -> bool {
-        matches!(self, StoreLocation::Postgres(_))
-    }
-
-    /// Whether the store's calls block on a runtime of their own (the PostgreSQL client), so
-    /// they must not run on an async worker thread (they run on a blocking thread instead).
-    pub(crate) fn needs_own_thread(&self) -> bool {
         matches!(self, StoreLocation::Postgres(_))
     }
 }

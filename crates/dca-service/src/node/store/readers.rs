@@ -23,20 +23,20 @@ impl std::io::Read for TokenChunks<'_> {
     }
 }
 
-/// A connection for the upload handlers' token lookups.
+/// A connection for the upload handlers' token lookups (on PostgreSQL, one from the pool per
+/// lookup).
 pub(crate) enum TokenLookup {
     Sqlite(sqlite::SqliteTokenLookup),
-    Postgres(postgres::PgReader),
+    Postgres(postgres::PgTokenLookup),
 }
 
 impl TokenLookup {
-    /// For PostgreSQL, call it off the async threads.
     pub fn open(at: &StoreLocation) -> Result<Self> {
         Ok(match at {
             StoreLocation::Sqlite(path) => {
                 TokenLookup::Sqlite(sqlite::SqliteTokenLookup::open(path)?)
             }
-            StoreLocation::Postgres(pg) => TokenLookup::Postgres(postgres::PgReader::open(pg)?),
+            StoreLocation::Postgres(pg) => TokenLookup::Postgres(postgres::PgTokenLookup::new(pg)),
         })
     }
 

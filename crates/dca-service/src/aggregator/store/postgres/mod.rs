@@ -2,10 +2,10 @@
 //! aggregator processes may share.
 //!
 //! The blocking `postgres` client blocks on a runtime of its own, which tokio refuses (panics)
-//! on a thread that runs async tasks, and the aggregator calls its store from async handlers.
-//! So the connection lives on a thread of its own and every call is shipped to it as a closure
-//! and answered over a channel: the aggregator's code stays the same synchronous calls as on
-//! SQLite, and waiting on a channel is no worse for the async thread than SQLite's mutex.
+//! on a thread that runs async tasks, and the aggregator calls its store from async handlers:
+//! [`super::AggregatorStore`] runs every call through [`crate::db::blocking::off_async`], and
+//! each call takes a connection from the location's pool (`--store-pool-size`), so calls from
+//! several handlers run side by side, each in its own transaction.
 //!
 //! What must happen once across processes is decided by the rules above in one transaction;
 //! the locks make their reads the rows they write: `lock_*` reads are `SELECT … FOR UPDATE`,
@@ -16,7 +16,7 @@
 //! distinct jobs. A transaction that fails with a serialization failure or a deadlock is run
 //! again, a bounded number of times.
 //!
-//! The connection opens itself again on the next call once the server closed it (a restart,
+//! A pooled connection opens itself again on the next call once the server closed it (a restart,
 //! a failover, an idle connection cut); a transaction cut before its commit is run again on
 //! the new connection, one cut during its commit is an error that says its outcome is unknown
 //! (see [`crate::db::postgres_tx`]). Migrations run once, at open.
@@ -24,33 +24,29 @@
 mod rows;
 
 use std::fmt;
-use std::sync::mpsc;
-use std::time::Duration;
 
 use postgres::IsolationLevel;
 
 use super::tx::AggTx;
+use crate::db::PgLocation;
 use crate::db::migrations::{Schema, migrate_postgres};
-use crate::db::postgres_tx::{self, PgConnection};
+use crate::db::postgres_tx;
 use crate::{Error, Result};
 
-/// A PostgreSQL database given to the aggregator's `--store`: the client's configuration and
-/// the URL as it may be shown (without its password).
+/// A PostgreSQL database given to the aggregator's `--store` (the URL as it may be shown, without
+/// its password, is its `Display`).
 #[derive(Clone)]
-pub struct AggregatorPgLocation {
-    config: Box<postgres::Config>,
-    shown: String,
-}
+pub struct AggregatorPgLocation(PgLocation);
 
 impl fmt::Debug for AggregatorPgLocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.shown)
+        fmt::Debug::fmt(&self.0, f)
     }
 }
 
 impl fmt::Display for AggregatorPgLocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.shown)
+        fmt::Display::fmt(&self.0, f)
     }
 }
 
@@ -71,109 +67,65 @@ impl AggregatorPgLocation {
                  leave --store out and give --db for the SQLite store"
             )));
         }
-        // The node's parser checks the database and redacts the password, with the same
-        // messages for both services.
-        let shown = crate::node::PgLocation::parse(url)?.to_string();
-        let mut config: postgres::Config = url
-            .parse()
-            .map_err(|e| Error::Postgres(format!("--store {shown}: {e}")))?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(10));
-        }
-        config.application_name("dpdist-aggregator");
-        Ok(AggregatorPgLocation {
-            config: Box::new(config),
-            shown,
-        })
+        PgLocation::parse_as(
+            url,
+            "dpdist-aggregator",
+            "leave --store out and give --db for the SQLite store",
+        )
+        .map(AggregatorPgLocation)
     }
 
-    fn connect(&self) -> Result<PgConnection> {
-        PgConnection::open(&self.config, &self.shown)
+    /// A location made by a test's database helper ([`crate::db::postgres_test_db`]).
+    #[cfg(test)]
+    pub(crate) fn for_test(config: postgres::Config, shown: String) -> Self {
+        AggregatorPgLocation(PgLocation::for_test(config, shown))
+    }
+
+    /// The same database with a pool of at most `size` connections (`--store-pool-size`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidSpec`] for a size under [`crate::db::MIN_STORE_POOL_SIZE`].
+    pub fn with_pool_size(self, size: u32) -> Result<Self> {
+        self.0.with_pool_size(size).map(AggregatorPgLocation)
+    }
+
+    fn shown(&self) -> &str {
+        self.0.shown()
     }
 }
 
-type Call = Box<dyn FnOnce(&mut PgConnection) + Send>;
-
+/// The aggregator's PostgreSQL store: each call takes a connection from the location's pool.
 pub(crate) struct PgAggregatorStore {
-    calls: mpsc::Sender<Call>,
-    shown: String,
+    at: PgLocation,
 }
 
 impl PgAggregatorStore {
-    /// Connects (on the store's own thread) and brings the schema up to date.
+    /// Connects once and brings the schema up to date. Blocks: call it off the async threads
+    /// ([`crate::db::blocking::off_async`]).
     pub fn open(at: &AggregatorPgLocation) -> Result<Self> {
-        let (calls, inbox) = mpsc::channel::<Call>();
-        let (ready, opened) = mpsc::sync_channel(1);
-        let location = at.clone();
-        std::thread::Builder::new()
-            .name("dpdist-aggregator-pg".into())
-            .spawn(move || {
-                let connected = location.connect().and_then(|mut conn| {
-                    migrate_postgres(&mut conn, Schema::Aggregator, &location.shown)?;
-                    Ok(conn)
-                });
-                let mut conn = match connected {
-                    Ok(conn) => conn,
-                    Err(e) => {
-                        let _ = ready.send(Err(e));
-                        return;
-                    }
-                };
-                let _ = ready.send(Ok(()));
-                // Ends when the store (the only sender) is dropped.
-                for call in inbox {
-                    call(&mut conn);
-                }
-            })?;
-        opened
-            .recv()
-            .map_err(|_| Error::Postgres(format!("{}: the store thread stopped", at.shown)))??;
-        Ok(PgAggregatorStore {
-            calls,
-            shown: at.shown.clone(),
-        })
+        migrate_postgres(&mut at.0.connect_alone()?, Schema::Aggregator, at.shown())?;
+        Ok(PgAggregatorStore { at: at.0.clone() })
     }
 
-    /// Runs `f` on the store's thread and waits for its answer.
-    fn call<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&mut PgConnection) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        let (reply, answer) = mpsc::sync_channel(1);
-        let gone = || Error::Postgres(format!("{}: the store thread stopped", self.shown));
-        self.calls
-            .send(Box::new(move |client| {
-                let _ = reply.send(f(client));
-            }))
-            .map_err(|_| gone())?;
-        answer.recv().map_err(|_| gone())?
-    }
-
-    /// Runs `f` in a READ COMMITTED transaction on the store's thread, retried as
+    /// Runs `f` in a READ COMMITTED transaction on a connection from the pool, retried as
     /// [`postgres_tx::in_tx`] does (what must not race takes row locks explicitly): a
     /// statement's failure that PostgreSQL may clear by running the transaction again (a
     /// serialization failure, a deadlock, a connection lost before the commit) reaches the
-    /// retry loop as PostgreSQL's error, whatever the rules made of it.
-    pub fn run_tx<T: Send + 'static>(
-        &self,
-        mut f: impl FnMut(&mut dyn AggTx) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        let span = tracing::Span::current();
-        self.call(move |conn| {
-            let _entered = span.enter();
-            postgres_tx::in_tx(conn, IsolationLevel::ReadCommitted, |tx| {
-                let mut rows = rows::PgRows::new(tx);
-                let outcome = f(&mut rows);
-                outcome.map_err(|e| rows.into_failure(e))
-            })
+    /// retry loop as PostgreSQL's error, whatever the rules made of it. Blocks: call it off
+    /// the async threads.
+    pub fn run_tx<T>(&self, mut f: impl FnMut(&mut dyn AggTx) -> Result<T>) -> Result<T> {
+        let mut conn = self.at.connect()?;
+        postgres_tx::in_tx(&mut conn, IsolationLevel::ReadCommitted, |tx| {
+            let mut rows = rows::PgRows::new(tx);
+            let outcome = f(&mut rows);
+            outcome.map_err(|e| rows.into_failure(e))
         })
     }
 
     /// Test hook: runs `sql` as is (to damage a row as a bad disk or a bad hand would).
     #[cfg(test)]
     pub fn execute(&self, sql: &str) -> Result<()> {
-        let sql = sql.to_string();
-        self.call(move |conn| Ok(conn.client()?.batch_execute(&sql)?))
+        Ok(self.at.connect()?.client()?.batch_execute(sql)?)
     }
 }
 

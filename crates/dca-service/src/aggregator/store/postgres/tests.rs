@@ -20,10 +20,7 @@ impl TestDb {
 
 /// A fresh database for the test `name`, or `None` (after saying so) without a server.
 pub(crate) fn test_db(name: &str) -> Option<TestDb> {
-    crate::db::postgres_test_db::test_db("aggunit", name, |config, shown| AggregatorPgLocation {
-        config: Box::new(config),
-        shown,
-    })
+    crate::db::postgres_test_db::test_db("aggunit", name, AggregatorPgLocation::for_test)
 }
 
 fn open(db: &TestDb) -> AggregatorStore {
@@ -193,7 +190,7 @@ fn damaged_rows_are_refused_when_read() {
 fn tables_of_a_newer_version_are_refused() {
     let Some(db) = test_db("newer") else { return };
     drop(open(&db));
-    let mut c = db.at.connect().unwrap();
+    let mut c = db.at.0.connect_alone().unwrap();
     c.client()
         .unwrap()
         .batch_execute(

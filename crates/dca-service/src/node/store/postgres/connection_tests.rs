@@ -4,6 +4,7 @@
 
 use super::tests::{sha, share, store_with_round, test_db, token_hashes};
 use super::*;
+use crate::Error;
 use crate::db::postgres_tx::MAX_ATTEMPTS;
 use crate::node::store::{AttemptReader, StoreLocation, TokenLookup, UploadOutcome};
 use fixedpoint_shares::ClientId;

@@ -5,6 +5,10 @@
 //! thread, the summing thread or a `spawn_blocking` thread, and a connection dropped on an
 //! async thread is closed on a thread of its own ([`PgConnection`]).
 //!
+//! A process's connections come from the pool of its [`PgLocation`]: the store actor holds one
+//! for its life; a token lookup, a received set's or a node sum's read, the summing thread and
+//! a replica's lease renewals take one for as long as they read and give it back.
+//!
 //! Every connection here opens itself again on its next use once the server closed it; a
 //! transaction cut before its commit is retried on the new connection, one cut during its
 //! commit is an error (see [`crate::db::postgres_tx`]). A read of a few rows is made again on a new
@@ -18,9 +22,6 @@
 mod readers;
 mod tx;
 
-use std::fmt;
-use std::time::Duration;
-
 use fixedpoint_shares::ClientSet;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
@@ -28,93 +29,13 @@ use postgres::{Client, IsolationLevel};
 
 use super::layout::{agreed_name, check_blob, check_share, read_agreed};
 use super::{RoundState, StoredRound};
+use crate::Result;
 use crate::db::migrations::{Schema, migrate_postgres};
 use crate::db::postgres_tx::{PgConnection, TxError, in_tx};
-use crate::{Error, Result};
-pub(crate) use readers::{PgReader, SumBlob, TokenChunks};
+use crate::db::{PgLocation, PooledPg};
+pub(crate) use readers::{PgReader, PgTokenLookup, SumBlob, TokenChunks};
 use readers::{attempts, checked_sum};
 pub(crate) use tx::PgTx;
-
-/// A PostgreSQL database given to `--store`: the client's configuration and the URL as it may
-/// be shown (without its password).
-#[derive(Clone)]
-pub struct PgLocation {
-    config: Box<postgres::Config>,
-    shown: String,
-}
-
-impl fmt::Debug for PgLocation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.shown)
-    }
-}
-
-impl fmt::Display for PgLocation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.shown)
-    }
-}
-
-impl PgLocation {
-    /// Parses a `postgres://` or `postgresql://` URL.
-    ///
-    /// # Errors
-    /// [`Error::Postgres`] naming the URL (without a password) and what is wrong.
-    pub fn parse(url: &str) -> Result<Self> {
-        let shown = redact(url);
-        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-            return Err(Error::Postgres(format!(
-                "--store {shown}: not a PostgreSQL URL (postgres://user@host:port/database); \
-                 leave --store out for the SQLite store in --data-dir"
-            )));
-        }
-        let mut config: postgres::Config = url
-            .parse()
-            .map_err(|e| Error::Postgres(format!("--store {shown}: {e}")))?;
-        if config.get_dbname().is_none() {
-            return Err(Error::Postgres(format!(
-                "--store {shown}: the URL names no database (…/database)"
-            )));
-        }
-        if config.get_connect_timeout().is_none() {
-            // An unreachable server is an error at start, not a hang.
-            config.connect_timeout(Duration::from_secs(10));
-        }
-        config.application_name("dpdist-node");
-        Ok(PgLocation {
-            config: Box::new(config),
-            shown,
-        })
-    }
-
-    /// A location made by a test's database helper ([`crate::db::postgres_test_db`]).
-    #[cfg(test)]
-    pub(crate) fn for_test(config: postgres::Config, shown: String) -> Self {
-        PgLocation {
-            config: Box::new(config),
-            shown,
-        }
-    }
-
-    fn connect(&self) -> Result<PgConnection> {
-        PgConnection::open(&self.config, &self.shown)
-    }
-}
-
-/// `url` with the password, if any, replaced by `***`.
-fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let (authority, tail) = rest.split_at(rest.find(['/', '?']).unwrap_or(rest.len()));
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
-            None => url.to_string(),
-        },
-        None => url.to_string(),
-    }
-}
 
 fn id32(v: &[u8]) -> [u8; 32] {
     v.try_into().unwrap_or([0; 32])
@@ -145,16 +66,18 @@ fn run_tx<T>(
     })
 }
 
-/// The node's read-write connection (the store actor's).
+/// The node's read-write connection (the store actor's), taken from the pool for the store's
+/// life.
 pub(crate) struct PgStore {
-    conn: PgConnection,
+    conn: PooledPg,
 }
 
 impl PgStore {
     pub fn open(at: &PgLocation) -> Result<Self> {
-        let mut conn = at.connect()?;
-        migrate_postgres(&mut conn, Schema::Node, &at.shown)?;
-        Ok(PgStore { conn })
+        migrate_postgres(&mut at.connect_alone()?, Schema::Node, at.shown())?;
+        Ok(PgStore {
+            conn: at.connect()?,
+        })
     }
 
     /// Runs `f` in one transaction ([`run_tx`]).

@@ -1,13 +1,15 @@
-//! Read connections to the PostgreSQL node store, apart from the store actor's: token lookups,
-//! the received set, the attempts, the node sum, and the leased node sum's own writes.
+//! Reads of the PostgreSQL node store apart from the store actor's, each on a connection from
+//! the pool: token lookups, the received set, the attempts, the node sum, and the leased node
+//! sum's own writes.
 
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 use postgres::{Client, GenericClient, IsolationLevel, RowIter, Transaction};
 
 use super::super::layout::{check_share, copy_checked_sum};
-use super::{PgLocation, PgTx};
+use super::PgTx;
 use crate::db::postgres_tx::{PgConnection, TxError, cause, connection_lost};
+use crate::db::{PgLocation, PooledPg};
 use crate::{Error, Result, hex};
 
 /// Bytes of a node sum read per query when it is streamed.
@@ -132,73 +134,78 @@ pub(crate) struct SumBlob {
     sha256: Vec<u8>,
 }
 
-/// A read connection: token lookups of the upload handlers, the received set, the node sum.
-pub(crate) struct PgReader {
-    conn: PgConnection,
-    /// The token lookup's statement, prepared on first use on the connection of that
-    /// generation ([`PgConnection::generation`]).
-    token_stmt: Option<(u64, postgres::Statement)>,
+/// The upload handlers' token lookups: each takes a connection from the pool for one lookup.
+pub(crate) struct PgTokenLookup {
+    at: PgLocation,
 }
 
-impl PgReader {
-    pub fn open(at: &PgLocation) -> Result<Self> {
-        Ok(PgReader {
-            conn: at.connect()?,
-            token_stmt: None,
-        })
+impl PgTokenLookup {
+    pub fn new(at: &PgLocation) -> Self {
+        PgTokenLookup { at: at.clone() }
     }
 
-    /// A lookup cut by a lost connection is made once more on a new one: it only reads.
     pub fn token_chunk<T>(
         &mut self,
         id: &[u8; 32],
         chunk: u64,
         pick: impl Fn(&[u8]) -> T,
     ) -> Result<Option<T>> {
-        match self.token_chunk_once(id, chunk, &pick) {
-            Ok(hash) => Ok(hash),
-            Err(TxError::Pg(e)) if connection_lost(&e) || self.conn.is_closed() => {
-                self.conn.forget();
-                tracing::warn!(
-                    store = self.conn.shown(),
-                    "token lookup: the connection was lost ({}); looking up again",
-                    cause(&e)
-                );
-                match self.token_chunk_once(id, chunk, &pick) {
-                    Ok(hash) => Ok(hash),
-                    Err(TxError::Pg(e)) => Err(e.into()),
-                    Err(TxError::Other(e)) => Err(e),
-                }
-            }
-            Err(TxError::Pg(e)) => Err(e.into()),
-            Err(TxError::Other(e)) => Err(e),
-        }
+        let mut conn = self.at.connect()?;
+        token_chunk(&mut conn, id, chunk, pick)
     }
+}
 
-    fn token_chunk_once<T>(
-        &mut self,
-        id: &[u8; 32],
-        chunk: u64,
-        pick: &impl Fn(&[u8]) -> T,
-    ) -> std::result::Result<Option<T>, TxError> {
-        // Connected (again) first: a statement prepared on an earlier connection is gone.
-        self.conn.client()?;
-        let generation = self.conn.generation();
-        let stmt = match &self.token_stmt {
-            Some((g, s)) if *g == generation => s.clone(),
-            _ => {
-                let s = self.conn.client()?.prepare(
-                    "SELECT hashes FROM node_round_tokens WHERE round_id = $1 AND chunk = $2",
-                )?;
-                self.token_stmt = Some((generation, s.clone()));
-                s
-            }
-        };
-        let row = self
-            .conn
+/// Hashes of chunk `chunk` of round `id`'s tokens, as `pick` takes them. A lookup cut by a lost
+/// connection is made once more on a new one: it only reads.
+fn token_chunk<T>(
+    conn: &mut PgConnection,
+    id: &[u8; 32],
+    chunk: u64,
+    pick: impl Fn(&[u8]) -> T,
+) -> Result<Option<T>> {
+    let once = |conn: &mut PgConnection| -> std::result::Result<Option<T>, TxError> {
+        let stmt = conn
+            .prepared("SELECT hashes FROM node_round_tokens WHERE round_id = $1 AND chunk = $2")?;
+        let row = conn
             .client()?
             .query_opt(&stmt, &[&&id[..], &(chunk as i64)])?;
         Ok(row.map(|r| pick(r.get(0))))
+    };
+    match once(conn) {
+        Ok(hash) => Ok(hash),
+        Err(TxError::Pg(e)) if connection_lost(&e) || conn.is_closed() => {
+            conn.forget();
+            tracing::warn!(
+                store = conn.shown(),
+                "token lookup: the connection was lost ({}); looking up again",
+                cause(&e)
+            );
+            match once(conn) {
+                Ok(hash) => Ok(hash),
+                Err(TxError::Pg(e)) => Err(e.into()),
+                Err(TxError::Other(e)) => Err(e),
+            }
+        }
+        Err(TxError::Pg(e)) => Err(e.into()),
+        Err(TxError::Other(e)) => Err(e),
+    }
+}
+
+/// A read connection from the pool, held while it reads: the received set, the attempts, the
+/// node sum, and the leased node sum's own writes.
+pub(crate) struct PgReader {
+    conn: PooledPg,
+}
+
+impl PgReader {
+    /// A pooled connection may have been cut while it waited in the pool, and a streamed read
+    /// cut mid-way cannot be made again: the connection is tried first (one round trip,
+    /// connected again if it was cut), so a reader starts on a live one as a new connection
+    /// would.
+    pub fn open(at: &PgLocation) -> Result<Self> {
+        let mut conn = at.connect()?;
+        conn.read(|c| Ok(c.simple_query("")?))?;
+        Ok(PgReader { conn })
     }
 
     /// Runs `f` in one read-only repeatable-read transaction: every read in it sees one

@@ -4,6 +4,7 @@
 //! loudly and pass, except under CI (`CI` set), where they fail.
 
 use super::*;
+use crate::Error;
 use crate::node::store::{
     AttemptReader, NodeStore, PendingShare, StoreLocation, TokenLookup, UploadOutcome,
 };
@@ -17,10 +18,7 @@ pub(super) type TestDb = crate::db::postgres_test_db::TestDb<PgLocation>;
 
 /// A fresh database for the test `name`, or `None` (after saying so) without a server.
 pub(super) fn test_db(name: &str) -> Option<TestDb> {
-    crate::db::postgres_test_db::test_db("unit", name, |config, shown| PgLocation {
-        config: Box::new(config),
-        shown,
-    })
+    crate::db::postgres_test_db::test_db("unit", name, PgLocation::for_test)
 }
 
 pub(super) fn sha(m: &[u8]) -> [u8; 32] {
@@ -306,7 +304,7 @@ fn round_data_comes_back_as_written() {
     reader.write_sum(&at, &mut out).unwrap();
     assert_eq!(out, sum);
     // One flipped byte in the stored sum: the check refuses it.
-    let mut direct = db.at.config.connect(NoTls).unwrap();
+    let mut direct = db.at.config().connect(NoTls).unwrap();
     direct
         .execute(
             "UPDATE node_round_sums SET sum = set_byte(sum, 7, get_byte(sum, 7) # 1)",
@@ -328,7 +326,7 @@ fn the_schema_version_is_stored_and_a_newer_one_is_refused() {
     let at = StoreLocation::Postgres(db.at.clone());
     drop(NodeStore::open(&at).unwrap());
     drop(NodeStore::open(&at).unwrap());
-    let mut c = db.at.config.connect(NoTls).unwrap();
+    let mut c = db.at.config().connect(NoTls).unwrap();
     let applied: Vec<i32> = c
         .query(
             "SELECT version FROM node_schema_history ORDER BY version",
