@@ -277,6 +277,13 @@ fn check_round(
 ) -> Result<()> {
     let refuse = |m: String| Err(Error::Job(format!("round {}: {m}", job_round.id)));
     let s = &round.spec;
+    if s.validity.is_some() {
+        // Its truncated noise adds to δ, which the job's ε, δ (and this participant's
+        // ledger) do not count: jobs take no validity mode yet.
+        return refuse(
+            "it has a validity mode, which a job's privacy budget does not cover yet".into(),
+        );
+    }
     if s.max_dropped != spec.max_dropped
         || s.mode != spec.mode
         || s.n_clients != job_round.clients.len()
@@ -300,4 +307,46 @@ fn check_round(
         return refuse("this participant's token is not in its place".into());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::validity::ValiditySpec;
+
+    /// A job round carrying a validity mode is refused before anything else is looked at; the
+    /// same round without it is refused for another reason (it matches no job here).
+    #[test]
+    fn a_job_round_with_a_validity_mode_is_refused() {
+        let job = crate::protocol::job::tests::spec();
+        let keys: Vec<_> = (0..2)
+            .map(|_| share_sealing::NodeKeyPair::generate())
+            .collect();
+        let plain = crate::protocol::spec::tests::spec(3, 2, &keys);
+        let mut verified = plain.clone();
+        verified.validity = Some(ValiditySpec::Linf {
+            truncation_delta: 1e-9,
+        });
+        let rule = Expected {
+            dim: plain.dim,
+            record_bound: 0.0,
+            l2_sensitivity: 1.0,
+        };
+        let token = SecretString::new("t".into());
+        let check = |spec: crate::protocol::spec::RoundSpec| {
+            let job_round = JobRound {
+                step: 1,
+                id: "r".into(),
+                spec: spec.clone(),
+                rule: String::new(),
+                clients: vec![0, 1, 2],
+            };
+            let round = spec.validate().unwrap();
+            check_round(&job, &round, &rule, &job_round, 0, &token, 2, &[])
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(check(verified).contains("validity mode"));
+        assert!(!check(plain).contains("validity mode"));
+    }
 }
