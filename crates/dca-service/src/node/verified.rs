@@ -218,16 +218,9 @@ impl Actor {
             .map_err(|e| ApiError::internal(format!("node sum: {e}")))
     }
 
-    /// Computes and stores a verified round's node sum.
-    pub(super) fn store_verified_sum(
-        &mut self,
-        round: &Round,
-        agreed: &ClientSet,
-        verdicts: &[Vec<u8>],
-        kept: HashMap<u64, Pending>,
-    ) -> ApiResult<()> {
-        let sum = self.verified_sum(round, agreed, verdicts, kept)?;
-        let sha256: [u8; 32] = Sha256::digest(&sum).into();
+    /// Stores a verified round's node sum, computed at its close.
+    pub(super) fn store_verified_sum(&mut self, round: &Round, sum: &[u8]) -> ApiResult<()> {
+        let sha256: [u8; 32] = Sha256::digest(sum).into();
         self.store
             .set_sum_from(&round.hash, &mut &sum[..], sum.len() as u64, &sha256)
             .map_err(|e| ApiError::internal(format!("storing the sum: {e}")))

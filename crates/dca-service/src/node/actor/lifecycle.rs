@@ -226,7 +226,8 @@ impl Actor {
                     // Closed, but the sum was not stored (a crash between): the retried close
                     // brings the verdicts again.
                     let kept = std::mem::take(&mut rt.pending_checks);
-                    self.store_verified_sum(&rt.round, &agreed, verdicts, kept)?;
+                    let sum = self.verified_sum(&rt.round, &agreed, verdicts, kept)?;
+                    self.store_verified_sum(&rt.round, &sum)?;
                     rt.sum = SumState::Ready;
                 }
                 Ok(StatusCode::OK)
@@ -316,11 +317,7 @@ impl Actor {
         rt.agreed = Some(agreed.clone());
         self.metrics.round_event("closed");
         if let Some(sum) = verified_sum {
-            use sha2::Digest;
-            let sha256: [u8; 32] = sha2::Sha256::digest(&sum).into();
-            self.store
-                .set_sum_from(&rt.round.hash, &mut &sum[..], sum.len() as u64, &sha256)
-                .map_err(|e| ApiError::internal(format!("storing the sum: {e}")))?;
+            self.store_verified_sum(&rt.round, &sum)?;
             self.metrics.round_event("summed");
             rt.sum = SumState::Ready;
             return Ok(StatusCode::ACCEPTED);
