@@ -133,6 +133,7 @@ pub fn fixture_spec(round: u64, mode: ShareMode, keys: [&NodePublicKey; 2]) -> R
         noise_sigma_total: None,
         l2_sensitivity: None,
         frac_bits: None,
+        validity: None,
         deadline_unix_ms: now_ms() + 3_600_000,
         node_keys,
         client_token_sha256: (0..N_CLIENTS as u64)
