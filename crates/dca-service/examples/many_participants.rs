@@ -116,6 +116,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .as_millis() as u64,
         public_seed: None,
         clipped_share: None,
+        validity: None,
         train: None,
     };
     // One client for all: in a real deployment each participant has its own connection.

@@ -136,6 +136,7 @@ impl NetworkTransport {
         let round = Arc::new(planned_round(
             aggregator_round,
             dca,
+            None,
             crate::clock::now_ms() + self.upload_window.as_millis() as u64,
             nodes.node_keys.clone(),
             tokens

@@ -120,6 +120,9 @@ struct JobFile {
     /// A `blr` job's budget fraction for releasing the shares its bounds clipped.
     #[serde(default)]
     clipped_share: Option<f64>,
+    /// Every round verified (a `[validity]` table: `kind = "linf"`, `truncation_delta`).
+    #[serde(default)]
+    validity: Option<dca_service::protocol::validity::ValiditySpec>,
 }
 
 fn default_mode() -> String {
@@ -167,6 +170,7 @@ pub async fn run(command: JobCommand) -> Result<()> {
                 public_seed: file.public_seed,
                 train: file.train,
                 clipped_share: file.clipped_share,
+                validity: file.validity,
             };
             spec.validate()?;
             let http = https_client(&conn.ca, 8)?;

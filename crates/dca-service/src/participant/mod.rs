@@ -305,7 +305,7 @@ impl Participant {
                 state: job.state,
                 answer: job.answer,
                 epsilon: spec.spec.epsilon,
-                delta: spec.spec.delta,
+                delta: spec.spec.noise_budget()?.delta,
                 rho_budget: spec.spec.rho()?,
                 rounds,
             });

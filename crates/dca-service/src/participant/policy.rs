@@ -114,7 +114,7 @@ pub fn decide(policy: &Policy, rows: &Rows, spec: &JobSpec, committed: f64) -> R
         rho_budget: spec.rho()?,
         rounds: BTreeMap::new(),
         stopped: None,
-        delta: Some(spec.delta),
+        delta: Some(spec.noise_budget()?.delta),
         ended: None,
     })
 }

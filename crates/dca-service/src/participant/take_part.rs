@@ -181,6 +181,16 @@ impl Participant {
             .get(id)
             .ok_or_else(|| Error::Job(format!("job {id} is not in the ledger")))?;
         if !job.rounds.contains_key(&job_round.id) {
+            if spec.validity.is_some() && job.rounds.len() as u64 >= spec.max_rounds() {
+                // Each verified round's truncation is in the job's δ for its planned rounds
+                // only.
+                return Err(Error::Job(format!(
+                    "round {} would be round {} of a verified job planned for {}",
+                    job_round.id,
+                    job.rounds.len() + 1,
+                    spec.max_rounds()
+                )));
+            }
             let used = job.rho_charged();
             if used + rho > job.rho_budget * (1.0 + 1e-9) {
                 return Err(Error::Job(format!(
@@ -277,12 +287,13 @@ fn check_round(
 ) -> Result<()> {
     let refuse = |m: String| Err(Error::Job(format!("round {}: {m}", job_round.id)));
     let s = &round.spec;
-    if s.validity.is_some() {
-        // Its truncated noise adds to δ, which the job's ε, δ (and this participant's
-        // ledger) do not count: jobs take no validity mode yet.
-        return refuse(
-            "it has a validity mode, which a job's privacy budget does not cover yet".into(),
-        );
+    if s.validity != spec.validity {
+        // A verified round's truncated noise adds to δ: the job's noise budget counts it for
+        // its own mode only, and a verified job's rounds must all be checked.
+        return refuse(format!(
+            "its validity mode {:?} is not the job's {:?}",
+            s.validity, spec.validity
+        ));
     }
     if s.max_dropped != spec.max_dropped
         || s.mode != spec.mode
@@ -314,26 +325,31 @@ mod tests {
     use super::*;
     use crate::protocol::validity::ValiditySpec;
 
-    /// A job round carrying a validity mode is refused before anything else is looked at; the
-    /// same round without it is refused for another reason (it matches no job here).
+    /// A job round whose validity mode is not the job's is refused before anything else is
+    /// looked at, whichever has one; the same round with the job's mode is refused for another
+    /// reason (it matches no job here).
     #[test]
-    fn a_job_round_with_a_validity_mode_is_refused() {
-        let job = crate::protocol::job::tests::spec();
+    fn a_job_round_with_another_validity_mode_than_the_jobs_is_refused() {
         let keys: Vec<_> = (0..2)
             .map(|_| share_sealing::NodeKeyPair::generate())
             .collect();
         let plain = crate::protocol::spec::tests::spec(3, 2, &keys);
-        let mut verified = plain.clone();
-        verified.validity = Some(ValiditySpec::Linf {
-            truncation_delta: 1e-9,
-        });
+        let linf = |truncation_delta| Some(ValiditySpec::Linf { truncation_delta });
         let rule = Expected {
             dim: plain.dim,
             record_bound: 0.0,
             l2_sensitivity: 1.0,
         };
         let token = SecretString::new("t".into());
-        let check = |spec: crate::protocol::spec::RoundSpec| {
+        let check = |job_validity, round_validity| {
+            let job = JobSpec {
+                validity: job_validity,
+                ..crate::protocol::job::tests::spec()
+            };
+            let spec = crate::protocol::spec::RoundSpec {
+                validity: round_validity,
+                ..plain.clone()
+            };
             let job_round = JobRound {
                 step: 1,
                 id: "r".into(),
@@ -346,7 +362,18 @@ mod tests {
                 .unwrap_err()
                 .to_string()
         };
-        assert!(check(verified).contains("validity mode"));
-        assert!(!check(plain).contains("validity mode"));
+        for (job, round) in [
+            (None, linf(1e-9)),
+            (linf(1e-9), None),
+            (linf(1e-9), linf(2e-9)),
+        ] {
+            assert!(
+                check(job, round).contains("validity mode"),
+                "{job:?} {round:?}"
+            );
+        }
+        for same in [None, linf(1e-9)] {
+            assert!(!check(same, same).contains("validity mode"), "{same:?}");
+        }
     }
 }

@@ -28,6 +28,7 @@ fn spec() -> JobSpec {
         created_unix_ms: 1,
         public_seed: None,
         clipped_share: None,
+        validity: None,
         train: None,
     }
 }

@@ -326,18 +326,19 @@ pub fn decode_round_config(bytes: &[u8]) -> Result<RoundSpec> {
 }
 
 /// The round a learner planned as `dca`, under the aggregator's round number `round`: its
-/// parameters, the nodes' keys and the clients' token hashes, checked to reproduce the planned
-/// configuration (a difference would silently change every share).
+/// parameters, validity mode, the nodes' keys and the clients' token hashes, checked to
+/// reproduce the planned configuration (a difference would silently change every share).
 pub fn planned_round(
     round: u64,
     dca: &fixedpoint_shares::DcaRound<'_>,
+    validity: Option<ValiditySpec>,
     deadline_unix_ms: u64,
     node_keys: Vec<String>,
     client_token_sha256: Vec<String>,
 ) -> Result<Round> {
     let params = dca.config.params();
     let round = RoundSpec {
-        validity: None,
+        validity,
         round,
         n_clients: params.n_clients,
         n_nodes: params.n_nodes,

@@ -443,6 +443,7 @@ fn job(roster: usize) -> JobSpec {
         created_unix_ms: 1,
         public_seed: None,
         clipped_share: None,
+        validity: None,
         train: None,
     }
 }

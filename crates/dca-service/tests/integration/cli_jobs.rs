@@ -209,6 +209,24 @@ fn train_and_sum_job_files_are_checked_before_the_aggregator_is_asked() {
             job("train", &train("0.5")).replace("[target]", "mode = \"full\"\n[target]"),
             "seed",
         ),
+        (
+            job(
+                "sum",
+                "[validity]\nkind = \"l2\"\ndata_norm = 1\ntruncation_delta = 1e-9\n",
+            ),
+            "jobs take \"linf\"",
+        ),
+        (
+            job(
+                "sum",
+                "[validity]\nkind = \"linf\"\ntruncation_delta = 1e-3\n",
+            ),
+            "takes all of δ",
+        ),
+        (
+            job("sum", "[validity]\nkind = \"box\"\n"),
+            "unknown variant",
+        ),
     ];
     for (text, word) in cases {
         let (ok, out) = create(text);

@@ -325,6 +325,7 @@ fn sum_job(roster: usize) -> dca_service::protocol::job::JobSpec {
         created_unix_ms: dca_service::node::now_ms(),
         public_seed: Some(SEED),
         clipped_share: None,
+        validity: None,
         train: None,
     }
 }

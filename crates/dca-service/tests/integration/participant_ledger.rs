@@ -130,6 +130,7 @@ fn sum_job(s: &Setup, roster: usize, epsilon: f64, n: u64) -> JobSpec {
         created_unix_ms: s.clock.now_ms() + n,
         public_seed: None,
         clipped_share: None,
+        validity: None,
         train: None,
     }
 }

@@ -21,7 +21,7 @@ use dca_service::{MEDIA_JSON, hex};
 use dp_noise::rng::RngSource;
 use reqwest::StatusCode;
 
-fn diabetes() -> (String, Vec<String>) {
+pub(crate) fn diabetes() -> (String, Vec<String>) {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../examples/data/diabetes.csv"
@@ -52,7 +52,7 @@ fn bounds() -> Vec<ColumnBounds> {
         .collect()
 }
 
-fn job_spec(roster: usize, t: usize, max_rows: usize, upload_window_ms: u64) -> JobSpec {
+pub(crate) fn job_spec(roster: usize, t: usize, max_rows: usize, upload_window_ms: u64) -> JobSpec {
     let mut columns = bounds();
     let target = columns.pop().unwrap();
     assert_eq!(target.name, "target");
@@ -73,11 +73,12 @@ fn job_spec(roster: usize, t: usize, max_rows: usize, upload_window_ms: u64) -> 
         created_unix_ms: dca_service::node::now_ms(),
         public_seed: Some(SEED),
         clipped_share: None,
+        validity: None,
         train: None,
     }
 }
 
-const POLICY: &str = "columns = [\"age\", \"sex\", \"bmi\", \"bp\", \"s1\", \"s2\", \"s3\", \
+pub(crate) const POLICY: &str = "columns = [\"age\", \"sex\", \"bmi\", \"bp\", \"s1\", \"s2\", \"s3\", \
                       \"s4\", \"s5\", \"s6\", \"target\"]\nmax_epsilon_per_job = 2.0\n\
                       total_epsilon = 10.0\n";
 
@@ -110,7 +111,7 @@ fn in_process_regression(spec: &JobSpec, dirs: &[PathBuf]) -> blr::Regression {
 
 /// The in-process pipeline over the participants' own files, client i = participant
 /// `taking_part[i]`'s rows, with the job's settings and seed.
-fn in_process(spec: &JobSpec, dirs: &[PathBuf]) -> blr::Fit {
+pub(crate) fn in_process(spec: &JobSpec, dirs: &[PathBuf]) -> blr::Fit {
     let (mut x, mut y, mut starts) = (Vec::new(), Vec::new(), vec![0]);
     for dir in dirs {
         let text = std::fs::read_to_string(dir.join("rows.csv")).unwrap();
@@ -132,7 +133,7 @@ fn in_process(spec: &JobSpec, dirs: &[PathBuf]) -> blr::Fit {
     .unwrap()
 }
 
-fn assert_same_fit(view: &JobView, local: &blr::Fit) {
+pub(crate) fn assert_same_fit(view: &JobView, local: &blr::Fit) {
     assert_eq!(
         view.status.state,
         JobState::Done,

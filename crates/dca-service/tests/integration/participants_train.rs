@@ -67,6 +67,7 @@ fn job_spec(kind: &str, roster: usize, max_rows: usize, iterations: u64) -> JobS
         created_unix_ms: dca_service::node::now_ms(),
         public_seed: Some(SEED),
         clipped_share: None,
+        validity: None,
         train: (kind == "train").then(|| TrainSettings {
             iterations,
             clip_norm: 1.0,

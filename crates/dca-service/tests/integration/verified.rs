@@ -3,7 +3,8 @@
 //! shares. Two participants cheat — one inflates node 0's share by 10⁶ times the round's bound,
 //! one sends a node a share expanding to garbage (as a huge noise slice would) — and are left out
 //! and named; the release equals DCA's over the honest clients bit for bit (insecure seed), in
-//! both share modes, with both bounds, on both stores.
+//! both share modes, with both bounds, on both stores. A verified job runs every round verified
+//! and plans its noise at the δ its rounds' truncation leaves.
 
 use crate::common;
 
@@ -60,19 +61,45 @@ async fn upload_cheating(
     .unwrap();
 }
 
+/// A scratch directory holding the operators' shared verify secret, and the node arguments
+/// that give it to a node.
+struct VerifySecret {
+    dir: Scratch,
+}
+
+impl VerifySecret {
+    fn new(name: &str) -> VerifySecret {
+        let dir = Scratch::new(&format!("verify-secret-{name}"));
+        std::fs::create_dir_all(&dir.path).unwrap();
+        std::fs::write(
+            dir.path.join("verify.secret"),
+            "0123456789abcdef0123456789abcdef-test-only\n",
+        )
+        .unwrap();
+        VerifySecret { dir }
+    }
+
+    fn node_args(&self) -> [String; 4] {
+        [
+            "--max-body".into(),
+            "1048576".into(),
+            "--verify-secret-file".into(),
+            self.dir.path.join("verify.secret").display().to_string(),
+        ]
+    }
+}
+
+/// `m` nodes on `store` that share a verify secret (`None` as [`Cluster::start_on`]).
+fn verifying_cluster(name: &str, m: u16, store: Store) -> Option<(Cluster, VerifySecret)> {
+    let secret = VerifySecret::new(name);
+    let args = secret.node_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Cluster::start_on_with(name, m, store, &args).map(|cluster| (cluster, secret))
+}
+
 async fn cheating_participants_are_left_out_and_the_honest_sum_released(store: Store) {
     tokio::time::timeout(LIMIT, async {
-        let secret = Scratch::new("verify-secret");
-        std::fs::create_dir_all(&secret.path).unwrap();
-        let secret_file = secret.path.join("verify.secret");
-        std::fs::write(&secret_file, "0123456789abcdef0123456789abcdef-test-only\n").unwrap();
-        let args = [
-            "--max-body",
-            "1048576",
-            "--verify-secret-file",
-            secret_file.to_str().unwrap(),
-        ];
-        let Some(cluster) = Cluster::start_on_with("verified", 3, store, &args) else {
+        let Some((cluster, _secret)) = verifying_cluster("verified", 3, store) else {
             return;
         };
         let agg = cluster.aggregator("agg.sqlite");
@@ -213,20 +240,8 @@ async fn a_node_without_the_verify_secret_refuses_verified_rounds() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_refuses_verdicts_that_do_not_finish_its_checks() {
     tokio::time::timeout(LIMIT, async {
-        let secret = Scratch::new("verify-secret-verdicts");
-        std::fs::create_dir_all(&secret.path).unwrap();
-        let secret_file = secret.path.join("verify.secret");
-        std::fs::write(&secret_file, "0123456789abcdef0123456789abcdef-test-only\n").unwrap();
-        let cluster = Cluster::start_with(
-            "verified-verdicts",
-            2,
-            &[
-                "--max-body",
-                "1048576",
-                "--verify-secret-file",
-                secret_file.to_str().unwrap(),
-            ],
-        );
+        let (cluster, _secret) =
+            verifying_cluster("verified-verdicts", 2, Store::Sqlite).expect("SQLite");
         let agg = cluster.aggregator("agg.sqlite");
         let keys = agg.node_keys().await.unwrap();
         let mut spec = spec(7, 4, 1, 3, "seed", Some(2.5), keys);
@@ -307,4 +322,107 @@ async fn a_node_refuses_verdicts_that_do_not_finish_its_checks() {
     .expect("test exceeded its time limit");
 }
 
-both_stores!(cheating_participants_are_left_out_and_the_honest_sum_released);
+/// A `blr` job with `validity = linf` (and the clipped-share round: three rounds) over five
+/// `dpdist participant` processes with uneven rows: every round is verified, the job's noise is
+/// planned at δ′ = δ − (1 + e^ε)·3·δ_t, and the release equals the in-process pipeline's at that
+/// δ′ bit for bit (insecure seeds, whose noise no truncation reaches). The aggregator's
+/// reservation carries the 3·δ_t after the job settles; the participants' ledgers commit at
+/// most the job's ε.
+async fn a_verified_job_plans_its_noise_at_the_delta_its_truncation_leaves(store: Store) {
+    use crate::participants::{POLICY, assert_same_fit, diabetes, in_process, job_spec};
+    use common::jobs::*;
+    use dca_service::protocol::job::JobSpec;
+
+    tokio::time::timeout(LIMIT, async {
+        let Some((cluster, _secret)) = verifying_cluster("verified-job", 3, store) else {
+            return;
+        };
+        let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
+        let (header, rows) = diabetes();
+        let delta_t = 1e-9;
+        let spec = JobSpec {
+            clipped_share: Some(0.05),
+            validity: Some(ValiditySpec::Linf {
+                truncation_delta: delta_t,
+            }),
+            ..job_spec(5, 1, 200, 120_000)
+        };
+        // By hand: δ′ = 1e-5 − (1 + e¹)·3e-9.
+        let delta_noise = 1e-5 - (1.0 + 1f64.exp()) * 3.0 * delta_t;
+        assert_eq!(spec.noise_budget().unwrap().delta, delta_noise);
+        let id = create_job(&cluster, &aggregator.url, &spec).await;
+        let mut start = 0;
+        let dirs: Vec<_> = [20usize, 40, 80, 100, 200]
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let own = &rows[start..start + n];
+                start += n;
+                participant_files(&cluster.dir, i, &header, own, POLICY)
+            })
+            .collect();
+        let processes: Vec<ParticipantProcess> = dirs
+            .iter()
+            .map(|d| ParticipantProcess::start(&cluster, &aggregator.url, d, &id))
+            .collect();
+        let view = wait_for_end(&cluster, &aggregator.url, &id).await;
+        for p in processes {
+            let (ok, out) = p.finish(Duration::from_secs(60));
+            assert!(
+                ok && out.contains("took part") && !out.contains("did not"),
+                "{out}"
+            );
+        }
+        assert!(
+            view.status
+                .rounds
+                .iter()
+                .all(|r| r.spec.validity == spec.validity),
+            "{:?}",
+            view.status.rounds
+        );
+        let local = in_process(&spec, &dirs);
+        assert_same_fit(&view, &local);
+        let result = view.status.result.as_ref().unwrap();
+        let reported = local.spent.delta + (1.0 + local.spent.epsilon.exp()) * 3.0 * delta_t;
+        assert_eq!(result.spent_delta.to_bits(), reported.to_bits());
+        assert!(local.spent.delta <= delta_noise && reported <= 1e-5 * (1.0 + 1e-12));
+        // The reservation is ρ at δ′, less than at δ.
+        let plain = JobSpec {
+            validity: None,
+            ..spec.clone()
+        };
+        assert_eq!(view.status.rho_reserved, spec.rho().unwrap());
+        assert!(view.status.rho_reserved < plain.rho().unwrap());
+        for dir in &dirs {
+            let committed = dca_service::participant::ledger::LedgerFile::read(&dir.join("state"))
+                .unwrap()
+                .expect("a ledger")
+                .ledger
+                .committed();
+            assert!(committed > 0.9 && committed <= 1.0, "{committed}");
+        }
+        // The settled reservation keeps the three rounds' δ_t: the accountant converts what
+        // the job spent at δ_B − D, D = (1 + e^ε(δ_B − D))·3·δ_t (by iteration, as by hand).
+        let rho = view.status.rho_spent;
+        let eps = |delta: f64| rho + 2.0 * (rho * (1.0 / delta).ln()).sqrt();
+        let mut d = 0.0;
+        for _ in 0..20 {
+            d = (1.0 + eps(1e-5 - d).exp()) * 3.0 * delta_t;
+        }
+        let spent = cluster.aggregator("aggregator.sqlite").spent();
+        assert!(
+            (spent.epsilon - eps(1e-5 - d)).abs() < 1e-9,
+            "{spent:?} against {}",
+            eps(1e-5 - d)
+        );
+        assert!(spent.epsilon > eps(1e-5));
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
+both_stores!(
+    cheating_participants_are_left_out_and_the_honest_sum_released,
+    a_verified_job_plans_its_noise_at_the_delta_its_truncation_leaves,
+);

@@ -291,6 +291,7 @@ impl JobTransport {
         let round = planned_round(
             self.spec.round_number(step),
             dca,
+            self.spec.validity,
             self.agg
                 .clock()
                 .now_ms()

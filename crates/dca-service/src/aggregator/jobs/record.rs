@@ -4,7 +4,7 @@
 use dp_noise::accountant::RoundCost;
 use serde::Serialize;
 
-use crate::aggregator::store::JobWrite;
+use crate::aggregator::store::{JobCharge, JobWrite};
 use crate::aggregator::view_cache::ForgetView;
 use crate::aggregator::{Aggregator, JOB_CHANGE_ATTEMPTS, fits};
 use crate::{Error, Result};
@@ -27,16 +27,19 @@ impl Aggregator {
             }
             return Ok((id, false));
         }
-        let rho = spec.rho()?;
+        let charge = JobCharge {
+            rho: spec.rho()?,
+            truncation_delta: spec.truncation_delta(),
+        };
         // Refuses a ρ that is not finite and positive before anything is written.
-        RoundCost::zcdp(rho).map_err(Error::Budget)?;
+        RoundCost::zcdp(charge.rho).map_err(Error::Budget)?;
         let created = self.store.insert_job(
             &id,
             &spec.canonical_json(),
             status,
-            rho,
+            charge,
             (&self.holder, self.job_lease_until()),
-            fits(self.budget, rho, 0.0),
+            fits(self.budget, charge.rho, charge.truncation_delta),
         )?;
         Ok((id, created))
     }

@@ -36,12 +36,9 @@ impl RoundRow {
 }
 
 impl ChargeRow {
-    pub(super) fn sealed(id: &str, rho: f64) -> Self {
-        Self::sealed_truncated(id, rho, 0.0)
-    }
-
-    /// A verified round's charge: its ρ and the δ_t of its truncated noise.
-    pub(super) fn sealed_truncated(id: &str, rho: f64, truncation_delta: f64) -> Self {
+    /// A charge: its ρ and the δ_t of its truncated noise (a verified round's, or a verified
+    /// job's Σ δ_t; 0 otherwise).
+    pub(super) fn sealed(id: &str, rho: f64, truncation_delta: f64) -> Self {
         ChargeRow {
             id: id.to_string(),
             rho,

@@ -11,19 +11,21 @@ use crate::{Error, Result};
 impl AggregatorStore {
     /// Records a new job with its status and its driver lease (`lease`: holder and expiry, so
     /// that the process creating the job drives it, no other taking it in between) and
-    /// reserves its whole budget (`rho`, a charge named `job:{id}`) in one transaction that
-    /// first asks `fits` whether the reservation fits the budget given every charge recorded.
-    /// False (nothing changed) if the job exists already.
+    /// reserves its whole budget (`charge`: its zCDP ρ and its verified rounds' Σ δ_t, a
+    /// charge named `job:{id}`) in one transaction that first asks `fits` whether the
+    /// reservation fits the budget given every charge recorded. False (nothing changed) if the
+    /// job exists already.
     pub fn insert_job(
         &self,
         id: &str,
         spec: &[u8],
         status: &[u8],
-        rho: f64,
+        charge: impl Into<JobCharge>,
         lease: (&str, u64),
         fits: impl Fn(&super::rounds::Charges) -> Result<()> + Send + 'static,
     ) -> Result<bool> {
         let row = JobRow::sealed(id, spec.to_vec(), status.to_vec());
+        let charge = charge.into();
         let lease = JobLease {
             lease: Lease {
                 holder: lease.0.to_string(),
@@ -37,7 +39,11 @@ impl AggregatorStore {
                 return Ok(false);
             }
             fits(&checked_charges(tx)?)?;
-            tx.insert_charge(&ChargeRow::sealed(&reservation_id(&row.id), rho))?;
+            tx.insert_charge(&ChargeRow::sealed(
+                &reservation_id(&row.id),
+                charge.rho,
+                charge.truncation_delta,
+            ))?;
             tx.insert_job_lease(&row.id, &lease)?;
             Ok(true)
         })
@@ -102,7 +108,8 @@ impl AggregatorStore {
 
     /// Ends job `id`: its status becomes `status(spent)` and its reservation shrinks to what
     /// its released rounds spent (`spent`), in one transaction (the rest of the budget comes
-    /// back) that also marks its driver lease ended. The status is written once, already
+    /// back) that also marks its driver lease ended. A verified job's Σ δ_t stays as reserved,
+    /// for all its planned rounds (a round's δ_t is not recorded with it). The status is written once, already
     /// holding what was spent: a reader never sees the job ended with nothing spent. Checked
     /// first as [`Self::set_job_status`] is (nothing changed unless
     /// [`JobWrite::Written`]`(spent)`).
@@ -122,7 +129,12 @@ impl AggregatorStore {
             };
             let spent = rounds_spent(tx, &row.id)?;
             let status = status(spent)?;
-            tx.update_charge(&ChargeRow::sealed(&reservation_id(&row.id), spent))?;
+            let truncation_delta = reservation(tx, &row.id)?.truncation_delta;
+            tx.update_charge(&ChargeRow::sealed(
+                &reservation_id(&row.id),
+                spent,
+                truncation_delta,
+            ))?;
             tx.put_job_status(&JobRow::sealed(&row.id, row.spec, status))?;
             if let Some(mut lease) = tx.lock_job_lease(&row.id)? {
                 lease.ended = true;
@@ -272,19 +284,41 @@ fn check_job_budget(job: &str, reserved: f64, used: f64, rho: f64) -> Result<()>
     Ok(())
 }
 
+/// What a job reserves when it is created: its zCDP ρ and its verified rounds' Σ δ_t (0
+/// without a validity mode).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JobCharge {
+    /// ρ.
+    pub rho: f64,
+    /// Σ δ_t.
+    pub truncation_delta: f64,
+}
+
+impl From<f64> for JobCharge {
+    /// A reservation of `rho` alone.
+    fn from(rho: f64) -> Self {
+        JobCharge {
+            rho,
+            truncation_delta: 0.0,
+        }
+    }
+}
+
 /// The charge that holds job `job`'s reservation.
 fn reservation_id(job: &str) -> String {
     format!("job:{job}")
 }
 
-/// Job `job`'s reservation, checked.
+/// Job `job`'s reservation (ρ), checked.
 fn reserved(tx: &mut dyn AggTx, job: &str) -> Result<f64> {
-    let charge = tx
-        .charge(&reservation_id(job))?
-        .ok_or_else(|| Error::Job(format!("job {job} has no reservation recorded")))?;
-    Ok(charge
-        .checked(|_| format!("the reservation of job {job}"))?
-        .rho)
+    Ok(reservation(tx, job)?.rho)
+}
+
+/// Job `job`'s reservation charge, checked.
+fn reservation(tx: &mut dyn AggTx, job: &str) -> Result<ChargeRow> {
+    tx.charge(&reservation_id(job))?
+        .ok_or_else(|| Error::Job(format!("job {job} has no reservation recorded")))?
+        .checked(|_| format!("the reservation of job {job}"))
 }
 
 /// What job `job`'s closed rounds cost, each row checked.

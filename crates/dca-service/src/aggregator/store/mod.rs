@@ -61,6 +61,7 @@ use crate::http::metrics::TxMetrics;
 use crate::{Error, Result};
 
 pub(crate) use digests::job_sha256;
+pub use jobs::JobCharge;
 pub use postgres::AggregatorPgLocation;
 #[cfg(test)]
 pub(crate) use postgres::test_db as pg_test_db;

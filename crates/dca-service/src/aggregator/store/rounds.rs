@@ -125,7 +125,7 @@ impl AggregatorStore {
             }
             if let Some(rho) = rho {
                 fits(&checked_charges(tx)?)?;
-                tx.insert_charge(&ChargeRow::sealed_truncated(&id, rho, truncation_delta))?;
+                tx.insert_charge(&ChargeRow::sealed(&id, rho, truncation_delta))?;
             }
             Ok(true)
         })

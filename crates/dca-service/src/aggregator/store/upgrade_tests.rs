@@ -88,7 +88,7 @@ fn write_rows(layout: &Layout, insert: &mut Insert<'_>) {
         round("r3", RoundPhase::Failed, Some("node 1 lost it"));
     }
     for (id, rho) in [("r1", 0.25), ("r2", 0.125)] {
-        let row = ChargeRow::sealed(id, rho);
+        let row = ChargeRow::sealed(id, rho, 0.0);
         let mut columns = vec!["id", "rho"];
         let mut values = vec![text(id), Value::Real(Some(rho))];
         if layout.sha256 {

@@ -58,7 +58,9 @@ pub struct LedgerJob {
     /// Why this participant stopped taking part, if it did.
     #[serde(default)]
     pub stopped: Option<String>,
-    /// The job's δ (absent in ledgers written before it was recorded).
+    /// The δ the job's noise is planned at: its δ, less a verified job's truncation
+    /// ([`crate::protocol::job::JobSpec::noise_budget`]); absent in ledgers written before it
+    /// was recorded.
     #[serde(default)]
     pub delta: Option<f64>,
     /// How the job ended, once this participant saw it end.

@@ -17,9 +17,9 @@ pub struct RecordedJob {
     pub answer: Answer,
     /// The job's ε.
     pub epsilon: f64,
-    /// The job's δ.
+    /// The δ the job's noise is planned at (its δ, less a verified job's truncation).
     pub delta: f64,
-    /// zCDP ρ of (ε, δ).
+    /// zCDP ρ of (ε, that δ).
     pub rho_budget: f64,
     /// The rounds that named this participant: (round id, ρ, released, in the release).
     pub rounds: Vec<RecordedRound>,

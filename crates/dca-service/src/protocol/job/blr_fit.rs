@@ -71,7 +71,7 @@ pub(super) fn drive(
             share_sd: c.share_sd,
         }),
         spent_epsilon: fit.spent.epsilon,
-        spent_delta: fit.spent.delta,
+        spent_delta: spec.spent_delta(fit.spent),
     };
     done(spec, rounds, |s| s.result = Some(result.clone()))
 }

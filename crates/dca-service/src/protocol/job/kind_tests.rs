@@ -34,6 +34,7 @@ fn spec(kind: &str) -> JobSpec {
         created_unix_ms: 1,
         public_seed: None,
         clipped_share: None,
+        validity: None,
         train: (kind == "train").then(|| TrainSettings {
             iterations: 10,
             clip_norm: 1.0,
@@ -241,4 +242,86 @@ fn a_rule_names_its_kind() {
     assert_eq!(Rule::from_json(&rule.to_json()).unwrap(), rule);
     assert!(Rule::from_json(r#"{"train":{"columns":3}}"#).is_err());
     assert!(Rule::from_json("[]").is_err());
+}
+
+/// A verified job plans its noise at δ′ = δ − (1 + e^ε)·R·δ_t, R its most rounds. By hand for
+/// ε = 1, δ = 1e-5, δ_t = 1e-9: R = 1 (sum) 9.996281718171542e-6; R = 2 (blr, regression)
+/// 9.992563436343082e-6; R = 3 (blr with its clipped-share round) 9.988845154514623e-6;
+/// R = 10 (train, 10 iterations) 9.96281718171541e-6. At R = 2, ρ = (√(L + 1) − √L)² with
+/// L = ln(1/δ′) is 0.020818647970100256 (0.0208199383395355 at δ). Without a validity mode
+/// nothing changes, the id included; `l2`, a δ_t out of (0, 1) and a truncation that takes all
+/// of δ (δ_t > δ/(1 + e) = 2.69e-6 for a sum job) are refused.
+#[test]
+fn a_verified_job_plans_its_noise_at_the_delta_its_truncation_leaves() {
+    use crate::protocol::validity::ValiditySpec;
+    let linf = |truncation_delta| Some(ValiditySpec::Linf { truncation_delta });
+    let verified = |kind: &str| JobSpec {
+        validity: linf(1e-9),
+        ..spec(kind)
+    };
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-15 * b.abs();
+    for (spec, rounds, delta) in [
+        (verified("sum"), 1, 9.996281718171542e-6),
+        (verified("blr"), 2, 9.992563436343082e-6),
+        (verified("regression"), 2, 9.992563436343082e-6),
+        (
+            JobSpec {
+                clipped_share: Some(0.05),
+                ..verified("blr")
+            },
+            3,
+            9.988845154514623e-6,
+        ),
+        (verified("train"), 10, 9.96281718171541e-6),
+    ] {
+        spec.validate().unwrap();
+        assert_eq!(spec.max_rounds(), rounds, "{:?}", spec.kind);
+        let budget = spec.noise_budget().unwrap();
+        assert_eq!(budget.epsilon, 1.0);
+        assert!(
+            close(budget.delta, delta),
+            "{:?}: {}",
+            spec.kind,
+            budget.delta
+        );
+    }
+    // `rho_from_budget` keeps a margin of 1e-9 below the largest ρ.
+    let near = |a: f64, b: f64| (a - b).abs() <= 2e-9 * b;
+    assert!(near(verified("blr").rho().unwrap(), 0.020818647970100256));
+    assert!(near(spec("blr").rho().unwrap(), 0.0208199383395355));
+    assert_eq!(spec("blr").noise_budget().unwrap().delta, 1e-5);
+    assert_eq!(spec("blr").truncation_delta(), 0.0);
+    assert!(close(verified("train").truncation_delta(), 1e-8));
+    assert!(
+        !String::from_utf8(spec("blr").canonical_json())
+            .unwrap()
+            .contains("validity")
+    );
+    assert_ne!(spec("blr").id(), verified("blr").id());
+    for (word, validity) in [
+        (
+            "jobs take \"linf\"",
+            Some(ValiditySpec::L2 {
+                data_norm: 1.0,
+                truncation_delta: 1e-9,
+            }),
+        ),
+        ("must be in (0, 1)", linf(0.0)),
+        ("must be in (0, 1)", linf(1.0)),
+        ("takes all of δ", linf(2.7e-6)),
+    ] {
+        let e = JobSpec {
+            validity,
+            ..spec("sum")
+        }
+        .validate()
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains(word), "{word}: {e}");
+    }
+    let e = JobSpec {
+        validity: linf(2.6e-6),
+        ..spec("sum")
+    };
+    e.validate().unwrap();
 }

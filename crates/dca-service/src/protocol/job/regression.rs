@@ -62,7 +62,9 @@ impl RegressionResult {
     /// The published form of `fit`, a regression over `spec`'s columns.
     pub fn of(spec: &JobSpec, fit: &blr::Regression) -> Self {
         let features: Vec<&str> = spec.features.iter().map(|c| c.name.as_str()).collect();
-        Self::of_columns(&features, &spec.target.name, fit)
+        let mut result = Self::of_columns(&features, &spec.target.name, fit);
+        result.spent_delta = spec.spent_delta(fit.spent);
+        result
     }
 
     /// The published form of `fit`, a regression of `target` on `features` (in model order).
@@ -185,13 +187,7 @@ pub fn regression_config(spec: &JobSpec, n_nodes: u16) -> Result<blr::Regression
             max_dropped: spec.max_dropped,
             mode: spec.share_mode(),
         }),
-        ..blr::RegressionConfig::new(
-            spec.design()?,
-            dp_noise::PrivacyLoss {
-                epsilon: spec.epsilon,
-                delta: spec.delta,
-            },
-        )
+        ..blr::RegressionConfig::new(spec.design()?, spec.noise_budget()?)
     })
 }
 

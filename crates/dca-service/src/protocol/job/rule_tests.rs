@@ -37,6 +37,7 @@ fn job(kind: &str) -> JobSpec {
         created_unix_ms: 1,
         public_seed: None,
         clipped_share: None,
+        validity: None,
         train: (kind == "train").then(|| TrainSettings {
             iterations: 5,
             clip_norm: 1.0,

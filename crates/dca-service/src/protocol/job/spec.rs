@@ -8,6 +8,7 @@ use crate::{Error, Result, hex};
 use super::blr_fit;
 use super::kind::JobKind;
 use super::train_settings::TrainSettings;
+use crate::protocol::validity::ValiditySpec;
 
 /// A column the job reads, with the public range its values are mapped from (onto ±5, values
 /// outside clipped: the DCA paper's UCI protocol, a per-record map that costs no privacy).
@@ -78,6 +79,13 @@ pub struct JobSpec {
     /// ids of jobs without it are what they were).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clipped_share: Option<f64>,
+    /// Every round of the job verified (`linf` only: an `l2` bound needs a bound on each
+    /// round's data norm, which the job's rounds do not share): each participant proves its
+    /// contribution within the round's bound, and the job's noise is planned at the δ left
+    /// after its rounds' truncation ([`JobSpec::noise_budget`]). Absent: rounds as before (and
+    /// the ids of jobs without it are what they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<ValiditySpec>,
 }
 
 /// Most participants in one job.
@@ -195,6 +203,24 @@ impl JobSpec {
                 ));
             }
         }
+        match self.validity {
+            Some(ValiditySpec::L2 { .. }) => {
+                return bad(
+                    "validity \"l2\" needs a bound on each round's data norm, which \
+                     a job's rounds do not share: jobs take \"linf\""
+                        .into(),
+                );
+            }
+            Some(ValiditySpec::Linf { truncation_delta })
+                if !(truncation_delta > 0.0 && truncation_delta < 1.0) =>
+            {
+                return bad(format!(
+                    "validity.truncation_delta = {truncation_delta} must be in (0, 1)"
+                ));
+            }
+            _ => {}
+        }
+        self.noise_budget()?;
         for (what, ms) in [
             ("answer_window_ms", self.answer_window_ms),
             ("upload_window_ms", self.upload_window_ms),
@@ -281,10 +307,8 @@ impl JobSpec {
             n_nodes,
             self.max_dropped,
             self.share_mode(),
-            dp_noise::PrivacyLoss {
-                epsilon: self.epsilon,
-                delta: self.delta,
-            },
+            self.noise_budget()
+                .expect("a validated job's noise budget is valid"),
         );
         if let (Some(share), Some(projection)) = (self.clipped_share, config.projection.as_mut()) {
             projection.clipped_share_budget = share;
@@ -324,13 +348,66 @@ impl JobSpec {
     }
 
     /// The zCDP ρ the job may spend (what the aggregator reserves): the largest ρ with
-    /// ρ + 2 sqrt(ρ ln(1/δ)) ≤ ε, as the pipeline splits it.
+    /// ρ + 2 sqrt(ρ ln(1/δ′)) ≤ ε at the δ′ of [`JobSpec::noise_budget`], as the pipeline
+    /// splits it.
     pub fn rho(&self) -> Result<f64> {
-        blr::rho_from_budget(dp_noise::PrivacyLoss {
-            epsilon: self.epsilon,
-            delta: self.delta,
-        })
-        .map_err(|e| Error::InvalidSpec(format!("job: {e}")))
+        blr::rho_from_budget(self.noise_budget()?)
+            .map_err(|e| Error::InvalidSpec(format!("job: {e}")))
+    }
+
+    /// The most DCA rounds the job runs: a `blr` job's std and statistics rounds (and its
+    /// clipped-share round), a `regression` job's ranges and statistics rounds, a `sum` job's
+    /// one, a `train` job's one per iteration.
+    pub fn max_rounds(&self) -> u64 {
+        match self.kind {
+            JobKind::Blr => 2 + u64::from(self.clipped_share.is_some()),
+            JobKind::Regression => 2,
+            JobKind::Sum => 1,
+            JobKind::Train => self.train.as_ref().map_or(0, |t| t.iterations),
+        }
+    }
+
+    /// Σ δ_t: what the truncated noise slices of all the job's verified rounds may add to δ
+    /// (each round's δ_t, as asked, bounds the probability that any honest slice is
+    /// truncated; 0 without a validity mode).
+    pub fn truncation_delta(&self) -> f64 {
+        match self.validity {
+            Some(ValiditySpec::Linf { truncation_delta })
+            | Some(ValiditySpec::L2 {
+                truncation_delta, ..
+            }) => truncation_delta * self.max_rounds() as f64,
+            None => 0.0,
+        }
+    }
+
+    /// The δ a fit that spent `spent` (at the noise's δ′) reports: its δ and what the job's
+    /// verified rounds' truncation may add, (1 + e^ε)·Σ δ_t at its ε.
+    pub fn spent_delta(&self, spent: dp_noise::PrivacyLoss) -> f64 {
+        spent.delta + (1.0 + spent.epsilon.exp()) * self.truncation_delta()
+    }
+
+    /// The (ε, δ′) the job's noise is planned for: its own ε, and its δ less what its verified
+    /// rounds' truncation may add. Truncated noise equals the untruncated noise except with
+    /// probability Σ δ_t, so an (ε, δ′)-DP release of untruncated noise makes the truncated one
+    /// (ε, δ′ + (1 + e^ε)·Σ δ_t)-DP (the bound the aggregator's accountant charges verified
+    /// rounds with): δ′ = δ − (1 + e^ε)·Σ δ_t. Without a validity mode, (ε, δ) itself.
+    ///
+    /// # Errors
+    /// [`Error::InvalidSpec`] if ε, δ are not a Gaussian budget, or if the truncation takes
+    /// all of δ.
+    pub fn noise_budget(&self) -> Result<dp_noise::PrivacyLoss> {
+        let invalid = |m: String| Error::InvalidSpec(format!("job: {m}"));
+        let truncation = (1.0 + self.epsilon.exp()) * self.truncation_delta();
+        let delta = self.delta - truncation;
+        if truncation > 0.0 && (delta <= 0.0 || delta.is_nan()) {
+            return Err(invalid(format!(
+                "the truncation of {} verified rounds, (1 + e^ε)·Σ δ_t = {truncation:e}, \
+                 takes all of δ = {:e}: lower validity.truncation_delta",
+                self.max_rounds(),
+                self.delta
+            )));
+        }
+        dp_noise::limits::gaussian_budget(self.epsilon, delta).map_err(|e| invalid(e.to_string()))
     }
 }
 

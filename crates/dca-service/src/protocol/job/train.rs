@@ -136,8 +136,7 @@ pub fn trainer_config(spec: &JobSpec, n_clients: usize, n_nodes: u16) -> Result<
         },
         clip_norm: c,
         privacy: Privacy::Private {
-            budget: dp_noise::PrivacyLoss::new(spec.epsilon, spec.delta)
-                .map_err(|e| Error::InvalidSpec(format!("job: {e}")))?,
+            budget: spec.noise_budget()?,
             noise_multiplier: z,
         },
         optimizer: t.optimizer(),
