@@ -17,6 +17,7 @@ pub use crate::aggregator::store::{AggregatorPgLocation, AggregatorStoreLocation
 use crate::aggregator::store::{AggregatorStore, Charges, LeaseTaken};
 pub use crate::aggregator::store::{RoundPhase, RoundState};
 use crate::clock::{Clock, SystemClock};
+use crate::protocol::messages::RoundStatus;
 use crate::protocol::spec::Round;
 use crate::protocol::sum_codec;
 use crate::secret::SecretString;
@@ -38,6 +39,7 @@ pub const DEFAULT_RELEASE_LEASE: Duration = Duration::from_secs(30);
 pub const DEFAULT_JOB_LEASE: Duration = Duration::from_secs(30);
 
 pub use crate::protocol::messages::PublishedRelease;
+use nodes::Nodes;
 use rounds::recorded::*;
 use view_cache::ViewCache;
 
@@ -51,9 +53,8 @@ pub use crate::protocol::spec::round_rho;
 
 /// The aggregator of one deployment.
 pub struct Aggregator {
-    http: reqwest::Client,
-    nodes: Vec<String>,
-    admin_token: SecretString,
+    /// Every request to the nodes goes through here.
+    nodes: Nodes,
     /// The accountant's state is the charges recorded here: each charge is checked against
     /// them in the transaction that records it, so processes sharing the store charge one at a
     /// time and never overspend between them.
@@ -112,9 +113,7 @@ impl Aggregator {
             job_lock: Mutex::new(()),
             participant_views: ViewCache::default(),
             live_rounds: Mutex::new(HashMap::new()),
-            http,
-            nodes,
-            admin_token: admin_token.into(),
+            nodes: Nodes::new(http, nodes, admin_token.into()),
             store,
             clock: Arc::new(SystemClock),
             holder: lease_holder(),
@@ -155,7 +154,22 @@ impl Aggregator {
 
     /// The node base URLs, in node order.
     pub fn node_urls(&self) -> &[String] {
-        &self.nodes
+        self.nodes.urls()
+    }
+
+    /// The public keys of the nodes, in order (`GET /key` of each).
+    pub async fn node_keys(&self) -> Result<Vec<String>> {
+        self.nodes.keys().await
+    }
+
+    /// Each node's status of the round.
+    pub async fn statuses(&self, round: &Round) -> Result<Vec<RoundStatus>> {
+        self.nodes.statuses(round).await
+    }
+
+    /// Each node's received (client, shard attempt) pairs.
+    pub async fn received_sets(&self, round: &Round) -> Result<Vec<fixedpoint_shares::ShardSet>> {
+        self.nodes.received_sets(round).await
     }
 
     /// Privacy spent so far, as recorded (by every process sharing the store); all of it if
