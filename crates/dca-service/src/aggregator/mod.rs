@@ -39,11 +39,13 @@ pub const DEFAULT_RELEASE_LEASE: Duration = Duration::from_secs(30);
 pub const DEFAULT_JOB_LEASE: Duration = Duration::from_secs(30);
 
 pub use crate::protocol::messages::PublishedRelease;
+use lease_terms::{LeaseTerms, checked_length};
 use nodes::Nodes;
 use rounds::recorded::*;
 use view_cache::ViewCache;
 
 pub mod jobs;
+mod lease_terms;
 mod nodes;
 mod rounds;
 pub mod server;
@@ -65,17 +67,12 @@ pub struct Aggregator {
     /// Each job's participant view, built once per status change and shared by every poll.
     participant_views: ViewCache,
     clock: Arc<dyn Clock>,
-    /// Who this aggregator is when it holds a round's release lease: its process id (so that
-    /// an operator can tell which process holds it) and random bytes (so that no other
-    /// aggregator, here or in another process, ever has the same name).
-    holder: String,
-    release_lease: Duration,
+    /// Who holds this aggregator's leases (a round's release, a job's driver), and how long.
+    leases: LeaseTerms,
     /// The live rounds (created, closing, aborting) as read and checked once: a round's config
     /// never changes under its id (the id is its SHA-256), so a polling pass reads only the
     /// live rounds' ids and states, and a round's 32 bytes per client once per process.
     live_rounds: Mutex<HashMap<String, Arc<Round>>>,
-    /// How long this aggregator holds a job's driver lease between renewals.
-    job_lease: Duration,
 }
 
 impl Aggregator {
@@ -116,9 +113,7 @@ impl Aggregator {
             nodes: Nodes::new(http, nodes, admin_token.into()),
             store,
             clock: Arc::new(SystemClock),
-            holder: lease_holder(),
-            release_lease: DEFAULT_RELEASE_LEASE,
-            job_lease: DEFAULT_JOB_LEASE,
+            leases: LeaseTerms::new(),
         })
     }
 
@@ -139,17 +134,9 @@ impl Aggregator {
     /// # Errors
     /// [`Error::InvalidSpec`] for a lease under 300 ms (renewed every third of it, it would
     /// expire between renewals on a busy machine).
-    pub fn with_release_lease(self, lease: Duration) -> Result<Self> {
-        if lease < Duration::from_millis(300) {
-            return Err(Error::InvalidSpec(format!(
-                "release lease of {} ms: it must be at least 300 ms",
-                lease.as_millis()
-            )));
-        }
-        Ok(Aggregator {
-            release_lease: lease,
-            ..self
-        })
+    pub fn with_release_lease(mut self, lease: Duration) -> Result<Self> {
+        self.leases.release = checked_length("release", lease)?;
+        Ok(self)
     }
 
     /// The node base URLs, in node order.
@@ -191,20 +178,6 @@ impl Aggregator {
     pub fn clock(&self) -> &Arc<dyn Clock> {
         &self.clock
     }
-}
-
-/// A release lease holder's name: this process's id and 64 random bits.
-fn lease_holder() -> String {
-    use rand_core::TryRngCore;
-    let mut random = [0u8; 8];
-    if rand_core::OsRng.try_fill_bytes(&mut random).is_err() {
-        // Distinct enough without the OS's randomness: the time to the nanosecond.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        random = nanos.to_le_bytes();
-    }
-    format!("pid {} {}", std::process::id(), crate::hex::encode(&random))
 }
 
 /// An accountant with `budget` that has paid `charges` (the recorded ones: rounds, and jobs'

@@ -35,7 +35,7 @@ impl Aggregator {
             &spec.canonical_json(),
             status,
             rho,
-            (&self.holder, self.job_lease_until()),
+            (&self.leases.holder, self.job_lease_until()),
             fits(self.budget, rho, 0.0),
         )?;
         Ok((id, created))
@@ -127,7 +127,7 @@ impl Aggregator {
             if status == before {
                 return Ok(status);
             }
-            let driver = as_driver.then(|| (self.holder.as_str(), self.clock.now_ms()));
+            let driver = as_driver.then(|| (self.leases.holder.as_str(), self.clock.now_ms()));
             let written = if before.is_live() && !status.is_live() {
                 let ended = status.clone();
                 self.store

@@ -153,7 +153,7 @@ impl Aggregator {
         let outcome = self.drive_under_lease(round, close_body).await;
         if outcome.is_err() {
             // Another process may take the round over at once instead of after the lease.
-            let _ = self.store.drop_release_lease(&id, &self.holder);
+            let _ = self.store.drop_release_lease(&id, &self.leases.holder);
         }
         outcome
     }
@@ -252,10 +252,10 @@ impl Aggregator {
     /// aggregator holds it ([`Error::ReleaseInProgress`]), or the round left "closing".
     pub(in crate::aggregator) fn take_release_lease(&self, id: &str) -> Result<()> {
         let now = self.clock.now_ms();
-        let until = now.saturating_add(self.release_lease.as_millis() as u64);
+        let until = now.saturating_add(self.leases.release.as_millis() as u64);
         match self
             .store
-            .take_release_lease(id, &self.holder, now, until)?
+            .take_release_lease(id, &self.leases.holder, now, until)?
         {
             LeaseTaken::Taken => Ok(()),
             LeaseTaken::HeldBy(holder, until) => Err(Error::ReleaseInProgress(format!(
@@ -294,11 +294,12 @@ impl Aggregator {
     ) -> Result<PublishedRelease> {
         let id = round.id();
         let renew = || {
-            let until = lease::lease_until(&*self.clock, self.release_lease);
-            self.store.renew_release_lease(&id, &self.holder, until)
+            let until = lease::lease_until(&*self.clock, self.leases.release);
+            self.store
+                .renew_release_lease(&id, &self.leases.holder, until)
         };
         let drive = self.drive_release(round, close_body);
-        match lease::hold(self.release_lease, drive, renew).await {
+        match lease::hold(self.leases.release, drive, renew).await {
             Held::Done(outcome) => outcome,
             Held::Lost(Some(e)) => Err(e),
             Held::Lost(None) => Err(Error::ReleaseInProgress(format!(
@@ -387,7 +388,7 @@ impl Aggregator {
             serde_json::to_string(&published).map_err(|e| Error::Io(std::io::Error::other(e)))?;
         if !self
             .store
-            .mark_released(&id, &self.holder, self.clock.now_ms(), &json)?
+            .mark_released(&id, &self.leases.holder, self.clock.now_ms(), &json)?
         {
             return Err(self.not_released(&id)?);
         }
@@ -420,7 +421,7 @@ impl Aggregator {
     fn fail(&self, id: &str, cause: &str) -> Result<Error> {
         if self
             .store
-            .mark_failed(id, &self.holder, self.clock.now_ms(), cause)?
+            .mark_failed(id, &self.leases.holder, self.clock.now_ms(), cause)?
         {
             tracing::error!(
                 round_id = %id,
