@@ -10,11 +10,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dp_noise::PrivacyLoss;
-use dp_noise::accountant::{Accountant, GaussianComposition, RoundCost};
 use fixedpoint_shares::{Aggregator as SumAggregator, Decode, Release};
 
 pub use crate::aggregator::store::{AggregatorPgLocation, AggregatorStoreLocation};
-use crate::aggregator::store::{AggregatorStore, Charges, LeaseTaken};
+use crate::aggregator::store::{AggregatorStore, LeaseTaken};
 pub use crate::aggregator::store::{RoundPhase, RoundState};
 use crate::clock::{Clock, SystemClock};
 use crate::protocol::messages::RoundStatus;
@@ -39,11 +38,13 @@ pub const DEFAULT_RELEASE_LEASE: Duration = Duration::from_secs(30);
 pub const DEFAULT_JOB_LEASE: Duration = Duration::from_secs(30);
 
 pub use crate::protocol::messages::PublishedRelease;
+use budget::Budget;
 use lease_terms::{LeaseTerms, checked_length};
 use nodes::Nodes;
 use rounds::recorded::*;
 use view_cache::ViewCache;
 
+mod budget;
 pub mod jobs;
 mod lease_terms;
 mod nodes;
@@ -57,11 +58,10 @@ pub use crate::protocol::spec::round_rho;
 pub struct Aggregator {
     /// Every request to the nodes goes through here.
     nodes: Nodes,
-    /// The accountant's state is the charges recorded here: each charge is checked against
-    /// them in the transaction that records it, so processes sharing the store charge one at a
-    /// time and never overspend between them.
+    /// Rounds, charges, jobs and leases as recorded (by every process sharing the store).
     store: AggregatorStore,
-    budget: PrivacyLoss,
+    /// Checked against the charges recorded in `store`.
+    budget: Budget,
     /// Held around a job status's read-change-write.
     job_lock: Mutex<()>,
     /// Each job's participant view, built once per status change and shared by every poll.
@@ -104,7 +104,7 @@ impl Aggregator {
         budget: PrivacyLoss,
     ) -> Result<Self> {
         let store = AggregatorStore::open(at)?;
-        replay(budget, &store.recorded_charges()?)?;
+        let budget = Budget::checked(budget, &store.recorded_charges()?)?;
         Ok(Aggregator {
             budget,
             job_lock: Mutex::new(()),
@@ -164,85 +164,16 @@ impl Aggregator {
     pub fn spent(&self) -> PrivacyLoss {
         self.store
             .recorded_charges()
-            .and_then(|charges| replay(self.budget, &charges))
-            .map_or(
-                PrivacyLoss {
-                    epsilon: f64::INFINITY,
-                    delta: 1.0,
-                },
-                |a| a.spent(),
-            )
+            .and_then(|charges| self.budget.spent(&charges))
+            .unwrap_or(PrivacyLoss {
+                epsilon: f64::INFINITY,
+                delta: 1.0,
+            })
     }
 
     /// The clock the aggregator decides deadlines by.
     pub fn clock(&self) -> &Arc<dyn Clock> {
         &self.clock
-    }
-}
-
-/// An accountant with `budget` that has paid `charges` (the recorded ones: rounds, and jobs'
-/// reservations as they stand).
-fn replay(budget: PrivacyLoss, charges: &Charges) -> Result<Accountant> {
-    // A DCA release carries a sum of discrete Gaussians, not a continuous Gaussian: the exact
-    // μ-GDP curve is proven only for the latter, while zCDP holds for the sum too
-    // (Kairouz–Liu–Steinke 2021, Thm 1; see `round_rho`). So rounds compose in zCDP here, as
-    // in the in-process BLR pipeline.
-    let mut accountant =
-        Accountant::with_composition(budget, GaussianComposition::Zcdp).map_err(Error::Budget)?;
-    for &rho in &charges.rho {
-        if rho > 0.0 {
-            let cost = RoundCost::zcdp(rho).map_err(Error::Budget)?;
-            accountant.charge(cost).map_err(Error::Budget)?;
-        }
-    }
-    if charges.truncation_delta > 0.0 {
-        charge_truncation(&mut accountant, charges.truncation_delta)?;
-    }
-    Ok(accountant)
-}
-
-/// Charges the verified rounds' truncation: their clamped noise equals the unclamped noise
-/// except on an event of probability ≤ δ_t each, so the rounds as run are within total
-/// variation Σδ_t of rounds the zCDP charges bound, and (ε, δ′) becomes
-/// (ε, δ′ + (1 + e^ε)·Σδ_t) (`verified_shares::bound::total_delta`). The accountant converts
-/// ρ at δ′ = budget δ − D for a charge D of δ alone; the D charged is the smallest found with
-/// (1 + e^ε(δ_B − D))·Σδ_t ≤ D, by iterating from D = 0 (ε grows with D, so the iterates
-/// increase; a few steps for δ_t ≪ δ). Over the budget: refused as any charge is.
-fn charge_truncation(accountant: &mut Accountant, sum_delta_t: f64) -> Result<()> {
-    let mut charged = 0.0;
-    for _ in 0..64 {
-        let mut trial = accountant.clone();
-        if charged > 0.0 {
-            let cost = RoundCost::approx(0.0, charged).map_err(Error::Budget)?;
-            trial.charge(cost).map_err(Error::Budget)?;
-        }
-        let needed = (1.0 + trial.spent().epsilon.exp()) * sum_delta_t;
-        if needed <= charged {
-            *accountant = trial;
-            return Ok(());
-        }
-        // A hair above what is needed, so that the next step can confirm it.
-        charged = needed * (1.0 + 1e-9);
-    }
-    Err(Error::Budget(dp_noise::Error::InvalidParameter {
-        name: "truncation delta",
-        value: sum_delta_t,
-        requirement: "small enough that (1 + e^ε)·Σδ_t settles within the budget's δ",
-    }))
-}
-
-/// Whether a charge of zCDP `rho` (and a verified round's `truncation_delta`) fits `budget` on
-/// top of the recorded charges it is given: the accountant replays them with this one.
-fn fits(
-    budget: PrivacyLoss,
-    rho: f64,
-    truncation_delta: f64,
-) -> impl Fn(&Charges) -> Result<()> + Send + 'static {
-    move |charges| {
-        let mut with_this = charges.clone();
-        with_this.rho.push(rho);
-        with_this.truncation_delta += truncation_delta;
-        replay(budget, &with_this).map(drop)
     }
 }
 

@@ -1,7 +1,9 @@
 //! Unit tests of the aggregator: charges, recorded rounds and closes, the live-round cache.
 
-use super::{Charges, legacy_close_json, recorded_round, recorded_spec, replay, round_rho};
+use super::budget::replay;
+use super::{legacy_close_json, recorded_round, recorded_spec, round_rho};
 use crate::Error;
+use crate::aggregator::store::Charges;
 use crate::aggregator::store::RoundPhase;
 use crate::hex;
 use crate::protocol::job::JobState;

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::aggregator::store::JobWrite;
 use crate::aggregator::view_cache::ForgetView;
-use crate::aggregator::{Aggregator, JOB_CHANGE_ATTEMPTS, fits};
+use crate::aggregator::{Aggregator, JOB_CHANGE_ATTEMPTS};
 use crate::{Error, Result};
 
 impl Aggregator {
@@ -36,7 +36,7 @@ impl Aggregator {
             status,
             rho,
             (&self.leases.holder, self.job_lease_until()),
-            fits(self.budget, rho, 0.0),
+            self.budget.fits(rho, 0.0),
         )?;
         Ok((id, created))
     }

@@ -227,7 +227,7 @@ impl Aggregator {
                     &body,
                     Some(rho),
                     truncation_delta,
-                    fits(self.budget, rho, truncation_delta),
+                    self.budget.fits(rho, truncation_delta),
                 )?
             }
             (None, None) => self.store.begin_close(&id, &body, None, |_| Ok(()))?,
