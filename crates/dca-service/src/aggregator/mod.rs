@@ -66,6 +66,7 @@ pub struct Aggregator {
     job_lock: Mutex<()>,
     /// Each job's participant view, built once per status change and shared by every poll.
     participant_views: ViewCache,
+    /// Deadlines and lease expiries are read on it, so that tests can move time.
     clock: Arc<dyn Clock>,
     /// Who holds this aggregator's leases (a round's release, a job's driver), and how long.
     leases: LeaseTerms,
