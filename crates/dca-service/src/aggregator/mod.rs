@@ -4,7 +4,6 @@
 //! (aborted / released, with the release) and every charge, so that neither a restart nor a
 //! second process releases twice or forgets what was spent.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -70,10 +69,8 @@ pub struct Aggregator {
     clock: Arc<dyn Clock>,
     /// Who holds this aggregator's leases (a round's release, a job's driver), and how long.
     leases: LeaseTerms,
-    /// The live rounds (created, closing, aborting) as read and checked once: a round's config
-    /// never changes under its id (the id is its SHA-256), so a polling pass reads only the
-    /// live rounds' ids and states, and a round's 32 bytes per client once per process.
-    live_rounds: Mutex<HashMap<String, Arc<Round>>>,
+    /// The live rounds, each read and checked once.
+    live_rounds: LiveRounds,
 }
 
 impl Aggregator {
@@ -110,7 +107,7 @@ impl Aggregator {
             budget,
             job_lock: Mutex::new(()),
             participant_views: ViewCache::default(),
-            live_rounds: Mutex::new(HashMap::new()),
+            live_rounds: LiveRounds::default(),
             nodes: Nodes::new(http, nodes, admin_token.into()),
             store,
             clock: Arc::new(SystemClock),

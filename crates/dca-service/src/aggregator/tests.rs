@@ -177,7 +177,7 @@ fn live_rounds_are_read_once_and_forgotten_once_they_end() {
             .unwrap()
             .is_empty()
     );
-    let cached: Vec<String> = agg.live_rounds.lock().unwrap().keys().cloned().collect();
+    let cached: Vec<String> = agg.live_rounds.0.lock().unwrap().keys().cloned().collect();
     assert_eq!(cached, [a.id()]);
 }
 
