@@ -4,19 +4,18 @@
 //! (aborted / released, with the release) and every charge, so that neither a restart nor a
 //! second process releases twice or forgets what was spent.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dp_noise::PrivacyLoss;
-use dp_noise::accountant::{Accountant, GaussianComposition, RoundCost};
 use fixedpoint_shares::{Aggregator as SumAggregator, Decode, Release};
 
 pub use crate::aggregator::store::{AggregatorPgLocation, AggregatorStoreLocation};
-use crate::aggregator::store::{AggregatorStore, Charges, LeaseTaken};
+use crate::aggregator::store::{AggregatorStore, LeaseTaken};
 pub use crate::aggregator::store::{RoundPhase, RoundState};
 use crate::clock::{Clock, SystemClock};
+use crate::protocol::messages::RoundStatus;
 use crate::protocol::spec::Round;
 use crate::protocol::sum_codec;
 use crate::secret::SecretString;
@@ -38,10 +37,15 @@ pub const DEFAULT_RELEASE_LEASE: Duration = Duration::from_secs(30);
 pub const DEFAULT_JOB_LEASE: Duration = Duration::from_secs(30);
 
 pub use crate::protocol::messages::PublishedRelease;
+use budget::Budget;
+use lease_terms::{LeaseTerms, checked_length};
+use nodes::Nodes;
 use rounds::recorded::*;
 use view_cache::ViewCache;
 
+mod budget;
 pub mod jobs;
+mod lease_terms;
 mod nodes;
 mod rounds;
 pub mod server;
@@ -51,30 +55,22 @@ pub use crate::protocol::spec::round_rho;
 
 /// The aggregator of one deployment.
 pub struct Aggregator {
-    http: reqwest::Client,
-    nodes: Vec<String>,
-    admin_token: SecretString,
-    /// The accountant's state is the charges recorded here: each charge is checked against
-    /// them in the transaction that records it, so processes sharing the store charge one at a
-    /// time and never overspend between them.
+    /// Every request to the nodes goes through here.
+    nodes: Nodes,
+    /// Rounds, charges, jobs and leases as recorded (by every process sharing the store).
     store: AggregatorStore,
-    budget: PrivacyLoss,
+    /// Checked against the charges recorded in `store`.
+    budget: Budget,
     /// Held around a job status's read-change-write.
     job_lock: Mutex<()>,
     /// Each job's participant view, built once per status change and shared by every poll.
     participant_views: ViewCache,
+    /// Deadlines and lease expiries are read on it, so that tests can move time.
     clock: Arc<dyn Clock>,
-    /// Who this aggregator is when it holds a round's release lease: its process id (so that
-    /// an operator can tell which process holds it) and random bytes (so that no other
-    /// aggregator, here or in another process, ever has the same name).
-    holder: String,
-    release_lease: Duration,
-    /// The live rounds (created, closing, aborting) as read and checked once: a round's config
-    /// never changes under its id (the id is its SHA-256), so a polling pass reads only the
-    /// live rounds' ids and states, and a round's 32 bytes per client once per process.
-    live_rounds: Mutex<HashMap<String, Arc<Round>>>,
-    /// How long this aggregator holds a job's driver lease between renewals.
-    job_lease: Duration,
+    /// Who holds this aggregator's leases (a round's release, a job's driver), and how long.
+    leases: LeaseTerms,
+    /// The live rounds, each read and checked once.
+    live_rounds: LiveRounds,
 }
 
 impl Aggregator {
@@ -106,20 +102,16 @@ impl Aggregator {
         budget: PrivacyLoss,
     ) -> Result<Self> {
         let store = AggregatorStore::open(at)?;
-        replay(budget, &store.recorded_charges()?)?;
+        let budget = Budget::checked(budget, &store.recorded_charges()?)?;
         Ok(Aggregator {
             budget,
             job_lock: Mutex::new(()),
             participant_views: ViewCache::default(),
-            live_rounds: Mutex::new(HashMap::new()),
-            http,
-            nodes,
-            admin_token: admin_token.into(),
+            live_rounds: LiveRounds::default(),
+            nodes: Nodes::new(http, nodes, admin_token.into()),
             store,
             clock: Arc::new(SystemClock),
-            holder: lease_holder(),
-            release_lease: DEFAULT_RELEASE_LEASE,
-            job_lease: DEFAULT_JOB_LEASE,
+            leases: LeaseTerms::new(),
         })
     }
 
@@ -140,22 +132,29 @@ impl Aggregator {
     /// # Errors
     /// [`Error::InvalidSpec`] for a lease under 300 ms (renewed every third of it, it would
     /// expire between renewals on a busy machine).
-    pub fn with_release_lease(self, lease: Duration) -> Result<Self> {
-        if lease < Duration::from_millis(300) {
-            return Err(Error::InvalidSpec(format!(
-                "release lease of {} ms: it must be at least 300 ms",
-                lease.as_millis()
-            )));
-        }
-        Ok(Aggregator {
-            release_lease: lease,
-            ..self
-        })
+    pub fn with_release_lease(mut self, lease: Duration) -> Result<Self> {
+        self.leases.release = checked_length("release", lease)?;
+        Ok(self)
     }
 
     /// The node base URLs, in node order.
     pub fn node_urls(&self) -> &[String] {
-        &self.nodes
+        self.nodes.urls()
+    }
+
+    /// The public keys of the nodes, in order (`GET /key` of each).
+    pub async fn node_keys(&self) -> Result<Vec<String>> {
+        self.nodes.keys().await
+    }
+
+    /// Each node's status of the round.
+    pub async fn statuses(&self, round: &Round) -> Result<Vec<RoundStatus>> {
+        self.nodes.statuses(round).await
+    }
+
+    /// Each node's received (client, shard attempt) pairs.
+    pub async fn received_sets(&self, round: &Round) -> Result<Vec<fixedpoint_shares::ShardSet>> {
+        self.nodes.received_sets(round).await
     }
 
     /// Privacy spent so far, as recorded (by every process sharing the store); all of it if
@@ -163,99 +162,16 @@ impl Aggregator {
     pub fn spent(&self) -> PrivacyLoss {
         self.store
             .recorded_charges()
-            .and_then(|charges| replay(self.budget, &charges))
-            .map_or(
-                PrivacyLoss {
-                    epsilon: f64::INFINITY,
-                    delta: 1.0,
-                },
-                |a| a.spent(),
-            )
+            .and_then(|charges| self.budget.spent(&charges))
+            .unwrap_or(PrivacyLoss {
+                epsilon: f64::INFINITY,
+                delta: 1.0,
+            })
     }
 
     /// The clock the aggregator decides deadlines by.
     pub fn clock(&self) -> &Arc<dyn Clock> {
         &self.clock
-    }
-}
-
-/// A release lease holder's name: this process's id and 64 random bits.
-fn lease_holder() -> String {
-    use rand_core::TryRngCore;
-    let mut random = [0u8; 8];
-    if rand_core::OsRng.try_fill_bytes(&mut random).is_err() {
-        // Distinct enough without the OS's randomness: the time to the nanosecond.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        random = nanos.to_le_bytes();
-    }
-    format!("pid {} {}", std::process::id(), crate::hex::encode(&random))
-}
-
-/// An accountant with `budget` that has paid `charges` (the recorded ones: rounds, and jobs'
-/// reservations as they stand).
-fn replay(budget: PrivacyLoss, charges: &Charges) -> Result<Accountant> {
-    // A DCA release carries a sum of discrete Gaussians, not a continuous Gaussian: the exact
-    // μ-GDP curve is proven only for the latter, while zCDP holds for the sum too
-    // (Kairouz–Liu–Steinke 2021, Thm 1; see `round_rho`). So rounds compose in zCDP here, as
-    // in the in-process BLR pipeline.
-    let mut accountant =
-        Accountant::with_composition(budget, GaussianComposition::Zcdp).map_err(Error::Budget)?;
-    for &rho in &charges.rho {
-        if rho > 0.0 {
-            let cost = RoundCost::zcdp(rho).map_err(Error::Budget)?;
-            accountant.charge(cost).map_err(Error::Budget)?;
-        }
-    }
-    if charges.truncation_delta > 0.0 {
-        charge_truncation(&mut accountant, charges.truncation_delta)?;
-    }
-    Ok(accountant)
-}
-
-/// Charges the verified rounds' truncation: their clamped noise equals the unclamped noise
-/// except on an event of probability ≤ δ_t each, so the rounds as run are within total
-/// variation Σδ_t of rounds the zCDP charges bound, and (ε, δ′) becomes
-/// (ε, δ′ + (1 + e^ε)·Σδ_t) (`verified_shares::bound::total_delta`). The accountant converts
-/// ρ at δ′ = budget δ − D for a charge D of δ alone; the D charged is the smallest found with
-/// (1 + e^ε(δ_B − D))·Σδ_t ≤ D, by iterating from D = 0 (ε grows with D, so the iterates
-/// increase; a few steps for δ_t ≪ δ). Over the budget: refused as any charge is.
-fn charge_truncation(accountant: &mut Accountant, sum_delta_t: f64) -> Result<()> {
-    let mut charged = 0.0;
-    for _ in 0..64 {
-        let mut trial = accountant.clone();
-        if charged > 0.0 {
-            let cost = RoundCost::approx(0.0, charged).map_err(Error::Budget)?;
-            trial.charge(cost).map_err(Error::Budget)?;
-        }
-        let needed = (1.0 + trial.spent().epsilon.exp()) * sum_delta_t;
-        if needed <= charged {
-            *accountant = trial;
-            return Ok(());
-        }
-        // A hair above what is needed, so that the next step can confirm it.
-        charged = needed * (1.0 + 1e-9);
-    }
-    Err(Error::Budget(dp_noise::Error::InvalidParameter {
-        name: "truncation delta",
-        value: sum_delta_t,
-        requirement: "small enough that (1 + e^ε)·Σδ_t settles within the budget's δ",
-    }))
-}
-
-/// Whether a charge of zCDP `rho` (and a verified round's `truncation_delta`) fits `budget` on
-/// top of the recorded charges it is given: the accountant replays them with this one.
-fn fits(
-    budget: PrivacyLoss,
-    rho: f64,
-    truncation_delta: f64,
-) -> impl Fn(&Charges) -> Result<()> + Send + 'static {
-    move |charges| {
-        let mut with_this = charges.clone();
-        with_this.rho.push(rho);
-        with_this.truncation_delta += truncation_delta;
-        replay(budget, &with_this).map(drop)
     }
 }
 

@@ -1,7 +1,9 @@
 //! Unit tests of the aggregator: charges, recorded rounds and closes, the live-round cache.
 
-use super::{Charges, legacy_close_json, recorded_round, recorded_spec, replay, round_rho};
+use super::budget::replay;
+use super::{legacy_close_json, recorded_round, recorded_spec, round_rho};
 use crate::Error;
+use crate::aggregator::store::Charges;
 use crate::aggregator::store::RoundPhase;
 use crate::hex;
 use crate::protocol::job::JobState;
@@ -175,7 +177,7 @@ fn live_rounds_are_read_once_and_forgotten_once_they_end() {
             .unwrap()
             .is_empty()
     );
-    let cached: Vec<String> = agg.live_rounds.lock().unwrap().keys().cloned().collect();
+    let cached: Vec<String> = agg.live_rounds.0.lock().unwrap().keys().cloned().collect();
     assert_eq!(cached, [a.id()]);
 }
 

@@ -32,7 +32,11 @@ impl Aggregator {
                 let Some((spec, status)) = self.job(id)? else {
                     return Ok(None);
                 };
-                let shared = Arc::new(SharedParticipantView::build(&spec, &status, &self.nodes)?);
+                let shared = Arc::new(SharedParticipantView::build(
+                    &spec,
+                    &status,
+                    self.nodes.urls(),
+                )?);
                 views.insert(id.to_string(), (version, shared.clone()));
                 shared
             }

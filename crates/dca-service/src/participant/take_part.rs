@@ -1,21 +1,24 @@
-//! Following one job: answering it, then for each round that names this participant checking
-//! the round, paying for it, computing the contribution from the rows and sending it sealed.
+//! Taking part in jobs: looking for the jobs that name this participant, and following each —
+//! answering it, then for each round that names this participant checking the round, paying
+//! for it, computing the contribution from the rows and sending it sealed.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use dp_noise::rng::RngSource;
 use reqwest::StatusCode;
 
-use super::{Participant, decide};
+use super::files::io_at;
+use super::{Outcome, Participant, checked_json, decide, outcome_of};
 use crate::participant::ledger::{Entry, people};
 use crate::protocol::job::kind::{Expected, RoundRule};
 use crate::protocol::job::{Answer, JobRound, JobSpec, JobState};
 // What a participant works from: its light view of a job joined with the job's spec.
-use crate::protocol::job::view::{JoinedView as JobView, ParticipantRound};
+use crate::protocol::job::view::{JoinedView as JobView, ParticipantRound, ParticipantView};
 use crate::protocol::spec::{Round, token_hash};
 use crate::secret::SecretString;
-use crate::{Error, MEDIA_JSON, Result};
+use crate::{Error, MEDIA_JSON, Result, hex};
 
 /// Rounds rebuilt from their job's roster and checked against their ids, shared by every
 /// participant of this process: a round is named by its config's SHA-256, so one check serves
@@ -51,8 +54,151 @@ pub(super) fn verified_round(job_round: &JobRound, spec: &JobSpec) -> Result<Arc
     Ok(round)
 }
 
+/// What the aggregator answered a participant's look for work.
+pub(super) enum Looked {
+    Jobs(Vec<JobView>),
+    /// 403 (its token is on no job's roster) or 404 (the job it follows is not there): no job
+    /// names it yet. The aggregator's words.
+    NotNamed(String),
+}
+
 impl Participant {
-    pub(super) async fn handle(&self, view: &JobView) -> Result<()> {
+    /// Follows job `only` (every job on whose roster it is, when `None`) until it ends; without
+    /// `only`, runs until the process is stopped. Its ledger is checked against the
+    /// aggregator's record first (and again before each answer); while no job names it, it
+    /// waits, at most `wait_for_job`.
+    pub async fn run(&self, only: Option<&str>) -> Result<Outcome> {
+        std::fs::create_dir_all(&self.state_dir)
+            .map_err(|e| io_at(e, "--state-dir", &self.state_dir))?;
+        let mut wait = self.poll;
+        let mut checked = false;
+        let started = tokio::time::Instant::now();
+        let mut said_waiting: Option<tokio::time::Instant> = None;
+        loop {
+            let looked = if checked {
+                self.look(only).await
+            } else {
+                // The ledger is checked against the aggregator's record before anything else.
+                match self.checked_ledger().await {
+                    Ok(_) => {
+                        checked = true;
+                        self.look(only).await
+                    }
+                    Err(e) => Err(e),
+                }
+            };
+            match looked {
+                Ok(Looked::Jobs(views)) => {
+                    wait = self.poll;
+                    said_waiting = None;
+                    for view in &views {
+                        match self.handle(view).await {
+                            Ok(()) => {}
+                            // A ledger that cannot be trusted stops the participant: it answers
+                            // nothing until the ledger is restored or rebuilt.
+                            Err(e @ Error::Ledger(_)) => return Err(e),
+                            Err(e) => tracing::warn!(job = %view.status.id, "{e}"),
+                        }
+                    }
+                    if let Some(view) = views.first().filter(|_| only.is_some())
+                        && !view.status.is_live()
+                    {
+                        let file = self.ledger_file()?;
+                        let record = self.record().await;
+                        let record = match record {
+                            Ok(r) => r,
+                            Err(e @ (Error::Http(_) | Error::Timeout(_) | Error::Io(_))) => {
+                                tracing::warn!("asking the aggregator for its record: {e}");
+                                tokio::time::sleep(wait).await;
+                                continue;
+                            }
+                            Err(e) => return Err(e),
+                        };
+                        let id = &view.status.id;
+                        return Ok(outcome_of(
+                            &view.status,
+                            file.ledger.jobs.get(id),
+                            record.iter().find(|r| r.id == *id),
+                        ));
+                    }
+                }
+                Ok(Looked::NotNamed(why)) => {
+                    let waited = started.elapsed();
+                    let what = match only {
+                        Some(id) => {
+                            format!("job {id} to be created with this participant on its roster")
+                        }
+                        None => "a job whose roster lists this participant's token".to_string(),
+                    };
+                    if waited >= self.wait_for_job {
+                        return Err(Error::Job(format!(
+                            "no job named this participant within {} s of waiting \
+                             (--wait-for-job): the aggregator says {why}; waited for {what}",
+                            self.wait_for_job.as_secs()
+                        )));
+                    }
+                    if said_waiting.is_none_or(|t| t.elapsed() >= Duration::from_secs(60)) {
+                        tracing::info!(
+                            token_sha256 = %hex::encode(&token_hash(self.token.expose())),
+                            "waiting for {what} at {} ({}; giving up after {} s)",
+                            self.aggregator,
+                            why,
+                            self.wait_for_job.saturating_sub(waited).as_secs()
+                        );
+                        said_waiting = Some(tokio::time::Instant::now());
+                    }
+                    wait = self.poll;
+                }
+                // The aggregator does not know this participant's token, or its ledger cannot
+                // be trusted: asking again will not change that.
+                Err(e @ (Error::Job(_) | Error::Ledger(_) | Error::Integrity(_))) => {
+                    return Err(e);
+                }
+                Err(e) => {
+                    tracing::warn!("asking the aggregator for jobs: {e}");
+                    wait = (wait * 2).min(Duration::from_secs(5));
+                }
+            }
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// The jobs that name this participant (job `only`, when given), each joined with its spec.
+    pub(super) async fn look(&self, only: Option<&str>) -> Result<Looked> {
+        let url = match only {
+            Some(id) => format!("{}/jobs/{id}", self.aggregator),
+            None => format!("{}/jobs", self.aggregator),
+        };
+        let r = self
+            .http
+            .get(&url)
+            .bearer_auth(self.token.expose())
+            .send()
+            .await?;
+        let status = r.status();
+        if matches!(status, StatusCode::FORBIDDEN | StatusCode::NOT_FOUND) {
+            return Ok(Looked::NotNamed(format!(
+                "{status}: {}",
+                r.text().await.unwrap_or_default()
+            )));
+        }
+        let polled: Vec<ParticipantView> = if only.is_some() {
+            vec![checked_json(r, &url, only).await?]
+        } else {
+            checked_json(r, &url, only).await?
+        };
+        let mut views = Vec::with_capacity(polled.len());
+        for view in polled {
+            let spec = self.spec_of(&view.id).await?;
+            views.push(view.with_spec(&spec)?);
+        }
+        Ok(Looked::Jobs(views))
+    }
+
+    /// Takes job `view` as far as it can go now: the answer decided and written to the ledger
+    /// before it is sent, the job's end written, or each of its rounds that names this
+    /// participant contributed to.
+    async fn handle(&self, view: &JobView) -> Result<()> {
         // The spec's hash was checked against the job's id when it was fetched (`spec_of`).
         let id = &view.status.id;
         let mut file = self.ledger_file()?;

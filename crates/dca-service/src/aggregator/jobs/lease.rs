@@ -12,33 +12,28 @@ impl Aggregator {
     /// # Errors
     /// [`Error::InvalidSpec`] for a lease under 300 ms (renewed every third of it, it would
     /// expire between renewals on a busy machine).
-    pub fn with_job_lease(self, lease: Duration) -> Result<Self> {
-        if lease < Duration::from_millis(300) {
-            return Err(Error::InvalidSpec(format!(
-                "job lease of {} ms: it must be at least 300 ms",
-                lease.as_millis()
-            )));
-        }
-        Ok(Aggregator {
-            job_lease: lease,
-            ..self
-        })
+    pub fn with_job_lease(mut self, lease: Duration) -> Result<Self> {
+        self.leases.job = checked_length("job", lease)?;
+        Ok(self)
     }
 
     /// How long this aggregator holds a job's driver lease between renewals.
     pub fn job_lease(&self) -> Duration {
-        self.job_lease
+        self.leases.job
     }
 
     pub(in crate::aggregator) fn job_lease_until(&self) -> u64 {
-        crate::lease::lease_until(&*self.clock, self.job_lease)
+        crate::lease::lease_until(&*self.clock, self.leases.job)
     }
 
     /// Takes job `id`'s driver lease; false if another aggregator's is live or the job ended.
     pub(crate) fn take_job_lease(&self, id: &str) -> Result<bool> {
         let now = self.clock.now_ms();
         let until = self.job_lease_until();
-        match self.store.take_job_lease(id, &self.holder, now, until)? {
+        match self
+            .store
+            .take_job_lease(id, &self.leases.holder, now, until)?
+        {
             JobLeaseTaken::Taken => Ok(true),
             JobLeaseTaken::HeldBy(holder, until) => {
                 tracing::debug!(job = %id, "aggregator {holder} drives the job until {until} ms");
@@ -54,18 +49,18 @@ impl Aggregator {
         let now = self.clock.now_ms();
         let until = self.job_lease_until();
         self.store
-            .acquire_job_leases(&self.holder, now, until, limit)
+            .acquire_job_leases(&self.leases.holder, now, until, limit)
     }
 
     /// Renews job `id`'s driver lease; false if another aggregator took it over.
     pub(crate) fn renew_job_lease(&self, id: &str) -> Result<bool> {
         self.store
-            .renew_job_lease(id, &self.holder, self.job_lease_until())
+            .renew_job_lease(id, &self.leases.holder, self.job_lease_until())
     }
 
     /// Gives job `id`'s driver lease up (another process may take it at once), for good if
     /// the job `ended`.
     pub(crate) fn drop_job_lease(&self, id: &str, ended: bool) -> Result<()> {
-        self.store.drop_job_lease(id, &self.holder, ended)
+        self.store.drop_job_lease(id, &self.leases.holder, ended)
     }
 }

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::aggregator::store::{JobCharge, JobWrite};
 use crate::aggregator::view_cache::ForgetView;
-use crate::aggregator::{Aggregator, JOB_CHANGE_ATTEMPTS, fits};
+use crate::aggregator::{Aggregator, JOB_CHANGE_ATTEMPTS};
 use crate::{Error, Result};
 
 impl Aggregator {
@@ -38,8 +38,8 @@ impl Aggregator {
             &spec.canonical_json(),
             status,
             charge,
-            (&self.holder, self.job_lease_until()),
-            fits(self.budget, charge.rho, charge.truncation_delta),
+            (&self.leases.holder, self.job_lease_until()),
+            self.budget.fits(charge.rho, charge.truncation_delta),
         )?;
         Ok((id, created))
     }
@@ -130,7 +130,7 @@ impl Aggregator {
             if status == before {
                 return Ok(status);
             }
-            let driver = as_driver.then(|| (self.holder.as_str(), self.clock.now_ms()));
+            let driver = as_driver.then(|| (self.leases.holder.as_str(), self.clock.now_ms()));
             let written = if before.is_live() && !status.is_live() {
                 let ended = status.clone();
                 self.store

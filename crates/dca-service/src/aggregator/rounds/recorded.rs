@@ -1,11 +1,12 @@
 //! A round as the aggregator recorded it: the live rounds, a round's state, its release, and
 //! the configs and closes stored by earlier versions.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use fixedpoint_shares::{ShardSet, wire};
 
-use crate::aggregator::store::{RoundPhase, RoundState};
+use crate::aggregator::store::{AggregatorStore, RoundPhase, RoundState};
 use crate::aggregator::*;
 use crate::protocol::spec::{Round, RoundSpec, decode_round_config, legacy_json_round_id};
 use crate::{Error, Result};
@@ -33,35 +34,12 @@ impl Aggregator {
         self.live_rounds_in(&[RoundPhase::Created, RoundPhase::Closing])
     }
 
-    /// The live rounds in one of `states`, oldest first: each read from the store and checked
-    /// the first time it is seen, then kept until it is no longer live.
+    /// The live rounds in one of `states`, oldest first.
     pub(in crate::aggregator) fn live_rounds_in(
         &self,
         states: &[RoundPhase],
     ) -> Result<Vec<Arc<Round>>> {
-        let live = self.store.ids_in(&RoundPhase::LIVE)?;
-        let mut cached = self.live_rounds.lock().expect("live rounds lock");
-        cached.retain(|id, _| live.iter().any(|(live_id, _)| live_id == id));
-        let mut out = Vec::new();
-        for (id, state) in live {
-            if !states.contains(&state) {
-                continue;
-            }
-            let round = match cached.get(&id) {
-                Some(round) => round.clone(),
-                None => {
-                    // Gone since the ids were read (released, or aborted): not live any more.
-                    let Some((spec, _)) = self.store.round(&id)? else {
-                        continue;
-                    };
-                    let round = Arc::new(recorded_round(&id, &spec)?);
-                    cached.insert(id, round.clone());
-                    round
-                }
-            };
-            out.push(round);
-        }
-        Ok(out)
+        self.live_rounds.in_states(&self.store, states)
     }
 
     /// How many recorded rounds are in each state.
@@ -100,6 +78,44 @@ impl Aggregator {
             )),
             _ => Ok(None),
         }
+    }
+}
+
+/// The live rounds (created, closing, aborting) as read and checked once: a round's config
+/// never changes under its id (the id is its SHA-256), so a polling pass reads only the live
+/// rounds' ids and states, and a round's 32 bytes per client once per process.
+#[derive(Default)]
+pub(in crate::aggregator) struct LiveRounds(
+    pub(in crate::aggregator) Mutex<HashMap<String, Arc<Round>>>,
+);
+
+impl LiveRounds {
+    /// The live rounds of `store` in one of `states`, oldest first: each read from the store
+    /// and checked the first time it is seen, then kept until it is no longer live.
+    fn in_states(&self, store: &AggregatorStore, states: &[RoundPhase]) -> Result<Vec<Arc<Round>>> {
+        let live = store.ids_in(&RoundPhase::LIVE)?;
+        let mut cached = self.0.lock().expect("live rounds lock");
+        cached.retain(|id, _| live.iter().any(|(live_id, _)| live_id == id));
+        let mut out = Vec::new();
+        for (id, state) in live {
+            if !states.contains(&state) {
+                continue;
+            }
+            let round = match cached.get(&id) {
+                Some(round) => round.clone(),
+                None => {
+                    // Gone since the ids were read (released, or aborted): not live any more.
+                    let Some((spec, _)) = store.round(&id)? else {
+                        continue;
+                    };
+                    let round = Arc::new(recorded_round(&id, &spec)?);
+                    cached.insert(id, round.clone());
+                    round
+                }
+            };
+            out.push(round);
+        }
+        Ok(out)
     }
 }
 

@@ -7,15 +7,15 @@ use std::time::Duration;
 
 use dp_noise::accountant::RoundCost;
 use fixedpoint_shares::{Encode, ShardSet, agree};
-use reqwest::StatusCode;
 
+use crate::aggregator::nodes::{CloseSent, SumPoll};
 use crate::aggregator::rounds::verified::VerifiedSum;
 use crate::aggregator::store::{RoundPhase, RoundState};
 use crate::aggregator::*;
 use crate::lease::{self, Held};
 use crate::protocol::spec::{Round, RoundSpec};
 use crate::protocol::verified_close::{MEDIA_VERIFIED_CLOSE, VerifiedClose};
-use crate::{Error, MEDIA_ROUND_CONFIG, Result};
+use crate::{Error, Result};
 
 impl Aggregator {
     /// Creates the round on every node (idempotent: creating it again changes nothing).
@@ -32,23 +32,7 @@ impl Aggregator {
         self.refuse_reused_round_number(&round)?;
         let config = round.config_bytes()?;
         self.store.insert_round(&id, &config)?;
-        for url in &self.nodes {
-            let r = self
-                .http
-                .put(format!("{url}/rounds/{id}"))
-                .bearer_auth(self.admin_token.expose())
-                .header(reqwest::header::CONTENT_TYPE, MEDIA_ROUND_CONFIG)
-                .body(config.clone())
-                .send()
-                .await?;
-            if !matches!(r.status(), StatusCode::OK | StatusCode::CREATED) {
-                let s = r.status();
-                return Err(Error::Http(format!(
-                    "{url} refused the round: {s}: {}",
-                    r.text().await.unwrap_or_default()
-                )));
-            }
-        }
+        self.nodes.create_round(&id, &config).await?;
         Ok(round)
     }
 
@@ -71,6 +55,7 @@ impl Aggregator {
         }
         // The nodes' counts (their status), not their received sets: O(1) per node per poll.
         Ok(self
+            .nodes
             .statuses(round)
             .await?
             .iter()
@@ -109,6 +94,15 @@ impl Aggregator {
             self.notify_abort(&round, &reason).await?;
         }
         Ok(())
+    }
+
+    /// Tells every node that the round is aborted (idempotent on the nodes), then records it
+    /// as "aborted". A node that cannot be reached leaves the round "aborting";
+    /// [`Aggregator::notify_pending_aborts`] tries again.
+    async fn notify_abort(&self, round: &Round, reason: &str) -> Result<()> {
+        let id = round.id();
+        self.nodes.abort(&id, reason).await?;
+        self.store.finish_abort(&id)
     }
 
     /// Closes the round and releases its sum. The first call decides the agreed set — the
@@ -159,7 +153,7 @@ impl Aggregator {
         let outcome = self.drive_under_lease(round, close_body).await;
         if outcome.is_err() {
             // Another process may take the round over at once instead of after the lease.
-            let _ = self.store.drop_release_lease(&id, &self.holder);
+            let _ = self.store.drop_release_lease(&id, &self.leases.holder);
         }
         outcome
     }
@@ -170,7 +164,7 @@ impl Aggregator {
         let id = round.id();
         // The pairs every node holds: a client that sharded twice and whose nodes hold different
         // attempts is left out (it counts as missing), never summed.
-        let sets = self.received_sets(round).await?;
+        let sets = self.nodes.received_sets(round).await?;
         let agreed_pairs = if sets.is_empty() {
             ShardSet::empty(round.config.n_clients())
         } else {
@@ -233,7 +227,7 @@ impl Aggregator {
                     &body,
                     Some(rho),
                     truncation_delta,
-                    fits(self.budget, rho, truncation_delta),
+                    self.budget.fits(rho, truncation_delta),
                 )?
             }
             (None, None) => self.store.begin_close(&id, &body, None, |_| Ok(()))?,
@@ -258,10 +252,10 @@ impl Aggregator {
     /// aggregator holds it ([`Error::ReleaseInProgress`]), or the round left "closing".
     pub(in crate::aggregator) fn take_release_lease(&self, id: &str) -> Result<()> {
         let now = self.clock.now_ms();
-        let until = now.saturating_add(self.release_lease.as_millis() as u64);
+        let until = now.saturating_add(self.leases.release.as_millis() as u64);
         match self
             .store
-            .take_release_lease(id, &self.holder, now, until)?
+            .take_release_lease(id, &self.leases.holder, now, until)?
         {
             LeaseTaken::Taken => Ok(()),
             LeaseTaken::HeldBy(holder, until) => Err(Error::ReleaseInProgress(format!(
@@ -300,11 +294,12 @@ impl Aggregator {
     ) -> Result<PublishedRelease> {
         let id = round.id();
         let renew = || {
-            let until = lease::lease_until(&*self.clock, self.release_lease);
-            self.store.renew_release_lease(&id, &self.holder, until)
+            let until = lease::lease_until(&*self.clock, self.leases.release);
+            self.store
+                .renew_release_lease(&id, &self.leases.holder, until)
         };
         let drive = self.drive_release(round, close_body);
-        match lease::hold(self.release_lease, drive, renew).await {
+        match lease::hold(self.leases.release, drive, renew).await {
             Held::Done(outcome) => outcome,
             Held::Lost(Some(e)) => Err(e),
             Held::Lost(None) => Err(Error::ReleaseInProgress(format!(
@@ -342,26 +337,13 @@ impl Aggregator {
         } else {
             MEDIA_PAIR_SET
         };
-        for url in &self.nodes {
-            let r = self
-                .http
-                .post(format!("{url}/rounds/{id}/close"))
-                .bearer_auth(self.admin_token.expose())
-                .header(reqwest::header::CONTENT_TYPE, close_media)
-                .body(close_body.clone())
-                .send()
-                .await?;
-            if !matches!(r.status(), StatusCode::OK | StatusCode::ACCEPTED) {
-                let s = r.status();
-                let body = r.text().await.unwrap_or_default();
-                if let Some(cause) = release_impossible(&body) {
-                    return Err(self.fail(&id, &format!("{url} refused to close: {cause}"))?);
-                }
-                return Err(Error::Http(format!("{url} refused to close: {s}: {body}")));
-            }
+        if let CloseSent::Impossible(cause) =
+            self.nodes.close(&id, close_media, &close_body).await?
+        {
+            return Err(self.fail(&id, &cause)?);
         }
         let mut node_sums = Vec::with_capacity(self.nodes.len());
-        for url in &self.nodes {
+        for url in self.nodes.urls() {
             match self.fetch_sum(url, &id).await? {
                 NodeSumPoll::Ready(sum) => node_sums.push(sum),
                 NodeSumPoll::ReleasedMeanwhile(recorded) => return Ok(recorded),
@@ -406,7 +388,7 @@ impl Aggregator {
             serde_json::to_string(&published).map_err(|e| Error::Io(std::io::Error::other(e)))?;
         if !self
             .store
-            .mark_released(&id, &self.holder, self.clock.now_ms(), &json)?
+            .mark_released(&id, &self.leases.holder, self.clock.now_ms(), &json)?
         {
             return Err(self.not_released(&id)?);
         }
@@ -422,32 +404,10 @@ impl Aggregator {
             if let Some(recorded) = self.recorded_release(id)? {
                 return Ok(NodeSumPoll::ReleasedMeanwhile(recorded));
             }
-            let r = self
-                .http
-                .get(format!("{url}/rounds/{id}/sum"))
-                .bearer_auth(self.admin_token.expose())
-                .send()
-                .await?;
-            match r.status() {
-                StatusCode::OK => return Ok(NodeSumPoll::Ready(r.bytes().await?.to_vec())),
-                StatusCode::ACCEPTED => {
-                    let wait = r
-                        .headers()
-                        .get(reqwest::header::RETRY_AFTER)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.parse::<u64>().ok())
-                        .unwrap_or(1)
-                        .min(5);
-                    // Retry-After is in seconds; poll faster than that but never spin.
-                    tokio::time::sleep(Duration::from_millis(100 * wait)).await;
-                }
-                s => {
-                    let body = r.text().await.unwrap_or_default();
-                    if let Some(cause) = release_impossible(&body) {
-                        return Err(self.fail(id, &format!("{url} node sum: {cause}"))?);
-                    }
-                    return Err(Error::Http(format!("{url} node sum: {s}: {body}")));
-                }
+            match self.nodes.poll_sum(url, id).await? {
+                SumPoll::Ready(sum) => return Ok(NodeSumPoll::Ready(sum)),
+                SumPoll::NotYet(wait) => tokio::time::sleep(wait).await,
+                SumPoll::Impossible(cause) => return Err(self.fail(id, &cause)?),
             }
         }
         Err(Error::Timeout(format!(
@@ -461,7 +421,7 @@ impl Aggregator {
     fn fail(&self, id: &str, cause: &str) -> Result<Error> {
         if self
             .store
-            .mark_failed(id, &self.holder, self.clock.now_ms(), cause)?
+            .mark_failed(id, &self.leases.holder, self.clock.now_ms(), cause)?
         {
             tracing::error!(
                 round_id = %id,
@@ -471,16 +431,6 @@ impl Aggregator {
         }
         self.not_released(id)
     }
-}
-
-/// The cause, if a node's error answer `body` says that the round can never be released: a
-/// problem document of type `stored-state-damaged` (a stored share or node sum of the round
-/// failed its integrity check on that node, which therefore never finalizes it). Every other
-/// refusal (a node down, busy, or not ready) may pass and is retried.
-fn release_impossible(body: &str) -> Option<String> {
-    let problem: crate::http::problem::ProblemDocument = serde_json::from_str(body).ok()?;
-    let damaged = format!("{}stored-state-damaged", crate::http::problem::TYPE_PREFIX);
-    (problem.type_uri == damaged).then(|| format!("{} ({})", problem.detail, problem.type_uri))
 }
 
 /// What polling a node for its sum came to.

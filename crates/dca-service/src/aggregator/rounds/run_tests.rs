@@ -169,7 +169,7 @@ async fn a_drive_stops_polling_the_nodes_once_another_drive_recorded_the_release
         let now = agg.clock.now_ms();
         assert!(
             agg.store
-                .mark_released(&id, &agg.holder, now, &json)
+                .mark_released(&id, &agg.leases.holder, now, &json)
                 .unwrap()
         );
     };

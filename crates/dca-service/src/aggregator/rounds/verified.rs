@@ -4,14 +4,11 @@
 //! release it adds the nodes' field sums (libprio's unsharding) instead of DCA's Z₂⁶⁴ sums.
 
 use fixedpoint_shares::{ClientId, Encode, ShardSet};
-use reqwest::StatusCode;
 use verified_shares::Relay;
 use verified_shares::wire::encode_verdict;
 
 use crate::aggregator::*;
-use crate::protocol::verified_close::{
-    MEDIA_CLIENT_LIST, VerifiedClose, decode_verifier_shares, encode_client_list,
-};
+use crate::protocol::verified_close::VerifiedClose;
 
 /// A verified round's released sum: value units, grid units, the noise's σ in it.
 pub(in crate::aggregator) struct VerifiedSum {
@@ -40,29 +37,7 @@ impl Aggregator {
         let (relay, _) = relay(round)?;
         let id = round.id();
         let clients: Vec<u64> = candidates.clients().iter().map(|c| c.0).collect();
-        let body = encode_client_list(&clients);
-        let mut per_node = Vec::with_capacity(self.nodes.len());
-        for url in &self.nodes {
-            let r = self
-                .http
-                .post(format!("{url}/rounds/{id}/verify"))
-                .bearer_auth(self.admin_token.expose())
-                .header(reqwest::header::CONTENT_TYPE, MEDIA_CLIENT_LIST)
-                .body(body.clone())
-                .send()
-                .await?;
-            if r.status() != StatusCode::OK {
-                let s = r.status();
-                return Err(Error::Http(format!(
-                    "{url} refused to verify: {s}: {}",
-                    r.text().await.unwrap_or_default()
-                )));
-            }
-            per_node.push(
-                decode_verifier_shares(&r.bytes().await?, clients.len())
-                    .map_err(|e| Error::Http(format!("{url} verifier shares: {e}")))?,
-            );
-        }
+        let per_node = self.nodes.verifier_shares(&id, &clients).await?;
         let (mut verdicts, mut invalid) = (Vec::new(), Vec::new());
         for (i, &client) in clients.iter().enumerate() {
             // A node without a share of the client, or that finds it malformed, makes it invalid.
