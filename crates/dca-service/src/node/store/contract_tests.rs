@@ -243,3 +243,51 @@ fn each_named_transaction_is_counted_in_the_metrics() {
         }
     });
 }
+
+/// Stored, the same again (also within one batch), a conflict: nothing but the first
+/// share of each client is kept.
+pub(super) fn check_upload_outcomes(store: &mut NodeStore) {
+    use UploadOutcome::{Conflict, SameAgain, Stored};
+    let (id, other_round) = ([5u8; 32], [6u8; 32]);
+    store.insert_round(&id, 5, b"{}", &mut &[][..], 0).unwrap();
+    store
+        .insert_round(&other_round, 6, b"{}", &mut &[][..], 0)
+        .unwrap();
+    // Overflows SQLite's page and is stored out of line by PostgreSQL, as a full share is.
+    let big = vec![7u8; 200_000];
+    let (big_d, seed_d, other_d, x_d) = (sha(&big), sha(b"seed"), sha(b"other"), sha(b"x"));
+    let out = store
+        .commit_uploads(&[
+            share(&id, 0, &big_d, &big),
+            share(&id, 1, &seed_d, b"seed"),
+            share(&id, 1, &seed_d, b"seed"),
+            share(&id, 1, &other_d, b"other"),
+            share(&other_round, 1, &other_d, b"other"),
+        ])
+        .unwrap();
+    assert_eq!(out, [Stored, Stored, SameAgain, Conflict, Stored]);
+    let out = store
+        .commit_uploads(&[share(&id, 0, &big_d, &big), share(&id, 0, &x_d, b"x")])
+        .unwrap();
+    assert_eq!(out, [SameAgain, Conflict]);
+    assert_eq!(store.share(&id, 0).unwrap().as_deref(), Some(&big[..]));
+    assert_eq!(store.share(&id, 1).unwrap().as_deref(), Some(&b"seed"[..]));
+    assert_eq!(
+        store.share(&other_round, 1).unwrap().as_deref(),
+        Some(&b"other"[..])
+    );
+    let mut seen = Vec::new();
+    store
+        .for_each_share(&id, |c, shard, m| {
+            seen.push((c, shard, m.len()));
+            Ok(())
+        })
+        .unwrap();
+    // The shard attempts as the test's shares carry them: 100 + client.
+    assert_eq!(seen, [(0, Some(100), big.len()), (1, Some(101), 4)]);
+}
+
+#[test]
+fn duplicate_uploads_are_the_same_again_or_a_conflict() {
+    on_both_stores("duplicates", |mut store| check_upload_outcomes(&mut store));
+}

@@ -55,52 +55,6 @@ pub(super) fn store_with_round(db: &TestDb, id: &[u8; 32], round: u64, n: usize)
     store
 }
 
-/// Stored, the same bytes again (also within one batch), different bytes: 201 / 200 / 409 in
-/// the actor; only the first share of each client is kept.
-#[test]
-fn duplicate_uploads_are_the_same_again_or_a_conflict() {
-    use UploadOutcome::{Conflict, SameAgain, Stored};
-    let Some(db) = test_db("duplicates") else {
-        return;
-    };
-    let id = [5u8; 32];
-    let mut store = store_with_round(&db, &id, 1, 40);
-    let big = vec![7u8; 200_000];
-    let (big_d, seed_d, other_d) = (sha(&big), sha(b"seed"), sha(b"other"));
-    let out = store
-        .commit_uploads(&[
-            share(&id, 0, &big_d, &big),
-            share(&id, 1, &seed_d, b"seed"),
-            share(&id, 1, &seed_d, b"seed"),
-            share(&id, 1, &other_d, b"other"),
-        ])
-        .unwrap();
-    assert_eq!(out, [Stored, Stored, SameAgain, Conflict]);
-    let out = store
-        .commit_uploads(&[
-            share(&id, 0, &big_d, &big),
-            share(&id, 0, &other_d, b"other"),
-        ])
-        .unwrap();
-    assert_eq!(out, [SameAgain, Conflict]);
-    assert_eq!(store.share(&id, 0).unwrap().as_deref(), Some(&big[..]));
-    assert_eq!(store.share(&id, 1).unwrap().as_deref(), Some(&b"seed"[..]));
-    let mut seen = Vec::new();
-    store
-        .for_each_share(&id, |c, shard, m| {
-            seen.push((c, shard, m.len()));
-            Ok(())
-        })
-        .unwrap();
-    assert_eq!(
-        seen,
-        [
-            (0, Some(0x0123_4567_89ab_cdef), big.len()),
-            (1, Some(0x0123_4567_89ab_cdee), 4)
-        ]
-    );
-}
-
 /// Close is a compare-and-swap: the first closes, a second is refused, as is an abort; an
 /// upload after close is refused in its transaction, and nothing of it is stored.
 #[test]

@@ -1,8 +1,8 @@
 //! Tests of the SQLite node store.
 
-use super::super::contract_tests::share;
+use super::super::contract_tests::{check_upload_outcomes, share};
 use super::super::layout::HASHES_PER_CHUNK;
-use super::super::{NodeStore, PendingShare, StoreLocation, UploadOutcome};
+use super::super::{NodeStore, PendingShare, StoreLocation};
 use super::*;
 use SqliteAttemptReader as AttemptReader;
 use SqliteTokenLookup as TokenLookup;
@@ -202,49 +202,6 @@ fn round_state_is_kept_apart_from_the_spec_and_tokens_come_back_raw() {
     let three = ClientSet::from_ids(4, &[fixedpoint_shares::ClientId(3)]).unwrap();
     assert_eq!(store.agreed_set(&a, 4).unwrap(), Some(three));
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
-}
-
-/// Stored, the same again (also within one batch), a conflict: nothing but the first
-/// share of each client is kept.
-fn check_upload_outcomes(store: &mut NodeStore) {
-    use UploadOutcome::{Conflict, SameAgain, Stored};
-    let (id, other_round) = ([5u8; 32], [6u8; 32]);
-    store.insert_round(&id, 5, b"{}", &mut &[][..], 0).unwrap();
-    store
-        .insert_round(&other_round, 6, b"{}", &mut &[][..], 0)
-        .unwrap();
-    let big = vec![7u8; 20_000]; // overflows its page, as a full share does
-    let sha = |m: &[u8]| -> [u8; 32] { Sha256::digest(m).into() };
-    let (big_d, seed_d, other_d, x_d) = (sha(&big), sha(b"seed"), sha(b"other"), sha(b"x"));
-    let out = store
-        .commit_uploads(&[
-            share(&id, 0, &big_d, &big),
-            share(&id, 1, &seed_d, b"seed"),
-            share(&id, 1, &seed_d, b"seed"),
-            share(&id, 1, &other_d, b"other"),
-            share(&other_round, 1, &other_d, b"other"),
-        ])
-        .unwrap();
-    assert_eq!(out, [Stored, Stored, SameAgain, Conflict, Stored]);
-    let out = store
-        .commit_uploads(&[share(&id, 0, &big_d, &big), share(&id, 0, &x_d, b"x")])
-        .unwrap();
-    assert_eq!(out, [SameAgain, Conflict]);
-    assert_eq!(store.share(&id, 0).unwrap().as_deref(), Some(&big[..]));
-    assert_eq!(store.share(&id, 1).unwrap().as_deref(), Some(&b"seed"[..]));
-    assert_eq!(
-        store.share(&other_round, 1).unwrap().as_deref(),
-        Some(&b"other"[..])
-    );
-    let mut seen = Vec::new();
-    store
-        .for_each_share(&id, |c, shard, m| {
-            seen.push((c, shard, m.len()));
-            Ok(())
-        })
-        .unwrap();
-    // The shard attempts as the test's shares carry them: 100 + client.
-    assert_eq!(seen, [(0, Some(100), big.len()), (1, Some(101), 4)]);
 }
 
 #[test]
