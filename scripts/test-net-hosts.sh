@@ -10,7 +10,8 @@
 #   scripts/test-net-hosts.sh job     a blr job whose twelve participants are ten `dpdist
 #                                     participant` processes, the C++ program and an R session
 #                                     (dpdist::participate), bit for bit equal to the in-process
-#                                     fit (crates/dca-service/tests/integration/participants.rs, ignored by a
+#                                     fit, then the same job with every round verified
+#                                     (crates/dca-service/tests/integration/participants.rs, ignored by a
 #                                     bare `cargo test`), once with every service on SQLite and
 #                                     once on PostgreSQL (DPDIST_TEST_POSTGRES; skipped loudly
 #                                     when unset, a failure under CI). Needs the R package
@@ -71,7 +72,9 @@ case "${1:-}" in
     DPDIST_NET_CPP_PARTICIPANT="$out/net_participant" DPDIST_NET_LIB="$out/moved/lib/libdpdist_net.so" \
       cargo test --release -p dca-service --test integration -- --ignored --exact \
       participants::a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit::sqlite \
-      participants::a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit::postgres
+      participants::a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit::postgres \
+      participants::a_verified_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit::sqlite \
+      participants::a_verified_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit::postgres
     ;;
   *)
     echo "usage: scripts/test-net-hosts.sh build|job" >&2

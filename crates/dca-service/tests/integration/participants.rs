@@ -728,13 +728,38 @@ fn host_participant(
 /// pipeline's over the same rows, bit for bit. Needs the C++ program and the R package, so it
 /// is run by scripts/test-net-hosts.sh (part of scripts/test-all.sh), not by a bare `cargo test`.
 async fn a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit(store: Store) {
+    job_over_three_hosts(store, None).await
+}
+
+/// The same with every round verified (`validity = linf`): the C++ and R participants prove
+/// their contributions as `dpdist participant` does, and the release equals the in-process
+/// pipeline's at the δ′ the job's truncation leaves.
+async fn a_verified_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit(store: Store) {
+    let linf = dca_service::protocol::validity::ValiditySpec::Linf {
+        truncation_delta: 1e-9,
+    };
+    job_over_three_hosts(store, Some(linf)).await
+}
+
+async fn job_over_three_hosts(
+    store: Store,
+    validity: Option<dca_service::protocol::validity::ValiditySpec>,
+) {
     tokio::time::timeout(LIMIT, async {
-        let Some(cluster) = Cluster::start_on("job-hosts", 3, store) else {
+        let name = if validity.is_some() {
+            "job-hosts-verified"
+        } else {
+            "job-hosts"
+        };
+        let Some((cluster, _secret)) = verifying_cluster(name, 3, store) else {
             return;
         };
         let aggregator = AggregatorProcess::start(&cluster, "aggregator.sqlite", 10.0);
         let (header, rows) = diabetes();
-        let spec = job_spec(12, 2, 1, 120_000);
+        let spec = JobSpec {
+            validity,
+            ..job_spec(12, 2, 1, 120_000)
+        };
         let id = create_job(&cluster, &aggregator.url, &spec).await;
         let dirs: Vec<PathBuf> = (0..12)
             .map(|i| participant_files(&cluster.dir, i, &header, &rows[20 + i..21 + i], POLICY))
@@ -1137,7 +1162,8 @@ async fn a_regression_job_on_a_suite_split_equals_the_in_process_fit(store: Stor
 
 both_stores!(
     ignore = "needs the C++ and R participants: run by scripts/test-net-hosts.sh":
-    a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit
+    a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit,
+    a_verified_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit,
 );
 
 both_stores!(

@@ -61,42 +61,6 @@ async fn upload_cheating(
     .unwrap();
 }
 
-/// A scratch directory holding the operators' shared verify secret, and the node arguments
-/// that give it to a node.
-struct VerifySecret {
-    dir: Scratch,
-}
-
-impl VerifySecret {
-    fn new(name: &str) -> VerifySecret {
-        let dir = Scratch::new(&format!("verify-secret-{name}"));
-        std::fs::create_dir_all(&dir.path).unwrap();
-        std::fs::write(
-            dir.path.join("verify.secret"),
-            "0123456789abcdef0123456789abcdef-test-only\n",
-        )
-        .unwrap();
-        VerifySecret { dir }
-    }
-
-    fn node_args(&self) -> [String; 4] {
-        [
-            "--max-body".into(),
-            "1048576".into(),
-            "--verify-secret-file".into(),
-            self.dir.path.join("verify.secret").display().to_string(),
-        ]
-    }
-}
-
-/// `m` nodes on `store` that share a verify secret (`None` as [`Cluster::start_on`]).
-fn verifying_cluster(name: &str, m: u16, store: Store) -> Option<(Cluster, VerifySecret)> {
-    let secret = VerifySecret::new(name);
-    let args = secret.node_args();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    Cluster::start_on_with(name, m, store, &args).map(|cluster| (cluster, secret))
-}
-
 async fn cheating_participants_are_left_out_and_the_honest_sum_released(store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some((cluster, _secret)) = verifying_cluster("verified", 3, store) else {

@@ -191,6 +191,42 @@ macro_rules! both_stores {
 #[allow(unused_imports)]
 pub(crate) use both_stores;
 
+/// A scratch directory holding the operators' shared verify secret, and the node arguments
+/// that give it to a node.
+pub struct VerifySecret {
+    dir: Scratch,
+}
+
+impl VerifySecret {
+    pub fn new(name: &str) -> VerifySecret {
+        let dir = Scratch::new(&format!("verify-secret-{name}"));
+        std::fs::create_dir_all(&dir.path).unwrap();
+        std::fs::write(
+            dir.path.join("verify.secret"),
+            "0123456789abcdef0123456789abcdef-test-only\n",
+        )
+        .unwrap();
+        VerifySecret { dir }
+    }
+
+    pub fn node_args(&self) -> [String; 4] {
+        [
+            "--max-body".into(),
+            "1048576".into(),
+            "--verify-secret-file".into(),
+            self.dir.path.join("verify.secret").display().to_string(),
+        ]
+    }
+}
+
+/// `m` nodes on `store` that share a verify secret (`None` as [`Cluster::start_on`]).
+pub fn verifying_cluster(name: &str, m: u16, store: Store) -> Option<(Cluster, VerifySecret)> {
+    let secret = VerifySecret::new(name);
+    let args = secret.node_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Cluster::start_on_with(name, m, store, &args).map(|cluster| (cluster, secret))
+}
+
 /// Databases made for one test (one per node), dropped with their connections on drop. The
 /// blocking PostgreSQL client runs on threads of its own: the tests call this from async code.
 pub struct PgDatabases {
