@@ -1,39 +1,43 @@
-//! Secret text the services hold (bearer tokens): wiped from memory when dropped, compared in
-//! constant time, never printed.
+//! Secret text the services hold (bearer tokens): wiped from memory when dropped (the
+//! `secrecy` crate's `SecretString` underneath), compared in constant time, never printed.
 //!
-//! Wiping is best effort: it clears the buffer this type owns; copies that other libraries make
+//! Wiping is best effort: it clears the buffers this type owns; copies that other libraries make
 //! (an HTTP header being sent, the kernel's socket buffers) are outside its reach.
 
 use std::path::Path;
 
+use secrecy::ExposeSecret;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use zeroize::{ZeroizeOnDrop, Zeroizing};
+use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
 
 use crate::Result;
 
 /// A bearer token (or other secret string) that is zeroised when dropped.
 #[derive(Clone)]
-pub struct SecretString(Zeroizing<String>);
+pub struct SecretString(secrecy::SecretString);
 
-// The only field is a `Zeroizing`, which wipes the string when it is dropped.
+// The only field is `secrecy`'s `SecretBox`, which wipes the string when it is dropped.
 impl ZeroizeOnDrop for SecretString {}
 
 impl SecretString {
-    /// Takes ownership of `text` (no copy is left behind).
-    pub fn new(text: String) -> Self {
-        SecretString(Zeroizing::new(text))
+    /// Takes ownership of `text`, wiping its buffer once copied (a `String`'s spare capacity
+    /// would otherwise be reallocated away unwiped when `secrecy` boxes it).
+    pub fn new(mut text: String) -> Self {
+        let secret = secrecy::SecretString::from(text.as_str());
+        text.zeroize();
+        SecretString(secret)
     }
 
     /// Reads a token file, without surrounding whitespace; the file's whole text is wiped too.
     pub fn read_file(path: &Path) -> Result<Self> {
         let text = Zeroizing::new(std::fs::read_to_string(path)?);
-        Ok(SecretString::new(text.trim().to_string()))
+        Ok(SecretString(secrecy::SecretString::from(text.trim())))
     }
 
     /// The secret itself, to be sent (e.g. as a bearer token) or hashed.
     pub fn expose(&self) -> &str {
-        &self.0
+        self.0.expose_secret()
     }
 }
 
@@ -45,7 +49,7 @@ impl From<String> for SecretString {
 
 impl From<&str> for SecretString {
     fn from(text: &str) -> Self {
-        SecretString::new(text.to_string())
+        SecretString(secrecy::SecretString::from(text))
     }
 }
 
