@@ -173,7 +173,8 @@ pub(super) async fn create_round(
     state.admin(&headers)?;
     content_type_is(&headers, MEDIA_ROUND_CONFIG)?;
     // The config (32 bytes per client) goes to disk frame by frame, never whole in memory.
-    let spool = Spool::new(&state.data_dir);
+    let spool =
+        Spool::new(&state.data_dir).map_err(|e| ApiError::internal(format!("spool: {e}")))?;
     spool_body(&state, &headers, body, &spool.config).await?;
     let (spool, round) = tokio::task::spawn_blocking(move || {
         let round = spool.parse();
@@ -334,7 +335,8 @@ pub(super) async fn close(
     // The agreed set (8 bytes per client, N/8 for the bitset) is spooled to disk and read
     // from there in one streaming pass into its two lists (raw words, on disk too); the store
     // actor checks them. Only a body that is not a pair set over the round's N is refused here.
-    let spool = Spool::new(&state.data_dir);
+    let spool =
+        Spool::new(&state.data_dir).map_err(|e| ApiError::internal(format!("spool: {e}")))?;
     spool_body(&state, &headers, body, &spool.config).await?;
     let n = round.config.n_clients();
     let (spool, counts) = tokio::task::spawn_blocking(move || {
@@ -369,7 +371,8 @@ async fn verified_close(
         .map_err(|e| ApiError::bad_request(format!("close request: {e}")))?;
     let close = VerifiedClose::decode(&body).map_err(|e| ApiError::bad_request(e.to_string()))?;
     drop(body);
-    let spool = Spool::new(&state.data_dir);
+    let spool =
+        Spool::new(&state.data_dir).map_err(|e| ApiError::internal(format!("spool: {e}")))?;
     let n = round.config.n_clients();
     let (spool, counts) = tokio::task::spawn_blocking(move || {
         let counts = std::fs::write(&spool.config, &close.pairs)

@@ -128,6 +128,8 @@ impl Actor {
             // aggregator sends again until a node stores the sum.
             return Ok(false);
         }
+        let spool = Spool::new(&self.data_dir)
+            .map_err(|e| ApiError::internal(format!("node sum spool: {e}")))?;
         if !self
             .store
             .take_sum_lease(&id, &holder, now, until)
@@ -147,7 +149,7 @@ impl Actor {
             holder,
             lease: self.sum_lease,
             clock: self.clock.clone(),
-            spool: Spool::new(&self.data_dir),
+            spool,
         };
         let tx = self.tx.clone();
         std::thread::spawn(move || {

@@ -15,7 +15,8 @@ use crate::protocol::spec::{Round, RoundSpec};
 use super::*;
 
 /// A request body (a round config, a close request) spooled to the data directory while it is
-/// parsed, and a round config's token hashes (32 raw bytes each); both files are removed on drop.
+/// parsed, and a round config's token hashes (32 raw bytes each): files in a temporary directory
+/// of the data directory (`tempfile`), removed with it on drop.
 pub(crate) struct Spool {
     pub(super) config: PathBuf,
     pub(super) tokens: PathBuf,
@@ -25,34 +26,45 @@ pub(crate) struct Spool {
     pub(super) by_client: PathBuf,
     /// A node sum being written ([`RunningSum::write_sum`]).
     pub(super) sum: PathBuf,
+    /// Holds the files; dropped last.
+    _dir: tempfile::TempDir,
 }
 
 impl Spool {
     pub(super) const PREFIX: &'static str = "request-spool-";
 
-    pub(super) fn new(data_dir: &Path) -> Self {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let stem = format!("{}{}-{k}", Self::PREFIX, std::process::id());
-        Spool {
-            config: data_dir.join(format!("{stem}.body")),
-            tokens: data_dir.join(format!("{stem}.tokens")),
-            clients: data_dir.join(format!("{stem}.clients")),
-            shards: data_dir.join(format!("{stem}.shards")),
-            by_client: data_dir.join(format!("{stem}.by-client")),
-            sum: data_dir.join(format!("{stem}.sum")),
-        }
+    /// A new, empty spool directory in `data_dir`.
+    pub(super) fn new(data_dir: &Path) -> std::io::Result<Self> {
+        let dir = tempfile::Builder::new()
+            .prefix(Self::PREFIX)
+            .tempdir_in(data_dir)?;
+        let file = |name: &str| dir.path().join(name);
+        Ok(Spool {
+            config: file("body"),
+            tokens: file("tokens"),
+            clients: file("clients"),
+            shards: file("shards"),
+            by_client: file("by-client"),
+            sum: file("sum"),
+            _dir: dir,
+        })
     }
 
-    /// Removes spools a killed process left behind.
+    /// Removes spools a killed process left behind (directories, and the files of versions
+    /// that spooled to files).
     pub(super) fn clean(data_dir: &Path) -> Result<()> {
         for entry in std::fs::read_dir(data_dir)? {
             let entry = entry?;
-            if entry
+            if !entry
                 .file_name()
                 .to_string_lossy()
                 .starts_with(Self::PREFIX)
             {
+                continue;
+            }
+            if entry.file_type()?.is_dir() {
+                std::fs::remove_dir_all(entry.path())?;
+            } else {
                 std::fs::remove_file(entry.path())?;
             }
         }
@@ -101,21 +113,6 @@ impl Spool {
     }
 }
 
-impl Drop for Spool {
-    fn drop(&mut self) {
-        for path in [
-            &self.config,
-            &self.tokens,
-            &self.clients,
-            &self.shards,
-            &self.by_client,
-            &self.sum,
-        ] {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-}
-
 /// Writes a request body to `path` as it arrives, refusing more than `--max-body` bytes (413,
 /// also when `Content-Length` says so up front).
 pub(super) async fn spool_body(
@@ -154,4 +151,38 @@ pub(super) async fn spool_body(
         }
     }
     file.flush().await.map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spool's files go with it; what a killed process left (a spool directory, or a file of
+    /// the layout before) is removed at the next start, and nothing else is.
+    #[test]
+    fn spools_are_removed_on_drop_and_leftovers_at_start() {
+        let dir = crate::scratch_dir("spool");
+        let spool = Spool::new(&dir).unwrap();
+        std::fs::write(&spool.config, b"body").unwrap();
+        std::fs::write(&spool.sum, b"sum").unwrap();
+        let parent = spool.config.parent().unwrap().to_path_buf();
+        assert!(parent.starts_with(&dir) && parent.is_dir());
+        drop(spool);
+        assert!(!parent.exists());
+
+        let left = Spool::new(&dir).unwrap();
+        std::fs::write(&left.tokens, b"tokens").unwrap();
+        let left_dir = left.tokens.parent().unwrap().to_path_buf();
+        std::mem::forget(left);
+        std::fs::write(dir.join(format!("{}123-0.body", Spool::PREFIX)), b"old").unwrap();
+        std::fs::write(dir.join("node.sqlite"), b"kept").unwrap();
+        Spool::clean(&dir).unwrap();
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["node.sqlite"]);
+        assert!(!left_dir.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -361,9 +361,10 @@ impl Actor {
             return;
         }
         let tx = self.tx.clone();
-        let (db, spool) = (self.db.clone(), Spool::new(&self.data_dir));
+        let (db, data_dir) = (self.db.clone(), self.data_dir.clone());
         std::thread::spawn(move || {
-            let written = || -> Result<[u8; 32]> {
+            let written = || -> Result<(Spool, [u8; 32])> {
+                let spool = Spool::new(&data_dir)?;
                 let mut out = HashingWriter::new(std::fs::File::create(&spool.sum)?);
                 let mut reader = AttemptReader::open(&db)?;
                 reader.with_attempts(&id, |pairs| {
@@ -374,11 +375,9 @@ impl Actor {
                 })??;
                 let (file, sha256) = out.finish();
                 file.sync_all()?;
-                Ok(sha256)
+                Ok((spool, sha256))
             };
-            let result = written()
-                .map(|sha256| (spool, sha256))
-                .map_err(|e| e.to_string());
+            let result = written().map_err(|e| e.to_string());
             let _ = tx.send(Command::SumReady(id, result));
         });
     }
