@@ -71,10 +71,10 @@ case "${1:-}" in
     : "${DPDIST_R_LIB:?must name the directory where the dpdist R package is installed}"
     DPDIST_NET_CPP_PARTICIPANT="$out/net_participant" DPDIST_NET_LIB="$out/moved/lib/libdpdist_net.so" \
       cargo test --release -p dca-service --test integration -- --ignored --exact \
-      participants::a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit::sqlite \
-      participants::a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit::postgres \
-      participants::a_verified_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit::sqlite \
-      participants::a_verified_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit::postgres
+      participants::a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit::case_1_sqlite \
+      participants::a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit::case_2_postgres \
+      participants::a_verified_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit::case_1_sqlite \
+      participants::a_verified_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit::case_2_postgres
     ;;
   *)
     echo "usage: scripts/test-net-hosts.sh build|job" >&2

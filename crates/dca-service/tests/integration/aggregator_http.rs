@@ -7,6 +7,7 @@
 #![allow(missing_docs)]
 
 use crate::common;
+use rstest::rstest;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -215,7 +216,11 @@ async fn the_node_list_needs_the_analysts_token() {
     assert_eq!(node_keys(&s).await.len(), 2);
 }
 
-async fn a_round_is_created_once_and_its_id_must_be_its_hash(store: common::Store) {
+#[rstest]
+#[case::sqlite(common::Store::Sqlite)]
+#[case::postgres(common::Store::Postgres)]
+#[tokio::test]
+async fn a_round_is_created_once_and_its_id_must_be_its_hash(#[case] store: common::Store) {
     let Some(s) = setup_on("create", store).await else {
         return;
     };
@@ -311,7 +316,13 @@ async fn a_round_a_node_cannot_take_is_502() {
 /// A round number used again under another configuration (another job on the same numbers) is
 /// refused at its own id, with the number and the round that holds it: what the `dpdist` CLI's
 /// `--round-offset` hint keys on (cli_errors.rs runs that end to end).
-async fn a_reused_round_number_is_refused_naming_the_number_and_its_round(store: common::Store) {
+#[rstest]
+#[case::sqlite(common::Store::Sqlite)]
+#[case::postgres(common::Store::Postgres)]
+#[tokio::test]
+async fn a_reused_round_number_is_refused_naming_the_number_and_its_round(
+    #[case] store: common::Store,
+) {
     let Some(s) = setup_on("reuse", store).await else {
         return;
     };
@@ -343,7 +354,11 @@ async fn a_reused_round_number_is_refused_naming_the_number_and_its_round(store:
     );
 }
 
-async fn a_round_collecting_is_202_then_released_once(store: common::Store) {
+#[rstest]
+#[case::sqlite(common::Store::Sqlite)]
+#[case::postgres(common::Store::Postgres)]
+#[tokio::test]
+async fn a_round_collecting_is_202_then_released_once(#[case] store: common::Store) {
     // The server's own task never looks here: the releases below are the analyst's.
     let Some(s) = setup_polling_on("release", Duration::from_secs(3600), store).await else {
         return;
@@ -362,7 +377,11 @@ async fn a_round_collecting_is_202_then_released_once(store: common::Store) {
     assert_eq!(status, StatusCode::OK);
 }
 
-async fn more_than_t_missing_is_422_and_the_round_stays_aborted(store: common::Store) {
+#[rstest]
+#[case::sqlite(common::Store::Sqlite)]
+#[case::postgres(common::Store::Postgres)]
+#[tokio::test]
+async fn more_than_t_missing_is_422_and_the_round_stays_aborted(#[case] store: common::Store) {
     let Some(s) = setup_on("abort", store).await else {
         return;
     };
@@ -389,7 +408,11 @@ async fn more_than_t_missing_is_422_and_the_round_stays_aborted(store: common::S
     );
 }
 
-async fn a_round_past_its_deadline_is_closed_by_the_server_itself(store: common::Store) {
+#[rstest]
+#[case::sqlite(common::Store::Sqlite)]
+#[case::postgres(common::Store::Postgres)]
+#[tokio::test]
+async fn a_round_past_its_deadline_is_closed_by_the_server_itself(#[case] store: common::Store) {
     let Some(s) = setup_on("deadline", store).await else {
         return;
     };
@@ -459,7 +482,11 @@ async fn put_job(s: &Setup, spec: &JobSpec, token: Option<&str>) -> (StatusCode,
     .await
 }
 
-async fn a_job_is_created_once_by_the_analyst_only(store: common::Store) {
+#[rstest]
+#[case::sqlite(common::Store::Sqlite)]
+#[case::postgres(common::Store::Postgres)]
+#[tokio::test]
+async fn a_job_is_created_once_by_the_analyst_only(#[case] store: common::Store) {
     let Some(s) = setup_on("job-create", store).await else {
         return;
     };
@@ -513,7 +540,11 @@ async fn a_bad_job_spec_is_400_and_names_its_field() {
     assert!(String::from_utf8_lossy(&body).contains("SHA-256"));
 }
 
-async fn a_job_is_visible_to_its_roster_only(store: common::Store) {
+#[rstest]
+#[case::sqlite(common::Store::Sqlite)]
+#[case::postgres(common::Store::Postgres)]
+#[tokio::test]
+async fn a_job_is_visible_to_its_roster_only(#[case] store: common::Store) {
     let Some(s) = setup_on("job-visible", store).await else {
         return;
     };
@@ -564,7 +595,13 @@ async fn a_job_is_visible_to_its_roster_only(store: common::Store) {
     );
 }
 
-async fn an_answer_is_given_once_by_a_participant_while_the_job_answers(store: common::Store) {
+#[rstest]
+#[case::sqlite(common::Store::Sqlite)]
+#[case::postgres(common::Store::Postgres)]
+#[tokio::test]
+async fn an_answer_is_given_once_by_a_participant_while_the_job_answers(
+    #[case] store: common::Store,
+) {
     let Some(s) = setup_on("job-answer", store).await else {
         return;
     };
@@ -623,8 +660,12 @@ async fn an_answer_is_given_once_by_a_participant_while_the_job_answers(store: c
     );
 }
 
+#[rstest]
+#[case::sqlite(common::Store::Sqlite)]
+#[case::postgres(common::Store::Postgres)]
+#[tokio::test]
 async fn participants_silent_past_the_answer_window_end_the_job_before_any_round(
-    store: common::Store,
+    #[case] store: common::Store,
 ) {
     let Some(s) = setup_on("job-silent", store).await else {
         return;
@@ -658,15 +699,3 @@ async fn participants_silent_past_the_answer_window_end_the_job_before_any_round
 
 // The job tests create jobs dated long ago (`created_unix_ms: 1`): they look at a job before
 // the background task, which runs only when the test awaits, ends it.
-common::both_stores!(
-    current_thread:
-    a_round_collecting_is_202_then_released_once,
-    a_round_is_created_once_and_its_id_must_be_its_hash,
-    a_reused_round_number_is_refused_naming_the_number_and_its_round,
-    more_than_t_missing_is_422_and_the_round_stays_aborted,
-    a_round_past_its_deadline_is_closed_by_the_server_itself,
-    a_job_is_created_once_by_the_analyst_only,
-    a_job_is_visible_to_its_roster_only,
-    an_answer_is_given_once_by_a_participant_while_the_job_answers,
-    participants_silent_past_the_answer_window_end_the_job_before_any_round,
-);

@@ -6,6 +6,7 @@
 #![allow(missing_docs)]
 
 use crate::common;
+use rstest::rstest;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -320,7 +321,11 @@ fn a_participant_names_its_missing_files() {
 /// blr` on 19 rows warns that noise dominates the statistics; a second job reusing the round
 /// numbers is refused with how to fix it, and `--round-offset` fixes it. `dpdist blr
 /// --regression` on the 19 rows is the constant predictor and says why.
-async fn blr_on_few_rows_warns_and_a_reused_round_number_says_how_to_fix_it(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blr_on_few_rows_warns_and_a_reused_round_number_says_how_to_fix_it(#[case] store: Store) {
     let Some(cluster) = Cluster::start_on("cli-errors-blr", 2, store) else {
         return;
     };
@@ -602,5 +607,3 @@ fn a_round_commands_store_url_that_cannot_be_used_is_named() {
         assert!(!db.exists(), "no SQLite file is made when --store is given");
     }
 }
-
-both_stores!(blr_on_few_rows_warns_and_a_reused_round_number_says_how_to_fix_it);

@@ -6,6 +6,7 @@
 #![allow(missing_docs)]
 
 use crate::common;
+use rstest::rstest;
 
 use std::time::Duration;
 
@@ -23,13 +24,21 @@ fn last_line(out: &str) -> &str {
     out.trim_end().lines().last().unwrap_or_default()
 }
 
-async fn one_round_by_hand_releases_the_in_process_sum_once(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_round_by_hand_releases_the_in_process_sum_once(#[case] store: Store) {
     round_by_hand(store, false).await
 }
 
 /// The same with `--validity linf`: clients prove their contributions, the release names no one
 /// invalid and reports δ_t.
-async fn a_verified_round_by_hand_releases_the_in_process_sum_once(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verified_round_by_hand_releases_the_in_process_sum_once(#[case] store: Store) {
     round_by_hand(store, true).await
 }
 
@@ -177,8 +186,3 @@ async fn round_by_hand(store: Store, verified: bool) {
     assert!(!ok, "a second release must be refused: {out}");
     assert!(out.contains("released"), "{out}");
 }
-
-both_stores!(
-    one_round_by_hand_releases_the_in_process_sum_once,
-    a_verified_round_by_hand_releases_the_in_process_sum_once,
-);

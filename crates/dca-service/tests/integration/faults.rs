@@ -5,6 +5,7 @@
 #![allow(missing_docs)]
 
 use crate::common;
+use rstest::rstest;
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -97,7 +98,11 @@ fn flip_stored(
 /// of another) or in a stored node sum: the node loads, names the round as damaged, refuses to
 /// finalize or serve it, and the aggregator releases nothing — never a wrong sum — and records
 /// the round as failed with the node's cause.
-async fn a_damaged_share_or_node_sum_is_refused_never_released(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_share_or_node_sum_is_refused_never_released(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(mut cluster) = Cluster::start_on("damaged", 3, store) else {
             return;
@@ -216,7 +221,11 @@ async fn close_dropping_proxy(http: reqwest::Client, target: String) -> String {
 /// reached node 0 then reaches nodes 1 and 2. The aggregator sends the S it recorded before the
 /// first close — not S plus the late client, which node 0 would refuse forever — and the round
 /// releases the exact sum over S.
-async fn a_lost_close_and_a_late_client_do_not_leave_the_round_stuck(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_close_and_a_late_client_do_not_leave_the_round_stuck(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("lostclose", 3, store) else {
             return;
@@ -364,7 +373,11 @@ fn mentions_round(line: &str, round: u64, id: &str) -> bool {
 /// number of lines about the round: its retries while node 0 was away back off, and nothing is
 /// retried once it failed. (Before: the round stayed `closing` for good, retried and logged on
 /// every poll, and the job stayed `running`.)
-async fn a_round_whose_release_became_impossible_fails_and_ends_its_job(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_whose_release_became_impossible_fails_and_ends_its_job(#[case] store: Store) {
     use common::jobs::{ParticipantProcess, create_job, job_view, participant_files};
     use std::sync::atomic::AtomicBool;
     tokio::time::timeout(LIMIT, async {
@@ -576,12 +589,6 @@ async fn a_round_whose_release_became_impossible_fails_and_ends_its_job(store: S
     .await
     .expect("test exceeded its time limit");
 }
-
-both_stores!(
-    a_damaged_share_or_node_sum_is_refused_never_released,
-    a_lost_close_and_a_late_client_do_not_leave_the_round_stuck,
-    a_round_whose_release_became_impossible_fails_and_ends_its_job,
-);
 
 /// The aggregator's database in the lost-connection test (named like the SQLite file it stands
 /// for).

@@ -5,6 +5,7 @@
 #![allow(missing_docs)]
 
 use crate::common;
+use rstest::rstest;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -71,7 +72,11 @@ fn rss_kb(pid: u32) -> (u64, u64) {
 /// 64 clients each send a 60 MB body without a valid token (half to a real round, half to an
 /// unknown one): the node answers from the headers and never reads the bodies, so its peak
 /// resident memory stays within 64 MiB of its idle size.
-async fn unauthenticated_bodies_are_never_read(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unauthenticated_bodies_are_never_read(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         // The 64 clients and the aggregator are all 127.0.0.1 here: the per-address cap
         // (default 64) is raised so that this stands for 64 hosts.
@@ -152,7 +157,11 @@ async fn unauthenticated_bodies_are_never_read(store: Store) {
 /// A body declared larger than a share, one declared as 10^12 bytes, a body sent a byte at a
 /// time, headers never finished, a connection left idle, and one connection more than the cap:
 /// each gets an answer it can read or is closed within the configured limits.
-async fn oversized_slow_idle_and_surplus_connections_are_answered_or_closed(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_slow_idle_and_surplus_connections_are_answered_or_closed(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on_with(
             "hostile",
@@ -259,7 +268,11 @@ async fn oversized_slow_idle_and_surplus_connections_are_answered_or_closed(stor
 
 /// `dpdist node --config FILE`: the file's options are used (a PostgreSQL `store` among them),
 /// the command line's win, and `GET /metrics` answers on the node it started.
-async fn a_node_starts_from_a_config_file_and_the_command_line_wins(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_starts_from_a_config_file_and_the_command_line_wins(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let pg = match store {
             Store::Sqlite => None,
@@ -335,9 +348,3 @@ async fn a_node_starts_from_a_config_file_and_the_command_line_wins(store: Store
     .await
     .expect("test exceeded its time limit");
 }
-
-both_stores!(
-    unauthenticated_bodies_are_never_read,
-    oversized_slow_idle_and_surplus_connections_are_answered_or_closed,
-    a_node_starts_from_a_config_file_and_the_command_line_wins,
-);

@@ -5,6 +5,7 @@
 #![allow(missing_docs)]
 
 use crate::common;
+use rstest::rstest;
 
 use std::time::Duration;
 
@@ -29,7 +30,11 @@ async fn post_close(http: &reqwest::Client, url: &str, id: &str, body: Vec<u8>) 
         .status()
 }
 
-async fn network_sums_equal_the_in_process_release_bit_for_bit(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn network_sums_equal_the_in_process_release_bit_for_bit(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("bitexact", 3, store) else {
             return;
@@ -115,7 +120,11 @@ async fn network_sums_equal_the_in_process_release_bit_for_bit(store: Store) {
     .expect("test exceeded its time limit");
 }
 
-async fn kill_9_mid_upload_and_restart_lose_and_double_nothing(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_mid_upload_and_restart_lose_and_double_nothing(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(mut cluster) = Cluster::start_on("kill9", 3, store) else {
             return;
@@ -180,7 +189,11 @@ async fn kill_9_mid_upload_and_restart_lose_and_double_nothing(store: Store) {
     .expect("test exceeded its time limit");
 }
 
-async fn dropouts_retries_conflicts_bad_input_close_and_release_once(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropouts_retries_conflicts_bad_input_close_and_release_once(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("rules", 2, store) else {
             return;
@@ -556,7 +569,13 @@ async fn dropouts_retries_conflicts_bad_input_close_and_release_once(store: Stor
     .expect("test exceeded its time limit");
 }
 
-async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_sum(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_sum(
+    #[case] store: Store,
+) {
     tokio::time::timeout(LIMIT, async {
         let Some(mut cluster) = Cluster::start_on("deadline", 3, store) else {
             return;
@@ -648,7 +667,11 @@ async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_su
 /// the retry; each node accepted the one share it got) is left out of the agreed set and
 /// removed by both nodes: the release is the exact sum of the others, in both share modes —
 /// never a sum with masks that do not cancel.
-async fn a_client_whose_nodes_hold_different_attempts_is_left_out(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_whose_nodes_hold_different_attempts_is_left_out(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("attempts", 2, store) else {
             return;
@@ -740,11 +763,3 @@ async fn a_client_whose_nodes_hold_different_attempts_is_left_out(store: Store) 
     .await
     .expect("test exceeded its time limit");
 }
-
-both_stores!(
-    network_sums_equal_the_in_process_release_bit_for_bit,
-    kill_9_mid_upload_and_restart_lose_and_double_nothing,
-    dropouts_retries_conflicts_bad_input_close_and_release_once,
-    deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_sum,
-    a_client_whose_nodes_hold_different_attempts_is_left_out,
-);

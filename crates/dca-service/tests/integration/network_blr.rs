@@ -7,6 +7,7 @@
 #![allow(missing_docs)]
 
 use crate::common;
+use rstest::rstest;
 
 use std::time::Duration;
 
@@ -78,7 +79,11 @@ fn diabetes(rows: usize) -> (Vec<f64>, Vec<f64>, usize) {
     (p.x, p.y, p.d)
 }
 
-async fn two_round_network_fit_equals_the_in_process_fit_bit_for_bit(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_round_network_fit_equals_the_in_process_fit_bit_for_bit(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("blr", 3, store) else {
             return;
@@ -145,7 +150,11 @@ async fn two_round_network_fit_equals_the_in_process_fit_bit_for_bit(store: Stor
 /// The aggregator killed (`kill -9`) while a job runs and restarted on its address 2 s later:
 /// the job waits it out (its requests retried with backoff) and ends with the same fit as the
 /// in-process pipeline.
-async fn a_job_waits_out_an_aggregator_restart(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_waits_out_an_aggregator_restart(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("blr-restart", 3, store) else {
             return;
@@ -193,7 +202,11 @@ async fn a_job_waits_out_an_aggregator_restart(store: Store) {
 /// A client whose uploads to node 1 keep failing (a proxy in front of node 1 loses every one
 /// of client 3's shares) gives up after its retries at the round's deadline: it is a dropout
 /// (T = 2), not the end of the job. Both rounds release over the other clients.
-async fn a_client_that_cannot_upload_is_a_dropout_not_a_failed_job(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_cannot_upload_is_a_dropout_not_a_failed_job(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("blr-dropout", 3, store) else {
             return;
@@ -240,7 +253,11 @@ async fn a_client_that_cannot_upload_is_a_dropout_not_a_failed_job(store: Store)
     .expect("test exceeded its time limit");
 }
 
-async fn the_aggregator_server_authenticates_aborts_and_tells_the_nodes(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_aggregator_server_authenticates_aborts_and_tells_the_nodes(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("aggserver", 2, store) else {
             return;
@@ -501,10 +518,3 @@ async fn the_aggregator_server_authenticates_aborts_and_tells_the_nodes(store: S
     .await
     .expect("test exceeded its time limit");
 }
-
-both_stores!(
-    a_job_waits_out_an_aggregator_restart,
-    a_client_that_cannot_upload_is_a_dropout_not_a_failed_job,
-    the_aggregator_server_authenticates_aborts_and_tells_the_nodes,
-    two_round_network_fit_equals_the_in_process_fit_bit_for_bit,
-);

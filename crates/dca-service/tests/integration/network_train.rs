@@ -8,6 +8,7 @@
 #![allow(missing_docs)]
 
 use crate::common;
+use rstest::rstest;
 
 use std::time::Duration;
 
@@ -38,7 +39,13 @@ fn sample_records() -> Records {
     Records::new(x, d, y).unwrap()
 }
 
-async fn training_over_the_services_equals_the_in_process_trainer_bit_for_bit(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn training_over_the_services_equals_the_in_process_trainer_bit_for_bit(
+    #[case] store: Store,
+) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("train", 2, store) else {
             return;
@@ -123,7 +130,11 @@ async fn training_over_the_services_equals_the_in_process_trainer_bit_for_bit(st
 /// released before it had intercepts, bit for bit: the constants are what the same command
 /// without the flag printed at commit 0980f78 (not computed here). Twelve clients, two
 /// features; the command itself checks its releases against the in-process trainer.
-async fn dpdist_train_without_intercept_releases_what_it_released_before(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dpdist_train_without_intercept_releases_what_it_released_before(#[case] store: Store) {
     let Some(cluster) = Cluster::start_on("train-cli-golden", 2, store) else {
         return;
     };
@@ -199,8 +210,3 @@ async fn dpdist_train_without_intercept_releases_what_it_released_before(store: 
         "{out}"
     );
 }
-
-both_stores!(
-    training_over_the_services_equals_the_in_process_trainer_bit_for_bit,
-    dpdist_train_without_intercept_releases_what_it_released_before,
-);

@@ -11,6 +11,7 @@
 #![allow(missing_docs)]
 
 use crate::common;
+use rstest::rstest;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -241,7 +242,11 @@ fn ledger_command(s: &Setup, i: usize) -> (bool, String) {
 /// `dpdist participant ledger` prints the true totals (from the aggregator's record for the
 /// deleted ledger); participant 1, started with `rebuild_ledger`, rebuilds its ledger from the
 /// record and refuses the second job by its budget, the total rounded for people.
-async fn a_deleted_or_edited_ledger_grants_no_budget(store: common::Store) {
+#[rstest]
+#[case::sqlite(common::Store::Sqlite)]
+#[case::postgres(common::Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_or_edited_ledger_grants_no_budget(#[case] store: common::Store) {
     let Some(s) = setup("grants", store).await else {
         return;
     };
@@ -347,7 +352,13 @@ async fn a_deleted_or_edited_ledger_grants_no_budget(store: common::Store) {
 /// spends nothing and says the round was never released but stays charged by whoever sealed
 /// for it; each participant's outcome says it did not take part, and that its ledger keeps
 /// the charge (charged at sealing).
-async fn a_cancelled_job_is_charged_at_sealing_and_says_so_on_both_sides(store: common::Store) {
+#[rstest]
+#[case::sqlite(common::Store::Sqlite)]
+#[case::postgres(common::Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_job_is_charged_at_sealing_and_says_so_on_both_sides(
+    #[case] store: common::Store,
+) {
     let Some(s) = setup("cancel", store).await else {
         return;
     };
@@ -427,7 +438,11 @@ async fn a_cancelled_job_is_charged_at_sealing_and_says_so_on_both_sides(store: 
 /// Participants started before any job (one following every job, one the
 /// job it was told the id of) wait for it; one told not to wait gives up at once, saying what
 /// it waited for. Once the analyst creates the job they answer and the job runs.
-async fn participants_started_before_their_job_wait_for_it(store: common::Store) {
+#[rstest]
+#[case::sqlite(common::Store::Sqlite)]
+#[case::postgres(common::Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn participants_started_before_their_job_wait_for_it(#[case] store: common::Store) {
     let Some(s) = setup("wait", store).await else {
         return;
     };
@@ -496,9 +511,3 @@ async fn participants_started_before_their_job_wait_for_it(store: common::Store)
     .await
     .expect("test exceeded its time limit");
 }
-
-common::both_stores!(
-    a_deleted_or_edited_ledger_grants_no_budget,
-    a_cancelled_job_is_charged_at_sealing_and_says_so_on_both_sides,
-    participants_started_before_their_job_wait_for_it,
-);

@@ -5,6 +5,7 @@
 //! for bit.
 
 use crate::common;
+use rstest::rstest;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -204,7 +205,13 @@ async fn run_with_one_refusing(
 /// Twelve participant processes, one row each; one of them refuses by its policy (it may not
 /// contribute `bmi`) and stays out, T = 2: the job runs with the other eleven and releases
 /// exactly what the in-process pipeline releases over their rows.
-async fn a_blr_job_over_twelve_participant_processes_equals_the_in_process_fit(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blr_job_over_twelve_participant_processes_equals_the_in_process_fit(
+    #[case] store: Store,
+) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("job-twelve", 3, store) else {
             return;
@@ -241,7 +248,11 @@ async fn a_blr_job_over_twelve_participant_processes_equals_the_in_process_fit(s
 /// grid sized by the job's max_rows); the release equals the in-process pipeline with the same
 /// grouping of rows into clients, the third round's shares of clipped records included (the
 /// job asks for them with `clipped_share`).
-async fn a_cross_silo_job_equals_the_in_process_fit_with_the_same_grouping(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cross_silo_job_equals_the_in_process_fit_with_the_same_grouping(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("job-silos", 3, store) else {
             return;
@@ -291,7 +302,11 @@ async fn a_cross_silo_job_equals_the_in_process_fit_with_the_same_grouping(store
 /// Participants that accept and then never upload (killed after answering): T of them, and
 /// the job completes with the rest at each round's deadline; T + 1, and the first round is
 /// aborted, the job with it, nothing is released and the analyst reads why.
-async fn up_to_t_silent_participants_are_dropouts_one_more_aborts_the_job(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn up_to_t_silent_participants_are_dropouts_one_more_aborts_the_job(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("job-dropouts", 3, store) else {
             return;
@@ -363,7 +378,13 @@ async fn up_to_t_silent_participants_are_dropouts_one_more_aborts_the_job(store:
 /// them (node 2 is down), restarted after node 2 is back: it sends the very same shares (the
 /// nodes that already hold them answer "already stored", never a conflict), pays each round
 /// once, and the job releases the in-process pipeline's numbers over all four participants.
-async fn a_participant_killed_between_sealing_and_uploading_sends_the_same_shares(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_participant_killed_between_sealing_and_uploading_sends_the_same_shares(
+    #[case] store: Store,
+) {
     tokio::time::timeout(LIMIT, async {
         let Some(mut cluster) = Cluster::start_on("job-kill", 3, store) else {
             return;
@@ -448,7 +469,13 @@ async fn a_participant_killed_between_sealing_and_uploading_sends_the_same_share
 /// stops at start, naming file, line and column, and answers nothing); a job reading a column
 /// its file lacks, and a job beyond its total ε (it refuses with the reason, which the analyst
 /// reads and its log says); the job goes on without them while at most T refuse.
-async fn participants_refuse_bad_files_unknown_columns_and_jobs_beyond_their_budget(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn participants_refuse_bad_files_unknown_columns_and_jobs_beyond_their_budget(
+    #[case] store: Store,
+) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("job-refusals", 3, store) else {
             return;
@@ -538,7 +565,11 @@ async fn participants_refuse_bad_files_unknown_columns_and_jobs_beyond_their_bud
 /// round cannot complete), restarted on its address: it resumes the job from its store — the
 /// recorded round is taken as recorded, not planned again — and once node 2 is back the job
 /// releases exactly what the in-process pipeline releases, each round once.
-async fn a_job_survives_an_aggregator_restart_in_the_middle_of_a_round(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_survives_an_aggregator_restart_in_the_middle_of_a_round(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(mut cluster) = Cluster::start_on("job-agg-restart", 3, store) else {
             return;
@@ -587,7 +618,11 @@ async fn a_job_survives_an_aggregator_restart_in_the_middle_of_a_round(store: St
 /// The aggregator reserves a job's whole budget when the job is created: a second job the rest
 /// of the budget cannot pay for is refused (403) before any round; cancelling the first (which
 /// ran no round) returns its reservation, and the second job is then accepted.
-async fn a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("job-budget", 3, store) else {
             return;
@@ -727,14 +762,26 @@ fn host_participant(
 /// row that only it reads: the released statistics and posterior equal the in-process
 /// pipeline's over the same rows, bit for bit. Needs the C++ program and the R package, so it
 /// is run by scripts/test-net-hosts.sh (part of scripts/test-all.sh), not by a bare `cargo test`.
-async fn a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the C++ and R participants: run by scripts/test-net-hosts.sh"]
+async fn a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit(#[case] store: Store) {
     job_over_three_hosts(store, None).await
 }
 
 /// The same with every round verified (`validity = linf`): the C++ and R participants prove
 /// their contributions as `dpdist participant` does, and the release equals the in-process
 /// pipeline's at the δ′ the job's truncation leaves.
-async fn a_verified_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the C++ and R participants: run by scripts/test-net-hosts.sh"]
+async fn a_verified_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit(
+    #[case] store: Store,
+) {
     let linf = dca_service::protocol::validity::ValiditySpec::Linf {
         truncation_delta: 1e-9,
     };
@@ -969,7 +1016,11 @@ async fn the_other_aggregator_takes_over_a_job_whose_lease_holder_was_killed() {
 /// `blr::fit_regression_held` over the same rows grouped the same way, with the same seeds;
 /// `dpdist job predict` on it prints exactly `Regression::predict` for the 42 rows none of the
 /// four held.
-async fn a_regression_job_equals_the_in_process_fit_and_predicts_as_it(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_regression_job_equals_the_in_process_fit_and_predicts_as_it(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("job-regression", 3, store) else {
             return;
@@ -1063,7 +1114,13 @@ async fn a_regression_job_equals_the_in_process_fit_and_predicts_as_it(store: St
 /// included. Four participants hold the training rows in four parts; the job's result is the
 /// in-process `blr::fit_regression_held` over the same parts bit for bit, and `dpdist job
 /// predict` prints its predictions of the test rows.
-async fn a_regression_job_on_a_suite_split_equals_the_in_process_fit(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a split of the real-data suite: DPDIST_SUITE_SPLIT, DPDIST_SUITE_BOUNDS \
+              (docs/src/results/real-data.md)"]
+async fn a_regression_job_on_a_suite_split_equals_the_in_process_fit(#[case] store: Store) {
     let (Ok(split), Ok(bounds_file)) = (
         std::env::var("DPDIST_SUITE_SPLIT"),
         std::env::var("DPDIST_SUITE_BOUNDS"),
@@ -1159,26 +1216,3 @@ async fn a_regression_job_on_a_suite_split_equals_the_in_process_fit(store: Stor
     .await
     .expect("test exceeded its time limit");
 }
-
-both_stores!(
-    ignore = "needs the C++ and R participants: run by scripts/test-net-hosts.sh":
-    a_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit,
-    a_verified_job_over_dpdist_cpp_and_r_participants_equals_the_in_process_fit,
-);
-
-both_stores!(
-    ignore = "needs a split of the real-data suite: DPDIST_SUITE_SPLIT, DPDIST_SUITE_BOUNDS \
-              (docs/src/results/real-data.md)":
-    a_regression_job_on_a_suite_split_equals_the_in_process_fit
-);
-
-both_stores!(
-    a_blr_job_over_twelve_participant_processes_equals_the_in_process_fit,
-    a_regression_job_equals_the_in_process_fit_and_predicts_as_it,
-    a_cross_silo_job_equals_the_in_process_fit_with_the_same_grouping,
-    up_to_t_silent_participants_are_dropouts_one_more_aborts_the_job,
-    a_participant_killed_between_sealing_and_uploading_sends_the_same_shares,
-    participants_refuse_bad_files_unknown_columns_and_jobs_beyond_their_budget,
-    a_job_survives_an_aggregator_restart_in_the_middle_of_a_round,
-    a_job_reserves_its_whole_budget_and_a_cancelled_job_returns_it,
-);

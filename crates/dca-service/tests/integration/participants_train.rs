@@ -5,6 +5,7 @@
 //! the participants' column sums for `sum`.
 
 use crate::common;
+use rstest::rstest;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -176,8 +177,12 @@ fn predict_job(
 /// bit, what dca-learning's trainer releases in process over the same rows grouped the same
 /// way (each record's coin drawn by its holder), and every round published the trainer's
 /// weights of that iteration.
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_train_job_over_participant_processes_releases_every_iteration_like_the_in_process_trainer(
-    store: Store,
+    #[case] store: Store,
 ) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("job-train", 3, store) else {
@@ -266,7 +271,11 @@ async fn a_train_job_over_participant_processes_releases_every_iteration_like_th
 /// from the job's start — the released rounds give back their stored releases, so each
 /// recorded round is asked for again with the same weights — and the job ends releasing every
 /// iteration like the in-process trainer; the rounds recorded before the kill keep their ids.
-async fn a_train_job_survives_an_aggregator_restart_between_iterations(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_train_job_survives_an_aggregator_restart_between_iterations(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("job-train-restart", 3, store) else {
             return;
@@ -328,7 +337,11 @@ async fn a_train_job_survives_an_aggregator_restart_between_iterations(store: St
 /// A participant killed (`kill -9`) after the job's second round was published (T = 1): the
 /// later rounds are released without it when their upload window closes, and every iteration
 /// still equals the in-process trainer with that participant dropped from the same iterations.
-async fn a_train_job_goes_on_without_a_participant_killed_mid_job(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_train_job_goes_on_without_a_participant_killed_mid_job(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("job-train-kill", 3, store) else {
             return;
@@ -510,7 +523,13 @@ fn a_train_job_without_the_intercept_field_keeps_its_id() {
 /// released before jobs had intercepts, bit for bit: the weights and each iteration's released
 /// sum below are what this same job gave at commit 0980f78 (printed by that code, not computed
 /// here), with the participants' insecure seed.
-async fn a_train_job_without_intercept_releases_what_train_jobs_released_before(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_train_job_without_intercept_releases_what_train_jobs_released_before(
+    #[case] store: Store,
+) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("job-train-golden", 3, store) else {
             return;
@@ -565,7 +584,11 @@ async fn a_train_job_without_intercept_releases_what_train_jobs_released_before(
 /// one round releases, bit for bit, an in-process DCA round of the other four's column sums
 /// (computed here from their rows) with the same configuration and seeds; the sums in the
 /// columns' units and n follow.
-async fn a_sum_job_over_participant_processes_releases_the_in_process_round(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sum_job_over_participant_processes_releases_the_in_process_round(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some(cluster) = Cluster::start_on("job-sum", 3, store) else {
             return;
@@ -644,11 +667,3 @@ async fn a_sum_job_over_participant_processes_releases_the_in_process_round(stor
     .await
     .expect("test exceeded its time limit");
 }
-
-both_stores!(
-    a_train_job_over_participant_processes_releases_every_iteration_like_the_in_process_trainer,
-    a_train_job_survives_an_aggregator_restart_between_iterations,
-    a_train_job_goes_on_without_a_participant_killed_mid_job,
-    a_sum_job_over_participant_processes_releases_the_in_process_round,
-    a_train_job_without_intercept_releases_what_train_jobs_released_before,
-);

@@ -7,6 +7,7 @@
 //! and plans its noise at the δ its rounds' truncation leaves.
 
 use crate::common;
+use rstest::rstest;
 
 use std::time::Duration;
 
@@ -61,7 +62,11 @@ async fn upload_cheating(
     .unwrap();
 }
 
-async fn cheating_participants_are_left_out_and_the_honest_sum_released(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cheating_participants_are_left_out_and_the_honest_sum_released(#[case] store: Store) {
     tokio::time::timeout(LIMIT, async {
         let Some((cluster, _secret)) = verifying_cluster("verified", 3, store) else {
             return;
@@ -292,7 +297,11 @@ async fn a_node_refuses_verdicts_that_do_not_finish_its_checks() {
 /// δ′ bit for bit (insecure seeds, whose noise no truncation reaches). The aggregator's
 /// reservation carries the 3·δ_t after the job settles; the participants' ledgers commit at
 /// most the job's ε.
-async fn a_verified_job_plans_its_noise_at_the_delta_its_truncation_leaves(store: Store) {
+#[rstest]
+#[case::sqlite(Store::Sqlite)]
+#[case::postgres(Store::Postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verified_job_plans_its_noise_at_the_delta_its_truncation_leaves(#[case] store: Store) {
     use crate::participants::{POLICY, assert_same_fit, diabetes, in_process, job_spec};
     use common::jobs::*;
     use dca_service::protocol::job::JobSpec;
@@ -385,8 +394,3 @@ async fn a_verified_job_plans_its_noise_at_the_delta_its_truncation_leaves(store
     .await
     .expect("test exceeded its time limit");
 }
-
-both_stores!(
-    cheating_participants_are_left_out_and_the_honest_sum_released,
-    a_verified_job_plans_its_noise_at_the_delta_its_truncation_leaves,
-);

@@ -140,7 +140,10 @@ pub fn make_certs(dir: &Path) -> Certs {
     }
 }
 
-/// Which store the node processes of a test keep their rounds and shares in.
+/// Which store the node processes of a test keep their rounds and shares in. A test of both is
+/// an `rstest` with the cases `sqlite` and `postgres` (the latter skips loudly without a server,
+/// and fails under CI: [`postgres_admin_url`]), on a two-thread runtime unless its background
+/// tasks must not run between two of its steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Store {
     /// `node.sqlite` in each node's data directory (the default).
@@ -148,48 +151,6 @@ pub enum Store {
     /// A database of its own per node on the server `DPDIST_TEST_POSTGRES` names.
     Postgres,
 }
-
-/// Runs the multi-process test `async fn $test(store: Store)` once per store, as the tests
-/// `$test::sqlite` and `$test::postgres` (the latter skips loudly without a server, and fails
-/// under CI: [`postgres_admin_url`]), on a two-thread runtime; `current_thread: …` keeps the
-/// default runtime, for tests whose background tasks must not run between two of its steps.
-#[allow(unused_macros)]
-macro_rules! both_stores {
-    (current_thread: $($test:ident),+ $(,)?) => {
-        $crate::common::both_stores!(@tests tokio::test; []; $($test),+);
-    };
-    (ignore = $why:literal: $($test:ident),+ $(,)?) => {
-        $crate::common::both_stores!(
-            @tests tokio::test(flavor = "multi_thread", worker_threads = 2);
-            [ignore = $why]; $($test),+
-        );
-    };
-    (@tests $runtime:meta; $extra:tt; $($test:ident),+) => {$(
-        $crate::common::both_stores!(@test $runtime; $extra; $test);
-    )+};
-    (@test $runtime:meta; [$($extra:meta)?]; $test:ident) => {
-        mod $test {
-            #[$runtime]
-            $(#[$extra])?
-            async fn sqlite() {
-                super::$test($crate::common::Store::Sqlite).await
-            }
-
-            #[$runtime]
-            $(#[$extra])?
-            async fn postgres() {
-                super::$test($crate::common::Store::Postgres).await
-            }
-        }
-    };
-    ($($test:ident),+ $(,)?) => {
-        $crate::common::both_stores!(
-            @tests tokio::test(flavor = "multi_thread", worker_threads = 2); []; $($test),+
-        );
-    };
-}
-#[allow(unused_imports)]
-pub(crate) use both_stores;
 
 /// A scratch directory holding the operators' shared verify secret, and the node arguments
 /// that give it to a node.
