@@ -592,7 +592,11 @@ async fn deadline_closes_uploads_and_a_node_killed_after_close_recomputes_its_su
             .await
             .unwrap();
         assert!(dca_service::node::now_ms() >= round.spec.deadline_unix_ms);
-        // A late share is refused.
+        // A late share is refused: a node takes uploads up to the deadline's millisecond, so the
+        // share is sent once that millisecond is over (an upload within it was taken, at load).
+        while dca_service::node::now_ms() <= round.spec.deadline_unix_ms {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
         let late = Client::new(
             &round.config,
             ClientId(11),
