@@ -277,18 +277,7 @@ async fn a_cross_silo_job_equals_the_in_process_fit_with_the_same_grouping(#[cas
                 participant_files(&cluster.dir, i, &header, &own, POLICY)
             })
             .collect();
-        let processes: Vec<ParticipantProcess> = dirs
-            .iter()
-            .map(|d| ParticipantProcess::start(&cluster, &aggregator.url, d, &id))
-            .collect();
-        let view = wait_for_end(&cluster, &aggregator.url, &id).await;
-        for p in processes {
-            let (ok, out) = p.finish(Duration::from_secs(60));
-            assert!(
-                ok && out.contains("took part") && !out.contains("did not"),
-                "{out}"
-            );
-        }
+        let view = run_all_taking_part(&cluster, &aggregator.url, &dirs, &id).await;
         let result = view.status.result.as_ref().unwrap();
         assert_eq!(result.records, 10_242);
         let local = in_process(&spec, &dirs);

@@ -334,18 +334,7 @@ async fn a_verified_job_plans_its_noise_at_the_delta_its_truncation_leaves(#[cas
                 participant_files(&cluster.dir, i, &header, own, POLICY)
             })
             .collect();
-        let processes: Vec<ParticipantProcess> = dirs
-            .iter()
-            .map(|d| ParticipantProcess::start(&cluster, &aggregator.url, d, &id))
-            .collect();
-        let view = wait_for_end(&cluster, &aggregator.url, &id).await;
-        for p in processes {
-            let (ok, out) = p.finish(Duration::from_secs(60));
-            assert!(
-                ok && out.contains("took part") && !out.contains("did not"),
-                "{out}"
-            );
-        }
+        let view = run_all_taking_part(&cluster, &aggregator.url, &dirs, &id).await;
         assert!(
             view.status
                 .rounds

@@ -129,6 +129,29 @@ pub async fn job_view(cluster: &Cluster, aggregator: &str, id: &str) -> JobView 
     r.json().await.unwrap()
 }
 
+/// A `dpdist participant` process in each of `dirs` on job `id`; waits for the job's end and
+/// checks that every one of them exited well having taken part.
+pub async fn run_all_taking_part(
+    cluster: &Cluster,
+    aggregator: &str,
+    dirs: &[PathBuf],
+    id: &str,
+) -> JobView {
+    let processes: Vec<ParticipantProcess> = dirs
+        .iter()
+        .map(|d| ParticipantProcess::start(cluster, aggregator, d, id))
+        .collect();
+    let view = wait_for_end(cluster, aggregator, id).await;
+    for p in processes {
+        let (ok, out) = p.finish(Duration::from_secs(60));
+        assert!(
+            ok && out.contains("took part") && !out.contains("did not"),
+            "{out}"
+        );
+    }
+    view
+}
+
 pub async fn wait_for_end(cluster: &Cluster, aggregator: &str, id: &str) -> JobView {
     let start = Instant::now();
     loop {
